@@ -1,0 +1,34 @@
+/* util.h — allocation helpers that abort on failure, and small string tools. */
+#ifndef KLET_UTIL_H
+#define KLET_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+
+/* All x* helpers abort (fatalx) on allocation failure or size overflow; never NULL. */
+void *xmalloc(size_t);
+void *xcalloc(size_t, size_t);
+void *xreallocarray(void *, size_t, size_t);
+char *xstrdup(const char *);                /* NULL in -> NULL out */
+char *xstrndup(const char *, size_t);
+int   xasprintf(char **, const char *, ...) __attribute__((format(printf, 2, 3)));
+char *xsprintf(const char *, ...) __attribute__((format(printf, 1, 2))); /* returns the string */
+
+/* Frees *p and sets it to NULL. */
+void  xfree_str(char **p);
+
+/* Returns 1 if a and b are both NULL or equal strings. */
+int   streq_null(const char *a, const char *b);
+
+/* Monotonic and wall clocks. */
+int64_t now_mono_ms(void);
+int64_t now_mono_us(void);
+int64_t now_wall_ns(void);
+
+/* 64-bit FNV-1a, for hashes that must be stable across runs and builds. */
+#define FNV64_INIT 0xcbf29ce484222325ULL
+uint64_t fnv64(uint64_t h, const void *buf, size_t len);
+
+#endif
