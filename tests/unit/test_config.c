@@ -1,0 +1,223 @@
+/* test_config.c — flags, values, errors and precedence of kletd's settings. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+#include "log.h"
+
+struct flag_case {
+	const char *name;
+	const char *args[8];
+	int         result;     /* CONFIG_OK / CONFIG_ERROR */
+	const char *err_has;    /* substring of the error line */
+	void      (*check)(const struct klet_config *);
+};
+
+static void
+check_defaults(const struct klet_config *c)
+{
+	assert_string_equal(c->root_dir, "/var/lib/klet");
+	assert_string_equal(c->runtime_endpoint, "unix:///run/containerd/containerd.sock");
+	assert_string_equal(c->pod_logs_dir, "/var/log/pods");
+	assert_string_equal(c->ctl_socket, "/var/lib/klet/podctl.sock");
+	assert_int_equal(c->max_pods, 110);
+	assert_int_equal(c->register_node, 1);
+	assert_int_equal(c->file_check_ms, 20000);
+	assert_int_equal(c->runtime_timeout_ms, 120000);
+	assert_int_equal(c->verbosity, 0);
+	assert_null(c->pod_manifest_path);
+	assert_non_null(c->node_name);
+}
+
+static void
+check_common(const struct klet_config *c)
+{
+	assert_string_equal(c->root_dir, "/tmp/k");
+	assert_string_equal(c->ctl_socket, "/tmp/k/podctl.sock");
+	assert_string_equal(c->pod_manifest_path, "/etc/m");
+	assert_string_equal(c->node_name, "node-1");
+	assert_int_equal(c->max_pods, 20);
+	assert_int_equal(c->verbosity, 4);
+}
+
+static void
+check_labels(const struct klet_config *c)
+{
+	assert_int_equal(c->node_labels.n, 2);
+	assert_string_equal(c->node_labels.items[0].k, "zone");
+	assert_string_equal(c->node_labels.items[0].v, "a");
+	assert_string_equal(c->node_labels.items[1].k, "example.com/tier");
+	assert_string_equal(c->node_labels.items[1].v, "");
+}
+
+static void
+check_dns(const struct klet_config *c)
+{
+	assert_int_equal(c->cluster_dns.n, 2);
+	assert_string_equal(c->cluster_dns.v[0], "10.96.0.10");
+	assert_string_equal(c->cluster_dns.v[1], "fd00::a");
+	assert_string_equal(c->cluster_domain, "cluster.local");
+}
+
+static void
+check_register_false(const struct klet_config *c)
+{
+	assert_int_equal(c->register_node, 0);
+}
+
+static void
+check_last_flag_wins(const struct klet_config *c)
+{
+	assert_int_equal(c->max_pods, 7);
+}
+
+static void
+check_json_and_handlers(const struct klet_config *c)
+{
+	assert_int_equal(c->log_json, 1);
+	assert_int_equal(c->runtime_handlers.n, 1);
+	assert_string_equal(c->runtime_handlers.items[0].k, "gvisor");
+	assert_string_equal(c->runtime_handlers.items[0].v, "runsc");
+	assert_int_equal(c->file_check_ms, 90500);
+}
+
+static const struct flag_case flag_cases[] = {
+	{ "no_flags_gives_defaults", { NULL }, CONFIG_OK, NULL, check_defaults },
+	{ "common_flags_space_and_equals",
+	    { "--root-dir", "/tmp/k", "--pod-manifest-path=/etc/m", "--hostname-override",
+		"node-1", "--max-pods=20", "-v=4", NULL },
+	    CONFIG_OK, NULL, check_common },
+	{ "single_dash_long_flags_like_pflag",
+	    { "-root-dir=/tmp/k", "-pod-manifest-path", "/etc/m", "-hostname-override=node-1",
+		"-max-pods", "20", "-v", "4" },
+	    CONFIG_OK, NULL, check_common },
+	{ "node_labels_parsed", { "--node-labels=zone=a,example.com/tier=", NULL }, CONFIG_OK,
+	    NULL, check_labels },
+	{ "cluster_dns_v4_and_v6",
+	    { "--cluster-dns=10.96.0.10,fd00::a", "--cluster-domain", "cluster.local", NULL },
+	    CONFIG_OK, NULL, check_dns },
+	{ "register_node_false", { "--register-node=false", NULL }, CONFIG_OK, NULL,
+	    check_register_false },
+	{ "last_flag_wins", { "--max-pods=3", "--max-pods=7", NULL }, CONFIG_OK, NULL,
+	    check_last_flag_wins },
+	{ "json_logging_handlers_durations",
+	    { "--logging-format=json", "--runtime-handler", "gvisor=runsc",
+		"--file-check-frequency=1m30s500ms", NULL },
+	    CONFIG_OK, NULL, check_json_and_handlers },
+	{ "unknown_flag", { "--no-such-flag", NULL }, CONFIG_ERROR, "unknown flag: --no-such-flag",
+	    NULL },
+	{ "max_pods_not_a_number", { "--max-pods=lots", NULL }, CONFIG_ERROR,
+	    "invalid value \"lots\" for flag --max-pods", NULL },
+	{ "max_pods_zero", { "--max-pods=0", NULL }, CONFIG_ERROR, "for flag --max-pods", NULL },
+	{ "verbosity_out_of_range", { "-v=99", NULL }, CONFIG_ERROR, "for flag -v", NULL },
+	{ "endpoint_not_unix", { "--container-runtime-endpoint=tcp://1.2.3.4:5", NULL },
+	    CONFIG_ERROR, "expected unix:///path", NULL },
+	{ "endpoint_relative", { "--container-runtime-endpoint=unix://run/x.sock", NULL },
+	    CONFIG_ERROR, "must be absolute", NULL },
+	{ "label_without_value", { "--node-labels=zone", NULL }, CONFIG_ERROR,
+	    "label \"zone\": expected key=value", NULL },
+	{ "label_bad_key", { "--node-labels=-bad=x", NULL }, CONFIG_ERROR,
+	    "not a valid label key", NULL },
+	{ "label_bad_value", { "--node-labels=k=not ok", NULL }, CONFIG_ERROR,
+	    "is not a valid label value", NULL },
+	{ "cluster_dns_not_ip", { "--cluster-dns=dns.example", NULL }, CONFIG_ERROR,
+	    "\"dns.example\" is not an IP address", NULL },
+	{ "register_node_not_bool", { "--register-node=maybe", NULL }, CONFIG_ERROR,
+	    "expected true or false", NULL },
+	{ "hostname_override_upper_case", { "--hostname-override=Node_1", NULL }, CONFIG_ERROR,
+	    "not a DNS subdomain", NULL },
+	{ "logging_format_unknown", { "--logging-format=xml", NULL }, CONFIG_ERROR,
+	    "expected text or json", NULL },
+	{ "duration_without_unit", { "--file-check-frequency=20", NULL }, CONFIG_ERROR,
+	    "positive duration", NULL },
+	{ "pod_logs_dir_relative", { "--pod-logs-dir=logs", NULL }, CONFIG_ERROR,
+	    "must be an absolute path", NULL },
+	{ "runtime_handler_without_equals", { "--runtime-handler=gvisor", NULL }, CONFIG_ERROR,
+	    "RUNTIMECLASS=HANDLER", NULL },
+	{ "missing_value", { "--root-dir", NULL }, CONFIG_ERROR, "requires a value", NULL },
+	{ "stray_argument", { "extra", NULL }, CONFIG_ERROR, "unexpected argument: extra", NULL },
+	{ "config_file_missing", { "--config=/nonexistent/klet.yaml", NULL }, CONFIG_ERROR,
+	    "/nonexistent/klet.yaml", NULL },
+};
+
+static void
+run_flag_case(const struct flag_case *fc)
+{
+	char *argv[10];
+	struct klet_config cfg;
+	char err[512] = "";
+	int argc = 0, i, res;
+
+	argv[argc++] = "kletd";
+	for (i = 0; i < 8 && fc->args[i] != NULL; i++)
+		argv[argc++] = (char *)fc->args[i];
+	argv[argc] = NULL;
+	res = config_load(&cfg, argc, argv, err, sizeof(err));
+	if (res != fc->result)
+		fail_msg("%s: result %d, want %d (err: %s)", fc->name, res, fc->result, err);
+	if (fc->err_has != NULL && strstr(err, fc->err_has) == NULL)
+		fail_msg("%s: error \"%s\" lacks \"%s\"", fc->name, err, fc->err_has);
+	if (fc->check != NULL)
+		fc->check(&cfg);
+	config_clear(&cfg);
+}
+
+static void
+test_flags(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(flag_cases) / sizeof(flag_cases[0]); i++)
+		run_flag_case(&flag_cases[i]);
+}
+
+struct dur_case {
+	const char *in;
+	int         rc;
+	int64_t     ms;
+};
+
+static void
+test_durations(void **state)
+{
+	static const struct dur_case cases[] = {
+		{ "20s", 0, 20000 }, { "1m30s", 0, 90000 }, { "500ms", 0, 500 },
+		{ "2h", 0, 7200000 }, { "1.5s", 0, 1500 }, { "0", 0, 0 },
+		{ "1000us", 0, 1 }, { "3000000ns", 0, 3 }, { "", -1, 0 },
+		{ "10", -1, 0 }, { "s", -1, 0 }, { "1x", -1, 0 }, { "-5s", -1, 0 },
+		{ "1m 30s", -1, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t ms = -42;
+		int rc = config_parse_duration(cases[i].in, &ms);
+
+		if (rc != cases[i].rc)
+			fail_msg("duration \"%s\": rc %d want %d", cases[i].in, rc, cases[i].rc);
+		if (rc == 0 && ms != cases[i].ms)
+			fail_msg("duration \"%s\": %lld want %lld", cases[i].in, (long long)ms,
+			    (long long)cases[i].ms);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_durations),
+	};
+
+	log_init(0, 0);
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

@@ -1,0 +1,175 @@
+/* test_loop.c — periodic tasks, kicks, pauses, figures and signals of the loop. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "loop.h"
+
+struct counter {
+	struct loop *l;
+	int          runs;
+	int          stop_at;
+};
+
+static void
+count_and_stop(void *arg)
+{
+	struct counter *c = arg;
+
+	if (++c->runs == c->stop_at)
+		loop_stop(c->l);
+}
+
+static void
+test_task_runs_periodically(void **state)
+{
+	struct loop_task_stats st;
+	struct counter c = { 0 };
+	struct loop_task *t;
+
+	(void)state;
+	c.l = loop_new();
+	c.stop_at = 3;
+	t = loop_every(c.l, "tick", 5, count_and_stop, &c);
+	assert_int_equal(loop_run(c.l), 0);
+	assert_int_equal(c.runs, 3);
+	loop_task_stats(t, &st);
+	assert_string_equal(st.name, "tick");
+	assert_int_equal(st.interval_ms, 5);
+	assert_int_equal(st.runs, 3);
+	assert_true(st.max_duration_us >= st.last_duration_us);
+	assert_true(st.max_lag_us >= st.last_lag_us);
+	assert_true(st.last_lag_us >= 0);
+	loop_free(c.l);
+}
+
+static void
+test_kick_runs_on_next_turn(void **state)
+{
+	struct counter c = { 0 };
+	struct loop_task *t;
+
+	(void)state;
+	c.l = loop_new();
+	c.stop_at = 1;
+	/* An hour-long period: only the kick can make it run during the test. */
+	t = loop_every(c.l, "slow", 3600 * 1000, count_and_stop, &c);
+	loop_task_kick(t);
+	loop_task_kick(t); /* a second kick before the run is coalesced */
+	assert_int_equal(loop_run(c.l), 0);
+	assert_int_equal(c.runs, 1);
+	loop_free(c.l);
+}
+
+static void
+stop_loop(void *arg)
+{
+	loop_stop(arg);
+}
+
+static void
+test_paused_task_does_not_run(void **state)
+{
+	struct counter c = { 0 };
+	struct loop_task *t;
+
+	(void)state;
+	c.l = loop_new();
+	c.stop_at = 1000;
+	t = loop_every(c.l, "paused", 1, count_and_stop, &c);
+	loop_task_pause(t, 1);
+	loop_task_kick(t); /* ignored while paused */
+	loop_every(c.l, "stopper", 30, stop_loop, c.l);
+	assert_int_equal(loop_run(c.l), 0);
+	assert_int_equal(c.runs, 0);
+	loop_free(c.l);
+}
+
+struct names {
+	int  n;
+	char seen[4][16];
+};
+
+static void
+collect(const struct loop_task_stats *st, void *arg)
+{
+	struct names *nm = arg;
+
+	if (nm->n < 4)
+		snprintf(nm->seen[nm->n++], sizeof(nm->seen[0]), "%s", st->name);
+}
+
+static void
+noop(void *arg)
+{
+	(void)arg;
+}
+
+static void
+test_foreach_in_registration_order(void **state)
+{
+	struct loop *l = loop_new();
+	struct names nm = { 0 };
+
+	(void)state;
+	loop_every(l, "relist", 1000, noop, NULL);
+	loop_every(l, "sync", 1000, noop, NULL);
+	loop_every(l, "housekeeping", 2000, noop, NULL);
+	loop_foreach_task(l, collect, &nm);
+	assert_int_equal(nm.n, 3);
+	assert_string_equal(nm.seen[0], "relist");
+	assert_string_equal(nm.seen[1], "sync");
+	assert_string_equal(nm.seen[2], "housekeeping");
+	assert_int_equal(loop_lag_us(l), 0);
+	loop_free(l);
+}
+
+static int sig_seen;
+
+static void
+on_sig(int sig, void *arg)
+{
+	sig_seen = sig;
+	loop_stop(arg);
+}
+
+static void
+raise_usr1(void *arg)
+{
+	(void)arg;
+	raise(SIGUSR1);
+}
+
+static void
+test_signal_delivered_on_loop(void **state)
+{
+	struct loop *l = loop_new();
+
+	(void)state;
+	loop_on_signal(l, SIGUSR1, on_sig, l);
+	loop_every(l, "raise", 1, raise_usr1, NULL);
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(sig_seen, SIGUSR1);
+	loop_free(l);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_task_runs_periodically),
+		cmocka_unit_test(test_kick_runs_on_next_turn),
+		cmocka_unit_test(test_paused_task_does_not_run),
+		cmocka_unit_test(test_foreach_in_registration_order),
+		cmocka_unit_test(test_signal_delivered_on_loop),
+	};
+
+	log_init(0, 0);
+	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);
+}
