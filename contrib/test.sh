@@ -1,0 +1,74 @@
+#!/bin/sh
+# contrib/test.sh — installs what the tests need, builds with ASan+UBSan, runs the whole suite
+# (unit, fake-CRI, real containerd, black-box kletd), a valgrind leak check of the unit tests,
+# bounded fuzzing of the decoders and `make distcheck`; ends with "N passed, N failed".
+# Run as root from the top of the tree. Environment:
+#   KLET_SKIP_DISTCHECK=1  skip the distcheck step     KLET_FUZZ_SECONDS=N  per fuzz target (20)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${KLET_TEST_BUILD:-$top/build-test}
+vbuild=$top/build-valgrind
+passed=0
+failed=0
+failures=""
+say() { printf '\n=== %s\n' "$*"; }
+step() { # step NAME CMD...: one counted step outside automake's harness
+	name=$1; shift
+	if "$@"; then passed=$((passed + 1)); echo "PASS: $name"
+	else failed=$((failed + 1)); failures="$failures $name"; echo "FAIL: $name"; fi
+}
+
+say "dependencies"
+sh contrib/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+say "autoreconf + configure (sanitizers)"
+autoreconf -fi >/dev/null 2>&1 || autoreconf -fi || exit 1
+mkdir -p "$build"
+(cd "$build" && "$top/configure" -q --enable-sanitizers) || { echo "0 passed, 1 failed"; exit 1; }
+
+say "build"
+make -C "$build" -j2 -s || { echo "0 passed, 1 failed"; exit 1; }
+
+say "test suite (ASan+UBSan, LeakSanitizer on)"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export KLET_REQUIRE_PEERS=${KLET_REQUIRE_PEERS:-1}
+make -C "$build" -j1 check >"$build/check.out" 2>&1
+grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):' "$build/check.out"
+for trs in $(find "$build" -name '*.trs'); do
+	res=$(sed -n 's/^:test-result: //p' "$trs" | head -1)
+	name=${trs#"$build/"}; name=${name%.trs}
+	case $res in
+	PASS) passed=$((passed + 1)) ;;
+	SKIP) if [ "$KLET_REQUIRE_PEERS" = 1 ]; then failed=$((failed + 1)); failures="$failures $name(skipped)"; else echo "skipped: $name"; fi ;;
+	*) failed=$((failed + 1)); failures="$failures $name"
+	   echo "--- $name.log"; tail -40 "$build/$name.log" ;;
+	esac
+done
+
+say "leak check: unit tests under valgrind (no sanitizers)"
+mkdir -p "$vbuild"
+(cd "$vbuild" && [ -f Makefile ] || "$top/configure" -q CFLAGS="-O1 -g") && make -C "$vbuild" -j2 -s
+for t in "$vbuild"/tests/unit/test_*; do
+	case $t in *.c|*.o|*.log|*.trs) continue ;; esac
+	[ -x "$t" ] || continue
+	step "valgrind $(basename "$t")" sh -c "cd '$vbuild' && top_srcdir='$top' top_builddir='$vbuild' \
+	    valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+	    --error-exitcode=9 '$t' >'$t.valgrind.log' 2>&1 || { tail -30 '$t.valgrind.log'; exit 1; }"
+done
+
+if [ -x tests/fuzz/run.sh ]; then
+	say "fuzzing the decoders (${KLET_FUZZ_SECONDS:-20}s per target)"
+	step "fuzz" sh tests/fuzz/run.sh "${KLET_FUZZ_SECONDS:-20}"
+fi
+
+if [ "${KLET_SKIP_DISTCHECK:-0}" != 1 ]; then
+	say "make distcheck (unit tests only)"
+	step "distcheck" sh -c "cd '$build' && KLET_REQUIRE_PEERS=0 KLET_UNIT_ONLY=1 make -s distcheck >'$build/distcheck.out' 2>&1 || { tail -40 '$build/distcheck.out'; exit 1; }"
+fi
+
+say "summary"
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
