@@ -1,0 +1,186 @@
+/* store.h — the daemon's state in SQLite (<root-dir>/klet.db): pods, pod workers, statuses,
+ * container exits, creation intents and a few meta values, so that a restart resumes.
+ *
+ * Write discipline. Writes are typed calls (no SQL for callers). The first write of a loop
+ * turn opens a transaction; an event at LOOP_PRI_LOW commits it at the end of the turn, so
+ * every write of one turn lands in one transaction. Each write is also kept in an in-memory
+ * journal until its transaction commits: if a write or the COMMIT fails (disk full, read-only
+ * file, I/O error) the transaction is rolled back, health turns degraded, and the journal is
+ * replayed in a new transaction by a retry timer (or store_flush) until a commit succeeds.
+ * Nothing acknowledged is lost while the process lives; a crash loses at most the
+ * uncommitted turn (SQLite keeps the file consistent). Callbacks queued with
+ * store_after_commit run only once everything written before them is committed.
+ *
+ * Reads (store_foreach_*, store_get_meta) see the committed rows plus the current turn's
+ * writes. While degraded, foreach_* show the last committed rows only (they are meant for
+ * recovery at start); store_get_meta also sees journaled values.
+ *
+ * Strings passed in are copied; strings handed to callbacks are valid during the callback
+ * only. Wall times are Unix milliseconds (…_wall_ms) or nanoseconds (…_ns); monotonic times
+ * never go to the store (they mean nothing after a restart).
+ *
+ * Write functions return nothing: a failure is handled inside (journal, degraded, retry).
+ * Read functions return 0, or -1 when the database could not be read (logged).
+ */
+#ifndef KLET_STORE_H
+#define KLET_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct store;
+
+/* One desired pod, as its source last gave it. */
+struct store_pod {
+	const char *uid;
+	const char *source;     /* "file" or "api" */
+	const char *ns;
+	const char *name;
+	const void *doc;        /* the raw document, as received */
+	size_t      doc_len;
+	const char *format;     /* "json" or "yaml" */
+	int64_t     updated_wall_ms;
+};
+
+/* One pod worker's durable state (see podworkers.h). */
+struct store_worker {
+	const char *uid;
+	const char *state;            /* "sync", "terminating", "terminated" or "finished" */
+	int64_t     grace_seconds;    /* while terminating, else 0 */
+	int64_t     grace_deadline_wall_ms; /* absolute; 0 when not terminating */
+	const char *step;             /* the step it is in (free text), may be NULL */
+	const char *last_error;       /* may be NULL */
+	int         failures;         /* consecutive failed transactions */
+	int64_t     next_retry_wall_ms; /* 0: none */
+};
+
+/* The latest generated status of a pod and the version the API server acknowledged. */
+struct store_status {
+	const char *uid;
+	int64_t     version;        /* increases with every generated status */
+	const char *json;           /* the status document */
+	int64_t     acked_version;  /* 0: none acknowledged yet */
+};
+
+/* A container exit seen, kept until its pod is forgotten. */
+struct store_exit {
+	const char *container_id;  /* key */
+	const char *uid;           /* pod UID */
+	const char *name;          /* container name */
+	int         restart_count;
+	int         exit_code;
+	const char *reason;        /* may be NULL */
+	const char *message;       /* may be NULL */
+	int64_t     started_ns;    /* wall, 0 if unknown */
+	int64_t     finished_ns;   /* wall, 0 if unknown */
+};
+
+/* Written before a CRI call that creates something; looked up after a restart so that the
+ * object is adopted (found by its labels) rather than created twice. */
+struct store_intent {
+	const char *uid;
+	const char *kind;          /* "sandbox" or "container" */
+	const char *name;          /* container name; "" for a sandbox (NULL means "") */
+	int64_t     attempt;       /* sandbox attempt or container restart count */
+	int64_t     created_wall_ms;
+};
+
+enum store_health_state { STORE_OK = 0, STORE_DEGRADED };
+
+struct store_health_info {
+	enum store_health_state state;
+	const char *last_error;     /* NULL when never failed; owned by the store, valid until
+	                             * the next store call */
+	int64_t     failed_since_wall_ms; /* 0 when ok */
+	size_t      journal_ops;    /* writes waiting for a successful commit */
+	uint64_t    commits;        /* transactions committed since open */
+	uint64_t    failures;       /* failed writes or commits since open */
+};
+
+typedef void (*store_done_fn)(void *arg);
+
+/* Opens (creating with mode 0600) the database at path, applies the embedded migrations
+ * (schema/NNN-*.sql) in one transaction, WAL, synchronous=NORMAL. base runs the end-of-turn
+ * commit and the retry timer; NULL means no loop: writes then commit only in store_flush.
+ * A database newer than this binary, or one that is not a database or fails quick_check,
+ * is refused and left untouched. Returns the store, or NULL with *errp set to a message
+ * (owned by the caller, free() it) when errp is not NULL. */
+struct store *store_open(struct event_base *base, const char *path, char **errp);
+/* Commits what it can (store_flush) and frees everything; pending after_commit callbacks
+ * whose data could not be committed are dropped (not run). NULL is a no-op. */
+void store_close(struct store *);
+/* Commits the current turn now (or, when degraded, retries the journal). Returns 0 when
+ * nothing is left uncommitted, -1 otherwise (health says why). */
+int  store_flush(struct store *);
+/* Runs fn(arg) once everything written so far is committed (at the end of this turn, or
+ * after a later successful retry). With nothing pending it still runs at the end of the
+ * turn, never from inside this call. Callbacks run in the order they were queued. */
+void store_after_commit(struct store *, store_done_fn fn, void *arg);
+
+/* ---- pods ---- */
+void store_put_pod(struct store *, const struct store_pod *);
+void store_del_pod(struct store *, const char *uid);
+/* Calls cb for every stored pod, ordered by uid; cb returns 0 to go on, non-zero to stop. */
+int  store_foreach_pod(struct store *, int (*cb)(const struct store_pod *, void *), void *arg);
+
+/* ---- pod workers ---- */
+void store_put_worker(struct store *, const struct store_worker *);
+void store_del_worker(struct store *, const char *uid);
+int  store_foreach_worker(struct store *, int (*cb)(const struct store_worker *, void *),
+         void *arg);
+
+/* ---- statuses ---- */
+/* Sets the pod's status version and document; keeps its acked_version. */
+void store_put_status(struct store *, const char *uid, int64_t version, const char *json);
+/* Records that the API server acknowledged version (acked_version only grows). */
+void store_ack_status(struct store *, const char *uid, int64_t version);
+int  store_foreach_status(struct store *, int (*cb)(const struct store_status *, void *),
+         void *arg);
+
+/* ---- container exits ---- */
+void store_put_exit(struct store *, const struct store_exit *);
+/* uid NULL: every exit. Ordered by uid, container name, restart_count. */
+int  store_foreach_exit(struct store *, const char *uid,
+         int (*cb)(const struct store_exit *, void *), void *arg);
+void store_del_exits_for(struct store *, const char *uid);
+
+/* ---- intents ---- */
+void store_put_intent(struct store *, const struct store_intent *);
+void store_del_intent(struct store *, const char *uid, const char *kind, const char *name,
+         int64_t attempt);
+/* uid NULL: every intent. */
+int  store_foreach_intent(struct store *, const char *uid,
+         int (*cb)(const struct store_intent *, void *), void *arg);
+
+/* ---- meta (e.g. "pods.resourceVersion") ---- */
+/* value NULL deletes the key. */
+void  store_set_meta(struct store *, const char *key, const char *value);
+/* Returns the value (caller frees) or NULL when unset or unreadable. */
+char *store_get_meta(struct store *, const char *key);
+
+/* ---- events (optional, bounded to the newest STORE_MAX_EVENTS rows) ---- */
+#define STORE_MAX_EVENTS 1000
+void store_put_event(struct store *, const char *uid, const char *reason, const char *message,
+         int64_t wall_ms);
+
+/* Deletes every row of a pod that is fully gone (pod, worker, status, exits, intents,
+ * events), so the file stays bounded. */
+void store_forget_pod(struct store *, const char *uid);
+
+/* ---- housekeeping and health ---- */
+/* wal_checkpoint(PASSIVE): the one point where the data is fsynced. Call from housekeeping.
+ * Also retries a degraded journal. Returns 0, or -1 (logged; health degraded). */
+int  store_checkpoint(struct store *);
+/* Fills *h; returns h->state. */
+enum store_health_state store_health(struct store *, struct store_health_info *h);
+/* Bytes of the database file plus its WAL (0 if unknown). */
+int64_t store_file_size(struct store *);
+/* The latest schema version this binary knows (PRAGMA user_version after open). */
+int  store_schema_version(void);
+
+/* Test hook: runs sql on the store's connection (e.g. "PRAGMA query_only=1" to simulate a
+ * read-only file, "PRAGMA max_page_count=N" for a full disk). Returns 0 or -1. */
+int  store_test_exec(struct store *, const char *sql);
+
+#endif
