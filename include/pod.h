@@ -92,6 +92,7 @@ struct handler {
 	int32_t              h_grpc_port;
 	char                *h_grpc_service; /* NULL: "" */
 	int64_t              h_sleep_seconds;
+	int                  h_nkinds;      /* handler kinds the document gave (valid: 1) */
 };
 
 /* API defaults applied at decode: timeout 1, period 10, success 1, failure 3. */
