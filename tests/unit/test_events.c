@@ -1,0 +1,159 @@
+/* test_events.c — aggregation, ring bound, ordering, listeners and field paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "events.h"
+#include "pod.h"
+#include "util.h"
+
+struct seen {
+	int news;
+	int aggs;
+	char last_reason[64];
+	int32_t last_count;
+};
+
+static void
+listener(const struct ev_record *r, int is_new, void *arg)
+{
+	struct seen *s = arg;
+
+	if (is_new)
+		s->news++;
+	else
+		s->aggs++;
+	snprintf(s->last_reason, sizeof(s->last_reason), "%s", r->reason);
+	s->last_count = r->count;
+}
+
+static void
+collect(const struct ev_record *r, void *arg)
+{
+	char *out = arg;
+
+	strcat(out, r->reason);
+	strcat(out, ",");
+}
+
+static void
+test_aggregation(void **state)
+{
+	struct events *ev = events_new(0);
+	struct ev_object o = { "Pod", "default", "web", "u1", "spec.containers{c}" };
+	struct seen s;
+	char order[256] = "";
+	int id;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	id = events_listen(ev, listener, &s);
+	assert_true(id > 0);
+	events_record(ev, &o, EV_NORMAL, "Pulled", "image %s present", "busybox");
+	events_record(ev, &o, EV_NORMAL, "Created", "Created container c");
+	events_record(ev, &o, EV_NORMAL, "Pulled", "image %s present", "busybox");
+	events_record(ev, &o, EV_WARNING, "Pulled", "image %s present", "busybox");
+	assert_int_equal(events_count(ev), 3);
+	assert_int_equal(s.news, 3);
+	assert_int_equal(s.aggs, 1);
+	/* The aggregated event moved to the end (newest). */
+	events_foreach(ev, collect, order);
+	assert_string_equal(order, "Created,Pulled,Pulled,");
+	events_record(ev, &o, EV_NORMAL, "Pulled", "image busybox present");
+	assert_int_equal(s.last_count, 3);
+	events_unlisten(ev, id);
+	events_record(ev, &o, EV_NORMAL, "Killing", "x");
+	assert_int_equal(s.news, 3);
+	events_free(ev);
+}
+
+static void
+test_ring_bound(void **state)
+{
+	struct events *ev = events_new(5);
+	struct ev_object o = { NULL, "ns", "p", "u", NULL };
+	char order[256] = "";
+	char reason[16];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 12; i++) {
+		snprintf(reason, sizeof(reason), "R%d", i);
+		events_record(ev, &o, EV_NORMAL, reason, "m");
+	}
+	assert_int_equal(events_count(ev), 5);
+	events_foreach(ev, collect, order);
+	assert_string_equal(order, "R7,R8,R9,R10,R11,");
+	/* Aggregating the oldest moves it to the end. */
+	events_record(ev, &o, EV_NORMAL, "R7", "m");
+	order[0] = '\0';
+	events_foreach(ev, collect, order);
+	assert_string_equal(order, "R8,R9,R10,R11,R7,");
+	events_free(ev);
+	events_free(NULL);
+	events_record(NULL, &o, EV_NORMAL, "X", "ignored");
+}
+
+static void
+path_cb(const struct ev_record *r, void *arg)
+{
+	snprintf(arg, 128, "%s %s %s", r->kind, r->field_path ? r->field_path : "-",
+	    r->message);
+}
+
+static void
+test_field_paths(void **state)
+{
+	struct pod pod;
+	struct container app, init;
+	struct events *ev = events_new(10);
+	char buf[128];
+	char big[3000];
+
+	(void)state;
+	memset(&pod, 0, sizeof(pod));
+	memset(&app, 0, sizeof(app));
+	memset(&init, 0, sizeof(init));
+	pod.name = "p";
+	pod.ns = "default";
+	pod.uid = "u";
+	app.c_name = "web";
+	app.c_kind = CK_APP;
+	init.c_name = "setup";
+	init.c_kind = CK_INIT;
+	pod.containers = &app;
+	pod.ncontainers = 1;
+	pod.init_containers = &init;
+	pod.ninit_containers = 1;
+	assert_string_equal(events_field_path(&pod, "web", buf, sizeof(buf)),
+	    "spec.containers{web}");
+	assert_string_equal(events_field_path(&pod, "setup", buf, sizeof(buf)),
+	    "spec.initContainers{setup}");
+	assert_string_equal(events_field_path(&pod, "nope", buf, sizeof(buf)), "");
+	events_pod(ev, &pod, "setup", EV_NORMAL, "Started", "Started container %s", "setup");
+	events_foreach(ev, path_cb, buf);
+	assert_string_equal(buf, "Pod spec.initContainers{setup} Started container setup");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	events_pod(ev, &pod, NULL, EV_WARNING, "Big", "%s", big);
+	assert_int_equal(events_count(ev), 2);
+	assert_string_equal(ev_type_name(EV_WARNING), "Warning");
+	events_free(ev);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_aggregation),
+		cmocka_unit_test(test_ring_bound),
+		cmocka_unit_test(test_field_paths),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
