@@ -1,0 +1,1391 @@
+/* store.c — klet's state in SQLite: migrations, per-turn transactions, a journal that survives
+ * failed commits, typed reads and writes (see include/store.h). */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <sqlite3.h>
+
+#include "log.h"
+#include "loop.h"
+#include "store.h"
+#include "util.h"
+
+/* The embedded migrations, in order: { "NNN-name", "sql" }. */
+static const struct migration {
+	const char *name;
+	const char *sql;
+} migrations[] = {
+#include "store-schema.h"
+};
+
+#define STORE_BUSY_TIMEOUT_MS  100
+#define STORE_RETRY_MIN_MS     250
+#define STORE_RETRY_MAX_MS     5000
+#define STORE_COMPACT_MIN      256    /* journal length that triggers a compaction */
+#define STORE_WAL_AUTOCKPT     "10000" /* pages; a safety net: housekeeping checkpoints */
+
+/* Cached write statements; an op names one of them. */
+enum stmt_id {
+	S_PUT_POD = 0,
+	S_DEL_POD,
+	S_PUT_WORKER,
+	S_DEL_WORKER,
+	S_PUT_STATUS,
+	S_ACK_STATUS,
+	S_DEL_STATUS,
+	S_PUT_EXIT,
+	S_DEL_EXITS_FOR,
+	S_PUT_INTENT,
+	S_DEL_INTENT,
+	S_DEL_INTENTS_FOR,
+	S_SET_META,
+	S_DEL_META,
+	S_PUT_EVENT,
+	S_DEL_EVENTS_FOR,
+	S_TRIM_EVENTS,
+	S_BEGIN,
+	S_COMMIT,
+	S_NSTMT
+};
+
+static const struct stmt_def {
+	const char *sql;
+	char        cls;    /* ops of one class on one key replace each other; 0: never */
+	int         nkey;   /* leading parameters that form the key */
+} stmt_defs[S_NSTMT] = {
+	[S_PUT_POD] = { "INSERT OR REPLACE INTO pods (uid, source, ns, name, doc, format,"
+	                " updated_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?)", 'p', 1 },
+	[S_DEL_POD] = { "DELETE FROM pods WHERE uid = ?", 'p', 1 },
+	[S_PUT_WORKER] = { "INSERT OR REPLACE INTO workers (uid, state, grace_seconds,"
+	                   " grace_deadline_wall_ms, step, last_error, failures,"
+	                   " next_retry_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", 'w', 1 },
+	[S_DEL_WORKER] = { "DELETE FROM workers WHERE uid = ?", 'w', 1 },
+	[S_PUT_STATUS] = { "INSERT INTO statuses (uid, version, json) VALUES (?, ?, ?)"
+	                   " ON CONFLICT (uid) DO UPDATE SET version = excluded.version,"
+	                   " json = excluded.json", 's', 1 },
+	[S_ACK_STATUS] = { "INSERT INTO statuses (uid, acked_version) VALUES (?, ?)"
+	                   " ON CONFLICT (uid) DO UPDATE SET"
+	                   " acked_version = max(acked_version, excluded.acked_version)", 'a', 1 },
+	[S_DEL_STATUS] = { "DELETE FROM statuses WHERE uid = ?", 's', 1 },
+	[S_PUT_EXIT] = { "INSERT OR REPLACE INTO container_exits (container_id, uid, name,"
+	                 " restart_count, exit_code, reason, message, started_ns, finished_ns)"
+	                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", 'x', 1 },
+	[S_DEL_EXITS_FOR] = { "DELETE FROM container_exits WHERE uid = ?", 0, 0 },
+	[S_PUT_INTENT] = { "INSERT OR REPLACE INTO intents (uid, kind, name, attempt,"
+	                   " created_wall_ms) VALUES (?, ?, ?, ?, ?)", 'i', 4 },
+	[S_DEL_INTENT] = { "DELETE FROM intents WHERE uid = ? AND kind = ? AND name = ?"
+	                   " AND attempt = ?", 'i', 4 },
+	[S_DEL_INTENTS_FOR] = { "DELETE FROM intents WHERE uid = ?", 0, 0 },
+	[S_SET_META] = { "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", 'm', 1 },
+	[S_DEL_META] = { "DELETE FROM meta WHERE key = ?", 'm', 1 },
+	[S_PUT_EVENT] = { "INSERT INTO events (uid, reason, message, wall_ms)"
+	                  " VALUES (?, ?, ?, ?)", 'e', 0 },
+	[S_DEL_EVENTS_FOR] = { "DELETE FROM events WHERE uid = ?", 0, 0 },
+	[S_TRIM_EVENTS] = { "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
+	                    0, 0 },
+	[S_BEGIN] = { "BEGIN IMMEDIATE", 0, 0 },
+	[S_COMMIT] = { "COMMIT", 0, 0 },
+};
+
+enum param_type { P_NULL = 0, P_INT, P_TEXT, P_BLOB };
+
+struct param {
+	enum param_type t;
+	int64_t         i;
+	char           *s;   /* owned (text or blob) */
+	size_t          n;   /* blob length */
+};
+
+#define OP_MAXP 9
+
+/* One journaled write: a statement and its (owned) parameters. */
+struct op {
+	enum stmt_id  stmt;
+	int           np;
+	int           dead;  /* replaced by a later op (compaction) */
+	struct param  p[OP_MAXP];
+};
+
+struct after_cb {
+	store_done_fn fn;
+	void         *arg;
+};
+
+struct store {
+	sqlite3           *st_db;
+	char              *st_path;
+	struct event_base *st_base;
+	struct event      *st_turn_ev;    /* LOOP_PRI_LOW: commit at the end of the turn */
+	struct event      *st_retry_ev;   /* retries the journal while degraded */
+	sqlite3_stmt      *st_stmt[S_NSTMT];
+	int                st_in_txn;
+	int                st_turn_active;
+	int                st_degraded;
+	int                st_events_added; /* trim events before the next commit */
+	int64_t            st_retry_ms;
+	int64_t            st_failed_since;
+	char              *st_last_error;
+	uint64_t           st_commits;
+	uint64_t           st_failures;
+	/* Writes not yet committed, in order. */
+	struct op         *st_ops;
+	size_t             st_nops;
+	size_t             st_ops_cap;
+	size_t             st_compact_at;
+	/* after_commit callbacks waiting for the journal to be committed. */
+	struct after_cb   *st_cbs;
+	size_t             st_ncbs;
+	size_t             st_cbs_cap;
+	int                st_running_cbs;
+};
+
+static int  store_commit(struct store *);
+static int  store_replay(struct store *);
+static void store_run_callbacks(struct store *);
+
+int
+store_schema_version(void)
+{
+	return (int)nitems(migrations);
+}
+
+/* ---- small helpers ---- */
+
+static void
+store_set_error(char **errp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+store_set_error(char **errp, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		fatalx("%s: out of memory", __func__);
+	va_end(ap);
+	if (errp != NULL) {
+		free(*errp);
+		*errp = msg;
+	} else
+		free(msg);
+}
+
+static sqlite3_stmt *
+store_stmt(struct store *st, enum stmt_id id)
+{
+	if (st->st_stmt[id] == NULL &&
+	    sqlite3_prepare_v3(st->st_db, stmt_defs[id].sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    &st->st_stmt[id], NULL) != SQLITE_OK) {
+		/* Our SQL against our schema: only out of memory or a broken file gets here. */
+		log_error("%s: prepare %d: %s", __func__, id, sqlite3_errmsg(st->st_db));
+		return NULL;
+	}
+	return st->st_stmt[id];
+}
+
+static void
+param_text(struct param *p, const char *s)
+{
+	if (s == NULL) {
+		p->t = P_NULL;
+		return;
+	}
+	p->t = P_TEXT;
+	p->s = xstrdup(s);
+}
+
+static void
+param_int(struct param *p, int64_t v)
+{
+	p->t = P_INT;
+	p->i = v;
+}
+
+static void
+param_blob(struct param *p, const void *buf, size_t n)
+{
+	p->t = P_BLOB;
+	p->s = xmalloc(n + 1);
+	if (n > 0)
+		memcpy(p->s, buf, n);
+	p->n = n;
+}
+
+static void
+op_clear(struct op *op)
+{
+	int i;
+
+	for (i = 0; i < op->np; i++)
+		free(op->p[i].s);
+	memset(op, 0, sizeof(*op));
+}
+
+static void
+journal_clear(struct store *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->st_nops; i++)
+		op_clear(&st->st_ops[i]);
+	st->st_nops = 0;
+	st->st_compact_at = STORE_COMPACT_MIN;
+}
+
+static int
+param_eq(const struct param *a, const struct param *b)
+{
+	if (a->t != b->t)
+		return 0;
+	switch (a->t) {
+	case P_NULL:
+		return 1;
+	case P_INT:
+		return a->i == b->i;
+	case P_TEXT:
+		return strcmp(a->s, b->s) == 0;
+	case P_BLOB:
+		return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
+	}
+	return 0;
+}
+
+static uint64_t
+op_key_hash(const struct op *op)
+{
+	const struct stmt_def *d = &stmt_defs[op->stmt];
+	uint64_t h = fnv64(FNV64_INIT, &d->cls, 1);
+	int i;
+
+	for (i = 0; i < d->nkey; i++) {
+		const struct param *p = &op->p[i];
+
+		if (p->t == P_INT)
+			h = fnv64(h, &p->i, sizeof(p->i));
+		else if (p->t == P_TEXT)
+			h = fnv64(h, p->s, strlen(p->s) + 1);
+	}
+	return h;
+}
+
+static int
+op_same_key(const struct op *a, const struct op *b)
+{
+	const struct stmt_def *da = &stmt_defs[a->stmt], *db = &stmt_defs[b->stmt];
+	int i;
+
+	if (da->cls == 0 || da->cls != db->cls || da->nkey == 0)
+		return 0;
+	for (i = 0; i < da->nkey; i++)
+		if (!param_eq(&a->p[i], &b->p[i]))
+			return 0;
+	return 1;
+}
+
+/* Drops journaled writes that a later write to the same row replaces, and events beyond
+ * the newest STORE_MAX_EVENTS, so a long outage keeps the journal bounded by the live rows. */
+static void
+journal_compact(struct store *st)
+{
+	size_t cap = 1, i, j, n, kept = 0, events = 0;
+	size_t *slot;
+
+	while (cap < st->st_nops * 2)
+		cap <<= 1;
+	slot = xcalloc(cap, sizeof(*slot)); /* op index + 1; 0 = empty */
+	for (i = st->st_nops; i-- > 0;) {
+		struct op *op = &st->st_ops[i];
+		const struct stmt_def *d = &stmt_defs[op->stmt];
+
+		if (d->cls == 'e') {
+			if (++events > STORE_MAX_EVENTS)
+				op->dead = 1;
+			continue;
+		}
+		if (d->cls == 0 || d->nkey == 0)
+			continue;
+		for (j = op_key_hash(op) & (cap - 1);; j = (j + 1) & (cap - 1)) {
+			if (slot[j] == 0) {
+				slot[j] = i + 1;
+				break;
+			}
+			struct op *later = &st->st_ops[slot[j] - 1];
+
+			if (op_same_key(later, op)) {
+				/* Acks only grow (a pod UID never comes back once forgotten). */
+				if (op->stmt == S_ACK_STATUS && op->p[1].i > later->p[1].i)
+					later->p[1].i = op->p[1].i;
+				op->dead = 1;
+				break;
+			}
+		}
+	}
+	free(slot);
+	for (i = 0, n = 0; i < st->st_nops; i++) {
+		if (st->st_ops[i].dead) {
+			op_clear(&st->st_ops[i]);
+			continue;
+		}
+		if (n != i)
+			st->st_ops[n] = st->st_ops[i];
+		n++;
+		kept++;
+	}
+	log_v(2, "store: journal compacted from %zu to %zu writes", st->st_nops, kept);
+	st->st_nops = n;
+	st->st_compact_at = n * 2 > STORE_COMPACT_MIN ? n * 2 : STORE_COMPACT_MIN;
+}
+
+/* Binds op's parameters to its statement; returns the statement or NULL. */
+static sqlite3_stmt *
+store_bind(struct store *st, const struct op *op)
+{
+	sqlite3_stmt *s = store_stmt(st, op->stmt);
+	int i, rc = SQLITE_OK;
+
+	if (s == NULL)
+		return NULL;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	for (i = 0; i < op->np && rc == SQLITE_OK; i++) {
+		const struct param *p = &op->p[i];
+
+		switch (p->t) {
+		case P_NULL:
+			rc = sqlite3_bind_null(s, i + 1);
+			break;
+		case P_INT:
+			rc = sqlite3_bind_int64(s, i + 1, p->i);
+			break;
+		case P_TEXT:
+			rc = sqlite3_bind_text(s, i + 1, p->s, -1, SQLITE_STATIC);
+			break;
+		case P_BLOB:
+			rc = sqlite3_bind_blob64(s, i + 1, p->s, p->n, SQLITE_STATIC);
+			break;
+		}
+	}
+	if (rc != SQLITE_OK) {
+		log_error("%s: bind: %s", __func__, sqlite3_errmsg(st->st_db));
+		return NULL;
+	}
+	return s;
+}
+
+/* Runs one statement without parameters (or with one integer when arg >= 0).
+ * Returns the SQLite result code (SQLITE_DONE on success). */
+static int
+store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
+{
+	sqlite3_stmt *s = store_stmt(st, id);
+	int rc;
+
+	if (s == NULL)
+		return SQLITE_ERROR;
+	sqlite3_reset(s);
+	if (arg >= 0)
+		sqlite3_bind_int64(s, 1, arg);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc;
+}
+
+/* The result of running one journaled op. */
+enum exec_result { EXEC_OK, EXEC_BAD_OP, EXEC_FAILED };
+
+static enum exec_result
+store_exec_op(struct store *st, const struct op *op)
+{
+	sqlite3_stmt *s = store_bind(st, op);
+	int rc;
+
+	if (s == NULL)
+		return EXEC_FAILED;
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc == SQLITE_DONE) {
+		if (op->stmt == S_PUT_EVENT)
+			st->st_events_added = 1;
+		return EXEC_OK;
+	}
+	switch (rc & 0xff) {
+	case SQLITE_CONSTRAINT:
+	case SQLITE_MISMATCH:
+	case SQLITE_TOOBIG:
+	case SQLITE_RANGE:
+		/* The write itself is wrong (a caller's bug): retrying it would wedge the store. */
+		log_error("store: write dropped: %s: %s", stmt_defs[op->stmt].sql,
+		    sqlite3_errmsg(st->st_db));
+		return EXEC_BAD_OP;
+	default:
+		return EXEC_FAILED;
+	}
+}
+
+static void
+store_arm_retry(struct store *st)
+{
+	struct timeval tv;
+
+	if (st->st_retry_ev == NULL || evtimer_pending(st->st_retry_ev, NULL))
+		return;
+	tv.tv_sec = st->st_retry_ms / 1000;
+	tv.tv_usec = (st->st_retry_ms % 1000) * 1000;
+	evtimer_add(st->st_retry_ev, &tv);
+	st->st_retry_ms *= 2;
+	if (st->st_retry_ms > STORE_RETRY_MAX_MS)
+		st->st_retry_ms = STORE_RETRY_MAX_MS;
+}
+
+/* A write or commit failed: roll back, keep the journal, go degraded and retry later. */
+static void
+store_fail(struct store *st, const char *what)
+{
+	int code = sqlite3_extended_errcode(st->st_db);
+	char *msg = xsprintf("%s: %s (code %d)", what, sqlite3_errmsg(st->st_db), code);
+
+	if (!sqlite3_get_autocommit(st->st_db))
+		sqlite3_exec(st->st_db, "ROLLBACK", NULL, NULL, NULL);
+	st->st_in_txn = 0;
+	st->st_events_added = 0;
+	st->st_failures++;
+	if (!st->st_degraded) {
+		log_error("store %s: %s; degraded: %zu writes kept in memory, retrying",
+		    st->st_path, msg, st->st_nops);
+		st->st_degraded = 1;
+		st->st_failed_since = now_wall_ns() / 1000000;
+		st->st_retry_ms = STORE_RETRY_MIN_MS;
+	} else
+		log_v(2, "store %s: still failing: %s; %zu writes kept", st->st_path, msg,
+		    st->st_nops);
+	free(st->st_last_error);
+	st->st_last_error = msg;
+	store_arm_retry(st);
+}
+
+static void
+store_recovered(struct store *st)
+{
+	if (!st->st_degraded)
+		return;
+	log_info("store %s: commits work again after %llu failures; health ok", st->st_path,
+	    (unsigned long long)st->st_failures);
+	st->st_degraded = 0;
+	st->st_failed_since = 0;
+	st->st_retry_ms = STORE_RETRY_MIN_MS;
+	if (st->st_retry_ev != NULL)
+		evtimer_del(st->st_retry_ev);
+}
+
+static void
+store_schedule_turn_end(struct store *st)
+{
+	if (st->st_turn_ev == NULL || st->st_turn_active)
+		return;
+	st->st_turn_active = 1;
+	event_active(st->st_turn_ev, 0, 0);
+}
+
+static int
+store_begin(struct store *st)
+{
+	if (st->st_in_txn)
+		return 0;
+	if (store_step_simple(st, S_BEGIN, -1) != SQLITE_DONE) {
+		store_fail(st, "BEGIN");
+		return -1;
+	}
+	st->st_in_txn = 1;
+	return 0;
+}
+
+/* Takes ownership of op: journals it and, unless degraded, runs it in this turn's
+ * transaction. */
+static void
+store_write(struct store *st, struct op *op)
+{
+	struct op *j;
+
+	if (st->st_nops == st->st_ops_cap) {
+		st->st_ops_cap = st->st_ops_cap ? st->st_ops_cap * 2 : 64;
+		st->st_ops = xreallocarray(st->st_ops, st->st_ops_cap, sizeof(*st->st_ops));
+	}
+	j = &st->st_ops[st->st_nops++];
+	*j = *op;
+	memset(op, 0, sizeof(*op));
+	if (st->st_degraded) {
+		if (st->st_nops >= st->st_compact_at)
+			journal_compact(st);
+		return;
+	}
+	if (store_begin(st) == -1)
+		return;
+	switch (store_exec_op(st, j)) {
+	case EXEC_OK:
+		break;
+	case EXEC_BAD_OP:
+		op_clear(j);
+		st->st_nops--;
+		break;
+	case EXEC_FAILED:
+		store_fail(st, stmt_defs[j->stmt].sql);
+		return;
+	}
+	if (st->st_nops >= st->st_compact_at)
+		journal_compact(st);
+	store_schedule_turn_end(st);
+}
+
+/* Commits the open transaction. 0 on success (the journal is then empty). */
+static int
+store_commit(struct store *st)
+{
+	if (!st->st_in_txn)
+		return 0;
+	if (st->st_events_added &&
+	    store_step_simple(st, S_TRIM_EVENTS, STORE_MAX_EVENTS) != SQLITE_DONE) {
+		store_fail(st, "trim events");
+		return -1;
+	}
+	if (store_step_simple(st, S_COMMIT, -1) != SQLITE_DONE) {
+		store_fail(st, "COMMIT");
+		return -1;
+	}
+	st->st_in_txn = 0;
+	st->st_events_added = 0;
+	st->st_commits++;
+	journal_clear(st);
+	return 0;
+}
+
+/* Replays the whole journal in one new transaction and commits it. */
+static int
+store_replay(struct store *st)
+{
+	size_t i;
+
+	if (st->st_in_txn)
+		return store_commit(st);
+	if (st->st_nops == 0) {
+		store_recovered(st);
+		return 0;
+	}
+	if (store_step_simple(st, S_BEGIN, -1) != SQLITE_DONE) {
+		store_fail(st, "BEGIN");
+		return -1;
+	}
+	st->st_in_txn = 1;
+	for (i = 0; i < st->st_nops; i++) {
+		struct op *op = &st->st_ops[i];
+
+		switch (store_exec_op(st, op)) {
+		case EXEC_OK:
+		case EXEC_BAD_OP: /* dropped (logged); the rest still commits */
+			break;
+		case EXEC_FAILED:
+			store_fail(st, stmt_defs[op->stmt].sql);
+			return -1;
+		}
+	}
+	if (store_commit(st) == -1)
+		return -1;
+	store_recovered(st);
+	return 0;
+}
+
+static void
+store_run_callbacks(struct store *st)
+{
+	struct after_cb *cbs;
+	size_t i, n;
+
+	if (st->st_running_cbs)
+		return;
+	while (st->st_ncbs > 0 && !st->st_in_txn && !st->st_degraded && st->st_nops == 0) {
+		/* Detach: callbacks may write and queue more (those wait for the next commit). */
+		cbs = st->st_cbs;
+		n = st->st_ncbs;
+		st->st_cbs = NULL;
+		st->st_ncbs = st->st_cbs_cap = 0;
+		st->st_running_cbs = 1;
+		for (i = 0; i < n; i++)
+			cbs[i].fn(cbs[i].arg);
+		st->st_running_cbs = 0;
+		free(cbs);
+	}
+}
+
+static void
+store_turn_end_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct store *st = arg;
+
+	(void)fd;
+	(void)what;
+	st->st_turn_active = 0;
+	if (!st->st_degraded)
+		store_commit(st);
+	store_run_callbacks(st);
+	/* Callbacks that wrote opened a new transaction and scheduled another turn end. */
+}
+
+static void
+store_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct store *st = arg;
+
+	(void)fd;
+	(void)what;
+	if (store_replay(st) == 0)
+		store_run_callbacks(st);
+}
+
+/* ---- open, migrate, close ---- */
+
+static int
+store_exec_sql(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* Reads an integer pragma; -1 with the SQLite code in *rcp on failure. */
+static int64_t
+store_pragma_int(sqlite3 *db, const char *sql, int *rcp)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t v = -1;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			v = sqlite3_column_int64(s, 0);
+			rc = SQLITE_OK;
+		}
+	}
+	sqlite3_finalize(s);
+	*rcp = rc;
+	return v;
+}
+
+/* Runs PRAGMA quick_check; 0 when the file is sound, else -1 with *why set. */
+static int
+store_quick_check(sqlite3 *db, char **why)
+{
+	sqlite3_stmt *s = NULL;
+	const char *res;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &s, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		res = (const char *)sqlite3_column_text(s, 0);
+		if (res != NULL && strcmp(res, "ok") == 0) {
+			sqlite3_finalize(s);
+			return 0;
+		}
+		*why = xstrdup(res != NULL ? res : "quick_check failed");
+	} else
+		*why = xstrdup(sqlite3_errmsg(db));
+	sqlite3_finalize(s);
+	return -1;
+}
+
+static int
+store_migrate(struct store *st, int64_t from, char **errp)
+{
+	char *sql;
+	size_t i;
+
+	if (from == (int64_t)nitems(migrations))
+		return 0;
+	if (store_exec_sql(st->st_db, "BEGIN IMMEDIATE") != SQLITE_OK) {
+		store_set_error(errp, "%s: cannot start the migration: %s", st->st_path,
+		    sqlite3_errmsg(st->st_db));
+		return -1;
+	}
+	for (i = (size_t)from; i < nitems(migrations); i++) {
+		if (store_exec_sql(st->st_db, migrations[i].sql) != SQLITE_OK) {
+			store_set_error(errp, "%s: migration %s failed: %s", st->st_path,
+			    migrations[i].name, sqlite3_errmsg(st->st_db));
+			store_exec_sql(st->st_db, "ROLLBACK");
+			return -1;
+		}
+		log_info("store %s: applied migration %s", st->st_path, migrations[i].name);
+	}
+	sql = xsprintf("PRAGMA user_version = %zu", nitems(migrations));
+	if (store_exec_sql(st->st_db, sql) != SQLITE_OK ||
+	    store_exec_sql(st->st_db, "COMMIT") != SQLITE_OK) {
+		store_set_error(errp, "%s: cannot commit the migrations: %s", st->st_path,
+		    sqlite3_errmsg(st->st_db));
+		store_exec_sql(st->st_db, "ROLLBACK");
+		free(sql);
+		return -1;
+	}
+	free(sql);
+	return 0;
+}
+
+/* The embedded list must be 001, 002, ... in order: a build mistake otherwise. */
+static int
+store_check_migrations(char **errp)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(migrations); i++) {
+		const char *n = migrations[i].name;
+		char *end;
+		long v = strtol(n, &end, 10);
+
+		if (end == n || *end != '-' || v != (long)i + 1) {
+			store_set_error(errp, "schema: migration %s is out of order (want %03zu-*)",
+			    n, i + 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct store *
+store_open(struct event_base *base, const char *path, char **errp)
+{
+	struct store *st;
+	struct stat sb;
+	char *why = NULL;
+	int64_t uv;
+	int rc, fd, pri;
+
+	if (errp != NULL)
+		*errp = NULL;
+	if (store_check_migrations(errp) == -1)
+		return NULL;
+	if (stat(path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode)) {
+			store_set_error(errp, "%s: not a regular file", path);
+			return NULL;
+		}
+	} else if (errno == ENOENT) {
+		/* Created here so that the mode is 0600 whatever the umask. */
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd == -1) {
+			store_set_error(errp, "%s: cannot create: %s", path, strerror(errno));
+			return NULL;
+		}
+		close(fd);
+	} else {
+		store_set_error(errp, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+
+	st = xcalloc(1, sizeof(*st));
+	st->st_path = xstrdup(path);
+	st->st_base = base;
+	st->st_retry_ms = STORE_RETRY_MIN_MS;
+	st->st_compact_at = STORE_COMPACT_MIN;
+	rc = sqlite3_open_v2(path, &st->st_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		store_set_error(errp, "%s: cannot open: %s", path,
+		    st->st_db ? sqlite3_errmsg(st->st_db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->st_db, 1);
+	sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
+
+	/* Checks first: nothing is written until the file is known to be ours and sound. */
+	uv = store_pragma_int(st->st_db, "PRAGMA user_version", &rc);
+	if (uv < 0) {
+		store_set_error(errp, "%s: not a usable SQLite database (%s); refusing to touch it",
+		    path, sqlite3_errstr(rc));
+		goto fail;
+	}
+	if (uv > (int64_t)nitems(migrations)) {
+		store_set_error(errp, "%s: database schema version %lld is newer than this "
+		    "kletd's (%zu); refusing to touch it (use a newer kletd)", path, (long long)uv,
+		    nitems(migrations));
+		goto fail;
+	}
+	if (store_quick_check(st->st_db, &why) == -1) {
+		store_set_error(errp, "%s: database is corrupt (quick_check: %s); refusing to "
+		    "touch it", path, why);
+		free(why);
+		goto fail;
+	}
+
+	if (chmod(path, 0600) == -1)
+		log_warn("%s: chmod 0600", path);
+	uv = store_pragma_int(st->st_db, "PRAGMA journal_mode = WAL", &rc);
+	if (rc != SQLITE_OK ||
+	    store_exec_sql(st->st_db, "PRAGMA synchronous = NORMAL") != SQLITE_OK ||
+	    store_exec_sql(st->st_db, "PRAGMA wal_autocheckpoint = " STORE_WAL_AUTOCKPT)
+	    != SQLITE_OK ||
+	    store_exec_sql(st->st_db, "PRAGMA journal_size_limit = 4194304") != SQLITE_OK) {
+		store_set_error(errp, "%s: cannot set up WAL: %s", path,
+		    sqlite3_errmsg(st->st_db));
+		goto fail;
+	}
+	uv = store_pragma_int(st->st_db, "PRAGMA user_version", &rc);
+	if (rc != SQLITE_OK || store_migrate(st, uv, errp) == -1)
+		goto fail;
+
+	if (base != NULL) {
+		pri = event_base_get_npriorities(base) - 1;
+		if (pri > LOOP_PRI_LOW)
+			pri = LOOP_PRI_LOW;
+		st->st_turn_ev = event_new(base, -1, 0, store_turn_end_cb, st);
+		st->st_retry_ev = evtimer_new(base, store_retry_cb, st);
+		if (st->st_turn_ev == NULL || st->st_retry_ev == NULL)
+			fatalx("%s: event_new failed", __func__);
+		event_priority_set(st->st_turn_ev, pri);
+		event_priority_set(st->st_retry_ev, pri);
+	}
+	log_info("store %s: open, schema version %zu", path, nitems(migrations));
+	return st;
+fail:
+	if (st->st_db != NULL)
+		sqlite3_close_v2(st->st_db);
+	free(st->st_path);
+	free(st);
+	return NULL;
+}
+
+int
+store_flush(struct store *st)
+{
+	int rc;
+
+	if (st == NULL)
+		return 0;
+	if (st->st_degraded)
+		rc = store_replay(st);
+	else
+		rc = store_commit(st);
+	if (rc == 0)
+		store_run_callbacks(st);
+	return st->st_degraded || st->st_nops > 0 ? -1 : 0;
+}
+
+void
+store_close(struct store *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	if (store_flush(st) == -1)
+		log_error("store %s: closing with %zu writes not committed: %s", st->st_path,
+		    st->st_nops, st->st_last_error ? st->st_last_error : "?");
+	if (st->st_in_txn)
+		sqlite3_exec(st->st_db, "ROLLBACK", NULL, NULL, NULL);
+	if (st->st_turn_ev != NULL)
+		event_free(st->st_turn_ev);
+	if (st->st_retry_ev != NULL)
+		event_free(st->st_retry_ev);
+	for (i = 0; i < S_NSTMT; i++)
+		sqlite3_finalize(st->st_stmt[i]);
+	if (sqlite3_close(st->st_db) != SQLITE_OK)
+		log_error("store %s: close: %s", st->st_path, sqlite3_errmsg(st->st_db));
+	journal_clear(st);
+	free(st->st_ops);
+	free(st->st_cbs);
+	free(st->st_last_error);
+	free(st->st_path);
+	free(st);
+}
+
+void
+store_after_commit(struct store *st, store_done_fn fn, void *arg)
+{
+	if (st->st_ncbs == st->st_cbs_cap) {
+		st->st_cbs_cap = st->st_cbs_cap ? st->st_cbs_cap * 2 : 16;
+		st->st_cbs = xreallocarray(st->st_cbs, st->st_cbs_cap, sizeof(*st->st_cbs));
+	}
+	st->st_cbs[st->st_ncbs].fn = fn;
+	st->st_cbs[st->st_ncbs].arg = arg;
+	st->st_ncbs++;
+	store_schedule_turn_end(st);
+}
+
+/* ---- typed writes ---- */
+
+static int
+store_valid(const char *what, const char *v, const char *const *allowed)
+{
+	if (v != NULL)
+		for (; *allowed != NULL; allowed++)
+			if (strcmp(v, *allowed) == 0)
+				return 1;
+	log_error("store: %s %s%s%s is not valid; write dropped", what, v ? "\"" : "",
+	    v ? v : "(null)", v ? "\"" : "");
+	return 0;
+}
+
+static int
+store_valid_key(const char *fn, const char *what, const char *v)
+{
+	if (v != NULL && *v != '\0')
+		return 1;
+	log_error("store: %s: empty %s; write dropped", fn, what);
+	return 0;
+}
+
+void
+store_put_pod(struct store *st, const struct store_pod *p)
+{
+	static const char *const sources[] = { "file", "api", NULL };
+	static const char *const formats[] = { "json", "yaml", NULL };
+	struct op op = { .stmt = S_PUT_POD, .np = 7 };
+
+	if (!store_valid_key(__func__, "uid", p->uid) || !store_valid("source", p->source, sources) ||
+	    !store_valid("format", p->format, formats))
+		return;
+	param_text(&op.p[0], p->uid);
+	param_text(&op.p[1], p->source);
+	param_text(&op.p[2], p->ns ? p->ns : "");
+	param_text(&op.p[3], p->name ? p->name : "");
+	param_blob(&op.p[4], p->doc, p->doc != NULL ? p->doc_len : 0);
+	param_text(&op.p[5], p->format);
+	param_int(&op.p[6], p->updated_wall_ms);
+	store_write(st, &op);
+}
+
+/* Writes a statement whose only parameter is a string key. */
+static void
+store_write_key(struct store *st, enum stmt_id id, const char *key)
+{
+	struct op op = { .stmt = id, .np = 1 };
+
+	if (!store_valid_key(stmt_defs[id].sql, "key", key))
+		return;
+	param_text(&op.p[0], key);
+	store_write(st, &op);
+}
+
+void
+store_del_pod(struct store *st, const char *uid)
+{
+	store_write_key(st, S_DEL_POD, uid);
+}
+
+void
+store_put_worker(struct store *st, const struct store_worker *w)
+{
+	static const char *const states[] = { "sync", "terminating", "terminated", "finished",
+		NULL };
+	struct op op = { .stmt = S_PUT_WORKER, .np = 8 };
+
+	if (!store_valid_key(__func__, "uid", w->uid) || !store_valid("worker state", w->state,
+	    states))
+		return;
+	param_text(&op.p[0], w->uid);
+	param_text(&op.p[1], w->state);
+	param_int(&op.p[2], w->grace_seconds);
+	param_int(&op.p[3], w->grace_deadline_wall_ms);
+	param_text(&op.p[4], w->step);
+	param_text(&op.p[5], w->last_error);
+	param_int(&op.p[6], w->failures);
+	param_int(&op.p[7], w->next_retry_wall_ms);
+	store_write(st, &op);
+}
+
+void
+store_del_worker(struct store *st, const char *uid)
+{
+	store_write_key(st, S_DEL_WORKER, uid);
+}
+
+void
+store_put_status(struct store *st, const char *uid, int64_t version, const char *json)
+{
+	struct op op = { .stmt = S_PUT_STATUS, .np = 3 };
+
+	if (!store_valid_key(__func__, "uid", uid))
+		return;
+	param_text(&op.p[0], uid);
+	param_int(&op.p[1], version);
+	param_text(&op.p[2], json);
+	store_write(st, &op);
+}
+
+void
+store_ack_status(struct store *st, const char *uid, int64_t version)
+{
+	struct op op = { .stmt = S_ACK_STATUS, .np = 2 };
+
+	if (!store_valid_key(__func__, "uid", uid))
+		return;
+	param_text(&op.p[0], uid);
+	param_int(&op.p[1], version);
+	store_write(st, &op);
+}
+
+void
+store_put_exit(struct store *st, const struct store_exit *x)
+{
+	struct op op = { .stmt = S_PUT_EXIT, .np = 9 };
+
+	if (!store_valid_key(__func__, "container_id", x->container_id) ||
+	    !store_valid_key(__func__, "uid", x->uid))
+		return;
+	param_text(&op.p[0], x->container_id);
+	param_text(&op.p[1], x->uid);
+	param_text(&op.p[2], x->name ? x->name : "");
+	param_int(&op.p[3], x->restart_count);
+	param_int(&op.p[4], x->exit_code);
+	param_text(&op.p[5], x->reason);
+	param_text(&op.p[6], x->message);
+	param_int(&op.p[7], x->started_ns);
+	param_int(&op.p[8], x->finished_ns);
+	store_write(st, &op);
+}
+
+void
+store_del_exits_for(struct store *st, const char *uid)
+{
+	store_write_key(st, S_DEL_EXITS_FOR, uid);
+}
+
+static const char *const intent_kinds[] = { "sandbox", "container", NULL };
+
+void
+store_put_intent(struct store *st, const struct store_intent *in)
+{
+	struct op op = { .stmt = S_PUT_INTENT, .np = 5 };
+
+	if (!store_valid_key(__func__, "uid", in->uid) ||
+	    !store_valid("intent kind", in->kind, intent_kinds))
+		return;
+	param_text(&op.p[0], in->uid);
+	param_text(&op.p[1], in->kind);
+	param_text(&op.p[2], in->name ? in->name : "");
+	param_int(&op.p[3], in->attempt);
+	param_int(&op.p[4], in->created_wall_ms);
+	store_write(st, &op);
+}
+
+void
+store_del_intent(struct store *st, const char *uid, const char *kind, const char *name,
+    int64_t attempt)
+{
+	struct op op = { .stmt = S_DEL_INTENT, .np = 4 };
+
+	if (!store_valid_key(__func__, "uid", uid) ||
+	    !store_valid("intent kind", kind, intent_kinds))
+		return;
+	param_text(&op.p[0], uid);
+	param_text(&op.p[1], kind);
+	param_text(&op.p[2], name ? name : "");
+	param_int(&op.p[3], attempt);
+	store_write(st, &op);
+}
+
+void
+store_set_meta(struct store *st, const char *key, const char *value)
+{
+	struct op op = { .stmt = value ? S_SET_META : S_DEL_META, .np = value ? 2 : 1 };
+
+	if (!store_valid_key(__func__, "key", key))
+		return;
+	param_text(&op.p[0], key);
+	if (value != NULL)
+		param_text(&op.p[1], value);
+	store_write(st, &op);
+}
+
+void
+store_put_event(struct store *st, const char *uid, const char *reason, const char *message,
+    int64_t wall_ms)
+{
+	struct op op = { .stmt = S_PUT_EVENT, .np = 4 };
+
+	param_text(&op.p[0], uid ? uid : "");
+	param_text(&op.p[1], reason ? reason : "");
+	param_text(&op.p[2], message);
+	param_int(&op.p[3], wall_ms);
+	store_write(st, &op);
+}
+
+void
+store_forget_pod(struct store *st, const char *uid)
+{
+	static const enum stmt_id dels[] = { S_DEL_POD, S_DEL_WORKER, S_DEL_STATUS,
+		S_DEL_EXITS_FOR, S_DEL_INTENTS_FOR, S_DEL_EVENTS_FOR };
+	size_t i;
+
+	if (!store_valid_key(__func__, "uid", uid))
+		return;
+	for (i = 0; i < nitems(dels); i++)
+		store_write_key(st, dels[i], uid);
+}
+
+/* ---- typed reads ---- */
+
+static const char *
+col_text(sqlite3_stmt *s, int i)
+{
+	return (const char *)sqlite3_column_text(s, i);
+}
+
+/* Prepares a read; binds uid when not NULL. NULL on failure (logged). */
+static sqlite3_stmt *
+store_query(struct store *st, const char *sql, const char *uid)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(st->st_db, sql, -1, &s, NULL) != SQLITE_OK) {
+		log_error("store %s: read: %s", st->st_path, sqlite3_errmsg(st->st_db));
+		sqlite3_finalize(s);
+		return NULL;
+	}
+	if (uid != NULL)
+		sqlite3_bind_text(s, 1, uid, -1, SQLITE_TRANSIENT);
+	return s;
+}
+
+/* Ends a read loop: 0 when it ran to the end or the callback stopped it. */
+static int
+store_query_end(struct store *st, sqlite3_stmt *s, int rc)
+{
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	log_error("store %s: read: %s", st->st_path, sqlite3_errstr(rc));
+	return -1;
+}
+
+int
+store_foreach_pod(struct store *st, int (*cb)(const struct store_pod *, void *), void *arg)
+{
+	sqlite3_stmt *s = store_query(st, "SELECT uid, source, ns, name, doc, format,"
+	    " updated_wall_ms FROM pods ORDER BY uid", NULL);
+	struct store_pod p;
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		p.uid = col_text(s, 0);
+		p.source = col_text(s, 1);
+		p.ns = col_text(s, 2);
+		p.name = col_text(s, 3);
+		p.doc = sqlite3_column_blob(s, 4);
+		p.doc_len = (size_t)sqlite3_column_bytes(s, 4);
+		if (p.doc == NULL)
+			p.doc = "";
+		p.format = col_text(s, 5);
+		p.updated_wall_ms = sqlite3_column_int64(s, 6);
+		if (cb(&p, arg) != 0)
+			break;
+	}
+	return store_query_end(st, s, rc);
+}
+
+int
+store_foreach_worker(struct store *st, int (*cb)(const struct store_worker *, void *),
+    void *arg)
+{
+	sqlite3_stmt *s = store_query(st, "SELECT uid, state, grace_seconds,"
+	    " grace_deadline_wall_ms, step, last_error, failures, next_retry_wall_ms"
+	    " FROM workers ORDER BY uid", NULL);
+	struct store_worker w;
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		w.uid = col_text(s, 0);
+		w.state = col_text(s, 1);
+		w.grace_seconds = sqlite3_column_int64(s, 2);
+		w.grace_deadline_wall_ms = sqlite3_column_int64(s, 3);
+		w.step = col_text(s, 4);
+		w.last_error = col_text(s, 5);
+		w.failures = sqlite3_column_int(s, 6);
+		w.next_retry_wall_ms = sqlite3_column_int64(s, 7);
+		if (cb(&w, arg) != 0)
+			break;
+	}
+	return store_query_end(st, s, rc);
+}
+
+int
+store_foreach_status(struct store *st, int (*cb)(const struct store_status *, void *),
+    void *arg)
+{
+	sqlite3_stmt *s = store_query(st, "SELECT uid, version, json, acked_version"
+	    " FROM statuses ORDER BY uid", NULL);
+	struct store_status x;
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		x.uid = col_text(s, 0);
+		x.version = sqlite3_column_int64(s, 1);
+		x.json = col_text(s, 2);
+		x.acked_version = sqlite3_column_int64(s, 3);
+		if (cb(&x, arg) != 0)
+			break;
+	}
+	return store_query_end(st, s, rc);
+}
+
+int
+store_foreach_exit(struct store *st, const char *uid,
+    int (*cb)(const struct store_exit *, void *), void *arg)
+{
+	sqlite3_stmt *s = store_query(st, uid != NULL ?
+	    "SELECT container_id, uid, name, restart_count, exit_code, reason, message,"
+	    " started_ns, finished_ns FROM container_exits WHERE uid = ?"
+	    " ORDER BY uid, name, restart_count, container_id" :
+	    "SELECT container_id, uid, name, restart_count, exit_code, reason, message,"
+	    " started_ns, finished_ns FROM container_exits"
+	    " ORDER BY uid, name, restart_count, container_id", uid);
+	struct store_exit x;
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		x.container_id = col_text(s, 0);
+		x.uid = col_text(s, 1);
+		x.name = col_text(s, 2);
+		x.restart_count = sqlite3_column_int(s, 3);
+		x.exit_code = sqlite3_column_int(s, 4);
+		x.reason = col_text(s, 5);
+		x.message = col_text(s, 6);
+		x.started_ns = sqlite3_column_int64(s, 7);
+		x.finished_ns = sqlite3_column_int64(s, 8);
+		if (cb(&x, arg) != 0)
+			break;
+	}
+	return store_query_end(st, s, rc);
+}
+
+int
+store_foreach_intent(struct store *st, const char *uid,
+    int (*cb)(const struct store_intent *, void *), void *arg)
+{
+	sqlite3_stmt *s = store_query(st, uid != NULL ?
+	    "SELECT uid, kind, name, attempt, created_wall_ms FROM intents WHERE uid = ?"
+	    " ORDER BY uid, kind, name, attempt" :
+	    "SELECT uid, kind, name, attempt, created_wall_ms FROM intents"
+	    " ORDER BY uid, kind, name, attempt", uid);
+	struct store_intent x;
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		x.uid = col_text(s, 0);
+		x.kind = col_text(s, 1);
+		x.name = col_text(s, 2);
+		x.attempt = sqlite3_column_int64(s, 3);
+		x.created_wall_ms = sqlite3_column_int64(s, 4);
+		if (cb(&x, arg) != 0)
+			break;
+	}
+	return store_query_end(st, s, rc);
+}
+
+char *
+store_get_meta(struct store *st, const char *key)
+{
+	sqlite3_stmt *s;
+	char *v = NULL;
+	size_t i;
+	int rc;
+
+	/* While degraded the newest value may exist only in the journal. */
+	if (st->st_degraded)
+		for (i = st->st_nops; i-- > 0;) {
+			const struct op *op = &st->st_ops[i];
+
+			if ((op->stmt == S_SET_META || op->stmt == S_DEL_META) &&
+			    strcmp(op->p[0].s, key) == 0)
+				return op->stmt == S_SET_META ? xstrdup(op->p[1].s) : NULL;
+		}
+	s = store_query(st, "SELECT value FROM meta WHERE key = ?", key);
+	if (s == NULL)
+		return NULL;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		v = xstrdup(col_text(s, 0));
+	store_query_end(st, s, rc);
+	return v;
+}
+
+/* ---- housekeeping and health ---- */
+
+int
+store_checkpoint(struct store *st)
+{
+	int rc, nlog = 0, nckpt = 0;
+
+	if (st->st_degraded && store_replay(st) == 0)
+		store_run_callbacks(st);
+	if (st->st_in_txn)
+		return 0; /* a turn is open: checkpoint next time */
+	rc = sqlite3_wal_checkpoint_v2(st->st_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &nckpt);
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+		log_error("store %s: checkpoint: %s", st->st_path, sqlite3_errmsg(st->st_db));
+		free(st->st_last_error);
+		st->st_last_error = xsprintf("checkpoint: %s", sqlite3_errmsg(st->st_db));
+		st->st_failures++;
+		return -1;
+	}
+	log_v(5, "store: checkpoint wal=%d pages, %d copied", nlog, nckpt);
+	return 0;
+}
+
+enum store_health_state
+store_health(struct store *st, struct store_health_info *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->state = st->st_degraded ? STORE_DEGRADED : STORE_OK;
+	h->last_error = st->st_last_error;
+	h->failed_since_wall_ms = st->st_failed_since;
+	h->journal_ops = st->st_nops;
+	h->commits = st->st_commits;
+	h->failures = st->st_failures;
+	return h->state;
+}
+
+int64_t
+store_file_size(struct store *st)
+{
+	struct stat sb;
+	int64_t n = 0;
+	char *wal;
+
+	if (stat(st->st_path, &sb) == 0)
+		n += sb.st_size;
+	wal = xsprintf("%s-wal", st->st_path);
+	if (stat(wal, &sb) == 0)
+		n += sb.st_size;
+	free(wal);
+	return n;
+}
+
+int
+store_test_exec(struct store *st, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(st->st_db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_warnx("store: test sql %s: %s", sql, msg ? msg : "?");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
