@@ -1,0 +1,246 @@
+/* test_podconfig.c — source merge (ADD/UPDATE/REMOVE/DELETE/RECONCILE/REJECT) and admission. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "podconfig.h"
+#include "util.h"
+
+struct seen {
+	char ops[64][48];
+	int  n;
+};
+
+static void
+on_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
+{
+	struct seen *s = arg;
+
+	assert_true(s->n < 64);
+	snprintf(s->ops[s->n++], sizeof(s->ops[0]), "%s %s %s", pod_op_name(op), pod->uid,
+	    source);
+}
+
+/* A pod and its document. spec/status/ann are JSON fragments. */
+static struct podconfig_item
+item(const char *uid, const char *name, const char *spec, const char *status, int64_t del,
+    char **docp)
+{
+	struct podconfig_item it;
+	struct pod *p = xcalloc(1, sizeof(*p));
+
+	p->uid = xstrdup(uid);
+	p->name = xstrdup(name);
+	p->ns = xstrdup("default");
+	p->deletion_ts = del;
+	if (del) {
+		p->deletion_grace.set = 1;
+		p->deletion_grace.v = 5;
+	}
+	xasprintf(docp, "{\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"%s},\"spec\":%s,"
+	    "\"status\":%s}", name, uid,
+	    del ? ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"" : "", spec, status);
+	it.pod = p;
+	it.doc = *docp;
+	it.doc_len = strlen(*docp);
+	it.format = "json";
+	return it;
+}
+
+static void
+upsert(struct podconfig *c, const char *src, const char *uid, const char *spec,
+    const char *status, int64_t del)
+{
+	char *doc;
+	struct podconfig_item it = item(uid, uid, spec, status, del, &doc);
+
+	podconfig_upsert(c, src, &it);
+	free(doc);
+}
+
+static void
+test_incremental_ops(void **state)
+{
+	struct seen s = { 0 };
+	struct podconfig_options o = { .node_name = "n1" };
+	struct podconfig *c = podconfig_new(&o, on_update, &s);
+	const char *fmt, *src;
+	size_t len;
+
+	(void)state;
+	upsert(c, "api", "u1", "{\"a\":1}", "{}", 0);
+	upsert(c, "api", "u1", "{\"a\":1}", "{}", 0);         /* unchanged: nothing */
+	upsert(c, "api", "u1", "{\"a\":1}", "{\"phase\":1}", 0); /* status only */
+	upsert(c, "api", "u1", "{\"a\":2}", "{\"phase\":1}", 0); /* spec */
+	upsert(c, "api", "u1", "{\"a\":2}", "{\"phase\":1}", 1); /* deletion */
+	upsert(c, "api", "u1", "{\"a\":2}", "{\"phase\":1}", 1); /* again: nothing */
+	podconfig_remove(c, "api", "u1");
+	podconfig_remove(c, "api", "u1");
+	assert_int_equal(s.n, 5);
+	assert_string_equal(s.ops[0], "ADD u1 api");
+	assert_string_equal(s.ops[1], "RECONCILE u1 api");
+	assert_string_equal(s.ops[2], "UPDATE u1 api");
+	assert_string_equal(s.ops[3], "DELETE u1 api");
+	assert_string_equal(s.ops[4], "REMOVE u1 api");
+	assert_int_equal(podconfig_count(c), 0);
+	upsert(c, "api", "u2", "{}", "{}", 0);
+	assert_non_null(podconfig_doc(c, "u2", &len, &fmt, &src));
+	assert_string_equal(fmt, "json");
+	assert_string_equal(src, "api");
+	assert_non_null(kvlist_get(&podconfig_get(c, "u2")->annotations,
+	    "kubernetes.io/config.seen"));
+	assert_string_equal(kvlist_get(&podconfig_get(c, "u2")->annotations,
+	    "kubernetes.io/config.source"), "api");
+	/* Another source cannot take over a UID. */
+	upsert(c, "file", "u2", "{\"x\":1}", "{}", 0);
+	assert_int_equal(s.n, 6);
+	podconfig_free(c);
+}
+
+static void
+test_full_set(void **state)
+{
+	struct seen s = { 0 };
+	struct podconfig_options o = { .node_name = "n1" };
+	struct podconfig *c = podconfig_new(&o, on_update, &s);
+	struct podconfig_item it[3];
+	char *docs[3];
+	int i;
+
+	(void)state;
+	it[0] = item("a", "a", "{}", "{}", 0, &docs[0]);
+	it[1] = item("b", "b", "{}", "{}", 0, &docs[1]);
+	it[2] = item("b", "b", "{\"dup\":1}", "{}", 0, &docs[2]);
+	assert_int_equal(podconfig_sources_ready(c), 1);
+	podconfig_set_source(c, "file", it, 3);
+	for (i = 0; i < 3; i++)
+		free(docs[i]);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(podconfig_count(c), 2);
+	/* Same set again: nothing. Then b changed, a gone, c new. */
+	it[0] = item("a", "a", "{}", "{}", 0, &docs[0]);
+	it[1] = item("b", "b", "{}", "{}", 0, &docs[1]);
+	podconfig_set_source(c, "file", it, 2);
+	free(docs[0]);
+	free(docs[1]);
+	assert_int_equal(s.n, 2);
+	it[0] = item("b", "b", "{\"image\":\"x\"}", "{}", 0, &docs[0]);
+	it[1] = item("c", "c", "{}", "{}", 0, &docs[1]);
+	podconfig_set_source(c, "file", it, 2);
+	free(docs[0]);
+	free(docs[1]);
+	assert_int_equal(s.n, 5);
+	assert_string_equal(s.ops[2], "REMOVE a file");
+	assert_string_equal(s.ops[3], "UPDATE b file");
+	assert_string_equal(s.ops[4], "ADD c file");
+	/* An empty set removes everything of that source only. */
+	upsert(c, "api", "z", "{}", "{}", 0);
+	podconfig_set_source(c, "file", NULL, 0);
+	assert_int_equal(podconfig_count(c), 1);
+	assert_int_equal(podconfig_wanted(c, "z"), 1);
+	assert_int_equal(podconfig_wanted(c, "b"), 0);
+	podconfig_source_ready(c, "api");
+	assert_int_equal(podconfig_sources_ready(c), 1);
+	podconfig_free(c);
+}
+
+static int
+active_not_done(const char *uid, void *arg)
+{
+	(void)arg;
+	return strcmp(uid, "done") != 0;
+}
+
+static void
+test_admission(void **state)
+{
+	struct seen s = { 0 };
+	struct kvlist labels = { 0 };
+	struct kv l = { "disk", "ssd" };
+	struct podconfig_options o = { .node_name = "n1", .max_pods = 2, .node_labels = &labels,
+		.is_active = active_not_done };
+	struct podconfig *c;
+	const char *reason, *msg;
+	char *doc;
+	struct podconfig_item it;
+
+	(void)state;
+	labels.items = &l;
+	labels.n = 1;
+	c = podconfig_new(&o, on_update, &s);
+	upsert(c, "api", "done", "{}", "{}", 0);
+	upsert(c, "api", "p1", "{}", "{}", 0);
+	upsert(c, "api", "p2", "{}", "{}", 0);
+	upsert(c, "api", "p3", "{}", "{}", 0);
+	assert_string_equal(s.ops[3], "REJECT p3 api");
+	assert_int_equal(podconfig_wanted(c, "p3"), 0);
+	assert_int_equal(podconfig_rejection(c, "p3", &reason, &msg), 0);
+	assert_string_equal(reason, "OutOfpods");
+	assert_non_null(strstr(msg, "capacity: 2"));
+	assert_int_equal(podconfig_rejection(c, "p1", &reason, &msg), -1);
+	/* A rejected pod stays rejected when updated. */
+	upsert(c, "api", "p3", "{\"x\":2}", "{}", 0);
+	assert_int_equal(s.n, 4);
+	podconfig_remove(c, "api", "p1");
+	/* Wrong node, then a node selector. */
+	it = item("w", "w", "{}", "{}", 0, &doc);
+	it.pod->node_name = xstrdup("n2");
+	podconfig_upsert(c, "api", &it);
+	free(doc);
+	assert_int_equal(podconfig_rejection(c, "w", &reason, &msg), 0);
+	assert_string_equal(reason, "NodeName");
+	it = item("sel", "sel", "{}", "{}", 0, &doc);
+	it.pod->node_selector.n = 1;
+	it.pod->node_selector.items = xcalloc(1, sizeof(struct kv));
+	it.pod->node_selector.items[0].k = xstrdup("disk");
+	it.pod->node_selector.items[0].v = xstrdup("hdd");
+	podconfig_upsert(c, "api", &it);
+	free(doc);
+	assert_int_equal(podconfig_rejection(c, "sel", &reason, &msg), 0);
+	assert_string_equal(reason, "NodeAffinity");
+	it = item("ok", "ok", "{}", "{}", 0, &doc);
+	it.pod->node_name = xstrdup("n1");
+	it.pod->node_selector.n = 1;
+	it.pod->node_selector.items = xcalloc(1, sizeof(struct kv));
+	it.pod->node_selector.items[0].k = xstrdup("kubernetes.io/hostname");
+	it.pod->node_selector.items[0].v = xstrdup("n1");
+	podconfig_upsert(c, "api", &it);
+	free(doc);
+	assert_int_equal(podconfig_wanted(c, "ok"), 1);
+	podconfig_free(c);
+}
+
+static void
+test_doc_hashes(void **state)
+{
+	static const char *y1 = "metadata:\n  name: a\n  annotations:\n    x: '1'\n"
+	    "    kubernetes.io/config.seen: t1\nspec:\n  containers: []\nstatus:\n  phase: Running\n";
+	static const char *y2 = "metadata:\n  name: a\n  annotations:\n    x: '1'\n"
+	    "    kubernetes.io/config.seen: t2\nspec:\n  containers: []\nstatus:\n  phase: Pending\n";
+	uint64_t a, b, c, d;
+
+	(void)state;
+	assert_int_equal(podconfig_doc_hashes(y1, strlen(y1), "yaml", &a, &b), 0);
+	assert_int_equal(podconfig_doc_hashes(y2, strlen(y2), "yaml", &c, &d), 0);
+	assert_true(a == c);
+	assert_true(b != d);
+	assert_int_equal(podconfig_doc_hashes("{", 1, "json", &a, &b), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_incremental_ops),
+		cmocka_unit_test(test_full_set),
+		cmocka_unit_test(test_admission),
+		cmocka_unit_test(test_doc_hashes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
