@@ -266,6 +266,7 @@ struct volume {
 	int32_t              v_default_mode; /* -1: unset */
 	int                  v_optional;
 	int                  v_read_only;
+	int                  v_nsources;   /* volume sources the document gave (valid: 1) */
 };
 
 struct toleration {
