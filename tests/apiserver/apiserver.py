@@ -90,10 +90,10 @@ def conflict(kind, name, msg):
 
 # ---- patches -------------------------------------------------------------------------------
 
-# Merge keys of the lists the API patches by key (strategic merge); other lists are replaced.
+# Merge keys of the lists the API patches by key (strategic merge); other lists are replaced
+# (container status lists carry no patch merge key in v1: they are atomic).
 MERGE_KEYS = {
-    "conditions": "type", "containerStatuses": "name", "initContainerStatuses": "name",
-    "ephemeralContainerStatuses": "name", "podIPs": "ip", "hostIPs": "ip",
+    "conditions": "type", "podIPs": "ip", "hostIPs": "ip",
     "addresses": "type", "volumesAttached": "name", "ownerReferences": "uid",
     "containers": "name", "initContainers": "name", "volumes": "name", "env": "name",
     "volumeMounts": "mountPath", "tolerations": None, "resourceClaimStatuses": "name",
