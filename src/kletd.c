@@ -14,11 +14,13 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "store.h" /* store */
 #include "util.h"
 
 struct kletd {
 	struct klet_config  k_cfg;
 	struct loop        *k_loop;
+	struct store       *k_store;   /* store: <root-dir>/klet.db */
 	int                 k_lock_fd;
 	int                 k_stopping;
 	int64_t             k_started_ms;
@@ -112,6 +114,8 @@ kletd_housekeeping(void *arg)
 	struct kletd *k = arg;
 	static unsigned n;
 
+	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
+	store_checkpoint(k->k_store);
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++n % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);
@@ -187,6 +191,18 @@ main(int argc, char **argv)
 	}
 	k.k_started_ms = now_mono_ms();
 	k.k_loop = loop_new();
+	{ /* store: open after the root-dir lock; a refused database stops the daemon. */
+		char *serr = NULL, *dbpath = xsprintf("%s/klet.db", k.k_cfg.root_dir);
+
+		k.k_store = store_open(loop_base(k.k_loop), dbpath, &serr);
+		free(dbpath);
+		if (k.k_store == NULL) {
+			log_error("store: %s", serr);
+			free(serr);
+			rc = 1;
+			goto out;
+		}
+	}
 	loop_every(k.k_loop, "relist", 1000, kletd_relist, &k);
 	loop_every(k.k_loop, "sync", 1000, kletd_sync, &k);
 	loop_every(k.k_loop, "housekeeping", 2000, kletd_housekeeping, &k);
@@ -200,6 +216,10 @@ main(int argc, char **argv)
 		rc = 1;
 	log_info("kletd stopped after %llds", (long long)((now_mono_ms() - k.k_started_ms) / 1000));
 out:
+	if (k.k_store != NULL) { /* store: commit the last turn, then close */
+		store_flush(k.k_store);
+		store_close(k.k_store);
+	}
 	loop_free(k.k_loop);
 	if (k.k_lock_fd != -1)
 		close(k.k_lock_fd);

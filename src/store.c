@@ -59,42 +59,62 @@ enum stmt_id {
 };
 
 static const struct stmt_def {
+	const char *name;   /* for messages */
 	const char *sql;
 	char        cls;    /* ops of one class on one key replace each other; 0: never */
 	int         nkey;   /* leading parameters that form the key */
 } stmt_defs[S_NSTMT] = {
-	[S_PUT_POD] = { "INSERT OR REPLACE INTO pods (uid, source, ns, name, doc, format,"
-	                " updated_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?)", 'p', 1 },
-	[S_DEL_POD] = { "DELETE FROM pods WHERE uid = ?", 'p', 1 },
-	[S_PUT_WORKER] = { "INSERT OR REPLACE INTO workers (uid, state, grace_seconds,"
-	                   " grace_deadline_wall_ms, step, last_error, failures,"
-	                   " next_retry_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", 'w', 1 },
-	[S_DEL_WORKER] = { "DELETE FROM workers WHERE uid = ?", 'w', 1 },
-	[S_PUT_STATUS] = { "INSERT INTO statuses (uid, version, json) VALUES (?, ?, ?)"
-	                   " ON CONFLICT (uid) DO UPDATE SET version = excluded.version,"
-	                   " json = excluded.json", 's', 1 },
-	[S_ACK_STATUS] = { "INSERT INTO statuses (uid, acked_version) VALUES (?, ?)"
-	                   " ON CONFLICT (uid) DO UPDATE SET"
-	                   " acked_version = max(acked_version, excluded.acked_version)", 'a', 1 },
-	[S_DEL_STATUS] = { "DELETE FROM statuses WHERE uid = ?", 's', 1 },
-	[S_PUT_EXIT] = { "INSERT OR REPLACE INTO container_exits (container_id, uid, name,"
-	                 " restart_count, exit_code, reason, message, started_ns, finished_ns)"
-	                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", 'x', 1 },
-	[S_DEL_EXITS_FOR] = { "DELETE FROM container_exits WHERE uid = ?", 0, 0 },
-	[S_PUT_INTENT] = { "INSERT OR REPLACE INTO intents (uid, kind, name, attempt,"
-	                   " created_wall_ms) VALUES (?, ?, ?, ?, ?)", 'i', 4 },
-	[S_DEL_INTENT] = { "DELETE FROM intents WHERE uid = ? AND kind = ? AND name = ?"
-	                   " AND attempt = ?", 'i', 4 },
-	[S_DEL_INTENTS_FOR] = { "DELETE FROM intents WHERE uid = ?", 0, 0 },
-	[S_SET_META] = { "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", 'm', 1 },
-	[S_DEL_META] = { "DELETE FROM meta WHERE key = ?", 'm', 1 },
-	[S_PUT_EVENT] = { "INSERT INTO events (uid, reason, message, wall_ms)"
-	                  " VALUES (?, ?, ?, ?)", 'e', 0 },
-	[S_DEL_EVENTS_FOR] = { "DELETE FROM events WHERE uid = ?", 0, 0 },
-	[S_TRIM_EVENTS] = { "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
+	[S_PUT_POD] = { "put pod",
+	    "INSERT OR REPLACE INTO pods (uid, source, ns, name, doc, format,"
+	    " updated_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?)", 'p', 1 },
+	[S_DEL_POD] = { "del pod",
+	    "DELETE FROM pods WHERE uid = ?", 'p', 1 },
+	[S_PUT_WORKER] = { "put worker",
+	    "INSERT OR REPLACE INTO workers (uid, state, grace_seconds,"
+	    " grace_deadline_wall_ms, step, last_error, failures,"
+	    " next_retry_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", 'w', 1 },
+	[S_DEL_WORKER] = { "del worker",
+	    "DELETE FROM workers WHERE uid = ?", 'w', 1 },
+	[S_PUT_STATUS] = { "put status",
+	    "INSERT INTO statuses (uid, version, json) VALUES (?, ?, ?)"
+	    " ON CONFLICT (uid) DO UPDATE SET version = excluded.version,"
+	    " json = excluded.json", 's', 1 },
+	[S_ACK_STATUS] = { "ack status",
+	    "INSERT INTO statuses (uid, acked_version) VALUES (?, ?)"
+	    " ON CONFLICT (uid) DO UPDATE SET"
+	    " acked_version = max(acked_version, excluded.acked_version)", 'a', 1 },
+	[S_DEL_STATUS] = { "del status",
+	    "DELETE FROM statuses WHERE uid = ?", 's', 1 },
+	[S_PUT_EXIT] = { "put exit",
+	    "INSERT OR REPLACE INTO container_exits (container_id, uid, name,"
+	    " restart_count, exit_code, reason, message, started_ns, finished_ns)"
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", 'x', 1 },
+	[S_DEL_EXITS_FOR] = { "del exits for",
+	    "DELETE FROM container_exits WHERE uid = ?", 0, 0 },
+	[S_PUT_INTENT] = { "put intent",
+	    "INSERT OR REPLACE INTO intents (uid, kind, name, attempt,"
+	    " created_wall_ms) VALUES (?, ?, ?, ?, ?)", 'i', 4 },
+	[S_DEL_INTENT] = { "del intent",
+	    "DELETE FROM intents WHERE uid = ? AND kind = ? AND name = ?"
+	    " AND attempt = ?", 'i', 4 },
+	[S_DEL_INTENTS_FOR] = { "del intents for",
+	    "DELETE FROM intents WHERE uid = ?", 0, 0 },
+	[S_SET_META] = { "set meta",
+	    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", 'm', 1 },
+	[S_DEL_META] = { "del meta",
+	    "DELETE FROM meta WHERE key = ?", 'm', 1 },
+	[S_PUT_EVENT] = { "put event",
+	    "INSERT INTO events (uid, reason, message, wall_ms)"
+	    " VALUES (?, ?, ?, ?)", 'e', 0 },
+	[S_DEL_EVENTS_FOR] = { "del events for",
+	    "DELETE FROM events WHERE uid = ?", 0, 0 },
+	[S_TRIM_EVENTS] = { "trim events",
+	    "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
 	                    0, 0 },
-	[S_BEGIN] = { "BEGIN IMMEDIATE", 0, 0 },
-	[S_COMMIT] = { "COMMIT", 0, 0 },
+	[S_BEGIN] = { "begin",
+	    "BEGIN IMMEDIATE", 0, 0 },
+	[S_COMMIT] = { "commit",
+	    "COMMIT", 0, 0 },
 };
 
 enum param_type { P_NULL = 0, P_INT, P_TEXT, P_BLOB };
@@ -188,7 +208,8 @@ store_stmt(struct store *st, enum stmt_id id)
 	    sqlite3_prepare_v3(st->st_db, stmt_defs[id].sql, -1, SQLITE_PREPARE_PERSISTENT,
 	    &st->st_stmt[id], NULL) != SQLITE_OK) {
 		/* Our SQL against our schema: only out of memory or a broken file gets here. */
-		log_error("%s: prepare %d: %s", __func__, id, sqlite3_errmsg(st->st_db));
+		log_error("%s: prepare %s: %s", __func__, stmt_defs[id].name,
+		    sqlite3_errmsg(st->st_db));
 		return NULL;
 	}
 	return st->st_stmt[id];
@@ -426,7 +447,7 @@ store_exec_op(struct store *st, const struct op *op)
 	case SQLITE_TOOBIG:
 	case SQLITE_RANGE:
 		/* The write itself is wrong (a caller's bug): retrying it would wedge the store. */
-		log_error("store: write dropped: %s: %s", stmt_defs[op->stmt].sql,
+		log_error("store: write dropped: %s: %s", stmt_defs[op->stmt].name,
 		    sqlite3_errmsg(st->st_db));
 		return EXEC_BAD_OP;
 	default:
@@ -540,7 +561,7 @@ store_write(struct store *st, struct op *op)
 		st->st_nops--;
 		break;
 	case EXEC_FAILED:
-		store_fail(st, stmt_defs[j->stmt].sql);
+		store_fail(st, stmt_defs[j->stmt].name);
 		return;
 	}
 	if (st->st_nops >= st->st_compact_at)
@@ -595,7 +616,7 @@ store_replay(struct store *st)
 		case EXEC_BAD_OP: /* dropped (logged); the rest still commits */
 			break;
 		case EXEC_FAILED:
-			store_fail(st, stmt_defs[op->stmt].sql);
+			store_fail(st, stmt_defs[op->stmt].name);
 			return -1;
 		}
 	}
@@ -966,7 +987,7 @@ store_write_key(struct store *st, enum stmt_id id, const char *key)
 {
 	struct op op = { .stmt = id, .np = 1 };
 
-	if (!store_valid_key(stmt_defs[id].sql, "key", key))
+	if (!store_valid_key(stmt_defs[id].name, "key", key))
 		return;
 	param_text(&op.p[0], key);
 	store_write(st, &op);
