@@ -1,0 +1,211 @@
+/* test_source_file.c — static pod manifests: defaults, deterministic UIDs, invalid files,
+ * unchanged content, inotify on a real loop. */
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <event2/event.h>
+
+#include "events.h"
+#include "loop.h"
+#include "pod.h"
+#include "podconfig.h"
+#include "source_file.h"
+#include "util.h"
+
+static const char *web_yaml =
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels:\n    app: web\n"
+    "spec:\n  containers:\n  - name: httpd\n    image: klet.local/busybox:1.35\n"
+    "    command: [httpd, -f]\n";
+static const char *db_json =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"db\",\"namespace\":\"data\","
+    "\"annotations\":{\"a\":\"b\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"image\":\"klet.local/busybox:1.35\"}]}}";
+
+struct seen {
+	char               ops[64][96];
+	int                n;
+	struct event_base *base;
+	int                stop_at;
+};
+
+static void
+on_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
+{
+	struct seen *s = arg;
+
+	assert_true(s->n < 64);
+	snprintf(s->ops[s->n++], sizeof(s->ops[0]), "%s %s/%s %s", pod_op_name(op), pod->ns,
+	    pod->name, source);
+	if (s->base != NULL && s->n >= s->stop_at)
+		event_base_loopbreak(s->base);
+}
+
+static void
+write_file(const char *dir, const char *name, const char *content)
+{
+	char *path = xsprintf("%s/%s", dir, name), *tmp = xsprintf("%s/.tmp-%s", dir, name);
+	FILE *f = fopen(tmp, "w");
+
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+	assert_int_equal(rename(tmp, path), 0);
+	free(path);
+	free(tmp);
+}
+
+static void
+test_decode_defaults(void **state)
+{
+	struct pod *p, *p2;
+	char *doc, *doc2, err[256];
+	size_t len, len2;
+
+	(void)state;
+	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node1",
+	    &p, &doc, &len, err, sizeof(err)), 0);
+	assert_string_equal(p->name, "web-node1");
+	assert_string_equal(p->ns, "default");
+	assert_string_equal(p->node_name, "node1");
+	assert_int_equal(strlen(p->uid), 32);
+	assert_string_equal(kvlist_get(&p->annotations, "kubernetes.io/config.source"), "file");
+	assert_string_equal(kvlist_get(&p->annotations, "kubernetes.io/config.hash"), p->uid);
+	assert_string_equal(kvlist_get(&p->labels, "app"), "web");
+	assert_int_equal(strlen(doc), len);
+	/* Deterministic; depends on the node and the path. */
+	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node1",
+	    &p2, &doc2, &len2, err, sizeof(err)), 0);
+	assert_string_equal(p->uid, p2->uid);
+	assert_string_equal(doc, doc2);
+	pod_free(p2);
+	free(doc2);
+	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node2",
+	    &p2, &doc2, &len2, err, sizeof(err)), 0);
+	assert_string_not_equal(p->uid, p2->uid);
+	pod_free(p2);
+	free(doc2);
+	pod_free(p);
+	free(doc);
+	assert_int_equal(source_file_decode(db_json, strlen(db_json), "/m/db.json", "n", &p,
+	    &doc, &len, err, sizeof(err)), 0);
+	assert_string_equal(p->ns, "data");
+	assert_string_equal(p->name, "db-n");
+	assert_string_equal(kvlist_get(&p->annotations, "a"), "b");
+	pod_free(p);
+	free(doc);
+	assert_int_equal(source_file_decode("kind: Service\nmetadata: {name: x}\n", 33, "/x",
+	    "n", &p, &doc, &len, err, sizeof(err)), -1);
+	assert_int_equal(source_file_decode("{nope", 5, "/x", "n", &p, &doc, &len, err,
+	    sizeof(err)), -1);
+	assert_int_equal(source_file_decode("metadata: {}\n", 13, "/x", "n", &p, &doc, &len, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "metadata.name"));
+}
+
+static void
+test_scan_and_inotify(void **state)
+{
+	char tmpl[] = "/tmp/klet-sf-XXXXXX", *dir;
+	struct event_base *base = event_base_new();
+	struct podconfig_options o = { .node_name = "n1" };
+	struct seen s = { 0 };
+	struct podconfig *pc;
+	struct events *ev = events_new(0);
+	struct source_file *sf;
+	struct timeval limit = { 5, 0 };
+	char *cmd;
+
+	(void)state;
+	event_base_priority_init(base, LOOP_NPRI);
+	dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	write_file(dir, "web.yaml", web_yaml);
+	write_file(dir, "db.json", db_json);
+	write_file(dir, ".hidden.yaml", web_yaml);
+	write_file(dir, "bad.yaml", "metadata:\n  name: [oops\n");
+	pc = podconfig_new(&o, on_update, &s);
+	sf = source_file_new(base, pc, ev, dir, "n1", 60000);
+	s.base = base;
+	s.stop_at = 2;
+	event_base_loopexit(base, &limit);
+	event_base_dispatch(base);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.ops[0], "ADD data/db-n1 file");
+	assert_string_equal(s.ops[1], "ADD default/web-n1 file");
+	assert_int_equal(events_count(ev), 1); /* the bad file, reported once */
+	/* Unchanged content: nothing, and the error is not reported again. */
+	assert_int_equal(source_file_scan(sf), 2);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(events_count(ev), 1);
+	/* An edit (seen through inotify): the old UID goes, the new one comes. */
+	write_file(dir, "web.yaml", "metadata:\n  name: web\nspec:\n  containers:\n  - name: x\n"
+	    "    image: klet.local/busybox:1.35\n");
+	s.stop_at = 4;
+	event_base_loopexit(base, &limit);
+	event_base_dispatch(base);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.ops[2], "REMOVE default/web-n1 file");
+	assert_string_equal(s.ops[3], "ADD default/web-n1 file");
+	/* Removal, and fixing the bad file. */
+	cmd = xsprintf("%s/db.json", dir);
+	unlink(cmd);
+	free(cmd);
+	s.stop_at = 5;
+	event_base_loopexit(base, &limit);
+	event_base_dispatch(base);
+	assert_int_equal(s.n, 5);
+	assert_string_equal(s.ops[4], "REMOVE data/db-n1 file");
+	write_file(dir, "bad.yaml", "metadata:\n  name: good\nspec:\n  containers:\n  - name: x\n"
+	    "    image: klet.local/busybox:1.35\n");
+	s.stop_at = 6;
+	event_base_loopexit(base, &limit);
+	event_base_dispatch(base);
+	assert_int_equal(s.n, 6);
+	assert_string_equal(s.ops[5], "ADD default/good-n1 file");
+	assert_true(source_file_scans(sf) >= 4);
+	source_file_free(sf);
+	podconfig_free(pc);
+	events_free(ev);
+	event_base_free(base);
+	cmd = xsprintf("rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
+static void
+test_missing_dir(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct podconfig_options o = { .node_name = "n1" };
+	struct seen s = { 0 };
+	struct podconfig *pc = podconfig_new(&o, on_update, &s);
+	struct source_file *sf = source_file_new(base, pc, NULL, "/nonexistent/klet", "n1", 0);
+
+	(void)state;
+	assert_int_equal(source_file_scan(sf), 0);
+	assert_int_equal(s.n, 0);
+	source_file_free(sf);
+	podconfig_free(pc);
+	event_base_free(base);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_defaults),
+		cmocka_unit_test(test_scan_and_inotify),
+		cmocka_unit_test(test_missing_dir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
