@@ -59,8 +59,8 @@ void grpc_call_cancel(struct grpc_call *);
 
 /* Pure helpers (exported for tests). */
 
-/* The canonical upper-case name of a code ("UNAVAILABLE"); "UNKNOWN(n)" style never: codes
- * outside the table give "UNKNOWN". */
+/* The canonical upper-case name of a code ("UNAVAILABLE"); codes outside the table give
+ * "UNKNOWN". A static string. */
 const char *grpc_code_name(int code);
 /* Formats a grpc-timeout value ("250m", "120S", ...: at most 8 digits and a unit) into buf
  * (at least 16 bytes). ms <= 0 gives "0n". Returns buf. */

@@ -102,6 +102,8 @@ struct h2_session *h2_session_new(struct event_base *, const struct h2_options *
 void h2_session_free(struct h2_session *);
 /* Starts a connection if there is none. Returns 0. */
 int  h2_session_connect(struct h2_session *);
+/* The event_base the session runs on. */
+struct event_base *h2_session_base(const struct h2_session *);
 /* 1 when the current connection is up. */
 int  h2_session_connected(const struct h2_session *);
 /* Closes the current connection (its streams fail with H2_ERR_CLOSED, reason given), as if

@@ -1129,6 +1129,12 @@ h2_session_connect(struct h2_session *s)
 	return 0;
 }
 
+struct event_base *
+h2_session_base(const struct h2_session *s)
+{
+	return s->s_base;
+}
+
 int
 h2_session_connected(const struct h2_session *s)
 {
