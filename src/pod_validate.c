@@ -1,0 +1,692 @@
+/* pod_validate.c — the API server's checks on a decoded pod that the kubelet relies on:
+ * names, images, duplicates, DNS names, ports, probes and hooks, volumes, sidecar rules,
+ * negative durations. The first failure is reported as "field.path: reason".
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pod.h"
+#include "util.h"
+
+struct val {
+	char   *err;
+	size_t  errlen;
+};
+
+static int
+vfail(struct val *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+vfail(struct val *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->err != NULL && v->errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(v->err, v->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int
+is_lower_alnum(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static int
+is_alnum(int c)
+{
+	return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* RFC 1123 label: at most 63 of [a-z0-9-], starting and ending alphanumeric. */
+static int
+dns_label(const char *s)
+{
+	size_t i, n;
+
+	if (s == NULL || (n = strlen(s)) == 0 || n > 63)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!is_lower_alnum((unsigned char)s[i]) && s[i] != '-')
+			return 0;
+	return is_lower_alnum((unsigned char)s[0]) && is_lower_alnum((unsigned char)s[n - 1]);
+}
+
+/* RFC 1123 subdomain: at most 253, dot-separated labels. */
+static int
+dns_subdomain(const char *s)
+{
+	char label[254];
+	const char *p, *dot;
+	size_t n;
+
+	if (s == NULL || (n = strlen(s)) == 0 || n > 253)
+		return 0;
+	for (p = s;; p = dot + 1) {
+		dot = strchr(p, '.');
+		n = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		memcpy(label, p, n);
+		label[n] = '\0';
+		if (!dns_label(label))
+			return 0;
+		if (dot == NULL)
+			return 1;
+	}
+}
+
+/* A label key's name part or a label value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
+ * both ends (a value may be empty). */
+static int
+qualified_part(const char *s, int allow_empty)
+{
+	size_t i, n = s != NULL ? strlen(s) : 0;
+
+	if (n == 0)
+		return allow_empty;
+	if (n > 63)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!is_alnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return 0;
+	return is_alnum((unsigned char)s[0]) && is_alnum((unsigned char)s[n - 1]);
+}
+
+static int
+label_key(const char *k)
+{
+	const char *slash;
+	char prefix[254];
+	size_t n;
+
+	if (k == NULL)
+		return 0;
+	if ((slash = strchr(k, '/')) == NULL)
+		return qualified_part(k, 0);
+	n = (size_t)(slash - k);
+	if (n == 0 || n > 253)
+		return 0;
+	memcpy(prefix, k, n);
+	prefix[n] = '\0';
+	return dns_subdomain(prefix) && qualified_part(slash + 1, 0);
+}
+
+/* IANA service name (port names): at most 15 of [a-z0-9-], a letter somewhere, no "--",
+ * not starting or ending with '-'. */
+static int
+port_name(const char *s)
+{
+	size_t i, n = s != NULL ? strlen(s) : 0;
+	int letter = 0;
+
+	if (n == 0 || n > 15 || s[0] == '-' || s[n - 1] == '-' || strstr(s, "--") != NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!is_lower_alnum((unsigned char)s[i]) && s[i] != '-')
+			return 0;
+		if (s[i] >= 'a' && s[i] <= 'z')
+			letter = 1;
+	}
+	return letter;
+}
+
+static int
+empty(const char *s)
+{
+	return s == NULL || *s == '\0';
+}
+
+static const char *
+list_name(enum container_kind k)
+{
+	switch (k) {
+	case CK_INIT:
+		return "spec.initContainers";
+	case CK_EPHEMERAL:
+		return "spec.ephemeralContainers";
+	case CK_APP:
+		break;
+	}
+	return "spec.containers";
+}
+
+static int
+check_port_ref(struct val *v, const char *path, const struct int_or_str *p)
+{
+	if (p->is_str) {
+		if (!port_name(p->str))
+			return vfail(v, "%s.port: must be a port number or an IANA service name", path);
+	} else if (p->num < 1 || p->num > 65535)
+		return vfail(v, "%s.port: must be between 1 and 65535", path);
+	return 0;
+}
+
+/* A probe's or a hook's action. */
+static int
+check_handler(struct val *v, const char *path, const struct handler *h, int is_probe)
+{
+	static const char *const kinds[] = { "", "exec", "httpGet", "tcpSocket", "grpc", "sleep" };
+	size_t i;
+
+	if (h->h_nkinds == 0 || h->h_kind == HANDLER_NONE)
+		return vfail(v, "%s: must specify a handler type", path);
+	if (h->h_nkinds > 1)
+		return vfail(v, "%s: may not specify more than 1 handler type", path);
+	if (is_probe && h->h_kind == HANDLER_SLEEP)
+		return vfail(v, "%s.sleep: not supported in probes", path);
+	if (!is_probe && h->h_kind == HANDLER_GRPC)
+		return vfail(v, "%s.grpc: not supported in lifecycle hooks", path);
+	switch (h->h_kind) {
+	case HANDLER_EXEC:
+		if (h->h_exec.n == 0)
+			return vfail(v, "%s.exec.command: required", path);
+		break;
+	case HANDLER_HTTP_GET:
+	case HANDLER_TCP_SOCKET: {
+		char sub[300];
+
+		snprintf(sub, sizeof(sub), "%s.%s", path, kinds[h->h_kind]);
+		if (check_port_ref(v, sub, &h->h_port) < 0)
+			return -1;
+		if (h->h_kind == HANDLER_HTTP_GET && h->h_scheme != NULL &&
+		    strcmp(h->h_scheme, "HTTP") != 0 && strcmp(h->h_scheme, "HTTPS") != 0)
+			return vfail(v, "%s.scheme: unsupported value \"%s\"", sub, h->h_scheme);
+		for (i = 0; i < h->h_nheaders; i++)
+			if (empty(h->h_headers[i].name))
+				return vfail(v, "%s.httpHeaders[%zu].name: required", sub, i);
+		break;
+	}
+	case HANDLER_GRPC:
+		if (h->h_grpc_port < 1 || h->h_grpc_port > 65535)
+			return vfail(v, "%s.grpc.port: must be between 1 and 65535", path);
+		break;
+	case HANDLER_SLEEP:
+		if (h->h_sleep_seconds < 0)
+			return vfail(v, "%s.sleep.seconds: must be greater than or equal to 0", path);
+		break;
+	case HANDLER_NONE:
+		break;
+	}
+	return 0;
+}
+
+static int
+check_probe(struct val *v, const char *cpath, const char *name, const struct probe *p,
+            int must_succeed_once)
+{
+	char path[300];
+
+	if (p == NULL)
+		return 0;
+	snprintf(path, sizeof(path), "%s.%s", cpath, name);
+	if (check_handler(v, path, &p->pr_handler, 1) < 0)
+		return -1;
+	if (p->pr_initial_delay < 0)
+		return vfail(v, "%s.initialDelaySeconds: must be greater than or equal to 0", path);
+	if (p->pr_timeout < 1)
+		return vfail(v, "%s.timeoutSeconds: must be greater than or equal to 1", path);
+	if (p->pr_period < 1)
+		return vfail(v, "%s.periodSeconds: must be greater than or equal to 1", path);
+	if (p->pr_success_threshold < 1)
+		return vfail(v, "%s.successThreshold: must be greater than or equal to 1", path);
+	if (must_succeed_once && p->pr_success_threshold != 1)
+		return vfail(v, "%s.successThreshold: must be 1", path);
+	if (p->pr_failure_threshold < 1)
+		return vfail(v, "%s.failureThreshold: must be greater than or equal to 1", path);
+	if (p->pr_termination_grace.set && p->pr_termination_grace.v <= 0)
+		return vfail(v, "%s.terminationGracePeriodSeconds: must be greater than 0", path);
+	return 0;
+}
+
+static int
+check_resources(struct val *v, const char *cpath, const struct resources *r)
+{
+	size_t i;
+	const struct quantity *lim;
+
+	for (i = 0; i < r->requests.n; i++) {
+		const struct quantity *q = &r->requests.items[i];
+
+		if (empty(q->name))
+			return vfail(v, "%s.resources.requests: empty resource name", cpath);
+		if (q->milli < 0)
+			return vfail(v, "%s.resources.requests.%s: must be greater than or equal to 0",
+			    cpath, q->name);
+		lim = resource_list_get(&r->limits, q->name);
+		if (lim != NULL && q->milli > lim->milli)
+			return vfail(v, "%s.resources.requests.%s: must be less than or equal to the "
+			    "%s limit", cpath, q->name, q->name);
+	}
+	for (i = 0; i < r->limits.n; i++) {
+		const struct quantity *q = &r->limits.items[i];
+
+		if (empty(q->name))
+			return vfail(v, "%s.resources.limits: empty resource name", cpath);
+		if (q->milli < 0)
+			return vfail(v, "%s.resources.limits.%s: must be greater than or equal to 0",
+			    cpath, q->name);
+	}
+	return 0;
+}
+
+static int
+check_security(struct val *v, const char *path, const struct security_context *sc)
+{
+	if (sc == NULL)
+		return 0;
+	if (sc->run_as_user.set && (sc->run_as_user.v < 0 || sc->run_as_user.v > INT32_MAX))
+		return vfail(v, "%s.runAsUser: must be between 0 and 2147483647", path);
+	if (sc->run_as_group.set && (sc->run_as_group.v < 0 || sc->run_as_group.v > INT32_MAX))
+		return vfail(v, "%s.runAsGroup: must be between 0 and 2147483647", path);
+	if (sc->privileged.set && sc->privileged.v && sc->allow_privilege_escalation.set &&
+	    !sc->allow_privilege_escalation.v)
+		return vfail(v, "%s: cannot set allowPrivilegeEscalation to false and "
+		    "privileged to true", path);
+	if (sc->seccomp.type != NULL) {
+		if (strcmp(sc->seccomp.type, "Localhost") == 0) {
+			if (empty(sc->seccomp.localhost))
+				return vfail(v, "%s.seccompProfile.localhostProfile: required when "
+				    "type is Localhost", path);
+		} else if (strcmp(sc->seccomp.type, "RuntimeDefault") != 0 &&
+		    strcmp(sc->seccomp.type, "Unconfined") != 0)
+			return vfail(v, "%s.seccompProfile.type: unsupported value \"%s\"", path,
+			    sc->seccomp.type);
+	}
+	return 0;
+}
+
+static const struct volume *
+find_volume(const struct pod *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->nvolumes; i++)
+		if (streq_null(p->volumes[i].v_name, name))
+			return &p->volumes[i];
+	return NULL;
+}
+
+/* Returns 1 if the name appears in one of the lists before (list, index). */
+static int
+name_seen_before(const struct pod *p, const struct container *c)
+{
+	const struct container *lists[3] = { p->init_containers, p->containers,
+		p->ephemeral_containers };
+	size_t ns[3] = { p->ninit_containers, p->ncontainers, p->nephemeral_containers };
+	size_t l, i;
+
+	for (l = 0; l < 3; l++)
+		for (i = 0; i < ns[l]; i++) {
+			if (&lists[l][i] == c)
+				return 0;
+			if (streq_null(lists[l][i].c_name, c->c_name))
+				return 1;
+		}
+	return 0;
+}
+
+static int
+check_container(struct val *v, const struct pod *p, const struct container *c,
+                enum container_kind kind, size_t idx)
+{
+	char path[128];
+	size_t i, j;
+	int sidecar = kind == CK_INIT && c->c_has_restart_policy &&
+	    c->c_restart_policy == RESTART_ALWAYS;
+
+	snprintf(path, sizeof(path), "%s[%zu]", list_name(kind), idx);
+	if (empty(c->c_name))
+		return vfail(v, "%s.name: required", path);
+	if (!dns_label(c->c_name))
+		return vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, c->c_name);
+	if (name_seen_before(p, c))
+		return vfail(v, "%s.name: duplicate name \"%s\"", path, c->c_name);
+	if (empty(c->c_image))
+		return vfail(v, "%s.image: required", path);
+	if (c->c_has_restart_policy) {
+		if (kind != CK_INIT)
+			return vfail(v, "%s.restartPolicy: may only be set on init containers", path);
+		if (c->c_restart_policy != RESTART_ALWAYS)
+			return vfail(v, "%s.restartPolicy: must be Always (got %s)", path,
+			    restart_policy_name(c->c_restart_policy));
+	}
+	for (i = 0; i < c->c_nports; i++) {
+		const struct container_port *cp = &c->c_ports[i];
+
+		if (kind == CK_EPHEMERAL)
+			return vfail(v, "%s.ports: may not be set for ephemeral containers", path);
+		if (cp->container_port < 1 || cp->container_port > 65535)
+			return vfail(v, "%s.ports[%zu].containerPort: must be between 1 and 65535",
+			    path, i);
+		if (cp->host_port < 0 || cp->host_port > 65535)
+			return vfail(v, "%s.ports[%zu].hostPort: must be between 0 and 65535", path, i);
+		if (p->host_network && cp->host_port != 0 && cp->host_port != cp->container_port)
+			return vfail(v, "%s.ports[%zu].hostPort: must match containerPort when "
+			    "hostNetwork is true", path, i);
+		if (cp->name != NULL && !port_name(cp->name))
+			return vfail(v, "%s.ports[%zu].name: \"%s\" is not an IANA service name",
+			    path, i, cp->name);
+		for (j = 0; j < i; j++)
+			if (cp->name != NULL && streq_null(c->c_ports[j].name, cp->name))
+				return vfail(v, "%s.ports[%zu].name: duplicate name \"%s\"", path, i,
+				    cp->name);
+	}
+	for (i = 0; i < c->c_nenv; i++) {
+		const char *n = c->c_env[i].name;
+
+		if (empty(n))
+			return vfail(v, "%s.env[%zu].name: required", path, i);
+		if (strchr(n, '=') != NULL)
+			return vfail(v, "%s.env[%zu].name: may not contain '='", path, i);
+		if ((c->c_env[i].src == ENV_CONFIG_MAP_KEY_REF ||
+		    c->c_env[i].src == ENV_SECRET_KEY_REF) &&
+		    (empty(c->c_env[i].ref_name) || empty(c->c_env[i].ref_key)))
+			return vfail(v, "%s.env[%zu].valueFrom: name and key are required", path, i);
+		if (c->c_env[i].src == ENV_FIELD_REF && empty(c->c_env[i].ref_key))
+			return vfail(v, "%s.env[%zu].valueFrom.fieldRef.fieldPath: required", path, i);
+		if (c->c_env[i].src == ENV_RESOURCE_FIELD_REF && empty(c->c_env[i].ref_key))
+			return vfail(v, "%s.env[%zu].valueFrom.resourceFieldRef.resource: required",
+			    path, i);
+	}
+	for (i = 0; i < c->c_nenv_from; i++)
+		if (empty(c->c_env_from[i].name))
+			return vfail(v, "%s.envFrom[%zu].%s.name: required", path, i,
+			    c->c_env_from[i].is_secret ? "secretRef" : "configMapRef");
+	if (kind == CK_EPHEMERAL &&
+	    (c->c_resources.requests.n > 0 || c->c_resources.limits.n > 0))
+		return vfail(v, "%s.resources: may not be set for ephemeral containers", path);
+	if (check_resources(v, path, &c->c_resources) < 0)
+		return -1;
+	for (i = 0; i < c->c_nmounts; i++) {
+		const struct volume_mount *m = &c->c_mounts[i];
+
+		if (empty(m->name))
+			return vfail(v, "%s.volumeMounts[%zu].name: required", path, i);
+		if (find_volume(p, m->name) == NULL)
+			return vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found", path, i,
+			    m->name);
+		if (empty(m->mount_path))
+			return vfail(v, "%s.volumeMounts[%zu].mountPath: required", path, i);
+		for (j = 0; j < i; j++)
+			if (streq_null(c->c_mounts[j].mount_path, m->mount_path))
+				return vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique", path, i);
+		if (m->sub_path != NULL && (m->sub_path[0] == '/' || strstr(m->sub_path, "..") != NULL))
+			return vfail(v, "%s.volumeMounts[%zu].subPath: must be a relative path "
+			    "without '..'", path, i);
+	}
+	if ((kind == CK_INIT && !sidecar) || kind == CK_EPHEMERAL) {
+		const char *why = kind == CK_INIT ?
+		    "may not be set for init containers without restartPolicy=Always" :
+		    "may not be set for ephemeral containers";
+
+		if (c->c_liveness != NULL)
+			return vfail(v, "%s.livenessProbe: %s", path, why);
+		if (c->c_readiness != NULL)
+			return vfail(v, "%s.readinessProbe: %s", path, why);
+		if (c->c_startup != NULL)
+			return vfail(v, "%s.startupProbe: %s", path, why);
+		if (kind == CK_EPHEMERAL && (c->c_post_start != NULL || c->c_pre_stop != NULL))
+			return vfail(v, "%s.lifecycle: %s", path, why);
+	}
+	if (check_probe(v, path, "livenessProbe", c->c_liveness, 1) < 0 ||
+	    check_probe(v, path, "readinessProbe", c->c_readiness, 0) < 0 ||
+	    check_probe(v, path, "startupProbe", c->c_startup, 1) < 0)
+		return -1;
+	if (c->c_post_start != NULL) {
+		char hp[200];
+
+		snprintf(hp, sizeof(hp), "%s.lifecycle.postStart", path);
+		if (check_handler(v, hp, c->c_post_start, 0) < 0)
+			return -1;
+	}
+	if (c->c_pre_stop != NULL) {
+		char hp[200];
+
+		snprintf(hp, sizeof(hp), "%s.lifecycle.preStop", path);
+		if (check_handler(v, hp, c->c_pre_stop, 0) < 0)
+			return -1;
+	}
+	if (empty(c->c_term_msg_path))
+		return vfail(v, "%s.terminationMessagePath: required", path);
+	if (c->c_stdin_once && !c->c_stdin)
+		return vfail(v, "%s.stdinOnce: requires stdin", path);
+	{
+		char sp[160];
+
+		snprintf(sp, sizeof(sp), "%s.securityContext", path);
+		if (check_security(v, sp, c->c_security) < 0)
+			return -1;
+	}
+	if (kind == CK_EPHEMERAL && c->c_target_container != NULL) {
+		const struct container *t = pod_find_container(p, c->c_target_container);
+
+		if (t == NULL || t->c_kind == CK_EPHEMERAL)
+			return vfail(v, "%s.targetContainerName: container \"%s\" not found", path,
+			    c->c_target_container);
+	}
+	return 0;
+}
+
+static int
+check_mode(struct val *v, const char *path, int32_t mode)
+{
+	if (mode != -1 && (mode < 0 || mode > 0777))
+		return vfail(v, "%s: must be a file mode between 0 and 0777", path);
+	return 0;
+}
+
+static int
+check_volume(struct val *v, const struct pod *p, const struct volume *vol, size_t idx)
+{
+	char path[128], sub[300];
+	size_t i;
+
+	snprintf(path, sizeof(path), "spec.volumes[%zu]", idx);
+	if (empty(vol->v_name))
+		return vfail(v, "%s.name: required", path);
+	if (!dns_label(vol->v_name))
+		return vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, vol->v_name);
+	for (i = 0; i < idx; i++)
+		if (streq_null(p->volumes[i].v_name, vol->v_name))
+			return vfail(v, "%s.name: duplicate name \"%s\"", path, vol->v_name);
+	if (vol->v_nsources > 1)
+		return vfail(v, "%s: may not specify more than 1 volume type", path);
+	switch (vol->v_kind) {
+	case VOL_HOST_PATH:
+		if (empty(vol->v_path))
+			return vfail(v, "%s.hostPath.path: required", path);
+		break;
+	case VOL_CONFIG_MAP:
+		if (empty(vol->v_source))
+			return vfail(v, "%s.configMap.name: required", path);
+		break;
+	case VOL_SECRET:
+		if (empty(vol->v_source))
+			return vfail(v, "%s.secret.secretName: required", path);
+		break;
+	case VOL_PVC:
+		if (empty(vol->v_source))
+			return vfail(v, "%s.persistentVolumeClaim.claimName: required", path);
+		break;
+	case VOL_NFS:
+		if (empty(vol->v_source))
+			return vfail(v, "%s.nfs.server: required", path);
+		if (empty(vol->v_path))
+			return vfail(v, "%s.nfs.path: required", path);
+		break;
+	case VOL_CSI:
+		if (empty(vol->v_source))
+			return vfail(v, "%s.csi.driver: required", path);
+		break;
+	case VOL_EMPTY_DIR:
+		if (vol->v_medium != NULL && *vol->v_medium != '\0' &&
+		    strcmp(vol->v_medium, "Memory") != 0 && strncmp(vol->v_medium, "HugePages", 9) != 0)
+			return vfail(v, "%s.emptyDir.medium: unsupported value \"%s\"", path,
+			    vol->v_medium);
+		if (vol->v_size_limit_milli < 0)
+			return vfail(v, "%s.emptyDir.sizeLimit: must be greater than or equal to 0",
+			    path);
+		break;
+	default:
+		break;
+	}
+	snprintf(sub, sizeof(sub), "%s.%s.defaultMode", path, vol->v_kind_name);
+	if (check_mode(v, sub, vol->v_default_mode) < 0)
+		return -1;
+	for (i = 0; i < vol->v_nitems; i++) {
+		const struct key_to_path *kp = &vol->v_items[i];
+
+		if (vol->v_kind != VOL_DOWNWARD_API && empty(kp->key))
+			return vfail(v, "%s.%s.items[%zu].key: required", path, vol->v_kind_name, i);
+		if (empty(kp->path))
+			return vfail(v, "%s.%s.items[%zu].path: required", path, vol->v_kind_name, i);
+		if (kp->path[0] == '/' || strstr(kp->path, "..") != NULL)
+			return vfail(v, "%s.%s.items[%zu].path: must be a relative path without '..'",
+			    path, vol->v_kind_name, i);
+		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].mode", path, vol->v_kind_name, i);
+		if (check_mode(v, sub, kp->mode) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+check_metadata(struct val *v, const struct pod *p)
+{
+	size_t i;
+
+	if (empty(p->name))
+		return vfail(v, "metadata.name: required");
+	if (!dns_subdomain(p->name))
+		return vfail(v, "metadata.name: \"%s\" is not a DNS-1123 subdomain", p->name);
+	if (p->ns != NULL && !dns_label(p->ns))
+		return vfail(v, "metadata.namespace: \"%s\" is not a DNS-1123 label", p->ns);
+	for (i = 0; i < p->labels.n; i++) {
+		if (!label_key(p->labels.items[i].k))
+			return vfail(v, "metadata.labels: \"%s\" is not a valid label key",
+			    p->labels.items[i].k);
+		if (!qualified_part(p->labels.items[i].v, 1))
+			return vfail(v, "metadata.labels[%s]: \"%s\" is not a valid label value",
+			    p->labels.items[i].k, p->labels.items[i].v);
+	}
+	for (i = 0; i < p->annotations.n; i++)
+		if (!label_key(p->annotations.items[i].k))
+			return vfail(v, "metadata.annotations: \"%s\" is not a valid annotation key",
+			    p->annotations.items[i].k);
+	if (p->deletion_grace.set && p->deletion_grace.v < 0)
+		return vfail(v, "metadata.deletionGracePeriodSeconds: must be greater than or "
+		    "equal to 0");
+	return 0;
+}
+
+static int
+check_pod_spec(struct val *v, const struct pod *p)
+{
+	size_t i;
+
+	if (p->ncontainers == 0)
+		return vfail(v, "spec.containers: required");
+	if (p->termination_grace.set && p->termination_grace.v < 0)
+		return vfail(v, "spec.terminationGracePeriodSeconds: must be greater than or "
+		    "equal to 0");
+	if (p->active_deadline.set && p->active_deadline.v < 1)
+		return vfail(v, "spec.activeDeadlineSeconds: must be greater than 0");
+	if (p->hostname != NULL && !dns_label(p->hostname))
+		return vfail(v, "spec.hostname: \"%s\" is not a DNS-1123 label", p->hostname);
+	if (p->subdomain != NULL && !dns_label(p->subdomain))
+		return vfail(v, "spec.subdomain: \"%s\" is not a DNS-1123 label", p->subdomain);
+	if (p->dns_policy == DNS_NONE && p->dns_config == NULL)
+		return vfail(v, "spec.dnsConfig: required when dnsPolicy is None");
+	if (p->dns_config != NULL) {
+		if (p->dns_policy == DNS_NONE && p->dns_config->nameservers.n == 0)
+			return vfail(v, "spec.dnsConfig.nameservers: at least one required when "
+			    "dnsPolicy is None");
+		if (p->dns_config->nameservers.n > 3)
+			return vfail(v, "spec.dnsConfig.nameservers: at most 3 allowed");
+		if (p->dns_config->searches.n > 32)
+			return vfail(v, "spec.dnsConfig.searches: at most 32 allowed");
+		for (i = 0; i < p->dns_config->options.n; i++)
+			if (empty(p->dns_config->options.items[i].k))
+				return vfail(v, "spec.dnsConfig.options[%zu].name: required", i);
+	}
+	for (i = 0; i < p->ntolerations; i++) {
+		const struct toleration *t = &p->tolerations[i];
+
+		if (t->op != NULL && strcmp(t->op, "Exists") != 0 && strcmp(t->op, "Equal") != 0)
+			return vfail(v, "spec.tolerations[%zu].operator: unsupported value \"%s\"", i,
+			    t->op);
+		if (t->op != NULL && strcmp(t->op, "Exists") == 0 && !empty(t->value))
+			return vfail(v, "spec.tolerations[%zu].value: must be empty when operator "
+			    "is Exists", i);
+		if (empty(t->key) && (t->op == NULL || strcmp(t->op, "Exists") != 0))
+			return vfail(v, "spec.tolerations[%zu].operator: must be Exists when key "
+			    "is empty", i);
+		if (t->effect != NULL && *t->effect != '\0' && strcmp(t->effect, "NoSchedule") != 0 &&
+		    strcmp(t->effect, "PreferNoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+			return vfail(v, "spec.tolerations[%zu].effect: unsupported value \"%s\"", i,
+			    t->effect);
+	}
+	for (i = 0; i < p->image_pull_secrets.n; i++)
+		if (empty(p->image_pull_secrets.v[i]))
+			return vfail(v, "spec.imagePullSecrets[%zu].name: required", i);
+	if (p->security != NULL) {
+		const struct pod_security_context *sc = p->security;
+
+		if (sc->run_as_user.set && (sc->run_as_user.v < 0 || sc->run_as_user.v > INT32_MAX))
+			return vfail(v, "spec.securityContext.runAsUser: must be between 0 and "
+			    "2147483647");
+		if (sc->run_as_group.set && (sc->run_as_group.v < 0 ||
+		    sc->run_as_group.v > INT32_MAX))
+			return vfail(v, "spec.securityContext.runAsGroup: must be between 0 and "
+			    "2147483647");
+		if (sc->fs_group.set && (sc->fs_group.v < 0 || sc->fs_group.v > INT32_MAX))
+			return vfail(v, "spec.securityContext.fsGroup: must be between 0 and "
+			    "2147483647");
+		for (i = 0; i < sc->nsupplemental_groups; i++)
+			if (sc->supplemental_groups[i] < 0 || sc->supplemental_groups[i] > INT32_MAX)
+				return vfail(v, "spec.securityContext.supplementalGroups[%zu]: must be "
+				    "between 0 and 2147483647", i);
+		for (i = 0; i < sc->sysctls.n; i++)
+			if (empty(sc->sysctls.items[i].k))
+				return vfail(v, "spec.securityContext.sysctls[%zu].name: required", i);
+		if (sc->seccomp.type != NULL) {
+			struct security_context tmp;
+
+			memset(&tmp, 0, sizeof(tmp));
+			tmp.seccomp = sc->seccomp;
+			if (check_security(v, "spec.securityContext", &tmp) < 0)
+				return -1;
+		}
+	}
+	for (i = 0; i < p->host_aliases.n; i++)
+		if (empty(p->host_aliases.items[i].k))
+			return vfail(v, "spec.hostAliases[%zu].ip: required", i);
+	for (i = 0; i < p->nvolumes; i++)
+		if (check_volume(v, p, &p->volumes[i], i) < 0)
+			return -1;
+	for (i = 0; i < p->ninit_containers; i++)
+		if (check_container(v, p, &p->init_containers[i], CK_INIT, i) < 0)
+			return -1;
+	for (i = 0; i < p->ncontainers; i++)
+		if (check_container(v, p, &p->containers[i], CK_APP, i) < 0)
+			return -1;
+	for (i = 0; i < p->nephemeral_containers; i++)
+		if (check_container(v, p, &p->ephemeral_containers[i], CK_EPHEMERAL, i) < 0)
+			return -1;
+	return 0;
+}
+
+int
+pod_validate(const struct pod *p, char *err, size_t errlen)
+{
+	struct val v = { err, errlen };
+
+	if (p == NULL)
+		return vfail(&v, "no pod");
+	if (check_metadata(&v, p) < 0 || check_pod_spec(&v, p) < 0)
+		return -1;
+	return 0;
+}
