@@ -851,7 +851,7 @@ store_open(struct event_base *base, const char *path, char **errp)
 	    store_exec_sql(st->st_db, "PRAGMA synchronous = NORMAL") != SQLITE_OK ||
 	    store_exec_sql(st->st_db, "PRAGMA wal_autocheckpoint = " STORE_WAL_AUTOCKPT)
 	    != SQLITE_OK ||
-	    store_exec_sql(st->st_db, "PRAGMA journal_size_limit = 4194304") != SQLITE_OK) {
+	    store_exec_sql(st->st_db, "PRAGMA journal_size_limit = 2097152") != SQLITE_OK) {
 		store_set_error(errp, "%s: cannot set up WAL: %s", path,
 		    sqlite3_errmsg(st->st_db));
 		goto fail;
