@@ -68,6 +68,13 @@ void kuberuntime_syncer(struct kuberuntime *, struct pw_syncer *out);
 void kuberuntime_set_resync(struct kuberuntime *, void (*fn)(const char *uid, void *arg),
          void *arg);
 
+/* The prober's latest results for a pod (liveness / startup failures make SyncPod kill
+ * and restart containers). fn fills out (borrowed, valid until the sync step returns) and
+ * returns 0, or -1 when it has nothing. Optional. */
+struct probe_set;
+void kuberuntime_set_probes(struct kuberuntime *,
+         int (*fn)(const char *uid, struct probe_set *out, void *arg), void *arg);
+
 /* ---- what the status code and podctl read ---- */
 
 /* The last start failure of one container (the kubelet's reasonCache): reason is one of
@@ -135,10 +142,11 @@ char *kuberuntime_pod_log_dir(const char *logs_dir, const struct pod *);
 /* The pod's directory under the root dir: ROOT/pods/UID (caller frees). */
 char *kuberuntime_pod_dir(const char *root_dir, const char *uid);
 
-/* The grace period killContainer starts from: the deletion grace period, else
- * terminationGracePeriodSeconds, else 30 (pod NULL, known only from the runtime: 2).
- * override >= 0 wins (it replaces what is left after the preStop hook). The result, as the
- * timeout given to StopContainer, is never below KR_MIN_GRACE_SECONDS. */
+/* The grace period killContainer starts from: override (>= 0, the pod worker's grace)
+ * wins; else the deletion grace period, else terminationGracePeriodSeconds, else 30 (pod
+ * NULL, known only from the runtime: 2). The preStop hook runs within it and its time is
+ * deducted; the rest is StopContainer's timeout, never below KR_MIN_GRACE_SECONDS (so this
+ * function never returns less). */
 #define KR_MIN_GRACE_SECONDS 2
 int64_t kuberuntime_grace(const struct pod *, int64_t override);
 
