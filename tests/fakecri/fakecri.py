@@ -322,7 +322,7 @@ class Proxy:
 
 class FakeCRI:
     def __init__(self, sock, control=None, images=None, pullable=None, proxy=True,
-                 events=True, workers=64, ip_prefix="10.88", quiet=True):
+                 events=True, workers=64, ip_prefix="10.88", quiet=True, serve_v1=True):
         self.sock = os.path.abspath(sock)
         self.control_path = control if control is not None else self.sock + ".ctl"
         self.use_proxy = proxy
@@ -330,6 +330,7 @@ class FakeCRI:
         self.workers = workers
         self.ip_prefix = ip_prefix
         self.quiet = quiet
+        self.serve_v1 = serve_v1
         self.lock = threading.RLock()
         self.sandboxes = {}
         self.containers = {}
@@ -373,6 +374,8 @@ class FakeCRI:
 
     def _handlers(self):
         handlers = []
+        if not self.serve_v1:
+            return handlers  # like a runtime that only knows v1alpha2: UNIMPLEMENTED
         for sname, sdesc in pb.DESCRIPTOR.services_by_name.items():
             table = {}
             for m in sdesc.methods:
@@ -457,7 +460,7 @@ class FakeCRI:
             if r is not None and r.garbage:
                 return b"\x0a\xff\xff\xff\xff\x0f\x01"
             if r is not None and r.oversize:
-                body = resp.SerializeToString()
+                body = self._serialize(resp)
                 pad = r.oversize
                 return body + varint((1000 << 3) | 2) + varint(pad) + b"\0" * pad
             return resp
@@ -687,6 +690,7 @@ class FakeCRI:
             s.state = pb.SANDBOX_READY
             s.created_at = now_ns()
             s.handler = req.runtime_handler
+            s.entry = None
             s.host_net = host_net
             if host_net:
                 s.ip = ""
@@ -718,7 +722,7 @@ class FakeCRI:
                     return pb.RemovePodSandboxResponse()
                 raise
             if s.state == pb.SANDBOX_READY:
-                raise Abort(SC.UNKNOWN, 'sandbox container "%s" is not fully stopped' % s.id)
+                self._stop_sandbox(s)  # forcibly, as the CRI asks
             for c in list(self.containers.values()):
                 if c.sandbox_id == s.id:
                     del self.containers[c.id]
@@ -745,9 +749,20 @@ class FakeCRI:
                 r.info["info"] = json.dumps({"pid": 0, "fakecri": True, "hostNetwork": s.host_net})
         return r
 
+    def _sandbox_entry(self, s):
+        if s.entry is None or s.entry[0] != s.state:
+            it = pb.PodSandbox(id=s.id, state=s.state, created_at=s.created_at,
+                               runtime_handler=s.handler)
+            it.metadata.CopyFrom(s.config.metadata)
+            it.labels.update(s.config.labels)
+            it.annotations.update(s.config.annotations)
+            b = it.SerializeToString()
+            s.entry = (s.state, b"\x0a" + varint(len(b)) + b)
+        return s.entry[1]
+
     def rpc_ListPodSandbox(self, req, ctx):
         f = req.filter
-        r = pb.ListPodSandboxResponse()
+        out = []
         with self.lock:
             for s in self.sandboxes.values():
                 if f.id and not s.id.startswith(f.id):
@@ -756,12 +771,8 @@ class FakeCRI:
                     continue
                 if not self._labels_match(s.config.labels, f.label_selector):
                     continue
-                it = r.items.add(id=s.id, state=s.state, created_at=s.created_at,
-                                 runtime_handler=s.handler)
-                it.metadata.CopyFrom(s.config.metadata)
-                it.labels.update(s.config.labels)
-                it.annotations.update(s.config.annotations)
-        return r
+                out.append(self._sandbox_entry(s))
+        return b"".join(out)  # a serialized ListPodSandboxResponse (field 1, repeated)
 
     def rpc_CreateContainer(self, req, ctx):
         cfg = req.config
@@ -794,6 +805,7 @@ class FakeCRI:
             c.reason = ""
             c.message = ""
             c.exit_at = None
+            c.entry = None
             c.resources = pb.LinuxContainerResources()
             c.resources.CopyFrom(cfg.linux.resources)
             env = {kv.key: kv.value for kv in cfg.envs}
@@ -869,10 +881,23 @@ class FakeCRI:
             self._event(c, pb.CONTAINER_DELETED_EVENT)
         return pb.RemoveContainerResponse()
 
+    def _container_entry(self, c):
+        """ListContainers entry of c, serialized once per state (big lists stay cheap)."""
+        if c.entry is None or c.entry[0] != c.state:
+            it = pb.Container(id=c.id, pod_sandbox_id=c.sandbox_id, state=c.state,
+                              created_at=c.created_at, image_ref=c.image.id, image_id=c.image.id)
+            it.metadata.CopyFrom(c.config.metadata)
+            it.image.image = c.config.image.image
+            it.labels.update(c.config.labels)
+            it.annotations.update(c.config.annotations)
+            b = it.SerializeToString()
+            c.entry = (c.state, b"\x0a" + varint(len(b)) + b)
+        return c.entry[1]
+
     def rpc_ListContainers(self, req, ctx):
         self._reap()
         f = req.filter
-        r = pb.ListContainersResponse()
+        out = []
         with self.lock:
             for c in self.containers.values():
                 if f.id and not c.id.startswith(f.id):
@@ -883,14 +908,8 @@ class FakeCRI:
                     continue
                 if not self._labels_match(c.config.labels, f.label_selector):
                     continue
-                it = r.containers.add(id=c.id, pod_sandbox_id=c.sandbox_id, state=c.state,
-                                      created_at=c.created_at, image_ref=c.image.id,
-                                      image_id=c.image.id)
-                it.metadata.CopyFrom(c.config.metadata)
-                it.image.image = c.config.image.image
-                it.labels.update(c.config.labels)
-                it.annotations.update(c.config.annotations)
-        return r
+                out.append(self._container_entry(c))
+        return b"".join(out)  # a serialized ListContainersResponse (field 1, repeated)
 
     def _container_status(self, c):
         st = pb.ContainerStatus(id=c.id, state=c.state, created_at=c.created_at,
@@ -1311,6 +1330,8 @@ def main(argv=None):
                     "socket (drop then restarts the server instead)")
     ap.add_argument("--no-events", action="store_true", help="GetContainerEvents answers "
                     "UNIMPLEMENTED, as containerd 1.6")
+    ap.add_argument("--no-v1", action="store_true", help="serve no runtime.v1 service at all "
+                    "(every call: UNIMPLEMENTED, as an old v1alpha2-only runtime)")
     ap.add_argument("--populate", default="", help="PODS[xCONTAINERS]: running pods at start")
     ap.add_argument("--workers", type=int, default=64)
     ap.add_argument("--ready-file", help="write 'ready' here once serving")
@@ -1319,7 +1340,8 @@ def main(argv=None):
     images = None if a.images is None else [x for x in a.images.split(",") if x]
     f = FakeCRI(a.socket, control=a.control, images=images,
                 pullable=[x for x in a.pullable.split(",") if x], proxy=not a.no_proxy,
-                events=not a.no_events, workers=a.workers, quiet=not a.verbose)
+                events=not a.no_events, workers=a.workers, quiet=not a.verbose,
+                serve_v1=not a.no_v1)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
