@@ -49,6 +49,7 @@ try:
     import h2.events
     import h2.exceptions
     import h2.settings
+    import hyperframe.frame
 except ImportError:
     sys.stderr.write("apiserver.py: python3-h2 is missing\n")
     sys.exit(77)
@@ -967,6 +968,7 @@ class Conn(asyncio.Protocol):
         self.closed = False
         self.goaway = False
         self.busy = False
+        self.stalled = False
 
     def connection_made(self, transport):
         self.transport = transport
@@ -1006,7 +1008,7 @@ class Conn(asyncio.Protocol):
             self.transport.abort()
 
     def flush(self):
-        if self.h2 is not None and not self.closed:
+        if self.h2 is not None and not self.closed and not self.stalled:
             data = self.h2.data_to_send()
             if data:
                 self.transport.write(data)
@@ -1133,10 +1135,12 @@ class Conn(asyncio.Protocol):
             return
         self.goaway = True
         last = self.h2.highest_inbound_stream_id
-        self.h2.close_connection(error_code=0, last_stream_id=last)
+        # Written by hand: python-h2 refuses to send anything after its own GOAWAY, while a
+        # draining server must still finish the streams it accepted.
         self.flush()
-        for st in self.streams.values():
-            pass
+        self.transport.write(hyperframe.frame.GoAwayFrame(
+            stream_id=0, last_stream_id=last, error_code=0).serialize())
+        self.maybe_close_after_goaway()
 
     def maybe_close_after_goaway(self):
         if self.goaway and not self.streams and not self.closed:
@@ -1296,13 +1300,17 @@ class Control:
         if p == ["stall"]:
             secs = float(q.get("seconds", "1"))
             conns = list(srv.conns.values())
+            # Neither reads nor writes: to the client, a silent peer.
             for c in conns:
                 c.transport.pause_reading()
+                c.stalled = True
 
             def resume():
                 for c in conns:
+                    c.stalled = False
                     if not c.closed:
                         c.transport.resume_reading()
+                        c.flush()
             asyncio.get_running_loop().call_later(secs, resume)
             return 200, {"stalled": len(conns)}
         if p == ["objects"]:

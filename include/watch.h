@@ -1,0 +1,67 @@
+/* watch.h — the reflector for this node's pods: LIST (paged) then WATCH, feeding podconfig's
+ * "api" source.
+ *
+ * LIST /api/v1/pods?fieldSelector=spec.nodeName=NODE&limit=N (continue until done) hands
+ * the whole set to podconfig (podconfig_set_source: pods gone since are REMOVEd); then
+ * WATCH from the list's resourceVersion with allowWatchBookmarks=true and a random
+ * timeoutSeconds. ADDED / MODIFIED -> podconfig_upsert, DELETED -> podconfig_remove;
+ * BOOKMARKs and events advance the position, which is saved in the store (meta key
+ * WATCH_META_RV). A stream that ends is re-watched from the position; ERROR 410 (or a 410
+ * answer) relists; an event that cannot be decoded is logged and causes a relist. Failures
+ * back off 0.8 s doubling to 30 s with jitter.
+ *
+ * With a stored position (resume), the stored "api" pods are loaded into podconfig and the
+ * watch starts from that position without a LIST; if the server says 410, it relists.
+ */
+#ifndef KLET_WATCH_H
+#define KLET_WATCH_H
+
+#include <stdint.h>
+
+struct event_base;
+struct api;
+struct podconfig;
+struct store;
+struct watch;
+
+#define WATCH_META_RV "pods.resourceVersion"
+
+struct watch_options {
+	const char       *node;         /* required */
+	struct podconfig *pc;           /* required: receives the "api" source */
+	struct store     *store;        /* may be NULL: no persistence, no resume */
+	int               resume;       /* 1: resume from the stored position when there is one */
+	int               page_limit;   /* 0: 500 */
+	int               min_timeout_s;/* 0: 300 */
+	int               max_timeout_s;/* 0: 600 */
+};
+
+enum watch_state {
+	WATCH_IDLE = 0,     /* waiting (backoff) before a list or a watch */
+	WATCH_LISTING,
+	WATCH_WATCHING,
+};
+
+struct watch_stats {
+	enum watch_state state;
+	uint64_t lists;          /* LIST requests (pages) */
+	uint64_t relists;        /* full relists after the first */
+	uint64_t watches;        /* WATCH requests */
+	uint64_t events;         /* ADDED / MODIFIED / DELETED */
+	uint64_t bookmarks;
+	uint64_t expired;        /* 410s */
+	uint64_t decode_errors;
+	uint64_t failures;       /* failed requests */
+	char     rv[64];         /* current position ("" before the first list) */
+};
+
+/* Starts at once (list, or watch when resuming). opts strings are copied. Never NULL. */
+struct watch *watch_new(struct event_base *, struct api *, const struct watch_options *opts);
+/* Cancels the pending request; no further podconfig calls. NULL is a no-op. */
+void watch_free(struct watch *);
+void watch_get_stats(const struct watch *, struct watch_stats *);
+/* 1 once the first list (or resume) has delivered the api source's pods. */
+int  watch_synced(const struct watch *);
+const char *watch_state_name(enum watch_state);
+
+#endif

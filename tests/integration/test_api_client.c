@@ -1,0 +1,468 @@
+/* test_api_client.c — the API client and the reflector against the API server stand-in.
+ * Run by test_api.sh, which starts the stand-in and sets KLET_TEST_KUBECONFIG,
+ * KLET_TEST_AS_CTL (control port) and optionally KLET_TEST_MODE:
+ *   (unset)   requests, errors, faults, list+watch, bookmarks, 410, GOAWAY, outage
+ *   no-h2     the server does not offer h2: a clear error
+ *   wrong-ca  the server's certificate does not verify: the call fails
+ * Prints TAP-style lines and "N passed, N failed"; exits 1 on a failure. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "api.h"
+#include "json.h"
+#include "kubeconfig.h"
+#include "log.h"
+#include "podconfig.h"
+#include "util.h"
+#include "watch.h"
+
+static struct event_base *base;
+static const char *ctl_port;
+static int npass, nfail;
+
+static void
+check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		npass++;
+	else
+		nfail++;
+}
+
+static void
+tick(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+}
+
+/* Runs the loop until cond(arg) holds or ms pass. Returns cond's last value. */
+static int
+run_until(int (*cond)(void *), void *arg, int64_t ms)
+{
+	struct event *t = event_new(base, -1, EV_PERSIST, tick, NULL);
+	struct timeval tv = { 0, 20000 };
+	int64_t end = now_mono_ms() + ms;
+	int r;
+
+	event_add(t, &tv);
+	while (!(r = cond(arg)) && now_mono_ms() < end)
+		event_base_loop(base, EVLOOP_ONCE);
+	event_free(t);
+	return r;
+}
+
+static int
+never(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* A control command; returns its output (caller frees). */
+static char *
+ctl(const char *fmt, ...)
+{
+	char path[512], *cmd, *out = xcalloc(1, 1 << 20);
+	va_list ap;
+	FILE *f;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	cmd = xsprintf("curl -s --max-time 20 'http://127.0.0.1:%s%s'", ctl_port, path);
+	f = popen(cmd, "r");
+	n = f ? fread(out, 1, (1 << 20) - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		pclose(f);
+	free(cmd);
+	return out;
+}
+
+static void
+ctl_create_pod(const char *name)
+{
+	char *cmd = xsprintf("curl -s --max-time 20 -X POST 'http://127.0.0.1:%s/pods' -d "
+	    "'{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":{\"nodeName\":"
+	    "\"node1\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox:1\"}]}}' >/dev/null",
+	    ctl_port, name);
+
+	if (system(cmd) != 0)
+		fprintf(stderr, "ctl create failed\n");
+	free(cmd);
+}
+
+static void
+ctl_quiet(const char *fmt, const char *a1)
+{
+	char *o = ctl(fmt, a1);
+
+	free(o);
+}
+
+/* ---- plain requests ---- */
+
+struct result {
+	int  done;
+	int  status;
+	char reason[64];
+	char message[512];
+	int64_t retry_after;
+	char *body;
+};
+
+static void
+got(const struct api_response *r, void *arg)
+{
+	struct result *res = arg;
+
+	res->done = 1;
+	res->status = r->status;
+	res->retry_after = r->retry_after_s;
+	snprintf(res->reason, sizeof(res->reason), "%s", r->reason);
+	snprintf(res->message, sizeof(res->message), "%s", r->message);
+	free(res->body);
+	res->body = xstrdup(r->body);
+}
+
+static int
+is_done(void *arg)
+{
+	return ((struct result *)arg)->done;
+}
+
+static void
+call(struct api *a, struct result *res, const char *method, const char *path,
+    const char *ctype, const char *body)
+{
+	free(res->body);
+	memset(res, 0, sizeof(*res));
+	api_request(a, method, path, ctype, body, body ? strlen(body) : 0, 0, got, res);
+	run_until(is_done, res, 30000);
+}
+
+/* ---- the reflector's output ---- */
+
+struct ops {
+	int add, update, remove, del, reconcile, reject;
+	char last[256];
+};
+
+static void
+on_op(enum pod_op op, const struct pod *p, const char *source, void *arg)
+{
+	struct ops *o = arg;
+
+	(void)source;
+	switch (op) {
+	case POD_OP_ADD: o->add++; break;
+	case POD_OP_UPDATE: o->update++; break;
+	case POD_OP_REMOVE: o->remove++; break;
+	case POD_OP_DELETE: o->del++; break;
+	case POD_OP_RECONCILE: o->reconcile++; break;
+	case POD_OP_REJECT: o->reject++; break;
+	}
+	snprintf(o->last, sizeof(o->last), "%s %s", pod_op_name(op), p->name);
+}
+
+struct wait_ops {
+	struct ops *o;
+	struct watch *w;
+	int add, remove, del;
+	uint64_t bookmarks, expired, watches;
+};
+
+static int
+ops_reached(void *arg)
+{
+	struct wait_ops *wo = arg;
+	struct watch_stats st;
+
+	watch_get_stats(wo->w, &st);
+	return wo->o->add >= wo->add && wo->o->remove >= wo->remove && wo->o->del >= wo->del &&
+	    st.bookmarks >= wo->bookmarks && st.expired >= wo->expired &&
+	    st.watches >= wo->watches;
+}
+
+static int
+synced(void *arg)
+{
+	return watch_synced(arg);
+}
+
+static int
+watching(void *arg)
+{
+	struct watch_stats st;
+
+	watch_get_stats(arg, &st);
+	return st.state == WATCH_WATCHING;
+}
+
+static int
+server_open_watches(void)
+{
+	char *s = ctl("/stats"), *p = strstr(s, "\"open_watches\": ");
+	int n = p ? atoi(p + 16) : -1;
+
+	free(s);
+	return n;
+}
+
+static int
+one_open_watch(void *arg)
+{
+	(void)arg;
+	return server_open_watches() == 1;
+}
+
+static void
+test_requests(struct api *a)
+{
+	struct result r = { 0 };
+	struct api_stats st;
+
+	call(a, &r, "GET", "/api/v1/namespaces/default/pods", NULL, NULL);
+	check(r.status == 200 && strstr(r.body, "\"PodList\"") != NULL, "GET a list: 200 PodList");
+	call(a, &r, "GET", "/api/v1/namespaces/default/pods/nosuch", NULL, NULL);
+	check(r.status == 404 && strcmp(r.reason, "NotFound") == 0 &&
+	    strstr(r.message, "not found") != NULL, "404 with the Status reason and message");
+	call(a, &r, "POST", "/api/v1/namespaces/default/pods", "application/json",
+	    "{\"metadata\":{\"name\":\"direct\"},\"spec\":{\"nodeName\":\"elsewhere\","
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}");
+	check(r.status == 201, "POST creates (201)");
+	call(a, &r, "PATCH", "/api/v1/namespaces/default/pods/direct/status",
+	    "application/strategic-merge-patch+json", "{\"status\":{\"phase\":\"Running\"}}");
+	check(r.status == 200 && strstr(r.body, "\"phase\":\"Running\"") != NULL,
+	    "PATCH status (strategic merge)");
+	free(ctl("/fail?n=1&code=429&retry_after=7"));
+	call(a, &r, "GET", "/api/v1/nodes", NULL, NULL);
+	check(r.status == 429 && r.retry_after == 7, "429 with Retry-After 7 (got %d, %lld)",
+	    r.status, (long long)r.retry_after);
+	free(ctl("/fail?n=1&code=503"));
+	call(a, &r, "GET", "/api/v1/nodes", NULL, NULL);
+	check(r.status == 503, "503 reported");
+	api_get_stats(a, &st);
+	check(st.connects == 1, "all of it on one connection (connects=%llu)",
+	    (unsigned long long)st.connects);
+	/* Many requests at once: multiplexed (the stand-in allows 100 streams at a time). */
+	{
+		struct result many[150];
+		int i, ok = 0;
+
+		memset(many, 0, sizeof(many));
+		for (i = 0; i < 150; i++)
+			api_request(a, "GET", "/api/v1/namespaces/default/pods/direct", NULL, NULL, 0,
+			    0, got, &many[i]);
+		for (i = 0; i < 150; i++) {
+			run_until(is_done, &many[i], 30000);
+			ok += many[i].status == 200;
+			free(many[i].body);
+		}
+		api_get_stats(a, &st);
+		check(ok == 150 && st.connects == 1, "150 concurrent requests on one connection "
+		    "(ok=%d connects=%llu)", ok, (unsigned long long)st.connects);
+	}
+	/* A response over the limit fails cleanly. */
+	free(r.body);
+	memset(&r, 0, sizeof(r));
+	api_request(a, "GET", "/api/v1/namespaces/default/pods", NULL, NULL, 0, 16, got, &r);
+	run_until(is_done, &r, 30000);
+	check(r.status == 0 && strstr(r.message, "larger than") != NULL,
+	    "response over max_body fails: %s", r.message);
+	free(r.body);
+}
+
+static void
+test_watch(struct api *a)
+{
+	struct podconfig_options po = { .node_name = "node1" };
+	struct ops o = { 0 };
+	struct podconfig *pc = podconfig_new(&po, on_op, &o);
+	struct watch_options wo = { .node = "node1", .pc = pc, .page_limit = 2,
+	                            .min_timeout_s = 300, .max_timeout_s = 600 };
+	struct wait_ops w8 = { .o = &o };
+	struct watch_stats st, st2;
+	struct api_stats as, as2;
+	struct watch *w;
+	char *s;
+	int i;
+
+	for (i = 1; i <= 5; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "pre%d", i);
+		ctl_create_pod(name);
+	}
+	w = watch_new(base, a, &wo);
+	w8.w = w;
+	run_until(synced, w, 20000);
+	watch_get_stats(w, &st);
+	check(watch_synced(w) && o.add == 5, "initial list: 5 pods ADDed (add=%d)", o.add);
+	check(st.lists == 3, "paged with limit=2: 3 pages (lists=%llu)",
+	    (unsigned long long)st.lists);
+	run_until(watching, w, 5000);
+	run_until(one_open_watch, NULL, 5000);
+	s = ctl("/log");
+	check(strstr(s, "\"allowWatchBookmarks\": \"true\"") != NULL &&
+	    strstr(s, "\"fieldSelector\": \"spec.nodeName=node1\"") != NULL &&
+	    strstr(s, "\"timeoutSeconds\": \"") != NULL, "watch asks for bookmarks, the node's "
+	    "pods and a timeout");
+	free(s);
+
+	ctl_create_pod("new1");
+	w8.add = 6;
+	check(run_until(ops_reached, &w8, 10000), "ADDED event -> ADD (add=%d)", o.add);
+	ctl_quiet("/pods/default/%s?method=DELETE", "new1");
+	w8.del = 1;
+	check(run_until(ops_reached, &w8, 10000), "graceful delete -> DELETE (del=%d)", o.del);
+	ctl_quiet("/pods/default/%s?method=DELETE&grace=0", "new1");
+	w8.remove = 1;
+	check(run_until(ops_reached, &w8, 10000), "DELETED event -> REMOVE (remove=%d)",
+	    o.remove);
+
+	/* Bookmarks advance the position. */
+	watch_get_stats(w, &st);
+	w8.bookmarks = st.bookmarks + 2;
+	check(run_until(ops_reached, &w8, 10000), "bookmarks received");
+	watch_get_stats(w, &st);
+	s = ctl("/stats");
+	check(strstr(s, "\"rv\": ") != NULL && atoi(strstr(s, "\"rv\": ") + 6) == atoi(st.rv),
+	    "bookmark moved the position to the server's (%s)", st.rv);
+	free(s);
+
+	/* A stream reset: re-watch from the position, nothing replayed, no relist. */
+	watch_get_stats(w, &st);
+	api_get_stats(a, &as);
+	free(ctl("/reset-watches"));
+	w8.watches = st.watches + 1;
+	run_until(ops_reached, &w8, 10000);
+	run_until(one_open_watch, NULL, 5000);
+	watch_get_stats(w, &st2);
+	check(st2.watches == st.watches + 1 && st2.lists == st.lists && o.add == 6,
+	    "reset watch stream: re-watched without a list or replay");
+
+	/* Compaction while the stream is down: 410 -> relist and diff. */
+	ctl_create_pod("c1");
+	w8.add = 7;
+	run_until(ops_reached, &w8, 10000);
+	free(ctl("/refuse?seconds=1&drop=1"));
+	ctl_quiet("/pods/default/%s?method=DELETE&grace=0", "pre1");  /* gone while away */
+	ctl_create_pod("c2");                                        /* new while away */
+	free(ctl("/compact"));
+	w8.expired = 1;
+	w8.add = 8;
+	w8.remove = 2;
+	check(run_until(ops_reached, &w8, 30000), "after an outage and compaction: 410, relist, "
+	    "diff (add=%d remove=%d)", o.add, o.remove);
+	watch_get_stats(w, &st);
+	check(st.relists >= 1 && st.expired >= 1, "relisted after 410 (relists=%llu)",
+	    (unsigned long long)st.relists);
+	api_get_stats(a, &as2);
+	check(as2.connects > as.connects && as2.reconnect_waits > as.reconnect_waits,
+	    "reconnected after the outage with a backoff");
+
+	/* GOAWAY: the old connection drains, the watch continues on a new one. */
+	run_until(watching, w, 5000);
+	run_until(one_open_watch, NULL, 10000);
+	api_get_stats(a, &as);
+	watch_get_stats(w, &st);
+	free(ctl("/goaway"));
+	w8.watches = st.watches + 1;
+	run_until(ops_reached, &w8, 10000);
+	run_until(one_open_watch, NULL, 10000);
+	ctl_create_pod("g1");
+	w8.add = o.add + 1;
+	check(run_until(ops_reached, &w8, 10000), "after GOAWAY: events still arrive");
+	api_get_stats(a, &as2);
+	watch_get_stats(w, &st2);
+	check(as2.connects == as.connects + 1 && st2.lists == st.lists,
+	    "GOAWAY: one new connection, no relist");
+
+	/* 5xx burst on the watch: retried. */
+	free(ctl("/fail?n=2&code=500&match=watch"));
+	free(ctl("/reset-watches"));
+	ctl_create_pod("f1");
+	w8.add = o.add + 1;
+	check(run_until(ops_reached, &w8, 20000), "500 burst on the watch: recovered");
+
+	/* A stalled server: PING timeout declares the connection dead. */
+	api_get_stats(a, &as);
+	free(ctl("/stall?seconds=4"));
+	ctl_create_pod("s1");
+	w8.add = o.add + 1;
+	check(run_until(ops_reached, &w8, 20000), "stalled connection: PING timeout, reconnect, "
+	    "event delivered");
+	api_get_stats(a, &as2);
+	check(as2.connects > as.connects, "a new connection after the stall");
+	check(o.reject == 0, "nothing rejected");
+
+	watch_free(w);
+	podconfig_free(pc);
+}
+
+int
+main(void)
+{
+	const char *kcpath = getenv("KLET_TEST_KUBECONFIG");
+	const char *mode = getenv("KLET_TEST_MODE");
+	struct api_options ao = { .ping_interval_ms = 1000, .ping_timeout_ms = 1000,
+	                          .request_timeout_ms = 20000, .backoff_min_ms = 200 };
+	struct kubeconfig *kc;
+	struct api *a;
+	char err[512];
+
+	ctl_port = getenv("KLET_TEST_AS_CTL");
+	if (kcpath == NULL || ctl_port == NULL) {
+		fprintf(stderr, "run me from test_api.sh\n");
+		return 77;
+	}
+	srandom((unsigned)getpid());
+	log_init(getenv("KLET_TEST_V") ? atoi(getenv("KLET_TEST_V")) : 0, 0);
+	base = event_base_new();
+	kc = kubeconfig_load(kcpath, err, sizeof(err));
+	if (kc == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	a = api_new(base, kc, &ao, err, sizeof(err));
+	check(a != NULL, "api_new: %s", a ? "ok" : err);
+	if (a == NULL)
+		return 1;
+	if (mode != NULL && (strcmp(mode, "no-h2") == 0 || strcmp(mode, "wrong-ca") == 0)) {
+		struct result r = { 0 };
+
+		ao.request_timeout_ms = 3000;
+		api_free(a);
+		a = api_new(base, kc, &ao, err, sizeof(err));
+		call(a, &r, "GET", "/api/v1/nodes", NULL, NULL);
+		check(r.status == 0, "%s: the request fails: %s", mode, r.message);
+		free(r.body);
+	} else {
+		test_requests(a);
+		test_watch(a);
+	}
+	run_until(never, NULL, 50);
+	api_free(a);
+	kubeconfig_free(kc);
+	run_until(never, NULL, 50);
+	event_base_free(base);
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail ? 1 : 0;
+}
