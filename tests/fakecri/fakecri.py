@@ -567,6 +567,11 @@ class FakeCRI:
         self.down = True
         if self.proxy:
             self.proxy.close_listener()
+        else:
+            try:
+                os.unlink(self.sock)
+            except FileNotFoundError:
+                pass
 
     def _go_up(self):
         if self.server is None:
@@ -847,9 +852,7 @@ class FakeCRI:
         with self.lock:
             c = self._find(self.containers, req.container_id, "container")
             if c.state != pb.CONTAINER_RUNNING:
-                if c.state == pb.CONTAINER_CREATED:
-                    self._exit(c, 0, "Completed")  # never ran; containerd marks it exited
-                return pb.StopContainerResponse()
+                return pb.StopContainerResponse()  # created or exited: nothing to stop
             ignore = c.plan["ignore_term"]
             if not ignore:
                 self._exit(c, 143, "Error")
