@@ -78,6 +78,9 @@ void podconfig_set_source(struct podconfig *, const char *source, struct podconf
 void podconfig_upsert(struct podconfig *, const char *source, struct podconfig_item *item);
 /* Removes uid from source; emits REMOVE if it was there. */
 void podconfig_remove(struct podconfig *, const char *source, const char *uid);
+/* Names a source that will deliver pods: until it is ready, podconfig_sources_ready() is 0
+ * (housekeeping then removes nothing). Call at start for each configured source. */
+void podconfig_add_source(struct podconfig *, const char *source);
 /* Marks source as having delivered its initial set (set_source does it too). */
 void podconfig_source_ready(struct podconfig *, const char *source);
 /* 1 when every source named so far is ready (the kubelet's sourcesReady). */

@@ -12,8 +12,18 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "cri.h"
+#include "events.h"
+#include "housekeeping.h"
+#include "kuberuntime.h"
 #include "log.h"
 #include "loop.h"
+#include "pleg.h"
+#include "pod.h"
+#include "podcache.h"
+#include "podconfig.h"
+#include "podworkers.h"
+#include "source_file.h"
 #include "store.h" /* store */
 #include "util.h"
 
@@ -21,6 +31,19 @@ struct kletd {
 	struct klet_config  k_cfg;
 	struct loop        *k_loop;
 	struct store       *k_store;   /* store: <root-dir>/klet.db */
+	struct events      *k_events;
+	struct cri         *k_cri;
+	struct podcache    *k_cache;
+	struct pleg        *k_pleg;
+	struct kuberuntime *k_kr;
+	struct podworkers  *k_workers;
+	struct podconfig   *k_config;
+	struct source_file *k_file;
+	struct housekeeping *k_hk;
+	struct loop_task   *k_relist_task;
+	size_t              k_logged_pods;
+	int64_t             k_relist_logged_ms;
+	int                 k_pleg_unhealthy;
 	int                 k_lock_fd;
 	int                 k_stopping;
 	int64_t             k_started_ms;
@@ -86,16 +109,364 @@ kletd_prepare_root(struct kletd *k)
 	return 0;
 }
 
+/* The pod workers' state_changed hook gets the syncer's argument, not ours. */
+static struct kletd *kletd_self;
+
+static void
+kletd_relist_done(int rc, void *arg)
+{
+	struct kletd *k = arg;
+	struct pleg_stats st;
+	int64_t now = now_mono_ms();
+
+	if (rc != 0)
+		return;
+	pleg_stats(k->k_pleg, &st);
+	/* At -v=2 when the number of pods changes, else every 30 s. */
+	if (st.pods != k->k_logged_pods || now - k->k_relist_logged_ms >= 30000) {
+		log_v(2, "relist pods=%zu containers=%zu sandboxes=%zu duration=%lldus "
+		    "max=%lldus status_calls=%zu", st.pods, st.containers, st.sandboxes,
+		    (long long)st.last_duration_us, (long long)st.max_duration_us,
+		    st.status_calls);
+		k->k_logged_pods = st.pods;
+		k->k_relist_logged_ms = now;
+	}
+}
+
 static void
 kletd_relist(void *arg)
 {
-	(void)arg;
+	struct kletd *k = arg;
+
+	if (k->k_pleg == NULL || !cri_ready(k->k_cri))
+		return;
+	pleg_relist(k->k_pleg, kletd_relist_done, k);
 }
 
 static void
 kletd_sync(void *arg)
 {
+	struct kletd *k = arg;
+
+	if (k->k_workers != NULL)
+		podworkers_sync_due(k->k_workers, now_mono_ms());
+}
+
+static void
+kletd_pleg_event(const struct pleg_event *ev, void *arg)
+{
+	struct kletd *k = arg;
+
+	/* As the kubelet: ContainerChanged (created / unknown) is no reason to sync. */
+	if (ev->type != PLEG_CONTAINER_CHANGED)
+		podworkers_kick(k->k_workers, ev->uid);
+}
+
+static void
+kletd_pleg_exit(const char *uid, const struct rt_container *c, void *arg)
+{
+	struct kletd *k = arg;
+	struct store_exit x;
+
+	log_v(2, "container exited pod uid=%s container=%s id=%s exit_code=%d reason=%s "
+	    "restarts=%d", uid, c->name != NULL ? c->name : "?", c->id, c->exit_code,
+	    c->reason != NULL ? c->reason : "", c->restart_count);
+	memset(&x, 0, sizeof(x));
+	x.container_id = c->id;
+	x.uid = uid;
+	x.name = c->name != NULL ? c->name : "";
+	x.restart_count = c->restart_count;
+	x.exit_code = c->exit_code;
+	x.reason = c->reason;
+	x.message = c->message;
+	x.started_ns = c->started_at;
+	x.finished_ns = c->finished_at;
+	store_put_exit(k->k_store, &x);
+}
+
+static void
+kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
+{
+	struct kletd *k = arg;
+	struct cri_info info;
+
+	if (ready) {
+		cri_info(cri, &info);
+		log_info("container runtime ready: %s %s (CRI %s)",
+		    info.runtime_name != NULL ? info.runtime_name : "?",
+		    info.runtime_version != NULL ? info.runtime_version : "?",
+		    info.runtime_api_version != NULL ? info.runtime_api_version : "?");
+		if (k->k_relist_task != NULL)
+			loop_task_kick(k->k_relist_task);
+	} else {
+		log_warnx("container runtime not ready: %s; pods wait for it",
+		    reason != NULL ? reason : "unknown");
+	}
+}
+
+static void
+kletd_resync(const char *uid, void *arg)
+{
+	struct kletd *k = arg;
+
+	podworkers_kick(k->k_workers, uid);
+}
+
+static const char *
+kletd_state_str(enum pw_state s)
+{
+	return pw_state_name(s);
+}
+
+static int
+kletd_state_parse(const char *s, enum pw_state *out)
+{
+	static const enum pw_state all[] = { PW_SYNC, PW_TERMINATING, PW_TERMINATED,
+		PW_FINISHED };
+	size_t i;
+
+	for (i = 0; i < nitems(all); i++) {
+		if (s != NULL && strcmp(s, pw_state_name(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Every worker state change goes to the store, with the grace deadline as a wall time. */
+static void
+kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t deadline_ms)
+{
+	struct kletd *k = kletd_self;
+	struct store_worker w;
+	struct pw_view v;
+
 	(void)arg;
+	if (k == NULL || k->k_store == NULL)
+		return;
+	memset(&w, 0, sizeof(w));
+	w.uid = uid;
+	w.state = kletd_state_str(state);
+	if (state == PW_TERMINATING) {
+		w.grace_deadline_wall_ms = now_wall_ns() / 1000000 + (deadline_ms - now_mono_ms());
+		if (podworkers_get(k->k_workers, uid, &v) == 0)
+			w.grace_seconds = v.grace_seconds;
+	}
+	if (podworkers_get(k->k_workers, uid, &v) == 0) {
+		w.last_error = v.last_error;
+		w.failures = v.failures;
+	}
+	store_put_worker(k->k_store, &w);
+}
+
+static void
+kletd_store_pod(struct kletd *k, const struct pod *pod)
+{
+	struct store_pod sp;
+	const char *fmt = NULL, *src = NULL, *doc;
+	size_t len = 0;
+
+	doc = podconfig_doc(k->k_config, pod->uid, &len, &fmt, &src);
+	if (doc == NULL)
+		return;
+	memset(&sp, 0, sizeof(sp));
+	sp.uid = pod->uid;
+	sp.source = src;
+	sp.ns = pod->ns != NULL ? pod->ns : "";
+	sp.name = pod->name != NULL ? pod->name : "";
+	sp.doc = doc;
+	sp.doc_len = len;
+	sp.format = fmt != NULL ? fmt : "json";
+	sp.updated_wall_ms = now_wall_ns() / 1000000;
+	store_put_pod(k->k_store, &sp);
+}
+
+/* The merged update stream (the kubelet's syncLoopIteration configCh branch). */
+static void
+kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
+{
+	struct kletd *k = arg;
+
+	(void)source;
+	switch (op) {
+	case POD_OP_ADD:
+		kletd_store_pod(k, pod);
+		podworkers_update(k->k_workers, pod, PW_UPDATE_CREATE, -1);
+		break;
+	case POD_OP_UPDATE:
+	case POD_OP_DELETE:
+		/* A deletion is an update: the worker terminates with the deletion grace. */
+		kletd_store_pod(k, pod);
+		podworkers_update(k->k_workers, pod, PW_UPDATE_UPDATE, -1);
+		break;
+	case POD_OP_RECONCILE:
+		kletd_store_pod(k, pod);
+		break;
+	case POD_OP_REMOVE:
+		/* The stored spec stays until the worker is forgotten: a restart in between
+		 * resumes the termination. */
+		podworkers_update(k->k_workers, pod, PW_UPDATE_KILL, -1);
+		break;
+	case POD_OP_REJECT:
+		kletd_store_pod(k, pod);
+		break;
+	}
+}
+
+static int
+kletd_pod_active(const char *uid, void *arg)
+{
+	struct kletd *k = arg;
+	struct pw_view v;
+
+	if (k->k_workers == NULL || podworkers_get(k->k_workers, uid, &v) == -1)
+		return 1;
+	return v.state != PW_FINISHED;
+}
+
+struct kletd_restore {
+	struct kletd  *k;
+	struct pod   **pods;
+	size_t         npods;
+	size_t         restored;
+};
+
+static int
+kletd_restore_pod(const struct store_pod *sp, void *arg)
+{
+	struct kletd_restore *r = arg;
+	char err[256];
+	struct pod *pod;
+
+	if (sp->format != NULL && strcmp(sp->format, "yaml") == 0)
+		pod = pod_from_yaml(sp->doc, sp->doc_len, err, sizeof(err));
+	else
+		pod = pod_from_json(sp->doc, sp->doc_len, err, sizeof(err));
+	if (pod == NULL || pod->uid == NULL || strcmp(pod->uid, sp->uid) != 0) {
+		log_warnx("store: pod %s/%s uid=%s: stored document unusable: %s", sp->ns,
+		    sp->name, sp->uid, pod == NULL ? err : "UID differs");
+		pod_free(pod);
+		return 0;
+	}
+	r->pods = xreallocarray(r->pods, r->npods + 1, sizeof(*r->pods));
+	r->pods[r->npods++] = pod;
+	return 0;
+}
+
+static int
+kletd_restore_worker(const struct store_worker *sw, void *arg)
+{
+	struct kletd_restore *r = arg;
+	enum pw_state state;
+	int64_t deadline = 0;
+	size_t i;
+
+	if (kletd_state_parse(sw->state, &state) == -1)
+		return 0;
+	for (i = 0; i < r->npods; i++) {
+		if (strcmp(r->pods[i]->uid, sw->uid) != 0)
+			continue;
+		if (state == PW_TERMINATING)
+			deadline = now_mono_ms() + (sw->grace_deadline_wall_ms -
+			    now_wall_ns() / 1000000);
+		podworkers_restore(r->k->k_workers, r->pods[i], state, deadline);
+		r->restored++;
+		break;
+	}
+	return 0;
+}
+
+/* Issue 6: the workers resume where they stopped (a terminating pod keeps its deadline). */
+static void
+kletd_restore(struct kletd *k)
+{
+	struct kletd_restore r = { .k = k };
+	size_t i;
+
+	store_foreach_pod(k->k_store, kletd_restore_pod, &r);
+	store_foreach_worker(k->k_store, kletd_restore_worker, &r);
+	if (r.restored > 0)
+		log_info("resumed %zu pod workers from the store", r.restored);
+	for (i = 0; i < r.npods; i++)
+		pod_free(r.pods[i]);
+	free(r.pods);
+}
+
+/* Everything between the store and the sources; 0 or -1 (logged). */
+static int
+kletd_wire(struct kletd *k)
+{
+	struct event_base *base = loop_base(k->k_loop);
+	struct cri_options copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms };
+	struct pw_options wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
+	struct podconfig_options popts;
+	struct hk_deps hd;
+	struct pw_syncer syncer;
+
+	kletd_self = k;
+	k->k_events = events_new(0);
+	k->k_cri = cri_new(base, k->k_cfg.runtime_endpoint, &copts, kletd_cri_state, k);
+	if (k->k_cri == NULL)
+		return -1;
+	k->k_cache = podcache_new(base);
+	k->k_pleg = pleg_new(base, k->k_cri, k->k_cache, kletd_pleg_event, k);
+	pleg_set_exit_fn(k->k_pleg, kletd_pleg_exit, k);
+	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, NULL);
+	kuberuntime_set_resync(k->k_kr, kletd_resync, k);
+	memset(&syncer, 0, sizeof(syncer));
+	kuberuntime_syncer(k->k_kr, &syncer);
+	syncer.state_changed = kletd_worker_state;
+	k->k_workers = podworkers_new(base, &syncer, &wopts);
+	kletd_restore(k);
+	memset(&popts, 0, sizeof(popts));
+	popts.node_name = k->k_cfg.node_name;
+	popts.max_pods = k->k_cfg.max_pods;
+	popts.node_labels = &k->k_cfg.node_labels;
+	popts.is_active = kletd_pod_active;
+	popts.is_active_arg = k;
+	k->k_config = podconfig_new(&popts, kletd_pod_update, k);
+	if (k->k_cfg.pod_manifest_path != NULL && *k->k_cfg.pod_manifest_path != '\0') {
+		podconfig_add_source(k->k_config, "file");
+		k->k_file = source_file_new(base, k->k_config, k->k_events,
+		    k->k_cfg.pod_manifest_path, k->k_cfg.node_name, k->k_cfg.file_check_ms);
+	}
+	memset(&hd, 0, sizeof(hd));
+	hd.cri = k->k_cri;
+	hd.cache = k->k_cache;
+	hd.workers = k->k_workers;
+	hd.config = k->k_config;
+	hd.kr = k->k_kr;
+	hd.store = k->k_store;
+	hd.root_dir = k->k_cfg.root_dir;
+	k->k_hk = housekeeping_new(&hd);
+	return 0;
+}
+
+/* Teardown in dependency order: sources, workers (cancelling their machines), the runtime
+ * manager, PLEG, then the client. Containers keep running. */
+static void
+kletd_unwire(struct kletd *k)
+{
+	source_file_free(k->k_file);
+	k->k_file = NULL;
+	housekeeping_free(k->k_hk);
+	k->k_hk = NULL;
+	podworkers_free(k->k_workers);
+	k->k_workers = NULL;
+	podconfig_free(k->k_config);
+	k->k_config = NULL;
+	kuberuntime_free(k->k_kr);
+	k->k_kr = NULL;
+	pleg_free(k->k_pleg);
+	k->k_pleg = NULL;
+	podcache_free(k->k_cache);
+	k->k_cache = NULL;
+	cri_free(k->k_cri);
+	k->k_cri = NULL;
+	events_free(k->k_events);
+	k->k_events = NULL;
+	kletd_self = NULL;
 }
 
 static void
@@ -114,6 +485,19 @@ kletd_housekeeping(void *arg)
 	struct kletd *k = arg;
 	static unsigned n;
 
+	char why[256];
+
+	if (k->k_hk != NULL)
+		housekeeping_run(k->k_hk);
+	if (k->k_pleg != NULL) {
+		int ok = pleg_healthy(k->k_pleg, now_mono_ms(), why, sizeof(why));
+
+		if (!ok && !k->k_pleg_unhealthy)
+			log_warnx("PLEG is not healthy: %s", why);
+		else if (ok && k->k_pleg_unhealthy)
+			log_info("PLEG is healthy again");
+		k->k_pleg_unhealthy = !ok;
+	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
 	/* Every 30 s at -v=4: the timers' figures. */
@@ -203,7 +587,11 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	loop_every(k.k_loop, "relist", 1000, kletd_relist, &k);
+	if (kletd_wire(&k) == -1) {
+		rc = 1;
+		goto out;
+	}
+	k.k_relist_task = loop_every(k.k_loop, "relist", 1000, kletd_relist, &k);
 	loop_every(k.k_loop, "sync", 1000, kletd_sync, &k);
 	loop_every(k.k_loop, "housekeeping", 2000, kletd_housekeeping, &k);
 	loop_every(k.k_loop, "status", 10000, kletd_status_batch, &k);
@@ -216,6 +604,7 @@ main(int argc, char **argv)
 		rc = 1;
 	log_info("kletd stopped after %llds", (long long)((now_mono_ms() - k.k_started_ms) / 1000));
 out:
+	kletd_unwire(&k);
 	if (k.k_store != NULL) { /* store: commit the last turn, then close */
 		store_flush(k.k_store);
 		store_close(k.k_store);

@@ -467,6 +467,12 @@ podconfig_remove(struct podconfig *c, const char *source, const char *uid)
 }
 
 void
+podconfig_add_source(struct podconfig *c, const char *source)
+{
+	pc_source(c, source);
+}
+
+void
 podconfig_source_ready(struct podconfig *c, const char *source)
 {
 	pc_source(c, source)->s_ready = 1;

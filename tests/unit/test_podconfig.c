@@ -144,6 +144,10 @@ test_full_set(void **state)
 	assert_int_equal(podconfig_count(c), 1);
 	assert_int_equal(podconfig_wanted(c, "z"), 1);
 	assert_int_equal(podconfig_wanted(c, "b"), 0);
+	podconfig_add_source(c, "other");
+	assert_int_equal(podconfig_sources_ready(c), 0);
+	podconfig_source_ready(c, "other");
+	assert_int_equal(podconfig_sources_ready(c), 0); /* "api" has not said it is ready */
 	podconfig_source_ready(c, "api");
 	assert_int_equal(podconfig_sources_ready(c), 1);
 	podconfig_free(c);

@@ -1,0 +1,64 @@
+/* housekeeping.h — the 2 s cleanup pass (the kubelet's HandlePodCleanups and container GC).
+ *
+ * Each pass, once the pod sources are ready and the runtime was listed at least once:
+ *  - pod workers whose pod no longer is wanted are killed, and removed once FINISHED (their
+ *    kuberuntime records and store rows go with them);
+ *  - runtime pods (sandboxes, containers) of no wanted pod and no worker, with something
+ *    still running, are killed (kuberuntime_kill_running), e.g. a manifest removed while
+ *    kletd was down;
+ *  - dead containers are garbage-collected, keeping the newest dead instance per container
+ *    name of a wanted pod (none of an unwanted one);
+ *  - not-ready sandboxes without containers are removed: all of them for unwanted or
+ *    finished pods, all but the newest for running pods;
+ *  - pod directories (ROOT/pods/UID) and the pod cgroup directories the runtime leaves
+ *    (cgroupfs, every hierarchy under the cgroup mount) are removed once their pod is fully
+ *    terminated and has nothing left in the runtime.
+ * Removals are CRI calls on the loop; a pass never waits for them, and an object with a
+ * removal in flight is not asked for twice.
+ */
+#ifndef KLET_HOUSEKEEPING_H
+#define KLET_HOUSEKEEPING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cri;
+struct housekeeping;
+struct kuberuntime;
+struct podcache;
+struct podconfig;
+struct podworkers;
+struct store;
+
+struct hk_deps {
+	struct cri         *cri;
+	struct podcache    *cache;
+	struct podworkers  *workers;
+	struct podconfig   *config;
+	struct kuberuntime *kr;         /* may be NULL (tests): orphans are then not killed */
+	struct store       *store;      /* may be NULL */
+	const char         *root_dir;   /* ROOT/pods/UID directories */
+	const char         *cgroup_mnt; /* NULL: /sys/fs/cgroup; "" disables cgroup cleanup */
+	const char         *cgroup_root; /* NULL: /kubepods */
+};
+
+struct hk_stats {
+	uint64_t passes;
+	uint64_t workers_removed;
+	uint64_t orphans_killed;
+	uint64_t containers_removed;
+	uint64_t sandboxes_removed;
+	uint64_t dirs_removed;
+	uint64_t cgroups_removed;
+	int64_t  last_duration_us;
+};
+
+/* Returns a new housekeeper; deps are copied (the objects must outlive it). Never NULL. */
+struct housekeeping *housekeeping_new(const struct hk_deps *);
+/* Cancels its CRI calls and kills in flight, frees. NULL is a no-op. */
+void housekeeping_free(struct housekeeping *);
+/* One pass. Does nothing before the sources are ready and the runtime was listed. */
+void housekeeping_run(struct housekeeping *);
+void housekeeping_stats(const struct housekeeping *, struct hk_stats *);
+
+#endif
