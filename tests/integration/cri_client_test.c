@@ -755,7 +755,7 @@ t_deadlines(void)
 	res_clear(&r);
 	ctl("{\"cmd\":\"fault\",\"method\":\"Status\",\"hang\":true,\"count\":1}");
 	status_call(&r, 300, NULL);
-	status_call(&r2, 10000, NULL); /* another call meanwhile */
+	list_call(&r2, 10000, NULL); /* another method meanwhile */
 	WAIT(&r);
 	WAIT(&r2);
 	CHECK("never-answering call: DEADLINE_EXCEEDED", r.code == GRPC_DEADLINE_EXCEEDED &&
