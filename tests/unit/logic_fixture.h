@@ -24,7 +24,9 @@
 #include "runtime.h"
 #include "util.h"
 
-static struct probe *
+#define FX_UNUSED __attribute__((unused))
+
+FX_UNUSED static struct probe *
 fx_probe(void)
 {
 	struct probe *pr = xcalloc(1, sizeof(*pr));
@@ -38,7 +40,7 @@ fx_probe(void)
 	return pr;
 }
 
-static void
+FX_UNUSED static void
 fx_add_quantity(struct resource_list *rl, const char *name, int64_t milli)
 {
 	rl->items = xreallocarray(rl->items, rl->n + 1, sizeof(*rl->items));
@@ -47,7 +49,7 @@ fx_add_quantity(struct resource_list *rl, const char *name, int64_t milli)
 	rl->n++;
 }
 
-static void
+FX_UNUSED static void
 fx_containers(const char *spec, enum container_kind kind, struct container **out, size_t *nout)
 {
 	char *dup, *tok, *save = NULL;
@@ -94,7 +96,7 @@ fx_containers(const char *spec, enum container_kind kind, struct container **out
 	free(dup);
 }
 
-static struct pod *
+FX_UNUSED static struct pod *
 fx_pod(enum restart_policy policy, const char *apps, const char *inits, const char *ephem)
 {
 	struct pod *p = xcalloc(1, sizeof(*p));
@@ -109,13 +111,13 @@ fx_pod(enum restart_policy policy, const char *apps, const char *inits, const ch
 	return p;
 }
 
-static const struct container *
+FX_UNUSED static const struct container *
 fx_find(const struct pod *p, const char *name)
 {
 	return pod_find_container(p, name);
 }
 
-static enum rt_cstate
+FX_UNUSED static enum rt_cstate
 fx_state(char c)
 {
 	switch (c) {
@@ -132,7 +134,7 @@ fx_state(char c)
 
 /* Times: the container at position k of n was created at (n - k) * 100 s (ns units),
  * started 1 s later, finished (exited ones) 50 s later. */
-static void
+FX_UNUSED static void
 fx_rt(const struct pod *p, const char *sandboxes, const char *containers,
     struct rt_pod_status *rt)
 {
@@ -233,14 +235,14 @@ fx_rt(const struct pod *p, const char *sandboxes, const char *containers,
 	}
 }
 
-static enum probe_res
+FX_UNUSED static enum probe_res
 fx_pres(char c)
 {
 	return c == 'S' ? PROBE_SUCCESS : c == 'F' ? PROBE_FAILURE : PROBE_NONE;
 }
 
 /* The returned set's strings point into rt; free ps->v only. */
-static void
+FX_UNUSED static void
 fx_probes(const struct rt_pod_status *rt, const char *spec, struct probe_set *ps)
 {
 	char *dup, *ent, *save = NULL;
