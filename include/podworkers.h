@@ -53,7 +53,8 @@ struct pw_syncer {
 	/* cancel is also called when a pod must terminate while its sync_pod transaction is in
 	 * flight (the kubelet cancels the sync's context): the terminating transaction then
 	 * starts at once. */
-	/* Told of every state change (to persist it); may be NULL. */
+	/* Told of every state change (to persist it), and of a new worker's initial SYNC;
+	 * may be NULL. */
 	void (*state_changed)(void *arg, const char *uid, enum pw_state,
 	    int64_t grace_deadline_ms);
 	void *arg;

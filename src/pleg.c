@@ -49,6 +49,7 @@ struct pleg {
 	int                 p_in_flight;
 	int                 p_pending;       /* calls outstanding */
 	int                 p_failed;
+	int                 p_statusing;     /* the status calls' phase */
 	int64_t             p_start_ms;
 	int64_t             p_start_us;
 	int64_t             p_created_ms;
@@ -215,6 +216,11 @@ pl_step_done(struct pleg *p)
 {
 	if (--p->p_pending > 0)
 		return;
+	if (p->p_statusing) {
+		p->p_statusing = 0;
+		pl_commit(p);
+		return;
+	}
 	if (p->p_failed) {
 		pl_set_clear(&p->p_new);
 		p->p_stats.failures++;
@@ -434,6 +440,7 @@ pl_lists_done(struct pleg *p)
 	free(p->p_calls);
 	p->p_calls = xcalloc(p->p_new.n + 1, sizeof(*p->p_calls));
 	p->p_pending = 1; /* held until every call is started */
+	p->p_statusing = 1;
 	for (i = 0; i < p->p_new.n; i++) {
 		struct pl_obj *n = &p->p_new.objs[i];
 		struct pl_obj *o = pl_set_find(&p->p_old, n->o_c.id);
@@ -462,9 +469,7 @@ pl_lists_done(struct pleg *p)
 			cri_container_status(p->p_cri, &rq, 0, pl_container_status_cb, sc, p);
 		}
 	}
-	p->p_pending--;
-	if (p->p_pending == 0)
-		pl_commit(p);
+	pl_step_done(p);
 }
 
 /* Groups the objects of one pod (a run of equal UIDs after sorting by UID) into a status. */
@@ -663,6 +668,7 @@ pleg_relist(struct pleg *p, void (*done)(int, void *), void *arg)
 		return -1;
 	p->p_in_flight = 1;
 	p->p_failed = 0;
+	p->p_statusing = 0;
 	p->p_done = done;
 	p->p_done_arg = arg;
 	p->p_start_ms = now_mono_ms();

@@ -477,6 +477,8 @@ podworkers_update(struct podworkers *p, const struct pod *pod, enum pw_update_ty
 		}
 		w = pw_add(p, pod);
 		log_v(2, "pod worker created pod=%s uid=%s", w->w_fullname, w->w_uid);
+		if (p->p_syncer.state_changed != NULL)
+			p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, PW_SYNC, 0);
 	}
 	log_v(4, "pod %s: update %s queued", w->w_fullname, pw_update_name(type));
 	if (type == PW_UPDATE_CREATE && pod->deletion_ts == 0 && (w->w_removed ||

@@ -320,9 +320,10 @@ test_kill_sticky_and_phases(void **state)
 	assert_int_equal(state_of("u1"), PW_FINISHED);
 	assert_int_equal(podworkers_get(P, "u1", &v), 0);
 	assert_false(v.working);
-	assert_int_equal(F.nstates, 3);
-	assert_int_equal(F.states[0], PW_TERMINATING);
-	assert_int_equal(F.states[2], PW_FINISHED);
+	assert_int_equal(F.nstates, 4);
+	assert_int_equal(F.states[0], PW_SYNC);
+	assert_int_equal(F.states[1], PW_TERMINATING);
+	assert_int_equal(F.states[3], PW_FINISHED);
 }
 
 static void
