@@ -603,6 +603,9 @@ store_replay(struct store *st)
 		store_recovered(st);
 		return 0;
 	}
+	/* A ROLLBACK that failed (out of memory) may have left a transaction open. */
+	if (!sqlite3_get_autocommit(st->st_db))
+		sqlite3_exec(st->st_db, "ROLLBACK", NULL, NULL, NULL);
 	if (store_step_simple(st, S_BEGIN, -1) != SQLITE_DONE) {
 		store_fail(st, "BEGIN");
 		return -1;
