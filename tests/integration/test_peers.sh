@@ -8,7 +8,8 @@
 #      reaches busybox httpd at the pod IP), then contrib/containerd-down.sh leaves no
 #      process and no mount.
 # Part 2 needs root and containerd; without them the test skips (77) after part 1, unless
-# KLET_REQUIRE_PEERS=1. Instance dir: $KLET_CONTAINERD_DIR (default /tmp/klet-ctd-peers).
+# KLET_REQUIRE_PEERS=1. Instance dir: $KLET_PEERS_CONTAINERD_DIR (default /tmp/klet-ctd-peers;
+# not KLET_CONTAINERD_DIR, so that an instance other tests share is never taken down here).
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top_srcdir/tests/lib/tap.sh"
 export PYTHONDONTWRITEBYTECODE=1
@@ -25,7 +26,7 @@ fi
 fc=$top_srcdir/tests/fakecri
 drive=$top_srcdir/tests/integration/test_peers_lifecycle.py
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/klet-test-peers.XXXXXX")
-cdir=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-peers}
+cdir=${KLET_PEERS_CONTAINERD_DIR:-/tmp/klet-ctd-peers}
 cgparent=/klet-peers-test-$$
 fakepid=""
 ctd=0
