@@ -1153,9 +1153,9 @@ static void
 kr_start_done(int rc, const char *err, void *arg)
 {
 	struct kr_sync *m = arg;
+	struct kr_start *st = m->st;   /* err points into it: free it last */
 	const struct container *c;
 
-	kr_start_free(m->st);
 	m->st = NULL;
 	switch (m->step) {
 	case KS_EPHEMERAL:
@@ -1176,6 +1176,7 @@ kr_start_done(int rc, const char *err, void *arg)
 		if (m->step == KS_INIT && !container_is_sidecar(c))
 			m->classic_init_failed = 1;
 	}
+	kr_start_free(st);
 	m->idx++;
 	kr_next(m);
 }

@@ -626,11 +626,14 @@ kr_start_end(struct kr_start *s, int rc, const char *reason, const char *msg)
 	struct timeval tv = kr_tv(0);
 
 	if (reason != NULL) {
+		/* msg may be s->fail_msg itself: build the new one first. */
+		char *m = xsprintf("%s: %s", reason, msg != NULL ? msg : "");
+
 		kr_set_start_error(kr_sync_pod(s->m), s->a.c->c_name, reason, msg);
 		free(s->fail_reason);
 		free(s->fail_msg);
 		s->fail_reason = xstrdup(reason);
-		s->fail_msg = xsprintf("%s: %s", reason, msg != NULL ? msg : "");
+		s->fail_msg = m;
 	} else if (rc == 0) {
 		kr_set_start_error(kr_sync_pod(s->m), s->a.c->c_name, NULL, NULL);
 	}
