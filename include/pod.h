@@ -408,9 +408,20 @@ struct pod {
 };
 
 /* Decoding. On failure: returns NULL and writes a one-line reason to err (errlen bytes),
- * e.g. "spec.containers[0].ports[1].containerPort: expected an integer". Unknown fields are
- * ignored. Documents over POD_MAX_DOC_BYTES or POD_MAX_DEPTH deep are refused.
- * The caller owns the pod and frees it with pod_free(). Decode does not validate. */
+ * e.g. "spec.containers[0].ports[1].containerPort: expected an integer, got string". Unknown
+ * fields are ignored; null means absent. Documents over POD_MAX_DOC_BYTES or POD_MAX_DEPTH
+ * deep are refused. The caller owns the pod and frees it with pod_free(). Decode does not
+ * validate, except that enum values (restartPolicy, protocol, dnsPolicy, imagePullPolicy, ...)
+ * must be spelled as the API does, an env var has exactly one valueFrom source and an envFrom
+ * exactly one of configMapRef/secretRef; kind, when present, must be "Pod".
+ * API defaults applied: restartPolicy Always, dnsPolicy ClusterFirst, termination_grace 30
+ * (set=1), schedulerName default-scheduler; per container terminationMessagePath
+ * /dev/termination-log, policy File, imagePullPolicy Always for ":latest" or no tag without
+ * a digest, else IfNotPresent; probes timeout 1, period 10, success 1, failure 3 (0 means
+ * unset); httpGet scheme HTTP and path "/"; port protocol TCP; fieldRef apiVersion v1; a volume
+ * with no source is an emptyDir; configMap/secret/projected/downwardAPI defaultMode 0644.
+ * metadata.namespace is not defaulted (NULL when absent). YAML is read the way
+ * sigs.k8s.io/yaml reads it (see json.h); only its first document. */
 struct pod *pod_from_json(const char *buf, size_t len, char *err, size_t errlen);
 struct pod *pod_from_yaml(const char *buf, size_t len, char *err, size_t errlen);
 
