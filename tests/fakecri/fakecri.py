@@ -234,9 +234,31 @@ class Rule:
         return {k: v for k, v in self.__dict__.items() if v not in (None, False, 0, 0.0)}
 
 
+H2_PREFACE_LEN = 24  # "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def h2_frame(ftype, flags, sid, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + \
+        (sid & 0x7FFFFFFF).to_bytes(4, "big") + payload
+
+
+class Pair:
+    """One proxied client connection and what the proxy knows of its HTTP/2 streams."""
+
+    def __init__(self, c, u):
+        self.c = c
+        self.u = u
+        self.lock = threading.Lock()  # whole frames only, to the client
+        self.max_stream = 0
+        self.open = set()  # client streams not yet ended by the server
+        self.goaway_last = None  # after an injected GOAWAY: drop server frames above it
+
+
 class Proxy:
-    """Byte-level unix-socket proxy in front of the grpc server so the fake can drop
-    client connections abruptly and refuse connections while 'down'."""
+    """Unix-socket proxy in front of the grpc server, HTTP/2 frame aware in the server to
+    client direction: it can drop client connections abruptly, refuse connections while
+    'down', inject raw frames (h2_inject) and a GOAWAY with a chosen last-stream-id
+    (h2_goaway), after which the server's frames for higher streams are dropped."""
 
     def __init__(self, path, upstream_fn):
         self.path = path
@@ -283,19 +305,83 @@ class Proxy:
             except OSError:
                 c.close()
                 continue
-            pair = (c, u)
+            pair = Pair(c, u)
             with self.lock:
                 self.conns.add(pair)
-            threading.Thread(target=self._pump, args=(c, u, pair), daemon=True).start()
-            threading.Thread(target=self._pump, args=(u, c, pair), daemon=True).start()
+            threading.Thread(target=self._pump_up, args=(pair,), daemon=True).start()
+            threading.Thread(target=self._pump_down, args=(pair,), daemon=True).start()
 
-    def _pump(self, src, dst, pair):
+    def _pump_up(self, pair):
+        """client -> server: bytes forwarded as they come; frame headers noted."""
+        pre = H2_PREFACE_LEN
+        hdr = b""
+        skip = 0
         try:
             while True:
-                b = src.recv(262144)
+                b = pair.c.recv(262144)
                 if not b:
                     break
-                dst.sendall(b)
+                pair.u.sendall(b)
+                mv = memoryview(b)
+                if pre:
+                    k = min(pre, len(mv))
+                    pre -= k
+                    mv = mv[k:]
+                while len(mv):
+                    if skip:
+                        k = min(skip, len(mv))
+                        skip -= k
+                        mv = mv[k:]
+                        continue
+                    need = 9 - len(hdr)
+                    hdr += bytes(mv[:need])
+                    mv = mv[need:]
+                    if len(hdr) < 9:
+                        break
+                    skip = int.from_bytes(hdr[0:3], "big")
+                    ftype, sid = hdr[3], int.from_bytes(hdr[5:9], "big") & 0x7FFFFFFF
+                    hdr = b""
+                    if ftype == 0x1 and sid:  # HEADERS opens a stream
+                        with pair.lock:
+                            pair.open.add(sid)
+                            pair.max_stream = max(pair.max_stream, sid)
+                    elif ftype == 0x3:  # RST_STREAM
+                        with pair.lock:
+                            pair.open.discard(sid)
+        except OSError:
+            pass
+        self._kill(pair)
+
+    def _pump_down(self, pair):
+        """server -> client: whole frames, so that frames can be injected or dropped."""
+        buf = bytearray()
+        try:
+            while True:
+                b = pair.u.recv(262144)
+                if not b:
+                    break
+                buf += b
+                out = []
+                pos = 0
+                n = len(buf)
+                while n - pos >= 9:
+                    length = int.from_bytes(buf[pos:pos + 3], "big")
+                    if n - pos < 9 + length:
+                        break
+                    ftype, flags = buf[pos + 3], buf[pos + 4]
+                    sid = int.from_bytes(buf[pos + 5:pos + 9], "big") & 0x7FFFFFFF
+                    frame = bytes(buf[pos:pos + 9 + length])
+                    pos += 9 + length
+                    last = pair.goaway_last
+                    if last is not None and (sid > last or ftype == 0x7):
+                        continue  # beyond our GOAWAY (or the server's own GOAWAY)
+                    if sid and ((ftype in (0x0, 0x1) and flags & 0x1) or ftype == 0x3):
+                        pair.open.discard(sid)
+                    out.append(frame)
+                del buf[:pos]
+                if out:
+                    with pair.lock:
+                        pair.c.sendall(b"".join(out))
         except OSError:
             pass
         self._kill(pair)
@@ -305,7 +391,7 @@ class Proxy:
             if pair not in self.conns:
                 return
             self.conns.discard(pair)
-        for s in pair:
+        for s in (pair.c, pair.u):
             try:
                 s.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -318,6 +404,57 @@ class Proxy:
         for p in pairs:
             self._kill(p)
         return len(pairs)
+
+    @staticmethod
+    def _pick_stream(pair, which):
+        if isinstance(which, int):
+            return which
+        if which == "min_open":
+            return min(pair.open) if pair.open else pair.max_stream
+        if which == "max_open":
+            return max(pair.open) if pair.open else pair.max_stream
+        if which in ("max", "max_seen"):
+            return pair.max_stream
+        raise ValueError("stream: an int, min_open, max_open or max_seen")
+
+    def inject(self, ftype, flags, sid, payload):
+        """Sends one raw frame to every client connection; sid may name a stream kind."""
+        with self.lock:
+            pairs = list(self.conns)
+        for p in pairs:
+            with p.lock:
+                try:
+                    p.c.sendall(h2_frame(ftype, flags, self._pick_stream(p, sid), payload))
+                except OSError:
+                    pass
+        return len(pairs)
+
+    def goaway(self, last, error_code=0, debug=b"", close_after_ms=None):
+        """GOAWAY with last-stream-id `last` (int or min_open/max_open/max_seen, default:
+        the lowest open stream minus 2, i.e. every open stream is refused) on every
+        connection; server frames for higher streams are dropped from then on."""
+        with self.lock:
+            pairs = list(self.conns)
+        lasts = []
+        for p in pairs:
+            with p.lock:
+                if last is None:
+                    lid = (min(p.open) - 2) if p.open else p.max_stream
+                    lid = max(lid, 0)
+                else:
+                    lid = self._pick_stream(p, last)
+                p.goaway_last = lid
+                lasts.append(lid)
+                try:
+                    p.c.sendall(h2_frame(0x7, 0, 0, lid.to_bytes(4, "big") +
+                                         int(error_code).to_bytes(4, "big") + debug))
+                except OSError:
+                    pass
+            if close_after_ms is not None:
+                t = threading.Timer(close_after_ms / 1000.0, self._kill, args=(p,))
+                t.daemon = True
+                t.start()
+        return lasts
 
 
 class FakeCRI:
@@ -1169,6 +1306,25 @@ class FakeCRI:
             else:
                 threading.Thread(target=self.goaway, kwargs=kw, daemon=True).start()
             return {"ok": True}
+        if cmd == "h2_goaway":
+            if not self.proxy:
+                return {"ok": False, "error": "h2_goaway needs the proxy (no --no-proxy)"}
+            lasts = self.proxy.goaway(d.get("last_stream_id"), d.get("error_code", 0),
+                                      d.get("debug", "").encode(), d.get("close_after_ms"))
+            return {"ok": True, "last_stream_ids": lasts}
+        if cmd == "h2_inject":
+            if not self.proxy:
+                return {"ok": False, "error": "h2_inject needs the proxy (no --no-proxy)"}
+            n = self.proxy.inject(int(d.get("type", 0)), int(d.get("flags", 0)),
+                                  d.get("stream_id", 0), bytes.fromhex(d.get("payload_hex", "")))
+            return {"ok": True, "connections": n}
+        if cmd == "connections":
+            if not self.proxy:
+                return {"ok": True, "connections": []}
+            with self.proxy.lock:
+                return {"ok": True, "connections": [
+                    {"max_stream": p.max_stream, "open": sorted(p.open),
+                     "goaway_last": p.goaway_last} for p in self.proxy.conns]}
         if cmd == "drop":
             return {"ok": True, "dropped": self.drop_connections()}
         if cmd == "down":

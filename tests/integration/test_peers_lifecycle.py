@@ -287,6 +287,36 @@ def conventions(sock):
     n = len(c.call_pb("ListContainers", {}).containers)
     check("populate 100x10 -> ListContainers 1000", n == 1000, n)
     ctl.send(ctlsock, {"cmd": "reset"}, {"cmd": "clear_faults"})
+
+    # GOAWAY with a chosen last-stream-id: streams above it are retried by grpcio on a
+    # new connection; the stream at it fails cleanly when the connection closes.
+    import threading
+    c.call("Version")
+    ctl.send(ctlsock, {"cmd": "fault", "method": "ListContainers", "hang": True, "count": 3})
+    res = {}
+
+    def call(i):
+        try:
+            c.call_pb("ListContainers", {}, timeout=20)
+            res[i] = "OK"
+        except grpc.RpcError as e:
+            res[i] = e.code().name
+    ths = [threading.Thread(target=call, args=(i,)) for i in range(3)]
+    for t in ths:
+        t.start()
+
+    def three_open():
+        conns = ctl.send(ctlsock, {"cmd": "connections"})[0]["connections"]
+        return any(len(x["open"]) >= 3 for x in conns)
+    end = time.monotonic() + 10
+    while not three_open() and time.monotonic() < end:
+        time.sleep(0.05)
+    rep = ctl.send(ctlsock, {"cmd": "h2_goaway", "last_stream_id": "min_open",
+                             "close_after_ms": 300})[0]
+    for t in ths:
+        t.join()
+    check("h2_goaway: streams above last-stream-id retried, the one at it fails",
+          rep["ok"] and sorted(res.values()) == ["OK", "OK", "UNAVAILABLE"], (rep, res))
     c.close()
     return 0 if all(ok) else 1
 
