@@ -691,6 +691,39 @@ test_foreach_stops(void **state)
 	store_close(st);
 }
 
+struct writer {
+	struct store *st;
+	int           n;
+};
+
+/* Writes from inside a read: each pod gets a worker row. */
+static int
+write_while_reading(const struct store_pod *p, void *arg)
+{
+	struct writer *w = arg;
+	struct store_worker sw = { .uid = p->uid, .state = "sync" };
+
+	store_put_worker(w->st, &sw);
+	w->n++;
+	return 0;
+}
+
+static void
+test_write_inside_foreach(void **state)
+{
+	struct fx *f = *state;
+	struct writer w = { open_ok(NULL, f->path), 0 };
+
+	put_pod(w.st, "a", "{}");
+	put_pod(w.st, "b", "{}");
+	assert_int_equal(store_flush(w.st), 0);
+	assert_int_equal(store_foreach_pod(w.st, write_while_reading, &w), 0);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(store_flush(w.st), 0);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM workers"), 2);
+	store_close(w.st);
+}
+
 static void
 test_forget_pod(void **state)
 {
@@ -929,6 +962,8 @@ crash_child(const char *path, int ready_fd, int kill_self)
 			raise(SIGKILL); /* mid-transaction: 100 writes not committed */
 		if (store_flush(st) != 0)
 			_exit(4);
+		if (batch % 2 == 1 && store_checkpoint(st) != 0) /* kills land in those too */
+			_exit(6);
 		if (batch == 2 && write(ready_fd, "r", 1) != 1)
 			_exit(5);
 	}
@@ -994,6 +1029,7 @@ main(void)
 		    fx_teardown),
 		cmocka_unit_test_setup_teardown(test_typed_rows, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_foreach_stops, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_inside_foreach, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_forget_pod, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_events_bounded, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_faults_degrade_and_recover, fx_setup,
