@@ -54,7 +54,8 @@ struct grpc_call_opts {
 struct grpc_call *grpc_unary(struct h2_session *, const char *path, const ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *resp_desc, const struct grpc_call_opts *opts,
     grpc_done_fn done, void *arg);
-/* Cancels the call (RST_STREAM CANCEL); done never runs. NULL is a no-op. */
+/* Cancels the call (RST_STREAM CANCEL); done never runs. NULL is a no-op. Cancel every
+ * pending call before freeing its h2 session. */
 void grpc_call_cancel(struct grpc_call *);
 
 /* Pure helpers (exported for tests). */

@@ -62,7 +62,7 @@ grpc_timeout_format(int64_t ms, char *buf, size_t len)
 	}
 	for (i = 0; i < nitems(units); i++) {
 		/* round up so that the server's deadline is never shorter than ours */
-		int64_t v = (ms + units[i].ms - 1) / units[i].ms;
+		int64_t v = ms / units[i].ms + (ms % units[i].ms != 0);
 
 		if (v <= 99999999) {
 			snprintf(buf, len, "%lld%c", (long long)v, units[i].unit);
