@@ -11,9 +11,9 @@
  * uncommitted turn (SQLite keeps the file consistent). Callbacks queued with
  * store_after_commit run only once everything written before them is committed.
  *
- * Reads (store_foreach_*, store_get_meta) see the committed rows plus the current turn's
- * writes. While degraded, foreach_* show the last committed rows only (they are meant for
- * recovery at start); store_get_meta also sees journaled values.
+ * Reads (store_foreach_*, store_get_meta) see every write made so far: the committed rows
+ * plus the current turn's. While degraded they run on a private in-memory copy of the
+ * committed rows with the journal applied (slower; meant for rare reads such as recovery).
  *
  * Strings passed in are copied; strings handed to callbacks are valid during the callback
  * only. Wall times are Unix milliseconds (…_wall_ms) or nanoseconds (…_ns); monotonic times

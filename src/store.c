@@ -368,17 +368,12 @@ journal_compact(struct store *st)
 	st->st_compact_at = n * 2 > STORE_COMPACT_MIN ? n * 2 : STORE_COMPACT_MIN;
 }
 
-/* Binds op's parameters to its statement; returns the statement or NULL. */
-static sqlite3_stmt *
-store_bind(struct store *st, const struct op *op)
+/* Binds op's parameters to s. Returns an SQLite code. */
+static int
+op_bind(sqlite3_stmt *s, const struct op *op)
 {
-	sqlite3_stmt *s = store_stmt(st, op->stmt);
 	int i, rc = SQLITE_OK;
 
-	if (s == NULL)
-		return NULL;
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
 	for (i = 0; i < op->np && rc == SQLITE_OK; i++) {
 		const struct param *p = &op->p[i];
 
@@ -397,7 +392,20 @@ store_bind(struct store *st, const struct op *op)
 			break;
 		}
 	}
-	if (rc != SQLITE_OK) {
+	return rc;
+}
+
+/* Binds op's parameters to its cached statement; returns the statement or NULL. */
+static sqlite3_stmt *
+store_bind(struct store *st, const struct op *op)
+{
+	sqlite3_stmt *s = store_stmt(st, op->stmt);
+
+	if (s == NULL)
+		return NULL;
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (op_bind(s, op) != SQLITE_OK) {
 		log_error("%s: bind: %s", __func__, sqlite3_errmsg(st->st_db));
 		return NULL;
 	}
@@ -1161,15 +1169,84 @@ col_text(sqlite3_stmt *s, int i)
 	return (const char *)sqlite3_column_text(s, i);
 }
 
-/* Prepares a read; binds uid when not NULL. NULL on failure (logged). */
+static const char *const store_tables[] = { "pods", "workers", "statuses", "container_exits",
+	"intents", "events", "meta" };
+
+/* While degraded the newest rows exist only in the journal: reads then run on a private
+ * in-memory database holding the committed rows with the journal applied. Returns it (the
+ * caller closes it) or NULL (logged). */
+static sqlite3 *
+store_overlay(struct store *st)
+{
+	sqlite3_stmt *s = NULL;
+	sqlite3 *m = NULL;
+	size_t i;
+	char *sql;
+	int rc;
+
+	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_busy_timeout(m, STORE_BUSY_TIMEOUT_MS);
+	for (i = 0; i < nitems(migrations); i++)
+		if (store_exec_sql(m, migrations[i].sql) != SQLITE_OK)
+			goto fail;
+	if (sqlite3_prepare_v2(m, "ATTACH ? AS disk", -1, &s, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(s, 1, st->st_path, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	s = NULL;
+	if (rc != SQLITE_DONE || store_exec_sql(m, "BEGIN") != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < nitems(store_tables); i++) {
+		sql = xsprintf("INSERT INTO main.%s SELECT * FROM disk.%s", store_tables[i],
+		    store_tables[i]);
+		rc = store_exec_sql(m, sql);
+		free(sql);
+		if (rc != SQLITE_OK)
+			goto fail;
+	}
+	for (i = 0; i < st->st_nops; i++) {
+		const struct op *op = &st->st_ops[i];
+
+		if (sqlite3_prepare_v2(m, stmt_defs[op->stmt].sql, -1, &s, NULL) != SQLITE_OK ||
+		    op_bind(s, op) != SQLITE_OK)
+			goto fail;
+		rc = sqlite3_step(s);
+		sqlite3_finalize(s);
+		s = NULL;
+		/* A write the database would refuse is dropped at the retry as well. */
+		if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CONSTRAINT)
+			goto fail;
+	}
+	if (store_exec_sql(m, "COMMIT") != SQLITE_OK || store_exec_sql(m, "DETACH disk") !=
+	    SQLITE_OK)
+		goto fail;
+	return m;
+fail:
+	log_error("store %s: cannot read while degraded: %s", st->st_path,
+	    m != NULL ? sqlite3_errmsg(m) : "out of memory");
+	sqlite3_finalize(s);
+	sqlite3_close(m);
+	return NULL;
+}
+
+/* Prepares a read (on the overlay while degraded); binds uid when not NULL. NULL on failure
+ * (logged). store_query_end finishes it. */
 static sqlite3_stmt *
 store_query(struct store *st, const char *sql, const char *uid)
 {
 	sqlite3_stmt *s = NULL;
+	sqlite3 *db = st->st_db;
 
-	if (sqlite3_prepare_v2(st->st_db, sql, -1, &s, NULL) != SQLITE_OK) {
-		log_error("store %s: read: %s", st->st_path, sqlite3_errmsg(st->st_db));
+	if (st->st_degraded && st->st_nops > 0 && (db = store_overlay(st)) == NULL)
+		return NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+		log_error("store %s: read: %s", st->st_path, sqlite3_errmsg(db));
 		sqlite3_finalize(s);
+		if (db != st->st_db)
+			sqlite3_close(db);
 		return NULL;
 	}
 	if (uid != NULL)
@@ -1181,7 +1258,11 @@ store_query(struct store *st, const char *sql, const char *uid)
 static int
 store_query_end(struct store *st, sqlite3_stmt *s, int rc)
 {
+	sqlite3 *db = sqlite3_db_handle(s);
+
 	sqlite3_finalize(s);
+	if (db != st->st_db)
+		sqlite3_close(db);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
 	log_error("store %s: read: %s", st->st_path, sqlite3_errstr(rc));
@@ -1327,18 +1408,8 @@ store_get_meta(struct store *st, const char *key)
 {
 	sqlite3_stmt *s;
 	char *v = NULL;
-	size_t i;
 	int rc;
 
-	/* While degraded the newest value may exist only in the journal. */
-	if (st->st_degraded)
-		for (i = st->st_nops; i-- > 0;) {
-			const struct op *op = &st->st_ops[i];
-
-			if ((op->stmt == S_SET_META || op->stmt == S_DEL_META) &&
-			    strcmp(op->p[0].s, key) == 0)
-				return op->stmt == S_SET_META ? xstrdup(op->p[1].s) : NULL;
-		}
 	s = store_query(st, "SELECT value FROM meta WHERE key = ?", key);
 	if (s == NULL)
 		return NULL;

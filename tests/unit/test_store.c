@@ -837,13 +837,19 @@ test_faults_degrade_and_recover(void **state)
 		assert_int_equal(store_checkpoint(st), 0);
 		assert_int_equal(n, 0);
 		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 1);
+		/* Reads see the journal: 1 committed + 20 + "later", then one forgotten. */
+		assert_int_equal(npods(st), 22);
+		store_forget_pod(st, "p00");
+		assert_int_equal(npods(st), 21);
+		assert_int_equal(store_health(st, &h), STORE_DEGRADED);
 
 		assert_int_equal(store_test_exec(st, c->heal), 0);
 		assert_int_equal(store_flush(st), 0);
 		assert_int_equal(store_health(st, &h), STORE_OK);
 		assert_int_equal(h.journal_ops, 0);
 		assert_int_equal(n, 1);
-		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 22);
+		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 21);
+		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods WHERE uid = 'p00'"), 0);
 		store_close(st);
 		st = open_ok(NULL, f->path);
 		v = store_get_meta(st, "rv");
