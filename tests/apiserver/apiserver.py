@@ -1249,7 +1249,7 @@ class Control:
                 code, out = e.code, e.status()
             except Exception as e:  # bad input to the control port
                 code, out = 400, {"error": repr(e)}
-            data = json.dumps(out, indent=None).encode() + b"\n"
+            data = json.dumps(out, separators=(",", ":")).encode() + b"\n"
             writer.write(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (code, len(data)))
             writer.write(data)

@@ -218,8 +218,8 @@ watching(void *arg)
 static int
 server_open_watches(void)
 {
-	char *s = ctl("/stats"), *p = strstr(s, "\"open_watches\": ");
-	int n = p ? atoi(p + 16) : -1;
+	char *s = ctl("/stats"), *p = strstr(s, "\"open_watches\":");
+	int n = p ? atoi(p + 15) : -1;
 
 	free(s);
 	return n;
@@ -320,9 +320,9 @@ test_watch(struct api *a)
 	run_until(watching, w, 5000);
 	run_until(one_open_watch, NULL, 5000);
 	s = ctl("/log");
-	check(strstr(s, "\"allowWatchBookmarks\": \"true\"") != NULL &&
-	    strstr(s, "\"fieldSelector\": \"spec.nodeName=node1\"") != NULL &&
-	    strstr(s, "\"timeoutSeconds\": \"") != NULL, "watch asks for bookmarks, the node's "
+	check(strstr(s, "\"allowWatchBookmarks\":\"true\"") != NULL &&
+	    strstr(s, "\"fieldSelector\":\"spec.nodeName=node1\"") != NULL &&
+	    strstr(s, "\"timeoutSeconds\":\"") != NULL, "watch asks for bookmarks, the node's "
 	    "pods and a timeout");
 	free(s);
 
@@ -343,7 +343,7 @@ test_watch(struct api *a)
 	check(run_until(ops_reached, &w8, 10000), "bookmarks received");
 	watch_get_stats(w, &st);
 	s = ctl("/stats");
-	check(strstr(s, "\"rv\": ") != NULL && atoi(strstr(s, "\"rv\": ") + 6) == atoi(st.rv),
+	check(strstr(s, "\"rv\":") != NULL && atoi(strstr(s, "\"rv\":") + 5) == atoi(st.rv),
 	    "bookmark moved the position to the server's (%s)", st.rv);
 	free(s);
 
