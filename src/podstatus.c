@@ -343,7 +343,7 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 		const struct container        *c = &cs[i];
 		const struct container_status *old = find_cstatus(olds, nolds, c->c_name);
 		struct container_status       *st = &v[i];
-		const struct rt_container     *inst[2];
+		const struct rt_container     *inst[2] = { NULL, NULL };
 		size_t                         ninst;
 
 		/* Defaults: waiting, or what the old status knew. */
