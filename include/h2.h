@@ -94,7 +94,8 @@ typedef void (*h2_event_cb)(struct h2_session *, enum h2_event, const char *reas
 /* Fills opts with the defaults (zero elsewhere). */
 void h2_options_init(struct h2_options *opts);
 /* Creates a session (does not connect). opts is copied (strings too; not ssl_ctx). event_cb
- * may be NULL. Returns NULL (and logs) when opts are invalid. */
+ * may be NULL. Returns NULL (and logs) when opts are invalid. Sets SIGPIPE to SIG_IGN when it
+ * still has its default action (a closed peer must give EPIPE, not kill the process). */
 struct h2_session *h2_session_new(struct event_base *, const struct h2_options *opts,
     h2_event_cb event_cb, void *arg);
 /* Pending streams are dropped (their callbacks never run), connections closed. Safe from a

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1064,6 +1065,13 @@ h2_session_new(struct event_base *base, const struct h2_options *opts, h2_event_
 	default:
 		log_error("%s: bad transport %d", __func__, opts->transport);
 		return NULL;
+	}
+	{
+		/* a peer closing its end must not kill the daemon: writes then fail with EPIPE */
+		struct sigaction sa;
+
+		if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+			signal(SIGPIPE, SIG_IGN);
 	}
 	s = xcalloc(1, sizeof(*s));
 	s->s_base = base;
