@@ -258,6 +258,12 @@ http1_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED)
 		return;
 	if (what & BEV_EVENT_EOF) {
+		/* Take what arrived with the close first. */
+		if (evbuffer_get_length(bufferevent_get_input(r->bev)) > 0) {
+			http1_read_cb(r->bev, r);
+			if (r->finished)
+				return;
+		}
 		if (r->headers_done) {
 			http1_finish(r, NULL);
 			return;
