@@ -50,10 +50,11 @@ init_container_failed(const struct rt_container *rc)
 	return rc->state == RT_UNKNOWN;
 }
 
+/* The kubelet's containerSucceeded: any non-running instance with exit code 0. */
 static int
 container_succeeded(const struct rt_container *rc)
 {
-	return rc != NULL && rc->state == RT_EXITED && rc->exit_code == 0;
+	return rc != NULL && rc->state != RT_RUNNING && rc->exit_code == 0;
 }
 
 /* The spec hash differs from the hash the runtime recorded when the container was made. */
