@@ -17,11 +17,18 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "api.pb-c.h"
 #include "grpc.h"
@@ -163,6 +170,8 @@ struct srv {
 	struct evconnlistener *lis;
 	char                   path[108];
 	uint32_t               max_streams;
+	SSL_CTX               *ssl_ctx;      /* TLS server when set */
+	int                    port;
 	int                    open, max_open;
 	int                    refused_once;
 	int                    requests;
@@ -483,7 +492,11 @@ s_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int 
 	sc->sv = sv;
 	LIST_INIT(&sc->reqs);
 	LIST_INSERT_HEAD(&sv->conns, sc, entry);
-	sc->bev = bufferevent_socket_new(sv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (sv->ssl_ctx != NULL)
+		sc->bev = bufferevent_openssl_socket_new(sv->base, fd, SSL_new(sv->ssl_ctx),
+		    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	else
+		sc->bev = bufferevent_socket_new(sv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	nghttp2_session_callbacks_new(&cbs);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, s_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cbs, s_header);
@@ -524,7 +537,8 @@ srv_free(struct srv *sv)
 	while (!LIST_EMPTY(&sv->conns))
 		sconn_free(LIST_FIRST(&sv->conns));
 	evconnlistener_free(sv->lis);
-	unlink(sv->path);
+	if (sv->path[0] != '\0')
+		unlink(sv->path);
 	free(sv);
 }
 
@@ -843,6 +857,128 @@ test_connect_timeout(void **state)
 	h2_session_free(s);
 }
 
+/* ---- TLS: ALPN h2 required, the host name or address verified ---- */
+
+static int alpn_h2;
+
+static int
+alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
+    unsigned inlen, void *arg)
+{
+	(void)ssl;
+	(void)arg;
+	if (alpn_h2 && nghttp2_select_next_protocol((unsigned char **)out, outlen, in, inlen) == 1)
+		return SSL_TLSEXT_ERR_OK;
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+/* A self-signed certificate for localhost and 127.0.0.1. */
+static void
+make_cert(EVP_PKEY **keyp, X509 **certp)
+{
+	EVP_PKEY *key = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	X509_NAME *name;
+	X509_EXTENSION *ext;
+	X509V3_CTX v3;
+
+	assert_non_null(key);
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	X509_set_pubkey(x, key);
+	name = X509_get_subject_name(x);
+	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"klet-test",
+	    -1, -1, 0);
+	X509_set_issuer_name(x, name);
+	X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1");
+	X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+	*keyp = key;
+	*certp = x;
+}
+
+static int
+tls_call(SSL_CTX *cctx, const char *tls_name, struct res *r)
+{
+	struct h2_options o;
+	struct h2_session *s;
+	char port[16];
+
+	snprintf(port, sizeof(port), "%d", srv->port);
+	h2_options_init(&o);
+	o.transport = H2_TLS;
+	o.host = "127.0.0.1";
+	o.port = port;
+	o.ssl_ctx = cctx;
+	o.tls_name = tls_name;
+	s = h2_session_new(base, &o, ev_cb, NULL);
+	assert_non_null(s);
+	call(s, "Ok", r, 20000);
+	spin_until(&r->done, 1);
+	h2_session_free(s);
+	return r->code;
+}
+
+static void
+test_tls(void **state)
+{
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	EVP_PKEY *key;
+	X509 *cert;
+	SSL_CTX *sctx, *cctx;
+	struct res r;
+
+	(void)state;
+	make_cert(&key, &cert);
+	sctx = SSL_CTX_new(TLS_server_method());
+	SSL_CTX_use_certificate(sctx, cert);
+	SSL_CTX_use_PrivateKey(sctx, key);
+	SSL_CTX_set_alpn_select_cb(sctx, alpn_select, NULL);
+	cctx = SSL_CTX_new(TLS_client_method());
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(cctx), cert);
+	SSL_CTX_set_verify(cctx, SSL_VERIFY_PEER, NULL);
+
+	/* a TCP listener on 127.0.0.1, TLS server */
+	srv_free(srv);
+	srv = xcalloc(1, sizeof(*srv));
+	srv->base = base;
+	srv->max_streams = 100;
+	srv->ssl_ctx = sctx;
+	LIST_INIT(&srv->conns);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	srv->lis = evconnlistener_new_bind(base, s_accept, srv, LEV_OPT_CLOSE_ON_FREE |
+	    LEV_OPT_REUSEABLE, 16, (struct sockaddr *)&sin, sizeof(sin));
+	assert_non_null(srv->lis);
+	getsockname(evconnlistener_get_fd(srv->lis), (struct sockaddr *)&sin, &slen);
+	srv->port = ntohs(sin.sin_port);
+
+	alpn_h2 = 1;
+	assert_int_equal(tls_call(cctx, NULL, &r), GRPC_OK); /* IP address verified */
+	assert_int_equal(tls_call(cctx, "localhost", &r), GRPC_OK); /* name verified (SNI) */
+	assert_int_equal(tls_call(cctx, "other.example", &r), GRPC_UNAVAILABLE);
+	if (strstr(r.msg, "verify") == NULL)
+		fail_msg("wrong name: %s", r.msg);
+	alpn_h2 = 0;
+	assert_int_equal(tls_call(cctx, NULL, &r), GRPC_UNAVAILABLE);
+	if (strstr(r.msg, "ALPN h2") == NULL)
+		fail_msg("no ALPN: %s", r.msg);
+
+	while (!LIST_EMPTY(&srv->conns))
+		sconn_free(LIST_FIRST(&srv->conns));
+	SSL_CTX_free(sctx);
+	SSL_CTX_free(cctx);
+	X509_free(cert);
+	EVP_PKEY_free(key);
+	srv->ssl_ctx = NULL;
+}
+
 int
 main(void)
 {
@@ -858,6 +994,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cancel_and_free_in_callback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tls, setup, teardown),
 	};
 
 	log_init(0, 0);
