@@ -21,6 +21,8 @@
  *
  * Write functions return nothing: a failure is handled inside (journal, degraded, retry).
  * Read functions return 0, or -1 when the database could not be read (logged).
+ * A NULL store is accepted by the writes, reads, checkpoint, health and size (no-ops, no
+ * rows), so that callers' unit tests may run without one; store_after_commit needs a store.
  */
 #ifndef KLET_STORE_H
 #define KLET_STORE_H

@@ -547,6 +547,10 @@ store_write(struct store *st, struct op *op)
 {
 	struct op *j;
 
+	if (st == NULL) {
+		op_clear(op);
+		return;
+	}
 	if (st->st_nops == st->st_ops_cap) {
 		st->st_ops_cap = st->st_ops_cap ? st->st_ops_cap * 2 : 64;
 		st->st_ops = xreallocarray(st->st_ops, st->st_ops_cap, sizeof(*st->st_ops));
@@ -1238,8 +1242,11 @@ static sqlite3_stmt *
 store_query(struct store *st, const char *sql, const char *uid)
 {
 	sqlite3_stmt *s = NULL;
-	sqlite3 *db = st->st_db;
+	sqlite3 *db;
 
+	if (st == NULL)
+		return NULL;
+	db = st->st_db;
 	if (st->st_degraded && st->st_nops > 0 && (db = store_overlay(st)) == NULL)
 		return NULL;
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
@@ -1278,7 +1285,7 @@ store_foreach_pod(struct store *st, int (*cb)(const struct store_pod *, void *),
 	int rc;
 
 	if (s == NULL)
-		return -1;
+		return st == NULL ? 0 : -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		p.uid = col_text(s, 0);
 		p.source = col_text(s, 1);
@@ -1307,7 +1314,7 @@ store_foreach_worker(struct store *st, int (*cb)(const struct store_worker *, vo
 	int rc;
 
 	if (s == NULL)
-		return -1;
+		return st == NULL ? 0 : -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		w.uid = col_text(s, 0);
 		w.state = col_text(s, 1);
@@ -1333,7 +1340,7 @@ store_foreach_status(struct store *st, int (*cb)(const struct store_status *, vo
 	int rc;
 
 	if (s == NULL)
-		return -1;
+		return st == NULL ? 0 : -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		x.uid = col_text(s, 0);
 		x.version = sqlite3_column_int64(s, 1);
@@ -1360,7 +1367,7 @@ store_foreach_exit(struct store *st, const char *uid,
 	int rc;
 
 	if (s == NULL)
-		return -1;
+		return st == NULL ? 0 : -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		x.container_id = col_text(s, 0);
 		x.uid = col_text(s, 1);
@@ -1390,7 +1397,7 @@ store_foreach_intent(struct store *st, const char *uid,
 	int rc;
 
 	if (s == NULL)
-		return -1;
+		return st == NULL ? 0 : -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		x.uid = col_text(s, 0);
 		x.kind = col_text(s, 1);
@@ -1427,6 +1434,8 @@ store_checkpoint(struct store *st)
 {
 	int rc, nlog = 0, nckpt = 0;
 
+	if (st == NULL)
+		return 0;
 	if (st->st_degraded && store_replay(st) == 0)
 		store_run_callbacks(st);
 	if (st->st_in_txn)
@@ -1447,6 +1456,8 @@ enum store_health_state
 store_health(struct store *st, struct store_health_info *h)
 {
 	memset(h, 0, sizeof(*h));
+	if (st == NULL)
+		return STORE_OK;
 	h->state = st->st_degraded ? STORE_DEGRADED : STORE_OK;
 	h->last_error = st->st_last_error;
 	h->failed_since_wall_ms = st->st_failed_since;
@@ -1463,6 +1474,8 @@ store_file_size(struct store *st)
 	int64_t n = 0;
 	char *wal;
 
+	if (st == NULL)
+		return 0;
 	if (stat(st->st_path, &sb) == 0)
 		n += sb.st_size;
 	wal = xsprintf("%s-wal", st->st_path);

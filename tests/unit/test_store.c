@@ -691,6 +691,26 @@ test_foreach_stops(void **state)
 	store_close(st);
 }
 
+static void
+test_null_store(void **state)
+{
+	struct store_health_info h;
+	int n = 0;
+
+	(void)state;
+	put_pod(NULL, "a", "{}");
+	store_put_status(NULL, "a", 1, "{}");
+	store_forget_pod(NULL, "a");
+	assert_int_equal(store_foreach_pod(NULL, count_pod, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(store_get_meta(NULL, "k"));
+	assert_int_equal(store_checkpoint(NULL), 0);
+	assert_int_equal(store_flush(NULL), 0);
+	assert_int_equal(store_health(NULL, &h), STORE_OK);
+	assert_int_equal(store_file_size(NULL), 0);
+	store_close(NULL);
+}
+
 struct writer {
 	struct store *st;
 	int           n;
@@ -1036,6 +1056,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_typed_rows, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_foreach_stops, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_write_inside_foreach, fx_setup, fx_teardown),
+		cmocka_unit_test(test_null_store),
 		cmocka_unit_test_setup_teardown(test_forget_pod, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_events_bounded, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_faults_degrade_and_recover, fx_setup,
