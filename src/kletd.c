@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api_join.h" /* api */
 #include "config.h"
 #include "cri.h"
 #include "events.h"
@@ -40,6 +41,7 @@ struct kletd {
 	struct podconfig   *k_config;
 	struct source_file *k_file;
 	struct housekeeping *k_hk;
+	struct api_join    *k_join;    /* api: --kubeconfig: watch, status, node */
 	struct loop_task   *k_relist_task;
 	size_t              k_logged_pods;
 	int64_t             k_relist_logged_ms;
@@ -121,6 +123,7 @@ kletd_relist_done(int rc, void *arg)
 
 	if (rc != 0)
 		return;
+	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
 	/* At -v=2 when the number of pods changes, else every 30 s. */
 	if (st.pods != k->k_logged_pods || now - k->k_relist_logged_ms >= 30000) {
@@ -198,9 +201,11 @@ kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 		    info.runtime_api_version != NULL ? info.runtime_api_version : "?");
 		if (k->k_relist_task != NULL)
 			loop_task_kick(k->k_relist_task);
+		api_join_runtime(k->k_join, 1, NULL, info.runtime_name, info.runtime_version); /* api */
 	} else {
 		log_warnx("container runtime not ready: %s; pods wait for it",
 		    reason != NULL ? reason : "unknown");
+		api_join_runtime(k->k_join, 0, reason, NULL, NULL); /* api */
 	}
 }
 
@@ -307,6 +312,7 @@ kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void
 		/* The stored spec stays until the worker is forgotten: a restart in between
 		 * resumes the termination. */
 		podworkers_update(k->k_workers, pod, PW_UPDATE_KILL, -1);
+		api_join_pod_removed(k->k_join, pod->uid); /* api */
 		break;
 	case POD_OP_REJECT:
 		kletd_store_pod(k, pod);
@@ -431,6 +437,20 @@ kletd_wire(struct kletd *k)
 		k->k_file = source_file_new(base, k->k_config, k->k_events,
 		    k->k_cfg.pod_manifest_path, k->k_cfg.node_name, k->k_cfg.file_check_ms);
 	}
+	/* api: with --kubeconfig, the pods also come from the API server, and the node, its
+	 * Lease and the pod statuses go to it. */
+	if (k->k_cfg.kubeconfig != NULL && *k->k_cfg.kubeconfig != '\0') {
+		struct api_join_deps jd = { base, &k->k_cfg, k->k_store, k->k_config, k->k_cache,
+		                            k->k_workers };
+		char jerr[600];
+
+		podconfig_add_source(k->k_config, "api");
+		k->k_join = api_join_new(&jd, jerr, sizeof(jerr));
+		if (k->k_join == NULL) {
+			log_error("%s", jerr);
+			return -1;
+		}
+	}
 	memset(&hd, 0, sizeof(hd));
 	hd.cri = k->k_cri;
 	hd.cache = k->k_cache;
@@ -448,6 +468,8 @@ kletd_wire(struct kletd *k)
 static void
 kletd_unwire(struct kletd *k)
 {
+	api_join_free(k->k_join); /* api: before the pods' config and the workers */
+	k->k_join = NULL;
 	source_file_free(k->k_file);
 	k->k_file = NULL;
 	housekeeping_free(k->k_hk);
@@ -497,6 +519,7 @@ kletd_housekeeping(void *arg)
 		else if (ok && k->k_pleg_unhealthy)
 			log_info("PLEG is healthy again");
 		k->k_pleg_unhealthy = !ok;
+		api_join_pleg(k->k_join, ok, why); /* api */
 	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
@@ -508,7 +531,9 @@ kletd_housekeeping(void *arg)
 static void
 kletd_status_batch(void *arg)
 {
-	(void)arg;
+	struct kletd *k = arg;
+
+	api_join_status_batch(k->k_join); /* api: re-send what the server lacks */
 }
 
 static void

@@ -1,0 +1,44 @@
+/* api_join.h — joining a cluster: the API client, the pods reflector, the status manager and
+ * the node, started together when kletd has a --kubeconfig, and the few hooks kletd calls.
+ */
+#ifndef KLET_API_JOIN_H
+#define KLET_API_JOIN_H
+
+#include <stddef.h>
+
+struct event_base;
+struct klet_config;
+struct store;
+struct podconfig;
+struct podcache;
+struct podworkers;
+struct api_join;
+
+struct api_join_deps {
+	struct event_base        *base;
+	const struct klet_config *cfg;      /* kubeconfig, node name, labels, max pods, root */
+	struct store             *store;    /* may be NULL */
+	struct podconfig         *pc;       /* gets the "api" source (added by the caller) */
+	struct podcache          *cache;    /* runtime status for the status manager */
+	struct podworkers        *workers;  /* which pods are terminal */
+};
+
+/* Loads cfg->kubeconfig and starts everything (connecting in the background). Returns NULL
+ * with a one-line reason in err when the kubeconfig or its TLS material is unusable. */
+struct api_join *api_join_new(const struct api_join_deps *, char *err, size_t errlen);
+/* Stops everything (pending calls cancelled). Call before freeing the deps. NULL no-op. */
+void api_join_free(struct api_join *);
+/* After each PLEG relist: regenerates the status of every API pod (sent at the end of the
+ * turn when it changed). */
+void api_join_relisted(struct api_join *);
+/* The 10 s status batch. */
+void api_join_status_batch(struct api_join *);
+/* The runtime's state (CRI Version answered or not); name/version may be NULL. */
+void api_join_runtime(struct api_join *, int ready, const char *reason, const char *name,
+         const char *version);
+/* PLEG health (housekeeping). */
+void api_join_pleg(struct api_join *, int healthy, const char *why);
+/* A pod left every source (REMOVE): its status entry is forgotten. */
+void api_join_pod_removed(struct api_join *, const char *uid);
+
+#endif

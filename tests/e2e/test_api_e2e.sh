@@ -1,0 +1,125 @@
+#!/bin/sh
+# kletd joined to the API server stand-in, running pods on a private containerd: a pod
+# created through the API runs and is reported Running and Ready; the node registers and is
+# Ready; its Lease is renewed; watch resets, GOAWAY, an outage with compaction converge with
+# no restarted container; status patches carry only changes (the stand-in's request log); a
+# graceful delete runs preStop, stops the containers and the node deletes the object.
+set -u
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
+KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-api}
+export KLET_CONTAINERD_DIR
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
+. "$top/tests/apiserver/lib.sh"
+command -v curl >/dev/null || node_skip "curl is not installed"
+as_python >/dev/null || node_skip "python3-h2 is not installed"
+node_setup apinode
+trap 'as_stop; node_cleanup' EXIT
+OUTAGE=${KLET_E2E_OUTAGE_S:-10}
+mkdir -p "$T/as"
+AS_NODE=$NODE as_start "$T/as" --bookmark-interval 2
+as_kubeconfig "$T/kubeconfig"
+NS=$AS_URL/api/v1/namespaces/default
+
+KLET_API_PING_INTERVAL_MS=2000 KLET_API_PING_TIMEOUT_MS=2000 KLET_LEASE_RENEW_MS=2000 \
+    start_kletd --kubeconfig "$T/kubeconfig" --node-labels example.com/rack=r1
+check "kletd started with --kubeconfig" logged 'joining the cluster'
+
+jq_node() { as_ctl /objects?kind=nodes | as_json "$1"; }
+node_ready() {
+	[ "$(jq_node '[c["status"] for n in d for c in n["status"]["conditions"] if c["type"]=="Ready"][0]')" = True ]
+}
+wait_for 300 node_ready
+check "node registered and Ready" node_ready
+has() { # PATH STRING: the control port's answer contains STRING
+	as_ctl "$1" | grep -qF -- "$2"
+}
+check "node labels" has /objects?kind=nodes '"example.com/rack":"r1"'
+wait_for 100 has /objects?kind=nodes 'containerd://'
+check "node runtime version" has /objects?kind=nodes 'containerd://' 
+lease_time() { as_ctl /objects?kind=leases | as_json 'd[0]["spec"]["renewTime"]'; }
+l1=$(lease_time)
+lease_moved() { [ "$(lease_time)" != "$1" ]; }
+wait_for 100 lease_moved "$l1"
+l2=$(lease_time)
+check "lease renewed ($l1 -> $l2)" [ "$l1" != "$l2" ]
+
+mkdir -p "$T/host"
+cat >"$T/web.json" <<J
+{"metadata":{"name":"web","namespace":"default"},
+ "spec":{"nodeName":"$NODE","terminationGracePeriodSeconds":10,
+  "volumes":[{"name":"h","hostPath":{"path":"$T/host"}}],
+  "containers":[{"name":"app","image":"klet.local/busybox:1.35",
+   "command":["sh","-c","trap 'exit 0' TERM; while true; do sleep 1; done"],
+   "volumeMounts":[{"name":"h","mountPath":"/h"}],
+   "lifecycle":{"preStop":{"exec":{"command":["sh","-c","echo stopping > /h/prestop"]}}}}]}}
+J
+t0=$(date +%s%N)
+as_ctl /pods -X POST --data-binary "@$T/web.json" >/dev/null
+pod_field() { as_ctl /pods/default/web/get | as_json "$1" 2>/dev/null; }
+pod_running_ready() {
+	[ "$(pod_field 'd["status"].get("phase")')" = Running ] &&
+	    [ "$(pod_field '[c["status"] for c in d["status"].get("conditions",[]) if c["type"]=="Ready"][0]')" = True ]
+}
+wait_for 600 pod_running_ready
+t1=$(date +%s%N)
+check "pod created through the API is Running and Ready ($(( (t1 - t0) / 1000000 )) ms)" pod_running_ready
+check "containerStatuses reported" has /pods/default/web/get '"running":{"startedAt"' 
+
+ctr_id() {
+	cri ListContainers '{}' | $AS_PY -c '
+import json, sys
+for c in json.load(sys.stdin).get("containers", []):
+    l = c.get("labels", {})
+    if l.get("io.kubernetes.pod.name") == "web" and c["state"] == "CONTAINER_RUNNING":
+        print(c["id"])'
+}
+id1=$(ctr_id)
+check "container running in containerd" [ -n "$id1" ]
+
+# Status patches carry only changes: no two PATCHes both send startTime.
+n_start=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"] and "startTime" in json.dumps(e["body"])])')
+n_patch=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"]])')
+check "status patches carry only changes ($n_patch patches, startTime in $n_start)" [ "$n_start" -le 1 ]
+n_nouid=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"] and not e["body"].get("metadata",{}).get("uid")])')
+check "status patches carry the uid precondition" [ "$n_nouid" = 0 ]
+
+watch_count() { as_ctl /log | as_json 'len([e for e in d if e.get("watch") and "/api/v1/pods" in e["path"]])'; }
+list_count() { as_ctl /log | as_json 'len([e for e in d if e["method"]=="GET" and e["path"]=="/api/v1/pods" and not e.get("watch")])'; }
+
+# Watch reset: re-watch, no relist, nothing restarted.
+w0=$(watch_count); l0=$(list_count)
+as_ctl /reset-watches >/dev/null
+more_watches() { [ "$(watch_count)" -gt "$1" ]; }
+wait_for 100 more_watches "$w0"
+check "watch reset: re-watched without a relist" sh -c "[ $(watch_count) -gt $w0 ] && [ $(list_count) -eq $l0 ]"
+
+# GOAWAY: a new connection, the watch continues.
+c0=$(as_ctl /stats | as_json 'd["connections"]')
+as_ctl /goaway >/dev/null
+more_conns() { [ "$(as_ctl /stats | as_json 'd["connections"]')" -gt "$1" ]; }
+wait_for 100 more_conns "$c0"
+check "GOAWAY: reconnected" more_conns "$c0"
+
+# An outage with compaction: relist after 410, nothing restarted.
+as_ctl "/refuse?seconds=$OUTAGE&drop=1" >/dev/null
+sleep 1
+as_ctl /compact >/dev/null
+watching() { [ "$(as_ctl /stats | as_json 'd["open_watches"]')" -ge 1 ]; }
+wait_for $(( (OUTAGE + 40) * 10 )) watching
+check "after a ${OUTAGE}s outage: watching again" watching
+check "after the outage: relisted (410)" sh -c "[ $(list_count) -gt $l0 ]"
+check "no container restarted" [ "$(ctr_id)" = "$id1" ]
+check "node still Ready" node_ready
+
+# Graceful delete: preStop, containers stop, the node deletes the object.
+as_ctl "/pods/default/web?method=DELETE" >/dev/null
+gone() { as_ctl /pods/default/web/get | grep -q NotFound; }
+wait_for 600 gone
+check "graceful delete: the node deleted the pod object" gone
+check "preStop ran" test -f "$T/host/prestop"
+check "container stopped" [ -z "$(ctr_id)" ]
+fd=$(as_ctl /log | as_json '[(e["body"].get("gracePeriodSeconds"), bool(e["body"].get("preconditions",{}).get("uid"))) for e in d if e["method"]=="DELETE" and e["path"].endswith("/pods/web") and e["user"].startswith("system:node:")][-1:]')
+check "final DELETE had grace 0 and the uid ($fd)" [ "$fd" = "[(0, True)]" ]
+stop_kletd TERM
+check "kletd stopped cleanly" logged 'kletd stopped'
+finish
