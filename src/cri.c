@@ -228,6 +228,7 @@ cri_h2_event(struct h2_session *s, enum h2_event ev, const char *reason, void *a
 	(void)s;
 	switch (ev) {
 	case H2_EV_CONNECTED:
+		evtimer_del(c->c_retry);
 		cri_ask_version(c);
 		break;
 	case H2_EV_LOST:
@@ -248,9 +249,12 @@ cri_h2_event(struct h2_session *s, enum h2_event ev, const char *reason, void *a
 static void
 cri_retrycb(evutil_socket_t fd, short what, void *arg)
 {
+	struct cri *c = arg;
+
 	(void)fd;
 	(void)what;
-	cri_connect(arg);
+	if (c->c_state == CRI_DOWN)
+		cri_connect(c);
 }
 
 static void
