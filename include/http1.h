@@ -1,7 +1,8 @@
 /* http1.h — a small asynchronous HTTP/1.1 GET client on the loop, for lifecycle hooks and
  * probes: non-blocking connect to an IP literal, one request, a bounded response read,
- * an overall timeout (the program must ignore SIGPIPE, as kletd's loop does); HTTPS through OpenSSL without certificate verification (as the
+ * an overall timeout; HTTPS through OpenSSL without certificate verification (as the
  * kubelet's probes and hooks do). One request per connection ("Connection: close").
+ * The program must ignore SIGPIPE (kletd's loop does).
  */
 #ifndef KLET_HTTP1_H
 #define KLET_HTTP1_H

@@ -52,7 +52,8 @@ kr_expand(const char *s, char *const *keys, char *const *vals, size_t n)
 			addlen = close + 1 - p;
 			/* The last definition of a name wins. */
 			for (i = n; i > 0; i--) {
-				if (strlen(keys[i - 1]) == nl && strncmp(keys[i - 1], p + 2, nl) == 0) {
+				if (strlen(keys[i - 1]) == nl &&
+				    strncmp(keys[i - 1], p + 2, nl) == 0) {
 					add = vals[i - 1];
 					addlen = strlen(vals[i - 1]);
 					break;
@@ -363,7 +364,8 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 	for (i = 0; i < c->c_nmounts; i++) {
 		vm = &c->c_mounts[i];
 		if ((v = kr_find_volume(pod, vm->name)) == NULL) {
-			snprintf(err, errlen, "volumeMount \"%s\": no volume of that name", vm->name);
+			snprintf(err, errlen, "volumeMount \"%s\": no volume of that name",
+			    vm->name);
 			return -1;
 		}
 		switch (v->v_kind) {

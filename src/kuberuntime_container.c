@@ -217,11 +217,17 @@ kr_hook_exec_cb(int code, const char *message, const Runtime__V1__ExecSyncRespon
 		return;
 	}
 	if (resp->exit_code != 0) {
+		size_t no = resp->stdout.len > 400 ? 400 : resp->stdout.len;
+		size_t ne = resp->stderr.len > 400 ? 400 : resp->stderr.len;
+
+		/* Trailing newlines make poor one-line messages. */
+		while (no > 0 && isspace(resp->stdout.data[no - 1]))
+			no--;
+		while (ne > 0 && isspace(resp->stderr.data[ne - 1]))
+			ne--;
 		snprintf(msg, sizeof(msg), "%s failed - error: command exited with %d, message: "
-		    "\"%.*s%.*s\"", h->desc, resp->exit_code,
-		    (int)(resp->stdout.len > 400 ? 400 : resp->stdout.len),
-		    (const char *)resp->stdout.data,
-		    (int)(resp->stderr.len > 400 ? 400 : resp->stderr.len),
+		    "\"%.*s%s%.*s\"", h->desc, resp->exit_code, (int)no,
+		    (const char *)resp->stdout.data, no > 0 && ne > 0 ? " " : "", (int)ne,
 		    (const char *)resp->stderr.data);
 		kr_hook_finish(h, -1, msg);
 		return;

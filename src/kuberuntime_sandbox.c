@@ -371,7 +371,8 @@ kr_dns_config(const struct kr_env *env, const struct pod *pod, const struct kr_r
 	}
 	if (pod->dns_config != NULL) {
 		for (i = 0; i < pod->dns_config->nameservers.n; i++)
-			kr_add_unique(&d->servers, &d->n_servers, pod->dns_config->nameservers.v[i]);
+			kr_add_unique(&d->servers, &d->n_servers,
+			    pod->dns_config->nameservers.v[i]);
 		for (i = 0; i < pod->dns_config->searches.n; i++)
 			kr_add_unique(&d->searches, &d->n_searches, pod->dns_config->searches.v[i]);
 		for (i = 0; i < pod->dns_config->options.n; i++)
@@ -449,7 +450,8 @@ kr_seccomp(const struct seccomp_profile *c, const struct seccomp_profile *p)
 	sp->profile_type = RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__Unconfined;
 	if (use != NULL) {
 		if (strcmp(use->type, "RuntimeDefault") == 0) {
-			sp->profile_type = RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__RuntimeDefault;
+			sp->profile_type =
+			    RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__RuntimeDefault;
 		} else if (strcmp(use->type, "Localhost") == 0 && use->localhost != NULL) {
 			sp->profile_type = RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__Localhost;
 			sp->localhost_ref = xstrdup(use->localhost);

@@ -34,6 +34,7 @@ static struct klet_config cfg;
 static const char *ctl_sock;
 static const char *workdir;
 static int npass, nfail;
+static int real;   /* KR_REAL=1: a real containerd (busybox commands, no control socket) */
 
 static void
 check(int ok, const char *fmt, ...)
@@ -72,23 +73,34 @@ tick(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static void
+limit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	event_base_loopbreak(base);
+}
+
 /* Runs the loop until pred(arg) or limit_ms (a hang guard, not a performance check). */
 static int
 run_until(int (*pred)(void *), void *arg, int64_t limit_ms)
 {
 	struct event *t = event_new(base, -1, EV_PERSIST, tick, NULL);
+	struct event *lim = evtimer_new(base, limit_cb, NULL);
 	struct timeval tv = { 0, 50 * 1000 };
-	struct timeval lim;
+	struct timeval ltv;
 
 	wait_pred = pred;
 	wait_arg = arg;
 	wait_ok = 0;
 	evtimer_add(t, &tv);
-	lim.tv_sec = limit_ms / 1000;
-	lim.tv_usec = (limit_ms % 1000) * 1000;
-	event_base_loopexit(base, &lim);
+	ltv.tv_sec = limit_ms / 1000;
+	ltv.tv_usec = (limit_ms % 1000) * 1000;
+	evtimer_add(lim, &ltv);
 	event_base_dispatch(base);
 	event_free(t);
+	event_free(lim);
 	wait_pred = NULL;
 	return wait_ok;
 }
@@ -443,10 +455,13 @@ t_init_containers(void)
 static void
 t_prestop_grace(void)
 {
-	struct pod *p = mkpod("metadata: {name: stop, namespace: t, uid: u-stop}\n"
+	char *y = xsprintf("metadata: {name: stop, namespace: t, uid: u-stop}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 4\n  containers:\n"
-	    "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: [fake-ignore-term]\n"
-	    "    lifecycle:\n      preStop:\n        exec: {command: [fake-exec, '0', ok, '', '1200']}\n");
+	    "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: %s\n"
+	    "    lifecycle:\n      preStop:\n        exec: {command: %s}\n",
+	    real ? "[sh, -c, \"trap '' TERM; while :; do sleep 1; done\"]" : "[fake-ignore-term]",
+	    real ? "[sh, -c, 'sleep 1.2']" : "[fake-exec, '0', ok, '', '1200']");
+	struct pod *p;
 	struct running_arg ra = { "u-stop", "app", 0 };
 	const char *a[2] = { "u-stop", "Killing" };
 	int64_t t0;
@@ -454,13 +469,19 @@ t_prestop_grace(void)
 	struct clist cl;
 	const struct cinfo *c;
 
+	p = mkpod(y);
+	free(y);
 	add(p);
 	check(run_until(is_running, &ra, 20000), "preStop: app running");
+	if (real)
+		run_until(never, NULL, 1000);   /* let the shell install its trap */
 	free(ctl("{\"cmd\":\"reset_calls\"}"));
 	t0 = now_mono_ms();
 	kill_pod(p, -1);
 	check(run_until(ev_pred, a, 10000), "preStop: Killing event recorded");
 	check(wait_finished("u-stop"), "preStop: pod finished");
+	if (real)
+		goto real_checks;
 	out = ctl("{\"cmd\":\"requests\",\"method\":\"ExecSync\",\"n\":1}");
 	check(strstr(out, "fake-exec") != NULL, "preStop: hook ran through ExecSync");
 	free(out);
@@ -471,6 +492,7 @@ t_prestop_grace(void)
 	if (nfail)
 		printf("# %s\n", out);
 	free(out);
+real_checks:
 	containers("u-stop", &cl);
 	c = newest(&cl, "app");
 	check(c != NULL && c->exit_code == 137, "preStop: SIGTERM ignored -> killed (137)");
@@ -484,7 +506,7 @@ t_poststart_failure(void)
 	struct pod *p = mkpod("metadata: {name: post, namespace: t, uid: u-post}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 2\n  containers:\n"
 	    "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: [sleep, inf]\n"
-	    "    lifecycle:\n      postStart:\n        exec: {command: [fake-exec, '3', out, err]}\n");
+	    "    lifecycle:\n      postStart:\n        exec: {command: [sh, -c, 'echo out; exit 3']}\n");
 	struct err_arg ea = { "u-post", "app", "PostStartHookError" };
 	const char *a[2] = { "u-post", "FailedPostStartHook" };
 	struct kr_start_error e;
@@ -633,6 +655,79 @@ t_cancel(void)
 	pod_free(p);
 }
 
+/* ---- real runtime: remove what an earlier run of this driver left (namespace "t") ---- */
+
+static int cleanup_pending;
+
+static void
+rm_sb_cb(int code, const char *msg, const Runtime__V1__RemovePodSandboxResponse *r, void *arg)
+{
+	(void)code;
+	(void)msg;
+	(void)r;
+	(void)arg;
+	cleanup_pending--;
+}
+
+static void
+stop_sb_cb(int code, const char *msg, const Runtime__V1__StopPodSandboxResponse *r, void *arg)
+{
+	Runtime__V1__RemovePodSandboxRequest req = RUNTIME__V1__REMOVE_POD_SANDBOX_REQUEST__INIT;
+
+	(void)code;
+	(void)msg;
+	(void)r;
+	req.pod_sandbox_id = arg;
+	cri_remove_pod_sandbox(cri, &req, 30000, rm_sb_cb, NULL, NULL);
+	free(arg);
+}
+
+static void
+list_sb_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResponse *resp, void *arg)
+{
+	size_t i;
+
+	(void)msg;
+	(void)arg;
+	cleanup_pending--;
+	if (code != GRPC_OK)
+		return;
+	for (i = 0; i < resp->n_items; i++) {
+		Runtime__V1__StopPodSandboxRequest req = RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
+		char *id = xstrdup(resp->items[i]->id);
+
+		req.pod_sandbox_id = id;
+		cleanup_pending++;
+		cri_stop_pod_sandbox(cri, &req, 30000, stop_sb_cb, id, NULL);
+	}
+}
+
+static int
+cleanup_done(void *arg)
+{
+	(void)arg;
+	return cleanup_pending == 0;
+}
+
+static void
+cleanup_runtime(void)
+{
+	Runtime__V1__ListPodSandboxRequest req = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
+	Runtime__V1__PodSandboxFilter f = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
+	Runtime__V1__PodSandboxFilter__LabelSelectorEntry e =
+	    RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT;
+	Runtime__V1__PodSandboxFilter__LabelSelectorEntry *ep = &e;
+
+	e.key = "io.kubernetes.pod.namespace";
+	e.value = "t";
+	f.label_selector = &ep;
+	f.n_label_selector = 1;
+	req.filter = &f;
+	cleanup_pending = 1;
+	cri_list_pod_sandbox(cri, &req, 30000, list_sb_cb, NULL, NULL);
+	run_until(cleanup_done, NULL, 60000);
+}
+
 static void
 resync(const char *uid, void *arg)
 {
@@ -650,6 +745,8 @@ main(int argc, char **argv)
 	char *endpoint;
 	const char *only = getenv("KR_ONLY");
 
+	real = getenv("KR_REAL") != NULL && atoi(getenv("KR_REAL")) == 1;
+
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s CRI_SOCKET CONTROL_SOCKET WORKDIR\n", argv[0]);
 		return 2;
@@ -666,6 +763,8 @@ main(int argc, char **argv)
 		printf("not ok - CRI client ready\n0 passed, 1 failed\n");
 		return 1;
 	}
+	if (real)
+		cleanup_runtime();
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.root_dir = xsprintf("%s/root", workdir);
 	cfg.pod_logs_dir = xsprintf("%s/logs", workdir);
@@ -674,7 +773,7 @@ main(int argc, char **argv)
 	cache = podcache_new(base);
 	evs = events_new(0);
 	memset(&ko, 0, sizeof(ko));
-	ko.cgroup_root = "";
+	ko.cgroup_root = real ? NULL : "";
 	ko.host_ip = "192.0.2.1";
 	ko.crash_backoff_initial_ms = 400;
 	ko.crash_backoff_max_ms = 1600;
@@ -698,7 +797,7 @@ main(int argc, char **argv)
 		t_images();
 	if (only == NULL || strstr(only, "crash"))
 		t_crashloop();
-	if (only == NULL || strstr(only, "cancel"))
+	if ((only == NULL || strstr(only, "cancel")) && !real)
 		t_cancel();
 
 	podworkers_free(pws);
