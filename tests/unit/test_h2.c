@@ -175,6 +175,7 @@ struct srv {
 	int                    open, max_open;
 	int                    refused_once;
 	int                    requests;
+	int                    strays;
 	LIST_HEAD(, sconn)     conns;
 };
 
@@ -184,6 +185,7 @@ struct sconn {
 	nghttp2_session    *ng;
 	int                 close_after_flush;
 	int32_t             goaway_last;
+	int32_t             stray_id;     /* write a DATA frame for this closed stream */
 	LIST_ENTRY(sconn)   entry;
 	LIST_HEAD(, sreq)   reqs;
 };
@@ -301,7 +303,10 @@ handle(struct sreq *rq)
 		return; /* refused by the GOAWAY: never answered on this connection */
 	if (strcmp(m, "Ok") == 0)
 		respond_ok(rq, 4, 0);
-	else if (strcmp(m, "Big") == 0)
+	else if (strcmp(m, "Stray") == 0) {
+		respond_ok(rq, 4, 0);
+		sc->stray_id = rq->id; /* then a DATA frame on the closed stream */
+	} else if (strcmp(m, "Big") == 0)
 		respond_ok(rq, 3u << 20, 0);
 	else if (strcmp(m, "Err") == 0) {
 		nghttp2_nv h[] = { NV(":status", "200"), NV("content-type", "application/grpc"),
@@ -442,6 +447,17 @@ sconn_flush(struct sconn *sc)
 
 	while ((n = nghttp2_session_mem_send(sc->ng, &data)) > 0)
 		bufferevent_write(sc->bev, data, (size_t)n);
+	if (sc->stray_id > 0 && nghttp2_session_find_stream(sc->ng, sc->stray_id) == NULL) {
+		uint8_t f[12] = { 0, 0, 3, 0, 0, 0, 0, 0, 0, 'x', 'y', 'z' };
+
+		f[5] = (uint8_t)(sc->stray_id >> 24);
+		f[6] = (uint8_t)(sc->stray_id >> 16);
+		f[7] = (uint8_t)(sc->stray_id >> 8);
+		f[8] = (uint8_t)sc->stray_id;
+		bufferevent_write(sc->bev, f, sizeof(f));
+		sc->stray_id = 0;
+		sc->sv->strays++;
+	}
 }
 
 static void
@@ -664,6 +680,7 @@ test_grpc_calls(void **state)
 		{ "Refuse", GRPC_OK, "" },
 		{ "Hang", GRPC_DEADLINE_EXCEEDED, "deadline" },
 		{ "Big", GRPC_OK, "" },
+		{ "Stray", GRPC_OK, "" },
 		{ "Ok", GRPC_OK, "" },
 	};
 	struct h2_session *s;
@@ -684,6 +701,7 @@ test_grpc_calls(void **state)
 	}
 	h2_session_stats(s, &st);
 	assert_int_equal(st.connects, 1); /* one connection lived through every error */
+	assert_int_equal(srv->strays, 1);  /* and a DATA frame for a closed stream */
 	assert_int_equal(st.retries, 1);  /* the refused stream */
 	assert_int_equal(lost, 0);
 	h2_session_free(s);
