@@ -103,6 +103,8 @@ check "GOAWAY: reconnected" more_conns "$c0"
 # An outage with compaction: relist after 410, nothing restarted.
 as_ctl "/refuse?seconds=$OUTAGE&drop=1" >/dev/null
 sleep 1
+# Something changes while the node is away, then history is compacted: its position is gone.
+as_ctl /pods -X POST -d '{"metadata":{"name":"elsewhere"},"spec":{"nodeName":"other","containers":[{"name":"c","image":"i"}]}}' >/dev/null
 as_ctl /compact >/dev/null
 watching() { [ "$(as_ctl /stats | as_json 'd["open_watches"]')" -ge 1 ]; }
 wait_for $(( (OUTAGE + 40) * 10 )) watching
@@ -110,6 +112,17 @@ check "after a ${OUTAGE}s outage: watching again" watching
 check "after the outage: relisted (410)" sh -c "[ $(list_count) -gt $l0 ]"
 check "no container restarted" [ "$(ctr_id)" = "$id1" ]
 check "node still Ready" node_ready
+
+# kletd restarted: the watch resumes from the stored resourceVersion, without a LIST, and
+# nothing is restarted.
+stop_kletd TERM
+l1=$(list_count); w1=$(watch_count)
+KLET_API_PING_INTERVAL_MS=2000 KLET_API_PING_TIMEOUT_MS=2000 KLET_LEASE_RENEW_MS=2000 \
+    start_kletd --kubeconfig "$T/kubeconfig" --node-labels example.com/rack=r1
+wait_for 100 more_watches "$w1"
+check "restart: watch resumed from the stored resourceVersion" logged 'resuming the pods of node'
+check "restart: no LIST ($l1 -> $(list_count))" [ "$(list_count)" -eq "$l1" ]
+check "restart: no container restarted" [ "$(ctr_id)" = "$id1" ]
 
 # Graceful delete: preStop, containers stop, the node deletes the object.
 as_ctl "/pods/default/web?method=DELETE" >/dev/null
