@@ -186,6 +186,7 @@ struct sconn {
 	int                 close_after_flush;
 	int32_t             goaway_last;
 	int32_t             stray_id;     /* write a DATA frame for this closed stream */
+	int                 stray_closed;
 	LIST_ENTRY(sconn)   entry;
 	LIST_HEAD(, sreq)   reqs;
 };
@@ -435,6 +436,8 @@ s_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 	if (rq == NULL)
 		return 0;
 	sc->sv->open--;
+	if (id == sc->stray_id)
+		sc->stray_closed = 1;
 	sreq_free(rq);
 	return 0;
 }
@@ -447,7 +450,7 @@ sconn_flush(struct sconn *sc)
 
 	while ((n = nghttp2_session_mem_send(sc->ng, &data)) > 0)
 		bufferevent_write(sc->bev, data, (size_t)n);
-	if (sc->stray_id > 0 && nghttp2_session_find_stream(sc->ng, sc->stray_id) == NULL) {
+	if (sc->stray_id > 0 && sc->stray_closed) {
 		uint8_t f[12] = { 0, 0, 3, 0, 0, 0, 0, 0, 0, 'x', 'y', 'z' };
 
 		f[5] = (uint8_t)(sc->stray_id >> 24);
@@ -456,6 +459,7 @@ sconn_flush(struct sconn *sc)
 		f[8] = (uint8_t)sc->stray_id;
 		bufferevent_write(sc->bev, f, sizeof(f));
 		sc->stray_id = 0;
+		sc->stray_closed = 0;
 		sc->sv->strays++;
 	}
 }
