@@ -125,8 +125,8 @@ kletd_relist_done(int rc, void *arg)
 		return;
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
-	/* At -v=2 when the number of pods changes, else every 30 s. */
-	if (st.pods != k->k_logged_pods || now - k->k_relist_logged_ms >= 30000) {
+	/* At -v=2 when the number of pods changes, else every 10 s. */
+	if (st.pods != k->k_logged_pods || now - k->k_relist_logged_ms >= 10000) {
 		log_v(2, "relist pods=%zu containers=%zu sandboxes=%zu duration=%lldus "
 		    "max=%lldus status_calls=%zu", st.pods, st.containers, st.sandboxes,
 		    (long long)st.last_duration_us, (long long)st.max_duration_us,

@@ -1,0 +1,120 @@
+# lib_node.sh — shared set-up of the end-to-end tests on a real containerd: a private
+# containerd (contrib/containerd-up.sh, KLET_CONTAINERD_DIR), a private kletd, and small CRI
+# queries (tests/fakecri/client.py, python3-grpcio) to observe what kletd did.
+# Source it after tests/lib/tap.sh; call node_setup NAME first. Everything started is
+# stopped by PID in the EXIT trap.
+top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+KLETD=${top_builddir:-.}/kletd
+case $KLETD in /*) ;; *) KLETD=$(pwd)/$KLETD ;; esac
+kpid=
+ctd_started=
+
+node_skip() {
+	if [ "${KLET_REQUIRE_PEERS:-0}" = 1 ]; then
+		echo "not ok - peers required: $*"; echo "0 passed, 1 failed"; exit 1
+	fi
+	skip_all "$*"
+}
+
+node_cleanup() {
+	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null
+	kpid=
+	if [ -n "$ctd_started" ]; then
+		KLET_CONTAINERD_DIR=$CTD_DIR sh "$top/contrib/containerd-down.sh" >/dev/null 2>&1
+	fi
+	[ -n "${T:-}" ] && [ -f "$T/kletd.log" ] && cp "$T/kletd.log" "/tmp/klet-e2e-$NODE.last.log"
+	[ -n "${T:-}" ] && rm -rf "$T"
+}
+
+# node_setup NAME: containerd for this test, a temp dir $T with $T/m (manifests).
+node_setup() {
+	NODE=$1
+	[ "$(id -u)" -eq 0 ] || node_skip "needs root"
+	command -v containerd >/dev/null 2>&1 || node_skip "containerd not installed"
+	PY=python3
+	[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+	$PY -c 'import grpc' 2>/dev/null || node_skip "python3-grpcio not installed"
+	CTD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-nodeloop}
+	T=$(mktemp -d /tmp/klet-e2e-$NODE.XXXXXX)
+	mkdir -p "$T/m" "$T/host"
+	trap node_cleanup EXIT
+	trap 'exit 1' INT TERM
+	ctd_started=1
+	SOCK=$(KLET_CONTAINERD_DIR=$CTD_DIR sh "$top/contrib/containerd-up.sh" 2>"$T/ctd-up.log" |
+	    tail -1)
+	[ -S "$SOCK" ] || { cat "$T/ctd-up.log" >&2; node_skip "containerd did not start"; }
+}
+
+# start_kletd [ARGS...]: kletd on $T/root with manifests $T/m, log in $T/kletd.log.
+start_kletd() {
+	"$KLETD" --root-dir "$T/root" --pod-logs-dir "$T/logs" --pod-manifest-path "$T/m" \
+	    --hostname-override "$NODE" --container-runtime-endpoint "unix://$SOCK" \
+	    --file-check-frequency 2s -v=2 "$@" >>"$T/kletd.log" 2>&1 &
+	kpid=$!
+	wait_for 100 grep -q 'kletd ready' "$T/kletd.log"
+}
+
+stop_kletd() { # SIGNAL (default TERM)
+	[ -n "$kpid" ] || return 0
+	kill -"${1:-TERM}" "$kpid" 2>/dev/null
+	wait "$kpid" 2>/dev/null
+	kpid=
+}
+
+cri() { $PY "$top/tests/fakecri/client.py" --timeout 10 "$SOCK" "$@"; }
+
+# ctrs: one line per container of this node's pods:
+#   POD CONTAINER STATE RESTARTCOUNT ID CREATED_NS
+ctrs() {
+	cri ListContainers '{}' | $PY -c '
+import json, sys
+node = sys.argv[1]
+for c in json.load(sys.stdin).get("containers", []):
+    l, a = c.get("labels", {}), c.get("annotations", {})
+    pod = l.get("io.kubernetes.pod.name", "")
+    if not pod.endswith("-" + node):
+        continue
+    print(pod[: -len(node) - 1], l.get("io.kubernetes.container.name"),
+          c["state"].replace("CONTAINER_", ""), a.get("io.kubernetes.container.restartCount", "?"),
+          c["id"], c.get("created_at", "0"))
+' "$NODE"
+}
+
+# sandboxes: POD STATE ID ATTEMPT
+sandboxes() {
+	cri ListPodSandbox '{}' | $PY -c '
+import json, sys
+node = sys.argv[1]
+for s in json.load(sys.stdin).get("items", []):
+    pod = s["metadata"]["name"]
+    if not pod.endswith("-" + node):
+        continue
+    print(pod[: -len(node) - 1], s["state"].replace("SANDBOX_", ""), s["id"],
+          s["metadata"].get("attempt", 0))
+' "$NODE"
+}
+
+# exit_code ID
+exit_code() {
+	cri ContainerStatus "{\"container_id\": \"$1\"}" | $PY -c '
+import json, sys; print(json.load(sys.stdin)["status"].get("exit_code", 0))'
+}
+
+# Predicates for wait_for / check.
+running() { # POD CONTAINER
+	ctrs | awk -v p="$1" -v c="$2" '$1==p && $2==c && $3=="RUNNING" {f=1} END {exit !f}'
+}
+count_ctrs() { # POD CONTAINER -> number of instances
+	ctrs | awk -v p="$1" -v c="$2" '$1==p && $2==c {n++} END {print n+0}'
+}
+no_pod() { # POD: nothing left in the runtime
+	! ctrs | awk -v p="$1" '$1==p {f=1} END {exit !f}' &&
+	    ! sandboxes | awk -v p="$1" '$1==p {f=1} END {exit !f}'
+}
+restarts_at_least() { # POD CONTAINER N
+	ctrs | awk -v p="$1" -v c="$2" -v n="$3" '$1==p && $2==c && $4+0>=n+0 {f=1} END {exit !f}'
+}
+logged() { grep -q "$1" "$T/kletd.log"; }
+
+# put NAME: manifest from stdin, written atomically.
+put() { cat >"$T/m/.$1.tmp" && mv "$T/m/.$1.tmp" "$T/m/$1"; }
