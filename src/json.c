@@ -262,7 +262,8 @@ bclose(struct builder *b)
 	} else {
 		f->node->u.members = n ? arena_alloc(b->doc, n * sizeof(struct json_member)) : NULL;
 		if (n)
-			memcpy(f->node->u.members, b->pend + f->start, n * sizeof(struct json_member));
+			memcpy(f->node->u.members, b->pend + f->start,
+			    n * sizeof(struct json_member));
 	}
 	b->npend = f->start;
 	return 0;
@@ -274,7 +275,8 @@ bstring(struct builder *b, const char *s, size_t len, struct json **out)
 	struct json *v;
 
 	if (len > b->lim.max_string)
-		return bfail(b, "string of %zu bytes, over the limit of %zu", len, b->lim.max_string);
+		return bfail(b, "string of %zu bytes, over the limit of %zu", len,
+		    b->lim.max_string);
 	v = bnode(b, JSON_STRING);
 	v->text = arena_strndup(b->doc, s, len);
 	v->n = (uint32_t)len;
@@ -545,7 +547,8 @@ yaml_int(const char *s, int64_t *out)
 static int
 yaml_float(const char *s, double *out)
 {
-	static const char *const inf[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL };
+	static const char *const inf[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
+	    NULL };
 	static const char *const ninf[] = { "-.inf", "-.Inf", "-.INF", NULL };
 	static const char *const nan_[] = { ".nan", ".NaN", ".NAN", NULL };
 	const char *p = s;
@@ -631,7 +634,8 @@ yaml_scalar(struct builder *b, const yaml_event_t *ev)
 	    (tag != NULL && (strcmp(tag, "!") == 0 || strcmp(tag, YAML_STR_TAG) == 0)))
 		return bstring(b, s, len, NULL);
 	if (len > b->lim.max_string)
-		return bfail(b, "string of %zu bytes, over the limit of %zu", len, b->lim.max_string);
+		return bfail(b, "string of %zu bytes, over the limit of %zu", len,
+		    b->lim.max_string);
 	if (strlen(s) != len)
 		return bstring(b, s, len, NULL);
 	v = bnode(b, JSON_STRING);
@@ -685,7 +689,8 @@ json_parse_yaml(const char *buf, size_t len, const struct json_limits *lim, char
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {
 			seterr(err, errlen, "line %zu, column %zu: %s%s%s",
-			    (size_t)parser.problem_mark.line + 1, (size_t)parser.problem_mark.column + 1,
+			    (size_t)parser.problem_mark.line + 1,
+			    (size_t)parser.problem_mark.column + 1,
 			    parser.problem != NULL ? parser.problem : "parse error",
 			    parser.context != NULL ? " " : "",
 			    parser.context != NULL ? parser.context : "");
@@ -734,7 +739,8 @@ json_parse_yaml(const char *buf, size_t len, const struct json_limits *lim, char
 		}
 		if (rc < 0 && !done) {
 			seterr(err, errlen, "line %zu, column %zu: %s",
-			    (size_t)ev.start_mark.line + 1, (size_t)ev.start_mark.column + 1, b.err);
+			    (size_t)ev.start_mark.line + 1, (size_t)ev.start_mark.column + 1,
+			    b.err);
 			done = 1;
 		} else if (rc < 0)
 			seterr(err, errlen, "%s", b.err);

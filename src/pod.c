@@ -803,7 +803,7 @@ quantity_parse(const char *s, int64_t *milli)
 
 		for (i = 0; i < -exp10; i++) {
 			if (div > v) {
-				/* Already below one milli-unit: rounds up to 1 (or 0 for negatives). */
+				/* Below one milli-unit: rounds up to 1 (0 for negatives). */
 				v = 0;
 				up = 1;
 				break;

@@ -124,7 +124,8 @@ v_int(struct dec *d, J *v, int64_t *out, int64_t min, int64_t max)
 		    x >= -9.2e18 && x <= 9.2e18)
 			i = (int64_t)x;
 		else
-			return dfail(d, "expected an integer, got %s", json_type_name(json_type(v)));
+			return dfail(d, "expected an integer, got %s",
+			    json_type_name(json_type(v)));
 	}
 	if (i < min || i > max)
 		return dfail(d, "%lld is out of range", (long long)i);
@@ -761,7 +762,8 @@ dec_seccomp(struct dec *d, J *o, struct seccomp_profile *sp)
 	if (x == NULL)
 		return 0;
 	old = dkey(d, "seccompProfile");
-	if (f_str(d, x, "type", &sp->type) < 0 || f_str(d, x, "localhostProfile", &sp->localhost) < 0)
+	if (f_str(d, x, "type", &sp->type) < 0 ||
+	    f_str(d, x, "localhostProfile", &sp->localhost) < 0)
 		return -1;
 	dpop(d, old);
 	return 0;
@@ -1221,7 +1223,8 @@ dec_cstatus(struct dec *d, J *o, struct container_status *cs)
 {
 	if (f_str(d, o, "name", &cs->name) < 0 || dec_cstate(d, o, "state", &cs->state) < 0 ||
 	    dec_cstate(d, o, "lastState", &cs->last_state) < 0 ||
-	    f_bool(d, o, "ready", &cs->ready) < 0 || f_opt_bool(d, o, "started", &cs->started) < 0 ||
+	    f_bool(d, o, "ready", &cs->ready) < 0 ||
+	    f_opt_bool(d, o, "started", &cs->started) < 0 ||
 	    f_i32(d, o, "restartCount", &cs->restart_count) < 0 ||
 	    f_str(d, o, "image", &cs->image) < 0 || f_str(d, o, "imageID", &cs->image_id) < 0 ||
 	    f_str(d, o, "containerID", &cs->container_id) < 0)
@@ -1304,7 +1307,8 @@ dec_metadata(struct dec *d, J *root, struct pod *p)
 	    f_str(d, m, "uid", &p->uid) < 0 ||
 	    f_str(d, m, "resourceVersion", &p->resource_version) < 0 ||
 	    f_i64(d, m, "generation", &p->generation) < 0 ||
-	    f_map(d, m, "labels", &p->labels) < 0 || f_map(d, m, "annotations", &p->annotations) < 0 ||
+	    f_map(d, m, "labels", &p->labels) < 0 ||
+	    f_map(d, m, "annotations", &p->annotations) < 0 ||
 	    f_time(d, m, "creationTimestamp", &p->creation_ts) < 0 ||
 	    f_time(d, m, "deletionTimestamp", &p->deletion_ts) < 0 ||
 	    f_opt_i64(d, m, "deletionGracePeriodSeconds", &p->deletion_grace) < 0 ||
@@ -1340,9 +1344,11 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 	    f_opt_i64(d, s, "terminationGracePeriodSeconds", &p->termination_grace) < 0 ||
 	    f_opt_i64(d, s, "activeDeadlineSeconds", &p->active_deadline) < 0 ||
 	    f_bool(d, s, "hostNetwork", &p->host_network) < 0 ||
-	    f_bool(d, s, "hostPID", &p->host_pid) < 0 || f_bool(d, s, "hostIPC", &p->host_ipc) < 0 ||
+	    f_bool(d, s, "hostPID", &p->host_pid) < 0 ||
+	    f_bool(d, s, "hostIPC", &p->host_ipc) < 0 ||
 	    f_bool(d, s, "shareProcessNamespace", &p->share_process_ns) < 0 ||
-	    f_str(d, s, "hostname", &p->hostname) < 0 || f_str(d, s, "subdomain", &p->subdomain) < 0 ||
+	    f_str(d, s, "hostname", &p->hostname) < 0 ||
+	    f_str(d, s, "subdomain", &p->subdomain) < 0 ||
 	    f_enum(d, s, "dnsPolicy", dnss, &dns) < 0 || dec_dns_config(d, s, p) < 0 ||
 	    f_str(d, s, "nodeName", &p->node_name) < 0 ||
 	    f_map(d, s, "nodeSelector", &p->node_selector) < 0 ||

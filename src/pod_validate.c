@@ -158,7 +158,8 @@ check_port_ref(struct val *v, const char *path, const struct int_or_str *p)
 {
 	if (p->is_str) {
 		if (!port_name(p->str))
-			return vfail(v, "%s.port: must be a port number or an IANA service name", path);
+			return vfail(v, "%s.port: must be a port number or an IANA service name",
+			    path);
 	} else if (p->num < 1 || p->num > 65535)
 		return vfail(v, "%s.port: must be between 1 and 65535", path);
 	return 0;
@@ -205,7 +206,8 @@ check_handler(struct val *v, const char *path, const struct handler *h, int is_p
 		break;
 	case HANDLER_SLEEP:
 		if (h->h_sleep_seconds < 0)
-			return vfail(v, "%s.sleep.seconds: must be greater than or equal to 0", path);
+			return vfail(v, "%s.sleep.seconds: must be greater than or equal to 0",
+			    path);
 		break;
 	case HANDLER_NONE:
 		break;
@@ -253,11 +255,13 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 		if (empty(q->name))
 			return vfail(v, "%s.resources.requests: empty resource name", cpath);
 		if (q->milli < 0)
-			return vfail(v, "%s.resources.requests.%s: must be greater than or equal to 0",
+			return vfail(v,
+			    "%s.resources.requests.%s: must be greater than or equal to 0",
 			    cpath, q->name);
 		lim = resource_list_get(&r->limits, q->name);
 		if (lim != NULL && q->milli > lim->milli)
-			return vfail(v, "%s.resources.requests.%s: must be less than or equal to the "
+			return vfail(v,
+			    "%s.resources.requests.%s: must be less than or equal to the "
 			    "%s limit", cpath, q->name, q->name);
 	}
 	for (i = 0; i < r->limits.n; i++) {
@@ -266,7 +270,8 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 		if (empty(q->name))
 			return vfail(v, "%s.resources.limits: empty resource name", cpath);
 		if (q->milli < 0)
-			return vfail(v, "%s.resources.limits.%s: must be greater than or equal to 0",
+			return vfail(v,
+			    "%s.resources.limits.%s: must be greater than or equal to 0",
 			    cpath, q->name);
 	}
 	return 0;
@@ -348,7 +353,8 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		return vfail(v, "%s.image: required", path);
 	if (c->c_has_restart_policy) {
 		if (kind != CK_INIT)
-			return vfail(v, "%s.restartPolicy: may only be set on init containers", path);
+			return vfail(v, "%s.restartPolicy: may only be set on init containers",
+			    path);
 		if (c->c_restart_policy != RESTART_ALWAYS)
 			return vfail(v, "%s.restartPolicy: must be Always (got %s)", path,
 			    restart_policy_name(c->c_restart_policy));
@@ -362,7 +368,8 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 			return vfail(v, "%s.ports[%zu].containerPort: must be between 1 and 65535",
 			    path, i);
 		if (cp->host_port < 0 || cp->host_port > 65535)
-			return vfail(v, "%s.ports[%zu].hostPort: must be between 0 and 65535", path, i);
+			return vfail(v, "%s.ports[%zu].hostPort: must be between 0 and 65535",
+			    path, i);
 		if (p->host_network && cp->host_port != 0 && cp->host_port != cp->container_port)
 			return vfail(v, "%s.ports[%zu].hostPort: must match containerPort when "
 			    "hostNetwork is true", path, i);
@@ -371,7 +378,8 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 			    path, i, cp->name);
 		for (j = 0; j < i; j++)
 			if (cp->name != NULL && streq_null(c->c_ports[j].name, cp->name))
-				return vfail(v, "%s.ports[%zu].name: duplicate name \"%s\"", path, i,
+				return vfail(v, "%s.ports[%zu].name: duplicate name \"%s\"",
+				    path, i,
 				    cp->name);
 	}
 	for (i = 0; i < c->c_nenv; i++) {
@@ -384,9 +392,11 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		if ((c->c_env[i].src == ENV_CONFIG_MAP_KEY_REF ||
 		    c->c_env[i].src == ENV_SECRET_KEY_REF) &&
 		    (empty(c->c_env[i].ref_name) || empty(c->c_env[i].ref_key)))
-			return vfail(v, "%s.env[%zu].valueFrom: name and key are required", path, i);
+			return vfail(v, "%s.env[%zu].valueFrom: name and key are required",
+			    path, i);
 		if (c->c_env[i].src == ENV_FIELD_REF && empty(c->c_env[i].ref_key))
-			return vfail(v, "%s.env[%zu].valueFrom.fieldRef.fieldPath: required", path, i);
+			return vfail(v, "%s.env[%zu].valueFrom.fieldRef.fieldPath: required",
+			    path, i);
 		if (c->c_env[i].src == ENV_RESOURCE_FIELD_REF && empty(c->c_env[i].ref_key))
 			return vfail(v, "%s.env[%zu].valueFrom.resourceFieldRef.resource: required",
 			    path, i);
@@ -406,14 +416,17 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		if (empty(m->name))
 			return vfail(v, "%s.volumeMounts[%zu].name: required", path, i);
 		if (find_volume(p, m->name) == NULL)
-			return vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found", path, i,
+			return vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found",
+			    path, i,
 			    m->name);
 		if (empty(m->mount_path))
 			return vfail(v, "%s.volumeMounts[%zu].mountPath: required", path, i);
 		for (j = 0; j < i; j++)
 			if (streq_null(c->c_mounts[j].mount_path, m->mount_path))
-				return vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique", path, i);
-		if (m->sub_path != NULL && (m->sub_path[0] == '/' || strstr(m->sub_path, "..") != NULL))
+				return vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique",
+				    path, i);
+		if (m->sub_path != NULL &&
+		    (m->sub_path[0] == '/' || strstr(m->sub_path, "..") != NULL))
 			return vfail(v, "%s.volumeMounts[%zu].subPath: must be a relative path "
 			    "without '..'", path, i);
 	}
@@ -523,7 +536,8 @@ check_volume(struct val *v, const struct pod *p, const struct volume *vol, size_
 		break;
 	case VOL_EMPTY_DIR:
 		if (vol->v_medium != NULL && *vol->v_medium != '\0' &&
-		    strcmp(vol->v_medium, "Memory") != 0 && strncmp(vol->v_medium, "HugePages", 9) != 0)
+		    strcmp(vol->v_medium, "Memory") != 0 &&
+		    strncmp(vol->v_medium, "HugePages", 9) != 0)
 			return vfail(v, "%s.emptyDir.medium: unsupported value \"%s\"", path,
 			    vol->v_medium);
 		if (vol->v_size_limit_milli < 0)
@@ -540,11 +554,14 @@ check_volume(struct val *v, const struct pod *p, const struct volume *vol, size_
 		const struct key_to_path *kp = &vol->v_items[i];
 
 		if (vol->v_kind != VOL_DOWNWARD_API && empty(kp->key))
-			return vfail(v, "%s.%s.items[%zu].key: required", path, vol->v_kind_name, i);
+			return vfail(v, "%s.%s.items[%zu].key: required",
+			    path, vol->v_kind_name, i);
 		if (empty(kp->path))
-			return vfail(v, "%s.%s.items[%zu].path: required", path, vol->v_kind_name, i);
+			return vfail(v, "%s.%s.items[%zu].path: required",
+			    path, vol->v_kind_name, i);
 		if (kp->path[0] == '/' || strstr(kp->path, "..") != NULL)
-			return vfail(v, "%s.%s.items[%zu].path: must be a relative path without '..'",
+			return vfail(v,
+			    "%s.%s.items[%zu].path: must be a relative path without '..'",
 			    path, vol->v_kind_name, i);
 		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].mode", path, vol->v_kind_name, i);
 		if (check_mode(v, sub, kp->mode) < 0)
@@ -574,7 +591,8 @@ check_metadata(struct val *v, const struct pod *p)
 	}
 	for (i = 0; i < p->annotations.n; i++)
 		if (!label_key(p->annotations.items[i].k))
-			return vfail(v, "metadata.annotations: \"%s\" is not a valid annotation key",
+			return vfail(v,
+			    "metadata.annotations: \"%s\" is not a valid annotation key",
 			    p->annotations.items[i].k);
 	if (p->deletion_grace.set && p->deletion_grace.v < 0)
 		return vfail(v, "metadata.deletionGracePeriodSeconds: must be greater than or "
@@ -616,7 +634,8 @@ check_pod_spec(struct val *v, const struct pod *p)
 		const struct toleration *t = &p->tolerations[i];
 
 		if (t->op != NULL && strcmp(t->op, "Exists") != 0 && strcmp(t->op, "Equal") != 0)
-			return vfail(v, "spec.tolerations[%zu].operator: unsupported value \"%s\"", i,
+			return vfail(v, "spec.tolerations[%zu].operator: unsupported value \"%s\"",
+			    i,
 			    t->op);
 		if (t->op != NULL && strcmp(t->op, "Exists") == 0 && !empty(t->value))
 			return vfail(v, "spec.tolerations[%zu].value: must be empty when operator "
@@ -624,8 +643,10 @@ check_pod_spec(struct val *v, const struct pod *p)
 		if (empty(t->key) && (t->op == NULL || strcmp(t->op, "Exists") != 0))
 			return vfail(v, "spec.tolerations[%zu].operator: must be Exists when key "
 			    "is empty", i);
-		if (t->effect != NULL && *t->effect != '\0' && strcmp(t->effect, "NoSchedule") != 0 &&
-		    strcmp(t->effect, "PreferNoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+		if (t->effect != NULL && *t->effect != '\0' &&
+		    strcmp(t->effect, "NoSchedule") != 0 &&
+		    strcmp(t->effect, "PreferNoSchedule") != 0 &&
+		    strcmp(t->effect, "NoExecute") != 0)
 			return vfail(v, "spec.tolerations[%zu].effect: unsupported value \"%s\"", i,
 			    t->effect);
 	}
@@ -646,12 +667,15 @@ check_pod_spec(struct val *v, const struct pod *p)
 			return vfail(v, "spec.securityContext.fsGroup: must be between 0 and "
 			    "2147483647");
 		for (i = 0; i < sc->nsupplemental_groups; i++)
-			if (sc->supplemental_groups[i] < 0 || sc->supplemental_groups[i] > INT32_MAX)
-				return vfail(v, "spec.securityContext.supplementalGroups[%zu]: must be "
+			if (sc->supplemental_groups[i] < 0 ||
+			    sc->supplemental_groups[i] > INT32_MAX)
+				return vfail(v,
+				    "spec.securityContext.supplementalGroups[%zu]: must be "
 				    "between 0 and 2147483647", i);
 		for (i = 0; i < sc->sysctls.n; i++)
 			if (empty(sc->sysctls.items[i].k))
-				return vfail(v, "spec.securityContext.sysctls[%zu].name: required", i);
+				return vfail(v, "spec.securityContext.sysctls[%zu].name: required",
+				    i);
 		if (sc->seccomp.type != NULL) {
 			struct security_context tmp;
 
