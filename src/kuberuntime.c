@@ -151,11 +151,8 @@ struct kuberuntime {
 	void                     *probe_arg;
 };
 
-struct kr_rd;
-
 static void kr_next(struct kr_sync *);
 static void kr_sync_free(struct kr_sync *);
-static void kr_rd_free(struct kr_rd *);
 static int  kr_mkdirs(const char *, mode_t);
 static void kr_cleanup_pod_dirs(struct kuberuntime *, const struct pod *);
 
@@ -620,184 +617,28 @@ kr_finish(struct kr_sync *m)
 
 /* ---- reading the pod's status from the runtime ---- */
 
-struct kr_rd_slot {
-	struct kr_rd *rd;
-	size_t        i;
-};
-
-struct kr_rd {
-	struct kr_sync        *m;
-	int64_t                t0;
-	int                    pending;
-	char                  *err;
-	struct rt_pod_status   st;
-	struct kr_rd_slot     *sb_slots;
-	size_t                 nsb;
-	struct kr_rd_slot     *c_slots;
-	char                 **c_sbids;
-	size_t                 nc;
-};
-
 static void
-kr_rd_free(struct kr_rd *rd)
+kr_read_done(struct rt_pod_status *st, int64_t t0, const char *err, void *arg)
 {
-	size_t i;
+	struct kr_sync *m = arg;
 
-	if (rd == NULL)
-		return;
-	rt_pod_status_clear(&rd->st);
-	free(rd->sb_slots);
-	free(rd->c_slots);
-	for (i = 0; i < rd->nc; i++)
-		free(rd->c_sbids[i]);
-	free(rd->c_sbids);
-	free(rd->err);
-	free(rd);
-}
-
-static void
-kr_rd_compact(struct rt_pod_status *st)
-{
-	size_t i, j;
-
-	for (i = j = 0; i < st->nsandboxes; i++) {
-		if (st->sandboxes[i].id == NULL)
-			continue;
-		st->sandboxes[j++] = st->sandboxes[i];
-	}
-	st->nsandboxes = j;
-	for (i = j = 0; i < st->ncontainers; i++) {
-		if (st->containers[i].id == NULL)
-			continue;
-		st->containers[j++] = st->containers[i];
-	}
-	st->ncontainers = j;
-}
-
-static void
-kr_rd_step(struct kr_rd *rd)
-{
-	struct kr_sync *m = rd->m;
-
-	if (--rd->pending > 0)
-		return;
 	m->rd = NULL;
-	if (rd->err != NULL) {
-		kr_fail(m, "reading the pod's runtime status: %s", rd->err);
-		kr_rd_free(rd);
+	if (err != NULL) {
+		kr_fail(m, "reading the pod's runtime status: %s", err);
 		kr_finish(m);
 		return;
 	}
-	kr_rd_compact(&rd->st);
-	rt_pod_status_sort(&rd->st);
-	rd->st.timestamp = rd->t0;
 	if (m->kind != KR_ORPHAN && m->kr->cache != NULL) {
-		if (rd->st.nsandboxes > 0 || rd->st.ncontainers > 0)
-			podcache_set(m->kr->cache, &rd->st, rd->t0);
+		if (st->nsandboxes > 0 || st->ncontainers > 0)
+			podcache_set(m->kr->cache, st, t0);
 		else
-			podcache_delete(m->kr->cache, m->pod->uid, rd->t0);
+			podcache_delete(m->kr->cache, m->pod->uid, t0);
 	}
 	rt_pod_status_clear(&m->rt);
-	m->rt = rd->st;
-	memset(&rd->st, 0, sizeof(rd->st));
-	kr_rd_free(rd);
+	m->rt = *st;
+	memset(st, 0, sizeof(*st));
 	m->step++;
 	kr_next(m);
-}
-
-static void
-kr_rd_sb_status_cb(int code, const char *message,
-    const Runtime__V1__PodSandboxStatusResponse *resp, void *arg)
-{
-	struct kr_rd_slot *sl = arg;
-	struct kr_rd *rd = sl->rd;
-
-	if (code == GRPC_OK && resp->status != NULL)
-		kr_rt_from_sandbox(&rd->st.sandboxes[sl->i], resp->status);
-	else if (code != GRPC_NOT_FOUND && rd->err == NULL)
-		rd->err = xsprintf("PodSandboxStatus: %s", message);
-	kr_rd_step(rd);
-}
-
-static void
-kr_rd_c_status_cb(int code, const char *message, const Runtime__V1__ContainerStatusResponse *resp,
-    void *arg)
-{
-	struct kr_rd_slot *sl = arg;
-	struct kr_rd *rd = sl->rd;
-
-	if (code == GRPC_OK && resp->status != NULL)
-		kr_rt_from_container(&rd->st.containers[sl->i], resp->status,
-		    rd->c_sbids[sl->i]);
-	else if (code != GRPC_NOT_FOUND && rd->err == NULL)
-		rd->err = xsprintf("ContainerStatus: %s", message);
-	kr_rd_step(rd);
-}
-
-static void
-kr_rd_sb_list_cb(int code, const char *message, const Runtime__V1__ListPodSandboxResponse *resp,
-    void *arg)
-{
-	struct kr_rd *rd = arg;
-	struct kr_sync *m = rd->m;
-	size_t i;
-
-	if (code != GRPC_OK) {
-		if (rd->err == NULL)
-			rd->err = xsprintf("ListPodSandbox: %s", message);
-		kr_rd_step(rd);
-		return;
-	}
-	rd->nsb = resp->n_items;
-	rd->st.nsandboxes = resp->n_items;
-	rd->st.sandboxes = xcalloc(resp->n_items + 1, sizeof(*rd->st.sandboxes));
-	rd->sb_slots = xcalloc(resp->n_items + 1, sizeof(*rd->sb_slots));
-	for (i = 0; i < resp->n_items; i++) {
-		Runtime__V1__PodSandboxStatusRequest req =
-		    RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
-
-		rd->sb_slots[i].rd = rd;
-		rd->sb_slots[i].i = i;
-		req.pod_sandbox_id = resp->items[i]->id;
-		rd->pending++;
-		cri_pod_sandbox_status(m->kr->cri, &req, m->kr->x.timeout_ms, kr_rd_sb_status_cb,
-		    &rd->sb_slots[i], m);
-	}
-	kr_rd_step(rd);
-}
-
-static void
-kr_rd_c_list_cb(int code, const char *message, const Runtime__V1__ListContainersResponse *resp,
-    void *arg)
-{
-	struct kr_rd *rd = arg;
-	struct kr_sync *m = rd->m;
-	size_t i;
-
-	if (code != GRPC_OK) {
-		if (rd->err == NULL)
-			rd->err = xsprintf("ListContainers: %s", message);
-		kr_rd_step(rd);
-		return;
-	}
-	rd->nc = resp->n_containers;
-	rd->st.ncontainers = resp->n_containers;
-	rd->st.containers = xcalloc(resp->n_containers + 1, sizeof(*rd->st.containers));
-	rd->c_slots = xcalloc(resp->n_containers + 1, sizeof(*rd->c_slots));
-	rd->c_sbids = xcalloc(resp->n_containers + 1, sizeof(*rd->c_sbids));
-	for (i = 0; i < resp->n_containers; i++) {
-		Runtime__V1__ContainerStatusRequest req =
-		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
-
-		rd->c_slots[i].rd = rd;
-		rd->c_slots[i].i = i;
-		rd->c_sbids[i] = xstrdup(resp->containers[i]->pod_sandbox_id);
-		req.container_id = resp->containers[i]->id;
-		rd->pending++;
-		cri_container_status(m->kr->cri, &req, m->kr->x.timeout_ms, kr_rd_c_status_cb,
-		    &rd->c_slots[i], m);
-	}
-	kr_rd_step(rd);
 }
 
 /* Reads the pod's sandboxes and containers from the runtime (the kubelet's GetPodStatus),
@@ -805,39 +646,11 @@ kr_rd_c_list_cb(int code, const char *message, const Runtime__V1__ListContainers
 static void
 kr_read_status(struct kr_sync *m)
 {
-	struct kr_rd *rd = xcalloc(1, sizeof(*rd));
-	Runtime__V1__ListPodSandboxRequest sreq = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
-	Runtime__V1__PodSandboxFilter sf = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
-	Runtime__V1__ListContainersRequest creq = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
-	Runtime__V1__ContainerFilter cf = RUNTIME__V1__CONTAINER_FILTER__INIT;
-	Runtime__V1__PodSandboxFilter__LabelSelectorEntry se =
-	    RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT;
-	Runtime__V1__ContainerFilter__LabelSelectorEntry ce =
-	    RUNTIME__V1__CONTAINER_FILTER__LABEL_SELECTOR_ENTRY__INIT;
-	Runtime__V1__PodSandboxFilter__LabelSelectorEntry *sep = &se;
-	Runtime__V1__ContainerFilter__LabelSelectorEntry *cep = &ce;
 	const char *uid = m->pod != NULL ? m->pod->uid : m->rt.uid;
 
-	rd->m = m;
-	rd->t0 = now_mono_ms();
-	rd->st.uid = xstrdup(uid);
-	if (m->pod != NULL) {
-		rd->st.name = xstrdup(m->pod->name);
-		rd->st.ns = xstrdup(m->pod->ns);
-	}
-	m->rd = rd;
-	se.key = ce.key = (char *)KR_LABEL_POD_UID;
-	se.value = ce.value = (char *)uid;
-	sf.label_selector = &sep;
-	sf.n_label_selector = 1;
-	sreq.filter = &sf;
-	cf.label_selector = &cep;
-	cf.n_label_selector = 1;
-	creq.filter = &cf;
-	rd->pending = 2;
 	kr_sync_call(m, "ListPodSandbox+ListContainers", NULL);
-	cri_list_pod_sandbox(m->kr->cri, &sreq, m->kr->x.timeout_ms, kr_rd_sb_list_cb, rd, m);
-	cri_list_containers(m->kr->cri, &creq, m->kr->x.timeout_ms, kr_rd_c_list_cb, rd, m);
+	m->rd = kr_rd_start(m->kr, uid, m->pod ? m->pod->name : NULL, m->pod ? m->pod->ns : NULL,
+	    m, kr_read_done, m);
 }
 
 /* ---- killPod: containers concurrently, then the sandboxes ---- */

@@ -182,6 +182,17 @@ struct kr_hook *kr_hook_run(struct kuberuntime *, const void *owner, const struc
                     void (*done)(int rc, const char *msg, void *arg), void *arg);
 void kr_hook_free(struct kr_hook *);
 
+/* Reads one pod's status from the runtime (kuberuntime_status.c). done(st, t0, err, arg)
+ * runs once, on a later turn: st (sorted, newest first) may be taken by moving its members
+ * out; t0 is when the read started (monotonic ms); err is NULL on success. Every call uses
+ * owner; kr_rd_free after cri_cancel_owner(owner) drops a read in flight. */
+struct kr_rd;
+struct kr_rd *kr_rd_start(struct kuberuntime *, const char *uid, const char *name,
+                  const char *ns, const void *owner,
+                  void (*done)(struct rt_pod_status *st, int64_t t0, const char *err,
+                      void *arg), void *arg);
+void kr_rd_free(struct kr_rd *);
+
 /* Converts runtime answers into runtime.h data. */
 void kr_rt_from_sandbox(struct rt_sandbox *, const Runtime__V1__PodSandboxStatus *);
 void kr_rt_from_container(struct rt_container *, const Runtime__V1__ContainerStatus *,
