@@ -916,10 +916,16 @@ void
 store_close(struct store *st)
 {
 	size_t i;
+	int rc, round;
 
 	if (st == NULL)
 		return;
-	if (store_flush(st) == -1)
+	rc = store_flush(st);
+	/* Callbacks run by the flush may have written (and queued) more. */
+	for (round = 0; !st->st_degraded && (st->st_in_txn || st->st_ncbs > 0) && round < 8;
+	    round++)
+		rc = store_flush(st);
+	if (rc == -1 || st->st_nops > 0)
 		log_error("store %s: closing with %zu writes not committed: %s", st->st_path,
 		    st->st_nops, st->st_last_error ? st->st_last_error : "?");
 	if (st->st_in_txn)

@@ -400,6 +400,36 @@ cb_count(void *arg)
 	(*(int *)arg)++;
 }
 
+struct chain {
+	struct store *st;
+	int           runs;
+};
+
+/* An acknowledgement that writes again (e.g. the next status version). */
+static void
+cb_write_again(void *arg)
+{
+	struct chain *c = arg;
+
+	if (++c->runs < 3) {
+		store_put_status(c->st, "chain", c->runs, "{}");
+		store_after_commit(c->st, cb_write_again, c);
+	}
+}
+
+static void
+test_close_commits_callback_writes(void **state)
+{
+	struct fx *f = *state;
+	struct chain c = { open_ok(NULL, f->path), 0 };
+
+	store_put_status(c.st, "chain", 0, "{}");
+	store_after_commit(c.st, cb_write_again, &c);
+	store_close(c.st);
+	assert_int_equal(c.runs, 3);
+	assert_int_equal(raw_int(f->path, "SELECT version FROM statuses"), 2);
+}
+
 static void
 test_after_commit_without_writes(void **state)
 {
@@ -1052,6 +1082,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_batching_one_txn_per_turn, fx_setup,
 		    fx_teardown),
 		cmocka_unit_test_setup_teardown(test_after_commit_without_writes, fx_setup,
+		    fx_teardown),
+		cmocka_unit_test_setup_teardown(test_close_commits_callback_writes, fx_setup,
 		    fx_teardown),
 		cmocka_unit_test_setup_teardown(test_typed_rows, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_foreach_stops, fx_setup, fx_teardown),
