@@ -383,7 +383,8 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 			if (ninst > 1) {
 				struct container_status prev;
 
-				convert_rt(inst[1], old, in->runtime_name, &prev);
+				/* old describes the newest instance, not this one */
+				convert_rt(inst[1], NULL, in->runtime_name, &prev);
 				container_state_clear(&st->last_state);
 				st->last_state = prev.state;
 				memset(&prev.state, 0, sizeof(prev.state));
