@@ -617,7 +617,7 @@ conn_flush(struct h2_conn *c)
 	}
 	if (c->c_sock_up && !nghttp2_session_want_read(c->c_ng) &&
 	    !nghttp2_session_want_write(c->c_ng) && evbuffer_get_length(out) == 0)
-		conn_fail(c, H2_ERR_CLOSED, "%s: connection finished", c->c_s->s_target);
+		conn_fail(c, H2_ERR_CLOSED, "%s: the HTTP/2 session ended", c->c_s->s_target);
 }
 
 static void
