@@ -418,7 +418,9 @@ struct pod {
  * (set=1), schedulerName default-scheduler; per container terminationMessagePath
  * /dev/termination-log, policy File, imagePullPolicy Always for ":latest" or no tag without
  * a digest, else IfNotPresent; probes timeout 1, period 10, success 1, failure 3 (0 means
- * unset); httpGet scheme HTTP and path "/"; port protocol TCP; fieldRef apiVersion v1; a volume
+ * unset); httpGet scheme HTTP and path "/"; port protocol TCP; fieldRef apiVersion v1; app and
+ * init containers' missing requests copied from their limits; with hostNetwork, hostPort =
+ * containerPort where it is 0; imagePullPolicy Always also for "name:latest@digest"; a volume
  * with no source is an emptyDir; configMap/secret/projected/downwardAPI defaultMode 0644.
  * metadata.namespace is not defaulted (NULL when absent). YAML is read the way
  * sigs.k8s.io/yaml reads it (see json.h); only its first document. */

@@ -802,19 +802,61 @@ dec_security(struct dec *d, J *c, struct security_context **out)
 	return 0;
 }
 
-/* The API's rule: Always for ":latest" or no tag (and no digest), else IfNotPresent. */
+/* The API's rule (SetDefaults_Container): Always when the tag is "latest", or when there is
+ * neither a tag nor a digest; else IfNotPresent. */
 static enum pull_policy
 default_pull_policy(const char *image)
 {
-	const char *slash, *colon;
+	const char *at, *slash, *colon;
+	size_t n;
 
-	if (image == NULL || strchr(image, '@') != NULL)
+	if (image == NULL)
 		return PULL_IF_NOT_PRESENT;
-	slash = strrchr(image, '/');
-	colon = strrchr(slash != NULL ? slash : image, ':');
-	if (colon == NULL || strcmp(colon + 1, "latest") == 0)
+	at = strchr(image, '@');
+	n = at != NULL ? (size_t)(at - image) : strlen(image);
+	slash = memrchr(image, '/', n);
+	colon = memrchr(slash != NULL ? slash : image, ':', n - (size_t)(slash != NULL ?
+	    slash - image : 0));
+	if (colon == NULL)
+		return at != NULL ? PULL_IF_NOT_PRESENT : PULL_ALWAYS;
+	if ((size_t)(image + n - colon - 1) == 6 && strncmp(colon + 1, "latest", 6) == 0)
 		return PULL_ALWAYS;
 	return PULL_IF_NOT_PRESENT;
+}
+
+/* SetDefaults_Pod: a container's limits stand for its missing requests. */
+static void
+default_requests(struct container *c)
+{
+	struct resource_list *rq = &c->c_resources.requests;
+	const struct resource_list *lim = &c->c_resources.limits;
+	size_t i, n = 0;
+
+	for (i = 0; i < lim->n; i++)
+		if (resource_list_get(rq, lim->items[i].name) == NULL)
+			n++;
+	if (n == 0)
+		return;
+	rq->items = xreallocarray(rq->items, rq->n + n, sizeof(*rq->items));
+	for (i = 0; i < lim->n; i++) {
+		if (resource_list_get(rq, lim->items[i].name) != NULL)
+			continue;
+		rq->items[rq->n].name = xstrdup(lim->items[i].name);
+		rq->items[rq->n].milli = lim->items[i].milli;
+		rq->n++;
+	}
+}
+
+/* SetDefaults_Pod: with host networking a port's hostPort defaults to its containerPort. */
+static void
+default_host_ports(struct container *cs, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < cs[i].c_nports; j++)
+			if (cs[i].c_ports[j].host_port == 0)
+				cs[i].c_ports[j].host_port = cs[i].c_ports[j].container_port;
 }
 
 static int
@@ -1325,7 +1367,7 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 	static const char *const dnss[] = { "ClusterFirst", "ClusterFirstWithHostNet", "Default",
 		"None", NULL };
 	J *s;
-	size_t old;
+	size_t old, i;
 	int rp = RESTART_ALWAYS, dns = DNS_CLUSTER_FIRST;
 
 	p->termination_grace.set = 1;   /* the API's default */
@@ -1365,6 +1407,14 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 		return -1;
 	p->restart_policy = (enum restart_policy)rp;
 	p->dns_policy = (enum dns_policy)dns;
+	for (i = 0; i < p->ncontainers; i++)
+		default_requests(&p->containers[i]);
+	for (i = 0; i < p->ninit_containers; i++)
+		default_requests(&p->init_containers[i]);
+	if (p->host_network) {
+		default_host_ports(p->containers, p->ncontainers);
+		default_host_ports(p->init_containers, p->ninit_containers);
+	}
 	if (p->scheduler_name == NULL)
 		p->scheduler_name = xstrdup("default-scheduler");
 	dpop(d, old);

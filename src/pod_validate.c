@@ -249,6 +249,16 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 	size_t i;
 	const struct quantity *lim;
 
+	for (i = 0; i < r->limits.n; i++) {
+		const struct quantity *q = &r->limits.items[i];
+
+		if (empty(q->name))
+			return vfail(v, "%s.resources.limits: empty resource name", cpath);
+		if (q->milli < 0)
+			return vfail(v,
+			    "%s.resources.limits.%s: must be greater than or equal to 0",
+			    cpath, q->name);
+	}
 	for (i = 0; i < r->requests.n; i++) {
 		const struct quantity *q = &r->requests.items[i];
 
@@ -263,16 +273,6 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 			return vfail(v,
 			    "%s.resources.requests.%s: must be less than or equal to the "
 			    "%s limit", cpath, q->name, q->name);
-	}
-	for (i = 0; i < r->limits.n; i++) {
-		const struct quantity *q = &r->limits.items[i];
-
-		if (empty(q->name))
-			return vfail(v, "%s.resources.limits: empty resource name", cpath);
-		if (q->milli < 0)
-			return vfail(v,
-			    "%s.resources.limits.%s: must be greater than or equal to 0",
-			    cpath, q->name);
 	}
 	return 0;
 }

@@ -620,6 +620,32 @@ chk_unknown_fields(const struct pod *p)
 }
 
 static void
+chk_requests_from_limits(const struct pod *p)
+{
+	const struct container *c = &p->containers[0];
+
+	assert_int_equal(c->c_resources.requests.n, 2);
+	assert_int_equal(rl(&c->c_resources.requests, "cpu"), 100);     /* kept */
+	assert_int_equal(rl(&c->c_resources.requests, "memory"), 2097152000LL);
+	assert_int_equal(rl(&p->init_containers[0].c_resources.requests, "cpu"), 1000);
+	assert_int_equal(p->ephemeral_containers[0].c_resources.requests.n, 0);
+}
+
+static void
+chk_host_network_ports(const struct pod *p)
+{
+	assert_int_equal(p->containers[0].c_ports[0].host_port, 80);
+	assert_int_equal(p->containers[0].c_ports[1].host_port, 9000);
+	assert_int_equal(p->init_containers[0].c_ports[0].host_port, 53);
+}
+
+static void
+chk_no_host_network_ports(const struct pod *p)
+{
+	assert_int_equal(p->containers[0].c_ports[0].host_port, 0);
+}
+
+static void
 chk_status_enums(const struct pod *p)
 {
 	assert_int_equal(p->status.phase, PHASE_SUCCEEDED);
@@ -666,6 +692,15 @@ static const struct default_case default_cases[] = {
 	  "metadata: {name: x, managedFields: [{manager: m}]}\n"
 	  "spec:\n  overhead: {cpu: 1}\n  containers:\n  - name: c\n    image: i\n"
 	  "    resizePolicy: [{resourceName: cpu}]\n", chk_unknown_fields },
+	{ "requests default to limits", C0 "    resources:\n      requests: {cpu: 100m}\n"
+	  "      limits: {cpu: 1, memory: 2Mi}\n  initContainers:\n  - name: i\n    image: i\n"
+	  "    resources: {limits: {cpu: 1}}\n  ephemeralContainers:\n  - name: e\n"
+	  "    image: e\n    resources: {limits: {cpu: 1}}\n", chk_requests_from_limits },
+	{ "hostNetwork host ports", C0 "    ports: [{containerPort: 80}, {containerPort: 90, "
+	  "hostPort: 9000}]\n  hostNetwork: true\n  initContainers:\n  - name: i\n    image: i\n"
+	  "    ports: [{containerPort: 53, protocol: UDP}]\n", chk_host_network_ports },
+	{ "no hostNetwork no host ports", C0 "    ports: [{containerPort: 80}]\n",
+	  chk_no_host_network_ports },
 	{ "status enums", "spec: {containers: []}\nstatus:\n  phase: Succeeded\n"
 	  "  qosClass: Guaranteed\n  conditions:\n  - {type: Ready, status: Unknown}\n",
 	  chk_status_enums },
@@ -704,7 +739,13 @@ static const struct {
 	{ "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 	  PULL_IF_NOT_PRESENT },
 	{ "busybox:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+	  PULL_ALWAYS },        /* ParseImageName keeps the tag next to a digest */
+	{ "busybox:1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 	  PULL_IF_NOT_PRESENT },
+	{ "registry:5000/busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef01234567",
+	  PULL_IF_NOT_PRESENT },
+	{ "registry:5000/busybox:latest", PULL_ALWAYS },
+	{ "busybox:latestx", PULL_IF_NOT_PRESENT },
 	{ "busybox:Latest", PULL_IF_NOT_PRESENT },
 };
 
