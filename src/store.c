@@ -852,6 +852,12 @@ store_open(struct event_base *base, const char *path, char **errp)
 		    nitems(migrations));
 		goto fail;
 	}
+	/* Version 0 with tables: some other program's database, not an empty one. */
+	if (uv == 0 && store_pragma_int(st->st_db, "SELECT count(*) FROM sqlite_master", &rc) != 0) {
+		store_set_error(errp, "%s: an SQLite database without a klet schema version; "
+		    "refusing to touch it", path);
+		goto fail;
+	}
 	if (store_quick_check(st->st_db, &why) == -1) {
 		store_set_error(errp, "%s: database is corrupt (quick_check: %s); refusing to "
 		    "touch it", path, why);
