@@ -5,6 +5,7 @@
 #define KLET_API_JOIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 struct klet_config;
@@ -12,7 +13,10 @@ struct store;
 struct podconfig;
 struct podcache;
 struct podworkers;
+struct events;
+struct api;
 struct api_join;
+struct api_events;
 
 struct api_join_deps {
 	struct event_base        *base;
@@ -21,6 +25,7 @@ struct api_join_deps {
 	struct podconfig         *pc;       /* gets the "api" source (added by the caller) */
 	struct podcache          *cache;    /* runtime status for the status manager */
 	struct podworkers        *workers;  /* which pods are terminal */
+	struct events            *events;   /* may be NULL: events are posted to the API */
 };
 
 /* Loads cfg->kubeconfig and starts everything (connecting in the background). Returns NULL
@@ -40,5 +45,18 @@ void api_join_runtime(struct api_join *, int ready, const char *reason, const ch
 void api_join_pleg(struct api_join *, int healthy, const char *why);
 /* A pod left every source (REMOVE): its status entry is forgotten. */
 void api_join_pod_removed(struct api_join *, const char *uid);
+
+/* The API event poster: every record of the recorder (new or aggregated) becomes a v1 Event
+ * (POST once, then PATCH of count / lastTimestamp / message), coalesced per event and sent
+ * at most every min_interval_ms per event (0: 10 s), with a global budget of qps events per
+ * second (0: 5) and a burst of 2 x qps: a crash-looping pod aggregates into one Event whose
+ * count grows instead of flooding the server. Never NULL. */
+struct api_events *api_events_new(struct event_base *, struct api *, struct events *,
+                       const char *node, int64_t min_interval_ms, int qps);
+/* Unlistens and cancels pending writes. NULL is a no-op. */
+void api_events_free(struct api_events *);
+/* Counters: events created (POST) and updated (PATCH) on the server, writes dropped. */
+void api_events_stats(const struct api_events *, uint64_t *posts, uint64_t *patches,
+         uint64_t *dropped);
 
 #endif

@@ -11,6 +11,8 @@
 #include <event2/event.h>
 
 #include "api.h"
+#include "api_join.h"
+#include "events.h"
 #include "json.h"
 #include "kubeconfig.h"
 #include "log.h"
@@ -563,6 +565,82 @@ test_node(void)
 	node_free(n);
 }
 
+/* ---- events ---- */
+
+struct ev_wait {
+	const char *name;
+	int count;
+};
+
+static int
+event_count_reached(void *arg)
+{
+	struct ev_wait *w = arg;
+	char *s = ctl("/objects?kind=events"), err[64];
+	struct json_doc *doc = json_parse(s, strlen(s), &(struct json_limits){ 16 << 20, 0, 0 },
+	    err, sizeof(err));
+	size_t i;
+	int ok = 0;
+
+	for (i = 0; doc != NULL && i < json_len(json_root(doc)); i++) {
+		const struct json *e = json_index(json_root(doc), i);
+		int64_t c = 0;
+
+		if (!streq_null(json_str(json_get(json_get(e, "involvedObject"), "name")), w->name))
+			continue;
+		json_int(json_get(e, "count"), &c);
+		ok = c >= w->count;
+	}
+	json_free(doc);
+	free(s);
+	return ok;
+}
+
+static void
+test_events(void)
+{
+	struct events *ev = events_new(0);
+	struct api_events *ae = api_events_new(base, api, ev, "node1", 500, 5);
+	struct ev_object obj = { "Pod", "default", "loopy", "uid-loopy", "spec.containers{c}" };
+	struct ev_wait w = { "loopy", 40 };
+	uint64_t posts, patches, dropped;
+	int i, seq = log_seq(), n;
+	char *b;
+
+	for (i = 0; i < 40; i++) {
+		events_record(ev, &obj, EV_WARNING, "BackOff", "Back-off restarting failed container");
+		run_until(never, NULL, 25);
+	}
+	check(run_until(event_count_reached, &w, 10000), "crash-loop events aggregated: one Event "
+	    "with count 40");
+	api_events_stats(ae, &posts, &patches, &dropped);
+	b = log_bodies(seq, "POST", "/events", &n);
+	check(n == 1 && posts == 1, "one POST for 40 occurrences (%d)", n);
+	free(b);
+	b = log_bodies(seq, "PATCH", "/events/", &n);
+	check(n <= 4, "few PATCHes (%d, at most one per 500 ms)", n);
+	free(b);
+	/* 30 distinct events at once: the global budget (5/s, burst 10) spreads them. */
+	seq = log_seq();
+	for (i = 0; i < 30; i++) {
+		struct ev_object o = { "Pod", "default", NULL, NULL, NULL };
+		char name[32];
+
+		snprintf(name, sizeof(name), "burst%d", i);
+		o.name = name;
+		events_record(ev, &o, EV_NORMAL, "Started", "Started container c");
+	}
+	run_until(never, NULL, 700);
+	b = log_bodies(seq, "POST", "/events", &n);
+	check(n <= 14, "burst of 30 events: at most ~burst+rate sent in 0.7 s (%d)", n);
+	free(b);
+	w.name = "burst29";
+	w.count = 1;
+	check(run_until(event_count_reached, &w, 15000), "all 30 eventually posted");
+	api_events_free(ae);
+	events_free(ev);
+}
+
 int
 main(void)
 {
@@ -590,6 +668,7 @@ main(void)
 	}
 	test_status();
 	test_node();
+	test_events();
 	run_until(never, NULL, 50);
 	api_free(api);
 	kubeconfig_free(kc);
