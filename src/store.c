@@ -32,6 +32,7 @@ static const struct migration {
 #define STORE_RETRY_MIN_MS     250
 #define STORE_RETRY_MAX_MS     5000
 #define STORE_COMPACT_MIN      256    /* journal length that triggers a compaction */
+#define STORE_VACUUM_PAGES     64     /* free pages that make a checkpoint vacuum */
 #define STORE_WAL_AUTOCKPT     "10000" /* pages; a safety net: housekeeping checkpoints */
 
 /* Cached write statements; an op names one of them. */
@@ -867,6 +868,14 @@ store_open(struct event_base *base, const char *path, char **errp)
 
 	if (chmod(path, 0600) == -1)
 		log_warn("%s: chmod 0600", path);
+	/* A new file: free pages can be given back (store_checkpoint); only possible before
+	 * the first table exists. */
+	if (uv == 0 && store_exec_sql(st->st_db, "PRAGMA auto_vacuum = INCREMENTAL") !=
+	    SQLITE_OK) {
+		store_set_error(errp, "%s: cannot set auto_vacuum: %s", path,
+		    sqlite3_errmsg(st->st_db));
+		goto fail;
+	}
 	uv = store_pragma_int(st->st_db, "PRAGMA journal_mode = WAL", &rc);
 	if (rc != SQLITE_OK ||
 	    store_exec_sql(st->st_db, "PRAGMA synchronous = NORMAL") != SQLITE_OK ||
@@ -1452,6 +1461,13 @@ store_checkpoint(struct store *st)
 		store_run_callbacks(st);
 	if (st->st_in_txn)
 		return 0; /* a turn is open: checkpoint next time */
+	/* Give back the pages of forgotten pods once there are many (its own transaction;
+	 * a failure only means the file stays larger for now). */
+	if (!st->st_degraded &&
+	    store_pragma_int(st->st_db, "PRAGMA freelist_count", &rc) > STORE_VACUUM_PAGES &&
+	    store_exec_sql(st->st_db, "PRAGMA incremental_vacuum") != SQLITE_OK)
+		log_v(2, "store %s: incremental_vacuum: %s", st->st_path,
+		    sqlite3_errmsg(st->st_db));
 	rc = sqlite3_wal_checkpoint_v2(st->st_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &nckpt);
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
 		log_error("store %s: checkpoint: %s", st->st_path, sqlite3_errmsg(st->st_db));

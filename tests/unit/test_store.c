@@ -812,6 +812,39 @@ test_forget_pod(void **state)
 	store_close(st);
 }
 
+/* Forgotten pods give their pages back at a checkpoint: the file stays bounded. */
+static void
+test_forget_shrinks_file(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = open_ok(NULL, f->path);
+	char uid[16], *doc = xmalloc(20001);
+	int64_t before, full, after;
+	int i;
+
+	assert_int_equal(raw_int(f->path, "PRAGMA auto_vacuum"), 2);
+	before = raw_int(f->path, "PRAGMA page_count");
+	memset(doc, 'y', 20000);
+	doc[20000] = '\0';
+	for (i = 0; i < 50; i++) {
+		snprintf(uid, sizeof(uid), "big%02d", i);
+		put_pod(st, uid, doc);
+	}
+	assert_int_equal(store_flush(st), 0);
+	full = raw_int(f->path, "PRAGMA page_count");
+	for (i = 0; i < 50; i++) {
+		snprintf(uid, sizeof(uid), "big%02d", i);
+		store_forget_pod(st, uid);
+	}
+	assert_int_equal(store_flush(st), 0);
+	assert_int_equal(store_checkpoint(st), 0);
+	after = raw_int(f->path, "PRAGMA page_count");
+	assert_true(full > before + 200);
+	assert_true(after < before + 10);
+	free(doc);
+	store_close(st);
+}
+
 static void
 test_events_bounded(void **state)
 {
@@ -1094,6 +1127,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_write_inside_foreach, fx_setup, fx_teardown),
 		cmocka_unit_test(test_null_store),
 		cmocka_unit_test_setup_teardown(test_forget_pod, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_forget_shrinks_file, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_events_bounded, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_faults_degrade_and_recover, fx_setup,
 		    fx_teardown),
