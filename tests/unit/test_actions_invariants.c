@@ -149,6 +149,23 @@ check_status(const struct pod *p, const struct pod_status *s, const char *what)
 	if (!YAJL_IS_OBJECT(v))
 		fail_msg("%s: status JSON does not parse: %s", what, json);
 	yajl_tree_free(v);
+	{
+		/* what the API server echoes back decodes to the same status */
+		char        *doc = xsprintf("{\"metadata\":{\"name\":\"web\",\"uid\":\"uid-1\"},"
+		    "\"status\":%s}", json);
+		char         err[256];
+		struct pod  *back = pod_from_json(doc, strlen(doc), err, sizeof(err));
+
+		if (back == NULL)
+			fail_msg("%s: status does not decode: %s", what, err);
+		if (!podstatus_equal(&back->status, s)) {
+			char *again = podstatus_to_json_string(&back->status);
+
+			fail_msg("%s: status changes through the API:\n%s\n%s", what, json, again);
+		}
+		pod_free(back);
+		free(doc);
+	}
 	free(json);
 }
 
