@@ -12,7 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/listener.h>
 
 #include "config.h"
 #include "cri.h"
@@ -614,6 +621,126 @@ t_crashloop(void)
 	pod_free(p);
 }
 
+/* A local HTTP endpoint for httpGet hooks. */
+static char hook_req[2048];
+static int hook_port;
+
+static void
+hook_read(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t n = evbuffer_get_length(in), have = strlen(hook_req);
+	static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+	(void)arg;
+	if (have + n >= sizeof(hook_req))
+		n = sizeof(hook_req) - 1 - have;
+	evbuffer_remove(in, hook_req + have, n);
+	hook_req[have + n] = '\0';
+	evbuffer_drain(in, evbuffer_get_length(in));
+	if (strstr(hook_req, "\r\n\r\n") != NULL)
+		bufferevent_write(bev, reply, sizeof(reply) - 1);
+}
+
+static void
+hook_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	bufferevent_free(bev);
+}
+
+static void
+hook_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
+    void *arg)
+{
+	struct bufferevent *bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+
+	(void)l;
+	(void)sa;
+	(void)len;
+	(void)arg;
+	bufferevent_setcb(bev, hook_read, NULL, hook_event, NULL);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+}
+
+static void
+t_hooks(void)
+{
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	struct evconnlistener *lis;
+	struct running_arg ra = { "u-hooks", "app", 0 };
+	struct pod *p;
+	char *y, *out;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lis = evconnlistener_new_bind(base, hook_accept, NULL, LEV_OPT_CLOSE_ON_FREE |
+	    LEV_OPT_REUSEABLE, 8, (struct sockaddr *)&sin, sizeof(sin));
+	getsockname(evconnlistener_get_fd(lis), (struct sockaddr *)&sin, &sl);
+	hook_port = ntohs(sin.sin_port);
+	y = xsprintf("metadata: {name: hooks, namespace: t, uid: u-hooks}\n"
+	    "spec:\n  terminationGracePeriodSeconds: 3\n  containers:\n"
+	    "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: [sleep, inf]\n"
+	    "    lifecycle:\n"
+	    "      postStart:\n        httpGet: {host: 127.0.0.1, port: %d, path: /started,"
+	    " httpHeaders: [{name: X-Hook, value: post}]}\n"
+	    "      preStop:\n        sleep: {seconds: 1}\n", hook_port);
+	p = mkpod(y);
+	free(y);
+	add(p);
+	check(run_until(is_running, &ra, 20000), "hooks: app running after an httpGet postStart");
+	check(strstr(hook_req, "GET /started HTTP/1.1") != NULL &&
+	    strstr(hook_req, "X-Hook: post") != NULL, "hooks: postStart httpGet reached the "
+	    "endpoint with its header");
+	free(ctl("{\"cmd\":\"reset_calls\"}"));
+	kill_pod(p, -1);
+	check(wait_finished("u-hooks"), "hooks: pod finished");
+	out = ctl("{\"cmd\":\"requests\",\"method\":\"StopContainer\",\"n\":1}");
+	check(strstr(out, "\"timeout\": \"2\"") != NULL || strstr(out, "\"timeout\": 2") != NULL,
+	    "hooks: a 1 s preStop sleep is deducted from the 3 s grace");
+	free(out);
+	evconnlistener_free(lis);
+	pod_free(p);
+}
+
+static void
+t_sidecar_and_update(void)
+{
+	static const char *fmt = "metadata: {name: side, namespace: t, uid: u-side}\n"
+	    "spec:\n  terminationGracePeriodSeconds: 2\n  initContainers:\n"
+	    "  - {name: proxy, image: 'klet.local/busybox:1.35', restartPolicy: Always,"
+	    " command: [sleep, inf]}\n"
+	    "  containers:\n"
+	    "  - {name: app, image: 'klet.local/busybox:1.35', command: [sleep, '%s']}\n";
+	char *y = xsprintf(fmt, "inf");
+	struct pod *p = mkpod(y), *p2;
+	struct running_arg ra = { "u-side", "app", 0 };
+	struct running_arg rs = { "u-side", "proxy", 0 };
+	struct running_arg ra1 = { "u-side", "app", 1 };
+	char order[2048];
+
+	free(y);
+	add(p);
+	check(run_until(is_running, &ra, 20000), "sidecar: app running");
+	check(run_until(is_running, &rs, 5000), "sidecar: the sidecar keeps running");
+	event_count("u-side", "Started", NULL, order, sizeof(order));
+	check(strcmp(order, "proxy,app,") == 0, "sidecar: started before the app (%s)", order);
+	/* A changed command changes the hash: the app is killed and started again. */
+	y = xsprintf(fmt, "99999");
+	p2 = mkpod(y);
+	free(y);
+	podworkers_update(pws, p2, PW_UPDATE_UPDATE, -1);
+	check(run_until(is_running, &ra1, 20000), "update: app replaced (restart count 1)");
+	check(event_count("u-side", "Killing", NULL, NULL, 0) >= 1, "update: Killing event");
+	kill_pod(p2, -1);
+	check(wait_finished("u-side"), "sidecar: pod finished");
+	pod_free(p);
+	pod_free(p2);
+}
+
 static int
 in_call(void *arg)
 {
@@ -797,6 +924,10 @@ main(int argc, char **argv)
 		t_images();
 	if (only == NULL || strstr(only, "crash"))
 		t_crashloop();
+	if ((only == NULL || strstr(only, "hooks")) && !real)
+		t_hooks();
+	if (only == NULL || strstr(only, "sidecar"))
+		t_sidecar_and_update();
 	if ((only == NULL || strstr(only, "cancel")) && !real)
 		t_cancel();
 
