@@ -447,10 +447,20 @@ static const struct ps_case cases[] = {
 	{ .name = "old_terminated_status_kept_when_runtime_forgot", .pol = NEVER, .apps = "a",
 	  .prep = old_a_completed, .app = "a=T(Completed,0)", .phase = PHASE_SUCCEEDED },
 
+	{ .name = "init_restart_count_and_last_state", .apps = "a", .inits = "i1",
+	  .conts = "i1,r,0;i1,e,1", .phase = PHASE_PENDING,
+	  .init = "i1=R+started#1/last=T(Error,1)" },
+	{ .name = "init_oom_killed_always_restarting_pending", .apps = "a", .inits = "i1",
+	  .conts = "i1,e,137,O", .phase = PHASE_PENDING, .init = "i1=T(OOMKilled,137)" },
+
 	/* ---- sidecars ---- */
 	{ .name = "sidecar_running_apps_running", .apps = "a", .inits = "s:r",
 	  .conts = "a,r,0;s,r,0", .phase = PHASE_RUNNING, .conds = C_READY,
 	  .init = "s=R+ready+started" },
+	{ .name = "sidecar_readiness_probe_gates_pod_ready", .apps = "a", .inits = "s:rR",
+	  .conts = "a,r,0;s,r,0", .phase = PHASE_RUNNING, .init = "s=R+started",
+	  .conds = "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
+		   "ContainersReady=False/ContainersNotReady PodScheduled=True" },
 	{ .name = "sidecar_startup_pending_pod_pending", .apps = "a", .inits = "s:rS",
 	  .conts = "s,r,0", .phase = PHASE_PENDING,
 	  .conds = "PodReadyToStartContainers=True Initialized=False/ContainersNotInitialized "
