@@ -66,7 +66,7 @@ void podstatus_set_transition_times(struct pod_status *s, const struct pod_statu
                                     int64_t now);
 
 /* 1 if the condition type is owned by the kubelet (PodScheduled, Ready, Initialized,
- * ContainersReady, PodReadyToStartContainers). */
+ * ContainersReady, PodReadyToStartContainers, PodResizeInProgress, PodResizePending). */
 int  podstatus_condition_is_kubelet_owned(const char *type);
 
 /* The pod's QoS class from its containers' requests and limits (v1qos.GetPodQOS). */

@@ -13,8 +13,11 @@
 #define REASON_CONTAINER_CREATING "ContainerCreating"
 #define REASON_POD_INITIALIZING   "PodInitializing"
 
+/* The condition types the kubelet owns (the resize ones only appear with in-place resize,
+ * which klet does not do, but they stay the kubelet's to drop). */
 static const char *const kubelet_conditions[] = {
 	"PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers",
+	"PodResizeInProgress", "PodResizePending",
 };
 
 int

@@ -812,6 +812,7 @@ test_owned_conditions(void **state)
 	assert_true(podstatus_condition_is_kubelet_owned("Ready"));
 	assert_true(podstatus_condition_is_kubelet_owned("PodReadyToStartContainers"));
 	assert_true(podstatus_condition_is_kubelet_owned("PodScheduled"));
+	assert_true(podstatus_condition_is_kubelet_owned("PodResizePending"));
 	assert_false(podstatus_condition_is_kubelet_owned("DisruptionTarget"));
 	assert_false(podstatus_condition_is_kubelet_owned(NULL));
 }
