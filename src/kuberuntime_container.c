@@ -464,7 +464,9 @@ kr_kop_stop(struct kr_kop *k)
 static void
 kr_kop_prestop_end(struct kr_kop *k)
 {
-	int64_t spent = (now_mono_ms() - k->hook_started_ms) / 1000;
+	/* Whole seconds, as the kubelet; 50 ms of slack because the loop's timers run on a
+	 * coarser clock and may fire a little before a full second by ours. */
+	int64_t spent = (now_mono_ms() - k->hook_started_ms + 50) / 1000;
 
 	if (k->hook_timer != NULL) {
 		event_free(k->hook_timer);
