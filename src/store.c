@@ -839,6 +839,12 @@ store_open(struct event_base *base, const char *path, char **errp)
 	}
 	sqlite3_extended_result_codes(st->st_db, 1);
 	sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
+	/* SQLite falls back to read-only when it cannot write the file: no use to us. */
+	if (sqlite3_db_readonly(st->st_db, "main") == 1) {
+		store_set_error(errp, "%s: the file is read-only (mode or file system); refusing "
+		    "to start without a writable store", path);
+		goto fail;
+	}
 
 	/* Checks first: nothing is written until the file is known to be ours and sound. */
 	uv = store_pragma_int(st->st_db, "PRAGMA user_version", &rc);

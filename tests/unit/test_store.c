@@ -297,6 +297,40 @@ test_bad_file_refused(void **state)
 	}
 }
 
+/* A file the daemon cannot write: refused at start with a clear error, left untouched. As
+ * root (who writes anything) the open runs in a child that became nobody. */
+static void
+test_readonly_file_refused(void **state)
+{
+	struct fx *f = *state;
+	struct file_snap s;
+	struct store *st;
+	int status;
+	pid_t pid;
+
+	store_close(open_ok(NULL, f->path));
+	assert_int_equal(chmod(f->path, 0400), 0);
+	snap(f->path, &s);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *err = NULL;
+
+		if (geteuid() == 0 && (chown(f->dir, 65534, 65534) == -1 ||
+		    chown(f->path, 65534, 65534) == -1 || setgid(65534) == -1 ||
+		    setuid(65534) == -1))
+			_exit(2);
+		st = store_open(NULL, f->path, &err);
+		if (st != NULL)
+			_exit(3);
+		_exit(strstr(err, "read-only") != NULL ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_untouched(f->path, &s);
+}
+
 static void
 test_not_regular_refused(void **state)
 {
@@ -1116,6 +1150,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_newer_db_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_file_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_not_regular_refused, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_readonly_file_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_batching_one_txn_per_turn, fx_setup,
 		    fx_teardown),
 		cmocka_unit_test_setup_teardown(test_after_commit_without_writes, fx_setup,
