@@ -100,7 +100,8 @@ const struct rt_container *actions_find_rt(const struct rt_pod_status *rt, const
 
 /* 1 if the pod's containers have all finished for good under its restart policy (Never:
  * every app container exited; OnFailure: every app container exited 0), or an init container
- * failed under Never. Such a pod's sandbox is not recreated; the worker may terminate it. */
+ * failed under Never, or the API status already has a terminal phase (Succeeded, Failed).
+ * Such a pod's sandbox is not recreated; the worker may terminate it. */
 int  pod_is_terminal(const struct pod *, const struct rt_pod_status *rt);
 
 /* 1 if any container of the pod is running or created or unknown in rt. */

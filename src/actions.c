@@ -159,6 +159,9 @@ pod_is_terminal(const struct pod *p, const struct rt_pod_status *rt)
 {
 	size_t i;
 
+	/* A terminal phase the API already holds is final (kubelet restarts included). */
+	if (p->status.phase == PHASE_SUCCEEDED || p->status.phase == PHASE_FAILED)
+		return 1;
 	if (p->restart_policy == RESTART_ALWAYS)
 		return 0;
 	if (p->restart_policy == RESTART_NEVER) {

@@ -339,18 +339,22 @@ struct terminal_case {
 	const char          *inits;
 	const char          *conts;
 	int                  want;
+	enum pod_phase       api_phase;
 };
 
 static const struct terminal_case terminal_cases[] = {
-	{ "always_never_terminal", ALWAYS, NULL, "a,e,0;b,e,0", 0 },
-	{ "never_all_exited", NEVER, NULL, "a,e,0;b,e,1", 1 },
-	{ "never_one_running", NEVER, NULL, "a,r,0;b,e,1", 0 },
-	{ "never_one_missing", NEVER, NULL, "a,e,0", 0 },
-	{ "onfailure_all_succeeded", ONFAIL, NULL, "a,e,0;b,e,0", 1 },
-	{ "onfailure_one_failed", ONFAIL, NULL, "a,e,0;b,e,1", 0 },
-	{ "never_init_failed", NEVER, "i1", "i1,e,1", 1 },
-	{ "never_init_running", NEVER, "i1", "i1,r,0", 0 },
-	{ "onfailure_init_failed_retries", ONFAIL, "i1", "i1,e,1", 0 },
+	{ "always_never_terminal", ALWAYS, NULL, "a,e,0;b,e,0", 0, PHASE_PENDING },
+	{ "never_all_exited", NEVER, NULL, "a,e,0;b,e,1", 1, PHASE_PENDING },
+	{ "never_one_running", NEVER, NULL, "a,r,0;b,e,1", 0, PHASE_PENDING },
+	{ "never_one_missing", NEVER, NULL, "a,e,0", 0, PHASE_PENDING },
+	{ "onfailure_all_succeeded", ONFAIL, NULL, "a,e,0;b,e,0", 1, PHASE_PENDING },
+	{ "onfailure_one_failed", ONFAIL, NULL, "a,e,0;b,e,1", 0, PHASE_PENDING },
+	{ "never_init_failed", NEVER, "i1", "i1,e,1", 1, PHASE_PENDING },
+	{ "never_init_running", NEVER, "i1", "i1,r,0", 0, PHASE_PENDING },
+	{ "onfailure_init_failed_retries", ONFAIL, "i1", "i1,e,1", 0, PHASE_PENDING },
+	{ "api_phase_failed_is_final", ALWAYS, NULL, "a,r,0;b,r,0", 1, PHASE_FAILED },
+	{ "api_phase_succeeded_is_final", ONFAIL, NULL, "", 1, PHASE_SUCCEEDED },
+	{ "api_phase_running_not_terminal", ALWAYS, NULL, "a,e,0;b,e,0", 0, PHASE_RUNNING },
 };
 
 static void
@@ -364,6 +368,7 @@ test_pod_is_terminal(void **state)
 		struct pod                 *p = fx_pod(tc->pol, "a b", tc->inits, NULL);
 		struct rt_pod_status        rt;
 
+		p->status.phase = tc->api_phase;
 		fx_rt(p, NULL, tc->conts, &rt);
 		if (pod_is_terminal(p, &rt) != tc->want)
 			fail_msg("terminal case %s: want %d", tc->name, tc->want);
