@@ -267,6 +267,7 @@ class Proxy:
         self.conns = set()
         self.lsock = None
         self.thread = None
+        self.cut_after = None  # armed by "cut": bytes to the client before a cut
 
     def listen(self):
         try:
@@ -380,8 +381,18 @@ class Proxy:
                     out.append(frame)
                 del buf[:pos]
                 if out:
+                    chunk = b"".join(out)
+                    cut = None
+                    with self.lock:
+                        if self.cut_after is not None:
+                            if len(chunk) >= self.cut_after:
+                                cut, self.cut_after = self.cut_after, None
+                            else:
+                                self.cut_after -= len(chunk)
                     with pair.lock:
-                        pair.c.sendall(b"".join(out))
+                        pair.c.sendall(chunk if cut is None else chunk[:cut])
+                    if cut is not None:
+                        break  # mid-frame: the connection ends here
         except OSError:
             pass
         self._kill(pair)
@@ -1318,6 +1329,12 @@ class FakeCRI:
             n = self.proxy.inject(int(d.get("type", 0)), int(d.get("flags", 0)),
                                   d.get("stream_id", 0), bytes.fromhex(d.get("payload_hex", "")))
             return {"ok": True, "connections": n}
+        if cmd == "cut":
+            if not self.proxy:
+                return {"ok": False, "error": "cut needs the proxy (no --no-proxy)"}
+            with self.proxy.lock:
+                self.proxy.cut_after = int(d.get("after_bytes", 0))
+            return {"ok": True}
         if cmd == "connections":
             if not self.proxy:
                 return {"ok": True, "connections": []}

@@ -105,6 +105,13 @@ check "fault: garbage reply -> client cannot decode" fails_with INTERNAL cli "$f
 ctl '{"cmd":"fault","method":"Version","drop":true,"count":1}' >/dev/null
 check "fault: drop -> UNAVAILABLE" fails_with UNAVAILABLE cli --timeout 5 "$fs" Version
 check "fault: served again after a drop" wait_for 50 cli "$fs" Version
+check "control: cut arms a mid-stream close" ctl '{"cmd":"cut","after_bytes":20000}'
+check "control: cut -> a 1000-container list breaks off (UNAVAILABLE/INTERNAL)" sh -c \
+	"'$py' '$fc/ctl.py' '$fs.ctl' '{\"cmd\":\"populate\",\"pods\":100,\"containers\":10}' >/dev/null &&
+	 ! '$py' '$fc/client.py' '$fs' ListContainers >/dev/null 2>'$tmp/cut.err' &&
+	 grep -Eq '^ERROR (UNAVAILABLE|INTERNAL):' '$tmp/cut.err' &&
+	 '$py' '$fc/ctl.py' '$fs.ctl' '{\"cmd\":\"reset\"}' >/dev/null"
+check "control: served again after a cut" wait_for 50 cli "$fs" Version
 check "control: goaway with grace" ctl '{"cmd":"goaway","grace_ms":200}'
 check "control: served again after GOAWAY" wait_for 50 cli "$fs" Version
 check "control: down" ctl '{"cmd":"down"}'
