@@ -269,6 +269,16 @@ test_failures(void **state)
 	assert_non_null(strstr(g.error, "timeout"));
 	srv_stop(&s);
 
+	/* HTTPS to a plain-text server: the TLS handshake fails, reported once. */
+	srv_start(&s, base, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 1);
+	memset(&g, 0, sizeof(g));
+	http1_get(base, "127.0.0.1", s.port, "/", NULL, 0, "https", 2000, 0, got_cb, &g);
+	run(base, &g);
+	assert_int_equal(g.calls, 1);
+	assert_int_equal(g.status, 0);
+	assert_true(g.error[0] != '\0');
+	srv_stop(&s);
+
 	/* Not an IP, bad port, bad scheme: reported through the callback, later. */
 	get(base, "example.com", 80, "/", NULL, 0, 1000, 0, &g);
 	run(base, &g);
