@@ -120,8 +120,9 @@ v_int(struct dec *d, J *v, int64_t *out, int64_t min, int64_t max)
 	double x;
 
 	if (json_int(v, &i) < 0) {
-		if (json_is_yaml_plain(v) && json_double(v, &x) == 0 && x == (double)(int64_t)x &&
-		    x >= -9.2e18 && x <= 9.2e18)
+		/* Range first: converting an out-of-range double is undefined. */
+		if (json_is_yaml_plain(v) && json_double(v, &x) == 0 && x >= -9.2e18 &&
+		    x <= 9.2e18 && x == (double)(int64_t)x)
 			i = (int64_t)x;
 		else
 			return dfail(d, "expected an integer, got %s",

@@ -646,6 +646,13 @@ chk_no_host_network_ports(const struct pod *p)
 }
 
 static void
+chk_yaml_integral_float(const struct pod *p)
+{
+	assert_int_equal(p->generation, 3);
+	assert_int_equal(p->containers[0].c_ports[0].container_port, 80);
+}
+
+static void
 chk_status_enums(const struct pod *p)
 {
 	assert_int_equal(p->status.phase, PHASE_SUCCEEDED);
@@ -701,6 +708,8 @@ static const struct default_case default_cases[] = {
 	  "    ports: [{containerPort: 53, protocol: UDP}]\n", chk_host_network_ports },
 	{ "no hostNetwork no host ports", C0 "    ports: [{containerPort: 80}]\n",
 	  chk_no_host_network_ports },
+	{ "yaml integral floats fit integer fields", "metadata: {generation: 3.0}\n" C0
+	  "    ports: [{containerPort: 8e1}]\n", chk_yaml_integral_float },
 	{ "status enums", "spec: {containers: []}\nstatus:\n  phase: Succeeded\n"
 	  "  qosClass: Guaranteed\n  conditions:\n  - {type: Ready, status: Unknown}\n",
 	  chk_status_enums },
@@ -885,6 +894,13 @@ static const struct err_case err_cases[] = {
 	  "spec.dnsConfig.options[0]: expected an object, got string" },
 	{ "owner reference", 1, "metadata:\n  ownerReferences:\n  - {controller: maybe}\n",
 	  "metadata.ownerReferences[0].controller: expected a boolean, got string" },
+	{ "yaml huge float as an integer (fuzz)", 1, "spec:\n  securityContext:\n"
+	  "    supplementalGroups: [5e30]\n",
+	  "spec.securityContext.supplementalGroups[0]: expected an integer, got number" },
+	{ "yaml nan as an integer", 1, "metadata: {generation: .nan}\n",
+	  "metadata.generation: expected an integer, got number" },
+	{ "yaml fraction as an integer", 1, "metadata: {generation: 1.5}\n",
+	  "metadata.generation: expected an integer, got number" },
 	{ "generation", 0, "{\"metadata\":{\"generation\":1.5}}",
 	  "metadata.generation: expected an integer, got number" },
 	{ "status restartCount", 0, "{\"status\":{\"initContainerStatuses\":[{\"restartCount\":"
