@@ -1334,6 +1334,9 @@ kuberuntime_forget(struct kuberuntime *kr, const char *uid)
 {
 	struct kr_pod *kp = kr_pod_find(kr, uid);
 
+	/* Old backoff entries go with their pods (crash-loop keys use wall time). */
+	backoff_gc(kr->x.crash_bo, kr_wall_ms());
+	backoff_gc(kr->x.pull_bo, now_mono_ms());
 	if (kp == NULL)
 		return;
 	if (kp->m != NULL) {
