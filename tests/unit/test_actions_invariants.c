@@ -15,7 +15,7 @@
 #include "podstatus.h"
 
 /* KLET_INVARIANT_ROUNDS=N runs more. */
-#define ROUNDS 600
+#define ROUNDS 300
 
 static uint32_t seed = 12345;
 
