@@ -1047,7 +1047,7 @@ test_journal_compacts(void **state)
 	int i;
 
 	store_test_exec(st, "PRAGMA query_only = 1");
-	for (i = 0; i < 5000; i++) {
+	for (i = 0; i < 2000; i++) {
 		snprintf(doc, sizeof(doc), "{\"v\":%d}", i);
 		put_pod(st, i % 2 ? "odd" : "even", doc);
 		store_put_status(st, "odd", i, doc);
@@ -1061,10 +1061,11 @@ test_journal_compacts(void **state)
 	assert_int_equal(store_flush(st), 0);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 2);
 	assert_int_equal(raw_int(f->path,
-	    "SELECT count(*) FROM pods WHERE uid = 'odd' AND CAST(doc AS TEXT) = '{\"v\":4999}'"), 1);
-	assert_int_equal(raw_int(f->path, "SELECT version FROM statuses"), 4999);
-	assert_int_equal(raw_int(f->path, "SELECT acked_version FROM statuses"), 2499);
-	assert_int_equal(raw_int(f->path, "SELECT max(wall_ms) FROM events"), 4999);
+	    "SELECT count(*) FROM pods WHERE uid = 'odd' AND CAST(doc AS TEXT) = '{\"v\":1999}'"), 1);
+	assert_int_equal(raw_int(f->path, "SELECT version FROM statuses"), 1999);
+	assert_int_equal(raw_int(f->path, "SELECT acked_version FROM statuses"), 999);
+	assert_int_equal(raw_int(f->path, "SELECT max(wall_ms) FROM events"), 1999);
+	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM events"), STORE_MAX_EVENTS);
 	store_close(st);
 }
 
@@ -1102,7 +1103,7 @@ test_crash_mid_transaction(void **state)
 	struct fx *f = *state;
 	int round;
 
-	for (round = 0; round < 6; round++) {
+	for (round = 0; round < 5; round++) {
 		struct store *st;
 		int p[2], status;
 		char c;
