@@ -25,6 +25,8 @@ struct store;
 struct watch;
 
 #define WATCH_META_RV "pods.resourceVersion"
+/* Mirror pods (of static pods) carry this annotation; they are never given to podconfig. */
+#define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
 
 struct watch_options {
 	const char       *node;         /* required */
@@ -63,5 +65,11 @@ void watch_get_stats(const struct watch *, struct watch_stats *);
 /* 1 once the first list (or resume) has delivered the api source's pods. */
 int  watch_synced(const struct watch *);
 const char *watch_state_name(enum watch_state);
+/* The mirror pod ns/name as the server last showed it (owned by the watch, valid until
+ * control returns to the loop), or NULL. */
+const struct pod *watch_mirror(const struct watch *, const char *ns, const char *name);
+/* Calls cb for every mirror pod the server has for this node. */
+void watch_foreach_mirror(const struct watch *, void (*cb)(const struct pod *, void *),
+         void *arg);
 
 #endif

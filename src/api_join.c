@@ -15,7 +15,9 @@
 #include "kubeconfig.h"
 #include "log.h"
 #include "node.h"
+#include "pod.h"
 #include "podcache.h"
+#include "podstatus.h"
 #include "podconfig.h"
 #include "podworkers.h"
 #include "status.h"
@@ -30,7 +32,13 @@ struct api_join {
 	struct status_mgr    *j_status;
 	struct node          *j_node;
 	struct api_events    *j_events;
+	/* Mirror pods: one create or delete at a time. */
+	struct api_call      *j_mirror_call;
+	char                 *j_mirror_conflict;  /* ns/name that exists but is not seen yet */
+	int64_t               j_mirror_conflict_ms;
 };
+
+static void mirror_pass(struct api_join *);
 
 /* Test knobs (milliseconds), e.g. a short PING interval for outage tests. */
 static int64_t
@@ -103,12 +111,40 @@ api_join_free(struct api_join *j)
 	if (j == NULL)
 		return;
 	api_events_free(j->j_events);
+	api_call_cancel(j->j_mirror_call);
+	free(j->j_mirror_conflict);
 	watch_free(j->j_watch);
 	status_free(j->j_status);
 	node_free(j->j_node);
 	api_free(j->j_api);
 	kubeconfig_free(j->j_kc);
 	free(j);
+}
+
+/* A static pod's status goes to its mirror pod (same spec, the mirror's uid). */
+static void
+relisted_static(struct api_join *j, const struct pod *pod)
+{
+	const struct pod *m = watch_mirror(j->j_watch, pod->ns, pod->name);
+	const char *hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
+	const struct rt_pod_status *rt;
+	struct pod *view;
+	struct pw_view v;
+	int terminal = 0;
+
+	if (m == NULL || hash == NULL || strcmp(hash, pod->uid) != 0)
+		return;
+	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
+	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
+		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
+	view = pod_dup(pod);
+	free(view->uid);
+	view->uid = xstrdup(m->uid);
+	pod_status_clear(&view->status);
+	podstatus_copy(&view->status, &m->status);
+	view->deletion_ts = 0;  /* the mirror is never deleted for the static pod */
+	status_update(j->j_status, view, rt, NULL, NULL, terminal);
+	pod_free(view);
 }
 
 static void
@@ -119,8 +155,12 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 	struct pw_view v;
 	int terminal = 0;
 
-	if (source == NULL || strcmp(source, "api") != 0 || !admitted || pod->uid == NULL)
+	if (source == NULL || !admitted || pod->uid == NULL)
 		return;
+	if (strcmp(source, "api") != 0) {
+		relisted_static(j, pod);
+		return;
+	}
 	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
 	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
 		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
@@ -135,6 +175,191 @@ api_join_relisted(struct api_join *j)
 	if (j == NULL)
 		return;
 	podconfig_foreach(j->j_deps.pc, relisted_pod, j);
+	mirror_pass(j);
+}
+
+/* ---- mirror pods ---- */
+
+/* The mirror of a static pod: its labels, annotations (plus config.mirror = its hash) and
+ * spec, on this node, owned by the Node. Returns the body (caller frees) or NULL. */
+static char *
+mirror_body(struct api_join *j, const struct pod *pod)
+{
+	const char *doc, *fmt = NULL, *nuid = node_uid(j->j_node);
+	const struct json *root, *md, *spec, *v;
+	struct json_doc *jd;
+	char err[128], *out;
+	size_t len = 0, i;
+	yajl_gen g;
+
+	doc = podconfig_doc(j->j_deps.pc, pod->uid, &len, &fmt, NULL);
+	if (doc == NULL || nuid == NULL)
+		return NULL;
+	jd = fmt != NULL && strcmp(fmt, "yaml") == 0 ?
+	    json_parse_yaml(doc, len, NULL, err, sizeof(err)) : json_parse(doc, len, NULL, err,
+	    sizeof(err));
+	if (jd == NULL)
+		return NULL;
+	root = json_root(jd);
+	md = json_get(root, "metadata");
+	spec = json_get(root, "spec");
+	g = json_gen_new(0);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "apiVersion", "v1");
+	json_gen_kv_str(g, "kind", "Pod");
+	json_gen_key(g, "metadata");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "name", pod->name);
+	json_gen_kv_str(g, "namespace", pod->ns);
+	if ((v = json_get(md, "labels")) != NULL) {
+		json_gen_key(g, "labels");
+		json_gen_value(g, v);
+	}
+	json_gen_key(g, "annotations");
+	yajl_gen_map_open(g);
+	v = json_get(md, "annotations");
+	for (i = 0; i < json_len(v); i++) {
+		if (strcmp(json_key(v, i), MIRROR_ANNOTATION) == 0)
+			continue;
+		json_gen_key(g, json_key(v, i));
+		json_gen_value(g, json_index(v, i));
+	}
+	json_gen_kv_str(g, MIRROR_ANNOTATION, pod->uid);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "ownerReferences");
+	yajl_gen_array_open(g);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "apiVersion", "v1");
+	json_gen_kv_str(g, "kind", "Node");
+	json_gen_kv_str(g, "name", j->j_deps.cfg->node_name);
+	json_gen_kv_str(g, "uid", nuid);
+	json_gen_kv_bool(g, "controller", 1);
+	yajl_gen_map_close(g);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "spec");
+	yajl_gen_map_open(g);
+	for (i = 0; i < json_len(spec); i++) {
+		if (strcmp(json_key(spec, i), "nodeName") == 0)
+			continue;
+		json_gen_key(g, json_key(spec, i));
+		json_gen_value(g, json_index(spec, i));
+	}
+	json_gen_kv_str(g, "nodeName", j->j_deps.cfg->node_name);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	out = json_gen_take(g, NULL);
+	yajl_gen_free(g);
+	json_free(jd);
+	return out;
+}
+
+static void
+mirror_done(const struct api_response *r, void *arg)
+{
+	struct api_join *j = arg;
+
+	j->j_mirror_call = NULL;
+	if (r->status == 409 && strcmp(r->reason, "AlreadyExists") == 0) {
+		/* There, but the watch has not shown it yet (e.g. resumed without a list). */
+		j->j_mirror_conflict_ms = now_mono_ms();
+		return;
+	}
+	if (r->status >= 300 && r->status != 404)
+		log_warnx("mirror pod: %d %s", r->status, r->message);
+}
+
+struct mirror_scan {
+	struct api_join  *j;
+	int               acted;
+};
+
+static void
+mirror_static(const struct pod *pod, const char *source, int admitted, void *arg)
+{
+	struct mirror_scan *ms = arg;
+	struct api_join *j = ms->j;
+	const struct pod *m;
+	const char *hash;
+	char *body, *path, *key;
+
+	if (ms->acted || source == NULL || strcmp(source, "file") != 0 || !admitted ||
+	    pod->deletion_ts != 0)
+		return;
+	m = watch_mirror(j->j_watch, pod->ns, pod->name);
+	hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
+	if (m != NULL && hash != NULL && strcmp(hash, pod->uid) == 0)
+		return;
+	ms->acted = 1;
+	if (m != NULL) {
+		/* An outdated mirror (the static pod changed): delete it; recreated next pass. */
+		path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
+		body = api_delete_options(0, m->uid);
+		log_info("mirror pod %s/%s is outdated: deleting it", m->ns, m->name);
+		j->j_mirror_call = api_request(j->j_api, "DELETE", path, "application/json", body,
+		    strlen(body), 0, mirror_done, j);
+		free(path);
+		free(body);
+		return;
+	}
+	key = xsprintf("%s/%s", pod->ns, pod->name);
+	if (streq_null(key, j->j_mirror_conflict) &&
+	    now_mono_ms() - j->j_mirror_conflict_ms < 30000) {
+		free(key);
+		ms->acted = 0;
+		return;
+	}
+	free(j->j_mirror_conflict);
+	j->j_mirror_conflict = key;
+	j->j_mirror_conflict_ms = 0;
+	body = mirror_body(j, pod);
+	if (body == NULL) {
+		ms->acted = 0;
+		return;
+	}
+	path = xsprintf("/api/v1/namespaces/%s/pods", pod->ns);
+	log_info("creating mirror pod %s/%s", pod->ns, pod->name);
+	j->j_mirror_call = api_request(j->j_api, "POST", path, "application/json", body,
+	    strlen(body), 0, mirror_done, j);
+	free(path);
+	free(body);
+}
+
+static void
+mirror_orphan(const struct pod *m, void *arg)
+{
+	struct mirror_scan *ms = arg;
+	struct api_join *j = ms->j;
+	const char *hash = kvlist_get(&m->annotations, MIRROR_ANNOTATION);
+	const struct pod *sp;
+	char *path, *body;
+
+	if (ms->acted || m->deletion_ts != 0)
+		return;
+	sp = hash != NULL ? podconfig_get(j->j_deps.pc, hash) : NULL;
+	if (sp != NULL && podconfig_wanted(j->j_deps.pc, hash))
+		return;
+	ms->acted = 1;
+	path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
+	body = api_delete_options(0, m->uid);
+	log_info("mirror pod %s/%s has no static pod: deleting it", m->ns, m->name);
+	j->j_mirror_call = api_request(j->j_api, "DELETE", path, "application/json", body,
+	    strlen(body), 0, mirror_done, j);
+	free(path);
+	free(body);
+}
+
+/* One step per relist: create missing mirrors, replace outdated ones, delete orphans. */
+static void
+mirror_pass(struct api_join *j)
+{
+	struct mirror_scan ms = { j, 0 };
+
+	if (j->j_mirror_call != NULL || !watch_synced(j->j_watch) || node_uid(j->j_node) == NULL)
+		return;
+	podconfig_foreach(j->j_deps.pc, mirror_static, &ms);
+	if (!ms.acted)
+		watch_foreach_mirror(j->j_watch, mirror_orphan, &ms);
 }
 
 void

@@ -40,7 +40,53 @@ struct watch {
 	size_t                 w_capitems;
 	char                   w_list_rv[64];
 	struct watch_stats     w_stats;
+	/* Mirror pods, kept apart from podconfig. */
+	struct pod           **w_mirrors;
+	size_t                 w_nmirrors;
+	struct pod           **w_list_mirrors;  /* a list in progress */
+	size_t                 w_nlist_mirrors;
 };
+
+static int
+is_mirror(const struct pod *p)
+{
+	return kvlist_get(&p->annotations, MIRROR_ANNOTATION) != NULL;
+}
+
+static void
+mirrors_clear(struct pod ***v, size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		pod_free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+}
+
+static void
+mirror_remove(struct watch *w, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < w->w_nmirrors; i++) {
+		if (strcmp(w->w_mirrors[i]->uid, uid) != 0)
+			continue;
+		pod_free(w->w_mirrors[i]);
+		w->w_mirrors[i] = w->w_mirrors[--w->w_nmirrors];
+		return;
+	}
+}
+
+/* Takes ownership of p. */
+static void
+mirror_upsert(struct watch *w, struct pod *p)
+{
+	mirror_remove(w, p->uid);
+	w->w_mirrors = xreallocarray(w->w_mirrors, w->w_nmirrors + 1, sizeof(*w->w_mirrors));
+	w->w_mirrors[w->w_nmirrors++] = p;
+}
 
 static void watch_list_page(struct watch *, const char *cont);
 static void watch_start_stream(struct watch *);
@@ -206,6 +252,13 @@ list_done(const struct api_response *r, void *arg)
 			w->w_stats.decode_errors++;
 			continue;
 		}
+		if (is_mirror(it.pod)) {
+			w->w_list_mirrors = xreallocarray(w->w_list_mirrors, w->w_nlist_mirrors + 1,
+			    sizeof(*w->w_list_mirrors));
+			w->w_list_mirrors[w->w_nlist_mirrors++] = it.pod;
+			free((char *)it.doc);
+			continue;
+		}
 		if (w->w_nitems == w->w_capitems) {
 			w->w_capitems = w->w_capitems ? w->w_capitems * 2 : 16;
 			w->w_items = xreallocarray(w->w_items, w->w_capitems, sizeof(*w->w_items));
@@ -230,6 +283,11 @@ list_done(const struct api_response *r, void *arg)
 		log_v(4, "watch: listed pod %s/%s uid=%s", w->w_items[i].pod->ns,
 		    w->w_items[i].pod->name, w->w_items[i].pod->uid);
 	podconfig_set_source(w->w_pc, WATCH_SOURCE, w->w_items, w->w_nitems);
+	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
+	w->w_mirrors = w->w_list_mirrors;
+	w->w_nmirrors = w->w_nlist_mirrors;
+	w->w_list_mirrors = NULL;
+	w->w_nlist_mirrors = 0;
 	for (i = 0; i < w->w_nitems; i++)
 		free((char *)w->w_items[i].doc);   /* podconfig copied the docs, took the pods */
 	free(w->w_items);
@@ -251,6 +309,7 @@ watch_list_page(struct watch *w, const char *cont)
 
 	if (cont == NULL) {
 		items_clear(w);
+		mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
 		w->w_list_rv[0] = '\0';
 		if (w->w_listed_once)
 			w->w_stats.relists++;
@@ -318,7 +377,10 @@ watch_line(const char *line, size_t len, void *arg)
 		}
 		log_v(3, "watch: %s pod %s/%s rv=%s", type, it.pod->ns, it.pod->name,
 		    rv ? rv : "");
-		podconfig_upsert(w->w_pc, WATCH_SOURCE, &it);
+		if (is_mirror(it.pod))
+			mirror_upsert(w, it.pod);   /* never run: it mirrors a static pod */
+		else
+			podconfig_upsert(w->w_pc, WATCH_SOURCE, &it);
 		free((char *)it.doc);
 		watch_set_rv(w, rv);
 	} else if (strcmp(type, "DELETED") == 0) {
@@ -330,6 +392,7 @@ watch_line(const char *line, size_t len, void *arg)
 		}
 		log_v(3, "watch: DELETED pod %s/%s rv=%s", json_str(json_get(md, "namespace")),
 		    json_str(json_get(md, "name")), rv ? rv : "");
+		mirror_remove(w, uid);
 		podconfig_remove(w->w_pc, WATCH_SOURCE, uid);
 		watch_set_rv(w, rv);
 	} else {
@@ -494,6 +557,8 @@ watch_free(struct watch *w)
 	if (w->w_timer != NULL)
 		event_free(w->w_timer);
 	items_clear(w);
+	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
+	mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
 	free(w->w_node);
 	free(w->w_node_q);
 	free(w);
@@ -511,4 +576,24 @@ int
 watch_synced(const struct watch *w)
 {
 	return w->w_synced;
+}
+
+const struct pod *
+watch_mirror(const struct watch *w, const char *ns, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < w->w_nmirrors; i++)
+		if (streq_null(w->w_mirrors[i]->ns, ns) && streq_null(w->w_mirrors[i]->name, name))
+			return w->w_mirrors[i];
+	return NULL;
+}
+
+void
+watch_foreach_mirror(const struct watch *w, void (*cb)(const struct pod *, void *), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < w->w_nmirrors; i++)
+		cb(w->w_mirrors[i], arg);
 }

@@ -43,6 +43,43 @@ wait_for 100 lease_moved "$l1"
 l2=$(lease_time)
 check "lease renewed ($l1 -> $l2)" [ "$l1" != "$l2" ]
 
+# A static pod gets a mirror pod in the API (annotation, owner Node), with its status;
+# deleting the mirror through the API recreates it and never stops the static pod.
+put st.yaml <<'M'
+apiVersion: v1
+kind: Pod
+metadata: {name: st, namespace: default}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: s
+    image: klet.local/busybox:1.35
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+M
+MIRROR=/pods/default/st-$NODE/get
+mirror_running() {
+	has "$MIRROR" '"kubernetes.io/config.mirror"' && has "$MIRROR" '"phase":"Running"'
+}
+wait_for 600 mirror_running
+check "mirror pod created for the static pod" has "$MIRROR" '"kubernetes.io/config.mirror"'
+check "mirror pod owned by the Node" has "$MIRROR" '"kind":"Node"'
+check "static pod status reported on its mirror" mirror_running
+static_id() {
+	cri ListContainers '{}' | $AS_PY -c '
+import json, sys
+for c in json.load(sys.stdin).get("containers", []):
+    l = c.get("labels", {})
+    if l.get("io.kubernetes.pod.name") == "st-'"$NODE"'" and c["state"] == "CONTAINER_RUNNING":
+        print(c["id"])'
+}
+sid=$(static_id)
+muid=$(as_ctl "$MIRROR" | as_json 'd["metadata"]["uid"]')
+as_ctl "/pods/default/st-$NODE?method=DELETE&grace=0" >/dev/null
+mirror_back() { [ "$(as_ctl "$MIRROR" | as_json 'd["metadata"]["uid"]' 2>/dev/null)" != "$muid" ] && has "$MIRROR" config.mirror; }
+wait_for 300 mirror_back
+check "deleted mirror pod recreated" mirror_back
+check "the static pod kept running" [ -n "$sid" ] && [ "$(static_id)" = "$sid" ]
+
 mkdir -p "$T/host"
 cat >"$T/web.json" <<J
 {"metadata":{"name":"web","namespace":"default"},
