@@ -4,15 +4,68 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pod.h"
 #include "util.h"
 
 struct val {
-	char   *err;
-	size_t  errlen;
+	char           *err;
+	size_t          errlen;
+	unsigned char  *cdup;     /* per container (init, app, ephemeral): name seen before */
+	const char    **vols;     /* volume names, sorted, for look-ups */
+	size_t          nvols;
+	unsigned char  *vdup;     /* per volume: name seen before */
 };
+
+struct sref {
+	const char *s;
+	size_t      i;
+};
+
+static int
+sref_cmp(const void *a, const void *b)
+{
+	const struct sref *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c != 0)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Marks strs[i] when an earlier element holds the same string (NULLs never match).
+ * Sorting keeps this O(n log n) for hostile documents with many thousands of entries.
+ * Returns a zeroed array of n flags (never NULL); the caller frees it. */
+static unsigned char *
+find_dups(const char *const *strs, size_t n)
+{
+	unsigned char *dup = xcalloc(n > 0 ? n : 1, 1);
+	struct sref *r;
+	size_t i, m = 0;
+
+	if (n < 2)
+		return dup;
+	r = xreallocarray(NULL, n, sizeof(*r));
+	for (i = 0; i < n; i++)
+		if (strs[i] != NULL) {
+			r[m].s = strs[i];
+			r[m++].i = i;
+		}
+	qsort(r, m, sizeof(*r), sref_cmp);
+	for (i = 1; i < m; i++)
+		if (strcmp(r[i].s, r[i - 1].s) == 0)
+			dup[r[i].i] = 1;
+	free(r);
+	return dup;
+}
+
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 static int
 vfail(struct val *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -303,42 +356,21 @@ check_security(struct val *v, const char *path, const struct security_context *s
 	return 0;
 }
 
-static const struct volume *
-find_volume(const struct pod *p, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < p->nvolumes; i++)
-		if (streq_null(p->volumes[i].v_name, name))
-			return &p->volumes[i];
-	return NULL;
-}
-
-/* Returns 1 if the name appears in one of the lists before (list, index). */
 static int
-name_seen_before(const struct pod *p, const struct container *c)
+volume_exists(const struct val *v, const char *name)
 {
-	const struct container *lists[3] = { p->init_containers, p->containers,
-		p->ephemeral_containers };
-	size_t ns[3] = { p->ninit_containers, p->ncontainers, p->nephemeral_containers };
-	size_t l, i;
-
-	for (l = 0; l < 3; l++)
-		for (i = 0; i < ns[l]; i++) {
-			if (&lists[l][i] == c)
-				return 0;
-			if (streq_null(lists[l][i].c_name, c->c_name))
-				return 1;
-		}
-	return 0;
+	return name != NULL && v->nvols > 0 &&
+	    bsearch(&name, v->vols, v->nvols, sizeof(*v->vols), str_cmp) != NULL;
 }
 
 static int
 check_container(struct val *v, const struct pod *p, const struct container *c,
-                enum container_kind kind, size_t idx)
+                enum container_kind kind, size_t idx, size_t flat)
 {
 	char path[128];
-	size_t i, j;
+	const char **names;
+	unsigned char *dup;
+	size_t i;
 	int sidecar = kind == CK_INIT && c->c_has_restart_policy &&
 	    c->c_restart_policy == RESTART_ALWAYS;
 
@@ -347,7 +379,7 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		return vfail(v, "%s.name: required", path);
 	if (!dns_label(c->c_name))
 		return vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, c->c_name);
-	if (name_seen_before(p, c))
+	if (v->cdup[flat])
 		return vfail(v, "%s.name: duplicate name \"%s\"", path, c->c_name);
 	if (empty(c->c_image))
 		return vfail(v, "%s.image: required", path);
@@ -376,12 +408,18 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		if (cp->name != NULL && !port_name(cp->name))
 			return vfail(v, "%s.ports[%zu].name: \"%s\" is not an IANA service name",
 			    path, i, cp->name);
-		for (j = 0; j < i; j++)
-			if (cp->name != NULL && streq_null(c->c_ports[j].name, cp->name))
-				return vfail(v, "%s.ports[%zu].name: duplicate name \"%s\"",
-				    path, i,
-				    cp->name);
 	}
+	names = xcalloc(c->c_nports + 1, sizeof(*names));
+	for (i = 0; i < c->c_nports; i++)
+		names[i] = c->c_ports[i].name;
+	dup = find_dups(names, c->c_nports);
+	free(names);
+	for (i = 0; i < c->c_nports && !dup[i]; i++)
+		;
+	free(dup);
+	if (i < c->c_nports)
+		return vfail(v, "%s.ports[%zu].name: duplicate name \"%s\"", path, i,
+		    c->c_ports[i].name);
 	for (i = 0; i < c->c_nenv; i++) {
 		const char *n = c->c_env[i].name;
 
@@ -415,21 +453,26 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 
 		if (empty(m->name))
 			return vfail(v, "%s.volumeMounts[%zu].name: required", path, i);
-		if (find_volume(p, m->name) == NULL)
+		if (!volume_exists(v, m->name))
 			return vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found",
-			    path, i,
-			    m->name);
+			    path, i, m->name);
 		if (empty(m->mount_path))
 			return vfail(v, "%s.volumeMounts[%zu].mountPath: required", path, i);
-		for (j = 0; j < i; j++)
-			if (streq_null(c->c_mounts[j].mount_path, m->mount_path))
-				return vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique",
-				    path, i);
 		if (m->sub_path != NULL &&
 		    (m->sub_path[0] == '/' || strstr(m->sub_path, "..") != NULL))
 			return vfail(v, "%s.volumeMounts[%zu].subPath: must be a relative path "
 			    "without '..'", path, i);
 	}
+	names = xcalloc(c->c_nmounts + 1, sizeof(*names));
+	for (i = 0; i < c->c_nmounts; i++)
+		names[i] = c->c_mounts[i].mount_path;
+	dup = find_dups(names, c->c_nmounts);
+	free(names);
+	for (i = 0; i < c->c_nmounts && !dup[i]; i++)
+		;
+	free(dup);
+	if (i < c->c_nmounts)
+		return vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique", path, i);
 	if ((kind == CK_INIT && !sidecar) || kind == CK_EPHEMERAL) {
 		const char *why = kind == CK_INIT ?
 		    "may not be set for init containers without restartPolicy=Always" :
@@ -492,7 +535,7 @@ check_mode(struct val *v, const char *path, int32_t mode)
 }
 
 static int
-check_volume(struct val *v, const struct pod *p, const struct volume *vol, size_t idx)
+check_volume(struct val *v, const struct volume *vol, size_t idx)
 {
 	char path[128], sub[300];
 	size_t i;
@@ -502,9 +545,8 @@ check_volume(struct val *v, const struct pod *p, const struct volume *vol, size_
 		return vfail(v, "%s.name: required", path);
 	if (!dns_label(vol->v_name))
 		return vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, vol->v_name);
-	for (i = 0; i < idx; i++)
-		if (streq_null(p->volumes[i].v_name, vol->v_name))
-			return vfail(v, "%s.name: duplicate name \"%s\"", path, vol->v_name);
+	if (v->vdup[idx])
+		return vfail(v, "%s.name: duplicate name \"%s\"", path, vol->v_name);
 	if (vol->v_nsources > 1)
 		return vfail(v, "%s: may not specify more than 1 volume type", path);
 	switch (vol->v_kind) {
@@ -689,16 +731,18 @@ check_pod_spec(struct val *v, const struct pod *p)
 		if (empty(p->host_aliases.items[i].k))
 			return vfail(v, "spec.hostAliases[%zu].ip: required", i);
 	for (i = 0; i < p->nvolumes; i++)
-		if (check_volume(v, p, &p->volumes[i], i) < 0)
+		if (check_volume(v, &p->volumes[i], i) < 0)
 			return -1;
 	for (i = 0; i < p->ninit_containers; i++)
-		if (check_container(v, p, &p->init_containers[i], CK_INIT, i) < 0)
+		if (check_container(v, p, &p->init_containers[i], CK_INIT, i, i) < 0)
 			return -1;
 	for (i = 0; i < p->ncontainers; i++)
-		if (check_container(v, p, &p->containers[i], CK_APP, i) < 0)
+		if (check_container(v, p, &p->containers[i], CK_APP, i,
+		    p->ninit_containers + i) < 0)
 			return -1;
 	for (i = 0; i < p->nephemeral_containers; i++)
-		if (check_container(v, p, &p->ephemeral_containers[i], CK_EPHEMERAL, i) < 0)
+		if (check_container(v, p, &p->ephemeral_containers[i], CK_EPHEMERAL, i,
+		    p->ninit_containers + p->ncontainers + i) < 0)
 			return -1;
 	return 0;
 }
@@ -706,11 +750,39 @@ check_pod_spec(struct val *v, const struct pod *p)
 int
 pod_validate(const struct pod *p, char *err, size_t errlen)
 {
-	struct val v = { err, errlen };
+	struct val v;
+	const char **names;
+	size_t i, n;
+	int rc;
 
+	memset(&v, 0, sizeof(v));
+	v.err = err;
+	v.errlen = errlen;
 	if (p == NULL)
 		return vfail(&v, "no pod");
-	if (check_metadata(&v, p) < 0 || check_pod_spec(&v, p) < 0)
-		return -1;
-	return 0;
+	n = p->ninit_containers + p->ncontainers + p->nephemeral_containers;
+	names = xcalloc(n + 1, sizeof(*names));
+	for (i = 0; i < p->ninit_containers; i++)
+		names[i] = p->init_containers[i].c_name;
+	for (i = 0; i < p->ncontainers; i++)
+		names[p->ninit_containers + i] = p->containers[i].c_name;
+	for (i = 0; i < p->nephemeral_containers; i++)
+		names[p->ninit_containers + p->ncontainers + i] = p->ephemeral_containers[i].c_name;
+	v.cdup = find_dups(names, n);
+	free(names);
+	v.vols = xcalloc(p->nvolumes + 1, sizeof(*v.vols));
+	for (i = 0; i < p->nvolumes; i++)
+		if (p->volumes[i].v_name != NULL)
+			v.vols[v.nvols++] = p->volumes[i].v_name;
+	names = xcalloc(p->nvolumes + 1, sizeof(*names));
+	for (i = 0; i < p->nvolumes; i++)
+		names[i] = p->volumes[i].v_name;
+	v.vdup = find_dups(names, p->nvolumes);
+	free(names);
+	qsort(v.vols, v.nvols, sizeof(*v.vols), str_cmp);
+	rc = check_metadata(&v, p) < 0 || check_pod_spec(&v, p) < 0 ? -1 : 0;
+	free(v.cdup);
+	free(v.vols);
+	free(v.vdup);
+	return rc;
 }

@@ -365,12 +365,80 @@ test_validate_built(void **state)
 	assert_int_equal(pod_validate(&p, NULL, 0), -1);
 }
 
+/* Thousands of containers, volumes, ports and mounts: duplicates are still found (the checks
+ * sort instead of comparing every pair, so a hostile 1.5 MiB pod cannot stall validation). */
+static void
+test_validate_many(void **state)
+{
+	const size_t n = 20000;
+	struct container *cs = calloc(n, sizeof(*cs));
+	struct volume *vs = calloc(n, sizeof(*vs));
+	struct volume_mount *ms = calloc(n, sizeof(*ms));
+	struct container_port *ps = calloc(n, sizeof(*ps));
+	char (*names)[16] = calloc(n, sizeof(*names));
+	char (*paths)[16] = calloc(n, sizeof(*paths));
+	struct pod p;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.name = "p";
+	for (i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%zu", i);
+		snprintf(paths[i], sizeof(paths[i]), "/m%zu", i);
+		cs[i].c_name = names[i];
+		cs[i].c_image = "i";
+		cs[i].c_term_msg_path = "/dev/termination-log";
+		vs[i].v_name = names[i];
+		vs[i].v_kind = VOL_EMPTY_DIR;
+		vs[i].v_kind_name = "emptyDir";
+		vs[i].v_default_mode = -1;
+		ms[i].name = names[n - 1 - i];
+		ms[i].mount_path = paths[i];
+		ps[i].container_port = 1 + (int32_t)(i % 65535);
+		ps[i].name = NULL;
+	}
+	cs[0].c_mounts = ms;
+	cs[0].c_nmounts = n;
+	cs[0].c_ports = ps;
+	cs[0].c_nports = n;
+	p.containers = cs;
+	p.ncontainers = n;
+	p.volumes = vs;
+	p.nvolumes = n;
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), 0);
+	cs[n - 1].c_name = names[3];
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
+	assert_string_equal(err, "spec.containers[19999].name: duplicate name \"n3\"");
+	cs[n - 1].c_name = names[n - 1];
+	vs[n - 2].v_name = names[7];
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
+	assert_string_equal(err, "spec.volumes[19998].name: duplicate name \"n7\"");
+	vs[n - 2].v_name = names[n - 2];
+	ms[n - 5].mount_path = paths[2];
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
+	assert_string_equal(err, "spec.containers[0].volumeMounts[19995].mountPath: must be unique");
+	ms[n - 5].mount_path = paths[n - 5];
+	ms[n - 6].name = "nope";
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
+	assert_string_equal(err,
+	    "spec.containers[0].volumeMounts[19994].name: volume \"nope\" not found");
+	free(cs);
+	free(vs);
+	free(ms);
+	free(ps);
+	free(names);
+	free(paths);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validate_table),
 		cmocka_unit_test(test_validate_built),
+		cmocka_unit_test(test_validate_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
