@@ -108,7 +108,8 @@ struct kr_sync {
 	struct strv                    pod_ips;
 	size_t                         idx;
 	int                            pending;
-	int                            killpod_phase; /* 0 containers, 1 sandboxes */
+	int                            killpod_phase; /* 0 apps, 1 sidecars, 2 sandboxes */
+	int64_t                        kill_started_ms;
 	char                          *err;
 	int                            classic_init_failed;
 	const char                    *call;
@@ -656,6 +657,7 @@ kr_read_status(struct kr_sync *m)
 /* ---- killPod: containers concurrently, then the sandboxes ---- */
 
 static void kr_killpod_sandboxes(struct kr_sync *);
+static void kr_killpod_wave(struct kr_sync *, int);
 
 static void
 kr_kop_done(int rc, const char *err, void *arg)
@@ -667,7 +669,10 @@ kr_kop_done(int rc, const char *err, void *arg)
 	if (--m->pending > 0)
 		return;
 	if (m->step == KS_KILL_POD) {
-		kr_killpod_sandboxes(m);
+		if (m->killpod_phase == 0)
+			kr_killpod_wave(m, 1);
+		else
+			kr_killpod_sandboxes(m);
 		return;
 	}
 	m->step++;
@@ -709,7 +714,7 @@ kr_killpod_sandboxes(struct kr_sync *m)
 {
 	size_t i;
 
-	m->killpod_phase = 1;
+	m->killpod_phase = 2;
 	m->pending = 0;
 	for (i = 0; i < m->rt.nsandboxes; i++) {
 		Runtime__V1__StopPodSandboxRequest req =
@@ -738,27 +743,50 @@ kr_pod_ip_of(const struct rt_pod_status *rt)
 	return NULL;
 }
 
+/* One wave of killPod: app (and ephemeral) containers first, sidecars second (wave 1),
+ * as the kubelet with sidecar containers: a proxy outlives the app it serves. */
 static void
-kr_killpod(struct kr_sync *m)
+kr_killpod_wave(struct kr_sync *m, int wave)
 {
 	const struct rt_container *c;
 	const struct container *spec;
+	int64_t grace = m->grace;
 	size_t i;
 
-	m->killpod_phase = 0;
+	m->killpod_phase = wave;
 	m->pending = 0;
+	if (wave == 1 && m->pod != NULL) {
+		/* Sidecars get what is left of the pod's grace period. */
+		int64_t total = m->grace >= 0 ? m->grace : kr_base_grace(m->pod);
+		int64_t left = total - (now_mono_ms() - m->kill_started_ms) / 1000;
+
+		grace = left < KR_MIN_GRACE_SECONDS ? KR_MIN_GRACE_SECONDS : left;
+	}
 	for (i = 0; i < m->rt.ncontainers; i++) {
 		c = &m->rt.containers[i];
 		if (c->state == RT_EXITED)
 			continue;
 		spec = m->pod != NULL ? pod_find_container(m->pod, c->name) : NULL;
+		if ((spec != NULL && container_is_sidecar(spec)) != (wave == 1))
+			continue;
 		m->pending++;
 		kr_sync_call(m, "StopContainer", c->name);
 		kr_add_kop(m, kr_kill_start(m->kr, m, m->pod, spec, c->id, c->name,
-		    kr_pod_ip_of(&m->rt), NULL, m->grace, kr_kop_done, m));
+		    kr_pod_ip_of(&m->rt), NULL, grace, kr_kop_done, m));
 	}
-	if (m->pending == 0)
+	if (m->pending > 0)
+		return;
+	if (wave == 0)
+		kr_killpod_wave(m, 1);
+	else
 		kr_killpod_sandboxes(m);
+}
+
+static void
+kr_killpod(struct kr_sync *m)
+{
+	m->kill_started_ms = now_mono_ms();
+	kr_killpod_wave(m, 0);
 }
 
 /* ---- SyncPod steps ---- */

@@ -737,6 +737,16 @@ t_sidecar_and_update(void)
 	check(event_count("u-side", "Killing", NULL, NULL, 0) >= 1, "update: Killing event");
 	kill_pod(p2, -1);
 	check(wait_finished("u-side"), "sidecar: pod finished");
+	{
+		struct clist cl;
+		const struct cinfo *a, *sc;
+
+		containers("u-side", &cl);
+		a = newest(&cl, "app");
+		sc = newest(&cl, "proxy");
+		check(a != NULL && sc != NULL && a->finished > 0 && a->finished <= sc->finished,
+		    "sidecar: stopped after the app container");
+	}
 	pod_free(p);
 	pod_free(p2);
 }
