@@ -92,11 +92,14 @@ int  ctl_parse_request(const char *line, size_t len, struct ctl_request *out, ch
 /* The kubectl-style STATUS column of a pod from its generated status: "Terminating" when
  * deleting or terminating, a container's waiting reason (CrashLoopBackOff, ErrImagePull,
  * ContainerCreating, ...), terminated reason, "Init:..." for init containers, else phase.
- * Returns a static or status-owned string. */
+ * Returns buf, a static string or a status-owned string. */
 struct pod;
 struct pod_status;
 const char *ctl_pod_status_reason(const struct pod *, const struct pod_status *,
-         int terminating);
+         int terminating, char *buf, size_t len);
+/* kubectl's short age ("45s", "3m12s", "5h", "2d3h", ...) of secs into buf; "<unknown>"
+ * for a negative value. Returns buf. */
+const char *ctl_format_age(int64_t secs, char *buf, size_t len);
 /* Writes an error reply line (without newline) into gen. */
 void ctl_gen_error(yajl_gen, const char *msg);
 

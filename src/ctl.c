@@ -1,0 +1,1452 @@
+/* ctl.c — podctl's server: a read-only JSON-lines protocol on a local unix socket. */
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "config.h"
+#include "cri.h"
+#include "ctl.h"
+#include "events.h"
+#include "json.h"
+#include "kuberuntime.h"
+#include "log.h"
+#include "loop.h"
+#include "pleg.h"
+#include "pod.h"
+#include "podcache.h"
+#include "podstatus.h"
+#include "podworkers.h"
+#include "store.h"
+#include "util.h"
+
+#define CTL_MAX_START_ERRORS 64
+
+struct ctl_client {
+	TAILQ_ENTRY(ctl_client) cc_entry;
+	struct ctl         *cc_ctl;
+	struct bufferevent *cc_bev;
+	pid_t               cc_pid;
+	uid_t               cc_uid;
+	int                 cc_watch;   /* events -w */
+	int                 cc_closing; /* flush, then close */
+	int                 cc_dead;    /* freed by the reaper */
+};
+TAILQ_HEAD(ctl_clients, ctl_client);
+
+struct ctl {
+	struct ctl_deps        c_deps;
+	char                  *c_path;
+	int                    c_has_group;
+	gid_t                  c_gid;
+	struct evconnlistener *c_listener;
+	struct event          *c_reaper;
+	struct ctl_clients     c_clients;
+	struct ctl_clients     c_dead;
+	size_t                 c_nclients;
+	int                    c_listen_id;
+	uint64_t               c_refused;
+	uint64_t               c_dropped;
+};
+
+/* ---- pure helpers ---- */
+
+const char *
+ctl_format_age(int64_t s, char *buf, size_t len)
+{
+	if (s < 0)
+		snprintf(buf, len, "<unknown>");
+	else if (s < 120)
+		snprintf(buf, len, "%llds", (long long)s);
+	else if (s < 600)
+		snprintf(buf, len, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+	else if (s < 3 * 3600)
+		snprintf(buf, len, "%lldm", (long long)(s / 60));
+	else if (s < 8 * 3600)
+		snprintf(buf, len, "%lldh%lldm", (long long)(s / 3600),
+		    (long long)(s % 3600 / 60));
+	else if (s < 48 * 3600)
+		snprintf(buf, len, "%lldh", (long long)(s / 3600));
+	else if (s < 8 * 86400)
+		snprintf(buf, len, "%lldd%lldh", (long long)(s / 86400),
+		    (long long)(s % 86400 / 3600));
+	else
+		snprintf(buf, len, "%lldd", (long long)(s / 86400));
+	return buf;
+}
+
+static const char *
+ctl_terminated_reason(const struct container_state *st, const char *prefix, char *buf,
+    size_t len)
+{
+	if (st->reason != NULL && *st->reason != '\0')
+		snprintf(buf, len, "%s%s", prefix, st->reason);
+	else if (st->signal != 0)
+		snprintf(buf, len, "%sSignal:%d", prefix, st->signal);
+	else
+		snprintf(buf, len, "%sExitCode:%d", prefix, st->exit_code);
+	return buf;
+}
+
+const char *
+ctl_pod_status_reason(const struct pod *pod, const struct pod_status *st, int terminating,
+    char *buf, size_t len)
+{
+	const char *reason = pod_phase_name(st->phase);
+	size_t i;
+	int initializing = 0;
+
+	if (st->reason != NULL && *st->reason != '\0')
+		reason = st->reason;
+	for (i = 0; i < st->ninit_statuses; i++) {
+		const struct container_status *cs = &st->init_statuses[i];
+
+		if (cs->state.kind == CSTATE_TERMINATED && cs->state.exit_code == 0)
+			continue;
+		if (cs->state.kind == CSTATE_RUNNING && cs->started.set && cs->started.v)
+			continue; /* a started sidecar does not hold initialization */
+		initializing = 1;
+		if (cs->state.kind == CSTATE_TERMINATED)
+			reason = ctl_terminated_reason(&cs->state, "Init:", buf, len);
+		else if (cs->state.kind == CSTATE_WAITING && cs->state.reason != NULL &&
+		    *cs->state.reason != '\0' && strcmp(cs->state.reason, "PodInitializing") != 0) {
+			snprintf(buf, len, "Init:%s", cs->state.reason);
+			reason = buf;
+		} else {
+			snprintf(buf, len, "Init:%zu/%zu", i, st->ninit_statuses);
+			reason = buf;
+		}
+		break;
+	}
+	if (!initializing) {
+		int running = 0;
+
+		for (i = st->nstatuses; i-- > 0;) {
+			const struct container_status *cs = &st->statuses[i];
+
+			if (cs->state.kind == CSTATE_WAITING && cs->state.reason != NULL &&
+			    *cs->state.reason != '\0')
+				reason = cs->state.reason;
+			else if (cs->state.kind == CSTATE_TERMINATED)
+				reason = ctl_terminated_reason(&cs->state, "", buf, len);
+			else if (cs->state.kind == CSTATE_RUNNING)
+				running = 1;
+		}
+		if (running && strcmp(reason, "Completed") == 0)
+			reason = "Running";
+	}
+	if (terminating || (pod != NULL && pod->deletion_ts != 0))
+		reason = "Terminating";
+	return reason;
+}
+
+void
+ctl_gen_error(yajl_gen g, const char *msg)
+{
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "v", CTL_PROTO_VERSION);
+	json_gen_kv_bool(g, "ok", 0);
+	json_gen_kv_str(g, "error", msg);
+	yajl_gen_map_close(g);
+}
+
+static const char *const ctl_cmds[] = {
+	"version", "get_pods", "describe_pod", "get_containers", "events", "status",
+};
+
+static int
+ctl_opt_str(const struct json *root, const char *key, char *out, size_t outlen, char *err,
+    size_t errlen)
+{
+	const struct json *v = json_get(root, key);
+
+	out[0] = '\0';
+	if (v == NULL || json_type(v) == JSON_NULL)
+		return 0;
+	if (json_type(v) != JSON_STRING) {
+		snprintf(err, errlen, "%s: expected a string, got %s", key,
+		    json_type_name(json_type(v)));
+		return -1;
+	}
+	if (json_str_len(v) >= outlen || strlen(json_str(v)) != json_str_len(v)) {
+		snprintf(err, errlen, "%s: too long or not text", key);
+		return -1;
+	}
+	memcpy(out, json_str(v), json_str_len(v) + 1);
+	return 0;
+}
+
+static int
+ctl_opt_bool(const struct json *root, const char *key, int *out, char *err, size_t errlen)
+{
+	const struct json *v = json_get(root, key);
+
+	*out = 0;
+	if (v == NULL || json_type(v) == JSON_NULL)
+		return 0;
+	if (json_bool(v, out) == -1) {
+		snprintf(err, errlen, "%s: expected a boolean, got %s", key,
+		    json_type_name(json_type(v)));
+		return -1;
+	}
+	return 0;
+}
+
+int
+ctl_parse_request(const char *line, size_t len, struct ctl_request *out, char *err,
+    size_t errlen)
+{
+	struct json_limits lim = { CTL_MAX_REQUEST, 8, 4096 };
+	struct json_doc *doc;
+	const struct json *root, *v, *cmd;
+	char perr[256];
+	int64_t ver;
+	size_t i;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (len > CTL_MAX_REQUEST) {
+		snprintf(err, errlen, "request of %zu bytes is over the limit of %d", len,
+		    CTL_MAX_REQUEST);
+		return -1;
+	}
+	doc = json_parse(line, len, &lim, perr, sizeof(perr));
+	if (doc == NULL) {
+		snprintf(err, errlen, "invalid JSON request: %s", perr);
+		return -1;
+	}
+	root = json_root(doc);
+	if (json_type(root) != JSON_OBJECT) {
+		snprintf(err, errlen, "request must be a JSON object, got %s",
+		    json_type_name(json_type(root)));
+		goto out;
+	}
+	v = json_get(root, "v");
+	if (v == NULL || json_int(v, &ver) == -1) {
+		snprintf(err, errlen, "request needs an integer protocol version \"v\"");
+		goto out;
+	}
+	if (ver != CTL_PROTO_VERSION) {
+		snprintf(err, errlen, "unsupported protocol version %lld (server speaks %d)",
+		    (long long)ver, CTL_PROTO_VERSION);
+		goto out;
+	}
+	out->v = (int)ver;
+	cmd = json_get(root, "cmd");
+	if (json_type(cmd) != JSON_STRING) {
+		snprintf(err, errlen, "request needs a string \"cmd\"");
+		goto out;
+	}
+	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (strcmp(json_str(cmd), ctl_cmds[i]) == 0)
+			break;
+	if (i == sizeof(ctl_cmds) / sizeof(ctl_cmds[0])) {
+		snprintf(err, errlen, "unknown cmd \"%.64s\"", json_str(cmd));
+		goto out;
+	}
+	snprintf(out->cmd, sizeof(out->cmd), "%s", ctl_cmds[i]);
+	if (ctl_opt_str(root, "ns", out->ns, sizeof(out->ns), err, errlen) == -1 ||
+	    ctl_opt_str(root, "name", out->name, sizeof(out->name), err, errlen) == -1 ||
+	    ctl_opt_bool(root, "all", &out->all_ns, err, errlen) == -1 ||
+	    ctl_opt_bool(root, "watch", &out->watch, err, errlen) == -1)
+		goto out;
+	if (strcmp(out->cmd, "describe_pod") == 0 && out->name[0] == '\0') {
+		snprintf(err, errlen, "describe_pod needs \"name\"");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_free(doc);
+	return rc;
+}
+
+/* ---- gathering ---- */
+
+struct ctl_errs {
+	struct start_error v[CTL_MAX_START_ERRORS];
+	size_t             n;
+};
+
+static void
+ctl_collect_error(const struct kr_start_error *e, void *arg)
+{
+	struct ctl_errs *errs = arg;
+
+	if (errs->n < CTL_MAX_START_ERRORS) {
+		errs->v[errs->n].name = e->container;
+		errs->v[errs->n].reason = e->reason;
+		errs->v[errs->n].message = e->message;
+		errs->n++;
+	}
+}
+
+/* Generates the API status of a worker's pod as the status manager would. */
+static void
+ctl_pod_status(struct ctl *c, const struct pw_view *v, struct pod_status *out)
+{
+	struct podstatus_input in;
+	struct ctl_errs errs;
+	struct start_errors se;
+	struct cri_info ci;
+
+	memset(&in, 0, sizeof(in));
+	errs.n = 0;
+	if (c->c_deps.kr != NULL)
+		kuberuntime_foreach_start_error(c->c_deps.kr, v->uid, ctl_collect_error, &errs);
+	se.v = errs.v;
+	se.n = errs.n;
+	in.pod = v->pod;
+	in.rt = c->c_deps.cache != NULL ? podcache_get(c->c_deps.cache, v->uid, NULL) : NULL;
+	in.errors = &se;
+	if (c->c_deps.cri != NULL) {
+		cri_info(c->c_deps.cri, &ci);
+		in.runtime_name = ci.runtime_name;
+	}
+	in.now = time(NULL);
+	in.pod_is_terminal = v->state == PW_TERMINATED || v->state == PW_FINISHED;
+	podstatus_generate(&in, out);
+}
+
+static int
+ctl_ns_match(const struct ctl_request *rq, const struct pod *pod)
+{
+	if (rq->all_ns || rq->ns[0] == '\0')
+		return 1;
+	return pod != NULL && pod->ns != NULL && strcmp(pod->ns, rq->ns) == 0;
+}
+
+static void
+ctl_gen_time(yajl_gen g, const char *key, int64_t unix_s)
+{
+	if (unix_s > 0)
+		json_gen_kv_int(g, key, unix_s);
+	else {
+		json_gen_key(g, key);
+		yajl_gen_null(g);
+	}
+}
+
+static void
+ctl_gen_strv(yajl_gen g, const char *key, const struct strv *sv)
+{
+	size_t i;
+
+	json_gen_key(g, key);
+	yajl_gen_array_open(g);
+	for (i = 0; i < sv->n; i++)
+		json_gen_str(g, sv->v[i]);
+	yajl_gen_array_close(g);
+}
+
+static const char *
+ctl_cstate_kind(enum cstate_kind k)
+{
+	switch (k) {
+	case CSTATE_WAITING:
+		return "waiting";
+	case CSTATE_RUNNING:
+		return "running";
+	case CSTATE_TERMINATED:
+		return "terminated";
+	default:
+		return "none";
+	}
+}
+
+static void
+ctl_gen_cstate(yajl_gen g, const char *key, const struct container_state *st)
+{
+	json_gen_key(g, key);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "state", ctl_cstate_kind(st->kind));
+	json_gen_kv_str(g, "reason", st->reason);
+	json_gen_kv_str(g, "message", st->message);
+	if (st->kind == CSTATE_TERMINATED) {
+		json_gen_kv_int(g, "exitCode", st->exit_code);
+		if (st->signal != 0)
+			json_gen_kv_int(g, "signal", st->signal);
+	}
+	ctl_gen_time(g, "startedAt", st->started_at);
+	ctl_gen_time(g, "finishedAt", st->finished_at);
+	json_gen_kv_str(g, "containerID", st->container_id);
+	yajl_gen_map_close(g);
+}
+
+static const char *
+ctl_update_name(enum pw_update_type t)
+{
+	switch (t) {
+	case PW_UPDATE_CREATE:
+		return "create";
+	case PW_UPDATE_UPDATE:
+		return "update";
+	case PW_UPDATE_SYNC:
+		return "sync";
+	case PW_UPDATE_KILL:
+		return "kill";
+	default:
+		return "unknown";
+	}
+}
+
+struct ctl_walk {
+	struct ctl               *c;
+	const struct ctl_request *rq;
+	yajl_gen                  g;
+	const struct pw_view     *found;
+	struct pw_view            copy;
+	int64_t                   now_mono;
+	int64_t                   now;
+	size_t                    n;
+};
+
+static void
+ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
+{
+	struct ctl *c = w->c;
+	struct pod_status st;
+	struct kr_pod_view kv;
+	const struct pod *pod = v->pod;
+	char buf[128], ready[32];
+	size_t i, nready = 0;
+	int64_t restarts = 0, created;
+
+	ctl_pod_status(c, v, &st);
+	for (i = 0; i < st.nstatuses; i++) {
+		nready += st.statuses[i].ready != 0;
+		restarts += st.statuses[i].restart_count;
+	}
+	for (i = 0; i < st.ninit_statuses; i++)
+		restarts += st.init_statuses[i].restart_count;
+	snprintf(ready, sizeof(ready), "%zu/%zu", nready, pod->ncontainers);
+	created = pod->creation_ts > 0 ? pod->creation_ts : st.start_time;
+	yajl_gen_map_open(w->g);
+	json_gen_kv_str(w->g, "namespace", pod->ns);
+	json_gen_kv_str(w->g, "name", pod->name);
+	json_gen_kv_str(w->g, "uid", v->uid);
+	json_gen_kv_str(w->g, "ready", ready);
+	json_gen_kv_str(w->g, "status", ctl_pod_status_reason(pod, &st,
+	    v->state == PW_TERMINATING, buf, sizeof(buf)));
+	json_gen_kv_str(w->g, "phase", pod_phase_name(st.phase));
+	json_gen_kv_int(w->g, "restarts", restarts);
+	ctl_gen_time(w->g, "created", created);
+	json_gen_kv_int(w->g, "ageSeconds", created > 0 ? w->now - created : -1);
+	json_gen_kv_str(w->g, "state", pw_state_name(v->state));
+	json_gen_kv_str(w->g, "ip", st.pod_ip);
+	json_gen_kv_str(w->g, "node", pod->node_name != NULL ? pod->node_name :
+	    (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
+	if (c->c_deps.kr != NULL && kuberuntime_get(c->c_deps.kr, v->uid, &kv) == 0 &&
+	    kv.call != NULL) {
+		json_gen_kv_str(w->g, "criCall", kv.call);
+		json_gen_kv_int(w->g, "criCallAgeMs", w->now_mono - kv.call_started_ms);
+	} else {
+		json_gen_kv_str(w->g, "criCall", NULL);
+	}
+	yajl_gen_map_close(w->g);
+	pod_status_clear(&st);
+}
+
+static void
+ctl_pods_cb(const struct pw_view *v, void *arg)
+{
+	struct ctl_walk *w = arg;
+
+	if (v->pod == NULL || !ctl_ns_match(w->rq, v->pod))
+		return;
+	ctl_gen_pod_row(w, v);
+	w->n++;
+}
+
+static void
+ctl_find_cb(const struct pw_view *v, void *arg)
+{
+	struct ctl_walk *w = arg;
+	const char *ns = w->rq->ns[0] != '\0' ? w->rq->ns : "default";
+
+	if (v->pod == NULL || v->pod->name == NULL || strcmp(v->pod->name, w->rq->name) != 0)
+		return;
+	if (v->pod->ns == NULL || strcmp(v->pod->ns, ns) != 0)
+		return;
+	/* Several UIDs (a static pod being replaced): the one still syncing wins. */
+	if (w->found == NULL || v->state < w->copy.state) {
+		w->copy = *v;
+		w->found = &w->copy;
+	}
+}
+
+static void
+ctl_gen_event(yajl_gen g, const struct ev_record *e)
+{
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "seq", (int64_t)e->seq);
+	json_gen_kv_int(g, "id", (int64_t)e->id);
+	json_gen_kv_str(g, "kind", e->kind);
+	json_gen_kv_str(g, "namespace", e->ns);
+	json_gen_kv_str(g, "name", e->name);
+	json_gen_kv_str(g, "uid", e->uid);
+	json_gen_kv_str(g, "fieldPath", e->field_path);
+	json_gen_kv_str(g, "type", ev_type_name(e->type));
+	json_gen_kv_str(g, "reason", e->reason);
+	json_gen_kv_str(g, "message", e->message);
+	json_gen_kv_int(g, "count", e->count);
+	json_gen_kv_int(g, "firstTimestampMs", e->first_ts);
+	json_gen_kv_int(g, "lastTimestampMs", e->last_ts);
+	yajl_gen_map_close(g);
+}
+
+static void
+ctl_events_cb(const struct ev_record *e, void *arg)
+{
+	struct ctl_walk *w = arg;
+
+	if (w->found != NULL) {
+		if (e->uid == NULL || strcmp(e->uid, w->found->uid) != 0)
+			return;
+	} else if (w->rq->ns[0] != '\0' && !w->rq->all_ns &&
+	    (e->ns == NULL || strcmp(e->ns, w->rq->ns) != 0))
+		return;
+	ctl_gen_event(w->g, e);
+}
+
+static void
+ctl_gen_env(yajl_gen g, const struct container *ct)
+{
+	size_t i;
+	char *s;
+
+	json_gen_key(g, "env");
+	yajl_gen_array_open(g);
+	for (i = 0; i < ct->c_nenv; i++) {
+		const struct env_var *e = &ct->c_env[i];
+
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "name", e->name);
+		switch (e->src) {
+		case ENV_VALUE:
+			json_gen_kv_str(g, "value", e->value != NULL ? e->value : "");
+			break;
+		case ENV_SECRET_KEY_REF: /* the reference only, never the value */
+			s = xsprintf("<secret %s/%s>", e->ref_name ? e->ref_name : "",
+			    e->ref_key ? e->ref_key : "");
+			json_gen_kv_str(g, "ref", s);
+			free(s);
+			break;
+		case ENV_CONFIG_MAP_KEY_REF:
+			s = xsprintf("<configmap %s/%s>", e->ref_name ? e->ref_name : "",
+			    e->ref_key ? e->ref_key : "");
+			json_gen_kv_str(g, "ref", s);
+			free(s);
+			break;
+		case ENV_FIELD_REF:
+			s = xsprintf("<field %s>", e->ref_key ? e->ref_key : "");
+			json_gen_kv_str(g, "ref", s);
+			free(s);
+			break;
+		case ENV_RESOURCE_FIELD_REF:
+			s = xsprintf("<resource %s>", e->ref_key ? e->ref_key : "");
+			json_gen_kv_str(g, "ref", s);
+			free(s);
+			break;
+		}
+		yajl_gen_map_close(g);
+	}
+	for (i = 0; i < ct->c_nenv_from; i++) {
+		const struct env_from *f = &ct->c_env_from[i];
+
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "name", f->prefix != NULL ? f->prefix : "");
+		s = xsprintf("<all keys of %s %s>", f->is_secret ? "secret" : "configmap",
+		    f->name ? f->name : "");
+		json_gen_kv_str(g, "ref", s);
+		free(s);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+}
+
+static const char *
+ctl_pull_name(enum pull_policy p)
+{
+	switch (p) {
+	case PULL_ALWAYS:
+		return "Always";
+	case PULL_IF_NOT_PRESENT:
+		return "IfNotPresent";
+	case PULL_NEVER:
+		return "Never";
+	default:
+		return "?";
+	}
+}
+
+static const struct container_status *
+ctl_find_cs(const struct container_status *v, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].name != NULL && strcmp(v[i].name, name) == 0)
+			return &v[i];
+	return NULL;
+}
+
+static void
+ctl_gen_container(yajl_gen g, const struct container *ct, const struct container_status *cs,
+    const char *kind)
+{
+	json_gen_key(g, NULL == ct ? "?" : ct->c_name);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "kind", kind);
+	json_gen_kv_str(g, "image", ct->c_image);
+	json_gen_kv_str(g, "imagePullPolicy", ctl_pull_name(ct->c_pull_policy));
+	ctl_gen_strv(g, "command", &ct->c_command);
+	ctl_gen_strv(g, "args", &ct->c_args);
+	ctl_gen_env(g, ct);
+	json_gen_key(g, "probes");
+	yajl_gen_map_open(g);
+	/* No prober results reach podctl yet: configured probes are listed as such. */
+	if (ct->c_liveness != NULL)
+		json_gen_kv_str(g, "liveness", "configured (no result)");
+	if (ct->c_readiness != NULL)
+		json_gen_kv_str(g, "readiness", "configured (no result)");
+	if (ct->c_startup != NULL)
+		json_gen_kv_str(g, "startup", "configured (no result)");
+	yajl_gen_map_close(g);
+	if (cs != NULL) {
+		ctl_gen_cstate(g, "current", &cs->state);
+		ctl_gen_cstate(g, "lastState", &cs->last_state);
+		json_gen_kv_bool(g, "ready", cs->ready);
+		json_gen_kv_int(g, "restartCount", cs->restart_count);
+		json_gen_kv_str(g, "containerID", cs->container_id);
+		json_gen_kv_str(g, "imageID", cs->image_id);
+	}
+	yajl_gen_map_close(g);
+}
+
+static void
+ctl_start_error_cb(const struct kr_start_error *e, void *arg)
+{
+	yajl_gen g = arg;
+
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "container", e->container);
+	json_gen_kv_str(g, "reason", e->reason);
+	json_gen_kv_str(g, "message", e->message);
+	json_gen_kv_int(g, "atMs", e->at_ms);
+	yajl_gen_map_close(g);
+}
+
+static void
+ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
+{
+	struct ctl *c = w->c;
+	yajl_gen g = w->g;
+	const struct pod *pod = v->pod;
+	struct pod_status st;
+	struct kr_pod_view kv;
+	char buf[128];
+	size_t i;
+
+	ctl_pod_status(c, v, &st);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "namespace", pod->ns);
+	json_gen_kv_str(g, "name", pod->name);
+	json_gen_kv_str(g, "uid", v->uid);
+	json_gen_kv_str(g, "node", pod->node_name != NULL ? pod->node_name :
+	    (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
+	ctl_gen_time(g, "created", pod->creation_ts);
+	ctl_gen_time(g, "startTime", st.start_time);
+	json_gen_kv_str(g, "source", NULL);
+	for (i = 0; i < pod->annotations.n; i++)
+		if (strcmp(pod->annotations.items[i].k, "kubernetes.io/config.source") == 0) {
+			json_gen_kv_str(g, "source", pod->annotations.items[i].v);
+		}
+	json_gen_kv_str(g, "status", ctl_pod_status_reason(pod, &st,
+	    v->state == PW_TERMINATING, buf, sizeof(buf)));
+	json_gen_kv_str(g, "phase", pod_phase_name(st.phase));
+	json_gen_kv_str(g, "reason", st.reason);
+	json_gen_kv_str(g, "message", st.message);
+	json_gen_kv_str(g, "ip", st.pod_ip);
+	ctl_gen_strv(g, "ips", &st.pod_ips);
+	json_gen_kv_str(g, "qosClass", qos_class_name(pod_qos_class(pod)));
+	json_gen_kv_str(g, "restartPolicy", restart_policy_name(pod->restart_policy));
+	json_gen_kv_int(g, "terminationGracePeriodSeconds",
+	    pod->termination_grace.set ? pod->termination_grace.v : 30);
+	if (pod->deletion_ts != 0)
+		json_gen_kv_int(g, "deletionTimestamp", pod->deletion_ts);
+
+	json_gen_key(g, "worker");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "state", pw_state_name(v->state));
+	json_gen_kv_bool(g, "working", v->working);
+	json_gen_kv_str(g, "transaction", v->txn_kind);
+	if (v->working)
+		json_gen_kv_int(g, "transactionAgeMs", w->now_mono - v->txn_started_ms);
+	json_gen_kv_str(g, "pendingUpdate", v->has_pending ? ctl_update_name(v->pending_type) :
+	    NULL);
+	if (v->next_sync_ms > 0)
+		json_gen_kv_int(g, "nextSyncInMs", v->next_sync_ms - w->now_mono);
+	if (v->state == PW_TERMINATING) {
+		json_gen_kv_int(g, "graceSeconds", v->grace_seconds);
+		json_gen_kv_int(g, "graceDeadlineInMs", v->grace_deadline_ms - w->now_mono);
+	}
+	json_gen_kv_str(g, "lastError", v->last_error);
+	json_gen_kv_int(g, "failures", v->failures);
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "runtime");
+	yajl_gen_map_open(g);
+	if (c->c_deps.kr != NULL && kuberuntime_get(c->c_deps.kr, v->uid, &kv) == 0) {
+		json_gen_kv_str(g, "machine", kv.machine);
+		json_gen_kv_str(g, "step", kv.step);
+		json_gen_kv_str(g, "call", kv.call);
+		json_gen_kv_str(g, "callTarget", kv.call_target);
+		if (kv.call != NULL)
+			json_gen_kv_int(g, "callAgeMs", w->now_mono - kv.call_started_ms);
+		json_gen_kv_str(g, "sandboxID", kv.sandbox_id);
+		json_gen_kv_str(g, "sandboxError", kv.sandbox_error);
+		json_gen_kv_str(g, "lastError", kv.last_error);
+		if (kv.last_sync_ms > 0)
+			json_gen_kv_int(g, "lastSyncAgoMs", w->now_mono - kv.last_sync_ms);
+	}
+	json_gen_key(g, "startErrors");
+	yajl_gen_array_open(g);
+	if (c->c_deps.kr != NULL)
+		kuberuntime_foreach_start_error(c->c_deps.kr, v->uid, ctl_start_error_cb, g);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "conditions");
+	yajl_gen_array_open(g);
+	for (i = 0; i < st.nconditions; i++) {
+		const struct pod_condition *pc = &st.conditions[i];
+
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "type", pc->type);
+		json_gen_kv_str(g, "status", pc->status == COND_TRUE ? "True" :
+		    pc->status == COND_FALSE ? "False" : "Unknown");
+		json_gen_kv_str(g, "reason", pc->reason);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+
+	json_gen_key(g, "containers");
+	yajl_gen_map_open(g);
+	for (i = 0; i < pod->ninit_containers; i++) {
+		const struct container *ct = &pod->init_containers[i];
+
+		ctl_gen_container(g, ct, ctl_find_cs(st.init_statuses, st.ninit_statuses,
+		    ct->c_name), "init");
+	}
+	for (i = 0; i < pod->ncontainers; i++) {
+		const struct container *ct = &pod->containers[i];
+
+		ctl_gen_container(g, ct, ctl_find_cs(st.statuses, st.nstatuses, ct->c_name),
+		    "app");
+	}
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "events");
+	yajl_gen_array_open(g);
+	if (c->c_deps.events != NULL) {
+		w->found = v;
+		events_foreach(c->c_deps.events, ctl_events_cb, w);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	pod_status_clear(&st);
+}
+
+static const char *
+ctl_rt_state(enum rt_cstate s)
+{
+	switch (s) {
+	case RT_CREATED:
+		return "Created";
+	case RT_RUNNING:
+		return "Running";
+	case RT_EXITED:
+		return "Exited";
+	default:
+		return "Unknown";
+	}
+}
+
+static void
+ctl_containers_cb(const struct rt_pod_status *rs, void *arg)
+{
+	struct ctl_walk *w = arg;
+	yajl_gen g = w->g;
+	size_t i;
+
+	if (!w->rq->all_ns && w->rq->ns[0] != '\0' &&
+	    (rs->ns == NULL || strcmp(rs->ns, w->rq->ns) != 0))
+		return;
+	for (i = 0; i < rs->ncontainers; i++) {
+		const struct rt_container *ct = &rs->containers[i];
+
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "id", ct->id);
+		json_gen_kv_str(g, "namespace", rs->ns);
+		json_gen_kv_str(g, "pod", rs->name);
+		json_gen_kv_str(g, "podUID", rs->uid);
+		json_gen_kv_str(g, "name", ct->name);
+		json_gen_kv_str(g, "state", ctl_rt_state(ct->state));
+		json_gen_kv_int(g, "attempt", ct->restart_count);
+		if (ct->state == RT_EXITED)
+			json_gen_kv_int(g, "exitCode", ct->exit_code);
+		else {
+			json_gen_key(g, "exitCode");
+			yajl_gen_null(g);
+		}
+		json_gen_kv_str(g, "reason", ct->reason);
+		json_gen_kv_str(g, "image", ct->image);
+		ctl_gen_time(g, "created", ct->created_at / 1000000000);
+		json_gen_kv_int(g, "ageSeconds",
+		    ct->created_at > 0 ? w->now - ct->created_at / 1000000000 : -1);
+		yajl_gen_map_close(g);
+		w->n++;
+	}
+}
+
+static void
+ctl_task_cb(const struct loop_task_stats *st, void *arg)
+{
+	yajl_gen g = arg;
+
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "name", st->name);
+	json_gen_kv_int(g, "intervalMs", st->interval_ms);
+	json_gen_kv_int(g, "runs", (int64_t)st->runs);
+	json_gen_kv_int(g, "lastDurationUs", st->last_duration_us);
+	json_gen_kv_int(g, "maxDurationUs", st->max_duration_us);
+	json_gen_kv_int(g, "lastLagUs", st->last_lag_us);
+	json_gen_kv_int(g, "maxLagUs", st->max_lag_us);
+	yajl_gen_map_close(g);
+}
+
+/* VmRSS of this process in KiB, or -1. */
+static int64_t
+ctl_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long long v = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmRSS: %lld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static void
+ctl_gen_status(struct ctl_walk *w)
+{
+	struct ctl *c = w->c;
+	yajl_gen g = w->g;
+	char why[256];
+
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "node", c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL);
+	json_gen_kv_str(g, "version", KLET_VERSION);
+	json_gen_kv_int(g, "pid", getpid());
+	json_gen_kv_int(g, "uptimeSeconds", (w->now_mono - c->c_deps.started_ms) / 1000);
+	json_gen_kv_int(g, "rssKiB", ctl_rss_kib());
+	json_gen_kv_int(g, "pods", c->c_deps.workers != NULL ?
+	    (int64_t)podworkers_count(c->c_deps.workers) : 0);
+	json_gen_kv_int(g, "ctlClients", (int64_t)c->c_nclients);
+
+	json_gen_key(g, "runtime");
+	yajl_gen_map_open(g);
+	if (c->c_deps.cri != NULL) {
+		struct cri_info ci;
+		struct cri_stats cs;
+
+		cri_info(c->c_deps.cri, &ci);
+		cri_stats(c->c_deps.cri, &cs);
+		json_gen_kv_str(g, "endpoint", ci.endpoint);
+		json_gen_kv_bool(g, "ready", ci.ready);
+		json_gen_kv_str(g, "name", ci.runtime_name);
+		json_gen_kv_str(g, "version", ci.runtime_version);
+		json_gen_kv_str(g, "apiVersion", ci.runtime_api_version);
+		json_gen_kv_str(g, "lastError", ci.last_error);
+		json_gen_kv_int(g, "calls", (int64_t)cs.calls);
+		json_gen_kv_int(g, "errors", (int64_t)cs.errors);
+		json_gen_kv_int(g, "inFlight", (int64_t)cs.in_flight);
+		json_gen_kv_int(g, "reconnects", (int64_t)cs.reconnects);
+	}
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "api");
+	yajl_gen_map_open(g);
+	{
+		struct ctl_api_info ai;
+
+		memset(&ai, 0, sizeof(ai));
+		ai.last_event_age_ms = -1;
+		if (c->c_deps.api_info != NULL)
+			c->c_deps.api_info(&ai, c->c_deps.api_arg);
+		json_gen_kv_bool(g, "configured", ai.configured);
+		json_gen_kv_bool(g, "connected", ai.connected);
+		json_gen_kv_str(g, "watchState", ai.watch_state);
+		json_gen_kv_str(g, "resourceVersion", ai.resource_version);
+		json_gen_kv_int(g, "lastEventAgeMs", ai.last_event_age_ms);
+	}
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "pleg");
+	yajl_gen_map_open(g);
+	if (c->c_deps.pleg != NULL) {
+		struct pleg_stats ps;
+		int ok;
+
+		pleg_stats(c->c_deps.pleg, &ps);
+		why[0] = '\0';
+		ok = pleg_healthy(c->c_deps.pleg, w->now_mono, why, sizeof(why));
+		json_gen_kv_bool(g, "healthy", ok);
+		json_gen_kv_str(g, "why", ok ? NULL : why);
+		json_gen_kv_int(g, "relists", (int64_t)ps.relists);
+		json_gen_kv_int(g, "failures", (int64_t)ps.failures);
+		json_gen_kv_int(g, "lastDurationUs", ps.last_duration_us);
+		json_gen_kv_int(g, "maxDurationUs", ps.max_duration_us);
+		json_gen_kv_int(g, "lastRelistAgoMs", ps.last_success_ms > 0 ?
+		    w->now_mono - ps.last_success_ms : -1);
+		json_gen_kv_int(g, "pods", (int64_t)ps.pods);
+		json_gen_kv_int(g, "containers", (int64_t)ps.containers);
+		json_gen_kv_int(g, "sandboxes", (int64_t)ps.sandboxes);
+	}
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "loop");
+	yajl_gen_map_open(g);
+	if (c->c_deps.loop != NULL) {
+		json_gen_kv_int(g, "lagUs", loop_lag_us(c->c_deps.loop));
+		json_gen_key(g, "tasks");
+		yajl_gen_array_open(g);
+		loop_foreach_task(c->c_deps.loop, ctl_task_cb, g);
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "store");
+	yajl_gen_map_open(g);
+	if (c->c_deps.store != NULL) {
+		struct store_health_info h;
+
+		store_health(c->c_deps.store, &h);
+		json_gen_kv_str(g, "health", h.state == STORE_OK ? "ok" : "degraded");
+		json_gen_kv_int(g, "fileBytes", store_file_size(c->c_deps.store));
+		json_gen_kv_str(g, "lastError", h.last_error);
+		json_gen_kv_int(g, "journalOps", (int64_t)h.journal_ops);
+		json_gen_kv_int(g, "commits", (int64_t)h.commits);
+		json_gen_kv_int(g, "failures", (int64_t)h.failures);
+	}
+	yajl_gen_map_close(g);
+
+	json_gen_key(g, "events");
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "stored", c->c_deps.events != NULL ?
+	    (int64_t)events_count(c->c_deps.events) : 0);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+}
+
+/* ---- connections ---- */
+
+static void ctl_client_drop(struct ctl_client *, const char *why);
+
+static void
+ctl_reap(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl *c = arg;
+	struct ctl_client *cc;
+
+	(void)fd;
+	(void)what;
+	while ((cc = TAILQ_FIRST(&c->c_dead)) != NULL) {
+		TAILQ_REMOVE(&c->c_dead, cc, cc_entry);
+		bufferevent_free(cc->cc_bev);
+		free(cc);
+	}
+}
+
+/* Takes the client out of service; it is freed on a later loop turn. */
+static void
+ctl_client_drop(struct ctl_client *cc, const char *why)
+{
+	struct ctl *c = cc->cc_ctl;
+
+	if (cc->cc_dead)
+		return;
+	cc->cc_dead = 1;
+	log_v(2, "podctl: client pid=%ld uid=%ld closed: %s", (long)cc->cc_pid,
+	    (long)cc->cc_uid, why);
+	bufferevent_disable(cc->cc_bev, EV_READ | EV_WRITE);
+	bufferevent_setcb(cc->cc_bev, NULL, NULL, NULL, NULL);
+	TAILQ_REMOVE(&c->c_clients, cc, cc_entry);
+	c->c_nclients--;
+	TAILQ_INSERT_TAIL(&c->c_dead, cc, cc_entry);
+	event_active(c->c_reaper, EV_TIMEOUT, 0);
+}
+
+/* Queues one generated line; drops the client when its unsent output is over the bound.
+ * Returns 0, or -1 when the client was dropped. */
+static int
+ctl_client_send(struct ctl_client *cc, yajl_gen g)
+{
+	struct ctl *c = cc->cc_ctl;
+	struct evbuffer *out = bufferevent_get_output(cc->cc_bev);
+	const unsigned char *buf;
+	size_t len;
+
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
+		return 0;
+	evbuffer_add(out, buf, len);
+	evbuffer_add(out, "\n", 1);
+	if (evbuffer_get_length(out) > c->c_deps.max_output) {
+		c->c_dropped++;
+		log_warnx("podctl: client pid=%ld dropped: %zu bytes unread (limit %zu)",
+		    (long)cc->cc_pid, evbuffer_get_length(out), c->c_deps.max_output);
+		ctl_client_drop(cc, "output over the limit");
+		return -1;
+	}
+	return 0;
+}
+
+/* Sends an error line, then closes once it is written. */
+static void
+ctl_client_fail(struct ctl_client *cc, const char *msg)
+{
+	yajl_gen g = json_gen_new(0);
+
+	ctl_gen_error(g, msg);
+	if (ctl_client_send(cc, g) == 0) {
+		cc->cc_closing = 1;
+		bufferevent_disable(cc->cc_bev, EV_READ);
+		bufferevent_enable(cc->cc_bev, EV_WRITE);
+	}
+	yajl_gen_free(g);
+}
+
+static void
+ctl_reply_open(yajl_gen g, const char *cmd)
+{
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "v", CTL_PROTO_VERSION);
+	json_gen_kv_bool(g, "ok", 1);
+	json_gen_kv_str(g, "cmd", cmd);
+	json_gen_key(g, "data");
+}
+
+/* Handles one request; returns -1 when the client was dropped or is closing. */
+static int
+ctl_handle(struct ctl_client *cc, const char *line, size_t len)
+{
+	struct ctl *c = cc->cc_ctl;
+	struct ctl_request rq;
+	struct ctl_walk w;
+	char err[640];
+	yajl_gen g;
+	int rc;
+
+	if (ctl_parse_request(line, len, &rq, err, sizeof(err)) == -1) {
+		/* A malformed request is answered; the connection stays usable. */
+		g = json_gen_new(0);
+		ctl_gen_error(g, err);
+		rc = ctl_client_send(cc, g);
+		yajl_gen_free(g);
+		return rc;
+	}
+	memset(&w, 0, sizeof(w));
+	w.c = c;
+	w.rq = &rq;
+	w.now = time(NULL);
+	w.now_mono = now_mono_ms();
+	g = w.g = json_gen_new(0);
+	if (strcmp(rq.cmd, "describe_pod") == 0) {
+		if (c->c_deps.workers != NULL)
+			podworkers_foreach(c->c_deps.workers, ctl_find_cb, &w);
+		if (w.found == NULL) {
+			snprintf(err, sizeof(err), "pod %s/%s not found",
+			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
+			ctl_gen_error(g, err);
+		} else {
+			struct pw_view v = w.copy;
+
+			ctl_reply_open(g, rq.cmd);
+			w.found = NULL;
+			ctl_gen_describe(&w, &v);
+			yajl_gen_map_close(g);
+		}
+	} else {
+		ctl_reply_open(g, rq.cmd);
+		if (strcmp(rq.cmd, "version") == 0) {
+			yajl_gen_map_open(g);
+			json_gen_kv_str(g, "server", KLET_VERSION);
+			json_gen_kv_int(g, "protocol", CTL_PROTO_VERSION);
+			yajl_gen_map_close(g);
+		} else if (strcmp(rq.cmd, "get_pods") == 0) {
+			yajl_gen_array_open(g);
+			if (c->c_deps.workers != NULL)
+				podworkers_foreach(c->c_deps.workers, ctl_pods_cb, &w);
+			yajl_gen_array_close(g);
+		} else if (strcmp(rq.cmd, "get_containers") == 0) {
+			yajl_gen_array_open(g);
+			if (c->c_deps.cache != NULL)
+				podcache_foreach(c->c_deps.cache, ctl_containers_cb, &w);
+			yajl_gen_array_close(g);
+		} else if (strcmp(rq.cmd, "events") == 0) {
+			yajl_gen_array_open(g);
+			if (c->c_deps.events != NULL)
+				events_foreach(c->c_deps.events, ctl_events_cb, &w);
+			yajl_gen_array_close(g);
+		} else if (strcmp(rq.cmd, "status") == 0) {
+			ctl_gen_status(&w);
+		} else {
+			fatalx("%s: unhandled cmd %s", __func__, rq.cmd);
+		}
+		yajl_gen_map_close(g);
+	}
+	rc = ctl_client_send(cc, g);
+	yajl_gen_free(g);
+	if (rc == 0 && strcmp(rq.cmd, "events") == 0 && rq.watch)
+		cc->cc_watch = 1;
+	return rc;
+}
+
+static void
+ctl_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct ctl_client *cc = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer_ptr eol;
+	size_t n, eol_len;
+	char *line;
+
+	while (!cc->cc_dead && !cc->cc_closing) {
+		eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
+		if (eol.pos < 0) {
+			if (evbuffer_get_length(in) > CTL_MAX_REQUEST)
+				ctl_client_fail(cc, "request line over the limit of 65536 bytes");
+			return;
+		}
+		n = (size_t)eol.pos;
+		if (n > CTL_MAX_REQUEST) {
+			ctl_client_fail(cc, "request line over the limit of 65536 bytes");
+			return;
+		}
+		line = xmalloc(n + 1);
+		evbuffer_remove(in, line, n);
+		evbuffer_drain(in, eol_len);
+		line[n] = '\0';
+		if (n > 0 && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (n > 0 && ctl_handle(cc, line, n) == -1) {
+			free(line);
+			return;
+		}
+		free(line);
+	}
+}
+
+static void
+ctl_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct ctl_client *cc = arg;
+
+	if (cc->cc_closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		ctl_client_drop(cc, "closed after an error");
+}
+
+static void
+ctl_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct ctl_client *cc = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_EOF)
+		ctl_client_drop(cc, "end of stream");
+	else if (what & BEV_EVENT_TIMEOUT)
+		ctl_client_drop(cc, "write timeout");
+	else if (what & BEV_EVENT_ERROR)
+		ctl_client_drop(cc, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+}
+
+/* 1 if gid is among the supplementary groups of process pid (from /proc). */
+static int
+ctl_proc_in_group(pid_t pid, gid_t gid)
+{
+	char path[64], line[4096], *p, *end;
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "Groups:", 7) != 0)
+			continue;
+		for (p = line + 7;;) {
+			unsigned long v = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			if ((gid_t)v == gid)
+				found = 1;
+			p = end;
+		}
+		fclose(f);
+		return found;
+	}
+	fclose(f);
+	return -1;
+}
+
+/* 1 if the user (by name) lists gid among its groups. */
+static int
+ctl_user_in_group(uid_t uid, gid_t pgid, gid_t gid)
+{
+	struct passwd pw, *pwp = NULL;
+	char buf[4096];
+	gid_t groups[256];
+	int i, n = 256;
+
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 || pwp == NULL)
+		return 0;
+	if (getgrouplist(pw.pw_name, pgid, groups, &n) == -1)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+static int
+ctl_peer_allowed(struct ctl *c, const struct ucred *cr)
+{
+	int r;
+
+	if (cr->uid == 0 || cr->uid == geteuid())
+		return 1;
+	if (!c->c_has_group)
+		return 0;
+	if (cr->gid == c->c_gid)
+		return 1;
+	r = ctl_proc_in_group(cr->pid, c->c_gid);
+	if (r >= 0)
+		return r;
+	return ctl_user_in_group(cr->uid, cr->gid, c->c_gid);
+}
+
+static void
+ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+    void *arg)
+{
+	struct ctl *c = arg;
+	struct ctl_client *cc;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	struct timeval wto = { 10, 0 };
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	memset(&cr, 0, sizeof(cr));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == -1) {
+		log_warn("podctl: SO_PEERCRED");
+		evutil_closesocket(fd);
+		return;
+	}
+	cc = xcalloc(1, sizeof(*cc));
+	cc->cc_ctl = c;
+	cc->cc_pid = cr.pid;
+	cc->cc_uid = cr.uid;
+	cc->cc_bev = bufferevent_socket_new(c->c_deps.base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (cc->cc_bev == NULL) {
+		evutil_closesocket(fd);
+		free(cc);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&c->c_clients, cc, cc_entry);
+	c->c_nclients++;
+	bufferevent_setcb(cc->cc_bev, ctl_read_cb, ctl_write_cb, ctl_event_cb, cc);
+	/* A refused or closing peer that never reads goes away after the write timeout. */
+	bufferevent_set_timeouts(cc->cc_bev, NULL, &wto);
+	if (!ctl_peer_allowed(c, &cr)) {
+		char msg[256];
+
+		c->c_refused++;
+		log_warnx("podctl: refused pid=%ld uid=%ld gid=%ld: not root nor in the "
+		    "allowed group", (long)cr.pid, (long)cr.uid, (long)cr.gid);
+		snprintf(msg, sizeof(msg), "permission denied: uid %ld is not root%s%s",
+		    (long)cr.uid, c->c_has_group ? " nor a member of group " : "",
+		    c->c_has_group ? c->c_deps.cfg->ctl_group : " (no --podctl-group set)");
+		ctl_client_fail(cc, msg);
+		return;
+	}
+	log_v(2, "podctl: client pid=%ld uid=%ld connected", (long)cr.pid, (long)cr.uid);
+	bufferevent_enable(cc->cc_bev, EV_READ | EV_WRITE);
+}
+
+static void
+ctl_listener_event(const struct ev_record *e, int is_new, void *arg)
+{
+	struct ctl *c = arg;
+	struct ctl_client *cc, *next;
+	yajl_gen g;
+
+	(void)is_new;
+	g = json_gen_new(0);
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "v", CTL_PROTO_VERSION);
+	json_gen_key(g, "event");
+	ctl_gen_event(g, e);
+	yajl_gen_map_close(g);
+	for (cc = TAILQ_FIRST(&c->c_clients); cc != NULL; cc = next) {
+		next = TAILQ_NEXT(cc, cc_entry);
+		if (cc->cc_watch && !cc->cc_dead && !cc->cc_closing)
+			ctl_client_send(cc, g);
+	}
+	yajl_gen_free(g);
+}
+
+static int
+ctl_listen(struct ctl *c, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(c->c_path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "--podctl-socket %s: path too long", c->c_path);
+		return -1;
+	}
+	memcpy(sun.sun_path, c->c_path, strlen(c->c_path) + 1);
+	if (lstat(c->c_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "--podctl-socket %s: exists and is not a socket",
+			    c->c_path);
+			return -1;
+		}
+		unlink(c->c_path); /* stale: the root-dir lock says no other kletd runs */
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "podctl socket: %s", strerror(errno));
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		snprintf(err, errlen, "--podctl-socket %s: bind: %s", c->c_path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (chmod(c->c_path, 0660) == -1 ||
+	    (c->c_has_group && chown(c->c_path, (uid_t)-1, c->c_gid) == -1)) {
+		snprintf(err, errlen, "--podctl-socket %s: chmod/chown: %s", c->c_path,
+		    strerror(errno));
+		close(fd);
+		unlink(c->c_path);
+		return -1;
+	}
+	c->c_listener = evconnlistener_new(c->c_deps.base, ctl_accept_cb, c,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64, fd);
+	if (c->c_listener == NULL) {
+		snprintf(err, errlen, "--podctl-socket %s: listen failed", c->c_path);
+		close(fd);
+		unlink(c->c_path);
+		return -1;
+	}
+	return 0;
+}
+
+struct ctl *
+ctl_new(const struct ctl_deps *deps, char *err, size_t errlen)
+{
+	struct ctl *c;
+	const char *path = deps->cfg != NULL ? deps->cfg->ctl_socket : NULL;
+
+	if (path == NULL || *path == '\0') {
+		snprintf(err, errlen, "--podctl-socket: no path");
+		return NULL;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->c_deps = *deps;
+	if (c->c_deps.max_output == 0)
+		c->c_deps.max_output = CTL_MAX_OUTPUT;
+	c->c_path = xstrdup(path);
+	TAILQ_INIT(&c->c_clients);
+	TAILQ_INIT(&c->c_dead);
+	if (deps->cfg->ctl_group != NULL && *deps->cfg->ctl_group != '\0') {
+		struct group gr, *grp = NULL;
+		char buf[8192];
+		int e = getgrnam_r(deps->cfg->ctl_group, &gr, buf, sizeof(buf), &grp);
+
+		if (e != 0 || grp == NULL) {
+			snprintf(err, errlen, "--podctl-group %s: %s", deps->cfg->ctl_group,
+			    e != 0 ? strerror(e) : "no such group");
+			free(c->c_path);
+			free(c);
+			return NULL;
+		}
+		c->c_has_group = 1;
+		c->c_gid = grp->gr_gid;
+	}
+	c->c_reaper = event_new(deps->base, -1, 0, ctl_reap, c);
+	if (ctl_listen(c, err, errlen) == -1) {
+		event_free(c->c_reaper);
+		free(c->c_path);
+		free(c);
+		return NULL;
+	}
+	if (deps->events != NULL)
+		c->c_listen_id = events_listen(deps->events, ctl_listener_event, c);
+	log_info("podctl socket %s (group %s)", c->c_path,
+	    c->c_has_group ? deps->cfg->ctl_group : "root only");
+	return c;
+}
+
+void
+ctl_free(struct ctl *c)
+{
+	struct ctl_client *cc;
+
+	if (c == NULL)
+		return;
+	if (c->c_listen_id > 0 && c->c_deps.events != NULL)
+		events_unlisten(c->c_deps.events, c->c_listen_id);
+	while ((cc = TAILQ_FIRST(&c->c_clients)) != NULL)
+		ctl_client_drop(cc, "server stopping");
+	ctl_reap(-1, 0, c);
+	evconnlistener_free(c->c_listener);
+	unlink(c->c_path);
+	event_free(c->c_reaper);
+	free(c->c_path);
+	free(c);
+}
+
+size_t
+ctl_clients(const struct ctl *c)
+{
+	return c != NULL ? c->c_nclients : 0;
+}
