@@ -839,12 +839,23 @@ kr_kill_containers(struct kr_sync *m)
 
 	m->pending = 0;
 	for (i = 0; i < m->acts.nkill; i++) {
+		int64_t grace = -1;
+		const struct probe *pr = NULL;
+
 		ke = &m->acts.kill[i];
 		spec = pod_find_container(m->pod, ke->name);
+		/* A probe's own terminationGracePeriodSeconds applies to the kills it causes,
+		 * unless the pod is being deleted (the kubelet's setTerminationGracePeriod). */
+		if (spec != NULL && ke->reason == KILL_REASON_LIVENESS)
+			pr = spec->c_liveness;
+		else if (spec != NULL && ke->reason == KILL_REASON_STARTUP)
+			pr = spec->c_startup;
+		if (pr != NULL && pr->pr_termination_grace.set && !m->pod->deletion_grace.set)
+			grace = pr->pr_termination_grace.v;
 		m->pending++;
 		kr_sync_call(m, "StopContainer", ke->name);
 		kr_add_kop(m, kr_kill_start(m->kr, m, m->pod, spec, ke->container_id, ke->name,
-		    kr_pod_ip_of(&m->rt), ke->message, -1, kr_kop_done, m));
+		    kr_pod_ip_of(&m->rt), ke->message, grace, kr_kop_done, m));
 	}
 	if (m->pending == 0) {
 		m->step++;
