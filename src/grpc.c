@@ -2,6 +2,7 @@
  * grpc-status / grpc-message (also trailers-only), HTTP status mapping, size limits and a
  * local deadline. */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,97 @@
 #include "grpc.h"
 #include "log.h"
 #include "util.h"
+
+/* ---- a bump allocator for decoded responses ----
+ * protobuf-c allocates every string and repeated field separately; a list of 1000 containers
+ * is tens of thousands of small allocations. They all live exactly as long as the callback,
+ * so they come from a few large chunks freed at once. */
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t              size, used;
+	max_align_t         data[];
+};
+
+struct arena {
+	struct arena_chunk *head;
+	size_t              next_size;
+};
+
+static struct arena_chunk *arena_chunk_get(size_t);
+
+static void *
+arena_alloc(void *ud, size_t size)
+{
+	struct arena *a = ud;
+	struct arena_chunk *c = a->head;
+	size_t al = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+
+	if (al < size)
+		fatalx("%s: size overflow", __func__);
+	if (c == NULL || c->size - c->used < al) {
+		size_t cs = a->next_size > al ? a->next_size : al;
+
+		c = arena_chunk_get(cs);
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+		if (a->next_size < (1u << 20))
+			a->next_size *= 2;
+	}
+	c->used += al;
+	return (char *)c->data + c->used - al;
+}
+
+static void
+arena_free(void *ud, void *p)
+{
+	(void)ud;
+	(void)p; /* released with the whole arena */
+}
+
+/* A spare chunk, so that a relist every second does not map and fault in fresh
+ * memory each time (bounded: ARENA_SPARE chunks of at most ARENA_SPARE_MAX bytes). */
+#define ARENA_SPARE     1
+#define ARENA_SPARE_MAX (4u << 20)
+static struct arena_chunk *arena_spare[ARENA_SPARE];
+
+static struct arena_chunk *
+arena_chunk_get(size_t want)
+{
+	struct arena_chunk *c;
+	size_t i;
+
+	for (i = 0; i < ARENA_SPARE; i++) {
+		if ((c = arena_spare[i]) != NULL && c->size >= want) {
+			arena_spare[i] = NULL;
+			return c;
+		}
+	}
+	c = xmalloc(sizeof(*c) + want);
+	c->size = want;
+	return c;
+}
+
+static void
+arena_release(struct arena *a)
+{
+	struct arena_chunk *c;
+	size_t i;
+
+	while ((c = a->head) != NULL) {
+		a->head = c->next;
+		for (i = 0; c != NULL && c->size <= ARENA_SPARE_MAX && i < ARENA_SPARE; i++) {
+			if (arena_spare[i] == NULL || arena_spare[i]->size < c->size) {
+				struct arena_chunk *old = arena_spare[i];
+
+				arena_spare[i] = c;
+				c = old;
+			}
+		}
+		free(c);
+	}
+}
 
 struct grpc_call {
 	struct h2_stream                 *g_st;
@@ -24,11 +116,13 @@ struct grpc_call {
 	uint8_t                          *g_buf;
 	size_t                            g_len;
 	size_t                            g_cap;
+	uint8_t                           g_hdr[5];    /* the message prefix */
 	int                               g_http_status;
 	int                               g_ctype_ok;
 	int                               g_status;    /* grpc-status, -1 until seen */
 	char                             *g_message;   /* grpc-message, decoded */
 	int                               g_local;     /* a local failure code, -1 if none */
+	struct arena                      g_arena;     /* holds the decoded response */
 	char                             *g_local_msg;
 };
 
@@ -236,6 +330,7 @@ call_free(struct grpc_call *g)
 {
 	if (g->g_timer != NULL)
 		event_free(g->g_timer);
+	arena_release(&g->g_arena);
 	free(g->g_buf);
 	free(g->g_message);
 	free(g->g_local_msg);
@@ -252,8 +347,7 @@ call_finish(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *re
 	event_del(g->g_timer);
 	g->g_st = NULL;
 	done(arg, code, msg != NULL ? msg : "", resp);
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
+	arena_release(&g->g_arena);
 	call_free(g);
 }
 
@@ -307,33 +401,20 @@ static int
 call_on_data(void *arg, const uint8_t *data, size_t len)
 {
 	struct grpc_call *g = arg;
-	size_t need;
+	size_t n;
 
 	if (g->g_local >= 0)
 		return -1;
-	if (g->g_len + len > g->g_max_recv + 5) {
-		call_local(g, GRPC_RESOURCE_EXHAUSTED,
-		    "grpc: received message larger than max (over %zu bytes)", g->g_max_recv);
-		return -1;
-	}
-	need = g->g_len + len;
-	if (need > g->g_cap) {
-		size_t cap = g->g_cap ? g->g_cap : 4096;
+	while (len > 0 && g->g_len < 5) {
+		uint32_t m;
 
-		while (cap < need)
-			cap *= 2;
-		if (cap > g->g_max_recv + 5)
-			cap = g->g_max_recv + 5;
-		g->g_buf = xreallocarray(g->g_buf, 1, cap);
-		g->g_cap = cap;
-	}
-	memcpy(g->g_buf + g->g_len, data, len);
-	g->g_len += len;
-	if (g->g_len >= 5) {
-		uint32_t m = (uint32_t)g->g_buf[1] << 24 | (uint32_t)g->g_buf[2] << 16 |
-		    (uint32_t)g->g_buf[3] << 8 | g->g_buf[4];
-
-		if (g->g_buf[0] != 0) {
+		g->g_hdr[g->g_len++] = *data++;
+		len--;
+		if (g->g_len < 5)
+			continue;
+		m = (uint32_t)g->g_hdr[1] << 24 | (uint32_t)g->g_hdr[2] << 16 |
+		    (uint32_t)g->g_hdr[3] << 8 | g->g_hdr[4];
+		if (g->g_hdr[0] != 0) {
 			call_local(g, GRPC_INTERNAL,
 			    "grpc: compressed response message, but no compression was negotiated");
 			return -1;
@@ -344,7 +425,21 @@ call_on_data(void *arg, const uint8_t *data, size_t len)
 			    g->g_max_recv);
 			return -1;
 		}
+		/* the size is known and bounded: one allocation, no regrowth */
+		g->g_cap = (size_t)m + 5;
+		g->g_buf = xmalloc(g->g_cap);
+		memcpy(g->g_buf, g->g_hdr, 5);
 	}
+	if (len == 0)
+		return 0;
+	n = g->g_cap - g->g_len;
+	if (len > n) {
+		call_local(g, GRPC_INTERNAL,
+		    "grpc: more than one response message in a unary call");
+		return -1;
+	}
+	memcpy(g->g_buf + g->g_len, data, len);
+	g->g_len += len;
 	return 0;
 }
 
@@ -386,13 +481,21 @@ call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 		return;
 	}
 	/* grpc-status 0 */
-	code = grpc_frame_parse(g->g_buf, g->g_len, g->g_max_recv, &msg, &mlen, &perr);
+	code = grpc_frame_parse(g->g_len < 5 ? g->g_hdr : g->g_buf, g->g_len, g->g_max_recv, &msg,
+	    &mlen, &perr);
 	if (code != GRPC_OK) {
 		call_finish(g, code, perr, NULL);
 		return;
 	}
-	resp = protobuf_c_message_unpack(g->g_desc, NULL, mlen, msg);
+	{
+		ProtobufCAllocator al = { .alloc = arena_alloc, .free = arena_free,
+			.allocator_data = &g->g_arena };
+
+		g->g_arena.next_size = mlen < 4096 ? 8192 : mlen * 2;
+		resp = protobuf_c_message_unpack(g->g_desc, &al, mlen, msg);
+	}
 	if (resp == NULL) {
+		arena_release(&g->g_arena);
 		snprintf(buf, sizeof(buf), "grpc: failed to unmarshal the response (%s, %zu bytes)",
 		    g->g_desc->name, mlen);
 		call_finish(g, GRPC_INTERNAL, buf, NULL);

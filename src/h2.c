@@ -47,7 +47,8 @@
 
 #define H2_OUT_HIGH (256 * 1024) /* stop producing frames above this much unsent output */
 #define H2_OUT_LOW  (64 * 1024)  /* resume below this */
-#define H2_MAX_HEADERS 128       /* fields per response header block */
+#define H2_MAX_HEADERS 128
+#define H2_READ_MAX (256 * 1024)     /* bytes read per read event */       /* fields per response header block */
 
 enum st_state { ST_QUEUED, ST_OPEN, ST_DONE };
 enum c_state { C_CONNECTING, C_OPEN, C_DRAINING, C_DEAD };
@@ -858,6 +859,8 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 	}
 	bufferevent_setcb(c->c_bev, conn_readcb, conn_writecb, conn_eventcb, c);
 	bufferevent_setwatermark(c->c_bev, EV_WRITE, H2_OUT_LOW, 0);
+	/* big list responses: fewer, larger reads than libevent's 16 KiB default */
+	bufferevent_set_max_single_read(c->c_bev, H2_READ_MAX);
 	if (c->c_sock_up)
 		bufferevent_enable(c->c_bev, EV_READ | EV_WRITE);
 	return 0;
