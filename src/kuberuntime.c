@@ -994,6 +994,13 @@ kr_create_sandbox(struct kr_sync *m)
 		kr_finish(m);
 		return;
 	}
+	if (((m->pod->dns_policy == DNS_CLUSTER_FIRST && !m->pod->host_network) ||
+	    m->pod->dns_policy == DNS_CLUSTER_FIRST_WITH_HOST_NET) &&
+	    (m->kr->env.cluster_dns == NULL || m->kr->env.cluster_dns->n == 0))
+		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "MissingClusterDNS",
+		    "pod: \"%s_%s(%s)\". kubelet does not have ClusterDNS IP configured and "
+		    "cannot create Pod using \"ClusterFirst\" policy. Falling back to "
+		    "\"Default\" policy.", m->pod->name, m->pod->ns, m->pod->uid);
 	req.config = m->sbcfg;
 	req.runtime_handler = (char *)handler;
 	log_v(2, "pod %s/%s: creating sandbox attempt %u", m->pod->ns, m->pod->name, attempt);
