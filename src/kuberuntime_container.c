@@ -832,6 +832,22 @@ kr_start_create(struct kr_start *s)
 	in.pod_ip = s->a.pod_ip;
 	in.pod_ips = s->a.pod_ips;
 	cfg = kr_container_config(x->env, s->a.pod, c, &in, err, sizeof(err));
+	if (cfg != NULL && c->c_kind == CK_EPHEMERAL && c->c_target_container != NULL &&
+	    c->c_target_container[0] != '\0') {
+		/* An ephemeral container shares its target's process namespace. */
+		const struct rt_container *t = rt_find_container(s->a.rt, c->c_target_container);
+		Runtime__V1__NamespaceOption *ns = cfg->linux->security_context->namespace_options;
+
+		if (t == NULL || t->id == NULL) {
+			snprintf(err, sizeof(err), "unable to find target container %s",
+			    c->c_target_container);
+			kr_msg_free(cfg);
+			cfg = NULL;
+		} else {
+			ns->pid = RUNTIME__V1__NAMESPACE_MODE__TARGET;
+			ns->target_id = xstrdup(t->id);
+		}
+	}
 	if (cfg == NULL) {
 		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: %s", err);
 		kr_start_end(s, -1, "CreateContainerConfigError", err);
