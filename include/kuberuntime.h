@@ -78,7 +78,7 @@ void kuberuntime_set_probes(struct kuberuntime *,
 /* ---- what the status code and podctl read ---- */
 
 /* The last start failure of one container (the kubelet's reasonCache): reason is one of
- * ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName,
+ * ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName, ImageInspectError,
  * CreateContainerConfigError, CreateContainerError, RunContainerError, PostStartHookError,
  * CrashLoopBackOff; cleared when the container starts. */
 struct kr_start_error {
