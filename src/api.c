@@ -204,7 +204,8 @@ on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end
 	for (i = 0; i < n; i++) {
 		if (strcmp(h[i].name, ":status") == 0)
 			c->c_status = atoi(h[i].value);
-		else if (strcmp(h[i].name, "retry-after") == 0 && isdigit((unsigned char)h[i].value[0]))
+		else if (strcmp(h[i].name, "retry-after") == 0 &&
+		    isdigit((unsigned char)h[i].value[0]))
 			c->c_retry_after = strtoll(h[i].value, NULL, 10);
 	}
 	c->c_got_headers = 1;

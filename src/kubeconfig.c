@@ -240,7 +240,8 @@ kc_parse_server(struct kc_parse *p, struct kubeconfig *kc, const char *where)
 		for (q = kc->port; *q != '\0'; q++)
 			if (!isdigit((unsigned char)*q))
 				break;
-		if (*kc->port == '\0' || *q != '\0' || atoi(kc->port) < 1 || atoi(kc->port) > 65535) {
+		if (*kc->port == '\0' || *q != '\0' || atoi(kc->port) < 1 ||
+		    atoi(kc->port) > 65535) {
 			kc_err(p, "%s.server: \"%s\": bad port", where, s);
 			return -1;
 		}
@@ -342,8 +343,8 @@ kubeconfig_parse(const char *buf, size_t len, const char *dir, const char *name,
 		kc->user = xstrdup(uname);
 		us = kc_find_named(users, "user", uname, &i);
 		if (us == NULL) {
-			snprintf(where, sizeof(where), "contexts[?].context");
-			kc_err(&p, "context \"%s\": user \"%s\": no such entry in users", cur, uname);
+			kc_err(&p, "context \"%s\": user \"%s\": no such entry in users", cur,
+			    uname);
 			goto fail;
 		}
 		snprintf(where, sizeof(where), "users[%zu].user", i);
@@ -385,7 +386,8 @@ kubeconfig_parse(const char *buf, size_t len, const char *dir, const char *name,
 			kc->token = t;
 		}
 		if (json_get(us, "exec") != NULL || json_get(us, "auth-provider") != NULL) {
-			kc_err(&p, "%s: exec and auth-provider credentials are not supported", where);
+			kc_err(&p, "%s: exec and auth-provider credentials are not supported",
+			    where);
 			goto fail;
 		}
 	}

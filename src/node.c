@@ -217,7 +217,8 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 	struct cond nc[4];
 	char pidmsg[128] = "kubelet has sufficient PID available";
 	int pid_pressure = 0;
-	char *pm = read_line_file("/proc/sys/kernel/pid_max"), *la = read_line_file("/proc/loadavg");
+	char *pm = read_line_file("/proc/sys/kernel/pid_max");
+	char *la = read_line_file("/proc/loadavg");
 	size_t i;
 
 	if (pm != NULL && la != NULL) {
@@ -237,8 +238,8 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 	nc[0].type = "MemoryPressure";
 	nc[0].status = mem_avail > 0 && mem_avail < MEM_EVICTION_BYTES;
 	nc[0].reason = nc[0].status ? "KubeletHasInsufficientMemory" : "KubeletHasSufficientMemory";
-	snprintf(nc[0].message, sizeof(nc[0].message), nc[0].status ?
-	    "kubelet has insufficient memory available" : "kubelet has sufficient memory available");
+	snprintf(nc[0].message, sizeof(nc[0].message), "kubelet has %s memory available",
+	    nc[0].status ? "insufficient" : "sufficient");
 	nc[1].type = "DiskPressure";
 	nc[1].status = fs_total > 0 && fs_avail * 100 < (int64_t)NODEFS_EVICTION_PCT * fs_total;
 	nc[1].reason = nc[1].status ? "KubeletHasDiskPressure" : "KubeletHasNoDiskPressure";
@@ -279,17 +280,19 @@ gen_addresses(struct node *n, yajl_gen g)
 {
 	struct ifaddrs *ifa, *i;
 	char ip[INET6_ADDRSTRLEN] = "", ip6[INET6_ADDRSTRLEN] = "";
+	void *sa;
 
 	if (getifaddrs(&ifa) == 0) {
 		for (i = ifa; i != NULL; i = i->ifa_next) {
 			if (i->ifa_addr == NULL || (i->ifa_flags & IFF_LOOPBACK) ||
 			    !(i->ifa_flags & IFF_UP))
 				continue;
+			sa = i->ifa_addr;
 			if (i->ifa_addr->sa_family == AF_INET && ip[0] == '\0')
-				inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
-				    ip, sizeof(ip));
+				inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip,
+				    sizeof(ip));
 			else if (i->ifa_addr->sa_family == AF_INET6 && ip6[0] == '\0') {
-				struct in6_addr *a = &((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr;
+				struct in6_addr *a = &((struct sockaddr_in6 *)sa)->sin6_addr;
 
 				if (!IN6_IS_ADDR_LINKLOCAL(a))
 					inet_ntop(AF_INET6, a, ip6, sizeof(ip6));
