@@ -945,11 +945,69 @@ tls_call(SSL_CTX *cctx, const char *tls_name, struct res *r)
 	return r->code;
 }
 
+/* Replaces the unix socket server with one on 127.0.0.1 (TLS when sctx is set). */
 static void
-test_tls(void **state)
+srv_tcp(SSL_CTX *sctx)
 {
 	struct sockaddr_in sin;
 	socklen_t slen = sizeof(sin);
+
+	srv_free(srv);
+	srv = xcalloc(1, sizeof(*srv));
+	srv->base = base;
+	srv->max_streams = 100;
+	srv->ssl_ctx = sctx;
+	LIST_INIT(&srv->conns);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	srv->lis = evconnlistener_new_bind(base, s_accept, srv, LEV_OPT_CLOSE_ON_FREE |
+	    LEV_OPT_REUSEABLE, 16, (struct sockaddr *)&sin, sizeof(sin));
+	assert_non_null(srv->lis);
+	getsockname(evconnlistener_get_fd(srv->lis), (struct sockaddr *)&sin, &slen);
+	srv->port = ntohs(sin.sin_port);
+}
+
+/* h2c with prior knowledge on TCP (the gRPC health prober's transport). */
+static void
+test_tcp(void **state)
+{
+	struct h2_options o;
+	struct h2_session *s;
+	struct res r;
+	char port[16];
+
+	(void)state;
+	srv_tcp(NULL);
+	snprintf(port, sizeof(port), "%d", srv->port);
+	h2_options_init(&o);
+	o.transport = H2_TCP;
+	o.host = "127.0.0.1";
+	o.port = port;
+	s = h2_session_new(base, &o, ev_cb, NULL);
+	assert_non_null(s);
+	call(s, "Ok", &r, 20000);
+	spin_until(&r.done, 1);
+	assert_int_equal(r.code, GRPC_OK);
+	call(s, "Err", &r, 20000);
+	spin_until(&r.done, 1);
+	assert_int_equal(r.code, GRPC_FAILED_PRECONDITION);
+	h2_session_free(s);
+	/* nobody listening */
+	srv_free(srv);
+	srv = srv_new(100);
+	o.port = "1";
+	s = h2_session_new(base, &o, ev_cb, NULL);
+	call(s, "Ok", &r, 20000);
+	spin_until(&r.done, 1);
+	assert_int_equal(r.code, GRPC_UNAVAILABLE);
+	assert_non_null(strstr(r.msg, "refused"));
+	h2_session_free(s);
+}
+
+static void
+test_tls(void **state)
+{
 	EVP_PKEY *key;
 	X509 *cert;
 	SSL_CTX *sctx, *cctx;
@@ -965,21 +1023,7 @@ test_tls(void **state)
 	X509_STORE_add_cert(SSL_CTX_get_cert_store(cctx), cert);
 	SSL_CTX_set_verify(cctx, SSL_VERIFY_PEER, NULL);
 
-	/* a TCP listener on 127.0.0.1, TLS server */
-	srv_free(srv);
-	srv = xcalloc(1, sizeof(*srv));
-	srv->base = base;
-	srv->max_streams = 100;
-	srv->ssl_ctx = sctx;
-	LIST_INIT(&srv->conns);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	srv->lis = evconnlistener_new_bind(base, s_accept, srv, LEV_OPT_CLOSE_ON_FREE |
-	    LEV_OPT_REUSEABLE, 16, (struct sockaddr *)&sin, sizeof(sin));
-	assert_non_null(srv->lis);
-	getsockname(evconnlistener_get_fd(srv->lis), (struct sockaddr *)&sin, &slen);
-	srv->port = ntohs(sin.sin_port);
+	srv_tcp(sctx);
 
 	alpn_h2 = 1;
 	assert_int_equal(tls_call(cctx, NULL, &r), GRPC_OK); /* IP address verified */
@@ -1016,6 +1060,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cancel_and_free_in_callback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tls, setup, teardown),
 	};
 
