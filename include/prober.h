@@ -46,6 +46,9 @@ void prober_set_notify(struct prober *, void (*fn)(const char *uid, void *arg), 
  * finished) stops every worker of the pod. pod and rt are read, not kept. */
 void prober_sync_pod(struct prober *, const struct pod *, const struct rt_pod_status *rt,
          int active);
+/* Drops the pods not given to prober_sync_pod since the previous sweep (call after a
+ * pass over every pod). */
+void prober_sweep(struct prober *);
 /* Drops every worker and result of uid. */
 void prober_remove_pod(struct prober *, const char *uid);
 
