@@ -49,8 +49,8 @@ void api_join_pod_removed(struct api_join *, const char *uid);
 /* The API event poster: every record of the recorder (new or aggregated) becomes a v1 Event
  * (POST once, then PATCH of count / lastTimestamp / message), coalesced per event and sent
  * at most every min_interval_ms per event (0: 10 s), with a global budget of qps events per
- * second (0: 5) and a burst of 2 x qps: a crash-looping pod aggregates into one Event whose
- * count grows instead of flooding the server. Never NULL. */
+ * second (0: 50, the kubelet's eventRecordQPS) and a burst of 2 x qps: a crash-looping pod
+ * aggregates into one Event whose count grows instead of flooding the server. Never NULL. */
 struct api_events *api_events_new(struct event_base *, struct api *, struct events *,
                        const char *node, int64_t min_interval_ms, int qps);
 /* Unlistens and cancels pending writes. NULL is a no-op. */

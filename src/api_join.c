@@ -619,7 +619,7 @@ api_events_new(struct event_base *base, struct api *api, struct events *ev, cons
 	a->a_events = ev;
 	a->a_node = xstrdup(node);
 	a->a_min_ms = min_interval_ms > 0 ? min_interval_ms : 10000;
-	a->a_qps = qps > 0 ? qps : 5;
+	a->a_qps = qps > 0 ? qps : 50;  /* the kubelet's eventRecordQPS; burst 2 x */
 	a->a_tokens = 2 * a->a_qps;
 	a->a_tokens_ms = now_mono_ms();
 	TAILQ_INIT(&a->a_list);
