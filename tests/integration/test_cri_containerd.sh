@@ -15,6 +15,7 @@ skip() {
 	skip_all "$*"
 }
 
+[ "${KLET_UNIT_ONLY:-0}" = 1 ] && skip_all "KLET_UNIT_ONLY=1"
 driver=$top_builddir/tests/integration/cri_client_test
 [ -x "$driver" ] || skip "no $driver"
 [ "$(id -u)" = 0 ] || skip "containerd needs root"
@@ -22,7 +23,8 @@ driver=$top_builddir/tests/integration/cri_client_test
 if ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1; then
 	[ "${KLET_REQUIRE_PEERS:-0}" = 1 ] || skip "containerd or runc not installed"
 fi
-export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-cri}
+# our own instance, whatever KLET_CONTAINERD_DIR says (this test stops it at the end)
+export KLET_CONTAINERD_DIR=${KLET_CRI_CONTAINERD_DIR:-/tmp/klet-ctd-cri}
 d=$(mktemp -d /tmp/klet-cri-ctd.XXXXXX)
 cleanup() {
 	sh "$top_srcdir/contrib/containerd-down.sh" >/dev/null 2>&1

@@ -13,6 +13,7 @@ skip() {
 	skip_all "$*"
 }
 
+[ "${KLET_UNIT_ONLY:-0}" = 1 ] && skip_all "KLET_UNIT_ONLY=1"
 driver=$top_builddir/tests/integration/cri_client_test
 [ -x "$driver" ] || skip "no $driver"
 d=$(mktemp -d /tmp/klet-cri-fake.XXXXXX)
