@@ -20,6 +20,14 @@ AS_NODE=$NODE as_start "$T/as" --bookmark-interval 2
 as_kubeconfig "$T/kubeconfig"
 NS=$AS_URL/api/v1/namespaces/default
 
+# A broken kubeconfig: kletd refuses to start and names the field.
+sed 's#client-key: .*#client-key: /nonexistent/node.key#' "$T/kubeconfig" >"$T/bad.kubeconfig"
+"$KLETD" --root-dir "$T/badroot" --container-runtime-endpoint "unix://$SOCK" \
+    --kubeconfig "$T/bad.kubeconfig" >"$T/bad.log" 2>&1
+check "bad kubeconfig: kletd exits non-zero" [ $? -ne 0 ]
+check "bad kubeconfig: the error names the field" \
+    grep -q 'users\[0\].user.client-key: /nonexistent/node.key' "$T/bad.log"
+
 KLET_API_PING_INTERVAL_MS=2000 KLET_API_PING_TIMEOUT_MS=2000 KLET_LEASE_RENEW_MS=2000 \
     start_kletd --kubeconfig "$T/kubeconfig" --node-labels example.com/rack=r1
 check "kletd started with --kubeconfig" logged 'joining the cluster'
