@@ -27,8 +27,19 @@ struct hk_op {
 	struct hk_op        *o_next;
 };
 
+/* A pod UID this kletd has managed (source, worker or runtime): only those get their pod
+ * cgroups removed, so that another agent's pods on the same host are left alone. */
+struct hk_known {
+	char *k_uid;
+	int   k_gone_passes;
+};
+
+#define HK_FORGET_AFTER 30 /* passes (about a minute) after the pod is completely gone */
+
 struct housekeeping {
 	struct hk_deps   h_d;
+	struct hk_known *h_known;
+	size_t           h_nknown;
 	char            *h_root;
 	char            *h_cgmnt;
 	char            *h_cgroot;
@@ -73,6 +84,9 @@ housekeeping_free(struct housekeeping *h)
 			kuberuntime_kill_cancel(o->o_kill);
 		hk_op_free(o);
 	}
+	for (size_t i = 0; i < h->h_nknown; i++)
+		free(h->h_known[i].k_uid);
+	free(h->h_known);
 	free(h->h_root);
 	free(h->h_cgmnt);
 	free(h->h_cgroot);
@@ -83,6 +97,32 @@ void
 housekeeping_stats(const struct housekeeping *h, struct hk_stats *st)
 {
 	*st = h->h_stats;
+}
+
+static struct hk_known *
+hk_known_find(const struct housekeeping *h, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < h->h_nknown; i++)
+		if (strcmp(h->h_known[i].k_uid, uid) == 0)
+			return &h->h_known[i];
+	return NULL;
+}
+
+static void
+hk_know(struct housekeeping *h, const char *uid)
+{
+	struct hk_known *k = hk_known_find(h, uid);
+
+	if (k != NULL) {
+		k->k_gone_passes = 0;
+		return;
+	}
+	h->h_known = xreallocarray(h->h_known, h->h_nknown + 1, sizeof(*h->h_known));
+	h->h_known[h->h_nknown].k_uid = xstrdup(uid);
+	h->h_known[h->h_nknown].k_gone_passes = 0;
+	h->h_nknown++;
 }
 
 static int
@@ -221,6 +261,7 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 	int running = 0, keep;
 	size_t i, j;
 
+	hk_know(h, st->uid);
 	for (i = 0; i < st->ncontainers; i++)
 		if (st->containers[i].state != RT_EXITED)
 			running = 1;
@@ -273,8 +314,9 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 }
 
 struct hk_uids {
-	char   **v;
-	size_t   n;
+	struct housekeeping *h;
+	char               **v;
+	size_t               n;
 };
 
 static void
@@ -282,6 +324,7 @@ hk_collect_finished(const struct pw_view *v, void *arg)
 {
 	struct hk_uids *u = arg;
 
+	hk_know(u->h, v->uid);
 	if (v->state == PW_FINISHED && !v->working && !v->has_pending) {
 		u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
 		u->v[u->n++] = xstrdup(v->uid);
@@ -407,7 +450,8 @@ hk_cgroups(struct housekeeping *h)
 				char *path;
 
 				if (strncmp(de->d_name, "pod", 3) != 0 || de->d_type != DT_DIR ||
-				    !hk_uid_ok(de->d_name + 3))
+				    !hk_uid_ok(de->d_name + 3) ||
+				    hk_known_find(h, de->d_name + 3) == NULL)
 					continue;
 				if (!hk_pod_gone(h, de->d_name + 3))
 					continue;
@@ -428,7 +472,7 @@ hk_cgroups(struct housekeeping *h)
 void
 housekeeping_run(struct housekeeping *h)
 {
-	struct hk_uids fin = { 0 };
+	struct hk_uids fin = { .h = h };
 	int64_t t0 = now_mono_us();
 	size_t i;
 
@@ -455,5 +499,17 @@ housekeeping_run(struct housekeeping *h)
 		podcache_foreach(h->h_d.cache, hk_pod, h);
 	hk_pod_dirs(h);
 	hk_cgroups(h);
+	/* Forget UIDs that have been completely gone for a while. */
+	i = 0;
+	while (i < h->h_nknown) {
+		struct hk_known *k = &h->h_known[i];
+
+		if (hk_pod_gone(h, k->k_uid) && ++k->k_gone_passes > HK_FORGET_AFTER) {
+			free(k->k_uid);
+			h->h_known[i] = h->h_known[--h->h_nknown];
+			continue;
+		}
+		i++;
+	}
 	h->h_stats.last_duration_us = now_mono_us() - t0;
 }

@@ -14,6 +14,7 @@
 #include "api_join.h" /* api */
 #include "config.h"
 #include "cri.h"
+#include "ctl.h" /* podctl */
 #include "events.h"
 #include "housekeeping.h"
 #include "kuberuntime.h"
@@ -24,6 +25,7 @@
 #include "podcache.h"
 #include "podconfig.h"
 #include "podworkers.h"
+#include "prober.h" /* prober */
 #include "source_file.h"
 #include "store.h" /* store */
 #include "util.h"
@@ -42,6 +44,8 @@ struct kletd {
 	struct source_file *k_file;
 	struct housekeeping *k_hk;
 	struct api_join    *k_join;    /* api: --kubeconfig: watch, status, node */
+	struct prober      *k_prober;  /* prober: liveness, readiness, startup probes */
+	struct ctl         *k_ctl;     /* podctl: the read-only inspection socket */
 	struct loop_task   *k_relist_task;
 	size_t              k_logged_pods;
 	int64_t             k_relist_logged_ms;
@@ -114,6 +118,34 @@ kletd_prepare_root(struct kletd *k)
 /* The pod workers' state_changed hook gets the syncer's argument, not ours. */
 static struct kletd *kletd_self;
 
+/* prober: one worker per running container and probe; pods not in SYNC stop probing. */
+static void
+kletd_prober_pod(const struct pw_view *v, void *arg)
+{
+	struct kletd *k = arg;
+
+	prober_sync_pod(k->k_prober, v->pod, podcache_get(k->k_cache, v->uid, NULL),
+	    v->state == PW_SYNC);
+}
+
+static void
+kletd_prober_sync(struct kletd *k)
+{
+	if (k->k_prober == NULL || k->k_workers == NULL)
+		return;
+	podworkers_foreach(k->k_workers, kletd_prober_pod, k);
+	prober_sweep(k->k_prober);
+}
+
+/* prober: kuberuntime reads the results of a pod's probes when it decides. */
+static int
+kletd_probes(const char *uid, struct probe_set *out, void *arg)
+{
+	struct kletd *k = arg;
+
+	return prober_probe_states(k->k_prober, uid, out);
+}
+
 static void
 kletd_relist_done(int rc, void *arg)
 {
@@ -123,6 +155,7 @@ kletd_relist_done(int rc, void *arg)
 
 	if (rc != 0)
 		return;
+	kletd_prober_sync(k); /* prober: workers follow the fresh runtime view */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
 	/* At -v=2 when the number of pods changes, else every 10 s. */
@@ -292,6 +325,7 @@ static void
 kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
 {
 	struct kletd *k = arg;
+	struct pw_view v;
 
 	(void)source;
 	switch (op) {
@@ -310,8 +344,12 @@ kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void
 		break;
 	case POD_OP_REMOVE:
 		/* The stored spec stays until the worker is forgotten: a restart in between
-		 * resumes the termination. */
-		podworkers_update(k->k_workers, pod, PW_UPDATE_KILL, -1);
+		 * resumes the termination. A pod that never had a worker (rejected) just goes;
+		 * housekeeping still kills anything of it found in the runtime. */
+		if (podworkers_get(k->k_workers, pod->uid, &v) == -1)
+			store_forget_pod(k->k_store, pod->uid);
+		else
+			podworkers_update(k->k_workers, pod, PW_UPDATE_KILL, -1);
 		api_join_pod_removed(k->k_join, pod->uid); /* api */
 		break;
 	case POD_OP_REJECT:
@@ -420,6 +458,9 @@ kletd_wire(struct kletd *k)
 	pleg_set_exit_fn(k->k_pleg, kletd_pleg_exit, k);
 	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, NULL);
 	kuberuntime_set_resync(k->k_kr, kletd_resync, k);
+	k->k_prober = prober_new(base, k->k_cri, k->k_events); /* prober */
+	prober_set_notify(k->k_prober, kletd_resync, k);       /* prober: a change syncs the pod */
+	kuberuntime_set_probes(k->k_kr, kletd_probes, k);      /* prober */
 	memset(&syncer, 0, sizeof(syncer));
 	kuberuntime_syncer(k->k_kr, &syncer);
 	syncer.state_changed = kletd_worker_state;
@@ -476,6 +517,8 @@ kletd_unwire(struct kletd *k)
 	k->k_hk = NULL;
 	podworkers_free(k->k_workers);
 	k->k_workers = NULL;
+	prober_free(k->k_prober); /* prober: its checks use the CRI client */
+	k->k_prober = NULL;
 	podconfig_free(k->k_config);
 	k->k_config = NULL;
 	kuberuntime_free(k->k_kr);
@@ -624,11 +667,24 @@ main(int argc, char **argv)
 	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
+	{ /* podctl: read-only inspection socket; an unusable --podctl-group stops the start. */
+		struct ctl_deps cd = { loop_base(k.k_loop), &k.k_cfg, k.k_loop, k.k_cri, k.k_cache,
+		                       k.k_workers, k.k_kr, k.k_events, k.k_store, k.k_pleg,
+		                       k.k_started_ms, NULL, NULL, 0 };
+
+		k.k_ctl = ctl_new(&cd, err, sizeof(err));
+		if (k.k_ctl == NULL) {
+			log_error("podctl: %s", err);
+			rc = 1;
+			goto out;
+		}
+	}
 	log_info("kletd ready");
 	if (loop_run(k.k_loop) == -1)
 		rc = 1;
 	log_info("kletd stopped after %llds", (long long)((now_mono_ms() - k.k_started_ms) / 1000));
 out:
+	ctl_free(k.k_ctl); /* podctl: before what it reads */
 	kletd_unwire(&k);
 	if (k.k_store != NULL) { /* store: commit the last turn, then close */
 		store_flush(k.k_store);

@@ -118,3 +118,21 @@ logged() { grep -q "$1" "$T/kletd.log"; }
 
 # put NAME: manifest from stdin, written atomically.
 put() { cat >"$T/m/.$1.tmp" && mv "$T/m/.$1.tmp" "$T/m/$1"; }
+
+# node_setup_fake NAME: the Python fake CRI (tests/fakecri) instead of containerd.
+fpid=
+node_setup_fake() {
+	NODE=$1
+	PY=python3
+	[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+	$PY -c 'import grpc, grpc_tools' 2>/dev/null || node_skip "python3-grpcio not installed"
+	T=$(mktemp -d /tmp/klet-e2e-$NODE.XXXXXX)
+	mkdir -p "$T/m" "$T/host"
+	trap 'node_cleanup; [ -n "$fpid" ] && kill "$fpid" 2>/dev/null' EXIT
+	trap 'exit 1' INT TERM
+	SOCK=$T/cri.sock
+	sh "$top/tests/fakecri/run.sh" --socket "$SOCK" >"$T/fakecri.out" 2>&1 &
+	fpid=$!
+	wait_for 300 grep -q 'fakecri: ready' "$T/fakecri.out" ||
+	    { cat "$T/fakecri.out" >&2; node_skip "fake CRI did not start"; }
+}
