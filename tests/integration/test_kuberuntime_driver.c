@@ -749,6 +749,65 @@ t_sidecar_and_update(void)
 	pod_free(p2);
 }
 
+static int orphan_rc = -99;
+
+static void
+orphan_done(int rc, void *arg)
+{
+	(void)arg;
+	orphan_rc = rc;
+}
+
+static int
+orphan_finished(void *arg)
+{
+	(void)arg;
+	return orphan_rc != -99;
+}
+
+/* Housekeeping's kill of a pod known only from the runtime (no spec, no worker). */
+static void
+t_orphan(struct pw_syncer *syncer, struct pw_options *po)
+{
+	struct pod *p = mkpod("metadata: {name: orphan, namespace: t, uid: u-orphan}\n"
+	    "spec:\n  containers:\n"
+	    "  - {name: a, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n"
+	    "  - {name: b, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n");
+	struct running_arg ra = { "u-orphan", "b", 0 };
+	const struct rt_pod_status *st;
+	struct rt_pod_status copy;
+	struct clist cl;
+	size_t i;
+	int all_exited = 1;
+
+	add(p);
+	check(run_until(is_running, &ra, 20000), "orphan: pod running");
+	/* A resync (every 300 ms here) reads the runtime and fills the cache. */
+	run_until(never, NULL, 1000);
+	/* The worker goes away without a kill (as after a restart with the manifest gone). */
+	podworkers_free(pws);
+	pws = podworkers_new(base, syncer, po);
+	/* The machines' own reads keep the cache. */
+	st = podcache_get(cache, "u-orphan", NULL);
+	check(st != NULL && st->nsandboxes == 1 && st->ncontainers == 2,
+	    "orphan: the pod cache knows the pod");
+	if (st == NULL) {
+		pod_free(p);
+		return;
+	}
+	rt_pod_status_copy(&copy, st);
+	kuberuntime_kill_running(kr, &copy, 2, orphan_done, NULL);
+	run_until(orphan_finished, NULL, 20000);
+	check(orphan_rc == 0, "orphan: kill_running done (rc %d)", orphan_rc);
+	containers("u-orphan", &cl);
+	for (i = 0; i < cl.n; i++)
+		if (cl.v[i].state != RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED)
+			all_exited = 0;
+	check(cl.n == 2 && all_exited, "orphan: its containers stopped");
+	rt_pod_status_clear(&copy);
+	pod_free(p);
+}
+
 static int
 in_call(void *arg)
 {
@@ -938,6 +997,8 @@ main(int argc, char **argv)
 		t_hooks();
 	if (only == NULL || strstr(only, "sidecar"))
 		t_sidecar_and_update();
+	if ((only == NULL || strstr(only, "orphan")) && !real)
+		t_orphan(&syncer, &po);
 	if ((only == NULL || strstr(only, "cancel")) && !real)
 		t_cancel();
 
