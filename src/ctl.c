@@ -47,6 +47,7 @@ struct ctl_client {
 	int                 cc_watch;   /* events -w */
 	int                 cc_closing; /* flush, then close */
 	int                 cc_dead;    /* freed by the reaper */
+	int                 cc_got_input;
 };
 TAILQ_HEAD(ctl_clients, ctl_client);
 
@@ -416,6 +417,25 @@ struct ctl_walk {
 	size_t                    n;
 };
 
+/* The pod's creation (Unix s): metadata, else its oldest sandbox (a static pod from a file
+ * has no creationTimestamp), else the status's start time. */
+static int64_t
+ctl_pod_created(struct ctl *c, const struct pw_view *v, const struct pod_status *st)
+{
+	const struct rt_pod_status *rt;
+	int64_t t = 0;
+	size_t i;
+
+	if (v->pod->creation_ts > 0)
+		return v->pod->creation_ts;
+	rt = c->c_deps.cache != NULL ? podcache_get(c->c_deps.cache, v->uid, NULL) : NULL;
+	for (i = 0; rt != NULL && i < rt->nsandboxes; i++)
+		if (rt->sandboxes[i].created_at > 0 &&
+		    (t == 0 || rt->sandboxes[i].created_at / 1000000000 < t))
+			t = rt->sandboxes[i].created_at / 1000000000;
+	return t > 0 ? t : st->start_time;
+}
+
 static void
 ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 {
@@ -435,7 +455,7 @@ ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 	for (i = 0; i < st.ninit_statuses; i++)
 		restarts += st.init_statuses[i].restart_count;
 	snprintf(ready, sizeof(ready), "%zu/%zu", nready, pod->ncontainers);
-	created = pod->creation_ts > 0 ? pod->creation_ts : st.start_time;
+	created = ctl_pod_created(c, v, &st);
 	yajl_gen_map_open(w->g);
 	json_gen_kv_str(w->g, "namespace", pod->ns);
 	json_gen_kv_str(w->g, "name", pod->name);
@@ -670,8 +690,7 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 	json_gen_kv_str(g, "uid", v->uid);
 	json_gen_kv_str(g, "node", pod->node_name != NULL ? pod->node_name :
 	    (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
-	ctl_gen_time(g, "created", pod->creation_ts);
-	ctl_gen_time(g, "startTime", st.start_time);
+	ctl_gen_time(g, "created", ctl_pod_created(c, v, &st));
 	json_gen_kv_str(g, "source", NULL);
 	for (i = 0; i < pod->annotations.n; i++)
 		if (strcmp(pod->annotations.items[i].k, "kubernetes.io/config.source") == 0) {
@@ -719,7 +738,15 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 		json_gen_kv_str(g, "callTarget", kv.call_target);
 		if (kv.call != NULL)
 			json_gen_kv_int(g, "callAgeMs", w->now_mono - kv.call_started_ms);
-		json_gen_kv_str(g, "sandboxID", kv.sandbox_id);
+		if (kv.sandbox_id != NULL)
+			json_gen_kv_str(g, "sandboxID", kv.sandbox_id);
+		else {
+			const struct rt_pod_status *rt = c->c_deps.cache != NULL ?
+			    podcache_get(c->c_deps.cache, v->uid, NULL) : NULL;
+
+			json_gen_kv_str(g, "sandboxID", rt != NULL && rt->nsandboxes > 0 ?
+			    rt->sandboxes[0].id : NULL);
+		}
 		json_gen_kv_str(g, "sandboxError", kv.sandbox_error);
 		json_gen_kv_str(g, "lastError", kv.last_error);
 		if (kv.last_sync_ms > 0)
@@ -905,6 +932,9 @@ ctl_gen_status(struct ctl_walk *w)
 		ai.last_event_age_ms = -1;
 		if (c->c_deps.api_info != NULL)
 			c->c_deps.api_info(&ai, c->c_deps.api_arg);
+		else if (c->c_deps.cfg != NULL && c->c_deps.cfg->kubeconfig != NULL &&
+		    *c->c_deps.cfg->kubeconfig != '\0')
+			ai.configured = 1; /* the API side does not report its figures yet */
 		json_gen_kv_bool(g, "configured", ai.configured);
 		json_gen_kv_bool(g, "connected", ai.connected);
 		json_gen_kv_str(g, "watchState", ai.watch_state);
@@ -1040,9 +1070,13 @@ ctl_client_fail(struct ctl_client *cc, const char *msg)
 
 	ctl_gen_error(g, msg);
 	if (ctl_client_send(cc, g) == 0) {
+		struct timeval rto = { 2, 0 }, wto = { 10, 0 };
+
+		/* Input still arriving is read and discarded until the error is out: closing
+		 * with unread input would reset the connection before the peer reads it. */
 		cc->cc_closing = 1;
-		bufferevent_disable(cc->cc_bev, EV_READ);
-		bufferevent_enable(cc->cc_bev, EV_WRITE);
+		bufferevent_set_timeouts(cc->cc_bev, &rto, &wto);
+		bufferevent_enable(cc->cc_bev, EV_READ | EV_WRITE);
 	}
 	yajl_gen_free(g);
 }
@@ -1142,6 +1176,13 @@ ctl_read_cb(struct bufferevent *bev, void *arg)
 	size_t n, eol_len;
 	char *line;
 
+	cc->cc_got_input = 1;
+	if (cc->cc_closing) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			ctl_client_drop(cc, "closed after an error");
+		return;
+	}
 	while (!cc->cc_dead && !cc->cc_closing) {
 		eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
 		if (eol.pos < 0) {
@@ -1173,7 +1214,9 @@ ctl_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct ctl_client *cc = arg;
 
-	if (cc->cc_closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	/* Wait for the peer's request (read above) or a short read timeout, then close. */
+	if (cc->cc_closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0 &&
+	    cc->cc_got_input)
 		ctl_client_drop(cc, "closed after an error");
 }
 
@@ -1186,7 +1229,7 @@ ctl_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_EOF)
 		ctl_client_drop(cc, "end of stream");
 	else if (what & BEV_EVENT_TIMEOUT)
-		ctl_client_drop(cc, "write timeout");
+		ctl_client_drop(cc, "timeout");
 	else if (what & BEV_EVENT_ERROR)
 		ctl_client_drop(cc, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 }
