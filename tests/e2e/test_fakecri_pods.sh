@@ -1,7 +1,7 @@
 #!/bin/sh
 # The pod loop against the fake gRPC CRI (fast, no containerd): add -> running, restart
 # policies, a container ignoring SIGTERM, kletd killed and restarted, removal, and the relist
-# duration with 20 and 110 pods.
+# duration with 20 pods, admission at --max-pods.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
@@ -18,7 +18,7 @@ pod run Always 2 '"sleep", "inf"'
 pod never Never 2 '"fake-exit", "3"'
 pod onfail OnFailure 2 '"false"'
 pod stubborn Always 3 '"fake-ignore-term"'
-start_kletd
+start_kletd --max-pods 21
 check "kletd started" logged 'kletd ready'
 wait_for 200 running run c
 check "add -> running" running run c
@@ -35,7 +35,7 @@ wait_for 200 running stubborn c
 before=$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')
 nsb=$(sandboxes | wc -l)
 stop_kletd KILL
-start_kletd
+start_kletd --max-pods 21
 wait_for 100 logged 'resumed [0-9]* pod workers'
 sleep 3
 check "restart: running containers untouched" [ "$before" = "$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')" ]
@@ -54,28 +54,24 @@ check "killed after the grace (<= 7 s)" [ "${took:-99999}" -le 7000 ]
 wait_for 200 no_pod stubborn
 check "removed pod gone from the runtime" no_pod stubborn
 
-# 20, then 110 pods (the crash-looping pod goes first: a steady runtime).
+# 20 pods at once (the crash-looping pod goes first: a steady runtime), then admission:
+# kletd runs with --max-pods 21: "run" and 20 of the 21 new pods are admitted, one is rejected.
 rm -f "$T/m/onfail.json"
 wait_for 200 no_pod onfail
-many() { # N
-	i=1
-	while [ $i -le "$1" ]; do
-		[ -f "$T/m/p$i.json" ] || pod "p$i" Always 1 '"sleep", "inf"'
-		i=$((i + 1))
-	done
-}
-n_running() { [ "$(ctrs | awk '$1 ~ /^p[0-9]+$/ && $3=="RUNNING"' | wc -l)" -eq "$1" ]; }
-for n in 20 110; do
-	many $n
-	wait_for 900 n_running $n
-	check "$n pods reach running" n_running $n
-	total=$((n + 2))
-	pat="relist pods=$total containers=[0-9]* sandboxes=$total .*status_calls=0"
-	wait_for 150 logged "$pat"
-	line=$(grep "$pat" "$T/kletd.log" | tail -1)
-	echo "# fake CRI, $n pods (+2): ${line#*] }"
-	check "relist with $n pods logged" test -n "$line"
+i=1
+while [ $i -le 21 ]; do
+	pod "p$i" Always 1 '"sleep", "inf"'
+	i=$((i + 1))
 done
+n_running() { [ "$(ctrs | awk '$1 ~ /^p[0-9]+$/ && $3=="RUNNING"' | wc -l)" -eq "$1" ]; }
+wait_for 600 n_running 20
+check "20 pods reach running" n_running 20
+check "pod beyond --max-pods rejected (OutOfpods)" logged 'rejected: OutOfpods'
+pat="relist pods=22 containers=[0-9]* sandboxes=22 .*status_calls=0"
+wait_for 150 logged "$pat"
+line=$(grep "$pat" "$T/kletd.log" | tail -1)
+echo "# fake CRI, 20 pods (+2): ${line#*] }"
+check "relist with 20 pods logged" test -n "$line"
 rm -f "$T"/m/*.json
 all_gone() { [ "$(ctrs | wc -l)" -eq 0 ] && [ "$(sandboxes | wc -l)" -eq 0 ]; }
 wait_for 600 all_gone
