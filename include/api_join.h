@@ -13,6 +13,7 @@ struct store;
 struct podconfig;
 struct podcache;
 struct podworkers;
+struct kuberuntime;
 struct events;
 struct api;
 struct api_join;
@@ -26,6 +27,7 @@ struct api_join_deps {
 	struct podcache          *cache;    /* runtime status for the status manager */
 	struct podworkers        *workers;  /* which pods are terminal */
 	struct events            *events;   /* may be NULL: events are posted to the API */
+	struct kuberuntime       *kr;       /* may be NULL: start errors (waiting reasons) */
 };
 
 /* Loads cfg->kubeconfig and starts everything (connecting in the background). Returns NULL

@@ -13,6 +13,7 @@
 #include "events.h"
 #include "json.h"
 #include "kubeconfig.h"
+#include "kuberuntime.h"
 #include "log.h"
 #include "node.h"
 #include "pod.h"
@@ -121,6 +122,52 @@ api_join_free(struct api_join *j)
 	free(j);
 }
 
+/* The pod's recorded start failures (ErrImagePull, CrashLoopBackOff...), copied. */
+struct errs {
+	struct start_error *v;
+	size_t              n;
+};
+
+static void
+errs_add(const struct kr_start_error *e, void *arg)
+{
+	struct errs *x = arg;
+
+	x->v = xreallocarray(x->v, x->n + 1, sizeof(*x->v));
+	x->v[x->n].name = xstrdup(e->container);
+	x->v[x->n].reason = xstrdup(e->reason);
+	x->v[x->n].message = xstrdup(e->message);
+	x->n++;
+}
+
+static void
+errs_clear(struct errs *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->n; i++) {
+		free((char *)x->v[i].name);
+		free((char *)x->v[i].reason);
+		free((char *)x->v[i].message);
+	}
+	free(x->v);
+}
+
+static void
+update_status(struct api_join *j, const struct pod *view, const char *runtime_uid,
+    const struct rt_pod_status *rt, int terminal)
+{
+	struct errs x = { NULL, 0 };
+	struct start_errors se;
+
+	if (j->j_deps.kr != NULL)
+		kuberuntime_foreach_start_error(j->j_deps.kr, runtime_uid, errs_add, &x);
+	se.v = x.v;
+	se.n = x.n;
+	status_update(j->j_status, view, rt, NULL, x.n > 0 ? &se : NULL, terminal);
+	errs_clear(&x);
+}
+
 /* A static pod's status goes to its mirror pod (same spec, the mirror's uid). */
 static void
 relisted_static(struct api_join *j, const struct pod *pod)
@@ -143,7 +190,7 @@ relisted_static(struct api_join *j, const struct pod *pod)
 	pod_status_clear(&view->status);
 	podstatus_copy(&view->status, &m->status);
 	view->deletion_ts = 0;  /* the mirror is never deleted for the static pod */
-	status_update(j->j_status, view, rt, NULL, NULL, terminal);
+	update_status(j, view, pod->uid, rt, terminal);
 	pod_free(view);
 }
 
@@ -166,7 +213,7 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
 	else if (pod->deletion_ts != 0 && (rt == NULL || rt->ncontainers == 0))
 		terminal = 1;   /* never started here and being deleted */
-	status_update(j->j_status, pod, rt, NULL, NULL, terminal);
+	update_status(j, pod, pod->uid, rt, terminal);
 }
 
 void

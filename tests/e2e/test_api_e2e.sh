@@ -121,6 +121,13 @@ for c in json.load(sys.stdin).get("containers", []):
 id1=$(ctr_id)
 check "container running in containerd" [ -n "$id1" ]
 
+# A pod whose image cannot be pulled: the waiting reason reaches the API.
+as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"badimg\"},\"spec\":{\"nodeName\":\"$NODE\",\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/nosuch:1\"}]}}" >/dev/null
+pull_err() { has /pods/default/badimg/get '"reason":"ErrImagePull"' || has /pods/default/badimg/get '"reason":"ImagePullBackOff"'; }
+wait_for 300 pull_err
+check "image pull failure reported as the container's waiting reason" pull_err
+as_ctl "/pods/default/badimg?method=DELETE&grace=0" >/dev/null
+
 # Status patches carry only changes: no two PATCHes both send startTime.
 n_start=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"] and "startTime" in json.dumps(e["body"])])')
 n_patch=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"]])')
