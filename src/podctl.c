@@ -888,7 +888,7 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 		for (j = 0; j < json_len(pr); j++)
 			printf("      %s: %s\n", json_key(pr, j), json_str(json_index(pr, j)));
 		env = json_get(c, "env");
-		printf("    Environment:%s\n", json_len(env) == 0 ? "     <none>" : "");
+		printf("    %-16s%s\n", "Environment:", json_len(env) == 0 ? "<none>" : "");
 		for (j = 0; j < json_len(env); j++) {
 			const struct json *e = json_index(env, j);
 
