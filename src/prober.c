@@ -251,6 +251,8 @@ pr_worker_done(struct pr_worker *w, enum pr_outcome o, const char *output)
 	if (r == PROBE_FAILURE) {
 		p->stats.failures++;
 		snprintf(msg, sizeof(msg), "%s", output != NULL ? output : "");
+		log_v(2, "probe failed pod=%s/%s container=%s %s: %s", w->w_pod->pp_pod->ns,
+		    w->w_pod->pp_pod->name, w->w_cname, probe_kind_name(w->w_kind), msg);
 		events_pod(p->events, w->w_pod->pp_pod, w->w_cname, EV_WARNING, "Unhealthy",
 		    "%s probe failed: %s", kind_titles[w->w_kind], msg);
 	}
