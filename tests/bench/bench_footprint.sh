@@ -1,0 +1,237 @@
+#!/bin/sh
+# bench_footprint.sh [N...] — kletd's resident memory and idle CPU with N static pods (default
+# "0 110": the baseline and the project's target), on the Python fake CRI (tests/fakecri).
+# On demand only (not in `make check`); prints figures, asserts nothing. Build WITHOUT
+# sanitizers for meaningful numbers, e.g.:
+#   CFLAGS="-O2 -g" KLET_CONFIGURE_FLAGS= sh contrib/dev-build.sh footprint kletd
+#   top_srcdir=$PWD top_builddir=/tmp/klet-build-footprint sh tests/bench/bench_footprint.sh
+# For each N: writes N manifests (image klet.local/busybox:1.35, `sleep 100000`; every
+# BENCH_CTRS-th pod has two containers, the rest one), starts the fake and kletd, waits until
+# the fake has N ready sandboxes and every container RUNNING, lets it settle (BENCH_SETTLE s),
+# then samples for BENCH_IDLE s (default 30) and prints one line:
+#   footprint N=.. containers=.. rss_kib=.. hwm_kib=.. private_dirty_kib=.. cpu_ms_per_s=..
+#     relist_us=.. (last, from the -v=2 "relist ..." line) relist_max_us=.. store_kib=..
+#     (klet.db + -wal + -shm) fds=.. threads=.. ready_s=..
+# and at the end, per pod: (RSS(N) - RSS(first N)) / (N - first N), same for private dirty.
+# Environment:
+#   BENCH_IDLE=30 BENCH_SETTLE=10  seconds of idle sampling / settling after all are running
+#   BENCH_CTRS=2                   every 2nd pod gets a second container (0: one each)
+#   BENCH_TOOL=callgrind           run kletd under valgrind --tool=callgrind, instrumentation
+#                                  switched on only for a BENCH_IDLE (default 20) s idle window:
+#                                  prints Ir in the window, relist cycles seen, Ir per second
+#                                  and per relist, and the top functions (callgrind_annotate);
+#                                  instruction counts are repeatable where seconds are not.
+#   BENCH_TOOL=massif              valgrind --tool=massif over the whole run: heap peak and
+#                                  the top allocation sites at the peak (ms_print).
+#   BENCH_RUNTIME=containerd       a private real containerd instead of the fake
+#                                  (KLET_CONTAINERD_DIR, default /tmp/klet-ctd-footprint;
+#                                  needs root; purged at the end); image must be importable
+#                                  by contrib/containerd-up.sh. Use N of 20 or so.
+#   BENCH_KEEP=1                   keep the temp dir (logs, callgrind/massif output)
+set -u
+top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+KLETD=${top_builddir:-.}/kletd
+case $KLETD in /*) ;; *) KLETD=$(pwd)/$KLETD ;; esac
+. "$top/tests/lib/tap.sh"
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+tool=${BENCH_TOOL:-}
+idle=${BENCH_IDLE:-30}
+[ -n "$tool" ] && idle=${BENCH_IDLE:-20}
+settle=${BENCH_SETTLE:-10}
+ctrs2=${BENCH_CTRS:-2}
+rt=${BENCH_RUNTIME:-fake}
+[ $# -eq 0 ] && set -- 0 110
+[ -x "$KLETD" ] || { echo "no kletd at $KLETD (set top_builddir)" >&2; exit 2; }
+$PY -c 'import grpc' 2>/dev/null || skip_all "python3-grpcio not installed"
+hz=$(getconf CLK_TCK)
+
+T=$(mktemp -d /tmp/klet-bench-footprint.XXXXXX)
+kpid= fpid= ctd=
+cleanup() {
+	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
+	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
+	if [ -n "$ctd" ]; then
+		KLET_CONTAINERD_DIR=$ctd sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
+	fi
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if [ "$rt" = containerd ]; then
+	[ "$(id -u)" -eq 0 ] || skip_all "containerd mode needs root"
+	ctd=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-footprint}
+	SOCK=$(KLET_CONTAINERD_DIR=$ctd sh "$top/contrib/containerd-up.sh" 2>"$T/ctd-up.log" |
+	    tail -1)
+	[ -S "$SOCK" ] || { cat "$T/ctd-up.log" >&2; skip_all "containerd did not start"; }
+fi
+
+start_fake() {
+	SOCK=$T/cri.sock
+	rm -f "$SOCK" "$SOCK.ctl"
+	sh "$top/tests/fakecri/run.sh" --socket "$SOCK" >"$T/fakecri.out" 2>&1 &
+	fpid=$!
+	wait_for 300 grep -q 'fakecri: ready' "$T/fakecri.out" ||
+	    { cat "$T/fakecri.out" >&2; skip_all "fake CRI did not start"; }
+	$PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" \
+	    '{"cmd":"images","add":["klet.local/busybox:1.35"]}' >/dev/null
+}
+
+# counts: "SANDBOXES_READY CONTAINERS_RUNNING CONTAINERS_TOTAL" as the runtime sees them.
+counts() {
+	if [ "$rt" = containerd ]; then
+		$PY - "$SOCK" "$top" <<'P'
+import json, subprocess, sys
+sock, top = sys.argv[1], sys.argv[2]
+def call(m):
+    out = subprocess.run([sys.executable, top + "/tests/fakecri/client.py", "--timeout", "10",
+                          sock, m, "{}"], capture_output=True, text=True).stdout
+    return json.loads(out or "{}")
+sb = [s for s in call("ListPodSandbox").get("items", []) if s.get("state") == "SANDBOX_READY"]
+cs = call("ListContainers").get("containers", [])
+print(len(sb), sum(1 for c in cs if c.get("state") == "CONTAINER_RUNNING"), len(cs))
+P
+	else
+		$PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" '{"cmd":"state"}' | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(1 for s in d["sandboxes"] if s["state"] == "SANDBOX_READY"),
+      sum(1 for c in d["containers"] if c["state"] == "CONTAINER_RUNNING"), len(d["containers"]))'
+	fi
+}
+all_running() { # PODS CONTAINERS
+	set -- "$1" "$2" $(counts)
+	[ "$3" -eq "$1" ] && [ "$4" -eq "$2" ]
+}
+
+status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+cpu_ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
+private_dirty() {
+	if [ -r "/proc/$1/smaps_rollup" ]; then
+		awk '$1 == "Private_Dirty:" {print $2}' "/proc/$1/smaps_rollup"
+	else
+		awk '$1 == "Private_Dirty:" {s += $2} END {print s}' "/proc/$1/smaps"
+	fi
+}
+file_kib() { # FILES... -> total KiB of those that exist
+	t=0
+	for f; do [ -f "$f" ] && t=$((t + $(stat -c %s "$f"))); done
+	echo $((t / 1024))
+}
+
+first_n= first_rss= first_pd=
+for n in "$@"; do
+	R=$T/n$n
+	mkdir -p "$R/m" "$R/root" "$R/logs"
+	nc=0 i=1
+	while [ $i -le "$n" ]; do
+		second=
+		if [ "$ctrs2" -gt 0 ] && [ $((i % ctrs2)) -eq 0 ]; then
+			second=', {"name": "d", "image": "klet.local/busybox:1.35",
+    "command": ["sleep", "100000"]}'
+			nc=$((nc + 1))
+		fi
+		cat >"$R/m/p$i.json" <<M
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p$i", "namespace": "default"},
+ "spec": {"terminationGracePeriodSeconds": 1,
+  "containers": [{"name": "c", "image": "klet.local/busybox:1.35",
+    "command": ["sleep", "100000"]}$second]}}
+M
+		nc=$((nc + 1)) i=$((i + 1))
+	done
+	[ "$rt" = fake ] && start_fake
+	v=-v=2
+	pre=
+	case $tool in
+	callgrind)
+		pre="valgrind -q --tool=callgrind --instr-atstart=no --callgrind-out-file=$R/callgrind.out"
+		;;
+	massif)
+		pre="valgrind -q --tool=massif --massif-out-file=$R/massif.out"
+		;;
+	esac
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086 # $pre is a word list on purpose
+	$pre "$KLETD" --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
+	    --root-dir "$R/root" --pod-logs-dir "$R/logs" --hostname-override bench \
+	    --max-pods $((n > 110 ? n : 110)) $v >"$R/kletd.log" 2>&1 &
+	kpid=$!
+	# Up to 10 min: under valgrind 110 pods start slowly.
+	if ! wait_for 6000 all_running "$n" "$nc"; then
+		echo "# N=$n: not all running after 600 s: $(counts) (want $n $nc)" >&2
+		tail -20 "$R/kletd.log" >&2
+		exit 1
+	fi
+	t1=$(date +%s%N)
+	sleep "$settle"
+	relists0=$(grep -c 'relist pods=' "$R/kletd.log")
+	[ "$tool" = callgrind ] && callgrind_control -i on "$kpid" >/dev/null
+	c0=$(cpu_ticks "$kpid") s0=$(date +%s%N)
+	sleep "$idle"
+	c1=$(cpu_ticks "$kpid") s1=$(date +%s%N)
+	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null
+	rss=$(status_kib "$kpid" VmRSS) hwm=$(status_kib "$kpid" VmHWM)
+	pd=$(private_dirty "$kpid")
+	thr=$(status_kib "$kpid" Threads)
+	fds=$(ls "/proc/$kpid/fd" | wc -l)
+	last=$(grep 'relist pods=' "$R/kletd.log" | tail -1)
+	rl=$(echo "$last" | sed -n 's/.* duration=\([0-9]*\)us.*/\1/p')
+	rlmax=$(echo "$last" | sed -n 's/.* max=\([0-9]*\)us.*/\1/p')
+	st=$(file_kib "$R/root/klet.db" "$R/root/klet.db-wal" "$R/root/klet.db-shm")
+	cpu=$(awk -v c="$((c1 - c0))" -v hz="$hz" -v ns="$((s1 - s0))" \
+	    'BEGIN {printf "%.2f", c * 1000 / hz / (ns / 1e9)}')
+	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}" \
+	    "rss_kib=$rss hwm_kib=$hwm private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
+	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
+	    "ready_s=$(( (t1 - t0) / 1000000000 ))"
+	kill -TERM "$kpid" 2>/dev/null
+	wait_for 600 sh -c "! kill -0 $kpid" 2>/dev/null
+	wait "$kpid" 2>/dev/null
+	kpid=
+	case $tool in
+	callgrind)
+		# Cycles in the window: relist runs every second.
+		ir=$(callgrind_annotate "$R/callgrind.out" 2>/dev/null |
+		    awk '/PROGRAM TOTALS/ {gsub(/,/, "", $1); print $1; exit}')
+		# Calls of kletd_relist in the window (cfn= names may be compressed: "(id) name").
+		cyc=$(awk '/^cfn=/ {id = $1; sub(/^cfn=/, "", id); nm = $2
+		    if (nm != "") name[id] = nm; cur = name[id]; next}
+		    /^calls=/ && cur == "kletd_relist" {sub(/^calls=/, "", $1); c += $1}
+		    /^(fn|fl|fi|fe)=/ {cur = ""}
+		    END {print c + 0}' "$R/callgrind.out")
+		echo "callgrind N=$n window_s=$idle Ir=${ir:-?} relists=$cyc" \
+		    "Ir_per_s=$(awk -v i="${ir:-0}" -v s="$idle" 'BEGIN {printf "%.0f", i / s}')" \
+		    "Ir_per_relist_cycle=$(awk -v i="${ir:-0}" -v c="$cyc" \
+		    'BEGIN {printf "%.0f", c > 0 ? i / c : 0}')"
+		callgrind_annotate --inclusive=no "$R/callgrind.out" 2>/dev/null |
+		    sed -n '/^Ir/,$p' | grep -v '^--' | sed -n '3,22p' | sed 's/^/#   /'
+		;;
+	massif)
+		ms_print "$R/massif.out" >"$R/massif.txt" 2>/dev/null
+		peak=$(awk '/^ *[0-9]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ *$/ {
+		    gsub(/,/, "", $3); if ($3 + 0 > p) p = $3 + 0} END {print p}' "$R/massif.txt")
+		echo "massif N=$n heap_peak_bytes=${peak:-?}"
+		# The detailed snapshot with the largest total: its top-level entries.
+		awk '/^ *[0-9]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ *$/ {
+		    gsub(/,/, "", $3); cur = $3 + 0; snap = $1}
+		    /^[0-9.]+% \(/ { if (cur >= best) {best = cur; b = snap} }
+		    END {print b}' "$R/massif.txt" >"$R/peak.snap"
+		awk -v s="$(cat "$R/peak.snap")" '
+		    /^ *[0-9]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ *$/ {in_s = ($1 == s); next}
+		    in_s && /^->/ {print "#   " substr($0, 1, 150); k++}
+		    in_s && k >= 15 {exit}' "$R/massif.txt"
+		;;
+	esac
+	if [ -n "$fpid" ]; then
+		kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null; fpid=
+	fi
+	if [ -z "$first_n" ]; then
+		first_n=$n first_rss=$rss first_pd=$pd
+	elif [ "$n" -ne "$first_n" ]; then
+		echo "per_pod N=$first_n..$n rss_kib_per_pod=$(awk -v a="$first_rss" -v b="$rss" \
+		    -v n=$((n - first_n)) 'BEGIN {printf "%.1f", (b - a) / n}')" \
+		    "private_dirty_kib_per_pod=$(awk -v a="$first_pd" -v b="$pd" \
+		    -v n=$((n - first_n)) 'BEGIN {printf "%.1f", (b - a) / n}')"
+	fi
+done
