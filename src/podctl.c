@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -344,9 +345,13 @@ table_print(struct table *t)
 			total += w[i] + (i + 1 < t->ncols ? 3 : 0);
 		if (tw == 0 || total <= (size_t)tw)
 			break;
-		for (i = 1; i < t->ncols; i++)
-			if (w[i] > w[widest])
-				widest = i;
+		/* The last column (messages, long values) gives way first. */
+		if (w[t->ncols - 1] > 24)
+			widest = t->ncols - 1;
+		else
+			for (i = 1; i < t->ncols; i++)
+				if (w[i] > w[widest])
+					widest = i;
 		if (w[widest] <= 8)
 			break;
 		w[widest]--;
@@ -393,14 +398,17 @@ print_json(const struct json *v)
 static int
 yaml_plain_ok(const char *s)
 {
+	static const char *const typed[] = { "true", "false", "null", "yes", "no", "on", "off",
+		"y", "n", "~" };
 	const char *p;
+	size_t i;
 
 	if (*s == '\0' || strchr("-?:,[]{}#&*!|>'\"%@` ", *s) != NULL)
 		return 0;
-	if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0 || strcmp(s, "null") == 0 ||
-	    strcmp(s, "yes") == 0 || strcmp(s, "no") == 0 || strcmp(s, "on") == 0 ||
-	    strcmp(s, "off") == 0 || strcmp(s, "~") == 0)
-		return 0;
+
+	for (i = 0; i < sizeof(typed) / sizeof(typed[0]); i++) /* YAML 1.1 reads these typed */
+		if (strcasecmp(s, typed[i]) == 0)
+			return 0;
 	if (strspn(s, "0123456789.+-eE") == strlen(s))
 		return 0;
 	for (p = s; *p != '\0'; p++)

@@ -65,6 +65,23 @@ w = [p for p in d if p['name'] == 'web-pc-fake'][0]
 assert w['ready'] == '1/1' and w['status'] == 'Running' and w['state'] == 'sync'
 c = [p for p in d if p['name'] == 'crash-pc-fake'][0]; assert c['restarts'] >= 1" "$T/pods.json"
 check "get pods -o yaml" sh -c "'$PODCTL' --socket '$S' get pods -o yaml | grep -q '^- namespace: default'"
+if $PY -c 'import yaml' 2>/dev/null; then
+	yaml_same() { # ARGS...: the YAML of a command reads back as its JSON (volatile keys aside)
+		pc "$@" -o json >"$T/y.json" && pc "$@" -o yaml >"$T/y.yaml" && $PY -c '
+import json, sys, yaml
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if not k.endswith(("Ms", "Us", "Seconds", "KiB", "runs", "Bytes", "commits", "calls", "relists", "count", "failures", "seq"))}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+a, b = strip(json.load(open(sys.argv[1]))), strip(yaml.safe_load(open(sys.argv[2])))
+sys.exit(a != b)' "$T/y.json" "$T/y.yaml"
+	}
+	check "-o yaml reads back as -o json: get pods" yaml_same get pods
+	check "-o yaml reads back as -o json: describe" yaml_same describe pod web-pc-fake
+	check "-o yaml reads back as -o json: get containers" yaml_same get containers
+fi
 
 pc describe pod crash-pc-fake >"$T/describe.txt"
 check "describe: worker state" grep -q '^  State: *sync' "$T/describe.txt"
