@@ -166,11 +166,11 @@ M
 	t1=$(date +%s%N)
 	sleep "$settle"
 	relists0=$(grep -c 'relist pods=' "$R/kletd.log")
-	[ "$tool" = callgrind ] && callgrind_control -i on "$kpid" >/dev/null
+	[ "$tool" = callgrind ] && callgrind_control -i on "$kpid" >/dev/null 2>&1
 	c0=$(cpu_ticks "$kpid") s0=$(date +%s%N)
 	sleep "$idle"
 	c1=$(cpu_ticks "$kpid") s1=$(date +%s%N)
-	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null
+	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null 2>&1
 	rss=$(status_kib "$kpid" VmRSS) hwm=$(status_kib "$kpid" VmHWM)
 	pd=$(private_dirty "$kpid")
 	thr=$(status_kib "$kpid" Threads)
@@ -195,15 +195,15 @@ M
 		ir=$(callgrind_annotate "$R/callgrind.out" 2>/dev/null |
 		    awk '/PROGRAM TOTALS/ {gsub(/,/, "", $1); print $1; exit}')
 		# Calls of kletd_relist in the window (cfn= names may be compressed: "(id) name").
-		cyc=$(awk '/^cfn=/ {id = $1; sub(/^cfn=/, "", id); nm = $2
-		    if (nm != "") name[id] = nm; cur = name[id]; next}
+		cyc=$(awk '/^c?fn=/ {k = $1; sub(/^c?fn=/, "", k); if ($2 != "") name[k] = $2}
+		    /^cfn=/ {cur = name[k]; next}
 		    /^calls=/ && cur == "kletd_relist" {sub(/^calls=/, "", $1); c += $1}
-		    /^(fn|fl|fi|fe)=/ {cur = ""}
+		    /^calls=/ {getline; cur = ""}
 		    END {print c + 0}' "$R/callgrind.out")
 		echo "callgrind N=$n window_s=$idle Ir=${ir:-?} relists=$cyc" \
 		    "Ir_per_s=$(awk -v i="${ir:-0}" -v s="$idle" 'BEGIN {printf "%.0f", i / s}')" \
 		    "Ir_per_relist_cycle=$(awk -v i="${ir:-0}" -v c="$cyc" \
-		    'BEGIN {printf "%.0f", c > 0 ? i / c : 0}')"
+		    'BEGIN {printf "%.0f", (c > 0 ? i / c : 0)}')"
 		callgrind_annotate --inclusive=no "$R/callgrind.out" 2>/dev/null |
 		    sed -n '/^Ir/,$p' | grep -v '^--' | sed -n '3,22p' | sed 's/^/#   /'
 		;;
