@@ -145,6 +145,8 @@ worker_free(struct pr_worker *w)
 		pr_check_cancel(w->w_check);
 	if (w->w_timer != NULL)
 		event_free(w->w_timer);
+	if (w->w_first != NULL)
+		event_free(w->w_first);
 	w->w_pod->pp_prober->nworkers--;
 	spec_clear(&w->w_spec);
 	free(w->w_cname);
@@ -332,8 +334,11 @@ worker_reset(struct pr_worker *w, const struct container *c, const struct rt_con
 	w->w_timer = event_new(p->base, -1, EV_PERSIST, worker_tick, w);
 	tv.tv_sec = w->w_spec.period;
 	event_add(w->w_timer, &tv);
-	/* The first check runs at once (the kubelet probes when the worker starts). */
-	event_active(w->w_timer, EV_TIMEOUT, 0);
+	/* The first check runs at once (the kubelet probes when the worker starts); a separate
+	 * event, since activating the periodic one by hand would shift its schedule. */
+	if (w->w_first == NULL)
+		w->w_first = event_new(p->base, -1, 0, worker_tick, w);
+	event_active(w->w_first, EV_TIMEOUT, 0);
 	log_v(3, "probe worker pod=%s container=%s id=%s %s period=%ds", w->w_pod->pp_uid,
 	    w->w_cname, w->w_cid, probe_kind_name(w->w_kind), w->w_spec.period);
 }

@@ -43,6 +43,7 @@ struct pr_worker {
 	int64_t          w_started_s;  /* the container's start, Unix seconds */
 	struct pr_spec   w_spec;
 	struct event    *w_timer;
+	struct event    *w_first;      /* the first check, at once */
 	struct pr_check *w_check;      /* in flight, or NULL */
 	enum probe_res   w_result;     /* the cached result (results manager) */
 	enum probe_res   w_last;       /* last check's outcome (threshold run) */
