@@ -168,10 +168,13 @@ rfc3339_now(char *buf, size_t len, int micro)
 
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
-	if (micro)
-		snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
-	else
+	if (micro) {
+		char secs[24];
+
+		/* strftime bounds the date part; the microseconds are always 6 digits. */
+		strftime(secs, sizeof(secs), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(buf, len, "%s.%06dZ", secs, (int)(tv.tv_usec % 1000000));
+	} else
 		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
