@@ -32,6 +32,7 @@ struct kuberuntime;
 struct events;
 struct store;
 struct pleg;
+struct prober;
 struct ctl;
 
 #define CTL_PROTO_VERSION 1
@@ -64,6 +65,7 @@ struct ctl_deps {
 	void (*api_info)(struct ctl_api_info *out, void *arg); /* NULL: not configured */
 	void                     *api_arg;
 	size_t                    max_output; /* 0: CTL_MAX_OUTPUT */
+	struct prober            *prober;     /* probe results (READY, describe); may be NULL */
 };
 
 /* Creates the socket (replacing a stale one) and starts accepting. Returns NULL with a

@@ -33,6 +33,7 @@
 #include "podcache.h"
 #include "podstatus.h"
 #include "podworkers.h"
+#include "prober.h"
 #include "store.h"
 #include "util.h"
 
@@ -299,7 +300,8 @@ ctl_collect_error(const struct kr_start_error *e, void *arg)
 
 /* Generates the API status of a worker's pod as the status manager would. */
 static void
-ctl_pod_status(struct ctl *c, const struct pw_view *v, struct pod_status *out)
+ctl_pod_status(struct ctl *c, const struct pw_view *v, struct pod_status *out,
+    struct probe_set *probes)
 {
 	struct podstatus_input in;
 	struct ctl_errs errs;
@@ -312,6 +314,8 @@ ctl_pod_status(struct ctl *c, const struct pw_view *v, struct pod_status *out)
 		kuberuntime_foreach_start_error(c->c_deps.kr, v->uid, ctl_collect_error, &errs);
 	se.v = errs.v;
 	se.n = errs.n;
+	if (c->c_deps.prober != NULL && prober_probe_states(c->c_deps.prober, v->uid, probes) == 0)
+		in.probes = probes;
 	in.pod = v->pod;
 	in.rt = c->c_deps.cache != NULL ? podcache_get(c->c_deps.cache, v->uid, NULL) : NULL;
 	in.errors = &se;
@@ -447,7 +451,9 @@ ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 	size_t i, nready = 0;
 	int64_t restarts = 0, created;
 
-	ctl_pod_status(c, v, &st);
+	struct probe_set ps = { NULL, 0 };
+
+	ctl_pod_status(c, v, &st, &ps);
 	for (i = 0; i < st.nstatuses; i++) {
 		nready += st.statuses[i].ready != 0;
 		restarts += st.statuses[i].restart_count;
@@ -626,10 +632,28 @@ ctl_find_cs(const struct container_status *v, size_t n, const char *name)
 	return NULL;
 }
 
+static const char *
+ctl_probe_word(int configured, enum probe_res r)
+{
+	if (!configured)
+		return NULL;
+	switch (r) {
+	case PROBE_SUCCESS:
+		return "success";
+	case PROBE_FAILURE:
+		return "failure";
+	default:
+		return "no result yet";
+	}
+}
+
 static void
 ctl_gen_container(yajl_gen g, const struct container *ct, const struct container_status *cs,
-    const char *kind)
+    const char *kind, const struct probe_set *ps)
 {
+	const struct probe_state *pr = NULL;
+	const char *w;
+
 	json_gen_key(g, NULL == ct ? "?" : ct->c_name);
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "kind", kind);
@@ -640,13 +664,17 @@ ctl_gen_container(yajl_gen g, const struct container *ct, const struct container
 	ctl_gen_env(g, ct);
 	json_gen_key(g, "probes");
 	yajl_gen_map_open(g);
-	/* No prober results reach podctl yet: configured probes are listed as such. */
-	if (ct->c_liveness != NULL)
-		json_gen_kv_str(g, "liveness", "configured (no result)");
-	if (ct->c_readiness != NULL)
-		json_gen_kv_str(g, "readiness", "configured (no result)");
-	if (ct->c_startup != NULL)
-		json_gen_kv_str(g, "startup", "configured (no result)");
+	if (cs != NULL && cs->container_id != NULL && ps != NULL && ps->n > 0) {
+		const char *id = strstr(cs->container_id, "://");
+
+		pr = probe_set_find(ps, id != NULL ? id + 3 : cs->container_id);
+	}
+	if ((w = ctl_probe_word(ct->c_liveness != NULL, pr ? pr->liveness : PROBE_NONE)))
+		json_gen_kv_str(g, "liveness", w);
+	if ((w = ctl_probe_word(ct->c_readiness != NULL, pr ? pr->readiness : PROBE_NONE)))
+		json_gen_kv_str(g, "readiness", w);
+	if ((w = ctl_probe_word(ct->c_startup != NULL, pr ? pr->startup : PROBE_NONE)))
+		json_gen_kv_str(g, "startup", w);
 	yajl_gen_map_close(g);
 	if (cs != NULL) {
 		ctl_gen_cstate(g, "current", &cs->state);
@@ -681,9 +709,10 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 	struct pod_status st;
 	struct kr_pod_view kv;
 	char buf[128];
+	struct probe_set ps = { NULL, 0 };
 	size_t i;
 
-	ctl_pod_status(c, v, &st);
+	ctl_pod_status(c, v, &st, &ps);
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "namespace", pod->ns);
 	json_gen_kv_str(g, "name", pod->name);
@@ -779,13 +808,13 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 		const struct container *ct = &pod->init_containers[i];
 
 		ctl_gen_container(g, ct, ctl_find_cs(st.init_statuses, st.ninit_statuses,
-		    ct->c_name), "init");
+		    ct->c_name), "init", &ps);
 	}
 	for (i = 0; i < pod->ncontainers; i++) {
 		const struct container *ct = &pod->containers[i];
 
 		ctl_gen_container(g, ct, ctl_find_cs(st.statuses, st.nstatuses, ct->c_name),
-		    "app");
+		    "app", &ps);
 	}
 	yajl_gen_map_close(g);
 

@@ -24,7 +24,8 @@ pod() { # NAME JSON-OF-CONTAINER
 M
 }
 pod web '{"name": "c", "image": "klet.local/busybox:1.35", "command": ["sleep", "inf"],
-  "env": [{"name": "MODE", "value": "demo"}]}'
+  "env": [{"name": "MODE", "value": "demo"}],
+  "readinessProbe": {"exec": {"command": ["true"]}, "periodSeconds": 1}}'
 pod crash '{"name": "c", "image": "klet.local/busybox:1.35", "command": ["fake-exit", "1"]}'
 pod noimg '{"name": "c", "image": "klet.local/missing:1", "imagePullPolicy": "Never"}'
 pod sec '{"name": "c", "image": "klet.local/busybox:1.35", "command": ["sleep", "inf"],
@@ -48,6 +49,8 @@ check "socket mode 0660, group $GROUP" [ "$(stat -c '%a %U %G' "$S")" = "660 roo
 
 pods_status() { pc get pods | awk -v p="$1-pc-fake" -v s="$2" '$1==p && $3==s {f=1} END {exit !f}'; }
 wait_for 200 pods_status web Running
+web_ready() { pc get pods | grep -q '^web-pc-fake  *1/1 '; }
+wait_for 100 web_ready
 check "get pods: web Running 1/1" sh -c "'$PODCTL' --socket '$S' get pods | grep -q '^web-pc-fake  *1/1  *Running  *0 '"
 wait_for 200 pods_status noimg ErrImageNeverPull
 check "get pods: noimg ErrImageNeverPull" pods_status noimg ErrImageNeverPull
@@ -89,6 +92,7 @@ check "describe: last exit code 1" grep -q 'Exit Code: *1' "$T/describe.txt"
 check "describe: restart count" grep -Eq 'Restart Count: *[1-9]' "$T/describe.txt"
 check "describe: backoff event" grep -q 'BackOff' "$T/describe.txt"
 check "describe: command" grep -q 'Command: *fake-exit 1' "$T/describe.txt"
+check "describe: readiness probe result" sh -c "'$PODCTL' --socket '$S' describe pod web-pc-fake | grep -q 'readiness: success'"
 pc describe pod default/noimg-pc-fake >"$T/describe2.txt"
 check "describe NS/NAME: start error" grep -q 'ErrImageNeverPull' "$T/describe2.txt"
 pc describe pod sec-pc-fake >"$T/describe3.txt"
