@@ -668,9 +668,11 @@ main(int argc, char **argv)
 	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
 	{ /* podctl: read-only inspection socket; an unusable --podctl-group stops the start. */
-		struct ctl_deps cd = { loop_base(k.k_loop), &k.k_cfg, k.k_loop, k.k_cri, k.k_cache,
-		                       k.k_workers, k.k_kr, k.k_events, k.k_store, k.k_pleg,
-		                       k.k_started_ms, NULL, NULL, 0 };
+		struct ctl_deps cd = { .base = loop_base(k.k_loop), .cfg = &k.k_cfg,
+		                       .loop = k.k_loop, .cri = k.k_cri, .cache = k.k_cache,
+		                       .workers = k.k_workers, .kr = k.k_kr, .events = k.k_events,
+		                       .store = k.k_store, .pleg = k.k_pleg,
+		                       .started_ms = k.k_started_ms, .prober = k.k_prober };
 
 		k.k_ctl = ctl_new(&cd, err, sizeof(err));
 		if (k.k_ctl == NULL) {
