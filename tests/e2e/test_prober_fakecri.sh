@@ -8,7 +8,8 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
 node_setup_fake prf
 hpid=
-trap 'node_cleanup; [ -n "$fpid" ] && kill "$fpid" 2>/dev/null; [ -n "$hpid" ] && kill "$hpid" 2>/dev/null' EXIT
+gpid=
+trap 'node_cleanup; [ -n "$fpid" ] && kill "$fpid" 2>/dev/null; [ -n "$hpid" ] && kill "$hpid" 2>/dev/null; [ -n "$gpid" ] && kill "$gpid" 2>/dev/null' EXIT
 
 # A local HTTP listener on 127.0.0.1 (an ephemeral port written to $T/port).
 cat >"$T/srv.py" <<'P'
@@ -38,6 +39,29 @@ $PY "$T/srv.py" "$T/port" &
 hpid=$!
 wait_for 100 test -s "$T/port"
 PORT=$(cat "$T/port")
+# A gRPC health server (grpcio, raw bytes: no generated code): service "" and "ok" are
+# SERVING, "down" NOT_SERVING.
+cat >"$T/health.py" <<'P'
+import grpc, sys, time
+from concurrent import futures
+def check(req, ctx):
+    svc = req[2:].decode() if len(req) > 2 else ""
+    return b"\x08\x02" if svc == "down" else b"\x08\x01"
+h = grpc.method_handlers_generic_handler("grpc.health.v1.Health", {
+    "Check": grpc.unary_unary_rpc_method_handler(check, request_deserializer=lambda b: b,
+                                                 response_serializer=lambda b: b)})
+s = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+s.add_generic_rpc_handlers((h,))
+port = s.add_insecure_port("127.0.0.1:0")
+s.start()
+open(sys.argv[1], "w").write(str(port))
+while True:
+    time.sleep(3600)
+P
+$PY "$T/health.py" "$T/gport" &
+gpid=$!
+wait_for 100 test -s "$T/gport"
+GPORT=$(cat "$T/gport")
 # A port nobody listens on: bind, take the number, close.
 CLOSED=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
@@ -73,6 +97,9 @@ pod nohdr "$(rp "httpGet: {host: 127.0.0.1, port: $PORT, path: /hdr}")"
 pod err500 "$(rp "httpGet: {host: 127.0.0.1, port: $PORT, path: /boom}")"
 pod tcpopen "$(rp "tcpSocket: {port: $PORT}")"
 pod tcpclosed "$(rp "tcpSocket: {host: 127.0.0.1, port: $CLOSED}")"
+pod grpcok "$(rp "grpc: {port: $GPORT, service: ok}")"
+pod grpcdown "$(rp "grpc: {port: $GPORT, service: down}")"
+pod grpcclosed "$(rp "grpc: {port: $CLOSED}")"
 
 start_kletd
 res() { grep -q "probe pod=default/$1-prf container=c $2: $3 -> $4" "$T/kletd.log"; }
@@ -99,6 +126,13 @@ wait_for 100 res tcpopen readiness failure success
 check "tcpSocket: open port (host defaults to the pod IP, host network)" res tcpopen readiness failure success
 wait_for 100 failed tcpclosed readiness "dial tcp 127.0.0.1:$CLOSED: connect: Connection refused"
 check "tcpSocket: closed port refused" failed tcpclosed readiness "dial tcp 127.0.0.1:$CLOSED: connect"
+wait_for 100 res grpcok readiness failure success
+check "grpc: Health/Check SERVING over h2c: ready" res grpcok readiness failure success
+wait_for 100 failed grpcdown readiness "service unhealthy"
+check "grpc: NOT_SERVING is a failure" failed grpcdown readiness 'service unhealthy (responded with "NOT_SERVING")'
+wait_for 100 failed grpcclosed readiness "failed to connect"
+check "grpc: closed port is a failure" failed grpcclosed readiness "failed to connect"
+check "grpc: closed port never ready" sh -c "! grep -q 'grpcclosed-prf container=c readiness: failure -> success' $T/kletd.log"
 
 # The runtime stops answering ExecSync: checks end by their deadline, nothing blocks.
 $PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" '{"cmd":"fault","method":"ExecSync","hang":true}' >/dev/null
