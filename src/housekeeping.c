@@ -262,8 +262,10 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 	size_t i, j;
 
 	hk_know(h, st->uid);
+	/* recovery: a container created but never started (the daemon died in between) does
+	 * not run; StopContainer leaves it CREATED, removing it is what ends it. */
 	for (i = 0; i < st->ncontainers; i++)
-		if (st->containers[i].state != RT_EXITED)
+		if (st->containers[i].state == RT_RUNNING || st->containers[i].state == RT_UNKNOWN)
 			running = 1;
 	for (i = 0; i < st->nsandboxes; i++)
 		if (st->sandboxes[i].state == RT_SB_READY)
@@ -288,7 +290,7 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 		const struct rt_container *c = &st->containers[i];
 		int newer = 0;
 
-		if (c->state != RT_EXITED)
+		if (c->state != RT_EXITED && !(c->state == RT_CREATED && keep == 0))
 			continue;
 		for (j = 0; j < st->ncontainers; j++) {
 			const struct rt_container *o = &st->containers[j];

@@ -1056,6 +1056,18 @@ kr_start_one(struct kr_sync *m, const struct container *c)
 	m->st = kr_start_container(m, &a, kr_start_done, m);
 }
 
+/* recovery: 1 when a container of rt runs (or its state is unknown), else 0. */
+static int
+kr_has_live_containers(const struct rt_pod_status *rt)
+{
+	size_t i;
+
+	for (i = 0; i < rt->ncontainers; i++)
+		if (rt->containers[i].state == RT_RUNNING || rt->containers[i].state == RT_UNKNOWN)
+			return 1;
+	return 0;
+}
+
 /* The machine: runs steps until one waits for a callback. */
 static void
 kr_next(struct kr_sync *m)
@@ -1141,7 +1153,10 @@ kr_next(struct kr_sync *m)
 			kr_finish(m);
 			return;
 		case KS_VERIFY_CHECK:
-			if (pod_has_running_containers(&m->rt))
+			/* recovery: a container created but never started (the daemon died
+			 * between CreateContainer and StartContainer) does not run, and
+			 * StopContainer leaves it CREATED: it must not fail the kill. */
+			if (kr_has_live_containers(&m->rt))
 				kr_fail(m, "containers still running after a successful kill");
 			kr_finish(m);
 			return;
