@@ -452,8 +452,12 @@ kr_kop_stop(struct kr_kop *k)
 	Runtime__V1__StopContainerRequest req = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
 	int64_t g = k->grace;
 
-	if (g < KR_MIN_GRACE_SECONDS)
+	/* recovery: an override of 0 is a kill whose grace period is over (the pod worker
+	 * resumed or retried it after its deadline): no new minimum, kill at once. */
+	if (g < KR_MIN_GRACE_SECONDS && k->override != 0)
 		g = KR_MIN_GRACE_SECONDS;
+	if (g < 0)
+		g = 0;
 	req.container_id = k->id;
 	req.timeout = g;
 	k->stopping = 1;

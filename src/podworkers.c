@@ -318,10 +318,12 @@ pw_start(struct podworkers *p, struct podworker *w)
 		break;
 	case PW_TERMINATING:
 		t->t_kind = "terminating";
-		/* What is left of the grace period, at least 1 s (a resumed or retried kill). */
+		/* What is left of the grace period (a resumed or retried kill); 0 once the
+		 * deadline has passed: the runtime kills at once (recovery: a grace period
+		 * never restarts, not even from the 2 s minimum). */
 		left = (w->w_grace_deadline_ms - now + 999) / 1000;
-		if (left < 1)
-			left = 1;
+		if (left < 0)
+			left = 0;
 		p->p_syncer.sync_terminating(p->p_syncer.arg, t, w->w_pod, left);
 		break;
 	case PW_TERMINATED:

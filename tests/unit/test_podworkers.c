@@ -511,13 +511,13 @@ test_restore_terminating_keeps_deadline(void **state)
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_true(last()->grace >= 4 && last()->grace <= 5);
-	/* A restore after the deadline still gives the minimum of 1 s. */
+	/* A restore after the deadline: the grace is over, 0 (kill at once; recovery). */
 	pod_free(p);
 	p = mkpod("u2", "b", "1", "file");
 	podworkers_restore(P, p, PW_TERMINATING, now_mono_ms() - 10000);
 	spin();
 	assert_string_equal(last()->kind, "terminating");
-	assert_int_equal(last()->grace, 1);
+	assert_int_equal(last()->grace, 0);
 	pod_free(p);
 	p = mkpod("u3", "c", "1", "file");
 	podworkers_restore(P, p, PW_SYNC, 0);
