@@ -53,6 +53,7 @@ struct kletd {
 	int                 k_lock_fd;
 	int                 k_stopping;
 	int64_t             k_started_ms;
+	int                 k_recovered; /* recovery: first relist with all sources seen */
 };
 
 /* Creates dir and its parents with mode; 0 or -1 (errno set). */
@@ -155,6 +156,16 @@ kletd_relist_done(int rc, void *arg)
 
 	if (rc != 0)
 		return;
+	/* recovery: the first relist with every source's initial set seen ends the recovery:
+	 * housekeeping kills at once the restored workers of pods removed while the daemon
+	 * was down (their grace runs from the original removal, not 2 s later). */
+	if (!k->k_recovered && podconfig_sources_ready(k->k_config)) {
+		k->k_recovered = 1;
+		if (k->k_hk != NULL)
+			housekeeping_run(k->k_hk);
+		log_info("recovered in %lldms: first relist done, %zu pod workers",
+		    (long long)(now - k->k_started_ms), podworkers_count(k->k_workers));
+	}
 	kletd_prober_sync(k); /* prober: workers follow the fresh runtime view */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
