@@ -594,11 +594,12 @@ pl_commit(struct pleg *p)
 	}
 	for (i = 0; i < old->n; i++) {
 		const char *uid = old->objs[i].o_uid;
-		int still = 0;
+		struct pl_obj key, *kp = &key;
 
-		for (j = 0; j < nw->n && !still; j++)
-			still = strcmp(nw->objs[j].o_uid, uid) == 0;
-		if (!still)
+		/* byuid is sorted by UID: a lookup, not a scan of every new object. */
+		memset(&key, 0, sizeof(key));
+		key.o_uid = (char *)(uintptr_t)uid;
+		if (nw->n == 0 || bsearch(&kp, byuid, nw->n, sizeof(*byuid), pl_cmp_uid) == NULL)
 			podcache_delete(p->p_cache, uid, p->p_start_ms);
 	}
 	free(byuid);
