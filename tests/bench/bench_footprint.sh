@@ -3,7 +3,8 @@
 # "0 110": the baseline and the project's target), on the Python fake CRI (tests/fakecri).
 # On demand only (not in `make check`); prints figures, asserts nothing. Build WITHOUT
 # sanitizers for meaningful numbers, e.g.:
-#   CFLAGS="-O2 -g" KLET_CONFIGURE_FLAGS= sh contrib/dev-build.sh footprint kletd
+#   CFLAGS="-O2 -g" KLET_CONFIGURE_FLAGS=--disable-werror sh contrib/dev-build.sh footprint kletd
+#   (if that build dir was configured with sanitizers before: make -C it clean first)
 #   top_srcdir=$PWD top_builddir=/tmp/klet-build-footprint sh tests/bench/bench_footprint.sh
 # For each N: writes N manifests (image klet.local/busybox:1.35, `sleep 100000`; every
 # BENCH_CTRS-th pod has two containers, the rest one), starts the fake and kletd, waits until
@@ -43,6 +44,12 @@ ctrs2=${BENCH_CTRS:-2}
 rt=${BENCH_RUNTIME:-fake}
 [ $# -eq 0 ] && set -- 0 110
 [ -x "$KLETD" ] || { echo "no kletd at $KLETD (set top_builddir)" >&2; exit 2; }
+# An ASan kletd measures ASan (shadow memory, quarantine): say so loudly. dev-build.sh
+# re-runs configure with its default (--enable-sanitizers) whenever configure changes.
+if nm "$KLETD" 2>/dev/null | grep -q __asan_init; then
+	echo "# WARNING: $KLETD is built with sanitizers: figures are meaningless" >&2
+	[ -n "$tool" ] && { echo "valgrind cannot run an ASan binary" >&2; exit 2; }
+fi
 $PY -c 'import grpc' 2>/dev/null || skip_all "python3-grpcio not installed"
 hz=$(getconf CLK_TCK)
 
