@@ -120,6 +120,7 @@ struct kr_sync {
 	struct kr_kop                **kops;
 	size_t                         nkops;
 	struct event                  *kick;
+	struct podcache_wait          *cwait;     /* recovery: waiting for the first relist */
 	int                            dead;
 	int                            terminal;
 	void                         (*orphan_done)(int, void *);
@@ -500,6 +501,7 @@ kr_sync_free(struct kr_sync *m)
 		return;
 	/* Calls first: nothing may call back into what is freed below. */
 	cri_cancel_owner(m->kr->cri, m);
+	podcache_wait_cancel(m->cwait); /* recovery */
 	if (m->kick != NULL)
 		event_free(m->kick);
 	kr_start_free(m->st);
@@ -530,6 +532,8 @@ kr_retire(struct kr_sync *m)
 
 	m->dead = 1;
 	cri_cancel_owner(m->kr->cri, m);
+	podcache_wait_cancel(m->cwait); /* recovery */
+	m->cwait = NULL;
 	if (m->kick != NULL)
 		event_del(m->kick);
 	if (m->kp != NULL && m->kp->m == m) {
@@ -1068,6 +1072,17 @@ kr_has_live_containers(const struct rt_pod_status *rt)
 	return 0;
 }
 
+/* recovery: the first relist filled the cache; KS_READ reads it now. */
+static void
+kr_first_relist(void *arg)
+{
+	struct kr_sync *m = arg;
+
+	m->cwait = NULL;
+	if (!m->dead)
+		kr_next(m);
+}
+
 /* The machine: runs steps until one waits for a callback. */
 static void
 kr_next(struct kr_sync *m)
@@ -1080,6 +1095,14 @@ kr_next(struct kr_sync *m)
 			const struct rt_pod_status *st = NULL;
 			int64_t min = m->kp != NULL && m->kp->min_ts > 0 ? m->kp->min_ts : 1;
 
+			/* recovery: before the first relist (a restart), wait for it instead of
+			 * reading the runtime pod by pod: resuming N pods costs list calls only. */
+			if (m->kind != KR_TERMINATING && m->kr->cache != NULL && m->pod != NULL &&
+			    podcache_time(m->kr->cache) == 0) {
+				m->cwait = podcache_wait_newer(m->kr->cache, m->pod->uid, 1,
+				    kr_first_relist, m);
+				return;
+			}
 			/* A status older than our own last action would mislead: read the
 			 * runtime ourselves unless the cache is fresh enough. */
 			if (m->kind != KR_TERMINATING && m->kr->cache != NULL && m->pod != NULL &&
