@@ -19,6 +19,8 @@ struct api;
 struct api_join;
 struct api_events;
 
+struct probe_set;
+
 struct api_join_deps {
 	struct event_base        *base;
 	const struct klet_config *cfg;      /* kubeconfig, node name, labels, max pods, root */
@@ -28,6 +30,10 @@ struct api_join_deps {
 	struct podworkers        *workers;  /* which pods are terminal */
 	struct events            *events;   /* may be NULL: events are posted to the API */
 	struct kuberuntime       *kr;       /* may be NULL: start errors (waiting reasons) */
+	/* May be NULL: fills the probe results (ready / started) of a pod by its runtime UID,
+	 * returning 0, or -1 when it has none. The set is borrowed for the call. */
+	int (*probes)(const char *uid, struct probe_set *out, void *arg);
+	void                     *probes_arg;
 };
 
 /* Loads cfg->kubeconfig and starts everything (connecting in the background). Returns NULL

@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "api.h"
+#include "actions.h"
 #include "api_join.h"
 #include "config.h"
 #include "events.h"
@@ -159,12 +160,18 @@ update_status(struct api_join *j, const struct pod *view, const char *runtime_ui
 {
 	struct errs x = { NULL, 0 };
 	struct start_errors se;
+	struct probe_set ps;
+	const struct probe_set *probes = NULL;
 
+	memset(&ps, 0, sizeof(ps));
+	if (j->j_deps.probes != NULL &&
+	    j->j_deps.probes(runtime_uid, &ps, j->j_deps.probes_arg) == 0)
+		probes = &ps;
 	if (j->j_deps.kr != NULL)
 		kuberuntime_foreach_start_error(j->j_deps.kr, runtime_uid, errs_add, &x);
 	se.v = x.v;
 	se.n = x.n;
-	status_update(j->j_status, view, rt, NULL, x.n > 0 ? &se : NULL, terminal);
+	status_update(j->j_status, view, rt, probes, x.n > 0 ? &se : NULL, terminal);
 	errs_clear(&x);
 }
 

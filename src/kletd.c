@@ -493,7 +493,7 @@ kletd_wire(struct kletd *k)
 	 * Lease and the pod statuses go to it. */
 	if (k->k_cfg.kubeconfig != NULL && *k->k_cfg.kubeconfig != '\0') {
 		struct api_join_deps jd = { base, &k->k_cfg, k->k_store, k->k_config, k->k_cache,
-		                            k->k_workers, k->k_events, k->k_kr };
+		                            k->k_workers, k->k_events, k->k_kr, kletd_probes, k };
 		char jerr[600];
 
 		podconfig_add_source(k->k_config, "api");

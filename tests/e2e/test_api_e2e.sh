@@ -96,6 +96,7 @@ cat >"$T/web.json" <<J
   "containers":[{"name":"app","image":"klet.local/busybox:1.35",
    "command":["sh","-c","trap 'exit 0' TERM; while true; do sleep 1; done"],
    "volumeMounts":[{"name":"h","mountPath":"/h"}],
+   "readinessProbe":{"exec":{"command":["test","-f","/h/ready"]},"periodSeconds":1},
    "lifecycle":{"preStop":{"exec":{"command":["sh","-c","echo stopping > /h/prestop"]}}}}]}}
 J
 t0=$(date +%s%N)
@@ -105,8 +106,19 @@ pod_running_ready() {
 	[ "$(pod_field 'd["status"].get("phase")')" = Running ] &&
 	    [ "$(pod_field '[c["status"] for c in d["status"].get("conditions",[]) if c["type"]=="Ready"][0]')" = True ]
 }
+# The readiness probe fails until /h/ready exists: Running but not Ready in the API first.
+pod_running_unready() {
+	[ "$(pod_field 'd["status"].get("phase")')" = Running ] &&
+	    [ "$(pod_field '[c["status"] for c in d["status"].get("conditions",[]) if c["type"]=="Ready"][0]')" = False ] &&
+	    [ "$(pod_field 'd["status"]["containerStatuses"][0]["ready"]')" = False ]
+}
+wait_for 600 pod_running_unready
+check "readiness probe failing: Running, Ready False in the API" pod_running_unready
+touch "$T/host/ready"
 wait_for 600 pod_running_ready
 t1=$(date +%s%N)
+check "readiness probe passing: container ready true in the API" \
+    [ "$(pod_field 'd["status"]["containerStatuses"][0]["ready"]')" = True ]
 check "pod created through the API is Running and Ready ($(( (t1 - t0) / 1000000 )) ms)" pod_running_ready
 check "containerStatuses reported" has /pods/default/web/get '"running":{"startedAt"' 
 
