@@ -54,6 +54,11 @@ void api_join_pleg(struct api_join *, int healthy, const char *why);
 /* A pod left every source (REMOVE): its status entry is forgotten. */
 void api_join_pod_removed(struct api_join *, const char *uid);
 
+/* For podctl status: API connection state, watch state and position, age of the last watch
+ * event (-1: none yet). Strings borrowed until the next loop turn. NULL j: not configured. */
+struct ctl_api_info;
+void api_join_ctl_info(struct ctl_api_info *out, void *j);
+
 /* The API event poster: every record of the recorder (new or aggregated) becomes a v1 Event
  * (POST once, then PATCH of count / lastTimestamp / message), coalesced per event and sent
  * at most every min_interval_ms per event (0: 10 s), with a global budget of qps events per

@@ -55,6 +55,7 @@ struct watch_stats {
 	uint64_t decode_errors;
 	uint64_t failures;       /* failed requests */
 	char     rv[64];         /* current position ("" before the first list) */
+	int64_t  last_event_ms;  /* monotonic time of the last watch event or bookmark; 0 none */
 };
 
 /* Starts at once (list, or watch when resuming). opts strings are copied. Never NULL. */

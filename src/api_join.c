@@ -11,6 +11,7 @@
 #include "actions.h"
 #include "api_join.h"
 #include "config.h"
+#include "ctl.h"
 #include "events.h"
 #include "json.h"
 #include "kubeconfig.h"
@@ -707,4 +708,25 @@ api_events_stats(const struct api_events *a, uint64_t *posts, uint64_t *patches,
 	*posts = a->a_posts;
 	*patches = a->a_patches;
 	*dropped = a->a_dropped;
+}
+
+void
+api_join_ctl_info(struct ctl_api_info *out, void *arg)
+{
+	struct api_join *j = arg;
+	static struct watch_stats st; /* the strings handed out must outlive this call */
+
+	memset(out, 0, sizeof(*out));
+	out->last_event_age_ms = -1;
+	if (j == NULL)
+		return;
+	out->configured = 1;
+	out->connected = api_connected(j->j_api);
+	if (j->j_watch == NULL)
+		return;
+	watch_get_stats(j->j_watch, &st);
+	out->watch_state = watch_state_name(st.state);
+	out->resource_version = st.rv[0] != '\0' ? st.rv : NULL;
+	if (st.last_event_ms != 0)
+		out->last_event_age_ms = now_mono_ms() - st.last_event_ms;
 }

@@ -683,7 +683,9 @@ main(int argc, char **argv)
 		                       .loop = k.k_loop, .cri = k.k_cri, .cache = k.k_cache,
 		                       .workers = k.k_workers, .kr = k.k_kr, .events = k.k_events,
 		                       .store = k.k_store, .pleg = k.k_pleg,
-		                       .started_ms = k.k_started_ms, .prober = k.k_prober };
+		                       .started_ms = k.k_started_ms, .prober = k.k_prober,
+		                       .api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
+		                       .api_arg = k.k_join };
 
 		k.k_ctl = ctl_new(&cd, err, sizeof(err));
 		if (k.k_ctl == NULL) {

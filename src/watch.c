@@ -336,6 +336,7 @@ watch_line(const char *line, size_t len, void *arg)
 	int64_t code;
 
 	w->w_backoff_ms = 800;  /* the stream works */
+	w->w_stats.last_event_ms = now_mono_ms();
 	doc = json_parse(line, len, &(struct json_limits){ API_MAX_OBJECT + 4096, 0, 0 }, err,
 	    sizeof(err));
 	if (doc == NULL) {

@@ -157,6 +157,13 @@ more_watches() { [ "$(watch_count)" -gt "$1" ]; }
 wait_for 100 more_watches "$w0"
 check "watch reset: re-watched without a relist" sh -c "[ $(watch_count) -gt $w0 ] && [ $(list_count) -eq $l0 ]"
 
+# podctl status shows the API side: connected, watching, the stored position, a recent event.
+PODCTL=${top_builddir:-.}/podctl
+api_line() { "$PODCTL" --socket "$T/root/podctl.sock" status | grep '^API Server:'; }
+check "podctl status: API connected and watching" sh -c "'$PODCTL' --socket '$T/root/podctl.sock' status | grep '^API Server:' | grep -q 'connected, watch watching'"
+check "podctl status: watch resourceVersion shown" sh -c "'$PODCTL' --socket '$T/root/podctl.sock' status -o json 2>/dev/null | grep -q '\"resourceVersion\":\"[0-9]' || '$PODCTL' --socket '$T/root/podctl.sock' status | grep '^API Server:' | grep -q 'resourceVersion [0-9]'"
+echo "# $(api_line)"
+
 # GOAWAY: a new connection, the watch continues.
 c0=$(as_ctl /stats | as_json 'd["connections"]')
 as_ctl /goaway >/dev/null
