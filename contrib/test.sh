@@ -5,6 +5,7 @@
 # Run as root from the top of the tree. Environment:
 #   KLET_SKIP_DISTCHECK=1  skip the distcheck step     KLET_FUZZ_SECONDS=N  per fuzz target (20)
 set -u
+t_start=$(date +%s)
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 build=${KLET_TEST_BUILD:-$top/build-test}
@@ -12,7 +13,12 @@ vbuild=$top/build-valgrind
 passed=0
 failed=0
 failures=""
-say() { printf '\n=== %s\n' "$*"; }
+say() { printf '\n=== %s (at %ss)\n' "$*" $(( $(date +%s) - t_start )); }
+# The TESTS list of a configured build, filtered by a pattern.
+tests_of() { # tests_of BUILD PATTERN
+	printf 'print-tests:\n\t@echo $(TESTS)\n' | make -s -C "$1" -f Makefile -f - print-tests |
+	    tr ' ' '\n' | grep -E "$2" | tr '\n' ' '
+}
 step() { # step NAME CMD...: one counted step outside automake's harness
 	name=$1; shift
 	if "$@"; then passed=$((passed + 1)); echo "PASS: $name"
@@ -49,10 +55,13 @@ done
 
 say "leak check: unit tests under valgrind (no sanitizers)"
 mkdir -p "$vbuild"
-(cd "$vbuild" && [ -f Makefile ] || "$top/configure" -q CFLAGS="-O1 -g") && make -C "$vbuild" -j2 -s
-for t in "$vbuild"/tests/unit/test_*; do
-	case $t in *.c|*.o|*.log|*.trs) continue ;; esac
-	[ -x "$t" ] || continue
+(cd "$vbuild" && [ -f Makefile ] || "$top/configure" -q CFLAGS="-O1 -g") &&
+    make -C "$vbuild" -j2 -s check TESTS= >/dev/null || { failed=$((failed + 1)); failures="$failures valgrind-build"; }
+vunits=$(tests_of "$vbuild" '^tests/unit/test_[a-z0-9_]+$')
+[ -n "$vunits" ] || { failed=$((failed + 1)); failures="$failures valgrind(no-unit-tests)"; }
+for t in $vunits; do
+	t=$vbuild/$t
+	[ -x "$t" ] || { failed=$((failed + 1)); failures="$failures $t(missing)"; continue; }
 	step "valgrind $(basename "$t")" sh -c "cd '$vbuild' && top_srcdir='$top' top_builddir='$vbuild' \
 	    valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
 	    --error-exitcode=9 '$t' >'$t.valgrind.log' 2>&1 || { tail -30 '$t.valgrind.log'; exit 1; }"
@@ -65,10 +74,23 @@ fi
 
 if [ "${KLET_SKIP_DISTCHECK:-0}" != 1 ]; then
 	say "make distcheck (unit tests only)"
-	step "distcheck" sh -c "cd '$build' && KLET_REQUIRE_PEERS=0 KLET_UNIT_ONLY=1 make -s distcheck >'$build/distcheck.out' 2>&1 || { tail -40 '$build/distcheck.out'; exit 1; }"
+	# The tarball must build everything and pass the unit tests; the peer tests ran above.
+	units=$(tests_of "$build" '^tests/unit/')
+	step "distcheck" sh -c "cd '$build' && KLET_REQUIRE_PEERS=0 KLET_UNIT_ONLY=1 make -s distcheck TESTS='$units' >'$build/distcheck.out' 2>&1 || { tail -40 '$build/distcheck.out'; exit 1; }"
 fi
 
+say "no process left behind by the tests"
+left_behind() {
+	for p in $(pgrep -x kletd 2>/dev/null); do
+		case $(readlink "/proc/$p/exe" 2>/dev/null) in "$build"/*|"$vbuild"/*) echo "kletd:$p" ;; esac
+	done
+}
+left=$(left_behind)
+if [ -z "$left" ]; then passed=$((passed + 1)); echo "PASS: no kletd left running"
+else failed=$((failed + 1)); failures="$failures left-running"; echo "FAIL: left running: $left"; fi
+
 say "summary"
+echo "took $(( $(date +%s) - t_start ))s"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
