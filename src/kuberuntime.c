@@ -102,6 +102,7 @@ struct kr_sync {
 	struct rt_pod_status           rt;
 	struct pod_actions             acts;
 	int                            have_acts;
+	int                            acted;     /* recovery: a call that changes the runtime */
 	Runtime__V1__PodSandboxConfig *sbcfg;
 	char                          *sandbox_id;
 	char                          *pod_ip;
@@ -201,6 +202,9 @@ void
 kr_sync_call(struct kr_sync *m, const char *call, const char *target)
 {
 	m->call = call;
+	if (call != NULL && strcmp(call, "ListPodSandbox+ListContainers") != 0 &&
+	    strcmp(call, "PodSandboxStatus") != 0)
+		m->acted = 1;
 	free(m->call_target);
 	m->call_target = xstrdup(target);
 	m->call_started_ms = call != NULL ? now_mono_ms() : 0;
@@ -599,8 +603,12 @@ kr_finish(struct kr_sync *m)
 	m->step = KS_FINISH;
 	kr_sync_call(m, NULL, NULL);
 	if (kp != NULL) {
-		kp->min_ts = now_mono_ms();
-		kp->last_sync_ms = kp->min_ts;
+		/* recovery: only what this transaction changed makes older statuses stale; a
+		 * sync that changed nothing leaves the next one the cache (no per-pod reads
+		 * after a restart). */
+		kp->last_sync_ms = now_mono_ms();
+		if (m->acted || rc != 0)
+			kp->min_ts = kp->last_sync_ms;
 		free(kp->last_error);
 		kp->last_error = xstrdup(err);
 	}
