@@ -436,6 +436,10 @@ void pod_status_clear(struct pod_status *);
 void container_status_clear(struct container_status *);
 void container_state_clear(struct container_state *);
 
+/* Frees a list's members and leaves it empty; the struct itself is the caller's. */
+void strv_clear(struct strv *);
+void kvlist_clear(struct kvlist *);
+
 /* Deep copy. Never NULL. */
 struct pod *pod_dup(const struct pod *);
 

@@ -232,32 +232,6 @@ kvlist_set(struct kvlist *l, const char *k, const char *v)
 }
 
 static void
-kvlist_clear(struct kvlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		free(l->items[i].k);
-		free(l->items[i].v);
-	}
-	free(l->items);
-	l->items = NULL;
-	l->n = 0;
-}
-
-static void
-strv_clear(struct strv *sv)
-{
-	size_t i;
-
-	for (i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
-	sv->v = NULL;
-	sv->n = 0;
-}
-
-static void
 strv_push(struct strv *sv, const char *s)
 {
 	sv->v = xreallocarray(sv->v, sv->n + 1, sizeof(*sv->v));

@@ -9,7 +9,7 @@
 
 /* ---- free ---- */
 
-static void
+void
 strv_clear(struct strv *sv)
 {
 	size_t i;
@@ -21,7 +21,7 @@ strv_clear(struct strv *sv)
 	sv->n = 0;
 }
 
-static void
+void
 kvlist_clear(struct kvlist *l)
 {
 	size_t i;

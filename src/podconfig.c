@@ -77,20 +77,6 @@ kv_set(struct kvlist *l, const char *k, const char *v)
 	kv_add(l, k, v);
 }
 
-static void
-kv_clear(struct kvlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		free(l->items[i].k);
-		free(l->items[i].v);
-	}
-	free(l->items);
-	l->items = NULL;
-	l->n = 0;
-}
-
 static uint64_t
 hash_value(uint64_t h, const char *tag, const struct json *v)
 {
@@ -193,7 +179,7 @@ podconfig_free(struct podconfig *c)
 	for (i = 0; i < c->c_nsources; i++)
 		free(c->c_sources[i].s_name);
 	free(c->c_sources);
-	kv_clear(&c->c_labels);
+	kvlist_clear(&c->c_labels);
 	free(c->c_node);
 	free(c);
 }
