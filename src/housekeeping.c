@@ -99,29 +99,52 @@ housekeeping_stats(const struct housekeeping *h, struct hk_stats *st)
 	*st = h->h_stats;
 }
 
+/* h_known is kept sorted by UID: looked up for every pod cgroup directory of every pass. */
+static size_t
+hk_known_pos(const struct housekeeping *h, const char *uid, int *found)
+{
+	size_t lo = 0, hi = h->h_nknown;
+
+	*found = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(h->h_known[mid].k_uid, uid);
+
+		if (c == 0) {
+			*found = 1;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static struct hk_known *
 hk_known_find(const struct housekeeping *h, const char *uid)
 {
-	size_t i;
+	int found;
+	size_t i = hk_known_pos(h, uid, &found);
 
-	for (i = 0; i < h->h_nknown; i++)
-		if (strcmp(h->h_known[i].k_uid, uid) == 0)
-			return &h->h_known[i];
-	return NULL;
+	return found ? &h->h_known[i] : NULL;
 }
 
 static void
 hk_know(struct housekeeping *h, const char *uid)
 {
-	struct hk_known *k = hk_known_find(h, uid);
+	int found;
+	size_t i = hk_known_pos(h, uid, &found);
 
-	if (k != NULL) {
-		k->k_gone_passes = 0;
+	if (found) {
+		h->h_known[i].k_gone_passes = 0;
 		return;
 	}
 	h->h_known = xreallocarray(h->h_known, h->h_nknown + 1, sizeof(*h->h_known));
-	h->h_known[h->h_nknown].k_uid = xstrdup(uid);
-	h->h_known[h->h_nknown].k_gone_passes = 0;
+	memmove(&h->h_known[i + 1], &h->h_known[i], (h->h_nknown - i) * sizeof(*h->h_known));
+	h->h_known[i].k_uid = xstrdup(uid);
+	h->h_known[i].k_gone_passes = 0;
 	h->h_nknown++;
 }
 
@@ -508,7 +531,9 @@ housekeeping_run(struct housekeeping *h)
 
 		if (hk_pod_gone(h, k->k_uid) && ++k->k_gone_passes > HK_FORGET_AFTER) {
 			free(k->k_uid);
-			h->h_known[i] = h->h_known[--h->h_nknown];
+			h->h_nknown--;
+			memmove(&h->h_known[i], &h->h_known[i + 1],
+			    (h->h_nknown - i) * sizeof(*h->h_known));
 			continue;
 		}
 		i++;
