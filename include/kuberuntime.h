@@ -67,6 +67,10 @@ void kuberuntime_syncer(struct kuberuntime *, struct pw_syncer *out);
  * Wire it to podworkers_kick. */
 void kuberuntime_set_resync(struct kuberuntime *, void (*fn)(const char *uid, void *arg),
          void *arg);
+/* recovery: on (kletd, whose PLEG relists into the cache), a pod sync before the first
+ * relist waits for it instead of reading the runtime pod by pod; off by default (a cache
+ * nobody fills would hold every sync). */
+void kuberuntime_wait_first_relist(struct kuberuntime *, int on);
 
 /* The prober's latest results for a pod (liveness / startup failures make SyncPod kill
  * and restart containers). fn fills out (borrowed, valid until the sync step returns) and

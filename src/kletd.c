@@ -469,6 +469,7 @@ kletd_wire(struct kletd *k)
 	pleg_set_exit_fn(k->k_pleg, kletd_pleg_exit, k);
 	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, NULL);
 	kuberuntime_set_resync(k->k_kr, kletd_resync, k);
+	kuberuntime_wait_first_relist(k->k_kr, 1); /* recovery: list calls only at start */
 	k->k_prober = prober_new(base, k->k_cri, k->k_events); /* prober */
 	prober_set_notify(k->k_prober, kletd_resync, k);       /* prober: a change syncs the pod */
 	kuberuntime_set_probes(k->k_kr, kletd_probes, k);      /* prober */

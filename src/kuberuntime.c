@@ -137,6 +137,7 @@ TAILQ_HEAD(kr_sync_list, kr_sync);
 
 struct kuberuntime {
 	struct kr_ctx             x;
+	int                       wait_relist; /* recovery: syncs wait for the first relist */
 	struct kr_env             env;
 	struct event_base        *base;
 	struct cri               *cri;
@@ -477,6 +478,12 @@ kuberuntime_free(struct kuberuntime *kr)
 	free(kr->cgroup_root);
 	free(kr->host_ip);
 	free(kr);
+}
+
+void
+kuberuntime_wait_first_relist(struct kuberuntime *kr, int on)
+{
+	kr->wait_relist = on;
 }
 
 void
@@ -1105,7 +1112,8 @@ kr_next(struct kr_sync *m)
 
 			/* recovery: before the first relist (a restart), wait for it instead of
 			 * reading the runtime pod by pod: resuming N pods costs list calls only. */
-			if (m->kind != KR_TERMINATING && m->kr->cache != NULL && m->pod != NULL &&
+			if (m->kind != KR_TERMINATING && m->kr->wait_relist &&
+			    m->kr->cache != NULL && m->pod != NULL &&
 			    podcache_time(m->kr->cache) == 0) {
 				m->cwait = podcache_wait_newer(m->kr->cache, m->pod->uid, 1,
 				    kr_first_relist, m);

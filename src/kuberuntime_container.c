@@ -452,9 +452,11 @@ kr_kop_stop(struct kr_kop *k)
 	Runtime__V1__StopContainerRequest req = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
 	int64_t g = k->grace;
 
-	/* recovery: an override of 0 is a kill whose grace period is over (the pod worker
-	 * resumed or retried it after its deadline): no new minimum, kill at once. */
-	if (g < KR_MIN_GRACE_SECONDS && k->override != 0)
+	/* recovery: an override below the pod's own grace is what is left of a grace period
+	 * already running (the pod worker resumed or retried the kill; 0 once its deadline
+	 * passed): honoured exactly, a minimum would extend it past its deadline. */
+	if (g < KR_MIN_GRACE_SECONDS && (k->override < 0 || k->pod == NULL ||
+	    k->override >= kr_base_grace(k->pod)))
 		g = KR_MIN_GRACE_SECONDS;
 	if (g < 0)
 		g = 0;
