@@ -18,12 +18,60 @@
 #include "kubeconfig.h"
 #include "log.h"
 #include "podconfig.h"
-#include "tapc.h"
 #include "util.h"
 #include "watch.h"
 
 static struct event_base *base;
 static const char *ctl_port;
+static int npass, nfail;
+
+static void
+check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		npass++;
+	else
+		nfail++;
+}
+
+static void
+tick(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	(void)arg;
+}
+
+/* Runs the loop until cond(arg) holds or ms pass. Returns cond's last value. */
+static int
+run_until(int (*cond)(void *), void *arg, int64_t ms)
+{
+	struct event *t = event_new(base, -1, EV_PERSIST, tick, NULL);
+	struct timeval tv = { 0, 20000 };
+	int64_t end = now_mono_ms() + ms;
+	int r;
+
+	event_add(t, &tv);
+	while (!(r = cond(arg)) && now_mono_ms() < end)
+		event_base_loop(base, EVLOOP_ONCE);
+	event_free(t);
+	return r;
+}
+
+static int
+never(void *arg)
+{
+	(void)arg;
+	return 0;
+}
 
 /* A control command; returns its output (caller frees). */
 static char *
@@ -106,7 +154,7 @@ call(struct api *a, struct result *res, const char *method, const char *path,
 	free(res->body);
 	memset(res, 0, sizeof(*res));
 	api_request(a, method, path, ctype, body, body ? strlen(body) : 0, 0, got, res);
-	tap_run_until(base, is_done, res, 30000);
+	run_until(is_done, res, 30000);
 }
 
 /* ---- the reflector's output ---- */
@@ -191,27 +239,27 @@ test_requests(struct api *a)
 	struct api_stats st;
 
 	call(a, &r, "GET", "/api/v1/namespaces/default/pods", NULL, NULL);
-	tap_check(r.status == 200 && strstr(r.body, "\"PodList\"") != NULL, "GET a list: 200 PodList");
+	check(r.status == 200 && strstr(r.body, "\"PodList\"") != NULL, "GET a list: 200 PodList");
 	call(a, &r, "GET", "/api/v1/namespaces/default/pods/nosuch", NULL, NULL);
-	tap_check(r.status == 404 && strcmp(r.reason, "NotFound") == 0 &&
+	check(r.status == 404 && strcmp(r.reason, "NotFound") == 0 &&
 	    strstr(r.message, "not found") != NULL, "404 with the Status reason and message");
 	call(a, &r, "POST", "/api/v1/namespaces/default/pods", "application/json",
 	    "{\"metadata\":{\"name\":\"direct\"},\"spec\":{\"nodeName\":\"elsewhere\","
 	    "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}");
-	tap_check(r.status == 201, "POST creates (201)");
+	check(r.status == 201, "POST creates (201)");
 	call(a, &r, "PATCH", "/api/v1/namespaces/default/pods/direct/status",
 	    "application/strategic-merge-patch+json", "{\"status\":{\"phase\":\"Running\"}}");
-	tap_check(r.status == 200 && strstr(r.body, "\"phase\":\"Running\"") != NULL,
+	check(r.status == 200 && strstr(r.body, "\"phase\":\"Running\"") != NULL,
 	    "PATCH status (strategic merge)");
 	free(ctl("/fail?n=1&code=429&retry_after=7"));
 	call(a, &r, "GET", "/api/v1/nodes", NULL, NULL);
-	tap_check(r.status == 429 && r.retry_after == 7, "429 with Retry-After 7 (got %d, %lld)",
+	check(r.status == 429 && r.retry_after == 7, "429 with Retry-After 7 (got %d, %lld)",
 	    r.status, (long long)r.retry_after);
 	free(ctl("/fail?n=1&code=503"));
 	call(a, &r, "GET", "/api/v1/nodes", NULL, NULL);
-	tap_check(r.status == 503, "503 reported");
+	check(r.status == 503, "503 reported");
 	api_get_stats(a, &st);
-	tap_check(st.connects == 1, "all of it on one connection (connects=%llu)",
+	check(st.connects == 1, "all of it on one connection (connects=%llu)",
 	    (unsigned long long)st.connects);
 	/* Many requests at once: multiplexed (the stand-in allows 100 streams at a time). */
 	{
@@ -223,20 +271,20 @@ test_requests(struct api *a)
 			api_request(a, "GET", "/api/v1/namespaces/default/pods/direct", NULL, NULL, 0,
 			    0, got, &many[i]);
 		for (i = 0; i < 150; i++) {
-			tap_run_until(base, is_done, &many[i], 30000);
+			run_until(is_done, &many[i], 30000);
 			ok += many[i].status == 200;
 			free(many[i].body);
 		}
 		api_get_stats(a, &st);
-		tap_check(ok == 150 && st.connects == 1, "150 concurrent requests on one connection "
+		check(ok == 150 && st.connects == 1, "150 concurrent requests on one connection "
 		    "(ok=%d connects=%llu)", ok, (unsigned long long)st.connects);
 	}
 	/* A response over the limit fails cleanly. */
 	free(r.body);
 	memset(&r, 0, sizeof(r));
 	api_request(a, "GET", "/api/v1/namespaces/default/pods", NULL, NULL, 0, 16, got, &r);
-	tap_run_until(base, is_done, &r, 30000);
-	tap_check(r.status == 0 && strstr(r.message, "larger than") != NULL,
+	run_until(is_done, &r, 30000);
+	check(r.status == 0 && strstr(r.message, "larger than") != NULL,
 	    "response over max_body fails: %s", r.message);
 	free(r.body);
 }
@@ -264,15 +312,15 @@ test_watch(struct api *a)
 	}
 	w = watch_new(base, a, &wo);
 	w8.w = w;
-	tap_run_until(base, synced, w, 20000);
+	run_until(synced, w, 20000);
 	watch_get_stats(w, &st);
-	tap_check(watch_synced(w) && o.add == 5, "initial list: 5 pods ADDed (add=%d)", o.add);
-	tap_check(st.lists == 3, "paged with limit=2: 3 pages (lists=%llu)",
+	check(watch_synced(w) && o.add == 5, "initial list: 5 pods ADDed (add=%d)", o.add);
+	check(st.lists == 3, "paged with limit=2: 3 pages (lists=%llu)",
 	    (unsigned long long)st.lists);
-	tap_run_until(base, watching, w, 5000);
-	tap_run_until(base, one_open_watch, NULL, 5000);
+	run_until(watching, w, 5000);
+	run_until(one_open_watch, NULL, 5000);
 	s = ctl("/log");
-	tap_check(strstr(s, "\"allowWatchBookmarks\":\"true\"") != NULL &&
+	check(strstr(s, "\"allowWatchBookmarks\":\"true\"") != NULL &&
 	    strstr(s, "\"fieldSelector\":\"spec.nodeName=node1\"") != NULL &&
 	    strstr(s, "\"timeoutSeconds\":\"") != NULL, "watch asks for bookmarks, the node's "
 	    "pods and a timeout");
@@ -280,22 +328,22 @@ test_watch(struct api *a)
 
 	ctl_create_pod("new1");
 	w8.add = 6;
-	tap_check(tap_run_until(base, ops_reached, &w8, 10000), "ADDED event -> ADD (add=%d)", o.add);
+	check(run_until(ops_reached, &w8, 10000), "ADDED event -> ADD (add=%d)", o.add);
 	ctl_quiet("/pods/default/%s?method=DELETE", "new1");
 	w8.del = 1;
-	tap_check(tap_run_until(base, ops_reached, &w8, 10000), "graceful delete -> DELETE (del=%d)", o.del);
+	check(run_until(ops_reached, &w8, 10000), "graceful delete -> DELETE (del=%d)", o.del);
 	ctl_quiet("/pods/default/%s?method=DELETE&grace=0", "new1");
 	w8.remove = 1;
-	tap_check(tap_run_until(base, ops_reached, &w8, 10000), "DELETED event -> REMOVE (remove=%d)",
+	check(run_until(ops_reached, &w8, 10000), "DELETED event -> REMOVE (remove=%d)",
 	    o.remove);
 
 	/* Bookmarks advance the position. */
 	watch_get_stats(w, &st);
 	w8.bookmarks = st.bookmarks + 2;
-	tap_check(tap_run_until(base, ops_reached, &w8, 10000), "bookmarks received");
+	check(run_until(ops_reached, &w8, 10000), "bookmarks received");
 	watch_get_stats(w, &st);
 	s = ctl("/stats");
-	tap_check(strstr(s, "\"rv\":") != NULL && atoi(strstr(s, "\"rv\":") + 5) == atoi(st.rv),
+	check(strstr(s, "\"rv\":") != NULL && atoi(strstr(s, "\"rv\":") + 5) == atoi(st.rv),
 	    "bookmark moved the position to the server's (%s)", st.rv);
 	free(s);
 
@@ -304,16 +352,16 @@ test_watch(struct api *a)
 	api_get_stats(a, &as);
 	free(ctl("/reset-watches"));
 	w8.watches = st.watches + 1;
-	tap_run_until(base, ops_reached, &w8, 10000);
-	tap_run_until(base, one_open_watch, NULL, 5000);
+	run_until(ops_reached, &w8, 10000);
+	run_until(one_open_watch, NULL, 5000);
 	watch_get_stats(w, &st2);
-	tap_check(st2.watches == st.watches + 1 && st2.lists == st.lists && o.add == 6,
+	check(st2.watches == st.watches + 1 && st2.lists == st.lists && o.add == 6,
 	    "reset watch stream: re-watched without a list or replay");
 
 	/* Compaction while the stream is down: 410 -> relist and diff. */
 	ctl_create_pod("c1");
 	w8.add = 7;
-	tap_run_until(base, ops_reached, &w8, 10000);
+	run_until(ops_reached, &w8, 10000);
 	free(ctl("/refuse?seconds=1&drop=1"));
 	ctl_quiet("/pods/default/%s?method=DELETE&grace=0", "pre1");  /* gone while away */
 	ctl_create_pod("c2");                                        /* new while away */
@@ -321,30 +369,30 @@ test_watch(struct api *a)
 	w8.expired = 1;
 	w8.add = 8;
 	w8.remove = 2;
-	tap_check(tap_run_until(base, ops_reached, &w8, 30000), "after an outage and compaction: 410, relist, "
+	check(run_until(ops_reached, &w8, 30000), "after an outage and compaction: 410, relist, "
 	    "diff (add=%d remove=%d)", o.add, o.remove);
 	watch_get_stats(w, &st);
-	tap_check(st.relists >= 1 && st.expired >= 1, "relisted after 410 (relists=%llu)",
+	check(st.relists >= 1 && st.expired >= 1, "relisted after 410 (relists=%llu)",
 	    (unsigned long long)st.relists);
 	api_get_stats(a, &as2);
-	tap_check(as2.connects > as.connects && as2.reconnect_waits > as.reconnect_waits,
+	check(as2.connects > as.connects && as2.reconnect_waits > as.reconnect_waits,
 	    "reconnected after the outage with a backoff");
 
 	/* GOAWAY: the old connection drains, the watch continues on a new one. */
-	tap_run_until(base, watching, w, 5000);
-	tap_run_until(base, one_open_watch, NULL, 10000);
+	run_until(watching, w, 5000);
+	run_until(one_open_watch, NULL, 10000);
 	api_get_stats(a, &as);
 	watch_get_stats(w, &st);
 	free(ctl("/goaway"));
 	w8.watches = st.watches + 1;
-	tap_run_until(base, ops_reached, &w8, 10000);
-	tap_run_until(base, one_open_watch, NULL, 10000);
+	run_until(ops_reached, &w8, 10000);
+	run_until(one_open_watch, NULL, 10000);
 	ctl_create_pod("g1");
 	w8.add = o.add + 1;
-	tap_check(tap_run_until(base, ops_reached, &w8, 10000), "after GOAWAY: events still arrive");
+	check(run_until(ops_reached, &w8, 10000), "after GOAWAY: events still arrive");
 	api_get_stats(a, &as2);
 	watch_get_stats(w, &st2);
-	tap_check(as2.connects == as.connects + 1 && st2.lists == st.lists,
+	check(as2.connects == as.connects + 1 && st2.lists == st.lists,
 	    "GOAWAY: one new connection, no relist");
 
 	/* 5xx burst on the watch: retried. */
@@ -352,18 +400,18 @@ test_watch(struct api *a)
 	free(ctl("/reset-watches"));
 	ctl_create_pod("f1");
 	w8.add = o.add + 1;
-	tap_check(tap_run_until(base, ops_reached, &w8, 20000), "500 burst on the watch: recovered");
+	check(run_until(ops_reached, &w8, 20000), "500 burst on the watch: recovered");
 
 	/* A stalled server: PING timeout declares the connection dead. */
 	api_get_stats(a, &as);
 	free(ctl("/stall?seconds=4"));
 	ctl_create_pod("s1");
 	w8.add = o.add + 1;
-	tap_check(tap_run_until(base, ops_reached, &w8, 20000), "stalled connection: PING timeout, reconnect, "
+	check(run_until(ops_reached, &w8, 20000), "stalled connection: PING timeout, reconnect, "
 	    "event delivered");
 	api_get_stats(a, &as2);
-	tap_check(as2.connects > as.connects, "a new connection after the stall");
-	tap_check(o.reject == 0, "nothing rejected");
+	check(as2.connects > as.connects, "a new connection after the stall");
+	check(o.reject == 0, "nothing rejected");
 
 	watch_free(w);
 	podconfig_free(pc);
@@ -394,7 +442,7 @@ main(void)
 		return 1;
 	}
 	a = api_new(base, kc, &ao, err, sizeof(err));
-	tap_check(a != NULL, "api_new: %s", a ? "ok" : err);
+	check(a != NULL, "api_new: %s", a ? "ok" : err);
 	if (a == NULL)
 		return 1;
 	if (mode != NULL && (strcmp(mode, "no-h2") == 0 || strcmp(mode, "wrong-ca") == 0)) {
@@ -404,16 +452,17 @@ main(void)
 		api_free(a);
 		a = api_new(base, kc, &ao, err, sizeof(err));
 		call(a, &r, "GET", "/api/v1/nodes", NULL, NULL);
-		tap_check(r.status == 0, "%s: the request fails: %s", mode, r.message);
+		check(r.status == 0, "%s: the request fails: %s", mode, r.message);
 		free(r.body);
 	} else {
 		test_requests(a);
 		test_watch(a);
 	}
-	tap_run_until(base, tap_never, NULL, 50);
+	run_until(never, NULL, 50);
 	api_free(a);
 	kubeconfig_free(kc);
-	tap_run_until(base, tap_never, NULL, 50);
+	run_until(never, NULL, 50);
 	event_base_free(base);
-	return tap_finish();
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail ? 1 : 0;
 }
