@@ -11,7 +11,8 @@
  * back off 0.8 s doubling to 30 s with jitter.
  *
  * With a stored position (resume), the stored "api" pods are loaded into podconfig and the
- * watch starts from that position without a LIST; if the server says 410, it relists.
+ * watch starts from that position without a LIST; if the server says 410, it relists. Pods
+ * the server removed before the restart (WATCH_META_REMOVED) are not restored.
  */
 #ifndef KLET_WATCH_H
 #define KLET_WATCH_H
@@ -25,6 +26,9 @@ struct store;
 struct watch;
 
 #define WATCH_META_RV "pods.resourceVersion"
+/* Stored api pods the server removed (DELETED, or missing from a LIST) whose spec stays until
+ * their worker is forgotten: space-separated UIDs; a resume does not restore them. */
+#define WATCH_META_REMOVED "pods.removed"
 /* Mirror pods (of static pods) carry this annotation; they are never given to podconfig. */
 #define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
 

@@ -213,11 +213,152 @@ watch_relist_now(struct watch *w, const char *why)
 	watch_list_page(w, NULL);
 }
 
+/* ---- pods the server removed (meta WATCH_META_REMOVED) ----
+ * A pod DELETED from the API (or missing from a LIST) keeps its stored spec until its worker
+ * is forgotten; a restart in between must not restore it as wanted: the resumed watch starts
+ * after its DELETED event and would never say it is gone. The UIDs of such pods, separated by
+ * spaces, are kept with the position (same turn, same transaction), pruned to the pods still
+ * stored. */
+
+struct uids {
+	char  **v;
+	size_t  n;
+};
+
+static int
+uids_has(const struct uids *u, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		if (strcmp(u->v[i], uid) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+uids_add(struct uids *u, const char *uid)
+{
+	if (uids_has(u, uid))
+		return;
+	u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
+	u->v[u->n++] = xstrdup(uid);
+}
+
+static void
+uids_clear(struct uids *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		free(u->v[i]);
+	free(u->v);
+	u->v = NULL;
+	u->n = 0;
+}
+
+/* Splits a space-separated list. */
+static void
+uids_parse(struct uids *u, const char *s)
+{
+	const char *p = s, *e;
+	char *t;
+
+	while (p != NULL && *p != '\0') {
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, ' ');
+		t = e != NULL ? xstrndup(p, (size_t)(e - p)) : xstrdup(p);
+		uids_add(u, t);
+		free(t);
+		p = e;
+	}
+}
+
+static int
+stored_api_uid(const struct store_pod *sp, void *arg)
+{
+	if (sp->source != NULL && strcmp(sp->source, WATCH_SOURCE) == 0 && sp->uid != NULL)
+		uids_add(arg, sp->uid);
+	return 0;
+}
+
+/* Saves removed (those still stored) as WATCH_META_REMOVED. */
+static void
+removed_save(struct watch *w, const struct uids *removed)
+{
+	struct uids stored = { NULL, 0 };
+	char *out = NULL, *t;
+	size_t i;
+
+	if (store_foreach_pod(w->w_store, stored_api_uid, &stored) == -1) {
+		uids_clear(&stored);
+		return;
+	}
+	for (i = 0; i < removed->n; i++) {
+		if (!uids_has(&stored, removed->v[i]))
+			continue;
+		t = out != NULL ? xsprintf("%s %s", out, removed->v[i]) : xstrdup(removed->v[i]);
+		free(out);
+		out = t;
+	}
+	store_set_meta(w->w_store, WATCH_META_REMOVED, out);
+	free(out);
+	uids_clear(&stored);
+}
+
+static void
+removed_load(struct watch *w, struct uids *u)
+{
+	char *s = store_get_meta(w->w_store, WATCH_META_REMOVED);
+
+	uids_parse(u, s);
+	free(s);
+}
+
+/* The server removed uid (a DELETED event). */
+static void
+removed_note(struct watch *w, const char *uid)
+{
+	struct uids u = { NULL, 0 };
+
+	if (w->w_store == NULL)
+		return;
+	removed_load(w, &u);
+	uids_add(&u, uid);
+	removed_save(w, &u);
+	uids_clear(&u);
+}
+
+/* A LIST gave the whole set (listed: its UIDs): every stored api pod not in it is removed. */
+static void
+removed_after_list(struct watch *w, const struct uids *listed)
+{
+	struct uids stored = { NULL, 0 }, u = { NULL, 0 };
+	size_t i;
+
+	if (w->w_store == NULL)
+		return;
+	if (store_foreach_pod(w->w_store, stored_api_uid, &stored) == -1) {
+		uids_clear(&stored);
+		return;
+	}
+	for (i = 0; i < stored.n; i++)
+		if (!uids_has(listed, stored.v[i]))
+			uids_add(&u, stored.v[i]);
+	removed_save(w, &u);
+	uids_clear(&stored);
+	uids_clear(&u);
+}
+
 static void
 list_done(const struct api_response *r, void *arg)
 {
 	struct watch *w = arg;
 	const struct json *root, *items, *md;
+	struct uids listed = { NULL, 0 };
 	struct json_doc *doc;
 	const char *cont, *rv;
 	char err[256], why[600];
@@ -282,7 +423,11 @@ list_done(const struct api_response *r, void *arg)
 	for (i = 0; i < w->w_nitems; i++)
 		log_v(4, "watch: listed pod %s/%s uid=%s", w->w_items[i].pod->ns,
 		    w->w_items[i].pod->name, w->w_items[i].pod->uid);
+	for (i = 0; i < w->w_nitems; i++)
+		uids_add(&listed, w->w_items[i].pod->uid);
 	podconfig_set_source(w->w_pc, WATCH_SOURCE, w->w_items, w->w_nitems);
+	removed_after_list(w, &listed);
+	uids_clear(&listed);
 	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
 	w->w_mirrors = w->w_list_mirrors;
 	w->w_nmirrors = w->w_nlist_mirrors;
@@ -395,6 +540,7 @@ watch_line(const char *line, size_t len, void *arg)
 		    json_str(json_get(md, "name")), rv ? rv : "");
 		mirror_remove(w, uid);
 		podconfig_remove(w->w_pc, WATCH_SOURCE, uid);
+		removed_note(w, uid);
 		watch_set_rv(w, rv);
 	} else {
 		log_warnx("watch: unknown event type %s", type);
@@ -461,6 +607,8 @@ watch_start_stream(struct watch *w)
 struct resume_ctx {
 	struct podconfig_item *items;
 	size_t                 n, cap;
+	struct uids            removed;     /* stored, but the server removed them */
+	size_t                 skipped;
 };
 
 static int
@@ -472,6 +620,10 @@ resume_pod(const struct store_pod *sp, void *arg)
 
 	if (sp->source == NULL || strcmp(sp->source, WATCH_SOURCE) != 0)
 		return 0;
+	if (sp->uid != NULL && uids_has(&rc->removed, sp->uid)) {
+		rc->skipped++;
+		return 0;
+	}
 	p = pod_from_json(sp->doc, sp->doc_len, err, sizeof(err));
 	if (p == NULL || p->uid == NULL) {
 		log_warnx("watch: stored pod %s/%s: cannot decode: %s", sp->ns, sp->name,
@@ -496,17 +648,25 @@ resume_pod(const struct store_pod *sp, void *arg)
 static int
 watch_resume(struct watch *w)
 {
-	struct resume_ctx rc = { NULL, 0, 0 };
+	struct resume_ctx rc;
 	size_t i;
 
+	memset(&rc, 0, sizeof(rc));
+	removed_load(w, &rc.removed);
 	if (store_foreach_pod(w->w_store, resume_pod, &rc) == -1) {
 		for (i = 0; i < rc.n; i++) {
 			pod_free(rc.items[i].pod);
 			free((char *)rc.items[i].doc);
 		}
 		free(rc.items);
+		uids_clear(&rc.removed);
 		return -1;
 	}
+	removed_save(w, &rc.removed);   /* pruned to the pods still stored */
+	if (rc.skipped > 0)
+		log_info("watch: %zu stored api pods already removed from the server: not "
+		    "restored", rc.skipped);
+	uids_clear(&rc.removed);
 	podconfig_set_source(w->w_pc, WATCH_SOURCE, rc.items, rc.n);
 	for (i = 0; i < rc.n; i++)
 		free((char *)rc.items[i].doc);
