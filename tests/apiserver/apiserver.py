@@ -21,6 +21,12 @@ Control port (GET or POST; answers JSON):
                                    the next N matching API requests get status C
   /refuse?seconds=S[&drop=1]       stop listening for S seconds (drop=1: close connections)
   /stall?seconds=S                 stop reading from every open connection for S seconds
+  /down[?mode=refuse|blackhole]    unreachable until /up: every open connection is dropped;
+                                   refuse: the port is closed (connection refused);
+                                   blackhole: connections are accepted and never answered.
+                                   The store (objects, history, watch positions) is kept.
+  /up                              listening again on the same port (blackholed connections
+                                   are closed)
   /objects[?kind=pods]             every stored object
   /pods (POST JSON body)           creates a pod (namespace from metadata, default "default")
   /pods/NS/NAME (DELETE or ?method=DELETE[&grace=N])   deletes a pod like the API would
@@ -921,6 +927,9 @@ class Server:
         self.next_conn = 0
         self.server = None
         self.stats = {"connections": 0, "h2": 0, "http1": 0, "refused_until": 0}
+        self.down = ""          # "", "refuse" or "blackhole" (/down, /up)
+        self.hole = None        # the blackhole listener
+        self.hole_conns = []
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ctx.load_cert_chain(os.path.join(args.certs, "server.crt"),
@@ -952,6 +961,53 @@ class Server:
                 return
             except OSError:
                 await asyncio.sleep(0.2)
+
+
+    async def go_down(self, mode):
+        """Unreachable until go_up: open connections dropped, the port closed (refuse) or
+        accepting connections that are never answered (blackhole)."""
+        if self.down:
+            return
+        self.down = mode
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        for c in list(self.conns.values()):
+            c.abort()
+        if mode != "blackhole":
+            return
+        srv = self
+
+        class Hole(asyncio.Protocol):
+            def connection_made(self, transport):
+                srv.hole_conns.append(transport)
+
+            def data_received(self, data):
+                pass
+        loop = asyncio.get_running_loop()
+        while self.hole is None:
+            try:
+                self.hole = await loop.create_server(Hole, "127.0.0.1", self.port,
+                                                     reuse_address=True)
+            except OSError:
+                await asyncio.sleep(0.05)
+
+    async def go_up(self):
+        if not self.down:
+            return
+        if self.hole is not None:
+            self.hole.close()
+            self.hole = None
+        for t in self.hole_conns:
+            t.abort()
+        self.hole_conns = []
+        while True:
+            try:
+                await self.listen(self.port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        self.down = ""
 
 
 class Conn(asyncio.Protocol):
@@ -1297,6 +1353,15 @@ class Control:
             asyncio.ensure_future(srv.refuse(secs, q.get("drop") in ("1", "true")))
             await asyncio.sleep(0.05)
             return 200, {"refusing": secs}
+        if p == ["down"]:
+            mode = q.get("mode", "refuse")
+            if mode not in ("refuse", "blackhole"):
+                raise ValueError("mode must be refuse or blackhole")
+            await srv.go_down(mode)
+            return 200, {"down": mode}
+        if p == ["up"]:
+            await srv.go_up()
+            return 200, {"down": ""}
         if p == ["stall"]:
             secs = float(q.get("seconds", "1"))
             conns = list(srv.conns.values())
@@ -1318,7 +1383,7 @@ class Control:
                          if not q.get("kind") or plural == q["kind"]]
         if p == ["stats"]:
             s = dict(srv.stats)
-            s.update({"rv": st.rv, "compacted": st.compacted, "open_watches":
+            s.update({"down": srv.down, "rv": st.rv, "compacted": st.compacted, "open_watches":
                       len(api.open_watches), "open_connections": len(srv.conns),
                       "requests": api.seq})
             return 200, s

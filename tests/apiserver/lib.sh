@@ -4,6 +4,7 @@
 #   KLET_REQUIRE_PEERS=1. as_stop stops it. as_ctl PATH [curl args]: the control port.
 #   as_curl ARGS: curl --http2 against the API with the node's client certificate.
 #   as_kubeconfig FILE [NODE]: writes a kubeconfig with the node's certificate.
+#   as_down [refuse|blackhole] / as_up: the API unreachable and back (state kept).
 _as_here=$(cd "$(dirname "${BASH_SOURCE:-$0}")" 2>/dev/null && pwd)
 AS_DIR=${top_srcdir:+$top_srcdir/tests/apiserver}
 AS_DIR=${AS_DIR:-$_as_here}
@@ -80,3 +81,8 @@ EOK
 as_json() {
 	"${AS_PY:-python3}" -c "import json,sys; d=json.load(sys.stdin); print($1)"
 }
+
+# as_down [refuse|blackhole]: the API becomes unreachable (open connections dropped; the port
+#   refuses, or accepts and never answers) until as_up; objects and history are kept.
+as_down() { as_ctl "/down?mode=${1:-refuse}" >/dev/null; }
+as_up() { as_ctl /up >/dev/null; }
