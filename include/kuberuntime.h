@@ -72,6 +72,26 @@ void kuberuntime_set_resync(struct kuberuntime *, void (*fn)(const char *uid, vo
  * nobody fills would hold every sync). */
 void kuberuntime_wait_first_relist(struct kuberuntime *, int on);
 
+/* Recovery: intent records. Before a CRI call that creates something (RunPodSandbox for a
+ * sandbox attempt, CreateContainer for a container's restart count) put() records it and
+ * must make the record durable before returning (kletd: a store write and commit); del()
+ * drops it once the runtime answered (and, for a container, once StartContainer answered).
+ * A container the runtime lists as created but never started, whose intent is still
+ * recorded (the daemon stopped between CreateContainer and StartContainer), is adopted: it
+ * is started, not replaced by a new one with the next restart count. kind is "sandbox" or
+ * "container"; name is the container name, "" for a sandbox. has() returns 1 when that
+ * exact intent is recorded. NULL ops (the default): none kept. The struct is copied. */
+struct kr_intents {
+	void (*put)(void *arg, const char *uid, const char *kind, const char *name,
+	         int64_t attempt);
+	void (*del)(void *arg, const char *uid, const char *kind, const char *name,
+	         int64_t attempt);
+	int  (*has)(void *arg, const char *uid, const char *kind, const char *name,
+	         int64_t attempt);
+	void  *arg;
+};
+void kuberuntime_set_intents(struct kuberuntime *, const struct kr_intents *);
+
 /* The prober's latest results for a pod (liveness / startup failures make SyncPod kill
  * and restart containers). fn fills out (borrowed, valid until the sync step returns) and
  * returns 0, or -1 when it has nothing. Optional. */

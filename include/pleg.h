@@ -71,6 +71,14 @@ struct pleg_stats {
 struct pleg *pleg_new(struct event_base *, struct cri *, struct podcache *, pleg_event_fn fn,
                  void *arg);
 void pleg_set_exit_fn(struct pleg *, pleg_exit_fn, void *arg);
+/* Recovery: with a store (kletd's), the details each status call reads are kept there (a
+ * row per sandbox and container, written only when they change, deleted when the object
+ * leaves the runtime), and the first relist takes them for every object the runtime lists
+ * in the state it had when stored, instead of calling PodSandboxStatus / ContainerStatus.
+ * An exited container found that way counts as reported (its exit was stored in the same
+ * turn). NULL (the default): no store. */
+struct store;
+void pleg_set_store(struct pleg *, struct store *);
 /* Cancels the relist in flight (no callback afterwards) and frees. NULL is a no-op. */
 void pleg_free(struct pleg *);
 /* Starts a relist unless one is in flight (then returns -1). done (may be NULL) is called on

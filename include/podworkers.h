@@ -81,6 +81,17 @@ struct pw_view {
 	int64_t           grace_deadline_ms; /* monotonic; 0 when not terminating */
 	const char       *last_error;
 	int               failures;       /* consecutive failed transactions */
+	int               removed;        /* terminating because its source removed the pod */
+};
+
+/* What a restarted daemon knows of a worker (podworkers_restore). */
+struct pw_restore {
+	enum pw_state     state;
+	int64_t           grace_deadline_ms; /* TERMINATING: monotonic, may be past */
+	int               removed;        /* its source had removed the pod */
+	int               failures;       /* consecutive failed transactions */
+	const char       *last_error;     /* may be NULL; copied */
+	int64_t           next_sync_ms;   /* monotonic retry time of a failing SYNC worker; 0 */
 };
 
 /* Returns a new set of workers on base. Never NULL. The syncer is copied. */
@@ -96,9 +107,11 @@ void podworkers_update(struct podworkers *, const struct pod *, enum pw_update_t
          int64_t grace_override);
 
 /* Resumes a worker from stored state after a restart (before any update for it): the
- * pod is copied; a TERMINATING worker keeps grace_deadline_ms (monotonic, may be past). */
-void podworkers_restore(struct podworkers *, const struct pod *, enum pw_state,
-         int64_t grace_deadline_ms);
+ * pod is copied; a TERMINATING worker keeps its grace deadline; a removed one starts over
+ * when its source adds the same UID again; a failing SYNC worker keeps its backoff.
+ * The syncer's state_changed is also called when only the removed flag or the failure
+ * count changed, so that a store can keep them. */
+void podworkers_restore(struct podworkers *, const struct pod *, const struct pw_restore *);
 
 /* The 1 s sync tick: starts a SYNC transaction for every idle worker that is due. Returns how
  * many were started. */

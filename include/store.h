@@ -55,6 +55,7 @@ struct store_worker {
 	const char *last_error;       /* may be NULL */
 	int         failures;         /* consecutive failed transactions */
 	int64_t     next_retry_wall_ms; /* 0: none */
+	int         removed;          /* terminating because its source removed the pod */
 };
 
 /* The latest generated status of a pod and the version the API server acknowledged. */
@@ -88,6 +89,24 @@ struct store_intent {
 	int64_t     created_wall_ms;
 };
 
+/* The details of one runtime object as a status call last gave them (see the PLEG), with
+ * the object's state then, so that a restart can reuse them while the state is the same. */
+struct store_rtobj {
+	const char *id;            /* sandbox or container id: key */
+	const char *uid;           /* pod UID */
+	int         sandbox;       /* 1: a sandbox */
+	int         state;         /* the PLEG's state of the object when read */
+	int64_t     started_ns;    /* containers: wall times, exit code, reason, message */
+	int64_t     finished_ns;
+	int         exit_code;
+	const char *reason;        /* may be NULL */
+	const char *message;       /* may be NULL */
+	const char *image_ref;     /* may be NULL */
+	const char *ip;            /* sandboxes: primary IP, may be NULL */
+	const char *extra_ips;     /* sandboxes: further IPs separated by spaces, may be NULL */
+	int         network_mode;  /* sandboxes: enum rt_nsmode */
+};
+
 enum store_health_state { STORE_OK = 0, STORE_DEGRADED };
 
 struct store_health_info {
@@ -115,6 +134,11 @@ void store_close(struct store *);
 /* Commits the current turn now (or, when degraded, retries the journal). Returns 0 when
  * nothing is left uncommitted, -1 otherwise (health says why). */
 int  store_flush(struct store *);
+/* Commits what this turn wrote so far, now, without running after_commit callbacks (they
+ * still run at the end of the turn): for a record that must be durable before a side effect
+ * leaves in the same turn. While degraded it does nothing (the retry timer replays).
+ * Returns 0 when nothing is left uncommitted, -1 otherwise. */
+int  store_commit_now(struct store *);
 /* Runs fn(arg) once everything written so far is committed (at the end of this turn, or
  * after a later successful retry). With nothing pending it still runs at the end of the
  * turn, never from inside this call. Callbacks run in the order they were queued. */
@@ -155,6 +179,13 @@ void store_del_intent(struct store *, const char *uid, const char *kind, const c
 int  store_foreach_intent(struct store *, const char *uid,
          int (*cb)(const struct store_intent *, void *), void *arg);
 
+/* ---- runtime objects (what the first relist after a restart reuses) ---- */
+void store_put_rtobj(struct store *, const struct store_rtobj *);
+void store_del_rtobj(struct store *, const char *id);
+/* Every stored runtime object, ordered by id. */
+int  store_foreach_rtobj(struct store *, int (*cb)(const struct store_rtobj *, void *),
+         void *arg);
+
 /* ---- meta (e.g. "pods.resourceVersion") ---- */
 /* value NULL deletes the key. */
 void  store_set_meta(struct store *, const char *key, const char *value);
@@ -167,7 +198,7 @@ void store_put_event(struct store *, const char *uid, const char *reason, const 
          int64_t wall_ms);
 
 /* Deletes every row of a pod that is fully gone (pod, worker, status, exits, intents,
- * events), so the file stays bounded. */
+ * events, runtime objects), so the file stays bounded. */
 void store_forget_pod(struct store *, const char *uid);
 
 /* ---- housekeeping and health ---- */

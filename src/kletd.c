@@ -231,6 +231,62 @@ kletd_pleg_exit(const char *uid, const struct rt_container *c, void *arg)
 	store_put_exit(k->k_store, &x);
 }
 
+/* Intent records (issue 6): durable before the create call leaves, so that a daemon killed
+ * in between adopts what the runtime made instead of making it again. */
+static void
+kletd_intent_put(void *arg, const char *uid, const char *kind, const char *name,
+    int64_t attempt)
+{
+	struct kletd *k = arg;
+	struct store_intent in = { .uid = uid, .kind = kind, .name = name, .attempt = attempt,
+		.created_wall_ms = now_wall_ns() / 1000000 };
+
+	store_put_intent(k->k_store, &in);
+	/* Commit now (no fsync in WAL mode; a crash of the process keeps it). While the store
+	 * is degraded the record stays in the journal: adoption then relies on the labels. */
+	store_commit_now(k->k_store);
+}
+
+static void
+kletd_intent_del(void *arg, const char *uid, const char *kind, const char *name,
+    int64_t attempt)
+{
+	struct kletd *k = arg;
+
+	store_del_intent(k->k_store, uid, kind, name, attempt);
+}
+
+struct kletd_intent_q {
+	const char *kind, *name;
+	int64_t     attempt;
+	int         found;
+};
+
+static int
+kletd_intent_match(const struct store_intent *in, void *arg)
+{
+	struct kletd_intent_q *q = arg;
+
+	if (strcmp(in->kind, q->kind) == 0 && strcmp(in->name, q->name) == 0 &&
+	    in->attempt == q->attempt) {
+		q->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+kletd_intent_has(void *arg, const char *uid, const char *kind, const char *name,
+    int64_t attempt)
+{
+	struct kletd *k = arg;
+	struct kletd_intent_q q = { .kind = kind, .name = name != NULL ? name : "",
+		.attempt = attempt };
+
+	store_foreach_intent(k->k_store, uid, kletd_intent_match, &q);
+	return q.found;
+}
+
 static void
 kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 {
@@ -305,6 +361,10 @@ kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t dead
 	if (podworkers_get(k->k_workers, uid, &v) == 0) {
 		w.last_error = v.last_error;
 		w.failures = v.failures;
+		w.removed = v.removed;
+		if (v.failures > 0 && v.next_sync_ms > 0)
+			w.next_retry_wall_ms = now_wall_ns() / 1000000 +
+			    (v.next_sync_ms - now_mono_ms());
 	}
 	store_put_worker(k->k_store, &w);
 }
@@ -413,19 +473,24 @@ static int
 kletd_restore_worker(const struct store_worker *sw, void *arg)
 {
 	struct kletd_restore *r = arg;
-	enum pw_state state;
-	int64_t deadline = 0;
+	struct pw_restore pr;
+	int64_t now_wall = now_wall_ns() / 1000000, now = now_mono_ms();
 	size_t i;
 
-	if (kletd_state_parse(sw->state, &state) == -1)
+	memset(&pr, 0, sizeof(pr));
+	if (kletd_state_parse(sw->state, &pr.state) == -1)
 		return 0;
 	for (i = 0; i < r->npods; i++) {
 		if (strcmp(r->pods[i]->uid, sw->uid) != 0)
 			continue;
-		if (state == PW_TERMINATING)
-			deadline = now_mono_ms() + (sw->grace_deadline_wall_ms -
-			    now_wall_ns() / 1000000);
-		podworkers_restore(r->k->k_workers, r->pods[i], state, deadline);
+		if (pr.state == PW_TERMINATING)
+			pr.grace_deadline_ms = now + (sw->grace_deadline_wall_ms - now_wall);
+		pr.removed = sw->removed;
+		pr.failures = sw->failures;
+		pr.last_error = sw->last_error;
+		if (sw->next_retry_wall_ms > now_wall)
+			pr.next_sync_ms = now + (sw->next_retry_wall_ms - now_wall);
+		podworkers_restore(r->k->k_workers, r->pods[i], &pr);
 		r->restored++;
 		break;
 	}
@@ -467,9 +532,12 @@ kletd_wire(struct kletd *k)
 	k->k_cache = podcache_new(base);
 	k->k_pleg = pleg_new(base, k->k_cri, k->k_cache, kletd_pleg_event, k);
 	pleg_set_exit_fn(k->k_pleg, kletd_pleg_exit, k);
+	pleg_set_store(k->k_pleg, k->k_store);
 	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, NULL);
 	kuberuntime_set_resync(k->k_kr, kletd_resync, k);
 	kuberuntime_wait_first_relist(k->k_kr, 1); /* recovery: list calls only at start */
+	kuberuntime_set_intents(k->k_kr, &(struct kr_intents){ .put = kletd_intent_put,
+	    .del = kletd_intent_del, .has = kletd_intent_has, .arg = k });
 	k->k_prober = prober_new(base, k->k_cri, k->k_events); /* prober */
 	prober_set_notify(k->k_prober, kletd_resync, k);       /* prober: a change syncs the pod */
 	kuberuntime_set_probes(k->k_kr, kletd_probes, k);      /* prober */

@@ -481,6 +481,39 @@ kuberuntime_free(struct kuberuntime *kr)
 }
 
 void
+kuberuntime_set_intents(struct kuberuntime *kr, const struct kr_intents *ops)
+{
+	if (ops != NULL)
+		kr->x.intents = *ops;
+	else
+		memset(&kr->x.intents, 0, sizeof(kr->x.intents));
+}
+
+void
+kr_intent_put(struct kuberuntime *kr, const char *uid, const char *kind, const char *name,
+    int64_t attempt)
+{
+	if (kr->x.intents.put != NULL)
+		kr->x.intents.put(kr->x.intents.arg, uid, kind, name, attempt);
+}
+
+void
+kr_intent_del(struct kuberuntime *kr, const char *uid, const char *kind, const char *name,
+    int64_t attempt)
+{
+	if (kr->x.intents.del != NULL)
+		kr->x.intents.del(kr->x.intents.arg, uid, kind, name, attempt);
+}
+
+int
+kr_intent_has(struct kuberuntime *kr, const char *uid, const char *kind, const char *name,
+    int64_t attempt)
+{
+	return kr->x.intents.has != NULL &&
+	    kr->x.intents.has(kr->x.intents.arg, uid, kind, name, attempt);
+}
+
+void
 kuberuntime_wait_first_relist(struct kuberuntime *kr, int on)
 {
 	kr->wait_relist = on;
@@ -942,6 +975,7 @@ kr_run_sb_cb(int code, const char *message, const Runtime__V1__RunPodSandboxResp
 	struct kr_sync *m = arg;
 	Runtime__V1__PodSandboxStatusRequest req = RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
 
+	kr_intent_del(m->kr, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
 	if (code != GRPC_OK) {
 		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to create pod sandbox: %s", message);
@@ -1023,6 +1057,7 @@ kr_create_sandbox(struct kr_sync *m)
 	req.config = m->sbcfg;
 	req.runtime_handler = (char *)handler;
 	log_v(2, "pod %s/%s: creating sandbox attempt %u", m->pod->ns, m->pod->name, attempt);
+	kr_intent_put(m->kr, m->pod->uid, "sandbox", "", attempt);
 	kr_sync_call(m, "RunPodSandbox", NULL);
 	cri_run_pod_sandbox(m->kr->cri, &req, m->kr->x.timeout_ms, kr_run_sb_cb, m, m);
 }

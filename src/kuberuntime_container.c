@@ -610,6 +610,8 @@ struct kr_start {
 	enum kr_start_state                   state;
 	char                                 *image_ref;
 	char                                 *container_id;
+	int64_t                               restart_count; /* of the container made */
+	int                                   intent;        /* an intent is recorded */
 	char                                 *fail_reason;
 	char                                 *fail_msg;
 	int64_t                               pull_started_ms;
@@ -766,6 +768,16 @@ kr_start_image_cb(int code, const char *message, const Runtime__V1__ImageStatusR
 
 static void kr_start_poststart(struct kr_start *);
 
+/* The runtime answered for the container the intent was about: drop the record. */
+static void
+kr_start_intent_done(struct kr_start *s)
+{
+	if (!s->intent)
+		return;
+	s->intent = 0;
+	kr_intent_del(s->kr, s->a.pod->uid, "container", s->a.c->c_name, s->restart_count);
+}
+
 static void
 kr_start_start_cb(int code, const char *message, const Runtime__V1__StartContainerResponse *r,
     void *arg)
@@ -775,6 +787,7 @@ kr_start_start_cb(int code, const char *message, const Runtime__V1__StartContain
 	const struct container *c = s->a.c;
 
 	(void)r;
+	kr_start_intent_done(s);
 	if (code != GRPC_OK) {
 		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: %s",
 		    message);
@@ -800,6 +813,7 @@ kr_start_create_cb(int code, const char *message, const Runtime__V1__CreateConta
 	Runtime__V1__StartContainerRequest req = RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
 
 	if (code != GRPC_OK) {
+		kr_start_intent_done(s);
 		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: %s",
 		    message);
 		kr_start_end(s, -1, "CreateContainerError", message);
@@ -862,6 +876,9 @@ kr_start_create(struct kr_start *s)
 	req.pod_sandbox_id = (char *)s->a.sandbox_id;
 	req.config = cfg;
 	req.sandbox_config = (Runtime__V1__PodSandboxConfig *)s->a.sandbox_config;
+	s->restart_count = in.restart_count;
+	s->intent = 1;
+	kr_intent_put(s->kr, s->a.pod->uid, "container", c->c_name, s->restart_count);
 	s->state = ST_CREATE;
 	kr_sync_call(s->m, "CreateContainer", c->c_name);
 	cri_create_container(x->cri, &req, x->timeout_ms, kr_start_create_cb, s, s->m);
@@ -948,6 +965,24 @@ kr_start_container(struct kr_sync *m, const struct kr_start_args *a,
 		return s;
 	}
 	free(msg);
+	if (prev != NULL && prev->state == RT_CREATED && prev->id != NULL &&
+	    prev->hash == container_hash(c) &&
+	    kr_intent_has(kr, a->pod->uid, "container", c->c_name, prev->restart_count)) {
+		/* Created by a daemon that stopped before starting it: start that one. */
+		Runtime__V1__StartContainerRequest sreq = RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
+
+		log_info("pod %s/%s: adopting container %s (restart count %d, id %s) created "
+		    "before a restart", a->pod->ns, a->pod->name, c->c_name, prev->restart_count,
+		    prev->id);
+		s->container_id = xstrdup(prev->id);
+		s->restart_count = prev->restart_count;
+		s->intent = 1;
+		sreq.container_id = s->container_id;
+		s->state = ST_START;
+		kr_sync_call(m, "StartContainer", c->c_name);
+		cri_start_container(x->cri, &sreq, x->timeout_ms, kr_start_start_cb, s, m);
+		return s;
+	}
 	if (c->c_image == NULL || c->c_image[0] == '\0') {
 		kr_start_end(s, -1, "InvalidImageName", "no image given");
 		return s;

@@ -128,7 +128,16 @@ struct kr_ctx {
 	struct backoff     *pull_bo;
 	int64_t             timeout_ms;       /* runtime calls */
 	int64_t             pull_timeout_ms;
+	struct kr_intents   intents;          /* all NULL: none kept */
 };
+
+/* Intent records around a create (no-ops without kuberuntime_set_intents). */
+void kr_intent_put(struct kuberuntime *, const char *uid, const char *kind, const char *name,
+         int64_t attempt);
+void kr_intent_del(struct kuberuntime *, const char *uid, const char *kind, const char *name,
+         int64_t attempt);
+int  kr_intent_has(struct kuberuntime *, const char *uid, const char *kind, const char *name,
+         int64_t attempt);
 
 struct kr_ctx *kr_ctx(struct kuberuntime *);
 

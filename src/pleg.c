@@ -9,6 +9,7 @@
 #include "log.h"
 #include "pleg.h"
 #include "podcache.h"
+#include "store.h"
 #include "util.h"
 
 #define LBL_POD_UID   "io.kubernetes.pod.uid"
@@ -27,6 +28,7 @@ struct pl_obj {
 	enum pleg_cstate     o_pstate;
 	int                  o_have_status;  /* status details fetched for this state */
 	int                  o_exit_reported;
+	int                  o_fetched;      /* by a status call of this relist: to the store */
 	struct rt_container  o_c;            /* o_c.id is the key for both kinds */
 	struct rt_sandbox    o_s;
 };
@@ -58,6 +60,12 @@ struct pleg {
 	void              (*p_done)(int, void *);
 	void               *p_done_arg;
 	struct pleg_stats   p_stats;
+	/* Recovery: the details stored by the previous daemon (sorted by id), loaded for the
+	 * first relist and dropped once it succeeded. */
+	struct store       *p_store;
+	struct pl_set       p_seed;
+	int                 p_seed_loaded;
+	size_t              p_seeded;        /* objects the first relist took from the store */
 };
 
 /* One status call in flight: which object it fills. The object array may grow only
@@ -353,6 +361,7 @@ pl_container_status_cb(int code, const char *msg, const Runtime__V1__ContainerSt
 		o->o_c.state = (enum rt_cstate)s->state;
 		o->o_pstate = pl_cstate(s->state);
 		o->o_have_status = 1;
+		o->o_fetched = 1;
 	} else if (code != GRPC_NOT_FOUND) {
 		log_v(4, "relist: ContainerStatus %s: code=%d %s", o->o_c.id, code, msg);
 	}
@@ -392,6 +401,7 @@ pl_sandbox_status_cb(int code, const char *msg, const Runtime__V1__PodSandboxSta
 		    RT_SB_READY : RT_SB_NOTREADY;
 		o->o_pstate = o->o_s.state == RT_SB_READY ? PLEG_RUNNING : PLEG_EXITED;
 		o->o_have_status = 1;
+		o->o_fetched = 1;
 	} else if (code != GRPC_NOT_FOUND) {
 		log_v(4, "relist: PodSandboxStatus %s: code=%d %s", o->o_c.id, code, msg);
 	}
@@ -428,6 +438,77 @@ pl_carry(struct pl_obj *n, const struct pl_obj *o)
 	}
 }
 
+/* One stored runtime object into the seed set (details only; state as stored). */
+static int
+pl_seed_row(const struct store_rtobj *r, void *arg)
+{
+	struct pl_set *set = arg;
+	struct pl_obj *o = pl_set_add(set);
+	const char *sp, *e;
+	size_t n = 0;
+
+	o->o_uid = xstrdup(r->uid);
+	o->o_sandbox = r->sandbox != 0;
+	o->o_pstate = (enum pleg_cstate)r->state;
+	o->o_have_status = 1;
+	/* An exited container's row was written in the turn that reported its exit. */
+	o->o_exit_reported = !o->o_sandbox && o->o_pstate == PLEG_EXITED;
+	o->o_c.id = xstrdup(r->id);
+	if (o->o_sandbox) {
+		o->o_s.ip = xstrdup(r->ip);
+		o->o_s.network_mode = (enum rt_nsmode)r->network_mode;
+		for (sp = r->extra_ips; sp != NULL && *sp != '\0'; sp = e) {
+			while (*sp == ' ')
+				sp++;
+			if (*sp == '\0')
+				break;
+			for (e = sp; *e != '\0' && *e != ' '; e++)
+				;
+			o->o_s.extra_ips = xreallocarray(o->o_s.extra_ips, n + 1, sizeof(char *));
+			o->o_s.extra_ips[n++] = xstrndup(sp, (size_t)(e - sp));
+		}
+		o->o_s.nextra_ips = n;
+		return 0;
+	}
+	o->o_c.started_at = r->started_ns;
+	o->o_c.finished_at = r->finished_ns;
+	o->o_c.exit_code = r->exit_code;
+	o->o_c.reason = xstrdup(r->reason);
+	o->o_c.message = xstrdup(r->message);
+	o->o_c.image_ref = xstrdup(r->image_ref);
+	return 0;
+}
+
+static void
+pl_seed_load(struct pleg *p)
+{
+	if (p->p_seed_loaded || p->p_store == NULL || p->p_stats.relists > 0)
+		return;
+	p->p_seed_loaded = 1;
+	if (store_foreach_rtobj(p->p_store, pl_seed_row, &p->p_seed) == -1) {
+		log_warnx("relist: stored runtime details unreadable; asking the runtime");
+		pl_set_clear(&p->p_seed);
+		return;
+	}
+	if (p->p_seed.n > 1)
+		qsort(p->p_seed.objs, p->p_seed.n, sizeof(*p->p_seed.objs), pl_cmp_id);
+	log_v(2, "relist: %zu runtime objects known from the store", p->p_seed.n);
+}
+
+/* The details the previous daemon read for n, when the runtime still lists it unchanged. */
+static const struct pl_obj *
+pl_seed_find(const struct pleg *p, const struct pl_obj *n)
+{
+	const struct pl_obj *o;
+
+	if (p->p_seed.n == 0 || (o = pl_set_find(&p->p_seed, n->o_c.id)) == NULL)
+		return NULL;
+	if (o->o_sandbox != n->o_sandbox || o->o_pstate != n->o_pstate ||
+	    strcmp(o->o_uid, n->o_uid) != 0)
+		return NULL;
+	return o;
+}
+
 /* Both lists are in: fetch the status of what changed. */
 static void
 pl_lists_done(struct pleg *p)
@@ -441,13 +522,20 @@ pl_lists_done(struct pleg *p)
 	p->p_calls = xcalloc(p->p_new.n + 1, sizeof(*p->p_calls));
 	p->p_pending = 1; /* held until every call is started */
 	p->p_statusing = 1;
+	pl_seed_load(p);
+	p->p_seeded = 0;
 	for (i = 0; i < p->p_new.n; i++) {
 		struct pl_obj *n = &p->p_new.objs[i];
-		struct pl_obj *o = pl_set_find(&p->p_old, n->o_c.id);
+		const struct pl_obj *o = pl_set_find(&p->p_old, n->o_c.id);
 		struct pl_status_call *sc;
 
 		if (o != NULL && o->o_have_status && o->o_pstate == n->o_pstate) {
 			pl_carry(n, o);
+			continue;
+		}
+		if (o == NULL && (o = pl_seed_find(p, n)) != NULL) {
+			pl_carry(n, o);
+			p->p_seeded++;
 			continue;
 		}
 		sc = &p->p_calls[i];
@@ -544,6 +632,66 @@ pl_build_status(struct rt_pod_status *st, struct pl_obj **objs, size_t n)
 	rt_pod_status_sort(st);
 }
 
+/* Keeps the store's runtime details in step: what a status call read, and nothing of
+ * objects gone. Only changes are written (status calls are made only for them). */
+static void
+pl_store_one(struct pleg *p, const struct pl_obj *o)
+{
+	struct store_rtobj r;
+	char *ips = NULL, *t;
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	r.id = o->o_c.id;
+	r.uid = o->o_uid;
+	r.sandbox = o->o_sandbox;
+	r.state = (int)o->o_pstate;
+	if (o->o_sandbox) {
+		r.ip = o->o_s.ip;
+		for (i = 0; i < o->o_s.nextra_ips; i++) {
+			t = xsprintf("%s%s%s", ips != NULL ? ips : "", ips != NULL ? " " : "",
+			    o->o_s.extra_ips[i]);
+			free(ips);
+			ips = t;
+		}
+		r.extra_ips = ips;
+		r.network_mode = (int)o->o_s.network_mode;
+	} else {
+		r.started_ns = o->o_c.started_at;
+		r.finished_ns = o->o_c.finished_at;
+		r.exit_code = o->o_c.exit_code;
+		r.reason = o->o_c.reason;
+		r.message = o->o_c.message;
+		r.image_ref = o->o_c.image_ref;
+	}
+	store_put_rtobj(p->p_store, &r);
+	free(ips);
+}
+
+static void
+pl_store(struct pleg *p)
+{
+	size_t i;
+
+	if (p->p_store == NULL)
+		return;
+	for (i = 0; i < p->p_new.n; i++)
+		if (p->p_new.objs[i].o_fetched)
+			pl_store_one(p, &p->p_new.objs[i]);
+	for (i = 0; i < p->p_old.n; i++)
+		if (pl_set_find(&p->p_new, p->p_old.objs[i].o_c.id) == NULL)
+			store_del_rtobj(p->p_store, p->p_old.objs[i].o_c.id);
+	/* The first relist: rows of objects that left the runtime while no daemon ran. */
+	for (i = 0; i < p->p_seed.n; i++)
+		if (pl_set_find(&p->p_new, p->p_seed.objs[i].o_c.id) == NULL)
+			store_del_rtobj(p->p_store, p->p_seed.objs[i].o_c.id);
+	if (p->p_seed.n > 0) {
+		log_v(2, "relist: %zu of %zu runtime objects resumed from the store",
+		    p->p_seeded, p->p_new.n);
+		pl_set_clear(&p->p_seed);
+	}
+}
+
 static void
 pl_commit(struct pleg *p)
 {
@@ -562,6 +710,7 @@ pl_commit(struct pleg *p)
 	for (i = 0; i < old->n; i++)
 		if (pl_set_find(nw, old->objs[i].o_c.id) == NULL)
 			pl_emit(p, &old->objs[i], old->objs[i].o_pstate, PLEG_NONEXISTENT);
+	pl_store(p);
 	/* Exits, once each. */
 	for (i = 0; i < nw->n; i++) {
 		struct pl_obj *o = &nw->objs[i];
@@ -656,6 +805,7 @@ pleg_free(struct pleg *p)
 	free(p->p_calls);
 	pl_set_clear(&p->p_old);
 	pl_set_clear(&p->p_new);
+	pl_set_clear(&p->p_seed);
 	free(p);
 }
 
@@ -678,6 +828,12 @@ pleg_relist(struct pleg *p, void (*done)(int, void *), void *arg)
 	cri_list_pod_sandbox(p->p_cri, &sr, 0, pl_sandboxes_cb, p, p);
 	cri_list_containers(p->p_cri, &cr, 0, pl_containers_cb, p, p);
 	return 0;
+}
+
+void
+pleg_set_store(struct pleg *p, struct store *st)
+{
+	p->p_store = st;
 }
 
 void

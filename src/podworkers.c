@@ -166,6 +166,16 @@ pw_set_state(struct podworkers *p, struct podworker *w, enum pw_state s)
 		p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, s, w->w_grace_deadline_ms);
 }
 
+/* The durable part of the worker changed without a state change (removed flag, a failure):
+ * tell the syncer so that it is stored. */
+static void
+pw_persist(struct podworkers *p, struct podworker *w)
+{
+	if (p->p_syncer.state_changed != NULL)
+		p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, w->w_state,
+		    w->w_grace_deadline_ms);
+}
+
 /* A pod that must terminate does not wait for a sync in flight (which may be pulling an
  * image or running a hook): the syncer cancels it, as the kubelet cancels its context. */
 static void
@@ -249,8 +259,13 @@ pw_apply_pending(struct podworkers *p, struct podworker *w)
 	if (type == PW_UPDATE_CREATE || type == PW_UPDATE_UPDATE)
 		w->w_sync_type = w->w_sync_type == PW_UPDATE_CREATE ? PW_UPDATE_CREATE : type;
 	if (type == PW_UPDATE_KILL || pod->deletion_ts != 0) {
-		if (type == PW_UPDATE_KILL)
+		enum pw_state before = w->w_state;
+
+		if (type == PW_UPDATE_KILL && !w->w_removed) {
 			w->w_removed = 1;
+			if (before != PW_SYNC)
+				pw_persist(p, w);  /* no state change will store it */
+		}
 		pw_terminate(p, w, override);
 	} else if (w->w_state == PW_SYNC) {
 		w->w_run_now = 1;
@@ -359,6 +374,7 @@ pw_finish(struct podworkers *p, struct podworker *w)
 		log_v(2, "pod %s: %s failed (%d in a row), retry in %llds: %s", w->w_fullname,
 		    t->t_kind, w->w_failures, (long long)((w->w_next_sync_ms - now) / 1000),
 		    w->w_last_error);
+		pw_persist(p, w);
 	} else {
 		w->w_failures = 0;
 		xfree_str(&w->w_last_error);
@@ -517,22 +533,30 @@ podworkers_update(struct podworkers *p, const struct pod *pod, enum pw_update_ty
 }
 
 void
-podworkers_restore(struct podworkers *p, const struct pod *pod, enum pw_state state,
-    int64_t grace_deadline_ms)
+podworkers_restore(struct podworkers *p, const struct pod *pod, const struct pw_restore *r)
 {
 	struct podworker *w = pw_find(p, pod->uid, NULL);
+	int64_t now = now_mono_ms();
 
 	if (w != NULL)
 		return;
 	w = pw_add(p, pod);
-	w->w_state = state;
-	if (state == PW_TERMINATING) {
-		w->w_grace_deadline_ms = grace_deadline_ms;
+	w->w_state = r->state;
+	w->w_removed = r->removed != 0;
+	w->w_failures = r->failures;
+	w->w_last_error = xstrdup(r->last_error);
+	if (r->state == PW_TERMINATING) {
+		w->w_grace_deadline_ms = r->grace_deadline_ms;
 		w->w_grace_s = pw_effective_grace(pod, 0, -1);
 	}
-	w->w_run_now = state != PW_FINISHED;
-	log_v(2, "pod worker restored pod=%s uid=%s state=%s", w->w_fullname, w->w_uid,
-	    pw_state_name(state));
+	w->w_run_now = r->state != PW_FINISHED;
+	if (r->state == PW_SYNC && r->failures > 0 && r->next_sync_ms > now) {
+		/* A failing pod keeps its backoff; termination never waits for one. */
+		w->w_run_now = 0;
+		w->w_next_sync_ms = r->next_sync_ms;
+	}
+	log_v(2, "pod worker restored pod=%s uid=%s state=%s%s", w->w_fullname, w->w_uid,
+	    pw_state_name(r->state), w->w_removed ? " (removed)" : "");
 	pw_schedule(p);
 }
 
@@ -632,6 +656,7 @@ pw_fill_view(const struct podworker *w, struct pw_view *v)
 	v->grace_deadline_ms = w->w_grace_deadline_ms;
 	v->last_error = w->w_last_error;
 	v->failures = w->w_failures;
+	v->removed = w->w_removed;
 }
 
 int

@@ -54,6 +54,9 @@ enum stmt_id {
 	S_PUT_EVENT,
 	S_DEL_EVENTS_FOR,
 	S_TRIM_EVENTS,
+	S_PUT_RTOBJ,
+	S_DEL_RTOBJ,
+	S_DEL_RTOBJS_FOR,
 	S_BEGIN,
 	S_COMMIT,
 	S_NSTMT
@@ -73,7 +76,7 @@ static const struct stmt_def {
 	[S_PUT_WORKER] = { "put worker",
 	    "INSERT OR REPLACE INTO workers (uid, state, grace_seconds,"
 	    " grace_deadline_wall_ms, step, last_error, failures,"
-	    " next_retry_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", 'w', 1 },
+	    " next_retry_wall_ms, removed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", 'w', 1 },
 	[S_DEL_WORKER] = { "del worker",
 	    "DELETE FROM workers WHERE uid = ?", 'w', 1 },
 	[S_PUT_STATUS] = { "put status",
@@ -112,6 +115,14 @@ static const struct stmt_def {
 	[S_TRIM_EVENTS] = { "trim events",
 	    "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
 	                    0, 0 },
+	[S_PUT_RTOBJ] = { "put runtime object",
+	    "INSERT OR REPLACE INTO runtime_objects (id, uid, sandbox, state, started_ns,"
+	    " finished_ns, exit_code, reason, message, image_ref, ip, extra_ips, network_mode)"
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 'o', 1 },
+	[S_DEL_RTOBJ] = { "del runtime object",
+	    "DELETE FROM runtime_objects WHERE id = ?", 'o', 1 },
+	[S_DEL_RTOBJS_FOR] = { "del runtime objects for",
+	    "DELETE FROM runtime_objects WHERE uid = ?", 0, 0 },
 	[S_BEGIN] = { "begin",
 	    "BEGIN IMMEDIATE", 0, 0 },
 	[S_COMMIT] = { "commit",
@@ -127,7 +138,7 @@ struct param {
 	size_t          n;   /* blob length */
 };
 
-#define OP_MAXP 9
+#define OP_MAXP 13
 
 /* One journaled write: a statement and its (owned) parameters. */
 struct op {
@@ -933,6 +944,16 @@ store_flush(struct store *st)
 	return st->st_degraded || st->st_nops > 0 ? -1 : 0;
 }
 
+int
+store_commit_now(struct store *st)
+{
+	if (st == NULL)
+		return 0;
+	if (!st->st_degraded)
+		store_commit(st);
+	return st->st_degraded || st->st_nops > 0 ? -1 : 0;
+}
+
 void
 store_close(struct store *st)
 {
@@ -1046,7 +1067,7 @@ store_put_worker(struct store *st, const struct store_worker *w)
 {
 	static const char *const states[] = { "sync", "terminating", "terminated", "finished",
 		NULL };
-	struct op op = { .stmt = S_PUT_WORKER, .np = 8 };
+	struct op op = { .stmt = S_PUT_WORKER, .np = 9 };
 
 	if (!store_valid_key(__func__, "uid", w->uid) || !store_valid("worker state", w->state,
 	    states))
@@ -1059,6 +1080,7 @@ store_put_worker(struct store *st, const struct store_worker *w)
 	param_text(&op.p[5], w->last_error);
 	param_int(&op.p[6], w->failures);
 	param_int(&op.p[7], w->next_retry_wall_ms);
+	param_int(&op.p[8], w->removed != 0);
 	store_write(st, &op);
 }
 
@@ -1167,6 +1189,35 @@ store_set_meta(struct store *st, const char *key, const char *value)
 }
 
 void
+store_put_rtobj(struct store *st, const struct store_rtobj *o)
+{
+	struct op op = { .stmt = S_PUT_RTOBJ, .np = 13 };
+
+	if (!store_valid_key(__func__, "id", o->id) || !store_valid_key(__func__, "uid", o->uid))
+		return;
+	param_text(&op.p[0], o->id);
+	param_text(&op.p[1], o->uid);
+	param_int(&op.p[2], o->sandbox != 0);
+	param_int(&op.p[3], o->state);
+	param_int(&op.p[4], o->started_ns);
+	param_int(&op.p[5], o->finished_ns);
+	param_int(&op.p[6], o->exit_code);
+	param_text(&op.p[7], o->reason);
+	param_text(&op.p[8], o->message);
+	param_text(&op.p[9], o->image_ref);
+	param_text(&op.p[10], o->ip);
+	param_text(&op.p[11], o->extra_ips);
+	param_int(&op.p[12], o->network_mode);
+	store_write(st, &op);
+}
+
+void
+store_del_rtobj(struct store *st, const char *id)
+{
+	store_write_key(st, S_DEL_RTOBJ, id);
+}
+
+void
 store_put_event(struct store *st, const char *uid, const char *reason, const char *message,
     int64_t wall_ms)
 {
@@ -1183,7 +1234,7 @@ void
 store_forget_pod(struct store *st, const char *uid)
 {
 	static const enum stmt_id dels[] = { S_DEL_POD, S_DEL_WORKER, S_DEL_STATUS,
-		S_DEL_EXITS_FOR, S_DEL_INTENTS_FOR, S_DEL_EVENTS_FOR };
+		S_DEL_EXITS_FOR, S_DEL_INTENTS_FOR, S_DEL_EVENTS_FOR, S_DEL_RTOBJS_FOR };
 	size_t i;
 
 	if (!store_valid_key(__func__, "uid", uid))
@@ -1201,7 +1252,7 @@ col_text(sqlite3_stmt *s, int i)
 }
 
 static const char *const store_tables[] = { "pods", "workers", "statuses", "container_exits",
-	"intents", "events", "meta" };
+	"intents", "events", "meta", "runtime_objects" };
 
 /* While degraded the newest rows exist only in the journal: reads then run on a private
  * in-memory database holding the committed rows with the journal applied. Returns it (the
@@ -1335,8 +1386,8 @@ store_foreach_worker(struct store *st, int (*cb)(const struct store_worker *, vo
     void *arg)
 {
 	sqlite3_stmt *s = store_query(st, "SELECT uid, state, grace_seconds,"
-	    " grace_deadline_wall_ms, step, last_error, failures, next_retry_wall_ms"
-	    " FROM workers ORDER BY uid", NULL);
+	    " grace_deadline_wall_ms, step, last_error, failures, next_retry_wall_ms,"
+	    " removed FROM workers ORDER BY uid", NULL);
 	struct store_worker w;
 	int rc;
 
@@ -1351,6 +1402,7 @@ store_foreach_worker(struct store *st, int (*cb)(const struct store_worker *, vo
 		w.last_error = col_text(s, 5);
 		w.failures = sqlite3_column_int(s, 6);
 		w.next_retry_wall_ms = sqlite3_column_int64(s, 7);
+		w.removed = sqlite3_column_int(s, 8);
 		if (cb(&w, arg) != 0)
 			break;
 	}
@@ -1432,6 +1484,38 @@ store_foreach_intent(struct store *st, const char *uid,
 		x.attempt = sqlite3_column_int64(s, 3);
 		x.created_wall_ms = sqlite3_column_int64(s, 4);
 		if (cb(&x, arg) != 0)
+			break;
+	}
+	return store_query_end(st, s, rc);
+}
+
+int
+store_foreach_rtobj(struct store *st, int (*cb)(const struct store_rtobj *, void *),
+    void *arg)
+{
+	sqlite3_stmt *s = store_query(st, "SELECT id, uid, sandbox, state, started_ns,"
+	    " finished_ns, exit_code, reason, message, image_ref, ip, extra_ips, network_mode"
+	    " FROM runtime_objects ORDER BY id", NULL);
+	struct store_rtobj o;
+	int rc;
+
+	if (s == NULL)
+		return st == NULL ? 0 : -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		o.id = col_text(s, 0);
+		o.uid = col_text(s, 1);
+		o.sandbox = sqlite3_column_int(s, 2);
+		o.state = sqlite3_column_int(s, 3);
+		o.started_ns = sqlite3_column_int64(s, 4);
+		o.finished_ns = sqlite3_column_int64(s, 5);
+		o.exit_code = sqlite3_column_int(s, 6);
+		o.reason = col_text(s, 7);
+		o.message = col_text(s, 8);
+		o.image_ref = col_text(s, 9);
+		o.ip = col_text(s, 10);
+		o.extra_ips = col_text(s, 11);
+		o.network_mode = sqlite3_column_int(s, 12);
+		if (cb(&o, arg) != 0)
 			break;
 	}
 	return store_query_end(st, s, rc);

@@ -507,21 +507,25 @@ test_restore_terminating_keeps_deadline(void **state)
 	struct pod *p = mkpod("u1", "a", "1", "file");
 
 	(void)state;
-	podworkers_restore(P, p, PW_TERMINATING, now_mono_ms() + 4500);
+	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_TERMINATING,
+	    .grace_deadline_ms = now_mono_ms() + 4500 });
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_true(last()->grace >= 4 && last()->grace <= 5);
 	/* A restore after the deadline: the grace is over, 0 (kill at once; recovery). */
 	pod_free(p);
 	p = mkpod("u2", "b", "1", "file");
-	podworkers_restore(P, p, PW_TERMINATING, now_mono_ms() - 10000);
+	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_TERMINATING,
+	    .grace_deadline_ms = now_mono_ms() - 10000 });
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_int_equal(last()->grace, 0);
 	pod_free(p);
 	p = mkpod("u3", "c", "1", "file");
-	podworkers_restore(P, p, PW_SYNC, 0);
-	podworkers_restore(P, p, PW_FINISHED, 0); /* already known: ignored */
+	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_SYNC,
+	    .grace_deadline_ms = 0 });
+	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_FINISHED,
+	    .grace_deadline_ms = 0 }); /* already known: ignored */
 	spin();
 	assert_string_equal(last()->kind, "sync");
 	assert_int_equal(state_of("u3"), PW_SYNC);

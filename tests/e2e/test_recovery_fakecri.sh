@@ -1,0 +1,110 @@
+#!/bin/sh
+# Recovery after kill -9 against the fake gRPC CRI (issue 6), one scenario per kind of change:
+#   - nothing changed while kletd was down: the first relist makes list calls only (the
+#     sandbox and container details come from the store, not PodSandboxStatus /
+#     ContainerStatus);
+#   - a container exited while kletd was down: exactly that one is asked for, its exit code
+#     is stored and it is restarted;
+#   - kletd killed between CreateContainer and StartContainer (StartContainer hangs): the
+#     intent record makes the restarted kletd start that container (adopt it), not create a
+#     second one with the next restart count;
+#   - a static pod removed while it was terminating, then put back while kletd was down:
+#     the stored "removed" flag makes the pod start again after the termination.
+set -u
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
+node_setup_fake rec-fake
+PODCTL=$(dirname "$KLETD")/podctl
+
+ctl() { $PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" "$@"; }
+calls() { # METHOD -> count since the last reset
+	ctl '{"cmd":"calls"}' | $PY -c 'import json,sys; print(json.load(sys.stdin).get("counts", {}).get(sys.argv[1], 0))' "$1"
+}
+db() { $PY -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print("\n".join("|".join(str(x) for x in r) for r in c.execute(sys.argv[2])))' "$T/root/klet.db" "$1"; }
+pod() { # NAME GRACE COMMAND...(JSON array items)
+	put "$1.json" <<M
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "$1", "uid": "uid-$1"},
+ "spec": {"restartPolicy": "Always", "terminationGracePeriodSeconds": $2,
+  "containers": [{"name": "c", "image": "klet.local/busybox:1.35", "command": [$3]}]}}
+M
+}
+pod a 2 '"sleep", "inf"'
+pod b 2 '"sleep", "inf"'
+put hostnet.json <<M
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hostnet", "uid": "uid-hostnet"},
+ "spec": {"hostNetwork": true, "terminationGracePeriodSeconds": 1,
+  "containers": [{"name": "c", "image": "klet.local/busybox:1.35", "command": ["sleep", "inf"]},
+                 {"name": "d", "image": "klet.local/busybox:1.35", "command": ["sleep", "inf"]}]}}
+M
+start_kletd
+for p in a b hostnet; do wait_for 200 running $p c; done
+wait_for 200 running hostnet d
+all_running() { for p in a b hostnet; do running $p c || return 1; done; }
+check "three pods running" all_running
+sleep 2   # a few relists, so every detail is in the store
+
+# 1. Nothing changed while down.
+before=$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')
+stop_kletd KILL
+ctl '{"cmd":"reset_calls"}' >/dev/null
+start_kletd
+wait_for 100 logged 'recovered in'
+wait_for 50 logged 'runtime objects resumed from the store'
+line=$(grep 'runtime objects resumed from the store' "$T/kletd.log" | tail -1)
+echo "# ${line#*] }"
+check "all 7 objects resumed from the store" sh -c "echo '$line' | grep -q ': 7 of 7 runtime objects'"
+check "no PodSandboxStatus call" [ "$(calls PodSandboxStatus)" -eq 0 ]
+check "no ContainerStatus call" [ "$(calls ContainerStatus)" -eq 0 ]
+check "nothing created" [ "$(calls CreateContainer)" -eq 0 ] && [ "$(calls RunPodSandbox)" -eq 0 ]
+sleep 2
+check "running containers untouched" [ "$before" = "$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')" ]
+check "podctl still shows the pod IP" sh -c "'$PODCTL' --socket '$T/root/podctl.sock' get pods | grep '^a-rec-fake' | grep -q '10\.'"
+
+# 2. A container exits while kletd is down.
+stop_kletd KILL
+bid=$(ctrs | awk '$1=="b" && $3=="RUNNING" {print $5}')
+ctl '{"cmd":"container_exit","name":"c","pod":"b-rec-fake","code":7,"reason":"Error"}' >/dev/null
+ctl '{"cmd":"reset_calls"}' >/dev/null
+start_kletd
+wait_for 100 logged 'recovered in'
+wait_for 200 restarts_at_least b c 1
+check "exited container restarted" restarts_at_least b c 1
+check "its exit code stored" [ "$(db "SELECT exit_code FROM container_exits WHERE container_id = '$bid'")" = 7 ]
+check "only that container asked for (1 ContainerStatus before its restart)" \
+    sh -c "grep 'runtime objects resumed from the store' '$T/kletd.log' | tail -1 | grep -q ': 6 of 7 runtime objects'"
+
+# 3. Killed between CreateContainer and StartContainer: the restarted kletd adopts it.
+ctl '{"cmd":"fault","method":"StartContainer","hang":true,"count":1}' >/dev/null
+pod late 2 '"sleep", "inf"'
+created() { ctrs | awk '$1=="late" && $3=="CREATED" {f=1} END {exit !f}'; }
+wait_for 200 created
+check "container created, start hanging" created
+check "intent recorded" [ "$(db "SELECT count(*) FROM intents WHERE uid = 'uid-late' AND kind = 'container' AND name = 'c' AND attempt = 0")" = 1 ]
+stop_kletd KILL
+ctl '{"cmd":"clear_faults"}' >/dev/null
+ctl '{"cmd":"reset_calls"}' >/dev/null
+start_kletd
+wait_for 200 running late c
+check "adopted container runs" running late c
+check "no second container made" [ "$(count_ctrs late c)" -eq 1 ] && [ "$(calls CreateContainer)" -eq 0 ]
+check "restart count not raised" [ "$(ctrs | awk '$1=="late" {print $4}')" = 0 ]
+check "adoption logged" logged 'adopting container c (restart count 0'
+check "intent dropped once started" [ "$(db "SELECT count(*) FROM intents WHERE uid = 'uid-late'")" = 0 ]
+
+# 4. Removed while terminating, put back while kletd is down: it starts again afterwards.
+pod slow 3 '"fake-ignore-term"'
+wait_for 200 running slow c
+rm -f "$T/m/slow.json"
+wait_for 100 logged 'pod slow-rec-fake: terminating\|terminating with grace'
+check "removed flag stored" [ "$(db "SELECT removed FROM workers WHERE uid = 'uid-slow'")" = 1 ]
+stop_kletd KILL
+pod slow 3 '"fake-ignore-term"'
+start_kletd
+restarted_slow() { ctrs | awk '$1=="slow" && $3=="RUNNING"' | grep -q . && [ "$(count_ctrs slow c)" -ge 2 ]; }
+wait_for 300 restarted_slow
+check "put-back pod runs again after its termination" restarted_slow
+check "removed flag cleared" [ "$(db "SELECT removed FROM workers WHERE uid = 'uid-slow'")" = 0 ]
+
+stop_kletd TERM
+check "no sanitizer report" sh -c "! grep -q 'AddressSanitizer\|runtime error' '$T/kletd.log'"
+finish
