@@ -490,10 +490,10 @@ collect_worker(const struct store_worker *w, void *arg)
 	char *buf = arg;
 	size_t len = strlen(buf);
 
-	snprintf(buf + len, 512 - len, "%s:%s:%lld:%lld:%s:%s:%d:%lld;", w->uid, w->state,
+	snprintf(buf + len, 512 - len, "%s:%s:%lld:%lld:%s:%s:%d:%lld:%d;", w->uid, w->state,
 	    (long long)w->grace_seconds, (long long)w->grace_deadline_wall_ms,
 	    w->step ? w->step : "-", w->last_error ? w->last_error : "-", w->failures,
-	    (long long)w->next_retry_wall_ms);
+	    (long long)w->next_retry_wall_ms, w->removed);
 	return 0;
 }
 
@@ -584,7 +584,7 @@ w_workers(struct store *st)
 	struct store_worker w = { .uid = "a", .state = "sync" };
 	struct store_worker t = { .uid = "b", .state = "terminating", .grace_seconds = 30,
 		.grace_deadline_wall_ms = 1700000030000, .step = "kill", .last_error = "boom",
-		.failures = 2, .next_retry_wall_ms = 1700000010000 };
+		.failures = 2, .next_retry_wall_ms = 1700000010000, .removed = 1 };
 	struct store_worker bad = { .uid = "c", .state = "bogus" };
 
 	store_put_worker(st, &w);
@@ -696,11 +696,63 @@ l_meta(struct store *st, char *buf)
 	return 0;
 }
 
+static int
+collect_rtobj(const struct store_rtobj *o, void *arg)
+{
+	char *buf = arg;
+	size_t len = strlen(buf);
+
+#define S_(x) ((x) != NULL ? (x) : "-")
+	snprintf(buf + len, 512 - len, "%s:%s:%d:%d:%lld:%lld:%d:%s:%s:%s:%s:%s:%d;", o->id,
+	    o->uid, o->sandbox, o->state, (long long)o->started_ns, (long long)o->finished_ns,
+	    o->exit_code, S_(o->reason), S_(o->message), S_(o->image_ref), S_(o->ip),
+	    S_(o->extra_ips), o->network_mode);
+#undef S_
+	return 0;
+}
+
+static void
+w_rtobjs(struct store *st)
+{
+	struct store_rtobj c = { .id = "c1", .uid = "a", .state = 1, .started_ns = 10,
+		.image_ref = "sha256:1" };
+	struct store_rtobj sb = { .id = "s1", .uid = "a", .sandbox = 1, .state = 1,
+		.ip = "10.0.0.1", .extra_ips = "fd00::1 10.0.0.2", .network_mode = 1 };
+	struct store_rtobj gone = { .id = "c9", .uid = "b", .state = 1 };
+
+	store_put_rtobj(st, &c);
+	c.id = "c2";
+	store_put_rtobj(st, &c);
+	c.state = 2;        /* c2 exited: replaced */
+	c.finished_ns = 20;
+	c.exit_code = 3;
+	c.reason = "Error";
+	c.message = "bad";
+	store_put_rtobj(st, &c);
+	store_put_rtobj(st, &sb);
+	store_put_rtobj(st, &gone);
+	store_del_rtobj(st, "c9");
+	gone.id = NULL;     /* refused: no id */
+	store_put_rtobj(st, &gone);
+	gone.id = "c8";
+	store_put_rtobj(st, &gone);
+	store_forget_pod(st, "b");  /* takes the runtime objects of pod b too */
+}
+
+static int
+l_rtobjs(struct store *st, char *buf)
+{
+	return store_foreach_rtobj(st, collect_rtobj, buf);
+}
+
 static const struct row_case row_cases[] = {
 	{ "pods", w_pods, l_pods,
 	  "a:file:default:a:{\"v\":2}:json:42;b:api:kube-system:dns:a: 1\n:yaml:7;" },
 	{ "workers", w_workers, l_workers,
-	  "a:sync:0:0:-:-:0:0;b:terminating:30:1700000030000:kill:boom:2:1700000010000;" },
+	  "a:sync:0:0:-:-:0:0:0;b:terminating:30:1700000030000:kill:boom:2:1700000010000:1;" },
+	{ "runtime objects", w_rtobjs, l_rtobjs,
+	  "c1:a:0:1:10:0:0:-:-:sha256:1:-:-:0;c2:a:0:2:10:20:3:Error:bad:sha256:1:-:-:0;"
+	  "s1:a:1:1:0:0:0:-:-:-:10.0.0.1:fd00::1 10.0.0.2:1;" },
 	{ "statuses", w_statuses, l_statuses,
 	  "a:2:{\"phase\":\"Running\"}:1;b:4:{}:3;" },
 	{ "exits", w_exits, l_exits,
@@ -743,6 +795,36 @@ test_typed_rows(void **state)
 		}
 		store_close(st);
 	}
+}
+
+/* A database made by the first release (schema 001 only) is migrated in place: its rows
+ * stay, workers get removed = 0, runtime_objects appears. */
+static void
+test_upgrade_from_001(void **state)
+{
+	static const struct { const char *name, *sql; } mig[] = {
+#include "store-schema.h"
+	};
+	struct fx *f = *state;
+	struct store *st;
+	char buf[512] = "";
+
+	assert_string_equal(mig[0].name, "001-init");
+	raw_exec(f->path, mig[0].sql);
+	raw_exec(f->path, "INSERT INTO workers (uid, state, grace_seconds,"
+	    " grace_deadline_wall_ms) VALUES ('old', 'terminating', 5, 1700000000000);"
+	    " PRAGMA user_version = 1;");
+	st = open_ok(NULL, f->path);
+	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_schema_version());
+	assert_true(store_schema_version() >= 2);
+	assert_int_equal(store_foreach_worker(st, collect_worker, buf), 0);
+	assert_string_equal(buf, "old:terminating:5:1700000000000:-:-:0:0:0;");
+	w_rtobjs(st);
+	assert_int_equal(store_flush(st), 0);
+	buf[0] = '\0';
+	assert_int_equal(store_foreach_rtobj(st, collect_rtobj, buf), 0);
+	assert_non_null(strstr(buf, "s1:a:1:1"));
+	store_close(st);
 }
 
 static void
@@ -1160,6 +1242,7 @@ main(void)
 		    fx_teardown),
 		cmocka_unit_test_setup_teardown(test_typed_rows, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_foreach_stops, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_001, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_write_inside_foreach, fx_setup, fx_teardown),
 		cmocka_unit_test(test_null_store),
 		cmocka_unit_test_setup_teardown(test_forget_pod, fx_setup, fx_teardown),
