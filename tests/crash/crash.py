@@ -52,11 +52,14 @@ and checks, beside the invariants above:
             while the process lives; a crash loses what was not committed. A kill -9 while
             the store may hold uncommitted writes (a fault on, or cleared but "ok" not yet
             seen) loses its journal: an exit the poller saw before that kill, missing from
-            the database copy taken at the kill, whose container is no longer in the runtime
-            at the end (nobody can report it again) is excused and counted. Every other exit
-            must be in the store, including every exit seen while degraded by a kletd that
-            lived until the fault cleared, and every exit of a container still in the runtime
-            (the next kletd's first relist reports it again)
+            the database copy taken at the kill, whose container was already removed from
+            the runtime at the kill (the next kletd cannot see it: nothing removes anything
+            while kletd is down) is excused and counted. Every other exit must be in the
+            store: every exit seen while degraded by a kletd that lived until the fault
+            cleared, and every exit whose container was still in the runtime at a kill (the
+            next kletd's first relist must report it again). A kill with the store healthy
+            excuses nothing (the crash loses at most the uncommitted turn, and a container is
+            removed only turns after its exit was recorded)
 The per-kind behaviour seen (started / refused under a fault, degraded felt or not, recovery
 times) is printed at the end.
 """
@@ -320,11 +323,14 @@ class Harness:
         stored = self.db_check("kill %d%s" % (self.nkills, " (store fault: %s)" % self.fault
                                              if self.fault else ""))
         if dirty and stored is not None:
-            self.stats["kill/with the store possibly degraded"] = \
-                self.stats.get("kill/with the store possibly degraded", 0) + 1
+            # What the next kletd can still see: nobody removes anything while it is down.
+            self.count("kill/with the store possibly degraded")
+            present = {c.id for c in self.poller.rt.ListContainers(
+                pb.ListContainersRequest(), timeout=10).containers}
             with self.poller.lock:
                 for cid, c in self.poller.ctrs.items():
-                    if c.get("exited_at", kt) < kt and cid not in stored:
+                    if c.get("exited_at", kt) < kt and cid not in stored and \
+                            cid not in present:
                         self.excused.setdefault(cid, kt)
 
     # --- dbcheck: the database a kill -9 left ---------------------------------------
@@ -435,6 +441,12 @@ class Harness:
         return True
 
     def clear_fault(self):
+        if self.kproc is not None:
+            with self.poller.lock:
+                n = len([c for c in self.poller.ctrs.values()
+                         if c.get("exited_at", 0) >= self.fault_since])
+            self.stats["%s/exits during the fault, kletd up" % self.fault] = \
+                self.stats.get("%s/exits during the fault, kletd up" % self.fault, 0) + n
         if self.fault == "full":
             os.unlink(os.path.join(self.root, "filler"))
         elif self.fault == "ro":
@@ -800,10 +812,6 @@ class Harness:
         except sqlite3.Error as e:
             fails.append("exits: cannot read %s: %s" % (db, e))
         nexits = 0
-        in_rt = None
-        if self.excused:
-            in_rt = {c.id for c in self.poller.rt.ListContainers(
-                pb.ListContainersRequest(), timeout=10).containers}
         self.nexcused = 0
         with self.poller.lock:
             for cid, c in sorted(self.poller.ctrs.items()):
@@ -811,7 +819,7 @@ class Harness:
                     continue
                 nexits += 1
                 got = rows.get(cid)
-                if got is None and cid in self.excused and cid not in in_rt:
+                if got is None and cid in self.excused:
                     self.nexcused += 1   # lost with a degraded journal at a kill -9
                     continue
                 if got is None:
