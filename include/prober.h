@@ -46,6 +46,11 @@ void prober_set_notify(struct prober *, void (*fn)(const char *uid, void *arg), 
  * finished) stops every worker of the pod. pod and rt are read, not kept. */
 void prober_sync_pod(struct prober *, const struct pod *, const struct rt_pod_status *rt,
          int active);
+/* Recovery: the container was ready when the previous daemon stopped (its stored status
+ * says so). A readiness or startup worker started for it in the next minute begins at
+ * Success instead of the kubelet's initial Failure / none, so a daemon restart does not
+ * flip the pod to NotReady; the next check result applies as usual. */
+void prober_assume_ready(struct prober *, const char *container_id);
 /* Drops the pods not given to prober_sync_pod since the previous sweep (call after a
  * pass over every pod). */
 void prober_sweep(struct prober *);

@@ -44,6 +44,7 @@ struct status_stats {
 	uint64_t deletes;      /* final DELETEs sent */
 	uint64_t dropped;      /* entries dropped (404, recreated pod) */
 	uint64_t retries;      /* failed requests scheduled again */
+	uint64_t restored;     /* statuses resumed from the store at start */
 	unsigned entries;
 };
 

@@ -497,6 +497,37 @@ kletd_restore_worker(const struct store_worker *sw, void *arg)
 	return 0;
 }
 
+/* Containers that were ready in the last generated statuses keep their readiness. */
+static void
+kletd_restore_ready(struct kletd *k, const struct container_status *v, size_t n)
+{
+	const char *id;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!v[i].ready || v[i].state.kind != CSTATE_RUNNING || v[i].container_id == NULL)
+			continue;
+		id = strstr(v[i].container_id, "://");
+		prober_assume_ready(k->k_prober, id != NULL ? id + 3 : v[i].container_id);
+	}
+}
+
+static int
+kletd_restore_status(const struct store_status *ss, void *arg)
+{
+	struct kletd *k = arg;
+	struct pod_status st;
+	char err[256];
+
+	if (ss->json == NULL ||
+	    pod_status_from_json(ss->json, strlen(ss->json), &st, err, sizeof(err)) == -1)
+		return 0;
+	kletd_restore_ready(k, st.statuses, st.nstatuses);
+	kletd_restore_ready(k, st.init_statuses, st.ninit_statuses);
+	pod_status_clear(&st);
+	return 0;
+}
+
 /* Issue 6: the workers resume where they stopped (a terminating pod keeps its deadline). */
 static void
 kletd_restore(struct kletd *k)
@@ -506,6 +537,8 @@ kletd_restore(struct kletd *k)
 
 	store_foreach_pod(k->k_store, kletd_restore_pod, &r);
 	store_foreach_worker(k->k_store, kletd_restore_worker, &r);
+	if (k->k_prober != NULL)
+		store_foreach_status(k->k_store, kletd_restore_status, k);
 	if (r.restored > 0)
 		log_info("resumed %zu pod workers from the store", r.restored);
 	for (i = 0; i < r.npods; i++)

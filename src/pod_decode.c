@@ -1479,6 +1479,35 @@ pod_from_json(const char *buf, size_t len, char *err, size_t errlen)
 	return pod_from_doc(doc, err, errlen);
 }
 
+int
+pod_status_from_json(const char *buf, size_t len, struct pod_status *out, char *err,
+    size_t errlen)
+{
+	struct json_doc *doc;
+	struct dec d;
+	char *wrapped;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	/* The decoder reads "status" of a pod object: give it one. */
+	wrapped = xsprintf("{\"status\":%.*s}", (int)len, buf);
+	doc = json_parse(wrapped, strlen(wrapped), &pod_limits, err, errlen);
+	free(wrapped);
+	if (doc == NULL)
+		return -1;
+	memset(&d, 0, sizeof(d));
+	d.err = err;
+	d.errlen = errlen;
+	rc = dec_status(&d, json_root(doc), out);
+	json_free(doc);
+	if (rc < 0) {
+		pod_status_clear(out);
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	return 0;
+}
+
 struct pod *
 pod_from_yaml(const char *buf, size_t len, char *err, size_t errlen)
 {

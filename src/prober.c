@@ -302,6 +302,41 @@ worker_tick(evutil_socket_t fd, short what, void *arg)
 	w->w_check = pr_check_start(p, w);
 }
 
+#define PROBER_READY_IDS_MS 60000
+
+static void
+ready_ids_clear(struct prober *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nready_ids; i++)
+		free(p->ready_ids[i]);
+	free(p->ready_ids);
+	p->ready_ids = NULL;
+	p->nready_ids = 0;
+}
+
+static int
+ready_id_known(const struct prober *p, const char *cid)
+{
+	size_t i;
+
+	for (i = 0; cid != NULL && i < p->nready_ids; i++)
+		if (strcmp(p->ready_ids[i], cid) == 0)
+			return 1;
+	return 0;
+}
+
+void
+prober_assume_ready(struct prober *p, const char *container_id)
+{
+	if (container_id == NULL || *container_id == '\0' || ready_id_known(p, container_id))
+		return;
+	p->ready_ids = xreallocarray(p->ready_ids, p->nready_ids + 1, sizeof(char *));
+	p->ready_ids[p->nready_ids++] = xstrdup(container_id);
+	p->ready_ids_ms = now_mono_ms();
+}
+
 static void
 worker_reset(struct pr_worker *w, const struct container *c, const struct rt_container *rc,
     const char *pod_ip)
@@ -326,6 +361,13 @@ worker_reset(struct pr_worker *w, const struct container *c, const struct rt_con
 	/* The kubelet's initial values: not ready until proven, alive until proven dead. */
 	w->w_result = w->w_kind == PROBE_READINESS ? PROBE_FAILURE :
 	    w->w_kind == PROBE_LIVENESS ? PROBE_SUCCESS : PROBE_NONE;
+	if (w->w_kind != PROBE_LIVENESS && ready_id_known(p, w->w_cid)) {
+		/* Ready when the previous daemon stopped: its startup probe had succeeded and
+		 * readiness holds until a check says otherwise (no NotReady blip on restart). */
+		w->w_result = PROBE_SUCCESS;
+		if (w->w_kind == PROBE_STARTUP)
+			w->w_last = PROBE_SUCCESS;
+	}
 	w->w_pod->pp_dirty = 1;
 	w->w_pod->pp_respec = 1;
 	event_active(p->kick_ev, EV_TIMEOUT, 0);
@@ -459,6 +501,8 @@ prober_sweep(struct prober *p)
 {
 	struct pr_pod *pp, *next;
 
+	if (p->nready_ids > 0 && now_mono_ms() - p->ready_ids_ms > PROBER_READY_IDS_MS)
+		ready_ids_clear(p);  /* every restored pod has synced by now */
 	for (pp = LIST_FIRST(&p->pods); pp != NULL; pp = next) {
 		next = LIST_NEXT(pp, pp_entry);
 		if (pp->pp_seen != p->generation)
@@ -543,6 +587,7 @@ prober_free(struct prober *p)
 	while ((pp = LIST_FIRST(&p->pods)) != NULL)
 		pod_free_one(pp);
 	event_free(p->kick_ev);
+	ready_ids_clear(p);
 	free(p);
 }
 

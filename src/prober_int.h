@@ -77,6 +77,10 @@ struct prober {
 	prober_fake_fn     fake;
 	void             (*fake_cancel)(void *, void *);
 	void              *fake_arg;
+	/* Recovery: containers that were ready when the previous daemon stopped. */
+	char             **ready_ids;
+	size_t             nready_ids;
+	int64_t            ready_ids_ms;     /* monotonic time they were given */
 };
 
 enum pr_outcome { PR_SUCCESS = 0, PR_FAILURE, PR_ERROR };

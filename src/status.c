@@ -38,6 +38,7 @@ struct sentry {
 	int                e_deleted;      /* the final DELETE succeeded */
 	int64_t            e_backoff_ms;
 	int64_t            e_not_before_ms;
+	int                e_restored;     /* from the store, not yet claimed by its pod */
 };
 
 TAILQ_HEAD(sentries, sentry);
@@ -220,7 +221,8 @@ entry_sync(struct sentry *e)
 	const struct pod_status *base;
 	char *patch, *path;
 
-	if (e->e_call != NULL || e->e_deleted || now_mono_ms() < e->e_not_before_ms)
+	if (e->e_call != NULL || e->e_deleted || e->e_name == NULL ||
+	    now_mono_ms() < e->e_not_before_ms)
 		return;
 	if (e->e_version > e->e_acked_version) {
 		base = e->e_has_acked ? &e->e_acked : &e->e_api;
@@ -285,6 +287,40 @@ retry_cb(evutil_socket_t fd, short ev, void *arg)
 	mgr_sync_dirty(arg, 0);
 }
 
+/* Recovery: the statuses the previous daemon generated, with what the server acknowledged,
+ * so that an unchanged pod is not patched again and a change the server never got is sent.
+ * A restored entry has no name until its pod's first status_update. */
+static int
+restore_cb(const struct store_status *ss, void *arg)
+{
+	struct status_mgr *m = arg;
+	struct sentry *e;
+	char err[256];
+
+	if (ss->json == NULL || ss->version <= 0 || entry_find(m, ss->uid) != NULL)
+		return 0;
+	e = xcalloc(1, sizeof(*e));
+	if (pod_status_from_json(ss->json, strlen(ss->json), &e->e_status, err,
+	    sizeof(err)) == -1) {
+		log_warnx("status: stored status of uid=%s unusable: %s", ss->uid, err);
+		free(e);
+		return 0;
+	}
+	e->e_mgr = m;
+	e->e_uid = xstrdup(ss->uid);
+	e->e_version = ss->version;
+	e->e_acked_version = ss->acked_version;
+	if (ss->acked_version >= ss->version) {
+		podstatus_copy(&e->e_acked, &e->e_status);
+		e->e_has_acked = 1;
+	} else
+		e->e_dirty = 1;
+	e->e_restored = 1;
+	TAILQ_INSERT_TAIL(&m->m_entries, e, e_entry);
+	m->m_stats.restored++;
+	return 0;
+}
+
 struct status_mgr *
 status_new(struct event_base *base, struct api *api, const struct status_options *o)
 {
@@ -302,6 +338,12 @@ status_new(struct event_base *base, struct api *api, const struct status_options
 	/* Last in the turn: every update of the turn is in before the sync. */
 	event_priority_set(m->m_turn_ev, LOOP_PRI_LOW);
 	m->m_retry_ev = evtimer_new(base, retry_cb, m);
+	if (m->m_store != NULL) {
+		store_foreach_status(m->m_store, restore_cb, m);
+		if (m->m_stats.restored > 0)
+			log_info("status: %llu pod statuses resumed from the store",
+			    (unsigned long long)m->m_stats.restored);
+	}
 	return m;
 }
 
@@ -344,6 +386,10 @@ status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_s
 		e->e_name = xstrdup(pod->name);
 		podstatus_copy(&e->e_status, &pod->status);
 		TAILQ_INSERT_TAIL(&m->m_entries, e, e_entry);
+	} else if (e->e_restored) {
+		e->e_restored = 0;
+		e->e_ns = xstrdup(pod->ns);
+		e->e_name = xstrdup(pod->name);
 	}
 	pod_status_clear(&e->e_api);
 	podstatus_copy(&e->e_api, &pod->status);
@@ -398,9 +444,19 @@ status_batch(struct status_mgr *m)
 {
 	struct sentry *e;
 
-	TAILQ_FOREACH(e, &m->m_entries, e_entry)
+	struct sentry *next;
+
+	for (e = TAILQ_FIRST(&m->m_entries); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, e_entry);
+		if (e->e_restored && ++e->e_restored > 7) {
+			/* Restored, and no pod claimed it within a minute of batches: gone. */
+			TAILQ_REMOVE(&m->m_entries, e, e_entry);
+			entry_free(e);
+			continue;
+		}
 		if (e->e_version > e->e_acked_version || e->e_want_delete)
 			e->e_dirty = 1;
+	}
 	mgr_sync_dirty(m, 0);
 }
 

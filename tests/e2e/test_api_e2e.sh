@@ -187,13 +187,19 @@ check "node still Ready" node_ready
 # kletd restarted: the watch resumes from the stored resourceVersion, without a LIST, and
 # nothing is restarted.
 stop_kletd TERM
-l1=$(list_count); w1=$(watch_count)
+patch_count() { as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"]])'; }
+l1=$(list_count); w1=$(watch_count); p1=$(patch_count)
 KLET_API_PING_INTERVAL_MS=2000 KLET_API_PING_TIMEOUT_MS=2000 KLET_LEASE_RENEW_MS=2000 \
     start_kletd --kubeconfig "$T/kubeconfig" --node-labels example.com/rack=r1
 wait_for 100 more_watches "$w1"
 check "restart: watch resumed from the stored resourceVersion" logged 'resuming the pods of node'
 check "restart: no LIST ($l1 -> $(list_count))" [ "$(list_count)" -eq "$l1" ]
 check "restart: no container restarted" [ "$(ctr_id)" = "$id1" ]
+check "restart: statuses resumed from the store" logged 'pod statuses resumed from the store'
+wait_for 100 logged 'recovered in'
+sleep 4   # relists, syncs and a status batch (2 s with the settings above)
+check "restart: no status PATCH for the unchanged pod ($p1 -> $(patch_count))" [ "$(patch_count)" -eq "$p1" ]
+as_ctl /log | as_json "'\\n'.join('# patch after restart: ' + json.dumps(e['body']) for e in [e for e in d if e['method']=='PATCH' and '/pods/web/status' in e['path']][$p1:])"
 
 # Graceful delete: preStop, containers stop, the node deletes the object.
 as_ctl "/pods/default/web?method=DELETE" >/dev/null
