@@ -60,6 +60,10 @@ void status_free(struct status_mgr *);
 void status_update(struct status_mgr *, const struct pod *pod, const struct rt_pod_status *rt,
          const struct probe_set *probes, const struct start_errors *errors, int terminal);
 /* The pod is gone from every source: forget it. */
+/* The pod failed admission (the kubelet's rejectPod): its status becomes phase Failed with
+ * reason (e.g. "OutOfpods", "NodeAffinity") and message "Pod was rejected: MESSAGE". */
+void status_reject(struct status_mgr *, const struct pod *pod, const char *reason,
+         const char *message);
 void status_forget(struct status_mgr *, const char *uid);
 /* The 10 s pass: re-sends every status the server lacks and retries due deletions. */
 void status_batch(struct status_mgr *);

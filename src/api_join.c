@@ -210,8 +210,17 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 	struct pw_view v;
 	int terminal = 0;
 
-	if (source == NULL || !admitted || pod->uid == NULL)
+	if (source == NULL || pod->uid == NULL)
 		return;
+	if (!admitted) {
+		const char *reason = NULL, *message = NULL;
+
+		/* Rejected at admission: the API pod is Failed and says why. */
+		if (strcmp(source, "api") == 0 &&
+		    podconfig_rejection(j->j_deps.pc, pod->uid, &reason, &message) == 0)
+			status_reject(j->j_status, pod, reason, message);
+		return;
+	}
 	if (strcmp(source, "api") != 0) {
 		relisted_static(j, pod);
 		return;

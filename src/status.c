@@ -365,9 +365,31 @@ status_free(struct status_mgr *m)
 	free(m);
 }
 
+static void status_update_ex(struct status_mgr *, const struct pod *,
+    const struct rt_pod_status *, const struct probe_set *, const struct start_errors *, int,
+    const char *, const char *);
+
 void
 status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
     const struct probe_set *probes, const struct start_errors *errors, int terminal)
+{
+	status_update_ex(m, pod, rt, probes, errors, terminal, NULL, NULL);
+}
+
+void
+status_reject(struct status_mgr *m, const struct pod *pod, const char *reason,
+    const char *message)
+{
+	char *msg = xsprintf("Pod was rejected: %s", message != NULL ? message : "");
+
+	status_update_ex(m, pod, NULL, NULL, NULL, 1, reason != NULL ? reason : "Rejected", msg);
+	free(msg);
+}
+
+static void
+status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
+    const struct probe_set *probes, const struct start_errors *errors, int terminal,
+    const char *evict_reason, const char *evict_message)
 {
 	struct podstatus_input in;
 	struct pod_status gen, merged;
@@ -403,6 +425,8 @@ status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_s
 	in.runtime_name = m->m_runtime;
 	in.now = now;
 	in.pod_is_terminal = terminal;
+	in.evict_reason = evict_reason;
+	in.evict_message = evict_message;
 	podstatus_generate(&in, &gen);
 	/* The merge rules against the server's status: conditions it owns stay, a terminal
 	 * phase waits until nothing can run. */

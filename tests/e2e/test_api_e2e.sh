@@ -140,6 +140,15 @@ wait_for 300 pull_err
 check "image pull failure reported as the container's waiting reason" pull_err
 as_ctl "/pods/default/badimg?method=DELETE&grace=0" >/dev/null
 
+# A pod that fails admission (a nodeSelector the node does not match) is Failed in the API
+# with the kubelet's reason and message, and nothing of it runs.
+as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"picky\"},\"spec\":{\"nodeName\":\"$NODE\",\"nodeSelector\":{\"disk\":\"ssd\"},\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/busybox:1.35\"}]}}" >/dev/null
+picky_failed() { has /pods/default/picky/get '"phase":"Failed"' && has /pods/default/picky/get '"reason":"NodeAffinity"'; }
+wait_for 200 picky_failed
+check "rejected pod: phase Failed, reason NodeAffinity" picky_failed
+check "rejected pod: message says why" has /pods/default/picky/get 'Pod was rejected: Pod Predicate NodeAffinity failed'
+as_ctl "/pods/default/picky?method=DELETE&grace=0" >/dev/null
+
 # Status patches carry only changes: no two PATCHes both send startTime.
 n_start=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"] and "startTime" in json.dumps(e["body"])])')
 n_patch=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"]])')
