@@ -98,6 +98,10 @@ void kuberuntime_set_intents(struct kuberuntime *, const struct kr_intents *);
 struct probe_set;
 void kuberuntime_set_probes(struct kuberuntime *,
          int (*fn)(const char *uid, struct probe_set *out, void *arg), void *arg);
+/* volumes: where configMap / secret volumes and env references are read (volumes.h); NULL
+ * (the default): pods using them fail with CreateContainerConfigError. Not owned. */
+struct volumes;
+void kuberuntime_set_volumes(struct kuberuntime *, struct volumes *);
 
 /* ---- what the status code and podctl read ---- */
 

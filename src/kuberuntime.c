@@ -534,6 +534,13 @@ kuberuntime_set_probes(struct kuberuntime *kr,
 	kr->probe_arg = arg;
 }
 
+/* volumes: the configMap / secret source of the container configs. */
+void
+kuberuntime_set_volumes(struct kuberuntime *kr, struct volumes *v)
+{
+	kr->env.volumes = v;
+}
+
 /* ---- the machine's life ---- */
 
 static void

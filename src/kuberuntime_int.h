@@ -10,6 +10,8 @@
 #include "api.pb-c.h"
 #include "pod.h"
 
+struct volumes;
+
 /* What the builders need from the node's configuration. */
 struct kr_env {
 	const char          *root_dir;       /* pods/UID/... */
@@ -23,6 +25,7 @@ struct kr_env {
 	const char          *host_ip;
 	int64_t              node_cpu_milli; /* allocatable defaults for resourceFieldRef */
 	int64_t              node_mem_milli;
+	struct volumes      *volumes;        /* volumes: configMap/secret objects; NULL: none */
 };
 
 /* protobuf-c helpers. */
