@@ -453,6 +453,7 @@ class Harness:
             p = subprocess.run(["mount", "-o", "remount,rw", self.root])
             if p.returncode != 0:
                 raise SystemExit("cannot remount %s read-write" % self.root)
+        self.last_fault_since = self.fault_since
         log("fault %s cleared after %.1f s%s" % (self.fault, time.time() - self.fault_since,
                                                  " (kletd running)" if self.kproc else ""))
         self.fault = None
@@ -506,16 +507,49 @@ class Harness:
             if h is not None and h.get("health") == "ok" and h.get("journalOps") == 0:
                 self.recover_s.append(time.time() - t0)
                 self.store_dirty = False
+                self.exits_after_fault()
                 return
             time.sleep(0.2)
         self.fails.append("retry: store not back to ok with an empty journal %g s after the "
                           "fault cleared: %r" % (bound, h))
         log(self.fails[-1])
 
+    def exits_after_fault(self):
+        """The same kletd lived through the fault and its store is ok again: every exit seen
+        since the fault began (pods still present) is in the database now, or within a few
+        relists (polled: the poller may see an exit before kletd's next relist)."""
+        since = self.last_fault_since
+        end = time.time() + 10
+        ef, n = self.exit_fails(since)
+        while ef and time.time() < end and self.kproc is not None and \
+                self.kproc.poll() is None:
+            time.sleep(0.3)
+            ef, n = self.exit_fails(since)
+        self.stats["retry/exits checked after a live fault"] = \
+            self.stats.get("retry/exits checked after a live fault", 0) + n
+        for f in ef:
+            self.fails.append("%s (seen during a store fault kletd lived through)" % f)
+            log(self.fails[-1])
+
+    def wait_ready(self):
+        """Waits for "kletd ready" of the current kletd (a live fault is one that hits a
+        started daemon; one that hits its start is start_under_fault's case)."""
+        end = time.time() + 30
+        while time.time() < end:
+            if self.kproc.poll() is not None:
+                self.died("during its start (no store fault)")
+                return False
+            if "kletd ready" in self.log_since_start():
+                return True
+            time.sleep(0.05)
+        self.fails.append("alive: kletd not ready 30 s after its start (no store fault)")
+        log(self.fails[-1])
+        return False
+
     def fault_live(self):
         """Between kills, kletd up: maybe a disk-full fault; maybe clear the current one."""
         r = self.rng
-        if self.kproc is None:
+        if self.kproc is None or not self.wait_ready():
             return
         if self.fault is None and r.random() < 0.4:
             if self.inject("full"):
@@ -530,7 +564,7 @@ class Harness:
     def hold(self):
         """Keeps a live fault on a while (exits, restarts and removals happen meanwhile)."""
         r = self.rng
-        end = time.time() + r.choice([0.2, 0.8, 2.0, 3.0])
+        end = time.time() + r.choice([0.2, 0.6, 1.5, 2.5])
         if r.random() < 0.5:
             self.mutate()
         while time.time() < end and self.kproc is not None:
@@ -559,7 +593,7 @@ class Harness:
             if "kletd ready" in self.log_since_start():
                 self.count("%s/kletd started under it" % kind)
                 if kind == "full":
-                    self.watch_degraded(1.5)
+                    self.watch_degraded(1.0)
                     self.hold()
                 return
             time.sleep(0.05)
@@ -797,8 +831,9 @@ class Harness:
             (len(cur_uids), len(self.versions), sum(keys.values()), nexits))
         return fails
 
-    def exit_fails(self):
-        """Exit codes seen in the runtime for current pods but not in the store."""
+    def exit_fails(self, since=None):
+        """Exit codes seen in the runtime for current pods but not in the store (since: only
+        the containers first seen exited at or after that wall time)."""
         fails = []
         cur_uids = set(self.current.values())
         db = os.path.join(self.t, "root", "klet.db")
@@ -816,6 +851,8 @@ class Harness:
         with self.poller.lock:
             for cid, c in sorted(self.poller.ctrs.items()):
                 if c["uid"] not in cur_uids or c["exit_code"] is None:
+                    continue
+                if since is not None and c.get("exited_at", 0) < since:
                     continue
                 nexits += 1
                 got = rows.get(cid)
