@@ -443,9 +443,15 @@ static int
 pl_seed_row(const struct store_rtobj *r, void *arg)
 {
 	struct pl_set *set = arg;
-	struct pl_obj *o = pl_set_add(set);
+	struct pl_obj *o;
 	const char *sp, *e;
 	size_t n = 0;
+
+	/* A row this binary would not have written is ignored (the runtime is asked). */
+	if (r->id == NULL || r->uid == NULL || r->state < PLEG_NONEXISTENT ||
+	    r->state > PLEG_UNKNOWN || r->network_mode < 0 || r->network_mode > RT_NS_TARGET)
+		return 0;
+	o = pl_set_add(set);
 
 	o->o_uid = xstrdup(r->uid);
 	o->o_sandbox = r->sandbox != 0;
