@@ -25,6 +25,7 @@
 #include "podworkers.h"
 #include "status.h"
 #include "util.h"
+#include "volumes.h"
 #include "watch.h"
 
 struct api_join {
@@ -35,6 +36,7 @@ struct api_join {
 	struct status_mgr    *j_status;
 	struct node          *j_node;
 	struct api_events    *j_events;
+	struct volumes       *j_volumes;   /* configMap / secret objects of the pods */
 	/* Mirror pods: one create or delete at a time. */
 	struct api_call      *j_mirror_call;
 	char                 *j_mirror_conflict;  /* ns/name that exists but is not seen yet */
@@ -42,6 +44,7 @@ struct api_join {
 };
 
 static void mirror_pass(struct api_join *);
+static void volumes_kick(const char *, void *);
 
 /* Test knobs (milliseconds), e.g. a short PING interval for outage tests. */
 static int64_t
@@ -60,6 +63,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	struct watch_options wo;
 	struct status_options so;
 	struct node_options no;
+	struct volumes_options vo;
 	char e[512];
 
 	j->j_deps = *d;
@@ -105,7 +109,22 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	j->j_watch = watch_new(d->base, j->j_api, &wo);
 	if (d->events != NULL)
 		j->j_events = api_events_new(d->base, j->j_api, d->events, d->cfg->node_name, 0, 0);
+	memset(&vo, 0, sizeof(vo));
+	vo.root_dir = d->cfg->root_dir;
+	vo.ttl_ms = env_ms("KLET_OBJECT_TTL_MS");
+	j->j_volumes = volumes_new(d->base, j->j_api, &vo);
+	if (d->workers != NULL)
+		volumes_set_kick(j->j_volumes, volumes_kick, d->workers);
+	if (d->kr != NULL)
+		kuberuntime_set_volumes(d->kr, j->j_volumes);
 	return j;
+}
+
+/* An object a pod waited for arrived: sync the pod again now. */
+static void
+volumes_kick(const char *uid, void *arg)
+{
+	podworkers_kick(arg, uid);
 }
 
 void
@@ -114,6 +133,9 @@ api_join_free(struct api_join *j)
 	if (j == NULL)
 		return;
 	api_events_free(j->j_events);
+	if (j->j_deps.kr != NULL)
+		kuberuntime_set_volumes(j->j_deps.kr, NULL);
+	volumes_free(j->j_volumes);
 	api_call_cancel(j->j_mirror_call);
 	free(j->j_mirror_conflict);
 	watch_free(j->j_watch);
@@ -454,8 +476,10 @@ api_join_pleg(struct api_join *j, int healthy, const char *why)
 void
 api_join_pod_removed(struct api_join *j, const char *uid)
 {
-	if (j != NULL)
+	if (j != NULL) {
 		status_forget(j->j_status, uid);
+		volumes_forget_pod(j->j_volumes, uid);
+	}
 }
 
 /* ---- events to the API ---- */

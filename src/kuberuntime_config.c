@@ -16,6 +16,7 @@
 #include "kuberuntime_int.h"
 #include "log.h"
 #include "util.h"
+#include "volumes.h"
 
 #define KR_MAP_SET(msg, field, desc, k, v)                                         \
 	kr_map_set((void ***)&(msg)->field, &(msg)->n_##field, &(desc), (k), (v))
@@ -205,6 +206,68 @@ bad:
 	return -1;
 }
 
+/* 1 for a static pod (any source but the API server): it may not use API objects. */
+static int
+kr_is_static(const struct pod *pod)
+{
+	const char *src = kvlist_get(&pod->annotations, "kubernetes.io/config.source");
+
+	return src != NULL && strcmp(src, "api") != 0;
+}
+
+/* An object of the pod's namespace for env: 0 with *obj, 1 when it is missing and the
+ * reference optional (skip), -1 with err. */
+static int
+kr_object(const struct kr_env *env, const struct pod *pod, enum vobj_kind kind,
+    const char *name, int optional, const struct vobj **obj, char *err, size_t errlen)
+{
+	const char *what = kind == VOBJ_SECRET ? "secret" : "configmap";
+	int rc;
+
+	*obj = NULL;
+	if (kr_is_static(pod)) {
+		snprintf(err, errlen, "a static pod may not use %s \"%s\"", what,
+		    name != NULL ? name : "");
+		return -1;
+	}
+	if (env->volumes == NULL && optional)
+		return 1;   /* no API server: an optional reference is left out */
+	rc = volumes_get(env->volumes, kind, pod->ns != NULL ? pod->ns : "default", name,
+	    pod->uid, obj, err, errlen);
+	if (rc == VOLUMES_OK)
+		return 0;
+	if (rc == VOLUMES_NOT_FOUND && optional)
+		return 1;
+	return -1;
+}
+
+/* valueFrom configMapKeyRef / secretKeyRef (the kubelet's makeEnvironmentVariables). */
+static int
+kr_object_ref(const struct kr_env *env, const struct pod *pod, const struct env_var *e,
+    char **out, char *err, size_t errlen)
+{
+	enum vobj_kind kind = e->src == ENV_SECRET_KEY_REF ? VOBJ_SECRET : VOBJ_CONFIG_MAP;
+	const struct vobj *obj;
+	const struct vobj_item *it;
+	int rc;
+
+	if ((rc = kr_object(env, pod, kind, e->ref_name, e->optional, &obj, err, errlen)) != 0)
+		return rc == 1 ? 0 : -1;
+	it = vobj_find(obj, e->ref_key);
+	if (it != NULL && it->binary)
+		it = NULL;      /* binaryData is not for env */
+	if (it == NULL) {
+		if (e->optional)
+			return 0;
+		snprintf(err, errlen, "couldn't find key %s in %s %s/%s",
+		    e->ref_key != NULL ? e->ref_key : "", kind == VOBJ_SECRET ? "Secret" :
+		    "ConfigMap", pod->ns != NULL ? pod->ns : "default", e->ref_name);
+		return -1;
+	}
+	*out = xstrndup(it->val, it->len);
+	return 0;
+}
+
 int
 kr_env_value(const struct kr_env *env, const struct pod *pod, const struct container *c,
     const struct env_var *e, const struct kr_cinput *in, char **out, char *err,
@@ -222,13 +285,7 @@ kr_env_value(const struct kr_env *env, const struct pod *pod, const struct conta
 		return kr_resource_ref(env, pod, c, e, out, err, errlen);
 	case ENV_CONFIG_MAP_KEY_REF:
 	case ENV_SECRET_KEY_REF:
-		if (e->optional)
-			return 0;  /* an optional reference to what we cannot read: unset */
-		snprintf(err, errlen, "%s \"%s\" (env %s): %s references are not supported yet",
-		    e->src == ENV_SECRET_KEY_REF ? "secret" : "configmap",
-		    e->ref_name ? e->ref_name : "", e->name,
-		    e->src == ENV_SECRET_KEY_REF ? "secretKeyRef" : "configMapKeyRef");
-		return -1;
+		return kr_object_ref(env, pod, e, out, err, errlen);
 	}
 	snprintf(err, errlen, "env %s: unknown source", e->name);
 	return -1;
@@ -360,9 +417,11 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 	const struct volume *v;
 	char *host, *full;
 	size_t i;
+	int ro;
 
 	for (i = 0; i < c->c_nmounts; i++) {
 		vm = &c->c_mounts[i];
+		ro = 0;
 		if ((v = kr_find_volume(pod, vm->name)) == NULL) {
 			snprintf(err, errlen, "volumeMount \"%s\": no volume of that name",
 			    vm->name);
@@ -378,6 +437,24 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 				free(host);
 				return -1;
 			}
+			break;
+		case VOL_CONFIG_MAP:
+		case VOL_SECRET:
+			if (kr_is_static(pod)) {
+				snprintf(err, errlen, "volume \"%s\": a static pod may not use %s "
+				    "\"%s\"", v->v_name, v->v_kind == VOL_SECRET ? "secret" :
+				    "configmap", v->v_source != NULL ? v->v_source : "");
+				return -1;
+			}
+			if (env->volumes == NULL) {
+				snprintf(err, errlen, "volume \"%s\": couldn't get %s \"%s\": no "
+				    "API server", v->v_name, v->v_kind == VOL_SECRET ? "secret" :
+				    "configmap", v->v_source != NULL ? v->v_source : "");
+				return -1;
+			}
+			if (volumes_setup(env->volumes, pod, v, &host, err, errlen) == -1)
+				return -1;
+			ro = 1;     /* always read-only, as the kubelet mounts them */
 			break;
 		case VOL_HOST_PATH:
 			if (v->v_path == NULL || kr_host_path_check(v, err, errlen) == -1) {
@@ -405,7 +482,7 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 			if (v->v_kind == VOL_EMPTY_DIR || access(host, F_OK) != 0)
 				kr_mkdir_p(host, 0777);
 		}
-		kr_add_mount(cc, host, vm->mount_path, vm->read_only || v->v_read_only,
+		kr_add_mount(cc, host, vm->mount_path, ro || vm->read_only || v->v_read_only,
 		    vm->propagation);
 		free(host);
 	}
@@ -665,6 +742,26 @@ kr_security(const struct pod *pod, const struct container *c)
 
 /* ---- the container config ---- */
 
+/* Sets name to v (taken): a later definition replaces an earlier one in place. */
+static void
+kr_env_put(char ***keys, char ***vals, size_t *n, const char *name, char *v)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++) {
+		if (strcmp((*keys)[i], name) == 0) {
+			free((*vals)[i]);
+			(*vals)[i] = v;
+			return;
+		}
+	}
+	*keys = xreallocarray(*keys, *n + 1, sizeof(**keys));
+	*vals = xreallocarray(*vals, *n + 1, sizeof(**vals));
+	(*keys)[*n] = xstrdup(name);
+	(*vals)[*n] = v;
+	(*n)++;
+}
+
 static int
 kr_envs(const struct kr_env *env, const struct pod *pod, const struct container *c,
     const struct kr_cinput *in, Runtime__V1__ContainerConfig *cc, char *err, size_t errlen)
@@ -674,15 +771,29 @@ kr_envs(const struct kr_env *env, const struct pod *pod, const struct container 
 	int rc = 0;
 	Runtime__V1__KeyValue *kv;
 
-	for (i = 0; i < c->c_nenv_from; i++) {
-		if (c->c_env_from[i].optional)
-			continue;
-		snprintf(err, errlen, "envFrom %s \"%s\": not supported yet",
-		    c->c_env_from[i].is_secret ? "secretRef" : "configMapRef",
-		    c->c_env_from[i].name ? c->c_env_from[i].name : "");
-		return -1;
+	for (i = 0; rc == 0 && i < c->c_nenv_from; i++) {
+		const struct env_from *ef = &c->c_env_from[i];
+		const struct vobj *obj;
+		size_t j;
+		int r;
+
+		r = kr_object(env, pod, ef->is_secret ? VOBJ_SECRET : VOBJ_CONFIG_MAP, ef->name,
+		    ef->optional, &obj, err, errlen);
+		if (r == -1)
+			rc = -1;
+		for (j = 0; r == 0 && j < obj->nitems; j++) {
+			const struct vobj_item *it = &obj->items[j];
+
+			/* Only data keys that can be variable names (the kubelet skips the
+			 * others with an event). */
+			if (it->binary || it->key[0] == '\0' || strchr(it->key, '=') != NULL)
+				continue;
+			raw = xsprintf("%s%s", ef->prefix != NULL ? ef->prefix : "", it->key);
+			kr_env_put(&keys, &vals, &n, raw, xstrndup(it->val, it->len));
+			free(raw);
+		}
 	}
-	for (i = 0; i < c->c_nenv; i++) {
+	for (i = 0; rc == 0 && i < c->c_nenv; i++) {
 		if (kr_env_value(env, pod, c, &c->c_env[i], in, &raw, err, errlen) == -1) {
 			rc = -1;
 			break;
@@ -696,11 +807,7 @@ kr_envs(const struct kr_env *env, const struct pod *pod, const struct container 
 		} else {
 			v = raw;
 		}
-		keys = xreallocarray(keys, n + 1, sizeof(*keys));
-		vals = xreallocarray(vals, n + 1, sizeof(*vals));
-		keys[n] = xstrdup(c->c_env[i].name);
-		vals[n] = v;
-		n++;
+		kr_env_put(&keys, &vals, &n, c->c_env[i].name, v);
 	}
 	if (rc == 0) {
 		for (i = 0; i < c->c_command.n; i++)

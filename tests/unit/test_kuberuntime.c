@@ -423,12 +423,12 @@ struct cfg_err_case {
 
 static const struct cfg_err_case cfg_err_cases[] = {
 	{ "configmap-ref", "    env:\n    - name: X\n      valueFrom: {configMapKeyRef: {name: cm, key: k}}\n",
-	  "not supported yet" },
+	  "configmap \"cm\" in namespace default: no API server" },
 	{ "secret-ref", "    env:\n    - name: X\n      valueFrom: {secretKeyRef: {name: s, key: k}}\n",
 	  "secret \"s\"" },
-	{ "env-from", "    envFrom:\n    - configMapRef: {name: cm}\n", "envFrom" },
+	{ "env-from", "    envFrom:\n    - configMapRef: {name: cm}\n", "configmap \"cm\"" },
 	{ "configmap-volume", "    volumeMounts:\n    - {name: cmv, mountPath: /c}\n",
-	  "not supported yet" },
+	  "no API server" },
 	{ "missing-volume", "    volumeMounts:\n    - {name: nope, mountPath: /c}\n",
 	  "no volume" },
 	{ "hostpath-directory-missing", "    volumeMounts:\n    - {name: hpd, mountPath: /c}\n",

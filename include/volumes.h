@@ -1,0 +1,139 @@
+/* volumes.h — API objects pods consume: configMap and secret volumes, env valueFrom
+ * configMapKeyRef / secretKeyRef and envFrom (the kubelet's cache-based configmap and secret
+ * managers plus its configmap / secret volume plugins and atomic writer).
+ *
+ * Objects are read with GET /api/v1/namespaces/NS/{configmaps,secrets}/NAME, asynchronously,
+ * and kept in a small cache: an object is re-read when it is older than the TTL (default 60 s,
+ * the kubelet's syncFrequency) and still used; a missing or failed one is retried after at
+ * most 1 s when asked again. The cache holds at most max_objects (LRU; objects a mounted
+ * volume uses are kept). A pod that asked for an object not read yet is kicked (kick
+ * callback) once the answer arrives, so its sync retries at once.
+ *
+ * Volume files are written the kubelet's way (atomic writer): VOLDIR/..TIMESTAMP.RANDOM/
+ * holds the files, VOLDIR/..data is a symlink to it (swapped by rename), and every top-level
+ * name is a symlink VOLDIR/NAME -> ..data/NAME. Mounted volumes are remembered per pod and
+ * rewritten when an object they use changes, until volumes_forget_pod.
+ */
+#ifndef KLET_VOLUMES_H
+#define KLET_VOLUMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct api;
+struct pod;
+struct volume;
+struct volumes;
+
+enum vobj_kind { VOBJ_CONFIG_MAP = 0, VOBJ_SECRET };
+
+/* One key of an object: bytes (NUL-terminated for convenience; may contain NULs). */
+struct vobj_item {
+	char   *key;
+	char   *val;
+	size_t  len;
+	int     binary;   /* from a configMap's binaryData (not used for env) */
+};
+
+/* A cached object. Borrowed: valid until the next loop turn. */
+struct vobj {
+	enum vobj_kind    kind;
+	char             *ns;
+	char             *name;
+	char             *rv;        /* resourceVersion, "" when unknown */
+	struct vobj_item *items;
+	size_t            nitems;
+};
+
+struct volumes_options {
+	const char *root_dir;     /* ROOT/pods/UID/volumes/... (required) */
+	int64_t     ttl_ms;       /* 0: 60 s */
+	size_t      max_objects;  /* 0: 1000 */
+};
+
+/* Returns a manager. api may be NULL (no API server: every look-up fails with "no API
+ * server"); it must outlive the manager. opts is copied (root_dir too). Never NULL. */
+struct volumes *volumes_new(struct event_base *, struct api *, const struct volumes_options *);
+/* Cancels pending reads (no kick afterwards) and frees everything. NULL is a no-op. */
+void volumes_free(struct volumes *);
+/* fn(uid) is called (on the loop, from an API callback) when an object a pod waited for
+ * arrived or changed; wire it to podworkers_kick. */
+void volumes_set_kick(struct volumes *, void (*fn)(const char *uid, void *arg), void *arg);
+
+/* Return codes of volumes_get. */
+#define VOLUMES_OK        0
+#define VOLUMES_ERROR     (-1)   /* pending, or the server failed: err says which */
+#define VOLUMES_NOT_FOUND (-2)   /* the server said 404: err is its message */
+
+/* Looks an object up for pod uid (who is kicked when a pending answer arrives). Returns
+ * VOLUMES_OK with *out (borrowed, see struct vobj), VOLUMES_NOT_FOUND, or VOLUMES_ERROR; err
+ * is filled unless VOLUMES_OK. Starts a read when the object is unknown or stale (a stale
+ * object is still returned). v NULL: VOLUMES_ERROR "no API server"; a manager without an
+ * API client knows only what volumes_put gave it (others: VOLUMES_NOT_FOUND). */
+int volumes_get(struct volumes *, enum vobj_kind, const char *ns, const char *name,
+        const char *uid, const struct vobj **out, char *err, size_t errlen);
+
+/* Puts an object into the cache as if read from the server (tests, and a server's watch
+ * later). json is a v1 ConfigMap or Secret. Returns 0, or -1 (err) when it does not parse. */
+int volumes_put(struct volumes *, enum vobj_kind, const char *json, size_t len, char *err,
+        size_t errlen);
+
+/* Sets up one configMap or secret volume of pod (static pods are refused): reads the object,
+ * writes ROOT/pods/UID/volumes/kubernetes.io~{configmap,secret}/NAME and remembers it for
+ * updates. Returns 0 with *host_dir (caller frees), or -1 with err (a CreateContainerConfig
+ * message: the object is not read yet, not found and not optional, a missing key). */
+int volumes_setup(struct volumes *, const struct pod *, const struct volume *, char **host_dir,
+        char *err, size_t errlen);
+/* Forgets a pod's volumes (no more updates). Files are left for housekeeping. */
+void volumes_forget_pod(struct volumes *, const char *uid);
+
+/* Counters for tests and podctl. */
+struct volumes_stats {
+	uint64_t gets;        /* GETs sent */
+	uint64_t hits;        /* look-ups answered from the cache */
+	uint64_t writes;      /* volume payloads written (changed) */
+	size_t   objects;     /* objects cached */
+	size_t   mounts;      /* volumes remembered */
+};
+void volumes_get_stats(const struct volumes *, struct volumes_stats *);
+
+/* ---- pure helpers (tested on their own) ---- */
+
+/* One file of a volume payload: a relative path (no "..", not absolute), bytes and mode. */
+struct vol_file {
+	char   *path;
+	char   *data;
+	size_t  len;
+	int32_t mode;
+};
+struct vol_payload {
+	struct vol_file *files;
+	size_t           n;
+};
+void vol_payload_clear(struct vol_payload *);
+/* Adds a file (copies path and data). */
+void vol_payload_add(struct vol_payload *, const char *path, const char *data, size_t len,
+        int32_t mode);
+
+/* The payload of a configMap or secret volume from obj (NULL: the object is missing, allowed
+ * only when optional): every key (items empty) or the items (key -> path, mode), modes from
+ * the item or defaultMode. Returns 0, or -1 with err ("configmap references non-existent
+ * config key: K" / "references non-existent secret key: K"). */
+int vol_payload_make(const struct volume *, const struct vobj *obj, struct vol_payload *out,
+        char *err, size_t errlen);
+
+/* Writes payload into dir (created) with the atomic writer layout. Returns 1 when it wrote a
+ * new version, 0 when the directory already held exactly this payload, -1 with err. Paths
+ * must be relative without "..": an invalid one fails the whole write. */
+int vol_write_atomic(const char *dir, const struct vol_payload *, char *err, size_t errlen);
+
+/* Parses a ConfigMap (data, binaryData base64) or Secret (data base64) into obj (cleared
+ * first). Returns 0, or -1 with err. */
+int vobj_parse(enum vobj_kind, const char *json, size_t len, struct vobj *obj, char *err,
+        size_t errlen);
+void vobj_clear(struct vobj *);
+/* The item named key, or NULL. */
+const struct vobj_item *vobj_find(const struct vobj *, const char *key);
+
+#endif

@@ -1,0 +1,1107 @@
+/* volumes.c — configMap and secret objects for pods: an asynchronous TTL cache over the API
+ * client, the payloads of configMap / secret volumes and the atomic writer (see volumes.h). */
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "api.h"
+#include "json.h"
+#include "kubeconfig.h"
+#include "log.h"
+#include "pod.h"
+#include "util.h"
+#include "volumes.h"
+
+#define VOL_DEFAULT_TTL_MS   60000
+#define VOL_RETRY_MS         1000     /* a missing or failed object is asked again after */
+#define VOL_DEFAULT_MAX      1000
+#define VOL_MAX_PATH         4096
+
+enum ve_state { VE_PENDING = 0, VE_OK, VE_NOT_FOUND, VE_ERROR };
+
+struct ventry {
+	TAILQ_ENTRY(ventry)  e_lru;        /* least recently used first */
+	struct volumes      *e_v;
+	struct vobj          e_obj;        /* kind, ns, name always set */
+	enum ve_state        e_state;
+	char                *e_msg;        /* NOT_FOUND / ERROR message */
+	int64_t              e_fetched_ms; /* monotonic time of the last answer, 0: none */
+	struct api_call     *e_call;
+	char               **e_waiters;    /* pod UIDs to kick on an answer */
+	size_t               e_nwaiters;
+};
+TAILQ_HEAD(ventries, ventry);
+
+struct vmount {
+	TAILQ_ENTRY(vmount)  m_entry;
+	struct pod          *m_pod;        /* copy */
+	char                *m_vol;        /* volume name */
+	enum vobj_kind       m_kind;
+	char                *m_source;     /* object name */
+	char                *m_dir;
+};
+TAILQ_HEAD(vmounts, vmount);
+
+struct volumes {
+	struct event_base  *v_base;
+	struct api         *v_api;
+	char               *v_root;
+	int64_t             v_ttl_ms;
+	size_t              v_max;
+	struct ventries     v_entries;
+	size_t              v_nentries;
+	struct vmounts      v_mounts;
+	size_t              v_nmounts;
+	struct event       *v_timer;
+	void              (*v_kick)(const char *, void *);
+	void               *v_kick_arg;
+	struct volumes_stats v_stats;
+};
+
+static const char *
+kind_word(enum vobj_kind k)
+{
+	return k == VOBJ_SECRET ? "secret" : "configmap";
+}
+
+static const char *
+kind_plural(enum vobj_kind k)
+{
+	return k == VOBJ_SECRET ? "secrets" : "configmaps";
+}
+
+/* ---- objects ---- */
+
+void
+vobj_clear(struct vobj *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nitems; i++) {
+		free(o->items[i].key);
+		free(o->items[i].val);
+	}
+	free(o->items);
+	free(o->rv);
+	o->items = NULL;
+	o->nitems = 0;
+	o->rv = NULL;
+}
+
+const struct vobj_item *
+vobj_find(const struct vobj *o, const char *key)
+{
+	size_t i;
+
+	if (o == NULL || key == NULL)
+		return NULL;
+	for (i = 0; i < o->nitems; i++)
+		if (strcmp(o->items[i].key, key) == 0)
+			return &o->items[i];
+	return NULL;
+}
+
+static void
+vobj_add(struct vobj *o, const char *key, char *val, size_t len, int binary)
+{
+	o->items = xreallocarray(o->items, o->nitems + 1, sizeof(*o->items));
+	o->items[o->nitems].key = xstrdup(key);
+	o->items[o->nitems].val = val;
+	o->items[o->nitems].len = len;
+	o->items[o->nitems].binary = binary;
+	o->nitems++;
+}
+
+static int
+vobj_parse_map(struct vobj *o, const struct json *m, const char *field, int b64, int binary,
+    char *err, size_t errlen)
+{
+	const struct json *x;
+	const char *s;
+	char *val;
+	size_t i, len;
+
+	if (m == NULL || json_type(m) == JSON_NULL)
+		return 0;
+	if (json_type(m) != JSON_OBJECT) {
+		snprintf(err, errlen, "%s: not an object", field);
+		return -1;
+	}
+	for (i = 0; i < json_len(m); i++) {
+		x = json_index(m, i);
+		if ((s = json_str(x)) == NULL) {
+			snprintf(err, errlen, "%s.%s: not a string", field, json_key(m, i));
+			return -1;
+		}
+		if (b64) {
+			if ((val = kubeconfig_base64_decode(s, json_str_len(x), &len)) == NULL) {
+				snprintf(err, errlen, "%s.%s: invalid base64", field, json_key(m, i));
+				return -1;
+			}
+		} else {
+			len = json_str_len(x);
+			val = xmalloc(len + 1);
+			memcpy(val, s, len);
+			val[len] = '\0';
+		}
+		vobj_add(o, json_key(m, i), val, len, binary);
+	}
+	return 0;
+}
+
+int
+vobj_parse(enum vobj_kind kind, const char *json, size_t len, struct vobj *o, char *err,
+    size_t errlen)
+{
+	struct json_doc *doc;
+	const struct json *root;
+	const char *rv;
+	char e[256];
+	int rc;
+
+	vobj_clear(o);
+	o->kind = kind;
+	if ((doc = json_parse(json, len, NULL, e, sizeof(e))) == NULL) {
+		snprintf(err, errlen, "%s: %s", kind_word(kind), e);
+		return -1;
+	}
+	root = json_root(doc);
+	if (json_type(root) != JSON_OBJECT) {
+		snprintf(err, errlen, "%s: not an object", kind_word(kind));
+		json_free(doc);
+		return -1;
+	}
+	rv = json_str(json_get(json_get(root, "metadata"), "resourceVersion"));
+	o->rv = xstrdup(rv != NULL ? rv : "");
+	if (kind == VOBJ_SECRET)
+		rc = vobj_parse_map(o, json_get(root, "data"), "data", 1, 0, err, errlen);
+	else
+		rc = vobj_parse_map(o, json_get(root, "data"), "data", 0, 0, err, errlen) == -1 ||
+		    vobj_parse_map(o, json_get(root, "binaryData"), "binaryData", 1, 1, err,
+		    errlen) == -1 ? -1 : 0;
+	json_free(doc);
+	if (rc == -1)
+		vobj_clear(o);
+	return rc;
+}
+
+static int
+vobj_same(const struct vobj *a, const struct vobj *b)
+{
+	const struct vobj_item *x;
+	size_t i;
+
+	if (a->nitems != b->nitems)
+		return 0;
+	for (i = 0; i < a->nitems; i++) {
+		x = vobj_find(b, a->items[i].key);
+		if (x == NULL || x->len != a->items[i].len || x->binary != a->items[i].binary ||
+		    memcmp(x->val, a->items[i].val, x->len) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- payloads ---- */
+
+void
+vol_payload_clear(struct vol_payload *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->files[i].path);
+		free(p->files[i].data);
+	}
+	free(p->files);
+	p->files = NULL;
+	p->n = 0;
+}
+
+void
+vol_payload_add(struct vol_payload *p, const char *path, const char *data, size_t len,
+    int32_t mode)
+{
+	struct vol_file *f;
+
+	p->files = xreallocarray(p->files, p->n + 1, sizeof(*p->files));
+	f = &p->files[p->n++];
+	f->path = xstrdup(path);
+	f->data = xmalloc(len + 1);
+	memcpy(f->data, data, len);
+	f->data[len] = '\0';
+	f->len = len;
+	f->mode = mode;
+}
+
+int
+vol_payload_make(const struct volume *vol, const struct vobj *obj, struct vol_payload *out,
+    char *err, size_t errlen)
+{
+	const struct vobj_item *it;
+	int32_t dmode = vol->v_default_mode >= 0 ? vol->v_default_mode : 0644;
+	size_t i;
+
+	if (obj == NULL)
+		return 0;   /* optional and missing: an empty volume */
+	if (vol->v_nitems == 0) {
+		for (i = 0; i < obj->nitems; i++)
+			vol_payload_add(out, obj->items[i].key, obj->items[i].val,
+			    obj->items[i].len, dmode);
+		return 0;
+	}
+	for (i = 0; i < vol->v_nitems; i++) {
+		const struct key_to_path *kp = &vol->v_items[i];
+
+		if ((it = vobj_find(obj, kp->key)) == NULL) {
+			if (vol->v_optional)
+				continue;
+			if (obj->kind == VOBJ_SECRET)
+				snprintf(err, errlen, "references non-existent secret key: %s",
+				    kp->key != NULL ? kp->key : "");
+			else
+				snprintf(err, errlen,
+				    "configmap references non-existent config key: %s",
+				    kp->key != NULL ? kp->key : "");
+			vol_payload_clear(out);
+			return -1;
+		}
+		vol_payload_add(out, kp->path != NULL ? kp->path : kp->key, it->val, it->len,
+		    kp->mode >= 0 ? kp->mode : dmode);
+	}
+	return 0;
+}
+
+/* ---- the atomic writer ---- */
+
+static int
+path_ok(const char *p)
+{
+	const char *s;
+	size_t n;
+
+	if (p == NULL || p[0] == '\0' || p[0] == '/' || strlen(p) >= VOL_MAX_PATH ||
+	    strncmp(p, "..", 2) == 0)
+		return 0;
+	for (s = p; *s != '\0'; s += n + (s[n] == '/')) {
+		n = strcspn(s, "/");
+		if (n == 0 || (n == 2 && strncmp(s, "..", 2) == 0) ||
+		    (n == 1 && s[0] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+mkdirs(const char *path, mode_t mode)
+{
+	char *p = xstrdup(path), *s;
+	int rc = 0;
+
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
+			rc = -1;
+			break;
+		}
+		*s = '/';
+	}
+	if (rc == 0 && mkdir(p, mode) == -1 && errno != EEXIST)
+		rc = -1;
+	free(p);
+	return rc;
+}
+
+/* rm -rf of a directory we wrote (never follows symlinks). */
+static void
+rm_tree(const char *path)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	char *sub;
+
+	if (lstat(path, &st) == -1)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	if ((d = opendir(path)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			sub = xsprintf("%s/%s", path, de->d_name);
+			rm_tree(sub);
+			free(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+static size_t
+count_files(const char *path)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	char *sub;
+	size_t n = 0;
+
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = xsprintf("%s/%s", path, de->d_name);
+		if (lstat(sub, &st) == 0)
+			n += S_ISDIR(st.st_mode) ? count_files(sub) : 1;
+		free(sub);
+	}
+	closedir(d);
+	return n;
+}
+
+/* 1 when dir/file holds exactly f's bytes and mode. */
+static int
+file_same(const char *dir, const struct vol_file *f)
+{
+	char *p = xsprintf("%s/%s", dir, f->path), *buf;
+	struct stat st;
+	int fd, same = 0;
+	ssize_t r;
+
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(p);
+	if (fd == -1)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == f->len &&
+	    (st.st_mode & 07777) == (mode_t)(f->mode & 07777)) {
+		buf = xmalloc(f->len + 1);
+		r = f->len > 0 ? read(fd, buf, f->len) : 0;
+		same = r == (ssize_t)f->len && memcmp(buf, f->data, f->len) == 0;
+		free(buf);
+	}
+	close(fd);
+	return same;
+}
+
+static int
+write_file(const char *tsdir, const struct vol_file *f, char *err, size_t errlen)
+{
+	char *p = xsprintf("%s/%s", tsdir, f->path), *sl;
+	size_t off = 0;
+	ssize_t w;
+	int fd;
+
+	sl = strrchr(p, '/');
+	*sl = '\0';
+	if (mkdirs(p, 0755) == -1) {
+		snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
+		free(p);
+		return -1;
+	}
+	*sl = '/';
+	if ((fd = open(p, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1) {
+		snprintf(err, errlen, "create %s: %s", p, strerror(errno));
+		free(p);
+		return -1;
+	}
+	while (off < f->len) {
+		if ((w = write(fd, f->data + off, f->len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "write %s: %s", p, strerror(errno));
+			close(fd);
+			free(p);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (fchmod(fd, (mode_t)(f->mode & 0777)) == -1) {
+		snprintf(err, errlen, "chmod %s: %s", p, strerror(errno));
+		close(fd);
+		free(p);
+		return -1;
+	}
+	close(fd);
+	free(p);
+	return 0;
+}
+
+/* The first component of a payload path into buf. */
+static const char *
+top_name(const char *path, char *buf, size_t len)
+{
+	size_t n = strcspn(path, "/");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+int
+vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_t errlen)
+{
+	char old[256], *link, *tmplink, *tsdir = NULL, *olddir = NULL, *p, top[256];
+	char stamp[64];
+	struct timespec ts;
+	struct tm tm;
+	DIR *d;
+	struct dirent *de;
+	ssize_t n;
+	size_t i, j;
+	int same, found;
+
+	for (i = 0; i < pl->n; i++) {
+		if (!path_ok(pl->files[i].path)) {
+			snprintf(err, errlen, "invalid path \"%s\"", pl->files[i].path);
+			return -1;
+		}
+		for (j = 0; j < i; j++) {
+			if (strcmp(pl->files[i].path, pl->files[j].path) == 0) {
+				snprintf(err, errlen, "duplicate path \"%s\"", pl->files[i].path);
+				return -1;
+			}
+		}
+	}
+	if (mkdirs(dir, 0755) == -1) {
+		snprintf(err, errlen, "mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	link = xsprintf("%s/..data", dir);
+	tmplink = xsprintf("%s/..data_tmp", dir);
+	old[0] = '\0';
+	if ((n = readlink(link, old, sizeof(old) - 1)) > 0 && (size_t)n < sizeof(old) - 1) {
+		old[n] = '\0';
+		olddir = xsprintf("%s/%s", dir, old);
+		/* Unchanged: the same files, bytes and modes, and nothing else. */
+		same = count_files(olddir) == pl->n;
+		for (i = 0; same && i < pl->n; i++)
+			same = file_same(olddir, &pl->files[i]);
+		for (i = 0; same && i < pl->n; i++) {
+			struct stat st;
+
+			p = xsprintf("%s/%s", dir, top_name(pl->files[i].path, top, sizeof(top)));
+			same = lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
+			free(p);
+		}
+		if (same) {
+			free(olddir);
+			free(link);
+			free(tmplink);
+			return 0;
+		}
+	} else {
+		old[0] = '\0';
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "..%Y_%m_%d_%H_%M_%S.", &tm);
+	tsdir = xsprintf("%s/%s%09ldXXXXXX", dir, stamp, (long)ts.tv_nsec);
+	if (mkdtemp(tsdir) == NULL) {
+		snprintf(err, errlen, "mkdtemp in %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	chmod(tsdir, 0755);
+	for (i = 0; i < pl->n; i++)
+		if (write_file(tsdir, &pl->files[i], err, errlen) == -1)
+			goto fail;
+	unlink(tmplink);
+	if (symlink(strrchr(tsdir, '/') + 1, tmplink) == -1 || rename(tmplink, link) == -1) {
+		snprintf(err, errlen, "swap %s: %s", link, strerror(errno));
+		unlink(tmplink);
+		goto fail;
+	}
+	/* The names users see: NAME -> ..data/NAME for every top-level name. */
+	for (i = 0; i < pl->n; i++) {
+		struct stat st;
+		char *target;
+
+		top_name(pl->files[i].path, top, sizeof(top));
+		p = xsprintf("%s/%s", dir, top);
+		if (lstat(p, &st) == -1) {
+			target = xsprintf("..data/%s", top);
+			if (symlink(target, p) == -1 && errno != EEXIST)
+				log_warn("%s: symlink %s", __func__, p);
+			free(target);
+		}
+		free(p);
+	}
+	/* Names no longer in the payload go away. */
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strncmp(de->d_name, "..", 2) == 0 || strcmp(de->d_name, ".") == 0)
+				continue;
+			found = 0;
+			for (i = 0; !found && i < pl->n; i++)
+				found = strcmp(top_name(pl->files[i].path, top, sizeof(top)),
+				    de->d_name) == 0;
+			if (!found) {
+				p = xsprintf("%s/%s", dir, de->d_name);
+				unlink(p);
+				free(p);
+			}
+		}
+		closedir(d);
+	}
+	if (olddir != NULL && strcmp(old, strrchr(tsdir, '/') + 1) != 0)
+		rm_tree(olddir);
+	free(olddir);
+	free(tsdir);
+	free(link);
+	free(tmplink);
+	return 1;
+fail:
+	if (tsdir != NULL)
+		rm_tree(tsdir);
+	free(tsdir);
+	free(olddir);
+	free(link);
+	free(tmplink);
+	return -1;
+}
+
+/* ---- the cache ---- */
+
+static void fetch(struct ventry *);
+static void rewrite_mounts(struct volumes *, const struct ventry *);
+
+static struct ventry *
+entry_find(struct volumes *v, enum vobj_kind kind, const char *ns, const char *name)
+{
+	struct ventry *e;
+
+	TAILQ_FOREACH(e, &v->v_entries, e_lru)
+		if (e->e_obj.kind == kind && strcmp(e->e_obj.ns, ns) == 0 &&
+		    strcmp(e->e_obj.name, name) == 0)
+			return e;
+	return NULL;
+}
+
+static int
+entry_mounted(struct volumes *v, const struct ventry *e)
+{
+	struct vmount *m;
+
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
+		if (m->m_kind == e->e_obj.kind && strcmp(m->m_source, e->e_obj.name) == 0 &&
+		    strcmp(m->m_pod->ns != NULL ? m->m_pod->ns : "default", e->e_obj.ns) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+entry_free(struct ventry *e)
+{
+	size_t i;
+
+	api_call_cancel(e->e_call);
+	vobj_clear(&e->e_obj);
+	free(e->e_obj.ns);
+	free(e->e_obj.name);
+	free(e->e_msg);
+	for (i = 0; i < e->e_nwaiters; i++)
+		free(e->e_waiters[i]);
+	free(e->e_waiters);
+	free(e);
+}
+
+static void
+evict(struct volumes *v)
+{
+	struct ventry *e, *next;
+
+	for (e = TAILQ_FIRST(&v->v_entries); e != NULL && v->v_nentries > v->v_max; e = next) {
+		next = TAILQ_NEXT(e, e_lru);
+		if (e->e_call != NULL || e->e_nwaiters > 0 || entry_mounted(v, e))
+			continue;
+		TAILQ_REMOVE(&v->v_entries, e, e_lru);
+		v->v_nentries--;
+		entry_free(e);
+	}
+}
+
+static struct ventry *
+entry_new(struct volumes *v, enum vobj_kind kind, const char *ns, const char *name)
+{
+	struct ventry *e = xcalloc(1, sizeof(*e));
+
+	e->e_v = v;
+	e->e_obj.kind = kind;
+	e->e_obj.ns = xstrdup(ns);
+	e->e_obj.name = xstrdup(name);
+	e->e_state = VE_PENDING;
+	TAILQ_INSERT_TAIL(&v->v_entries, e, e_lru);
+	v->v_nentries++;
+	evict(v);
+	return e;
+}
+
+static void
+entry_wait(struct ventry *e, const char *uid)
+{
+	size_t i;
+
+	if (uid == NULL)
+		return;
+	for (i = 0; i < e->e_nwaiters; i++)
+		if (strcmp(e->e_waiters[i], uid) == 0)
+			return;
+	e->e_waiters = xreallocarray(e->e_waiters, e->e_nwaiters + 1, sizeof(char *));
+	e->e_waiters[e->e_nwaiters++] = xstrdup(uid);
+}
+
+static void
+entry_kick(struct ventry *e)
+{
+	struct volumes *v = e->e_v;
+	char **w = e->e_waiters;
+	size_t i, n = e->e_nwaiters;
+
+	e->e_waiters = NULL;
+	e->e_nwaiters = 0;
+	for (i = 0; i < n; i++) {
+		if (v->v_kick != NULL)
+			v->v_kick(w[i], v->v_kick_arg);
+		free(w[i]);
+	}
+	free(w);
+}
+
+static void
+fetch_done(const struct api_response *r, void *arg)
+{
+	struct ventry *e = arg;
+	struct volumes *v = e->e_v;
+	enum ve_state was = e->e_state;
+	struct vobj o;
+	char err[512];
+	int changed = 0;
+
+	e->e_call = NULL;
+	memset(&o, 0, sizeof(o));
+	if (r->status == 200) {
+		if (vobj_parse(e->e_obj.kind, r->body, r->len, &o, err, sizeof(err)) == 0) {
+			changed = was != VE_OK || !vobj_same(&o, &e->e_obj);
+			vobj_clear(&e->e_obj);
+			e->e_obj.items = o.items;
+			e->e_obj.nitems = o.nitems;
+			e->e_obj.rv = o.rv;
+			e->e_state = VE_OK;
+			xfree_str(&e->e_msg);
+			e->e_fetched_ms = now_mono_ms();
+		} else if (was != VE_OK) {
+			e->e_state = VE_ERROR;
+			free(e->e_msg);
+			e->e_msg = xstrdup(err);
+			e->e_fetched_ms = now_mono_ms();
+			changed = 1;
+		}
+	} else if (r->status == 404) {
+		changed = was != VE_NOT_FOUND;
+		if (was == VE_OK)
+			vobj_clear(&e->e_obj);
+		e->e_state = VE_NOT_FOUND;
+		free(e->e_msg);
+		if (r->message != NULL && r->message[0] != '\0')
+			e->e_msg = xstrdup(r->message);
+		else
+			e->e_msg = xsprintf("%s \"%s\" not found", kind_plural(e->e_obj.kind),
+			    e->e_obj.name);
+		e->e_fetched_ms = now_mono_ms();
+	} else if (was != VE_OK) {
+		/* A failed read keeps an object we had (autonomy while the server is away). */
+		free(e->e_msg);
+		e->e_msg = xsprintf("%s \"%s\": %s", kind_word(e->e_obj.kind), e->e_obj.name,
+		    r->status == 0 ? (r->message[0] != '\0' ? r->message : "no answer") :
+		    (r->message[0] != '\0' ? r->message : "server error"));
+		e->e_state = VE_ERROR;
+		e->e_fetched_ms = now_mono_ms();
+		changed = was != VE_ERROR;
+	} else {
+		log_v(2, "%s: %s %s/%s: refresh failed (%d %s), keeping the cached one", __func__,
+		    kind_word(e->e_obj.kind), e->e_obj.ns, e->e_obj.name, r->status, r->message);
+	}
+	if (changed) {
+		log_v(2, "volumes: %s %s/%s: %s", kind_word(e->e_obj.kind), e->e_obj.ns,
+		    e->e_obj.name, e->e_state == VE_OK ? "read" : e->e_msg);
+		rewrite_mounts(v, e);
+	}
+	entry_kick(e);
+}
+
+static void
+fetch(struct ventry *e)
+{
+	struct volumes *v = e->e_v;
+	char *path;
+
+	if (e->e_call != NULL || v->v_api == NULL)
+		return;
+	path = xsprintf("/api/v1/namespaces/%s/%s/%s", e->e_obj.ns, kind_plural(e->e_obj.kind),
+	    e->e_obj.name);
+	v->v_stats.gets++;
+	e->e_call = api_request(v->v_api, "GET", path, NULL, NULL, 0, 0, fetch_done, e);
+	free(path);
+}
+
+static int
+name_ok(const char *s)
+{
+	return s != NULL && s[0] != '\0' && strlen(s) <= 253 && strcspn(s, "/?#%& ") == strlen(s)
+	    && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+int
+volumes_get(struct volumes *v, enum vobj_kind kind, const char *ns, const char *name,
+    const char *uid, const struct vobj **out, char *err, size_t errlen)
+{
+	struct ventry *e;
+	int64_t now = now_mono_ms(), age;
+
+	*out = NULL;
+	if (!name_ok(ns) || !name_ok(name)) {
+		snprintf(err, errlen, "invalid %s name \"%s\"", kind_word(kind),
+		    name != NULL ? name : "");
+		return VOLUMES_ERROR;
+	}
+	if (v == NULL || ((e = entry_find(v, kind, ns, name)) == NULL && v->v_api == NULL)) {
+		/* Without a server only objects put into the cache exist. */
+		snprintf(err, errlen, "couldn't get %s \"%s\" in namespace %s: no API server",
+		    kind_word(kind), name, ns);
+		return v == NULL ? VOLUMES_ERROR : VOLUMES_NOT_FOUND;
+	}
+	if (e == NULL) {
+		e = entry_new(v, kind, ns, name);
+		fetch(e);
+	} else {
+		TAILQ_REMOVE(&v->v_entries, e, e_lru);
+		TAILQ_INSERT_TAIL(&v->v_entries, e, e_lru);
+		age = now - e->e_fetched_ms;
+		if (e->e_state == VE_OK ? age >= v->v_ttl_ms :
+		    (e->e_state != VE_PENDING && age >= VOL_RETRY_MS))
+			fetch(e);
+	}
+	switch (e->e_state) {
+	case VE_OK:
+		v->v_stats.hits++;
+		*out = &e->e_obj;
+		return VOLUMES_OK;
+	case VE_PENDING:
+		entry_wait(e, uid);
+		snprintf(err, errlen, "%s \"%s\": waiting for the API server", kind_word(kind),
+		    name);
+		return VOLUMES_ERROR;
+	case VE_NOT_FOUND:
+		entry_wait(e, uid);
+		snprintf(err, errlen, "%s", e->e_msg);
+		return VOLUMES_NOT_FOUND;
+	case VE_ERROR:
+		entry_wait(e, uid);
+		snprintf(err, errlen, "%s", e->e_msg);
+		return VOLUMES_ERROR;
+	}
+	fatalx("%s: bad state %d", __func__, e->e_state);
+}
+
+int
+volumes_put(struct volumes *v, enum vobj_kind kind, const char *json, size_t len, char *err,
+    size_t errlen)
+{
+	struct json_doc *doc;
+	const struct json *md;
+	const char *ns, *name;
+	struct ventry *e;
+	char e2[256];
+	struct vobj o;
+
+	if ((doc = json_parse(json, len, NULL, e2, sizeof(e2))) == NULL) {
+		snprintf(err, errlen, "%s", e2);
+		return -1;
+	}
+	md = json_get(json_root(doc), "metadata");
+	ns = json_str(json_get(md, "namespace"));
+	name = json_str(json_get(md, "name"));
+	if (!name_ok(name)) {
+		snprintf(err, errlen, "no metadata.name");
+		json_free(doc);
+		return -1;
+	}
+	memset(&o, 0, sizeof(o));
+	if (vobj_parse(kind, json, len, &o, err, errlen) == -1) {
+		json_free(doc);
+		return -1;
+	}
+	if ((e = entry_find(v, kind, ns != NULL ? ns : "default", name)) == NULL)
+		e = entry_new(v, kind, ns != NULL ? ns : "default", name);
+	json_free(doc);
+	vobj_clear(&e->e_obj);
+	e->e_obj.items = o.items;
+	e->e_obj.nitems = o.nitems;
+	e->e_obj.rv = o.rv;
+	e->e_state = VE_OK;
+	e->e_fetched_ms = now_mono_ms();
+	rewrite_mounts(v, e);
+	entry_kick(e);
+	return 0;
+}
+
+/* ---- volumes ---- */
+
+static char *
+mount_dir(struct volumes *v, const char *uid, enum vobj_kind kind, const char *vol)
+{
+	return xsprintf("%s/pods/%s/volumes/kubernetes.io~%s/%s", v->v_root, uid,
+	    kind == VOBJ_SECRET ? "secret" : "configmap", vol);
+}
+
+static const struct volume *
+pod_volume(const struct pod *pod, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < pod->nvolumes; i++)
+		if (strcmp(pod->volumes[i].v_name, name) == 0)
+			return &pod->volumes[i];
+	return NULL;
+}
+
+/* Writes one volume from obj (NULL: missing and optional). */
+static int
+write_volume(struct volumes *v, const struct volume *vol, const struct vobj *obj,
+    const char *dir, char *err, size_t errlen)
+{
+	struct vol_payload pl = { NULL, 0 };
+	char e[512];
+	int rc;
+
+	if (vol_payload_make(vol, obj, &pl, err, errlen) == -1)
+		return -1;
+	rc = vol_write_atomic(dir, &pl, e, sizeof(e));
+	vol_payload_clear(&pl);
+	if (rc == -1) {
+		snprintf(err, errlen, "volume \"%s\": %s", vol->v_name, e);
+		return -1;
+	}
+	if (rc == 1)
+		v->v_stats.writes++;
+	return 0;
+}
+
+static void
+rewrite_mounts(struct volumes *v, const struct ventry *e)
+{
+	struct vmount *m;
+	const struct volume *vol;
+	char err[512];
+
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry) {
+		if (m->m_kind != e->e_obj.kind || strcmp(m->m_source, e->e_obj.name) != 0 ||
+		    strcmp(m->m_pod->ns != NULL ? m->m_pod->ns : "default", e->e_obj.ns) != 0)
+			continue;
+		if ((vol = pod_volume(m->m_pod, m->m_vol)) == NULL)
+			continue;
+		if (e->e_state != VE_OK && !(e->e_state == VE_NOT_FOUND && vol->v_optional))
+			continue;  /* the kubelet keeps the last files when an object goes away */
+		if (write_volume(v, vol, e->e_state == VE_OK ? &e->e_obj : NULL, m->m_dir, err,
+		    sizeof(err)) == -1)
+			log_warnx("volumes: pod %s/%s: %s", m->m_pod->ns, m->m_pod->name, err);
+		else
+			log_v(2, "volumes: pod %s/%s volume %s updated from %s %s", m->m_pod->ns,
+			    m->m_pod->name, m->m_vol, kind_word(e->e_obj.kind), e->e_obj.name);
+	}
+}
+
+static int
+is_static(const struct pod *pod)
+{
+	const char *src = kvlist_get(&pod->annotations, "kubernetes.io/config.source");
+
+	return src != NULL && strcmp(src, "api") != 0;
+}
+
+int
+volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol,
+    char **host_dir, char *err, size_t errlen)
+{
+	enum vobj_kind kind = vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP;
+	const char *ns = pod->ns != NULL ? pod->ns : "default";
+	const struct vobj *obj = NULL;
+	struct vmount *m;
+	char *dir, *parent;
+	int rc;
+
+	*host_dir = NULL;
+	if (vol->v_kind != VOL_CONFIG_MAP && vol->v_kind != VOL_SECRET) {
+		snprintf(err, errlen, "volume \"%s\": not a configMap or secret", vol->v_name);
+		return -1;
+	}
+	if (is_static(pod)) {
+		snprintf(err, errlen, "volume \"%s\": a static pod may not use %s \"%s\"",
+		    vol->v_name, kind_word(kind), vol->v_source != NULL ? vol->v_source : "");
+		return -1;
+	}
+	rc = volumes_get(v, kind, ns, vol->v_source, pod->uid, &obj, err, errlen);
+	if (rc == VOLUMES_ERROR || (rc == VOLUMES_NOT_FOUND && !vol->v_optional))
+		return -1;
+	dir = mount_dir(v, pod->uid, kind, vol->v_name);
+	if (kind == VOBJ_SECRET) {
+		/* Secrets: the plugin directory is root-only (no tmpfs here); the volume
+		 * directory itself stays 0755 so the container's user can read it. */
+		parent = xstrdup(dir);
+		*strrchr(parent, '/') = '\0';
+		if (mkdirs(parent, 0700) == 0)
+			chmod(parent, 0700);
+		free(parent);
+	}
+	if (write_volume(v, vol, obj, dir, err, errlen) == -1) {
+		free(dir);
+		return -1;
+	}
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
+		if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
+			break;
+	if (m == NULL) {
+		m = xcalloc(1, sizeof(*m));
+		m->m_pod = pod_dup(pod);
+		m->m_vol = xstrdup(vol->v_name);
+		m->m_kind = kind;
+		m->m_source = xstrdup(vol->v_source);
+		m->m_dir = xstrdup(dir);
+		TAILQ_INSERT_TAIL(&v->v_mounts, m, m_entry);
+		v->v_nmounts++;
+	}
+	*host_dir = dir;
+	return 0;
+}
+
+static void
+mount_free(struct vmount *m)
+{
+	pod_free(m->m_pod);
+	free(m->m_vol);
+	free(m->m_source);
+	free(m->m_dir);
+	free(m);
+}
+
+void
+volumes_forget_pod(struct volumes *v, const char *uid)
+{
+	struct vmount *m, *next;
+
+	if (v == NULL || uid == NULL)
+		return;
+	for (m = TAILQ_FIRST(&v->v_mounts); m != NULL; m = next) {
+		next = TAILQ_NEXT(m, m_entry);
+		if (strcmp(m->m_pod->uid, uid) != 0)
+			continue;
+		TAILQ_REMOVE(&v->v_mounts, m, m_entry);
+		v->v_nmounts--;
+		mount_free(m);
+	}
+}
+
+/* Objects that mounted volumes use are re-read once older than the TTL. */
+static void
+refresh_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct volumes *v = arg;
+	struct ventry *e;
+	int64_t now = now_mono_ms();
+
+	(void)fd;
+	(void)what;
+	TAILQ_FOREACH(e, &v->v_entries, e_lru) {
+		if (e->e_call != NULL || !entry_mounted(v, e))
+			continue;
+		if (now - e->e_fetched_ms >= (e->e_state == VE_OK ? v->v_ttl_ms : VOL_RETRY_MS))
+			fetch(e);
+	}
+	evict(v);
+}
+
+struct volumes *
+volumes_new(struct event_base *base, struct api *api, const struct volumes_options *o)
+{
+	struct volumes *v = xcalloc(1, sizeof(*v));
+	struct timeval tv;
+	int64_t period;
+
+	v->v_base = base;
+	v->v_api = api;
+	v->v_root = xstrdup(o != NULL && o->root_dir != NULL ? o->root_dir : ".");
+	v->v_ttl_ms = o != NULL && o->ttl_ms > 0 ? o->ttl_ms : VOL_DEFAULT_TTL_MS;
+	v->v_max = o != NULL && o->max_objects > 0 ? o->max_objects : VOL_DEFAULT_MAX;
+	TAILQ_INIT(&v->v_entries);
+	TAILQ_INIT(&v->v_mounts);
+	if (base != NULL) {
+		period = v->v_ttl_ms / 4;
+		if (period < 200)
+			period = 200;
+		if (period > 15000)
+			period = 15000;
+		tv.tv_sec = period / 1000;
+		tv.tv_usec = (period % 1000) * 1000;
+		v->v_timer = event_new(base, -1, EV_PERSIST, refresh_cb, v);
+		event_add(v->v_timer, &tv);
+	}
+	return v;
+}
+
+void
+volumes_free(struct volumes *v)
+{
+	struct ventry *e;
+	struct vmount *m;
+
+	if (v == NULL)
+		return;
+	if (v->v_timer != NULL)
+		event_free(v->v_timer);
+	while ((e = TAILQ_FIRST(&v->v_entries)) != NULL) {
+		TAILQ_REMOVE(&v->v_entries, e, e_lru);
+		entry_free(e);
+	}
+	while ((m = TAILQ_FIRST(&v->v_mounts)) != NULL) {
+		TAILQ_REMOVE(&v->v_mounts, m, m_entry);
+		mount_free(m);
+	}
+	free(v->v_root);
+	free(v);
+}
+
+void
+volumes_set_kick(struct volumes *v, void (*fn)(const char *, void *), void *arg)
+{
+	v->v_kick = fn;
+	v->v_kick_arg = arg;
+}
+
+void
+volumes_get_stats(const struct volumes *v, struct volumes_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (v == NULL)
+		return;
+	*out = v->v_stats;
+	out->objects = v->v_nentries;
+	out->mounts = v->v_nmounts;
+}

@@ -1,0 +1,546 @@
+/* test_volumes.c — the pure parts of configMap / secret support: object parsing (base64 of
+ * secrets and binaryData), volume payloads (all keys, items key->path, modes, optional), the
+ * atomic writer layout and updates, and the container config built from cached objects (env
+ * valueFrom, envFrom with prefix, optional / missing, read-only mounts, static pods). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "kuberuntime.h"
+#include "kuberuntime_int.h"
+#include "pod.h"
+#include "util.h"
+#include "volumes.h"
+
+static char tmpdir[256];
+
+static const char cm_json[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\","
+    "\"namespace\":\"default\",\"resourceVersion\":\"7\"},"
+    "\"data\":{\"a\":\"alpha\",\"b\":\"beta\\n\",\"bad=key\":\"x\"},"
+    "\"binaryData\":{\"bin\":\"AAEC/w==\"}}";
+static const char sec_json[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\","
+    "\"namespace\":\"default\"},\"data\":{\"user\":\"YWRtaW4=\",\"pass\":\"czNjcjN0\"}}";
+
+static void
+rm_rf(const char *p)
+{
+	char *cmd = xsprintf("rm -rf '%s'", p);
+
+	if (system(cmd) != 0)
+		fail_msg("%s", cmd);
+	free(cmd);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/klet-test-volumes.XXXXXX");
+	if (mkdtemp(tmpdir) == NULL)
+		return -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	rm_rf(tmpdir);
+	return 0;
+}
+
+static struct pod *
+yaml_pod(const char *y)
+{
+	char err[256];
+	struct pod *p = pod_from_yaml(y, strlen(y), err, sizeof(err));
+
+	if (p == NULL)
+		fail_msg("decode: %s", err);
+	return p;
+}
+
+static void
+test_parse(void **state)
+{
+	struct vobj o;
+	const struct vobj_item *it;
+	char err[256];
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), &o, err,
+	    sizeof(err)), 0);
+	assert_string_equal(o.rv, "7");
+	assert_int_equal(o.nitems, 4);
+	assert_non_null(it = vobj_find(&o, "b"));
+	assert_string_equal(it->val, "beta\n");
+	assert_false(it->binary);
+	assert_non_null(it = vobj_find(&o, "bin"));
+	assert_int_equal(it->len, 4);
+	assert_true(it->binary);
+	assert_memory_equal(it->val, "\x00\x01\x02\xff", 4);
+	assert_int_equal(vobj_parse(VOBJ_SECRET, sec_json, strlen(sec_json), &o, err,
+	    sizeof(err)), 0);
+	assert_string_equal(vobj_find(&o, "user")->val, "admin");
+	assert_string_equal(vobj_find(&o, "pass")->val, "s3cr3t");
+	assert_null(vobj_find(&o, "a"));
+	/* Bad documents. */
+	assert_int_equal(vobj_parse(VOBJ_SECRET, "{\"data\":{\"k\":\"!!\"}}", 19, &o, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "invalid base64"));
+	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, "{\"data\":{\"k\":1}}", 16, &o, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a string"));
+	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, "[", 1, &o, err, sizeof(err)), -1);
+	vobj_clear(&o);
+}
+
+struct payload_case {
+	const char *name;
+	const char *vol;        /* the volume's YAML (under volumes:) */
+	int         rc;
+	const char *want;       /* "path:mode:data;..." in order, or the error's text */
+};
+
+static const struct payload_case payload_cases[] = {
+	{ "all keys, default mode", "  - name: v\n    configMap: {name: cm}\n", 0,
+	  "a:420:alpha;b:420:beta\n;bad=key:420:x;bin:420:\x01" },
+	{ "defaultMode", "  - name: v\n    configMap: {name: cm, defaultMode: 0400}\n", 0,
+	  "a:256:alpha;b:256:beta\n;bad=key:256:x;bin:256:\x01" },
+	{ "items key->path, item mode", "  - name: v\n    configMap:\n      name: cm\n"
+	  "      items:\n      - {key: a, path: dir/a.txt, mode: 0600}\n      - {key: b, path: bb}\n",
+	  0, "dir/a.txt:384:alpha;bb:420:beta\n" },
+	{ "missing key", "  - name: v\n    configMap:\n      name: cm\n"
+	  "      items:\n      - {key: nope, path: x}\n", -1,
+	  "configmap references non-existent config key: nope" },
+	{ "missing key, optional", "  - name: v\n    configMap:\n      name: cm\n"
+	  "      optional: true\n      items:\n      - {key: nope, path: x}\n      - {key: a, path: y}\n",
+	  0, "y:420:alpha" },
+};
+
+static void
+payload_str(const struct vol_payload *pl, char *buf, size_t len)
+{
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < pl->n; i++) {
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s:%d:%s", i ? ";" : "",
+		    pl->files[i].path, (int)pl->files[i].mode,
+		    pl->files[i].len == 4 && pl->files[i].data[0] == 0 ? "\x01" :
+		    pl->files[i].data);
+	}
+}
+
+static void
+test_payload(void **state)
+{
+	struct vobj o;
+	struct vol_payload pl = { NULL, 0 };
+	char err[256], got[1024], *y;
+	struct pod *p;
+	size_t i;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), &o, err,
+	    sizeof(err)), 0);
+	for (i = 0; i < nitems(payload_cases); i++) {
+		const struct payload_case *c = &payload_cases[i];
+		int rc;
+
+		y = xsprintf("metadata: {name: p, uid: u1}\nspec:\n  volumes:\n%s  containers:\n"
+		    "  - {name: c, image: busybox}\n", c->vol);
+		p = yaml_pod(y);
+		free(y);
+		err[0] = '\0';
+		rc = vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err));
+		payload_str(&pl, got, sizeof(got));
+		printf("# %s: rc %d: %s%s\n", c->name, rc, got, err);
+		assert_int_equal(rc, c->rc);
+		assert_string_equal(rc == 0 ? got : err, c->want);
+		vol_payload_clear(&pl);
+		/* A missing object (optional): an empty payload. */
+		assert_int_equal(vol_payload_make(&p->volumes[0], NULL, &pl, err, sizeof(err)), 0);
+		assert_int_equal(pl.n, 0);
+		pod_free(p);
+	}
+	/* Secrets name their missing keys their own way. */
+	o.kind = VOBJ_SECRET;
+	p = yaml_pod("metadata: {name: p, uid: u1}\nspec:\n  volumes:\n  - name: v\n    secret:\n"
+	    "      secretName: s\n      items:\n      - {key: nope, path: x}\n"
+	    "  containers:\n  - {name: c, image: busybox}\n");
+	assert_int_equal(vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err)), -1);
+	assert_string_equal(err, "references non-existent secret key: nope");
+	pod_free(p);
+	vobj_clear(&o);
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = xcalloc(1, 4096);
+
+	if (f == NULL) {
+		free(buf);
+		return NULL;
+	}
+	if (fread(buf, 1, 4095, f) == 0)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int
+mode_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == -1)
+		return -1;
+	return st.st_mode & 07777;
+}
+
+static void
+check_file(const char *dir, const char *name, const char *want, int mode)
+{
+	char *p = xsprintf("%s/%s", dir, name), *s = slurp(p);
+
+	if (s == NULL)
+		fail_msg("%s: missing", p);
+	assert_string_equal(s, want);
+	assert_int_equal(mode_of(p), mode);
+	free(s);
+	free(p);
+}
+
+static int
+is_link_to(const char *dir, const char *name, const char *target)
+{
+	char *p = xsprintf("%s/%s", dir, name), buf[256];
+	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+
+	free(p);
+	if (n < 0)
+		return 0;
+	buf[n] = '\0';
+	return strcmp(buf, target) == 0;
+}
+
+static size_t
+count_ts_dirs(const char *dir)
+{
+	char *cmd = xsprintf("ls -a '%s' | grep -c '^\\.\\.[0-9]'", dir), buf[32] = "";
+	FILE *f = popen(cmd, "r");
+
+	free(cmd);
+	assert_non_null(f);
+	if (fgets(buf, sizeof(buf), f) == NULL)
+		buf[0] = '\0';
+	pclose(f);
+	return (size_t)atoi(buf);
+}
+
+static void
+test_atomic_writer(void **state)
+{
+	struct vol_payload pl = { NULL, 0 };
+	char *dir = xsprintf("%s/aw/vol", tmpdir), err[256], old[256], now[256], *l;
+	ssize_t n;
+
+	(void)state;
+	vol_payload_add(&pl, "a", "one", 3, 0644);
+	vol_payload_add(&pl, "sub/b", "two", 3, 0400);
+	assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), 1);
+	check_file(dir, "a", "one", 0644);
+	check_file(dir, "sub/b", "two", 0400);
+	assert_true(is_link_to(dir, "a", "..data/a"));
+	assert_true(is_link_to(dir, "sub", "..data/sub"));
+	l = xsprintf("%s/..data", dir);
+	assert_true((n = readlink(l, old, sizeof(old) - 1)) > 0);
+	old[n] = '\0';
+	assert_int_equal(strncmp(old, "..", 2), 0);
+	assert_int_equal(count_ts_dirs(dir), 1);
+	/* The same payload again: nothing written. */
+	assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), 0);
+	/* A mode change alone is a change. */
+	pl.files[0].mode = 0600;
+	assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), 1);
+	check_file(dir, "a", "one", 0600);
+	/* An update: new bytes, a key gone, a key added; the old version is removed. */
+	vol_payload_clear(&pl);
+	vol_payload_add(&pl, "a", "uno", 3, 0644);
+	vol_payload_add(&pl, "c", "", 0, 0644);
+	assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), 1);
+	check_file(dir, "a", "uno", 0644);
+	check_file(dir, "c", "", 0644);
+	assert_false(is_link_to(dir, "sub", "..data/sub"));
+	assert_true((n = readlink(l, now, sizeof(now) - 1)) > 0);
+	now[n] = '\0';
+	assert_string_not_equal(now, old);
+	assert_int_equal(count_ts_dirs(dir), 1);
+	/* Empty payload: an empty volume. */
+	vol_payload_clear(&pl);
+	assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), 1);
+	assert_false(is_link_to(dir, "a", "..data/a"));
+	assert_int_equal(count_ts_dirs(dir), 1);
+	free(l);
+	/* Bad paths fail the whole write and leave the volume alone. */
+	{
+		static const char *const bad[] = { "../x", "/abs", "..x", "a/../b", "a//b", "", "./a" };
+		size_t i;
+
+		for (i = 0; i < nitems(bad); i++) {
+			vol_payload_add(&pl, "ok", "1", 1, 0644);
+			vol_payload_add(&pl, bad[i], "x", 1, 0644);
+			assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), -1);
+			assert_non_null(strstr(err, "invalid path"));
+			vol_payload_clear(&pl);
+		}
+		vol_payload_add(&pl, "d", "1", 1, 0644);
+		vol_payload_add(&pl, "d", "2", 1, 0644);
+		assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "duplicate"));
+		vol_payload_clear(&pl);
+	}
+	free(dir);
+}
+
+/* ---- container configs from cached objects ---- */
+
+static const char *
+env_of(const Runtime__V1__ContainerConfig *cc, const char *k)
+{
+	size_t i;
+
+	for (i = 0; i < cc->n_envs; i++)
+		if (strcmp(cc->envs[i]->key, k) == 0)
+			return cc->envs[i]->value;
+	return NULL;
+}
+
+static struct volumes *
+cached_volumes(void)
+{
+	struct volumes_options o = { tmpdir, 0, 0 };
+	struct volumes *v = volumes_new(NULL, NULL, &o);
+	char err[256];
+
+	assert_int_equal(volumes_put(v, VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), err,
+	    sizeof(err)), 0);
+	assert_int_equal(volumes_put(v, VOBJ_SECRET, sec_json, strlen(sec_json), err,
+	    sizeof(err)), 0);
+	return v;
+}
+
+static void
+env_setup(struct kr_env *e, struct volumes *v)
+{
+	memset(e, 0, sizeof(*e));
+	e->root_dir = tmpdir;
+	e->logs_dir = tmpdir;
+	e->cluster_domain = "cluster.local";
+	e->cgroup_root = "";
+	e->node_name = "node-1";
+	e->host_ip = "192.0.2.7";
+	e->volumes = v;
+}
+
+static void
+test_config_env(void **state)
+{
+	struct volumes *v = cached_volumes();
+	struct kr_env env;
+	struct kr_cinput in;
+	Runtime__V1__ContainerConfig *cc;
+	struct pod *p;
+	char err[512];
+
+	(void)state;
+	env_setup(&env, v);
+	memset(&in, 0, sizeof(in));
+	p = yaml_pod("metadata: {name: p, namespace: default, uid: ue1}\nspec:\n  containers:\n"
+	    "  - name: c\n    image: busybox\n"
+	    "    envFrom:\n    - configMapRef: {name: cm}\n      prefix: CM_\n"
+	    "    - secretRef: {name: s}\n"
+	    "    - configMapRef: {name: gone, optional: true}\n"
+	    "    env:\n"
+	    "    - {name: CM_a, value: overridden}\n"
+	    "    - name: A\n      valueFrom: {configMapKeyRef: {name: cm, key: a}}\n"
+	    "    - name: P\n      valueFrom: {secretKeyRef: {name: s, key: pass}}\n"
+	    "    - name: OPTKEY\n      valueFrom: {configMapKeyRef: {name: cm, key: nope, optional: true}}\n"
+	    "    - name: BIN\n      valueFrom: {configMapKeyRef: {name: cm, key: bin, optional: true}}\n"
+	    "    - {name: X, value: \"$(A)-$(user)-$(CM_b)\"}\n");
+	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
+	if (cc == NULL)
+		fail_msg("%s", err);
+	assert_string_equal(env_of(cc, "CM_a"), "overridden");
+	assert_string_equal(env_of(cc, "CM_b"), "beta\n");
+	assert_null(env_of(cc, "CM_bad=key"));
+	assert_null(env_of(cc, "CM_bin"));
+	assert_string_equal(env_of(cc, "user"), "admin");
+	assert_string_equal(env_of(cc, "A"), "alpha");
+	assert_string_equal(env_of(cc, "P"), "s3cr3t");
+	assert_null(env_of(cc, "OPTKEY"));
+	assert_null(env_of(cc, "BIN"));
+	assert_string_equal(env_of(cc, "X"), "alpha-admin-beta\n");
+	kr_msg_free(cc);
+	pod_free(p);
+	volumes_free(v);
+}
+
+struct env_err_case {
+	const char *name;
+	const char *spec;
+	const char *err;
+};
+
+static const struct env_err_case env_err_cases[] = {
+	{ "missing key", "    env:\n    - name: A\n      valueFrom: {configMapKeyRef: {name: cm, key: zz}}\n",
+	  "couldn't find key zz in ConfigMap default/cm" },
+	{ "missing secret key", "    env:\n    - name: A\n      valueFrom: {secretKeyRef: {name: s, key: zz}}\n",
+	  "couldn't find key zz in Secret default/s" },
+	{ "uncached, no server", "    env:\n    - name: A\n      valueFrom: {configMapKeyRef: {name: other, key: a}}\n",
+	  "no API server" },
+	{ "envFrom uncached", "    envFrom:\n    - secretRef: {name: other}\n", "secret \"other\"" },
+};
+
+static void
+test_config_errors(void **state)
+{
+	struct volumes *v = cached_volumes();
+	struct kr_env env;
+	struct kr_cinput in;
+	Runtime__V1__ContainerConfig *cc;
+	struct pod *p;
+	char err[512], *y;
+	size_t i;
+
+	(void)state;
+	env_setup(&env, v);
+	memset(&in, 0, sizeof(in));
+	for (i = 0; i < nitems(env_err_cases); i++) {
+		y = xsprintf("metadata: {name: p, uid: ue2}\nspec:\n  containers:\n  - name: c\n"
+		    "    image: busybox\n%s", env_err_cases[i].spec);
+		p = yaml_pod(y);
+		free(y);
+		err[0] = '\0';
+		cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
+		printf("# %s: %s\n", env_err_cases[i].name, err);
+		assert_null(cc);
+		assert_non_null(strstr(err, env_err_cases[i].err));
+		pod_free(p);
+	}
+	/* A static pod may not use API objects, cached or not. */
+	p = yaml_pod("metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
+	    "spec:\n  volumes:\n  - name: v\n    configMap: {name: cm}\n  containers:\n"
+	    "  - name: c\n    image: busybox\n    volumeMounts:\n    - {name: v, mountPath: /v}\n");
+	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
+	assert_null(cc);
+	assert_non_null(strstr(err, "static pod may not use configmap \"cm\""));
+	pod_free(p);
+	p = yaml_pod("metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
+	    "spec:\n  containers:\n  - name: c\n    image: busybox\n"
+	    "    env:\n    - name: A\n      valueFrom: {secretKeyRef: {name: s, key: user}}\n");
+	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
+	assert_null(cc);
+	assert_non_null(strstr(err, "static pod may not use secret \"s\""));
+	pod_free(p);
+	volumes_free(v);
+}
+
+static void
+test_config_mounts(void **state)
+{
+	struct volumes *v = cached_volumes();
+	struct volumes_stats st;
+	struct kr_env env;
+	struct kr_cinput in;
+	Runtime__V1__ContainerConfig *cc;
+	struct pod *p;
+	char err[512], *dir, *sdir;
+	size_t i;
+	int seen = 0;
+
+	(void)state;
+	env_setup(&env, v);
+	memset(&in, 0, sizeof(in));
+	p = yaml_pod("metadata: {name: p, namespace: default, uid: um1}\nspec:\n  volumes:\n"
+	    "  - name: cfg\n    configMap:\n      name: cm\n      items: [{key: a, path: conf/a.txt}]\n"
+	    "  - name: sec\n    secret: {secretName: s, defaultMode: 0440}\n"
+	    "  - name: opt\n    configMap: {name: absent, optional: true}\n"
+	    "  containers:\n  - name: c\n    image: busybox\n    volumeMounts:\n"
+	    "    - {name: cfg, mountPath: /etc/cfg}\n    - {name: sec, mountPath: /etc/sec}\n");
+	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
+	if (cc == NULL)
+		fail_msg("%s", err);
+	dir = xsprintf("%s/pods/um1/volumes/kubernetes.io~configmap/cfg", tmpdir);
+	sdir = xsprintf("%s/pods/um1/volumes/kubernetes.io~secret/sec", tmpdir);
+	for (i = 0; i < cc->n_mounts; i++) {
+		if (strcmp(cc->mounts[i]->container_path, "/etc/cfg") == 0) {
+			assert_string_equal(cc->mounts[i]->host_path, dir);
+			assert_true(cc->mounts[i]->readonly);
+			seen++;
+		} else if (strcmp(cc->mounts[i]->container_path, "/etc/sec") == 0) {
+			assert_string_equal(cc->mounts[i]->host_path, sdir);
+			assert_true(cc->mounts[i]->readonly);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 2);
+	check_file(dir, "conf/a.txt", "alpha", 0644);
+	check_file(sdir, "user", "admin", 0440);
+	check_file(sdir, "pass", "s3cr3t", 0440);
+	{
+		char *parent = xsprintf("%s/pods/um1/volumes/kubernetes.io~secret", tmpdir);
+
+		assert_int_equal(mode_of(parent), 0700);
+		free(parent);
+	}
+	kr_msg_free(cc);
+	volumes_get_stats(v, &st);
+	assert_int_equal(st.mounts, 2);
+	/* An updated object rewrites the mounted volume. */
+	{
+		static const char upd[] = "{\"metadata\":{\"name\":\"cm\",\"namespace\":\"default\","
+		    "\"resourceVersion\":\"8\"},\"data\":{\"a\":\"ALPHA\"}}";
+
+		assert_int_equal(volumes_put(v, VOBJ_CONFIG_MAP, upd, strlen(upd), err,
+		    sizeof(err)), 0);
+		check_file(dir, "conf/a.txt", "ALPHA", 0644);
+	}
+	/* Forgotten: no more updates. */
+	volumes_forget_pod(v, "um1");
+	volumes_get_stats(v, &st);
+	assert_int_equal(st.mounts, 0);
+	free(dir);
+	free(sdir);
+	pod_free(p);
+	volumes_free(v);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_payload),
+		cmocka_unit_test(test_atomic_writer),
+		cmocka_unit_test(test_config_env),
+		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_config_mounts),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
