@@ -48,9 +48,30 @@ pid=$!
 wait "$pid"; rc=$?
 pid=
 case $rc in
-0) echo "ok 1 - store faults under kill -9 on the fake CRI (seed $seed)"
-   echo "1 passed, 0 failed" ;;
+0) echo "ok 1 - store faults under kill -9 on the fake CRI (seed $seed)" ;;
 77) skip "store-fault harness: peer or tmpfs missing" ;;
 *) echo "not ok 1 - store faults under kill -9 on the fake CRI (seed $seed)"
    echo "0 passed, 1 failed"; exit 1 ;;
 esac
+# On demand (not in make check: ~6 s an iteration): KLET_CRASH_STORE_CONTAINERD=N runs N
+# iterations on a private containerd (KLET_CONTAINERD_DIR, default /tmp/klet-ctd-crashstore).
+n=${KLET_CRASH_STORE_CONTAINERD:-0}
+if [ "$n" -gt 0 ]; then
+	export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-crashstore}
+	rc=1
+	$PY "$top/tests/crash/crash.py" --kletd "$build/kletd" --podctl "$build/podctl" \
+	    --store-faults --runtime containerd --workdir "$work" --seed "$seed" \
+	    --iterations "$n" --max-delay 3 &
+	pid=$!
+	wait "$pid"; rc=$?
+	pid=
+	case $rc in
+	0) echo "ok 2 - store faults under kill -9 on containerd (seed $seed)" ;;
+	77) skip "store-fault harness: containerd missing" ;;
+	*) echo "not ok 2 - store faults under kill -9 on containerd (seed $seed)"
+	   echo "1 passed, 1 failed"; exit 1 ;;
+	esac
+	echo "2 passed, 0 failed"
+else
+	echo "1 passed, 0 failed"
+fi
