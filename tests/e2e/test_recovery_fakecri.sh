@@ -94,13 +94,14 @@ check "intent dropped once started" [ "$(db "SELECT count(*) FROM intents WHERE 
 # 4. Removed while terminating, put back while kletd is down: it starts again afterwards.
 pod slow 3 '"fake-ignore-term"'
 wait_for 200 running slow c
+slow_id=$(ctrs | awk '$1=="slow" && $3=="RUNNING" {print $5}')
 rm -f "$T/m/slow.json"
 wait_for 100 logged 'pod slow-rec-fake: terminating\|terminating with grace'
 check "removed flag stored" [ "$(db "SELECT removed FROM workers WHERE uid = 'uid-slow'")" = 1 ]
 stop_kletd KILL
 pod slow 3 '"fake-ignore-term"'
 start_kletd
-restarted_slow() { ctrs | awk '$1=="slow" && $3=="RUNNING"' | grep -q . && [ "$(count_ctrs slow c)" -ge 2 ]; }
+restarted_slow() { ctrs | awk -v old="$slow_id" '$1=="slow" && $3=="RUNNING" && $5!=old {f=1} END {exit !f}'; }
 wait_for 300 restarted_slow
 check "put-back pod runs again after its termination" restarted_slow
 check "removed flag cleared" [ "$(db "SELECT removed FROM workers WHERE uid = 'uid-slow'")" = 0 ]

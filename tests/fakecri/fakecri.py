@@ -1005,9 +1005,13 @@ class FakeCRI:
             if not ignore:
                 self._exit(c, 143, "Error")
                 return pb.StopContainerResponse()
-        # ignores SIGTERM: wait for the timeout (or its own exit), then SIGKILL
+        # ignores SIGTERM: wait for the timeout (or its own exit), then SIGKILL. A caller
+        # that goes away first (cancelled, or its process killed) leaves it running with
+        # only SIGTERM sent, as containerd does (its SIGKILL uses the caller's context).
         deadline = time.monotonic() + max(0, req.timeout)
-        while time.monotonic() < deadline and ctx.is_active():
+        while time.monotonic() < deadline:
+            if not ctx.is_active():
+                return pb.StopContainerResponse()
             self._reap()
             with self.lock:
                 if c.state != pb.CONTAINER_RUNNING:
