@@ -40,6 +40,7 @@ struct ventry {
 	struct api_call     *e_call;
 	char               **e_waiters;    /* pod UIDs to kick on an answer */
 	size_t               e_nwaiters;
+	int                  e_fails;      /* answers in a row that were not the object */
 };
 TAILQ_HEAD(ventries, ventry);
 
@@ -581,6 +582,19 @@ fail:
 /* ---- the cache ---- */
 
 static void fetch(struct ventry *);
+
+/* How long an answer is good for: the TTL for an object; for a missing or failed one 1 s,
+ * doubling with each answer in a row, up to the TTL. */
+static int64_t
+entry_ttl(const struct volumes *v, const struct ventry *e)
+{
+	int64_t d;
+
+	if (e->e_state == VE_OK)
+		return v->v_ttl_ms;
+	d = (int64_t)VOL_RETRY_MS << (e->e_fails > 6 ? 6 : (e->e_fails > 0 ? e->e_fails - 1 : 0));
+	return d < v->v_ttl_ms ? d : v->v_ttl_ms;
+}
 static void rewrite_mounts(struct volumes *, const struct ventry *);
 
 static struct ventry *
@@ -739,6 +753,7 @@ fetch_done(const struct api_response *r, void *arg)
 		log_v(2, "%s: %s %s/%s: refresh failed (%d %s), keeping the cached one", __func__,
 		    kind_word(e->e_obj.kind), e->e_obj.ns, e->e_obj.name, r->status, r->message);
 	}
+	e->e_fails = e->e_state == VE_OK ? 0 : e->e_fails + 1;
 	if (changed) {
 		log_v(2, "volumes: %s %s/%s: %s", kind_word(e->e_obj.kind), e->e_obj.ns,
 		    e->e_obj.name, e->e_state == VE_OK ? "read" : e->e_msg);
@@ -795,8 +810,7 @@ volumes_get(struct volumes *v, enum vobj_kind kind, const char *ns, const char *
 		TAILQ_REMOVE(&v->v_entries, e, e_lru);
 		TAILQ_INSERT_TAIL(&v->v_entries, e, e_lru);
 		age = now - e->e_fetched_ms;
-		if (e->e_state == VE_OK ? age >= v->v_ttl_ms :
-		    (e->e_state != VE_PENDING && age >= VOL_RETRY_MS))
+		if (e->e_state != VE_PENDING && age >= entry_ttl(v, e))
 			fetch(e);
 	}
 	switch (e->e_state) {
@@ -1006,9 +1020,20 @@ void
 volumes_forget_pod(struct volumes *v, const char *uid)
 {
 	struct vmount *m, *next;
+	struct ventry *e;
+	size_t i;
 
 	if (v == NULL || uid == NULL)
 		return;
+	TAILQ_FOREACH(e, &v->v_entries, e_lru) {
+		for (i = 0; i < e->e_nwaiters; i++) {
+			if (strcmp(e->e_waiters[i], uid) != 0)
+				continue;
+			free(e->e_waiters[i]);
+			e->e_waiters[i] = e->e_waiters[--e->e_nwaiters];
+			break;
+		}
+	}
 	for (m = TAILQ_FIRST(&v->v_mounts); m != NULL; m = next) {
 		next = TAILQ_NEXT(m, m_entry);
 		if (strcmp(m->m_pod->uid, uid) != 0)
@@ -1019,7 +1044,8 @@ volumes_forget_pod(struct volumes *v, const char *uid)
 	}
 }
 
-/* Objects that mounted volumes use are re-read once older than the TTL. */
+/* Objects that mounted volumes use are re-read once older than the TTL; missing ones pods
+ * wait for are asked again (backing off), so a pod starts soon after its object appears. */
 static void
 refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1030,9 +1056,10 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	TAILQ_FOREACH(e, &v->v_entries, e_lru) {
-		if (e->e_call != NULL || !entry_mounted(v, e))
+		if (e->e_call != NULL || e->e_state == VE_PENDING ||
+		    (e->e_nwaiters == 0 && !entry_mounted(v, e)))
 			continue;
-		if (now - e->e_fetched_ms >= (e->e_state == VE_OK ? v->v_ttl_ms : VOL_RETRY_MS))
+		if (now - e->e_fetched_ms >= entry_ttl(v, e))
 			fetch(e);
 	}
 	evict(v);
@@ -1056,8 +1083,8 @@ volumes_new(struct event_base *base, struct api *api, const struct volumes_optio
 		period = v->v_ttl_ms / 4;
 		if (period < 200)
 			period = 200;
-		if (period > 15000)
-			period = 15000;
+		if (period > 1000)
+			period = 1000;
 		tv.tv_sec = period / 1000;
 		tv.tv_usec = (period % 1000) * 1000;
 		v->v_timer = event_new(base, -1, EV_PERSIST, refresh_cb, v);

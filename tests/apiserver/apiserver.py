@@ -250,7 +250,21 @@ KINDS = {
     ("", "namespaces"): Kind("namespaces", "Namespace", "", "v1", False),
     ("coordination.k8s.io", "leases"): Kind("leases", "Lease", "coordination.k8s.io", "v1",
                                             True, False),
+    # volumes: objects pods consume; serviceaccounts/NAME/token issues TokenRequests.
+    ("", "configmaps"): Kind("configmaps", "ConfigMap", "", "v1", True, False),
+    ("", "secrets"): Kind("secrets", "Secret", "", "v1", True, False),
+    ("", "serviceaccounts"): Kind("serviceaccounts", "ServiceAccount", "", "v1", True, False),
 }
+
+
+def secret_string_data(obj):
+    """A Secret's stringData is merged into data (base64), as the API server does."""
+    sd = obj.pop("stringData", None) or {}
+    if sd:
+        data = obj.setdefault("data", {}) or {}
+        for k, v in sd.items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+        obj["data"] = data
 
 
 class Watcher:
@@ -492,7 +506,8 @@ class Api:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
-        if len(rest) > 3 or (sub and sub != "status"):
+        if len(rest) > 3 or (sub and sub != "status" and
+                             not (sub == "token" and kind.plural == "serviceaccounts")):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         return kind, ns, name, sub, watch
 
@@ -519,6 +534,8 @@ class Api:
                 return Response(200, self.get(kind, ns, name))
             if m == "POST" and name is None:
                 return self.create(req, kind, ns)
+            if m == "POST" and sub == "token":
+                return self.token_request(req, ns, name)
             if m == "PUT" and name:
                 return self.update(req, kind, ns, name, sub)
             if m == "PATCH" and name:
@@ -736,6 +753,8 @@ class Api:
                            (kind.plural, md["name"]), {"name": md["name"], "kind": kind.plural})
         md["uid"] = str(uuid.uuid4())
         md["creationTimestamp"] = now_rfc3339()
+        if kind.plural == "secrets":
+            secret_string_data(obj)
         for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
             md.pop(k, None)
         if kind.plural == "pods":
@@ -802,11 +821,43 @@ class Api:
             return cur  # a no-op update keeps its resourceVersion
         return self.store.put(kind, out, "MODIFIED")
 
+    def token_request(self, req, ns, name):
+        """POST serviceaccounts/NAME/token: a TokenRequest answered with a signed-looking token
+        bound to the request's object; "default" exists in every namespace."""
+        if name != "default" and \
+                self.store.get(KINDS[("", "serviceaccounts")], ns, name) is None:
+            raise not_found("serviceaccounts", name)
+        tr = req.json()
+        if not isinstance(tr, dict):
+            raise ApiError(400, "BadRequest", "body is not an object")
+        spec = tr.get("spec") or {}
+        exp = int(spec.get("expirationSeconds") or 3600)
+        if exp < 600:
+            raise ApiError(422, "Invalid", "TokenRequest.authentication.k8s.io \"%s\" is "
+                           "invalid: spec.expirationSeconds: Invalid value: %d: may not "
+                           "specify a duration less than 10 minutes" % (name, exp))
+        self.token_seq = getattr(self, "token_seq", 0) + 1
+        now = time.time()
+        claims = {"aud": spec.get("audiences") or ["https://kubernetes.default.svc"],
+                  "exp": int(now + exp), "iat": int(now), "seq": self.token_seq,
+                  "sub": "system:serviceaccount:%s:%s" % (ns, name),
+                  "kubernetes.io": {"namespace": ns, "serviceaccount": {"name": name},
+                                    "pod": spec.get("boundObjectRef")}}
+        enc = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+        tok = "eyJhbGciOiJSUzI1NiJ9.%s.standin" % enc
+        out = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+               "metadata": {"name": name, "namespace": ns}, "spec": spec,
+               "status": {"token": tok, "expirationTimestamp": time.strftime(
+                   "%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + exp))}}
+        return Response(201, out)
+
     def update(self, req, kind, ns, name, sub):
         cur = self.get(kind, ns, name)
         new = req.json()
         if not isinstance(new, dict):
             raise ApiError(400, "BadRequest", "body is not an object")
+        if kind.plural == "secrets":
+            secret_string_data(new)
         rv = (new.get("metadata") or {}).get("resourceVersion")
         if rv and rv != cur["metadata"]["resourceVersion"]:
             raise conflict(kind.plural, name, "the object has been modified; please apply your "
