@@ -439,7 +439,7 @@ current-context: standin
     def away_window(self, run, held, t_start):
         """kletd runs with the server unreachable: it must recover and keep the pods."""
         r = self.rng
-        end = time.time() + r.uniform(2.0, 4.0)
+        end = time.time() + r.uniform(1.5, 3.0)
         while time.time() < end:
             self.alive()
             time.sleep(0.1)
@@ -785,7 +785,7 @@ current-context: standin
                 self.stats["outage"] += 1
                 self.down()
                 held = self.held_pods()
-                time.sleep(r.uniform(0.5, 2.0))
+                time.sleep(r.uniform(0.5, 1.5))
                 if r.random() < 0.5:
                     self.compact()
                 if r.random() < 0.3:
