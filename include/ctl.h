@@ -66,6 +66,7 @@ struct ctl_deps {
 	void                     *api_arg;
 	size_t                    max_output; /* 0: CTL_MAX_OUTPUT */
 	struct prober            *prober;     /* probe results (READY, describe); may be NULL */
+	const int64_t            *recovered_ms; /* ms from start to recovered, -1 before; NULL */
 };
 
 /* Creates the socket (replacing a stale one) and starts accepting. Returns NULL with a

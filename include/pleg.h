@@ -61,6 +61,11 @@ struct pleg_stats {
 	size_t   containers;
 	size_t   sandboxes;
 	size_t   status_calls;       /* status calls made by the last relist */
+	/* The first successful relist (recovery): objects listed, how many took their details
+	 * from the store, status calls made. */
+	size_t   first_objects;
+	size_t   first_from_store;
+	size_t   first_status_calls;
 	int      in_flight;
 };
 

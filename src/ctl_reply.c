@@ -738,6 +738,14 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "pods", (int64_t)ps.pods);
 		json_gen_kv_int(g, "containers", (int64_t)ps.containers);
 		json_gen_kv_int(g, "sandboxes", (int64_t)ps.sandboxes);
+		json_gen_key(g, "recovery");
+		yajl_gen_map_open(g);
+		json_gen_kv_int(g, "recoveredInMs", c->c_deps.recovered_ms != NULL ?
+		    *c->c_deps.recovered_ms : -1);
+		json_gen_kv_int(g, "objects", (int64_t)ps.first_objects);
+		json_gen_kv_int(g, "fromStore", (int64_t)ps.first_from_store);
+		json_gen_kv_int(g, "statusCalls", (int64_t)ps.first_status_calls);
+		yajl_gen_map_close(g);
 	}
 	yajl_gen_map_close(g);
 

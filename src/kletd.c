@@ -54,6 +54,7 @@ struct kletd {
 	int                 k_stopping;
 	int64_t             k_started_ms;
 	int                 k_recovered; /* recovery: first relist with all sources seen */
+	int64_t             k_recovered_ms; /* start to recovered, -1 before */
 };
 
 /* Creates dir and its parents with mode; 0 or -1 (errno set). */
@@ -163,8 +164,9 @@ kletd_relist_done(int rc, void *arg)
 		k->k_recovered = 1;
 		if (k->k_hk != NULL)
 			housekeeping_run(k->k_hk);
+		k->k_recovered_ms = now - k->k_started_ms;
 		log_info("recovered in %lldms: first relist done, %zu pod workers",
-		    (long long)(now - k->k_started_ms), podworkers_count(k->k_workers));
+		    (long long)k->k_recovered_ms, podworkers_count(k->k_workers));
 	}
 	kletd_prober_sync(k); /* prober: workers follow the fresh runtime view */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
@@ -730,6 +732,7 @@ main(int argc, char **argv)
 	int rc = 0;
 
 	memset(&k, 0, sizeof(k));
+	k.k_recovered_ms = -1;
 	k.k_lock_fd = -1;
 	switch (config_load(&k.k_cfg, argc, argv, err, sizeof(err))) {
 	case CONFIG_OK:
@@ -786,6 +789,7 @@ main(int argc, char **argv)
 		                       .workers = k.k_workers, .kr = k.k_kr, .events = k.k_events,
 		                       .store = k.k_store, .pleg = k.k_pleg,
 		                       .started_ms = k.k_started_ms, .prober = k.k_prober,
+		                       .recovered_ms = &k.k_recovered_ms,
 		                       .api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
 		                       .api_arg = k.k_join };
 

@@ -774,6 +774,11 @@ pl_commit(struct pleg *p)
 	p->p_stats.sandboxes = nsb;
 	p->p_stats.containers = old->n - nsb;
 	p->p_stats.status_calls = p->p_status_calls;
+	if (p->p_stats.relists == 1) {
+		p->p_stats.first_objects = old->n;
+		p->p_stats.first_from_store = p->p_seeded;
+		p->p_stats.first_status_calls = p->p_status_calls;
+	}
 	log_v(5, "relist done in %lldus pods=%zu containers=%zu sandboxes=%zu status_calls=%zu",
 	    (long long)dur, npods, old->n - nsb, nsb, p->p_status_calls);
 	pl_finish(p, 0);

@@ -1019,6 +1019,12 @@ cmd_status(FILE *f, const struct opts *o)
 	printf("%-16s%lld pods, %lld containers, %lld sandboxes\n", "  Seen:",
 	    (long long)ji(s, "pods", 0), (long long)ji(s, "containers", 0),
 	    (long long)ji(s, "sandboxes", 0));
+	s = json_get(s, "recovery");
+	if (ji(s, "recoveredInMs", -1) >= 0)
+		printf("%-16srecovered in %lldms; first relist: %lld of %lld runtime objects from "
+		    "the store, %lld status calls\n", "Recovery:",
+		    (long long)ji(s, "recoveredInMs", 0), (long long)ji(s, "fromStore", 0),
+		    (long long)ji(s, "objects", 0), (long long)ji(s, "statusCalls", 0));
 	s = json_get(d, "store");
 	if (js(s, "health") != NULL)
 		printf("%-16s%s, %.1f KiB, %lld commits, %lld failures, %lld journal ops%s%s\n",

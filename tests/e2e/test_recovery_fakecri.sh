@@ -58,6 +58,9 @@ check "no ContainerStatus call" [ "$(calls ContainerStatus)" -eq 0 ]
 check "nothing created" [ "$(calls CreateContainer)" -eq 0 ] && [ "$(calls RunPodSandbox)" -eq 0 ]
 sleep 2
 check "running containers untouched" [ "$before" = "$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')" ]
+rec=$("$PODCTL" --socket "$T/root/podctl.sock" status | grep '^Recovery:')
+echo "# $rec"
+check "podctl status: 7 of 7 objects from the store, 0 status calls" sh -c "echo '$rec' | grep -q '7 of 7 runtime objects from the store, 0 status calls'"
 check "podctl still shows the pod IP" sh -c "'$PODCTL' --socket '$T/root/podctl.sock' get pods | grep '^a-rec-fake' | grep -q '10\.'"
 
 # 2. A container exits while kletd is down.
