@@ -244,9 +244,33 @@ enum volume_kind {
 };
 
 struct key_to_path {
-	char    *key;
+	char    *key;   /* downwardAPI items: fieldRef.fieldPath (NULL for a resourceFieldRef) */
 	char    *path;
 	int32_t  mode;  /* -1: unset */
+	/* downwardAPI items: resourceFieldRef (resource NULL when the item has none) */
+	char    *res_container;
+	char    *resource;
+	int64_t  res_divisor_milli; /* 0: unset (means 1) */
+};
+
+/* One source of a projected volume. */
+enum projection_kind {
+	PROJ_OTHER = 0,       /* clusterTrustBundle and anything newer: kind name in p_name */
+	PROJ_CONFIG_MAP,
+	PROJ_SECRET,
+	PROJ_DOWNWARD_API,
+	PROJ_SA_TOKEN,
+};
+
+struct volume_projection {
+	enum projection_kind  p_kind;
+	char                 *p_name;        /* configMap / secret name */
+	struct key_to_path   *p_items;       /* configMap, secret, downwardAPI */
+	size_t                p_nitems;
+	int                   p_optional;
+	char                 *p_audience;    /* serviceAccountToken ("" / NULL: the API's) */
+	int64_t               p_expiration;  /* serviceAccountToken seconds (default 3600) */
+	char                 *p_path;        /* serviceAccountToken file */
 };
 
 struct volume {
@@ -267,6 +291,9 @@ struct volume {
 	int                  v_optional;
 	int                  v_read_only;
 	int                  v_nsources;   /* volume sources the document gave (valid: 1) */
+	/* projected */
+	struct volume_projection *v_projections;
+	size_t                    v_nprojections;
 };
 
 struct toleration {

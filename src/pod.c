@@ -164,6 +164,20 @@ containers_free(struct container *cs, size_t n)
 }
 
 static void
+key_to_path_free(struct key_to_path *kp, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(kp[i].key);
+		free(kp[i].path);
+		free(kp[i].res_container);
+		free(kp[i].resource);
+	}
+	free(kp);
+}
+
+static void
 volume_clear(struct volume *v)
 {
 	size_t i;
@@ -174,11 +188,14 @@ volume_clear(struct volume *v)
 	free(v->v_path);
 	free(v->v_host_path_type);
 	free(v->v_source);
-	for (i = 0; i < v->v_nitems; i++) {
-		free(v->v_items[i].key);
-		free(v->v_items[i].path);
+	key_to_path_free(v->v_items, v->v_nitems);
+	for (i = 0; i < v->v_nprojections; i++) {
+		free(v->v_projections[i].p_name);
+		key_to_path_free(v->v_projections[i].p_items, v->v_projections[i].p_nitems);
+		free(v->v_projections[i].p_audience);
+		free(v->v_projections[i].p_path);
 	}
-	free(v->v_items);
+	free(v->v_projections);
 }
 
 void
@@ -474,6 +491,21 @@ containers_dup(const struct container *s, size_t n)
 	return d;
 }
 
+static struct key_to_path *
+key_to_path_dup(const struct key_to_path *s, size_t n)
+{
+	struct key_to_path *d = dup_array(s, n, sizeof(*s));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		d[i].key = xstrdup(d[i].key);
+		d[i].path = xstrdup(d[i].path);
+		d[i].res_container = xstrdup(d[i].res_container);
+		d[i].resource = xstrdup(d[i].resource);
+	}
+	return d;
+}
+
 static void
 volume_copy(struct volume *d, const struct volume *s)
 {
@@ -486,10 +518,16 @@ volume_copy(struct volume *d, const struct volume *s)
 	d->v_path = xstrdup(s->v_path);
 	d->v_host_path_type = xstrdup(s->v_host_path_type);
 	d->v_source = xstrdup(s->v_source);
-	d->v_items = dup_array(s->v_items, s->v_nitems, sizeof(struct key_to_path));
-	for (i = 0; i < d->v_nitems; i++) {
-		d->v_items[i].key = xstrdup(d->v_items[i].key);
-		d->v_items[i].path = xstrdup(d->v_items[i].path);
+	d->v_items = key_to_path_dup(s->v_items, s->v_nitems);
+	d->v_projections = dup_array(s->v_projections, s->v_nprojections,
+	    sizeof(struct volume_projection));
+	for (i = 0; i < d->v_nprojections; i++) {
+		struct volume_projection *p = &d->v_projections[i];
+
+		p->p_name = xstrdup(p->p_name);
+		p->p_items = key_to_path_dup(p->p_items, p->p_nitems);
+		p->p_audience = xstrdup(p->p_audience);
+		p->p_path = xstrdup(p->p_path);
 	}
 }
 

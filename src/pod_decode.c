@@ -958,6 +958,69 @@ dec_key_to_path(struct dec *d, J *o, struct key_to_path *kp)
 			return -1;
 		dpop(d, old);
 	}
+	if (f_obj(d, o, "resourceFieldRef", &fr) < 0)
+		return -1;
+	if (fr != NULL) {       /* or a container's resource */
+		old = dkey(d, "resourceFieldRef");
+		if (f_str(d, fr, "containerName", &kp->res_container) < 0 ||
+		    f_str(d, fr, "resource", &kp->resource) < 0 ||
+		    f_quantity(d, fr, "divisor", &kp->res_divisor_milli) < 0)
+			return -1;
+		dpop(d, old);
+	}
+	return 0;
+}
+
+/* One source of a projected volume. */
+static int
+dec_projection(struct dec *d, J *o, struct volume_projection *p)
+{
+	static const struct {
+		const char           *key;
+		enum projection_kind  kind;
+	} kinds[] = {
+		{ "configMap", PROJ_CONFIG_MAP }, { "secret", PROJ_SECRET },
+		{ "downwardAPI", PROJ_DOWNWARD_API }, { "serviceAccountToken", PROJ_SA_TOKEN },
+		{ "clusterTrustBundle", PROJ_OTHER },
+	};
+	J *src = NULL, *x;
+	size_t i, old = 0;
+
+	for (i = 0; i < nitems(kinds) && src == NULL; i++) {
+		if (f_obj(d, o, kinds[i].key, &x) < 0)
+			return -1;
+		if (x != NULL) {
+			src = x;
+			p->p_kind = kinds[i].kind;
+			old = dkey(d, kinds[i].key);
+		}
+	}
+	if (src == NULL)
+		return 0;
+	switch (p->p_kind) {
+	case PROJ_CONFIG_MAP:
+	case PROJ_SECRET:
+		if (f_str(d, src, "name", &p->p_name) < 0 ||
+		    F_LIST(d, src, "items", p->p_items, p->p_nitems, dec_key_to_path) < 0 ||
+		    f_bool(d, src, "optional", &p->p_optional) < 0)
+			return -1;
+		break;
+	case PROJ_DOWNWARD_API:
+		if (F_LIST(d, src, "items", p->p_items, p->p_nitems, dec_key_to_path) < 0)
+			return -1;
+		break;
+	case PROJ_SA_TOKEN:
+		p->p_expiration = 3600;   /* SetDefaults_ServiceAccountTokenProjection */
+		if (f_str(d, src, "audience", &p->p_audience) < 0 ||
+		    f_i64(d, src, "expirationSeconds", &p->p_expiration) < 0 ||
+		    f_str(d, src, "path", &p->p_path) < 0)
+			return -1;
+		break;
+	case PROJ_OTHER:
+		p->p_name = xstrdup(kinds[i - 1].key);
+		break;
+	}
+	dpop(d, old);
 	return 0;
 }
 
@@ -1034,7 +1097,9 @@ dec_volume(struct dec *d, J *o, struct volume *v)
 			return -1;
 		break;
 	case VOL_PROJECTED:
-		if (f_i32(d, src, "defaultMode", &v->v_default_mode) < 0)
+		if (f_i32(d, src, "defaultMode", &v->v_default_mode) < 0 ||
+		    F_LIST(d, src, "sources", v->v_projections, v->v_nprojections,
+		    dec_projection) < 0)
 			return -1;
 		break;
 	case VOL_PVC:
