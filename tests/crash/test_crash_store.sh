@@ -40,9 +40,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 seed=${KLET_CRASH_SEED:-$(od -An -N3 -tu4 /dev/urandom | tr -d ' ')}
+keep=
+[ "${KLET_CRASH_KEEP:-0}" = 1 ] && keep=--keep   # keep the work dir and kletd's log
 echo "# seed $seed"
 $PY "$top/tests/crash/crash.py" --kletd "$build/kletd" --podctl "$build/podctl" \
-    --store-faults --workdir "$work" --seed "$seed" \
+    --store-faults --workdir "$work" --seed "$seed" $keep \
     --iterations "${KLET_CRASH_ITERATIONS:-40}" --max-delay "${KLET_CRASH_MAX_DELAY:-0.4}" &
 pid=$!
 wait "$pid"; rc=$?
@@ -60,7 +62,7 @@ if [ "$n" -gt 0 ]; then
 	export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-crashstore}
 	rc=1
 	$PY "$top/tests/crash/crash.py" --kletd "$build/kletd" --podctl "$build/podctl" \
-	    --store-faults --runtime containerd --workdir "$work" --seed "$seed" \
+	    --store-faults --runtime containerd --workdir "$work" --seed "$seed" $keep \
 	    --iterations "$n" --max-delay 3 &
 	pid=$!
 	wait "$pid"; rc=$?
