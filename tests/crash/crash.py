@@ -47,7 +47,9 @@ and checks, beside the invariants above:
             "degraded" (polled a few seconds; a fault kletd never feels, because SQLite
             rewrites WAL pages it already owns, is counted and printed, not failed)
   retry     once the fault is cleared, store.health returns to "ok" with journalOps 0
-            without any restart (polled; the store's retry timer backs off to 5 s)
+            without any restart (polled; the store's retry timer backs off to 5 s), and
+            then every exit seen since the fault began (pods still present) is in the
+            database (polled a few relists)
   exits     (refined) the store contract (include/store.h): nothing acknowledged is lost
             while the process lives; a crash loses what was not committed. A kill -9 while
             the store may hold uncommitted writes (a fault on, or cleared but "ok" not yet
