@@ -745,8 +745,15 @@ current-context: standin
             if v.how == "graceful" and not dels.get(v.uid):
                 fails.append("delete: pod %s (%s): no DELETE with grace 0 and its uid by the "
                              "node" % (v.name, v.uid))
-        # status
-        fails += self.status_fails(spods, cs)
+        # status (a crash-looping container may have been replaced a moment ago: the
+        # status that says so gets a few seconds, a wrong one stays wrong)
+        sf = self.status_fails(spods, cs)
+        end = time.time() + 10
+        while sf and time.time() < end:
+            time.sleep(0.3)
+            _, cs2 = self.runtime_now()
+            sf = self.status_fails(self.server_pods(), cs2)
+        fails += sf
         log("checked: %d pods now, %d created, %d graceful and %d forced deletions, %d "
             "containers created, %d compactions" %
             (len(cur_uids), self.stats["created"], self.stats["graceful"],
