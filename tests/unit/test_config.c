@@ -210,12 +210,118 @@ test_durations(void **state)
 	}
 }
 
+/* The --config file: each case writes a file, loads it with extra flags, checks. */
+struct file_case {
+	const char *name;
+	const char *text;
+	const char *flag;       /* one extra flag or NULL */
+	int         result;
+	const char *err_has;
+	void      (*check)(const struct klet_config *);
+};
+
+static void
+check_file_full(const struct klet_config *c)
+{
+	assert_string_equal(c->pod_manifest_path, "/etc/klet/manifests");
+	assert_string_equal(c->runtime_endpoint, "unix:///run/x.sock");
+	assert_int_equal(c->max_pods, 42);
+	assert_int_equal(c->cluster_dns.n, 2);
+	assert_string_equal(c->cluster_dns.v[1], "10.0.0.11");
+	assert_string_equal(c->cluster_domain, "cluster.local");
+	assert_string_equal(c->pod_logs_dir, "/var/log/k");
+	assert_int_equal(c->register_node, 0);
+	assert_string_equal(c->resolv_conf, "/run/resolv.conf");
+	assert_int_equal(c->file_check_ms, 5000);
+	assert_int_equal(c->runtime_timeout_ms, 60000);
+	assert_int_equal(c->node_status_ms, 20000);
+	assert_int_equal(c->lease_duration_s, 30);
+	assert_int_equal(c->log_json, 1);
+	assert_int_equal(c->verbosity, 3);
+}
+
+static void
+check_flag_beats_file(const struct klet_config *c)
+{
+	assert_int_equal(c->max_pods, 7);               /* the flag */
+	assert_string_equal(c->pod_manifest_path, "/m"); /* the file */
+}
+
+static const struct file_case file_cases[] = {
+	{ "full",
+	  "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	  "staticPodPath: /etc/klet/manifests\ncontainerRuntimeEndpoint: unix:///run/x.sock\n"
+	  "maxPods: 42\nclusterDNS: [10.0.0.10, 10.0.0.11]\nclusterDomain: cluster.local\n"
+	  "podLogsDir: /var/log/k\nregisterNode: false\nresolvConf: /run/resolv.conf\n"
+	  "fileCheckFrequency: 5s\nruntimeRequestTimeout: 1m\n"
+	  "nodeStatusUpdateFrequency: 20s\nnodeLeaseDurationSeconds: 30\n"
+	  "logging: {format: json, verbosity: 3}\nevictionHard: {memory.available: 100Mi}\n",
+	  NULL, CONFIG_OK, NULL, check_file_full },
+	{ "flag_beats_file", "maxPods: 9\nstaticPodPath: /m\n", "--max-pods=7", CONFIG_OK,
+	  NULL, check_flag_beats_file },
+	{ "json_file", "{\"maxPods\": 5}", NULL, CONFIG_OK, NULL, NULL },
+	{ "wrong_kind", "kind: Pod\n", NULL, CONFIG_ERROR, "field kind in", NULL },
+	{ "wrong_api_version", "apiVersion: v1\n", NULL, CONFIG_ERROR,
+	  "expected kubelet.config.k8s.io/v1beta1", NULL },
+	{ "max_pods_string", "maxPods: lots\n", NULL, CONFIG_ERROR,
+	  "field maxPods in", NULL },
+	{ "max_pods_range", "maxPods: 0\n", NULL, CONFIG_ERROR, "from 1 to 10000", NULL },
+	{ "dns_not_list", "clusterDNS: 10.0.0.10\n", NULL, CONFIG_ERROR,
+	  "expected a list of strings", NULL },
+	{ "dns_bad_ip", "clusterDNS: [nope]\n", NULL, CONFIG_ERROR, "is not an IP address",
+	  NULL },
+	{ "bad_duration", "fileCheckFrequency: soon\n", NULL, CONFIG_ERROR,
+	  "field fileCheckFrequency in", NULL },
+	{ "bad_yaml", "maxPods: [1,\n", NULL, CONFIG_ERROR, "config file", NULL },
+	{ "not_an_object", "- a\n- b\n", NULL, CONFIG_ERROR,
+	  "expected a KubeletConfiguration object", NULL },
+	{ "logging_verbosity_range", "logging: {verbosity: 11}\n", NULL, CONFIG_ERROR,
+	  "field logging.verbosity in", NULL },
+};
+
+static void
+test_config_file(void **state)
+{
+	char dir[] = "/tmp/test_config.XXXXXX", path[64], err[512], arg[80];
+	struct klet_config cfg;
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/kubelet.yaml", dir);
+	snprintf(arg, sizeof(arg), "--config=%s", path);
+	for (i = 0; i < sizeof(file_cases) / sizeof(file_cases[0]); i++) {
+		const struct file_case *fc = &file_cases[i];
+		char *argv[4] = { "kletd", arg, (char *)fc->flag, NULL };
+		int res;
+
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(fc->text, f);
+		fclose(f);
+		err[0] = '\0';
+		res = config_load(&cfg, fc->flag != NULL ? 3 : 2, argv, err, sizeof(err));
+		if (res != fc->result)
+			fail_msg("%s: result %d, want %d (err: %s)", fc->name, res, fc->result,
+			    err);
+		if (fc->err_has != NULL && strstr(err, fc->err_has) == NULL)
+			fail_msg("%s: error \"%s\" lacks \"%s\"", fc->name, err, fc->err_has);
+		if (fc->check != NULL)
+			fc->check(&cfg);
+		config_clear(&cfg);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_config_file),
 	};
 
 	log_init(0, 0);
