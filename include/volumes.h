@@ -79,12 +79,28 @@ int volumes_get(struct volumes *, enum vobj_kind, const char *ns, const char *na
 int volumes_put(struct volumes *, enum vobj_kind, const char *json, size_t len, char *err,
         size_t errlen);
 
-/* Sets up one configMap or secret volume of pod (static pods are refused): reads the object,
- * writes ROOT/pods/UID/volumes/kubernetes.io~{configmap,secret}/NAME and remembers it for
- * updates. Returns 0 with *host_dir (caller frees), or -1 with err (a CreateContainerConfig
- * message: the object is not read yet, not found and not optional, a missing key). */
-int volumes_setup(struct volumes *, const struct pod *, const struct volume *, char **host_dir,
-        char *err, size_t errlen);
+/* Resolves a downwardAPI resourceFieldRef item (kp->resource, kp->res_container,
+ * kp->res_divisor_milli) of pod: 0 with *out (malloc'd), or -1 with err. */
+struct key_to_path;
+typedef int (*vol_resource_fn)(const struct pod *, const struct key_to_path *kp, char **out,
+        char *err, size_t errlen, void *arg);
+
+/* Sets up one configMap, secret, downwardAPI or projected volume of pod (static pods may not
+ * use API objects: configMap, secret, serviceAccountToken): reads the objects (and the
+ * service account token: a TokenRequest bound to the pod, refreshed after 80% of its
+ * lifetime or 24 h), writes ROOT/pods/UID/volumes/kubernetes.io~{configmap,secret,
+ * downward-api,projected}/NAME and remembers it for updates (res_fn and arg must stay valid
+ * until volumes_forget_pod or volumes_free). Returns 0 with *host_dir (caller frees), or -1
+ * with err (a CreateContainerConfig message: an object or token not read yet, not found and
+ * not optional, a missing key). */
+int volumes_setup(struct volumes *, const struct pod *, const struct volume *,
+        vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
+/* Without a manager (no API server): writes a volume that needs no API object (downwardAPI,
+ * projected from downwardAPI only) under root_dir once; others fail "no API server". */
+int volumes_setup_once(const char *root_dir, const struct pod *, const struct volume *,
+        vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
+/* The pod's labels or annotations may have changed: downwardAPI files are rewritten. */
+void volumes_update_pod(struct volumes *, const struct pod *);
 /* Forgets a pod's volumes (no more updates). Files are left for housekeeping. */
 void volumes_forget_pod(struct volumes *, const char *uid);
 
@@ -93,6 +109,7 @@ struct volumes_stats {
 	uint64_t gets;        /* GETs sent */
 	uint64_t hits;        /* look-ups answered from the cache */
 	uint64_t writes;      /* volume payloads written (changed) */
+	uint64_t tokens;      /* service account tokens received */
 	size_t   objects;     /* objects cached */
 	size_t   mounts;      /* volumes remembered */
 };
@@ -127,6 +144,17 @@ int vol_payload_make(const struct volume *, const struct vobj *obj, struct vol_p
  * new version, 0 when the directory already held exactly this payload, -1 with err. Paths
  * must be relative without "..": an invalid one fails the whole write. */
 int vol_write_atomic(const char *dir, const struct vol_payload *, char *err, size_t errlen);
+
+/* A downwardAPI volume's fieldRef value: metadata.name, namespace, uid, labels, annotations
+ * (all: "k=\"v\"" lines sorted by key, Go-quoted) or one of them (metadata.labels['k']).
+ * Returns 0 with *out (malloc'd), or -1 with err. */
+struct kvlist;
+int   vol_field_value(const struct pod *, const char *path, char **out, char *err,
+        size_t errlen);
+char *vol_format_map(const struct kvlist *);
+/* When to ask for a new token, in seconds after receiving one: 80% of its lifetime
+ * (lifetime_s, or expiration_s when unknown), at most 24 h. */
+int64_t vol_token_refresh_s(int64_t expiration_s, int64_t lifetime_s);
 
 /* Parses a ConfigMap (data, binaryData base64) or Secret (data base64) into obj (cleared
  * first). Returns 0, or -1 with err. */

@@ -247,6 +247,7 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 		relisted_static(j, pod);
 		return;
 	}
+	volumes_update_pod(j->j_volumes, pod);   /* volumes: labels in downwardAPI files */
 	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
 	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
 		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;

@@ -409,6 +409,31 @@ kr_add_mount(Runtime__V1__ContainerConfig *cc, const char *host, const char *ctr
 	cc->mounts[cc->n_mounts++] = m;
 }
 
+/* A downwardAPI volume item's resourceFieldRef (volumes.h vol_resource_fn). */
+static int
+kr_vol_resource(const struct pod *pod, const struct key_to_path *kp, char **out, char *err,
+    size_t errlen, void *arg)
+{
+	const struct kr_env *env = arg;
+	const struct container *c;
+	struct env_var e;
+
+	*out = NULL;
+	if (kp->res_container == NULL || kp->res_container[0] == '\0' ||
+	    (c = pod_find_container(pod, kp->res_container)) == NULL) {
+		snprintf(err, errlen, "resourceFieldRef %s: no container \"%s\"", kp->resource,
+		    kp->res_container != NULL ? kp->res_container : "");
+		return -1;
+	}
+	memset(&e, 0, sizeof(e));
+	e.name = kp->path;
+	e.src = ENV_RESOURCE_FIELD_REF;
+	e.ref_key = kp->resource;
+	e.ref_container = kp->res_container;
+	e.ref_divisor_milli = kp->res_divisor_milli;
+	return kr_resource_ref(env, pod, c, &e, out, err, errlen);
+}
+
 static int
 kr_mounts(const struct kr_env *env, const struct pod *pod, const struct container *c,
     Runtime__V1__ContainerConfig *cc, char *err, size_t errlen)
@@ -440,19 +465,21 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 			break;
 		case VOL_CONFIG_MAP:
 		case VOL_SECRET:
-			if (kr_is_static(pod)) {
+		case VOL_PROJECTED:
+		case VOL_DOWNWARD_API:
+			/* volumes: files from API objects, tokens and the downward API. */
+			if (kr_is_static(pod) && (v->v_kind == VOL_CONFIG_MAP ||
+			    v->v_kind == VOL_SECRET)) {
 				snprintf(err, errlen, "volume \"%s\": a static pod may not use %s "
 				    "\"%s\"", v->v_name, v->v_kind == VOL_SECRET ? "secret" :
 				    "configmap", v->v_source != NULL ? v->v_source : "");
 				return -1;
 			}
-			if (env->volumes == NULL) {
-				snprintf(err, errlen, "volume \"%s\": couldn't get %s \"%s\": no "
-				    "API server", v->v_name, v->v_kind == VOL_SECRET ? "secret" :
-				    "configmap", v->v_source != NULL ? v->v_source : "");
-				return -1;
-			}
-			if (volumes_setup(env->volumes, pod, v, &host, err, errlen) == -1)
+			if (env->volumes == NULL ?
+			    volumes_setup_once(env->root_dir, pod, v, kr_vol_resource, (void *)env,
+			    &host, err, errlen) == -1 :
+			    volumes_setup(env->volumes, pod, v, kr_vol_resource, (void *)env, &host,
+			    err, errlen) == -1)
 				return -1;
 			ro = 1;     /* always read-only, as the kubelet mounts them */
 			break;

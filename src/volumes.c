@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <yajl/yajl_gen.h>
 
 #include "api.h"
 #include "json.h"
@@ -46,12 +47,30 @@ TAILQ_HEAD(ventries, ventry);
 
 struct vmount {
 	TAILQ_ENTRY(vmount)  m_entry;
-	struct pod          *m_pod;        /* copy */
+	struct pod          *m_pod;        /* copy (labels and annotations kept current) */
 	char                *m_vol;        /* volume name */
-	enum vobj_kind       m_kind;
-	char                *m_source;     /* object name */
 	char                *m_dir;
+	vol_resource_fn      m_res_fn;     /* downwardAPI resourceFieldRef items */
+	void                *m_res_arg;
 };
+
+/* A service account token for one pod (TokenRequest bound to the pod). */
+struct vtoken {
+	TAILQ_ENTRY(vtoken)  t_entry;
+	struct volumes      *t_v;
+	char                *t_uid;        /* the pod */
+	char                *t_ns;
+	char                *t_pod;        /* pod name */
+	char                *t_sa;
+	char                *t_audience;   /* "" : the API server's audiences */
+	int64_t              t_expiration; /* seconds asked */
+	char                *t_token;      /* NULL until the first answer */
+	char                *t_msg;        /* last failure */
+	int64_t              t_refresh_ms; /* monotonic: ask again from then on */
+	int                  t_fails;
+	struct api_call     *t_call;
+};
+TAILQ_HEAD(vtokens, vtoken);
 TAILQ_HEAD(vmounts, vmount);
 
 struct volumes {
@@ -64,6 +83,7 @@ struct volumes {
 	size_t              v_nentries;
 	struct vmounts      v_mounts;
 	size_t              v_nmounts;
+	struct vtokens      v_tokens;
 	struct event       *v_timer;
 	void              (*v_kick)(const char *, void *);
 	void               *v_kick_arg;
@@ -609,14 +629,44 @@ entry_find(struct volumes *v, enum vobj_kind kind, const char *ns, const char *n
 	return NULL;
 }
 
+static const struct volume *pod_volume(const struct pod *, const char *);
+
+/* 1 when mount m's volume reads object kind ns/name. */
+static int
+mount_uses(const struct vmount *m, enum vobj_kind kind, const char *ns, const char *name)
+{
+	const struct volume *vol = pod_volume(m->m_pod, m->m_vol);
+	size_t i;
+
+	if (vol == NULL || strcmp(m->m_pod->ns != NULL ? m->m_pod->ns : "default", ns) != 0)
+		return 0;
+	switch (vol->v_kind) {
+	case VOL_CONFIG_MAP:
+	case VOL_SECRET:
+		return (vol->v_kind == VOL_SECRET) == (kind == VOBJ_SECRET) &&
+		    vol->v_source != NULL && strcmp(vol->v_source, name) == 0;
+	case VOL_PROJECTED:
+		for (i = 0; i < vol->v_nprojections; i++) {
+			const struct volume_projection *p = &vol->v_projections[i];
+
+			if ((p->p_kind == PROJ_CONFIG_MAP && kind == VOBJ_CONFIG_MAP) ||
+			    (p->p_kind == PROJ_SECRET && kind == VOBJ_SECRET))
+				if (p->p_name != NULL && strcmp(p->p_name, name) == 0)
+					return 1;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 static int
 entry_mounted(struct volumes *v, const struct ventry *e)
 {
 	struct vmount *m;
 
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
-		if (m->m_kind == e->e_obj.kind && strcmp(m->m_source, e->e_obj.name) == 0 &&
-		    strcmp(m->m_pod->ns != NULL ? m->m_pod->ns : "default", e->e_obj.ns) == 0)
+		if (mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
 			return 1;
 	return 0;
 }
@@ -879,11 +929,26 @@ volumes_put(struct volumes *v, enum vobj_kind kind, const char *json, size_t len
 
 /* ---- volumes ---- */
 
+static const char *
+plugin_name(enum volume_kind k)
+{
+	switch (k) {
+	case VOL_SECRET:
+		return "secret";
+	case VOL_PROJECTED:
+		return "projected";
+	case VOL_DOWNWARD_API:
+		return "downward-api";
+	default:
+		return "configmap";
+	}
+}
+
 static char *
-mount_dir(struct volumes *v, const char *uid, enum vobj_kind kind, const char *vol)
+mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol)
 {
 	return xsprintf("%s/pods/%s/volumes/kubernetes.io~%s/%s", v->v_root, uid,
-	    kind == VOBJ_SECRET ? "secret" : "configmap", vol);
+	    plugin_name(kind), vol);
 }
 
 static const struct volume *
@@ -897,50 +962,501 @@ pod_volume(const struct pod *pod, const char *name)
 	return NULL;
 }
 
-/* Writes one volume from obj (NULL: missing and optional). */
-static int
-write_volume(struct volumes *v, const struct volume *vol, const struct vobj *obj,
-    const char *dir, char *err, size_t errlen)
+/* ---- the downward API in files ---- */
+
+/* Go's %q of s, appended to f. */
+static void
+go_quote(FILE *f, const char *s)
 {
+	const unsigned char *p;
+
+	fputc('"', f);
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\x%02x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static int
+kv_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct kv *const *)a)->k, (*(const struct kv *const *)b)->k);
+}
+
+char *
+vol_format_map(const struct kvlist *m)
+{
+	const struct kv **v;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		fatal("%s: open_memstream", __func__);
+	v = xcalloc(m->n + 1, sizeof(*v));
+	for (i = 0; i < m->n; i++)
+		v[i] = &m->items[i];
+	qsort(v, m->n, sizeof(*v), kv_cmp);
+	for (i = 0; i < m->n; i++) {
+		if (i > 0)
+			fputc('\n', f);
+		fprintf(f, "%s=", v[i]->k);
+		go_quote(f, v[i]->v != NULL ? v[i]->v : "");
+	}
+	fclose(f);
+	free(v);
+	return buf;
+}
+
+/* "metadata.labels['key']" -> key (malloc'd) when prefix matches. */
+static char *
+subscript(const char *path, const char *prefix)
+{
+	size_t pl = strlen(prefix), n;
+
+	if (strncmp(path, prefix, pl) != 0 || path[pl] != '[')
+		return NULL;
+	path += pl + 1;
+	n = strlen(path);
+	if (n < 3 || (path[0] != '\'' && path[0] != '"') || path[n - 1] != ']' ||
+	    path[n - 2] != path[0])
+		return NULL;
+	return xstrndup(path + 1, n - 3);
+}
+
+int
+vol_field_value(const struct pod *pod, const char *path, char **out, char *err,
+    size_t errlen)
+{
+	const char *v;
+	char *key;
+
+	*out = NULL;
+	if (path == NULL)
+		path = "";
+	if (strcmp(path, "metadata.name") == 0)
+		*out = xstrdup(pod->name != NULL ? pod->name : "");
+	else if (strcmp(path, "metadata.namespace") == 0)
+		*out = xstrdup(pod->ns != NULL ? pod->ns : "default");
+	else if (strcmp(path, "metadata.uid") == 0)
+		*out = xstrdup(pod->uid != NULL ? pod->uid : "");
+	else if (strcmp(path, "metadata.labels") == 0)
+		*out = vol_format_map(&pod->labels);
+	else if (strcmp(path, "metadata.annotations") == 0)
+		*out = vol_format_map(&pod->annotations);
+	else if ((key = subscript(path, "metadata.labels")) != NULL) {
+		v = kvlist_get(&pod->labels, key);
+		*out = xstrdup(v != NULL ? v : "");
+		free(key);
+	} else if ((key = subscript(path, "metadata.annotations")) != NULL) {
+		v = kvlist_get(&pod->annotations, key);
+		*out = xstrdup(v != NULL ? v : "");
+		free(key);
+	}
+	if (*out == NULL) {
+		snprintf(err, errlen, "unsupported fieldPath \"%s\" in a downwardAPI volume",
+		    path);
+		return -1;
+	}
+	return 0;
+}
+
+/* downwardAPI items (a volume's or a projection's) into pl. */
+static int
+downward_payload(const struct pod *pod, const struct key_to_path *items, size_t n,
+    int32_t dmode, vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err,
+    size_t errlen)
+{
+	char *val;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct key_to_path *kp = &items[i];
+
+		if (kp->resource != NULL) {
+			if (res_fn == NULL) {
+				snprintf(err, errlen, "resourceFieldRef %s: no resolver",
+				    kp->resource);
+				return -1;
+			}
+			if (res_fn(pod, kp, &val, err, errlen, res_arg) == -1)
+				return -1;
+		} else if (vol_field_value(pod, kp->key, &val, err, errlen) == -1) {
+			return -1;
+		}
+		vol_payload_add(pl, kp->path != NULL ? kp->path : "", val, strlen(val),
+		    kp->mode >= 0 ? kp->mode : dmode);
+		free(val);
+	}
+	return 0;
+}
+
+/* ---- service account tokens ---- */
+
+static void
+token_free(struct vtoken *t)
+{
+	api_call_cancel(t->t_call);
+	free(t->t_uid);
+	free(t->t_ns);
+	free(t->t_pod);
+	free(t->t_sa);
+	free(t->t_audience);
+	free(t->t_token);
+	free(t->t_msg);
+	free(t);
+}
+
+static void rewrite_pod(struct volumes *, const char *uid);
+
+/* Seconds since the epoch of an RFC 3339 UTC time, or -1. */
+static int64_t
+rfc3339_s(const char *s)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (s == NULL || (end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	return (int64_t)timegm(&tm);
+}
+
+int64_t
+vol_token_refresh_s(int64_t expiration_s, int64_t lifetime_s)
+{
+	int64_t r;
+
+	/* The kubelet's token manager: after 80% of the lifetime, or after 24 h. */
+	if (lifetime_s <= 0)
+		lifetime_s = expiration_s > 0 ? expiration_s : 3600;
+	r = lifetime_s * 8 / 10;
+	return r < 24 * 3600 ? r : 24 * 3600;
+}
+
+static void
+token_done(const struct api_response *r, void *arg)
+{
+	struct vtoken *t = arg;
+	struct volumes *v = t->t_v;
+	struct json_doc *doc = NULL;
+	const struct json *st;
+	const char *tok;
+	char err[256];
+	int64_t exp, life, now = now_mono_ms();
+	int had = t->t_token != NULL;
+
+	t->t_call = NULL;
+	if (r->status == 200 || r->status == 201)
+		doc = json_parse(r->body, r->len, NULL, err, sizeof(err));
+	st = doc != NULL ? json_get(json_root(doc), "status") : NULL;
+	tok = json_str(json_get(st, "token"));
+	if (tok == NULL || tok[0] == '\0') {
+		free(t->t_msg);
+		t->t_msg = xsprintf("token for service account %s/%s: %s", t->t_ns, t->t_sa,
+		    r->status == 0 ? (r->message[0] != '\0' ? r->message : "no answer") :
+		    r->message[0] != '\0' ? r->message : "no token in the answer");
+		t->t_fails++;
+		/* Retry 1 s doubling up to 1 min; a token we have stays until it expires. */
+		t->t_refresh_ms = now + ((int64_t)VOL_RETRY_MS << (t->t_fails > 6 ? 6 :
+		    t->t_fails - 1));
+		log_warnx("volumes: pod %s/%s: %s", t->t_ns, t->t_pod, t->t_msg);
+		json_free(doc);
+		if (!had)
+			rewrite_pod(v, t->t_uid);   /* kicks the pod, which reports the error */
+		return;
+	}
+	life = t->t_expiration;
+	exp = rfc3339_s(json_str(json_get(st, "expirationTimestamp")));
+	if (exp > 0 && exp - (int64_t)time(NULL) > 0)
+		life = exp - (int64_t)time(NULL);
+	free(t->t_token);
+	t->t_token = xstrdup(tok);
+	xfree_str(&t->t_msg);
+	t->t_fails = 0;
+	t->t_refresh_ms = now + vol_token_refresh_s(t->t_expiration, life) * 1000;
+	json_free(doc);
+	v->v_stats.tokens++;
+	log_v(2, "volumes: pod %s/%s: token for %s (audience \"%s\", %llds) refreshed in %llds",
+	    t->t_ns, t->t_pod, t->t_sa, t->t_audience, (long long)t->t_expiration,
+	    (long long)((t->t_refresh_ms - now) / 1000));
+	rewrite_pod(v, t->t_uid);
+}
+
+static void
+token_fetch(struct vtoken *t)
+{
+	struct volumes *v = t->t_v;
+	char *path, *body;
+	yajl_gen g;
+	const unsigned char *buf;
+	size_t len;
+
+	if (t->t_call != NULL || v->v_api == NULL)
+		return;
+	g = json_gen_new(0);
+	yajl_gen_map_open(g);
+	json_gen_str(g, "apiVersion");
+	json_gen_str(g, "authentication.k8s.io/v1");
+	json_gen_str(g, "kind");
+	json_gen_str(g, "TokenRequest");
+	json_gen_str(g, "spec");
+	yajl_gen_map_open(g);
+	json_gen_str(g, "audiences");
+	yajl_gen_array_open(g);
+	if (t->t_audience[0] != '\0')
+		json_gen_str(g, t->t_audience);
+	yajl_gen_array_close(g);
+	json_gen_str(g, "expirationSeconds");
+	yajl_gen_integer(g, t->t_expiration);
+	json_gen_str(g, "boundObjectRef");
+	yajl_gen_map_open(g);
+	json_gen_str(g, "apiVersion");
+	json_gen_str(g, "v1");
+	json_gen_str(g, "kind");
+	json_gen_str(g, "Pod");
+	json_gen_str(g, "name");
+	json_gen_str(g, t->t_pod);
+	json_gen_str(g, "uid");
+	json_gen_str(g, t->t_uid);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	body = xstrndup((const char *)buf, len);
+	yajl_gen_free(g);
+	path = xsprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token", t->t_ns, t->t_sa);
+	t->t_call = api_request(v->v_api, "POST", path, "application/json", body, strlen(body),
+	    0, token_done, t);
+	free(path);
+	free(body);
+}
+
+/* The token of projection p for pod: 0 with *tok (borrowed), -1 with err (asked for). */
+static int
+token_get(struct volumes *v, const struct pod *pod, const struct volume_projection *p,
+    const char **tok, char *err, size_t errlen)
+{
+	const char *ns = pod->ns != NULL ? pod->ns : "default";
+	const char *sa = pod->service_account != NULL && pod->service_account[0] != '\0' ?
+	    pod->service_account : "default";
+	const char *aud = p->p_audience != NULL ? p->p_audience : "";
+	int64_t exp = p->p_expiration > 0 ? p->p_expiration : 3600;
+	struct vtoken *t;
+
+	*tok = NULL;
+	if (v->v_api == NULL) {
+		snprintf(err, errlen, "couldn't get a token for service account %s/%s: no API "
+		    "server", ns, sa);
+		return -1;
+	}
+	TAILQ_FOREACH(t, &v->v_tokens, t_entry)
+		if (strcmp(t->t_uid, pod->uid) == 0 && strcmp(t->t_sa, sa) == 0 &&
+		    strcmp(t->t_audience, aud) == 0 && t->t_expiration == exp)
+			break;
+	if (t == NULL) {
+		t = xcalloc(1, sizeof(*t));
+		t->t_v = v;
+		t->t_uid = xstrdup(pod->uid);
+		t->t_ns = xstrdup(ns);
+		t->t_pod = xstrdup(pod->name);
+		t->t_sa = xstrdup(sa);
+		t->t_audience = xstrdup(aud);
+		t->t_expiration = exp;
+		TAILQ_INSERT_TAIL(&v->v_tokens, t, t_entry);
+		token_fetch(t);
+	} else if (now_mono_ms() >= t->t_refresh_ms) {
+		token_fetch(t);
+	}
+	if (t->t_token != NULL) {
+		*tok = t->t_token;
+		return 0;
+	}
+	if (t->t_msg != NULL)
+		snprintf(err, errlen, "%s", t->t_msg);
+	else
+		snprintf(err, errlen, "waiting for a token for service account %s/%s", ns, sa);
+	return -1;
+}
+
+/* ---- volume payloads ---- */
+
+/* The object of a configMap / secret source: 0 with *obj (NULL: missing and optional), -1
+ * with err. */
+static int
+object_for(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *name,
+    int optional, const struct vobj **obj, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = volumes_get(v, kind, pod->ns != NULL ? pod->ns : "default", name, pod->uid, obj,
+	    err, errlen);
+	if (rc == VOLUMES_OK)
+		return 0;
+	if (rc == VOLUMES_NOT_FOUND && optional) {
+		*obj = NULL;
+		return 0;
+	}
+	return -1;
+}
+
+/* Everything volume vol of pod holds now. 0, or -1 with err (an object or token missing). */
+static int
+volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vol,
+    vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err, size_t errlen)
+{
+	int32_t dmode = vol->v_default_mode >= 0 ? vol->v_default_mode : 0644;
+	const struct vobj *obj;
+	const char *tok;
+	struct volume one;
+	size_t i;
+
+	switch (vol->v_kind) {
+	case VOL_CONFIG_MAP:
+	case VOL_SECRET:
+		if (object_for(v, pod, vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
+		    vol->v_source, vol->v_optional, &obj, err, errlen) == -1)
+			return -1;
+		return vol_payload_make(vol, obj, pl, err, errlen);
+	case VOL_DOWNWARD_API:
+		return downward_payload(pod, vol->v_items, vol->v_nitems, dmode, res_fn, res_arg,
+		    pl, err, errlen);
+	case VOL_PROJECTED:
+		for (i = 0; i < vol->v_nprojections; i++) {
+			const struct volume_projection *p = &vol->v_projections[i];
+
+			switch (p->p_kind) {
+			case PROJ_CONFIG_MAP:
+			case PROJ_SECRET:
+				if (object_for(v, pod, p->p_kind == PROJ_SECRET ? VOBJ_SECRET :
+				    VOBJ_CONFIG_MAP, p->p_name, p->p_optional, &obj, err,
+				    errlen) == -1)
+					return -1;
+				/* A projection reads like a volume of its own with our defaults. */
+				memset(&one, 0, sizeof(one));
+				one.v_items = p->p_items;
+				one.v_nitems = p->p_nitems;
+				one.v_optional = p->p_optional;
+				one.v_default_mode = dmode;
+				if (vol_payload_make(&one, obj, pl, err, errlen) == -1)
+					return -1;
+				break;
+			case PROJ_DOWNWARD_API:
+				if (downward_payload(pod, p->p_items, p->p_nitems, dmode, res_fn,
+				    res_arg, pl, err, errlen) == -1)
+					return -1;
+				break;
+			case PROJ_SA_TOKEN:
+				if (token_get(v, pod, p, &tok, err, errlen) == -1)
+					return -1;
+				vol_payload_add(pl, p->p_path != NULL ? p->p_path : "token", tok,
+				    strlen(tok), dmode);
+				break;
+			case PROJ_OTHER:
+				snprintf(err, errlen, "projected %s sources are not supported",
+				    p->p_name != NULL ? p->p_name : "");
+				return -1;
+			}
+		}
+		return 0;
+	default:
+		snprintf(err, errlen, "volume \"%s\": not a configMap, secret, downwardAPI or "
+		    "projected volume", vol->v_name);
+		return -1;
+	}
+}
+
+/* Builds and writes one mount's volume. */
+static int
+mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
+{
+	const struct volume *vol = pod_volume(m->m_pod, m->m_vol);
 	struct vol_payload pl = { NULL, 0 };
 	char e[512];
 	int rc;
 
-	if (vol_payload_make(vol, obj, &pl, err, errlen) == -1)
+	if (vol == NULL) {
+		snprintf(err, errlen, "no volume \"%s\"", m->m_vol);
 		return -1;
-	rc = vol_write_atomic(dir, &pl, e, sizeof(e));
+	}
+	if (volume_payload(v, m->m_pod, vol, m->m_res_fn, m->m_res_arg, &pl, err,
+	    errlen) == -1) {
+		vol_payload_clear(&pl);
+		return -1;
+	}
+	rc = vol_write_atomic(m->m_dir, &pl, e, sizeof(e));
 	vol_payload_clear(&pl);
 	if (rc == -1) {
 		snprintf(err, errlen, "volume \"%s\": %s", vol->v_name, e);
 		return -1;
 	}
-	if (rc == 1)
+	if (rc == 1) {
 		v->v_stats.writes++;
+		log_v(2, "volumes: pod %s/%s: volume %s written", m->m_pod->ns, m->m_pod->name,
+		    m->m_vol);
+	}
 	return 0;
 }
 
+/* Rewrites every mount that reads object e; one whose sources are not all there keeps its
+ * last files (the kubelet does not empty a volume when an object goes away). */
 static void
 rewrite_mounts(struct volumes *v, const struct ventry *e)
 {
 	struct vmount *m;
-	const struct volume *vol;
 	char err[512];
 
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry) {
-		if (m->m_kind != e->e_obj.kind || strcmp(m->m_source, e->e_obj.name) != 0 ||
-		    strcmp(m->m_pod->ns != NULL ? m->m_pod->ns : "default", e->e_obj.ns) != 0)
+		if (!mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
 			continue;
-		if ((vol = pod_volume(m->m_pod, m->m_vol)) == NULL)
-			continue;
-		if (e->e_state != VE_OK && !(e->e_state == VE_NOT_FOUND && vol->v_optional))
-			continue;  /* the kubelet keeps the last files when an object goes away */
-		if (write_volume(v, vol, e->e_state == VE_OK ? &e->e_obj : NULL, m->m_dir, err,
-		    sizeof(err)) == -1)
-			log_warnx("volumes: pod %s/%s: %s", m->m_pod->ns, m->m_pod->name, err);
-		else
-			log_v(2, "volumes: pod %s/%s volume %s updated from %s %s", m->m_pod->ns,
-			    m->m_pod->name, m->m_vol, kind_word(e->e_obj.kind), e->e_obj.name);
+		if (mount_write(v, m, err, sizeof(err)) == -1)
+			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", m->m_pod->ns,
+			    m->m_pod->name, m->m_vol, err);
 	}
+}
+
+/* A pod's token arrived or failed: rewrite its projected volumes, kick it. */
+static void
+rewrite_pod(struct volumes *v, const char *uid)
+{
+	struct vmount *m;
+	char err[512], *u = xstrdup(uid);
+
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry) {
+		const struct volume *vol;
+
+		if (strcmp(m->m_pod->uid, u) != 0 ||
+		    (vol = pod_volume(m->m_pod, m->m_vol)) == NULL ||
+		    vol->v_kind != VOL_PROJECTED)
+			continue;
+		if (mount_write(v, m, err, sizeof(err)) == -1)
+			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", m->m_pod->ns,
+			    m->m_pod->name, m->m_vol, err);
+	}
+	if (v->v_kick != NULL)
+		v->v_kick(u, v->v_kick_arg);
+	free(u);
 }
 
 static int
@@ -951,56 +1467,109 @@ is_static(const struct pod *pod)
 	return src != NULL && strcmp(src, "api") != 0;
 }
 
+/* 1 when the volume reads API objects (a static pod may not have it). */
+static const char *
+volume_api_use(const struct volume *vol)
+{
+	size_t i;
+
+	if (vol->v_kind == VOL_CONFIG_MAP)
+		return "configmap";
+	if (vol->v_kind == VOL_SECRET)
+		return "secret";
+	for (i = 0; vol->v_kind == VOL_PROJECTED && i < vol->v_nprojections; i++) {
+		switch (vol->v_projections[i].p_kind) {
+		case PROJ_CONFIG_MAP:
+			return "configmap";
+		case PROJ_SECRET:
+			return "secret";
+		case PROJ_SA_TOKEN:
+			return "service account token";
+		default:
+			break;
+		}
+	}
+	return NULL;
+}
+
 int
 volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol,
-    char **host_dir, char *err, size_t errlen)
+    vol_resource_fn res_fn, void *res_arg, char **host_dir, char *err, size_t errlen)
 {
-	enum vobj_kind kind = vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP;
-	const char *ns = pod->ns != NULL ? pod->ns : "default";
-	const struct vobj *obj = NULL;
+	const char *use;
 	struct vmount *m;
 	char *dir, *parent;
-	int rc;
 
 	*host_dir = NULL;
-	if (vol->v_kind != VOL_CONFIG_MAP && vol->v_kind != VOL_SECRET) {
-		snprintf(err, errlen, "volume \"%s\": not a configMap or secret", vol->v_name);
+	if (vol->v_kind != VOL_CONFIG_MAP && vol->v_kind != VOL_SECRET &&
+	    vol->v_kind != VOL_PROJECTED && vol->v_kind != VOL_DOWNWARD_API) {
+		snprintf(err, errlen, "volume \"%s\": not a configMap, secret, downwardAPI or "
+		    "projected volume", vol->v_name);
 		return -1;
 	}
-	if (is_static(pod)) {
+	if (is_static(pod) && (use = volume_api_use(vol)) != NULL) {
 		snprintf(err, errlen, "volume \"%s\": a static pod may not use %s \"%s\"",
-		    vol->v_name, kind_word(kind), vol->v_source != NULL ? vol->v_source : "");
-		return -1;
-	}
-	rc = volumes_get(v, kind, ns, vol->v_source, pod->uid, &obj, err, errlen);
-	if (rc == VOLUMES_ERROR || (rc == VOLUMES_NOT_FOUND && !vol->v_optional))
-		return -1;
-	dir = mount_dir(v, pod->uid, kind, vol->v_name);
-	if (kind == VOBJ_SECRET) {
-		/* Secrets: the plugin directory is root-only (no tmpfs here); the volume
-		 * directory itself stays 0755 so the container's user can read it. */
-		parent = xstrdup(dir);
-		*strrchr(parent, '/') = '\0';
-		if (mkdirs(parent, 0700) == 0)
-			chmod(parent, 0700);
-		free(parent);
-	}
-	if (write_volume(v, vol, obj, dir, err, errlen) == -1) {
-		free(dir);
+		    vol->v_name, use, vol->v_source != NULL ? vol->v_source : vol->v_name);
 		return -1;
 	}
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
 		if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
 			break;
 	if (m == NULL) {
+		dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name);
+		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
+			/* Secrets and tokens: the plugin directory is root-only (no tmpfs
+			 * here); the volume directory stays 0755 for the container's user. */
+			parent = xstrdup(dir);
+			*strrchr(parent, '/') = '\0';
+			if (mkdirs(parent, 0700) == 0)
+				chmod(parent, 0700);
+			free(parent);
+		}
 		m = xcalloc(1, sizeof(*m));
 		m->m_pod = pod_dup(pod);
 		m->m_vol = xstrdup(vol->v_name);
-		m->m_kind = kind;
-		m->m_source = xstrdup(vol->v_source);
-		m->m_dir = xstrdup(dir);
+		m->m_dir = dir;
 		TAILQ_INSERT_TAIL(&v->v_mounts, m, m_entry);
 		v->v_nmounts++;
+	}
+	m->m_res_fn = res_fn;
+	m->m_res_arg = res_arg;
+	if (mount_write(v, m, err, errlen) == -1)
+		return -1;
+	*host_dir = xstrdup(m->m_dir);
+	return 0;
+}
+
+int
+volumes_setup_once(const char *root_dir, const struct pod *pod, const struct volume *vol,
+    vol_resource_fn res_fn, void *res_arg, char **host_dir, char *err, size_t errlen)
+{
+	struct volumes tmp;
+	struct vol_payload pl = { NULL, 0 };
+	char *dir, e[512];
+	int rc;
+
+	*host_dir = NULL;
+	/* A manager with no API client: objects and tokens fail "no API server". */
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.v_root = (char *)root_dir;
+	tmp.v_ttl_ms = VOL_DEFAULT_TTL_MS;
+	tmp.v_max = 1;
+	TAILQ_INIT(&tmp.v_entries);
+	TAILQ_INIT(&tmp.v_mounts);
+	TAILQ_INIT(&tmp.v_tokens);
+	if (volume_payload(&tmp, pod, vol, res_fn, res_arg, &pl, err, errlen) == -1) {
+		vol_payload_clear(&pl);
+		return -1;
+	}
+	dir = mount_dir(&tmp, pod->uid, vol->v_kind, vol->v_name);
+	rc = vol_write_atomic(dir, &pl, e, sizeof(e));
+	vol_payload_clear(&pl);
+	if (rc == -1) {
+		snprintf(err, errlen, "volume \"%s\": %s", vol->v_name, e);
+		free(dir);
+		return -1;
 	}
 	*host_dir = dir;
 	return 0;
@@ -1011,15 +1580,53 @@ mount_free(struct vmount *m)
 {
 	pod_free(m->m_pod);
 	free(m->m_vol);
-	free(m->m_source);
 	free(m->m_dir);
 	free(m);
+}
+
+static int
+kvlist_same(const struct kvlist *a, const struct kvlist *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (!streq_null(kvlist_get(b, a->items[i].k), a->items[i].v))
+			return 0;
+	return 1;
+}
+
+void
+volumes_update_pod(struct volumes *v, const struct pod *pod)
+{
+	struct vmount *m;
+	const struct volume *vol;
+	char err[512];
+
+	if (v == NULL || pod == NULL || pod->uid == NULL)
+		return;
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry) {
+		if (strcmp(m->m_pod->uid, pod->uid) != 0 ||
+		    (kvlist_same(&m->m_pod->labels, &pod->labels) &&
+		    kvlist_same(&m->m_pod->annotations, &pod->annotations)))
+			continue;
+		pod_free(m->m_pod);
+		m->m_pod = pod_dup(pod);
+		vol = pod_volume(m->m_pod, m->m_vol);
+		if (vol == NULL || (vol->v_kind != VOL_DOWNWARD_API && vol->v_kind != VOL_PROJECTED))
+			continue;
+		if (mount_write(v, m, err, sizeof(err)) == -1)
+			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", pod->ns,
+			    pod->name, m->m_vol, err);
+	}
 }
 
 void
 volumes_forget_pod(struct volumes *v, const char *uid)
 {
 	struct vmount *m, *next;
+	struct vtoken *t, *tnext;
 	struct ventry *e;
 	size_t i;
 
@@ -1032,6 +1639,13 @@ volumes_forget_pod(struct volumes *v, const char *uid)
 			free(e->e_waiters[i]);
 			e->e_waiters[i] = e->e_waiters[--e->e_nwaiters];
 			break;
+		}
+	}
+	for (t = TAILQ_FIRST(&v->v_tokens); t != NULL; t = tnext) {
+		tnext = TAILQ_NEXT(t, t_entry);
+		if (strcmp(t->t_uid, uid) == 0) {
+			TAILQ_REMOVE(&v->v_tokens, t, t_entry);
+			token_free(t);
 		}
 	}
 	for (m = TAILQ_FIRST(&v->v_mounts); m != NULL; m = next) {
@@ -1051,6 +1665,7 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct volumes *v = arg;
 	struct ventry *e;
+	struct vtoken *t;
 	int64_t now = now_mono_ms();
 
 	(void)fd;
@@ -1062,6 +1677,9 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 		if (now - e->e_fetched_ms >= entry_ttl(v, e))
 			fetch(e);
 	}
+	TAILQ_FOREACH(t, &v->v_tokens, t_entry)
+		if (t->t_call == NULL && now >= t->t_refresh_ms)
+			token_fetch(t);
 	evict(v);
 }
 
@@ -1079,6 +1697,7 @@ volumes_new(struct event_base *base, struct api *api, const struct volumes_optio
 	v->v_max = o != NULL && o->max_objects > 0 ? o->max_objects : VOL_DEFAULT_MAX;
 	TAILQ_INIT(&v->v_entries);
 	TAILQ_INIT(&v->v_mounts);
+	TAILQ_INIT(&v->v_tokens);
 	if (base != NULL) {
 		period = v->v_ttl_ms / 4;
 		if (period < 200)
@@ -1098,11 +1717,16 @@ volumes_free(struct volumes *v)
 {
 	struct ventry *e;
 	struct vmount *m;
+	struct vtoken *t;
 
 	if (v == NULL)
 		return;
 	if (v->v_timer != NULL)
 		event_free(v->v_timer);
+	while ((t = TAILQ_FIRST(&v->v_tokens)) != NULL) {
+		TAILQ_REMOVE(&v->v_tokens, t, t_entry);
+		token_free(t);
+	}
 	while ((e = TAILQ_FIRST(&v->v_entries)) != NULL) {
 		TAILQ_REMOVE(&v->v_entries, e, e_lru);
 		entry_free(e);

@@ -33,6 +33,7 @@ Control port (GET or POST; answers JSON):
   /pods/NS/NAME/get                the stored pod
   /nodes/NAME/delete, /leases/NAME/delete   remove objects at once
   /stats                           connection and request counters
+  /token-lifetime?seconds=S        TokenRequests get tokens expiring after S s (0: as asked)
 """
 
 import argparse
@@ -838,6 +839,8 @@ class Api:
                            "specify a duration less than 10 minutes" % (name, exp))
         self.token_seq = getattr(self, "token_seq", 0) + 1
         now = time.time()
+        if getattr(self, "token_lifetime", 0) > 0:
+            exp = self.token_lifetime
         claims = {"aud": spec.get("audiences") or ["https://kubernetes.default.svc"],
                   "exp": int(now + exp), "iat": int(now), "seq": self.token_seq,
                   "sub": "system:serviceaccount:%s:%s" % (ns, name),
@@ -1413,6 +1416,10 @@ class Control:
         if p == ["up"]:
             await srv.go_up()
             return 200, {"down": ""}
+        if p == ["token-lifetime"]:
+            # volumes: tokens issued from now on expire after S seconds (0: as asked).
+            api.token_lifetime = int(q.get("seconds", "0"))
+            return 200, {"token_lifetime": api.token_lifetime}
         if p == ["stall"]:
             secs = float(q.get("seconds", "1"))
             conns = list(srv.conns.values())

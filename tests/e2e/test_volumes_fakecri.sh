@@ -122,6 +122,58 @@ check "update: a volume whose key went missing keeps its last files" \
 gets=$(as_ctl /log | $PY -c 'import json,sys; print(sum(1 for e in json.load(sys.stdin) if e["method"]=="GET" and "/configmaps/cfg" in e["path"]))')
 check "configMap re-read on the TTL, not per sync ($gets GETs)" [ "$gets" -ge 2 ] && [ "$gets" -le 30 ]
 
+# The volume every API pod gets (kube-api-access-*): a projected service account token
+# (TokenRequest bound to the pod), the cluster CA from a configMap and the namespace; plus a
+# downwardAPI volume of the pod's labels, which follows a label change.
+post configmaps '{"metadata":{"name":"kube-root-ca.crt"},"data":{"ca.crt":"-----BEGIN CERTIFICATE-----\nstandin\n"}}'
+as_ctl '/token-lifetime?seconds=8' >/dev/null
+cat >"$T/sa.json" <<J
+{"metadata":{"name":"sa","namespace":"default","labels":{"tier":"front"}},
+ "spec":{"nodeName":"$NODE","terminationGracePeriodSeconds":1,"serviceAccountName":"default",
+  "volumes":[{"name":"kube-api-access-x1","projected":{"defaultMode":420,"sources":[
+     {"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},
+     {"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},
+     {"downwardAPI":{"items":[{"path":"namespace","fieldRef":{"apiVersion":"v1","fieldPath":"metadata.namespace"}}]}}]}},
+   {"name":"podinfo","downwardAPI":{"items":[{"path":"labels","fieldRef":{"fieldPath":"metadata.labels"}},
+     {"path":"cpu_limit","resourceFieldRef":{"containerName":"c","resource":"limits.cpu","divisor":"1m"}}]}}],
+  "containers":[{"name":"c","image":"klet.local/busybox:1.35","command":["sleep","inf"],
+   "resources":{"limits":{"cpu":"250m"}},
+   "volumeMounts":[{"name":"kube-api-access-x1","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount","readOnly":true},
+    {"name":"podinfo","mountPath":"/etc/podinfo"}]}]}}
+J
+as_ctl /pods -X POST --data-binary "@$T/sa.json" >/dev/null
+running_sa() { [ "$(phase sa)" = Running ]; }
+wait_for 300 running_sa
+check "pod with a kube-api-access projected volume is Running" running_sa
+UID_SA=$(uid_of sa)
+P=$T/root/pods/$UID_SA/volumes/kubernetes.io~projected/kube-api-access-x1
+D=$T/root/pods/$UID_SA/volumes/kubernetes.io~downward-api/podinfo
+check "projected: token file, mode 0644" \
+    sh -c "grep -q '^eyJ' '$P/token' && [ \"\$(stat -L -c %a '$P/token')\" = 644 ]"
+check "projected: ca.crt from the configMap" grep -q standin "$P/ca.crt"
+check "projected: namespace from the downward API" [ "$(cat "$P/namespace")" = default ]
+check "projected: mounted read-only" \
+    [ "$(mount_of c /var/run/secrets/kubernetes.io/serviceaccount)" = "$P True" ]
+treq() { as_ctl /log | $PY -c '
+import json, sys
+rs = [e for e in json.load(sys.stdin) if e["method"] == "POST" and e["path"].endswith("/serviceaccounts/default/token")]
+print(len(rs)); b = rs[-1]["body"]["spec"] if rs else {}
+print(json.dumps(b, sort_keys=True))'; }
+spec=$(treq | tail -1)
+check "TokenRequest: bound to the pod, expirationSeconds 3607, default audiences ($spec)" \
+    sh -c "echo '$spec' | grep -q '\"boundObjectRef\": {\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"name\": \"sa\", \"uid\": \"$UID_SA\"}' && echo '$spec' | grep -q '\"expirationSeconds\": 3607' && echo '$spec' | grep -q '\"audiences\": \[\]'"
+tok1=$(cat "$P/token")
+tok_changed() { [ "$(cat "$P/token")" != "$tok1" ]; }
+wait_for 150 tok_changed
+check "token refreshed after 80% of its (8 s) lifetime" tok_changed
+check "downwardAPI: labels file" [ "$(cat "$D/labels")" = 'tier="front"' ]
+check "downwardAPI: resourceFieldRef limits.cpu in 1m" [ "$(cat "$D/cpu_limit")" = 250 ]
+as_curl -X PATCH -H 'Content-Type: application/merge-patch+json' \
+    --data-binary '{"metadata":{"labels":{"tier":"back","new":"yes"}}}' "$API/pods/sa" >/dev/null
+labels_moved() { [ "$(cat "$D/labels")" = "$(printf 'new="yes"\ntier="back"')" ]; }
+wait_for 100 labels_moved
+check "downwardAPI: a label change reaches the file" labels_moved
+
 # A required configMap that does not exist: CreateContainerConfigError with the server's
 # message; created later, the pod starts.
 as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"needy\"},\"spec\":{\"nodeName\":\"$NODE\",\"terminationGracePeriodSeconds\":1,\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"later\"}}],\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/busybox:1.35\",\"command\":[\"sleep\",\"inf\"],\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/v\"}]}]}}" >/dev/null

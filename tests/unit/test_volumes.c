@@ -530,6 +530,131 @@ test_config_mounts(void **state)
 	volumes_free(v);
 }
 
+
+static void
+test_downward_values(void **state)
+{
+	struct pod *p;
+	char *out, err[256];
+
+	(void)state;
+	p = yaml_pod("metadata:\n  name: web\n  namespace: prod\n  uid: u-9\n"
+	    "  labels: {tier: front, app: \"a\\\"q\"}\n  annotations: {note: \"two\\nlines\"}\n"
+	    "spec:\n  containers:\n  - {name: c, image: busybox}\n");
+	assert_int_equal(vol_field_value(p, "metadata.name", &out, err, sizeof(err)), 0);
+	assert_string_equal(out, "web");
+	free(out);
+	assert_int_equal(vol_field_value(p, "metadata.namespace", &out, err, sizeof(err)), 0);
+	assert_string_equal(out, "prod");
+	free(out);
+	assert_int_equal(vol_field_value(p, "metadata.uid", &out, err, sizeof(err)), 0);
+	assert_string_equal(out, "u-9");
+	free(out);
+	/* All labels: sorted, Go-quoted, one per line, no final newline. */
+	assert_int_equal(vol_field_value(p, "metadata.labels", &out, err, sizeof(err)), 0);
+	assert_string_equal(out, "app=\"a\\\"q\"\ntier=\"front\"");
+	free(out);
+	assert_int_equal(vol_field_value(p, "metadata.annotations", &out, err, sizeof(err)), 0);
+	assert_string_equal(out, "note=\"two\\nlines\"");
+	free(out);
+	assert_int_equal(vol_field_value(p, "metadata.labels['tier']", &out, err, sizeof(err)), 0);
+	assert_string_equal(out, "front");
+	free(out);
+	assert_int_equal(vol_field_value(p, "metadata.labels['none']", &out, err, sizeof(err)), 0);
+	assert_string_equal(out, "");
+	free(out);
+	assert_int_equal(vol_field_value(p, "spec.nodeName", &out, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unsupported fieldPath"));
+	pod_free(p);
+	/* Token refresh: 80% of the lifetime, at most 24 h. */
+	assert_int_equal(vol_token_refresh_s(3600, 3600), 2880);
+	assert_int_equal(vol_token_refresh_s(600, 0), 480);
+	assert_int_equal(vol_token_refresh_s(3600, 1800), 1440);
+	assert_int_equal(vol_token_refresh_s(7 * 86400, 7 * 86400), 86400);
+}
+
+static void
+test_config_downward(void **state)
+{
+	struct volumes *v = cached_volumes();
+	struct kr_env env;
+	struct kr_cinput in;
+	Runtime__V1__ContainerConfig *cc;
+	struct pod *p, *p2;
+	char err[512], *dir, *pdir, *y, *y2;
+	int pass;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	y = xsprintf("metadata: {name: dp, namespace: default, uid: ud1, labels: {a: \"1\"%%s}}\n"
+	    "spec:\n  volumes:\n"
+	    "  - name: info\n    downwardAPI:\n      defaultMode: 0444\n      items:\n"
+	    "      - {path: name, fieldRef: {fieldPath: metadata.name}}\n"
+	    "      - {path: meta/labels, fieldRef: {fieldPath: metadata.labels}, mode: 0400}\n"
+	    "      - path: mem\n        resourceFieldRef: {containerName: c, resource: limits.memory, divisor: 1Mi}\n"
+	    "  - name: all\n    projected:\n      defaultMode: 0440\n      sources:\n"
+	    "      - configMap: {name: cm, items: [{key: a, path: ca}]}\n"
+	    "      - secret: {name: s, items: [{key: user, path: su, mode: 0400}]}\n"
+	    "      - secret: {name: nosuch, optional: true}\n"
+	    "      - downwardAPI: {items: [{path: ns, fieldRef: {fieldPath: metadata.namespace}}]}\n"
+	    "  containers:\n  - name: c\n    image: busybox\n"
+	    "    resources: {limits: {memory: 64Mi}}\n    volumeMounts:\n"
+	    "    - {name: info, mountPath: /info}\n    - {name: all, mountPath: /all}\n");
+	y2 = xsprintf(y, "");
+	p = yaml_pod(y2);
+	free(y2);
+	dir = xsprintf("%s/pods/ud1/volumes/kubernetes.io~downward-api/info", tmpdir);
+	pdir = xsprintf("%s/pods/ud1/volumes/kubernetes.io~projected/all", tmpdir);
+	for (pass = 0; pass < 2; pass++) {
+		/* With a manager, and without one (no API server: downwardAPI still works). */
+		env_setup(&env, pass == 0 ? v : NULL);
+		p->volumes[1].v_nprojections = pass == 0 ? 4 : 0;
+		cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
+		if (cc == NULL)
+			fail_msg("pass %d: %s", pass, err);
+		check_file(dir, "name", "dp", 0444);
+		check_file(dir, "meta/labels", "a=\"1\"", 0400);
+		check_file(dir, "mem", "64", 0444);
+		assert_true(cc->n_mounts >= 2);
+		assert_true(cc->mounts[0]->readonly);
+		if (pass == 0) {
+			check_file(pdir, "ca", "alpha", 0440);
+			check_file(pdir, "su", "admin", 0400);
+			check_file(pdir, "ns", "default", 0440);
+		}
+		kr_msg_free(cc);
+	}
+	p->volumes[1].v_nprojections = 4;
+	/* New labels reach the files (the manager remembers the mount). */
+	env_setup(&env, v);
+	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
+	assert_non_null(cc);
+	kr_msg_free(cc);
+	y2 = xsprintf(y, ", b: \"2\"");
+	p2 = yaml_pod(y2);
+	free(y2);
+	free(y);
+	volumes_update_pod(v, p2);
+	check_file(dir, "meta/labels", "a=\"1\"\nb=\"2\"", 0400);
+	/* A projected token needs the API server. */
+	env_setup(&env, NULL);
+	pod_free(p2);
+	p2 = yaml_pod("metadata: {name: tp, uid: ut1}\nspec:\n  volumes:\n  - name: tok\n"
+	    "    projected:\n      sources:\n      - serviceAccountToken: {path: token}\n"
+	    "  containers:\n  - name: c\n    image: busybox\n    volumeMounts:\n"
+	    "    - {name: tok, mountPath: /var/run/secrets/tokens}\n");
+	assert_int_equal(p2->volumes[0].v_projections[0].p_kind, PROJ_SA_TOKEN);
+	assert_int_equal(p2->volumes[0].v_projections[0].p_expiration, 3600);
+	cc = kr_container_config(&env, p2, &p2->containers[0], &in, err, sizeof(err));
+	assert_null(cc);
+	assert_non_null(strstr(err, "no API server"));
+	pod_free(p2);
+	free(dir);
+	free(pdir);
+	pod_free(p);
+	volumes_free(v);
+}
+
 int
 main(void)
 {
@@ -540,6 +665,8 @@ main(void)
 		cmocka_unit_test(test_config_env),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_mounts),
+		cmocka_unit_test(test_downward_values),
+		cmocka_unit_test(test_config_downward),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
