@@ -101,6 +101,10 @@ int volumes_setup_once(const char *root_dir, const struct pod *, const struct vo
         vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
 /* The pod's labels or annotations may have changed: downwardAPI files are rewritten. */
 void volumes_update_pod(struct volumes *, const struct pod *);
+/* A pod that is running here (after a restart too): its volumes are remembered (and written
+ * when their objects are there), so updates and token refreshes go on for containers that
+ * are not created again; also volumes_update_pod. Static pods' API volumes are left out. */
+void volumes_track_pod(struct volumes *, const struct pod *);
 /* Forgets a pod's volumes (no more updates). Files are left for housekeeping. */
 void volumes_forget_pod(struct volumes *, const char *uid);
 

@@ -247,12 +247,15 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 		relisted_static(j, pod);
 		return;
 	}
-	volumes_update_pod(j->j_volumes, pod);   /* volumes: labels in downwardAPI files */
 	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
 	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
 		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
 	else if (pod->deletion_ts != 0 && (rt == NULL || rt->ncontainers == 0))
 		terminal = 1;   /* never started here and being deleted */
+	if (!terminal)      /* volumes: updates, tokens, labels (also after a restart) */
+		volumes_track_pod(j->j_volumes, pod);
+	else
+		volumes_forget_pod(j->j_volumes, pod->uid);
 	update_status(j, pod, pod->uid, rt, terminal);
 }
 

@@ -1541,6 +1541,49 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 	return 0;
 }
 
+void
+volumes_track_pod(struct volumes *v, const struct pod *pod)
+{
+	const struct volume *vol;
+	struct vmount *m;
+	char err[512], *parent;
+	size_t i;
+
+	if (v == NULL || pod == NULL || pod->uid == NULL)
+		return;
+	volumes_update_pod(v, pod);
+	for (i = 0; i < pod->nvolumes; i++) {
+		vol = &pod->volumes[i];
+		if (vol->v_kind != VOL_CONFIG_MAP && vol->v_kind != VOL_SECRET &&
+		    vol->v_kind != VOL_PROJECTED && vol->v_kind != VOL_DOWNWARD_API)
+			continue;
+		if (is_static(pod) && volume_api_use(vol) != NULL)
+			continue;
+		TAILQ_FOREACH(m, &v->v_mounts, m_entry)
+			if (strcmp(m->m_pod->uid, pod->uid) == 0 &&
+			    strcmp(m->m_vol, vol->v_name) == 0)
+				break;
+		if (m != NULL)
+			continue;
+		m = xcalloc(1, sizeof(*m));
+		m->m_pod = pod_dup(pod);
+		m->m_vol = xstrdup(vol->v_name);
+		m->m_dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name);
+		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
+			parent = xstrdup(m->m_dir);
+			*strrchr(parent, '/') = '\0';
+			if (mkdirs(parent, 0700) == 0)
+				chmod(parent, 0700);
+			free(parent);
+		}
+		TAILQ_INSERT_TAIL(&v->v_mounts, m, m_entry);
+		v->v_nmounts++;
+		if (mount_write(v, m, err, sizeof(err)) == -1)
+			log_v(2, "volumes: pod %s/%s: volume %s: %s", pod->ns, pod->name,
+			    vol->v_name, err);
+	}
+}
+
 int
 volumes_setup_once(const char *root_dir, const struct pod *pod, const struct volume *vol,
     vol_resource_fn res_fn, void *res_arg, char **host_dir, char *err, size_t errlen)
