@@ -534,6 +534,88 @@ check_mode(struct val *v, const char *path, int32_t mode)
 	return 0;
 }
 
+/* volumes: a downwardAPI item names exactly one of fieldRef and resourceFieldRef. */
+static int
+check_downward_item(struct val *v, const char *path, const char *what, size_t i,
+    const struct key_to_path *kp)
+{
+	if (kp->key == NULL && kp->resource == NULL)
+		return vfail(v, "%s.%s.items[%zu]: must specify one of fieldRef and "
+		    "resourceFieldRef", path, what, i);
+	if (kp->key != NULL && kp->resource != NULL)
+		return vfail(v, "%s.%s.items[%zu]: fieldRef and resourceFieldRef can not be "
+		    "specified simultaneously", path, what, i);
+	return 0;
+}
+
+static int
+check_rel_path(struct val *v, const char *path, const char *p)
+{
+	if (p == NULL || *p == '\0')
+		return vfail(v, "%s: required", path);
+	if (p[0] == '/' || strstr(p, "..") != NULL)
+		return vfail(v, "%s: must be a relative path without '..'", path);
+	return 0;
+}
+
+/* volumes: the sources of a projected volume. */
+static int
+check_projections(struct val *v, const char *path, const struct volume *vol)
+{
+	char sub[300];
+	size_t i, k;
+
+	for (i = 0; i < vol->v_nprojections; i++) {
+		const struct volume_projection *p = &vol->v_projections[i];
+
+		switch (p->p_kind) {
+		case PROJ_CONFIG_MAP:
+		case PROJ_SECRET:
+			if (empty(p->p_name))
+				return vfail(v, "%s.projected.sources[%zu].%s.name: required",
+				    path, i, p->p_kind == PROJ_SECRET ? "secret" : "configMap");
+			for (k = 0; k < p->p_nitems; k++) {
+				if (empty(p->p_items[k].key))
+					return vfail(v, "%s.projected.sources[%zu].items[%zu].key: "
+					    "required", path, i, k);
+				snprintf(sub, sizeof(sub), "%s.projected.sources[%zu].items[%zu].path",
+				    path, i, k);
+				if (check_rel_path(v, sub, p->p_items[k].path) < 0)
+					return -1;
+			}
+			break;
+		case PROJ_DOWNWARD_API:
+			for (k = 0; k < p->p_nitems; k++) {
+				snprintf(sub, sizeof(sub), "%s.projected.sources[%zu]", path, i);
+				if (check_downward_item(v, sub, "downwardAPI", k, &p->p_items[k]) < 0)
+					return -1;
+				snprintf(sub, sizeof(sub), "%s.projected.sources[%zu].items[%zu].path",
+				    path, i, k);
+				if (check_rel_path(v, sub, p->p_items[k].path) < 0)
+					return -1;
+			}
+			break;
+		case PROJ_SA_TOKEN:
+			snprintf(sub, sizeof(sub), "%s.projected.sources[%zu].serviceAccountToken.path",
+			    path, i);
+			if (check_rel_path(v, sub, p->p_path) < 0)
+				return -1;
+			if (p->p_expiration < 600)
+				return vfail(v, "%s.projected.sources[%zu].serviceAccountToken."
+				    "expirationSeconds: may not specify a duration less than 10 "
+				    "minutes", path, i);
+			if (p->p_expiration > 4294967296LL)
+				return vfail(v, "%s.projected.sources[%zu].serviceAccountToken."
+				    "expirationSeconds: may not specify a duration larger than 2^32 "
+				    "seconds", path, i);
+			break;
+		case PROJ_OTHER:
+			break;
+		}
+	}
+	return 0;
+}
+
 static int
 check_volume(struct val *v, const struct volume *vol, size_t idx)
 {
@@ -608,7 +690,12 @@ check_volume(struct val *v, const struct volume *vol, size_t idx)
 		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].mode", path, vol->v_kind_name, i);
 		if (check_mode(v, sub, kp->mode) < 0)
 			return -1;
+		if (vol->v_kind == VOL_DOWNWARD_API &&
+		    check_downward_item(v, path, "downwardAPI", i, kp) < 0)
+			return -1;
 	}
+	if (vol->v_kind == VOL_PROJECTED)
+		return check_projections(v, path, vol);
 	return 0;
 }
 

@@ -655,6 +655,62 @@ test_config_downward(void **state)
 	volumes_free(v);
 }
 
+struct valid_case {
+	const char *name;
+	const char *vol;
+	const char *err;   /* NULL: valid */
+};
+
+static const struct valid_case valid_cases[] = {
+	{ "kube-api-access", "    projected:\n      sources:\n"
+	  "      - serviceAccountToken: {expirationSeconds: 3607, path: token}\n"
+	  "      - configMap: {name: kube-root-ca.crt, items: [{key: ca.crt, path: ca.crt}]}\n"
+	  "      - downwardAPI: {items: [{path: namespace, fieldRef: {fieldPath: metadata.namespace}}]}\n",
+	  NULL },
+	{ "token too short", "    projected:\n      sources:\n"
+	  "      - serviceAccountToken: {expirationSeconds: 599, path: token}\n",
+	  "may not specify a duration less than 10 minutes" },
+	{ "token too long", "    projected:\n      sources:\n"
+	  "      - serviceAccountToken: {expirationSeconds: 4294967297, path: token}\n",
+	  "larger than 2^32 seconds" },
+	{ "token path", "    projected:\n      sources:\n"
+	  "      - serviceAccountToken: {path: ../token}\n", "relative path" },
+	{ "projected configMap name", "    projected:\n      sources:\n      - configMap: {}\n",
+	  "configMap.name: required" },
+	{ "downward neither", "    downwardAPI:\n      items: [{path: x}]\n",
+	  "must specify one of fieldRef and resourceFieldRef" },
+	{ "downward both", "    downwardAPI:\n      items: [{path: x, fieldRef: {fieldPath: metadata.name}, "
+	  "resourceFieldRef: {containerName: c, resource: limits.cpu}}]\n",
+	  "can not be specified simultaneously" },
+};
+
+static void
+test_validate(void **state)
+{
+	char err[512], *y;
+	struct pod *p;
+	size_t i;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < nitems(valid_cases); i++) {
+		y = xsprintf("metadata: {name: p, uid: uv}\nspec:\n  volumes:\n  - name: v\n%s"
+		    "  containers:\n  - {name: c, image: busybox}\n", valid_cases[i].vol);
+		p = yaml_pod(y);
+		free(y);
+		err[0] = '\0';
+		rc = pod_validate(p, err, sizeof(err));
+		printf("# %s: %d %s\n", valid_cases[i].name, rc, err);
+		if (valid_cases[i].err == NULL) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_not_equal(rc, 0);
+			assert_non_null(strstr(err, valid_cases[i].err));
+		}
+		pod_free(p);
+	}
+}
+
 int
 main(void)
 {
@@ -667,6 +723,7 @@ main(void)
 		cmocka_unit_test(test_config_mounts),
 		cmocka_unit_test(test_downward_values),
 		cmocka_unit_test(test_config_downward),
+		cmocka_unit_test(test_validate),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
