@@ -29,6 +29,10 @@ struct klet_config {
 	int64_t        runtime_timeout_ms; /* --runtime-request-timeout, runtimeRequestTimeout */
 	int64_t        node_status_ms;     /* nodeStatusUpdateFrequency */
 	int32_t        lease_duration_s;   /* nodeLeaseDurationSeconds */
+	int64_t        log_max_size;       /* --container-log-max-size, containerLogMaxSize:
+	                                    * bytes; < 0: no rotation */
+	int            log_max_files;      /* --container-log-max-files, containerLogMaxFiles */
+	int64_t        log_monitor_ms;     /* containerLogMonitorInterval */
 	int            verbosity;          /* -v, logging.verbosity */
 	int            log_json;           /* --logging-format, logging.format */
 	char          *log_file;           /* --log-file */

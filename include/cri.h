@@ -172,6 +172,14 @@ struct cri_call *cri_update_container_resources(struct cri *,
     const Runtime__V1__UpdateContainerResourcesRequest *, int64_t timeout_ms,
     cri_update_container_resources_cb, void *arg, const void *owner);
 
+/* After the container's log file was renamed (rotation), the runtime opens a new one at
+ * its log path. Fails for a container that is not running. */
+typedef void (*cri_reopen_container_log_cb)(int code, const char *message,
+    const Runtime__V1__ReopenContainerLogResponse *resp, void *arg);
+struct cri_call *cri_reopen_container_log(struct cri *,
+    const Runtime__V1__ReopenContainerLogRequest *, int64_t timeout_ms,
+    cri_reopen_container_log_cb, void *arg, const void *owner);
+
 /* ImageService */
 typedef void (*cri_pull_image_cb)(int code, const char *message,
     const Runtime__V1__PullImageResponse *resp, void *arg);

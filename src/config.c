@@ -14,6 +14,7 @@
 #include "config.h"
 #include "json.h"
 #include "log.h"
+#include "pod.h"
 #include "util.h"
 
 enum opt_id {
@@ -40,6 +41,9 @@ enum opt_id {
 	O_CTL_GROUP,
 	O_RUNTIME_HANDLER,
 	O_VERSION,
+	O_LOG_MAX_SIZE,
+	O_LOG_MAX_FILES,
+	O_LOG_MONITOR,
 };
 
 static const struct option longopts[] = {
@@ -66,6 +70,8 @@ static const struct option longopts[] = {
 	{ "v", required_argument, NULL, O_V },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
+	{ "container-log-max-size", required_argument, NULL, O_LOG_MAX_SIZE },
+	{ "container-log-max-files", required_argument, NULL, O_LOG_MAX_FILES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -103,6 +109,9 @@ config_usage(FILE *fp)
 	      "  --file-check-frequency DUR       manifest rescan period (default 20s)\n"
 	      "  --runtime-request-timeout DUR    CRI call deadline (default 2m)\n"
 	      "  --runtime-handler NAME=HANDLER   map a RuntimeClass name to a CRI runtime handler\n"
+	      "  --container-log-max-size SIZE    rotate a container log above SIZE (default 10Mi;\n"
+	      "                                   -1: never)\n"
+	      "  --container-log-max-files N      log files kept per container (default 5)\n"
 	      "  --podctl-socket PATH             inspection socket (default ROOT-DIR/podctl.sock)\n"
 	      "  --podctl-group GROUP             group allowed to use the inspection socket\n"
 	      "  --logging-format text|json       log line format (default text)\n"
@@ -438,6 +447,27 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		free(name);
 		break;
 	}
+	case O_LOG_MAX_SIZE: {
+		int64_t milli;
+
+		if (quantity_parse(val, &milli) == -1 || (milli >= 0 && milli < 1000 * 1024))
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected a size such "
+			    "as 10Mi (at least 1Ki), or -1", val, what);
+		cfg->log_max_size = milli < 0 ? -1 : milli / 1000;
+		break;
+	}
+	case O_LOG_MAX_FILES:
+		if (parse_int(val, 2, 1000, &n) == -1)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer "
+			    "from 2 to 1000", val, what);
+		cfg->log_max_files = (int)n;
+		break;
+	case O_LOG_MONITOR:
+		if (config_parse_duration(val, &ms) == -1 || ms < 100)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected a duration "
+			    "of at least 100ms", val, what);
+		cfg->log_monitor_ms = ms;
+		break;
 	case O_V:
 		if (*val == '=')
 			val++;
@@ -467,6 +497,9 @@ config_defaults(struct klet_config *cfg)
 	cfg->runtime_timeout_ms = 120000;
 	cfg->node_status_ms = 10000;
 	cfg->lease_duration_s = 40;
+	cfg->log_max_size = 10 * 1024 * 1024;
+	cfg->log_max_files = 5;
+	cfg->log_monitor_ms = 10000;
 }
 
 static int config_file_apply(struct klet_config *, const char *path, char *err, size_t errlen);
@@ -609,6 +642,9 @@ static const struct cf_field {
 	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },
 	{ "runtimeRequestTimeout", CF_STR, O_RUNTIME_TIMEOUT },
 	{ "nodeStatusUpdateFrequency", CF_STR, 0 },
+	{ "containerLogMaxSize", CF_STR, O_LOG_MAX_SIZE },
+	{ "containerLogMaxFiles", CF_INT, O_LOG_MAX_FILES },
+	{ "containerLogMonitorInterval", CF_STR, O_LOG_MONITOR },
 	{ "nodeLeaseDurationSeconds", CF_INT, 0 },
 	{ "logging", CF_STR, 0 },   /* an object: format, verbosity */
 	{ "kind", CF_STR, 0 },

@@ -519,6 +519,8 @@ CRI_RPC(exec_sync, RT, "ExecSync", ExecSyncRequest, ExecSyncResponse,
 CRI_RPC(update_container_resources, RT, "UpdateContainerResources",
     UpdateContainerResourcesRequest, UpdateContainerResourcesResponse,
     runtime__v1__update_container_resources_response__descriptor)
+CRI_RPC(reopen_container_log, RT, "ReopenContainerLog", ReopenContainerLogRequest,
+    ReopenContainerLogResponse, runtime__v1__reopen_container_log_response__descriptor)
 CRI_RPC(pull_image, IM, "PullImage", PullImageRequest, PullImageResponse,
     runtime__v1__pull_image_response__descriptor)
 CRI_RPC(image_status, IM, "ImageStatus", ImageStatusRequest, ImageStatusResponse,

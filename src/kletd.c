@@ -19,6 +19,7 @@
 #include "housekeeping.h"
 #include "kuberuntime.h"
 #include "log.h"
+#include "logrotate.h"
 #include "loop.h"
 #include "pleg.h"
 #include "pod.h"
@@ -45,6 +46,7 @@ struct kletd {
 	struct housekeeping *k_hk;
 	struct api_join    *k_join;    /* api: --kubeconfig: watch, status, node */
 	struct prober      *k_prober;  /* prober: liveness, readiness, startup probes */
+	struct logrotate   *k_logrotate; /* container log rotation */
 	struct ctl         *k_ctl;     /* podctl: the read-only inspection socket */
 	struct loop_task   *k_relist_task;
 	size_t              k_logged_pods;
@@ -574,6 +576,9 @@ kletd_wire(struct kletd *k)
 	kuberuntime_set_intents(k->k_kr, &(struct kr_intents){ .put = kletd_intent_put,
 	    .del = kletd_intent_del, .has = kletd_intent_has, .arg = k });
 	k->k_prober = prober_new(base, k->k_cri, k->k_events); /* prober */
+	k->k_logrotate = logrotate_new(k->k_cri, k->k_cache, &(struct logrotate_options){
+	    .logs_dir = k->k_cfg.pod_logs_dir, .max_size = k->k_cfg.log_max_size,
+	    .max_files = k->k_cfg.log_max_files, .timeout_ms = k->k_cfg.runtime_timeout_ms });
 	prober_set_notify(k->k_prober, kletd_resync, k);       /* prober: a change syncs the pod */
 	kuberuntime_set_probes(k->k_kr, kletd_probes, k);      /* prober */
 	memset(&syncer, 0, sizeof(syncer));
@@ -632,6 +637,8 @@ kletd_unwire(struct kletd *k)
 	k->k_hk = NULL;
 	podworkers_free(k->k_workers);
 	k->k_workers = NULL;
+	logrotate_free(k->k_logrotate); /* its reopen calls use the CRI client */
+	k->k_logrotate = NULL;
 	prober_free(k->k_prober); /* prober: its checks use the CRI client */
 	k->k_prober = NULL;
 	podconfig_free(k->k_config);
@@ -657,6 +664,15 @@ kletd_log_task(const struct loop_task_stats *st, void *arg)
 	    st->name, st->interval_ms, (unsigned long long)st->runs,
 	    (long long)st->last_duration_us, (long long)st->max_duration_us,
 	    (long long)st->last_lag_us, (long long)st->max_lag_us);
+}
+
+static void
+kletd_logrotate(void *arg)
+{
+	struct kletd *k = arg;
+
+	if (k->k_logrotate != NULL && cri_ready(k->k_cri))
+		logrotate_run(k->k_logrotate);
 }
 
 static void
@@ -780,6 +796,9 @@ main(int argc, char **argv)
 	loop_every(k.k_loop, "housekeeping", 2000, kletd_housekeeping, &k);
 	loop_every(k.k_loop, "status", 10000, kletd_status_batch, &k);
 	loop_every(k.k_loop, "lease", 10000, kletd_lease, &k);
+	if (k.k_cfg.log_max_size >= 0)
+		loop_every(k.k_loop, "logrotate", (unsigned)k.k_cfg.log_monitor_ms,
+		    kletd_logrotate, &k);
 	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);

@@ -32,6 +32,9 @@ check_defaults(const struct klet_config *c)
 	assert_int_equal(c->file_check_ms, 20000);
 	assert_int_equal(c->runtime_timeout_ms, 120000);
 	assert_int_equal(c->verbosity, 0);
+	assert_int_equal(c->log_max_size, 10 * 1024 * 1024);
+	assert_int_equal(c->log_max_files, 5);
+	assert_int_equal(c->log_monitor_ms, 10000);
 	assert_null(c->pod_manifest_path);
 	assert_non_null(c->node_name);
 }
@@ -88,6 +91,19 @@ check_json_and_handlers(const struct klet_config *c)
 	assert_int_equal(c->file_check_ms, 90500);
 }
 
+static void
+check_log_rotation(const struct klet_config *c)
+{
+	assert_int_equal(c->log_max_size, 2 * 1024 * 1024);
+	assert_int_equal(c->log_max_files, 3);
+}
+
+static void
+check_log_rotation_off(const struct klet_config *c)
+{
+	assert_true(c->log_max_size < 0);
+}
+
 static const struct flag_case flag_cases[] = {
 	{ "no_flags_gives_defaults", { NULL }, CONFIG_OK, NULL, check_defaults },
 	{ "common_flags_space_and_equals",
@@ -142,6 +158,14 @@ static const struct flag_case flag_cases[] = {
 	{ "runtime_handler_without_equals", { "--runtime-handler=gvisor", NULL }, CONFIG_ERROR,
 	    "RUNTIMECLASS=HANDLER", NULL },
 	{ "missing_value", { "--root-dir", NULL }, CONFIG_ERROR, "requires a value", NULL },
+	{ "log_rotation", { "--container-log-max-size=2Mi", "--container-log-max-files", "3",
+		NULL }, CONFIG_OK, NULL, check_log_rotation },
+	{ "log_rotation_off", { "--container-log-max-size=-1", NULL }, CONFIG_OK, NULL,
+	    check_log_rotation_off },
+	{ "log_max_size_tiny", { "--container-log-max-size=100", NULL }, CONFIG_ERROR,
+	    "at least 1Ki", NULL },
+	{ "log_max_files_one", { "--container-log-max-files=1", NULL }, CONFIG_ERROR,
+	    "from 2 to 1000", NULL },
 	{ "stray_argument", { "extra", NULL }, CONFIG_ERROR, "unexpected argument: extra", NULL },
 	{ "config_file_missing", { "--config=/nonexistent/klet.yaml", NULL }, CONFIG_ERROR,
 	    "/nonexistent/klet.yaml", NULL },
