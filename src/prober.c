@@ -304,25 +304,13 @@ worker_tick(evutil_socket_t fd, short what, void *arg)
 
 #define PROBER_READY_IDS_MS 60000
 
-static void
-ready_ids_clear(struct prober *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nready_ids; i++)
-		free(p->ready_ids[i]);
-	free(p->ready_ids);
-	p->ready_ids = NULL;
-	p->nready_ids = 0;
-}
-
 static int
 ready_id_known(const struct prober *p, const char *cid)
 {
 	size_t i;
 
-	for (i = 0; cid != NULL && i < p->nready_ids; i++)
-		if (strcmp(p->ready_ids[i], cid) == 0)
+	for (i = 0; cid != NULL && i < p->ready_ids.n; i++)
+		if (strcmp(p->ready_ids.v[i], cid) == 0)
 			return 1;
 	return 0;
 }
@@ -332,8 +320,8 @@ prober_assume_ready(struct prober *p, const char *container_id)
 {
 	if (container_id == NULL || *container_id == '\0' || ready_id_known(p, container_id))
 		return;
-	p->ready_ids = xreallocarray(p->ready_ids, p->nready_ids + 1, sizeof(char *));
-	p->ready_ids[p->nready_ids++] = xstrdup(container_id);
+	p->ready_ids.v = xreallocarray(p->ready_ids.v, p->ready_ids.n + 1, sizeof(char *));
+	p->ready_ids.v[p->ready_ids.n++] = xstrdup(container_id);
 	p->ready_ids_ms = now_mono_ms();
 }
 
@@ -501,8 +489,8 @@ prober_sweep(struct prober *p)
 {
 	struct pr_pod *pp, *next;
 
-	if (p->nready_ids > 0 && now_mono_ms() - p->ready_ids_ms > PROBER_READY_IDS_MS)
-		ready_ids_clear(p);  /* every restored pod has synced by now */
+	if (p->ready_ids.n > 0 && now_mono_ms() - p->ready_ids_ms > PROBER_READY_IDS_MS)
+		strv_clear(&p->ready_ids);  /* every restored pod has synced by now */
 	for (pp = LIST_FIRST(&p->pods); pp != NULL; pp = next) {
 		next = LIST_NEXT(pp, pp_entry);
 		if (pp->pp_seen != p->generation)
@@ -587,7 +575,7 @@ prober_free(struct prober *p)
 	while ((pp = LIST_FIRST(&p->pods)) != NULL)
 		pod_free_one(pp);
 	event_free(p->kick_ev);
-	ready_ids_clear(p);
+	strv_clear(&p->ready_ids);
 	free(p);
 }
 

@@ -78,8 +78,7 @@ struct prober {
 	void             (*fake_cancel)(void *, void *);
 	void              *fake_arg;
 	/* Recovery: containers that were ready when the previous daemon stopped. */
-	char             **ready_ids;
-	size_t             nready_ids;
+	struct strv        ready_ids;
 	int64_t            ready_ids_ms;     /* monotonic time they were given */
 };
 
