@@ -481,7 +481,7 @@ class Harness:
         """Polls podctl until the store says degraded (counted) or bound s pass (counted:
         the fault was not felt); kletd must stay alive. Returns the last health seen."""
         end = time.time() + bound
-        h = None
+        h = h0 = None
         while time.time() < end:
             if self.kproc.poll() is not None:
                 self.died("under store fault %s" % self.fault)
@@ -492,9 +492,14 @@ class Harness:
                 log("store degraded under %s: %s, journalOps %s" %
                     (self.fault, h.get("lastError"), h.get("journalOps")))
                 return h
+            if h0 is None and h is not None:
+                h0 = h
             time.sleep(0.2)
-        self.count("%s/not felt within %g s (health %s)" %
-                   (self.fault, bound, h.get("health") if h else "?"))
+        landed = h is not None and h0 is not None and \
+            (h.get("commits") or 0) > (h0.get("commits") or 0)
+        self.count("%s/not felt within %g s (health %s; %s)" %
+                   (self.fault, bound, h.get("health") if h else "?",
+                    "commits landed meanwhile" if landed else "no commit meanwhile"))
         return h
 
     def wait_recovered(self, bound=45.0):
