@@ -101,6 +101,10 @@ int volumes_setup_once(const char *root_dir, const struct pod *, const struct vo
         vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
 /* The pod's labels or annotations may have changed: downwardAPI files are rewritten. */
 void volumes_update_pod(struct volumes *, const struct pod *);
+/* Starts reading every object and token the pod uses (volumes, env, envFrom of all its
+ * containers), so that one round trip covers them all; the pod is kicked when they arrive.
+ * Static pods: nothing. */
+void volumes_prefetch_pod(struct volumes *, const struct pod *);
 /* A pod that is running here (after a restart too): its volumes are remembered (and written
  * when their objects are there), so updates and token refreshes go on for containers that
  * are not created again; also volumes_update_pod. Static pods' API volumes are left out. */

@@ -888,6 +888,7 @@ kr_container_config(const struct kr_env *env, const struct pod *pod, const struc
 	cc->tty = c->c_tty;
 	cc->log_path = xsprintf("%s/%d.log", c->c_name, in->restart_count);
 
+	volumes_prefetch_pod(env->volumes, pod);   /* volumes: one round trip for all */
 	if (kr_envs(env, pod, c, in, cc, err, errlen) == -1 ||
 	    kr_mounts(env, pod, c, cc, err, errlen) == -1) {
 		kr_msg_free(cc);

@@ -1541,6 +1541,65 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 	return 0;
 }
 
+static void
+prefetch_containers(struct volumes *v, const struct pod *pod, const struct container *cs,
+    size_t n)
+{
+	const char *ns = pod->ns != NULL ? pod->ns : "default";
+	const struct vobj *obj;
+	char err[256];
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < cs[i].c_nenv_from; k++)
+			(void)volumes_get(v, cs[i].c_env_from[k].is_secret ? VOBJ_SECRET :
+			    VOBJ_CONFIG_MAP, ns, cs[i].c_env_from[k].name, pod->uid, &obj, err,
+			    sizeof(err));
+		for (k = 0; k < cs[i].c_nenv; k++) {
+			const struct env_var *e = &cs[i].c_env[k];
+
+			if (e->src == ENV_CONFIG_MAP_KEY_REF || e->src == ENV_SECRET_KEY_REF)
+				(void)volumes_get(v, e->src == ENV_SECRET_KEY_REF ? VOBJ_SECRET :
+				    VOBJ_CONFIG_MAP, ns, e->ref_name, pod->uid, &obj, err,
+				    sizeof(err));
+		}
+	}
+}
+
+void
+volumes_prefetch_pod(struct volumes *v, const struct pod *pod)
+{
+	const char *ns;
+	const struct vobj *obj;
+	const char *tok;
+	char err[256];
+	size_t i, k;
+
+	if (v == NULL || pod == NULL || pod->uid == NULL || is_static(pod))
+		return;
+	ns = pod->ns != NULL ? pod->ns : "default";
+	for (i = 0; i < pod->nvolumes; i++) {
+		const struct volume *vol = &pod->volumes[i];
+
+		if (vol->v_kind == VOL_CONFIG_MAP || vol->v_kind == VOL_SECRET)
+			(void)volumes_get(v, vol->v_kind == VOL_SECRET ? VOBJ_SECRET :
+			    VOBJ_CONFIG_MAP, ns, vol->v_source, pod->uid, &obj, err, sizeof(err));
+		for (k = 0; vol->v_kind == VOL_PROJECTED && k < vol->v_nprojections; k++) {
+			const struct volume_projection *p = &vol->v_projections[k];
+
+			if (p->p_kind == PROJ_CONFIG_MAP || p->p_kind == PROJ_SECRET)
+				(void)volumes_get(v, p->p_kind == PROJ_SECRET ? VOBJ_SECRET :
+				    VOBJ_CONFIG_MAP, ns, p->p_name, pod->uid, &obj, err,
+				    sizeof(err));
+			else if (p->p_kind == PROJ_SA_TOKEN)
+				(void)token_get(v, pod, p, &tok, err, sizeof(err));
+		}
+	}
+	prefetch_containers(v, pod, pod->init_containers, pod->ninit_containers);
+	prefetch_containers(v, pod, pod->containers, pod->ncontainers);
+	prefetch_containers(v, pod, pod->ephemeral_containers, pod->nephemeral_containers);
+}
+
 void
 volumes_track_pod(struct volumes *v, const struct pod *pod)
 {
