@@ -105,6 +105,10 @@ void volumes_update_pod(struct volumes *, const struct pod *);
  * containers), so that one round trip covers them all; the pod is kicked when they arrive.
  * Static pods: nothing. */
 void volumes_prefetch_pod(struct volumes *, const struct pod *);
+/* The same, and returns 1 while one of them was never answered (the pod is kicked when it
+ * is): a pod sync waits instead of failing (the kubelet's wait for its volumes). An
+ * object the server answered NotFound or failed is not waited for. v NULL: 0. */
+int  volumes_pod_waiting(struct volumes *, const struct pod *);
 /* A pod that is running here (after a restart too): its volumes are remembered (and written
  * when their objects are there), so updates and token refreshes go on for containers that
  * are not created again; also volumes_update_pod. Static pods' API volumes are left out. */

@@ -32,6 +32,7 @@
 #include "podcache.h"
 #include "podworkers.h"
 #include "util.h"
+#include "volumes.h" /* volumes */
 
 #define KR_DEFAULT_PULL_TIMEOUT_MS (5 * 60 * 1000)
 
@@ -1190,6 +1191,12 @@ kr_next(struct kr_sync *m)
 			return;
 		case KS_CREATE_SANDBOX:
 			if (m->err != NULL) {
+				kr_finish(m);
+				return;
+			}
+			/* volumes: objects or tokens never answered yet: end here, the pod is
+			 * kicked when they arrive (the kubelet waits for its volumes). */
+			if (m->pod != NULL && volumes_pod_waiting(m->kr->env.volumes, m->pod)) {
 				kr_finish(m);
 				return;
 			}

@@ -1253,7 +1253,8 @@ token_fetch(struct vtoken *t)
 	free(body);
 }
 
-/* The token of projection p for pod: 0 with *tok (borrowed), -1 with err (asked for). */
+/* The token of projection p for pod: 0 with *tok (borrowed), -1 with err (it failed), -2 with
+ * err while the first request is in flight. */
 static int
 token_get(struct volumes *v, const struct pod *pod, const struct volume_projection *p,
     const char **tok, char *err, size_t errlen)
@@ -1293,11 +1294,12 @@ token_get(struct volumes *v, const struct pod *pod, const struct volume_projecti
 		*tok = t->t_token;
 		return 0;
 	}
-	if (t->t_msg != NULL)
+	if (t->t_msg != NULL) {
 		snprintf(err, errlen, "%s", t->t_msg);
-	else
-		snprintf(err, errlen, "waiting for a token for service account %s/%s", ns, sa);
-	return -1;
+		return -1;
+	}
+	snprintf(err, errlen, "waiting for a token for service account %s/%s", ns, sa);
+	return -2;
 }
 
 /* ---- volume payloads ---- */
@@ -1368,7 +1370,7 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 					return -1;
 				break;
 			case PROJ_SA_TOKEN:
-				if (token_get(v, pod, p, &tok, err, errlen) == -1)
+				if (token_get(v, pod, p, &tok, err, errlen) < 0)
 					return -1;
 				vol_payload_add(pl, p->p_path != NULL ? p->p_path : "token", tok,
 				    strlen(tok), dmode);
@@ -1541,63 +1543,88 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 	return 0;
 }
 
-static void
-prefetch_containers(struct volumes *v, const struct pod *pod, const struct container *cs,
-    size_t n)
+/* Asks for one object; 1 while it has never been answered. */
+static int
+pget(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *name)
 {
 	const char *ns = pod->ns != NULL ? pod->ns : "default";
 	const struct vobj *obj;
+	struct ventry *e;
 	char err[256];
+
+	if (volumes_get(v, kind, ns, name, pod->uid, &obj, err, sizeof(err)) == VOLUMES_OK)
+		return 0;
+	e = name_ok(name) ? entry_find(v, kind, ns, name) : NULL;
+	return e != NULL && e->e_state == VE_PENDING;
+}
+
+static int
+prefetch_containers(struct volumes *v, const struct pod *pod, const struct container *cs,
+    size_t n)
+{
 	size_t i, k;
+	int pending = 0;
 
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < cs[i].c_nenv_from; k++)
-			(void)volumes_get(v, cs[i].c_env_from[k].is_secret ? VOBJ_SECRET :
-			    VOBJ_CONFIG_MAP, ns, cs[i].c_env_from[k].name, pod->uid, &obj, err,
-			    sizeof(err));
+			pending += pget(v, pod, cs[i].c_env_from[k].is_secret ? VOBJ_SECRET :
+			    VOBJ_CONFIG_MAP, cs[i].c_env_from[k].name);
 		for (k = 0; k < cs[i].c_nenv; k++) {
 			const struct env_var *e = &cs[i].c_env[k];
 
 			if (e->src == ENV_CONFIG_MAP_KEY_REF || e->src == ENV_SECRET_KEY_REF)
-				(void)volumes_get(v, e->src == ENV_SECRET_KEY_REF ? VOBJ_SECRET :
-				    VOBJ_CONFIG_MAP, ns, e->ref_name, pod->uid, &obj, err,
-				    sizeof(err));
+				pending += pget(v, pod, e->src == ENV_SECRET_KEY_REF ?
+				    VOBJ_SECRET : VOBJ_CONFIG_MAP, e->ref_name);
 		}
 	}
+	return pending;
+}
+
+/* Starts every read the pod needs; returns how many were never answered yet. */
+static int
+prefetch(struct volumes *v, const struct pod *pod)
+{
+	const char *tok;
+	char err[256];
+	size_t i, k;
+	int pending = 0;
+
+	if (v == NULL || pod == NULL || pod->uid == NULL || is_static(pod))
+		return 0;
+	for (i = 0; i < pod->nvolumes; i++) {
+		const struct volume *vol = &pod->volumes[i];
+
+		if (vol->v_kind == VOL_CONFIG_MAP || vol->v_kind == VOL_SECRET)
+			pending += pget(v, pod, vol->v_kind == VOL_SECRET ? VOBJ_SECRET :
+			    VOBJ_CONFIG_MAP, vol->v_source);
+		for (k = 0; vol->v_kind == VOL_PROJECTED && k < vol->v_nprojections; k++) {
+			const struct volume_projection *p = &vol->v_projections[k];
+
+			if (p->p_kind == PROJ_CONFIG_MAP || p->p_kind == PROJ_SECRET)
+				pending += pget(v, pod, p->p_kind == PROJ_SECRET ? VOBJ_SECRET :
+				    VOBJ_CONFIG_MAP, p->p_name);
+			else if (p->p_kind == PROJ_SA_TOKEN &&
+			    token_get(v, pod, p, &tok, err, sizeof(err)) == -2)
+				pending++;
+		}
+	}
+	pending += prefetch_containers(v, pod, pod->init_containers, pod->ninit_containers);
+	pending += prefetch_containers(v, pod, pod->containers, pod->ncontainers);
+	pending += prefetch_containers(v, pod, pod->ephemeral_containers,
+	    pod->nephemeral_containers);
+	return pending;
 }
 
 void
 volumes_prefetch_pod(struct volumes *v, const struct pod *pod)
 {
-	const char *ns;
-	const struct vobj *obj;
-	const char *tok;
-	char err[256];
-	size_t i, k;
+	(void)prefetch(v, pod);
+}
 
-	if (v == NULL || pod == NULL || pod->uid == NULL || is_static(pod))
-		return;
-	ns = pod->ns != NULL ? pod->ns : "default";
-	for (i = 0; i < pod->nvolumes; i++) {
-		const struct volume *vol = &pod->volumes[i];
-
-		if (vol->v_kind == VOL_CONFIG_MAP || vol->v_kind == VOL_SECRET)
-			(void)volumes_get(v, vol->v_kind == VOL_SECRET ? VOBJ_SECRET :
-			    VOBJ_CONFIG_MAP, ns, vol->v_source, pod->uid, &obj, err, sizeof(err));
-		for (k = 0; vol->v_kind == VOL_PROJECTED && k < vol->v_nprojections; k++) {
-			const struct volume_projection *p = &vol->v_projections[k];
-
-			if (p->p_kind == PROJ_CONFIG_MAP || p->p_kind == PROJ_SECRET)
-				(void)volumes_get(v, p->p_kind == PROJ_SECRET ? VOBJ_SECRET :
-				    VOBJ_CONFIG_MAP, ns, p->p_name, pod->uid, &obj, err,
-				    sizeof(err));
-			else if (p->p_kind == PROJ_SA_TOKEN)
-				(void)token_get(v, pod, p, &tok, err, sizeof(err));
-		}
-	}
-	prefetch_containers(v, pod, pod->init_containers, pod->ninit_containers);
-	prefetch_containers(v, pod, pod->containers, pod->ncontainers);
-	prefetch_containers(v, pod, pod->ephemeral_containers, pod->nephemeral_containers);
+int
+volumes_pod_waiting(struct volumes *v, const struct pod *pod)
+{
+	return prefetch(v, pod) > 0;
 }
 
 void
