@@ -214,6 +214,8 @@ M
 wait_for 300 logged 'static pod may not use configmap'
 check "static pod using a configMap refused" logged 'static pod may not use configmap \\"cfg\\"\|static pod may not use configmap "cfg"'
 
+check "no container failed while its objects or token were being read" \
+    sh -c "! grep -q 'Failed: Error: .*waiting for' '$T/kletd.log'"
 stop_kletd
 check "kletd exited cleanly" sh -c "! grep -q 'Sanitizer\|runtime error' '$T/kletd.log'"
 finish
