@@ -4,7 +4,7 @@
  *
  * Objects are read with GET /api/v1/namespaces/NS/{configmaps,secrets}/NAME, asynchronously,
  * and kept in a small cache: an object is re-read when it is older than the TTL (default 60 s,
- * the kubelet's syncFrequency) and still used; a missing or failed one is retried after at
+ * the kubelet's syncFrequency) and still used (never when it is immutable); a missing or failed one is retried after at
  * most 1 s when asked again. The cache holds at most max_objects (LRU; objects a mounted
  * volume uses are kept). A pod that asked for an object not read yet is kicked (kick
  * callback) once the answer arrives, so its sync retries at once.
@@ -44,6 +44,7 @@ struct vobj {
 	char             *rv;        /* resourceVersion, "" when unknown */
 	struct vobj_item *items;
 	size_t            nitems;
+	int               immutable; /* "immutable": true: never read again once cached */
 };
 
 struct volumes_options {

@@ -205,6 +205,8 @@ vobj_parse(enum vobj_kind kind, const char *json, size_t len, struct vobj *o, ch
 	}
 	rv = json_str(json_get(json_get(root, "metadata"), "resourceVersion"));
 	o->rv = xstrdup(rv != NULL ? rv : "");
+	o->immutable = 0;
+	(void)json_bool(json_get(root, "immutable"), &o->immutable);
 	if (kind == VOBJ_SECRET)
 		rc = vobj_parse_map(o, json_get(root, "data"), "data", 1, 0, err, errlen);
 	else
@@ -610,8 +612,8 @@ entry_ttl(const struct volumes *v, const struct ventry *e)
 {
 	int64_t d;
 
-	if (e->e_state == VE_OK)
-		return v->v_ttl_ms;
+	if (e->e_state == VE_OK)   /* an immutable object is never read again */
+		return e->e_obj.immutable ? INT64_MAX / 2 : v->v_ttl_ms;
 	d = (int64_t)VOL_RETRY_MS << (e->e_fails > 6 ? 6 : (e->e_fails > 0 ? e->e_fails - 1 : 0));
 	return d < v->v_ttl_ms ? d : v->v_ttl_ms;
 }
@@ -768,6 +770,7 @@ fetch_done(const struct api_response *r, void *arg)
 			e->e_obj.items = o.items;
 			e->e_obj.nitems = o.nitems;
 			e->e_obj.rv = o.rv;
+			e->e_obj.immutable = o.immutable;
 			e->e_state = VE_OK;
 			xfree_str(&e->e_msg);
 			e->e_fetched_ms = now_mono_ms();
@@ -920,6 +923,7 @@ volumes_put(struct volumes *v, enum vobj_kind kind, const char *json, size_t len
 	e->e_obj.items = o.items;
 	e->e_obj.nitems = o.nitems;
 	e->e_obj.rv = o.rv;
+	e->e_obj.immutable = o.immutable;
 	e->e_state = VE_OK;
 	e->e_fetched_ms = now_mono_ms();
 	rewrite_mounts(v, e);

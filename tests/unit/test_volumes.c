@@ -81,6 +81,7 @@ test_parse(void **state)
 	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), &o, err,
 	    sizeof(err)), 0);
 	assert_string_equal(o.rv, "7");
+	assert_false(o.immutable);
 	assert_int_equal(o.nitems, 4);
 	assert_non_null(it = vobj_find(&o, "b"));
 	assert_string_equal(it->val, "beta\n");
@@ -93,6 +94,10 @@ test_parse(void **state)
 	    sizeof(err)), 0);
 	assert_string_equal(vobj_find(&o, "user")->val, "admin");
 	assert_string_equal(vobj_find(&o, "pass")->val, "s3cr3t");
+	assert_int_equal(vobj_parse(VOBJ_SECRET, "{\"immutable\":true}", 18, &o, err,
+	    sizeof(err)), 0);
+	assert_true(o.immutable);
+	assert_int_equal(o.nitems, 0);
 	assert_null(vobj_find(&o, "a"));
 	/* Bad documents. */
 	assert_int_equal(vobj_parse(VOBJ_SECRET, "{\"data\":{\"k\":\"!!\"}}", 19, &o, err,
