@@ -128,7 +128,10 @@ struct volumes_stats {
 };
 void volumes_get_stats(const struct volumes *, struct volumes_stats *);
 
-/* ---- pure helpers (tested on their own) ---- */
+/* ---- pure helpers (volumes_files.c, tested on their own) ---- */
+
+/* mkdir -p path (parents 0755, path itself mode). Returns 0 or -1 (errno). */
+int vol_mkdirs(const char *path, unsigned mode);
 
 /* One file of a volume payload: a relative path (no "..", not absolute), bytes and mode. */
 struct vol_file {
@@ -174,6 +177,8 @@ int64_t vol_token_refresh_s(int64_t expiration_s, int64_t lifetime_s);
 int vobj_parse(enum vobj_kind, const char *json, size_t len, struct vobj *obj, char *err,
         size_t errlen);
 void vobj_clear(struct vobj *);
+/* 1 when a and b hold the same keys and bytes. */
+int vobj_same(const struct vobj *a, const struct vobj *b);
 /* The item named key, or NULL. */
 const struct vobj_item *vobj_find(const struct vobj *, const char *key);
 
