@@ -143,6 +143,8 @@ struct vol_file {
 struct vol_payload {
 	struct vol_file *files;
 	size_t           n;
+	int              has_gid;  /* the pod's fsGroup: files group gid, modes | 0440,   */
+	int64_t          gid;      /* directories setgid | 0550 (SetVolumeOwnership)     */
 };
 void vol_payload_clear(struct vol_payload *);
 /* Adds a file (copies path and data). */

@@ -719,6 +719,10 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 	struct volume one;
 	size_t i;
 
+	if (pod->security != NULL && pod->security->fs_group.set) {
+		pl->has_gid = 1;
+		pl->gid = pod->security->fs_group.v;
+	}
 	switch (vol->v_kind) {
 	case VOL_CONFIG_MAP:
 	case VOL_SECRET:
@@ -757,8 +761,10 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 			case PROJ_SA_TOKEN:
 				if (token_get(v, pod, p, &tok, err, errlen) < 0)
 					return -1;
+				/* With an fsGroup the kubelet makes the token 0600 (0640 after
+				 * the group is applied). */
 				vol_payload_add(pl, p->p_path != NULL ? p->p_path : "token", tok,
-				    strlen(tok), dmode);
+				    strlen(tok), pl->has_gid ? 0600 : dmode);
 				break;
 			case PROJ_OTHER:
 				snprintf(err, errlen, "projected %s sources are not supported",
@@ -779,7 +785,7 @@ static int
 mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
 {
 	const struct volume *vol = pod_volume(m->m_pod, m->m_vol);
-	struct vol_payload pl = { NULL, 0 };
+	struct vol_payload pl = { NULL, 0, 0, 0 };
 	char e[512];
 	int rc;
 
@@ -1060,7 +1066,7 @@ volumes_setup_once(const char *root_dir, const struct pod *pod, const struct vol
     vol_resource_fn res_fn, void *res_arg, char **host_dir, char *err, size_t errlen)
 {
 	struct volumes tmp;
-	struct vol_payload pl = { NULL, 0 };
+	struct vol_payload pl = { NULL, 0, 0, 0 };
 	char *dir, e[512];
 	int rc;
 

@@ -324,9 +324,46 @@ count_files(const char *path)
 	return n;
 }
 
-/* 1 when dir/file holds exactly f's bytes and mode. */
+/* A file's mode on disk: with a pod fsGroup, group-readable (the kubelet's
+ * SetVolumeOwnership for a read-only volume). */
+static mode_t
+eff_mode(const struct vol_payload *pl, const struct vol_file *f)
+{
+	return (mode_t)(f->mode & 0777) | (pl->has_gid ? 0440 : 0);
+}
+
+/* With a pod fsGroup: everything under path gets the group; directories also setgid and
+ * group-searchable (symlinks keep their mode). */
+static void
+own_tree(const char *path, int64_t gid)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	char *sub;
+
+	if (lstat(path, &st) == -1)
+		return;
+	if (lchown(path, (uid_t)-1, (gid_t)gid) == -1)
+		log_warn("%s: chown %s", __func__, path);
+	if (!S_ISDIR(st.st_mode))
+		return;
+	chmod(path, (st.st_mode & 07777) | 02550);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = xsprintf("%s/%s", path, de->d_name);
+		own_tree(sub, gid);
+		free(sub);
+	}
+	closedir(d);
+}
+
+/* 1 when dir/file holds exactly f's bytes, mode (and group). */
 static int
-file_same(const char *dir, const struct vol_file *f)
+file_same(const char *dir, const struct vol_payload *pl, const struct vol_file *f)
 {
 	char *p = xsprintf("%s/%s", dir, f->path), *buf;
 	struct stat st;
@@ -338,7 +375,8 @@ file_same(const char *dir, const struct vol_file *f)
 	if (fd == -1)
 		return 0;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == f->len &&
-	    (st.st_mode & 07777) == (mode_t)(f->mode & 07777)) {
+	    (st.st_mode & 07777) == eff_mode(pl, f) &&
+	    (!pl->has_gid || st.st_gid == (gid_t)pl->gid)) {
 		buf = xmalloc(f->len + 1);
 		r = f->len > 0 ? read(fd, buf, f->len) : 0;
 		same = r == (ssize_t)f->len && memcmp(buf, f->data, f->len) == 0;
@@ -349,7 +387,8 @@ file_same(const char *dir, const struct vol_file *f)
 }
 
 static int
-write_file(const char *tsdir, const struct vol_file *f, char *err, size_t errlen)
+write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_file *f,
+    char *err, size_t errlen)
 {
 	char *p = xsprintf("%s/%s", tsdir, f->path), *sl;
 	size_t off = 0;
@@ -380,7 +419,7 @@ write_file(const char *tsdir, const struct vol_file *f, char *err, size_t errlen
 		}
 		off += (size_t)w;
 	}
-	if (fchmod(fd, (mode_t)(f->mode & 0777)) == -1) {
+	if (fchmod(fd, eff_mode(pl, f)) == -1) {
 		snprintf(err, errlen, "chmod %s: %s", p, strerror(errno));
 		close(fd);
 		free(p);
@@ -442,7 +481,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 		/* Unchanged: the same files, bytes and modes, and nothing else. */
 		same = count_files(olddir) == pl->n;
 		for (i = 0; same && i < pl->n; i++)
-			same = file_same(olddir, &pl->files[i]);
+			same = file_same(olddir, pl, &pl->files[i]);
 		for (i = 0; same && i < pl->n; i++) {
 			struct stat st;
 
@@ -469,8 +508,10 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 	}
 	chmod(tsdir, 0755);
 	for (i = 0; i < pl->n; i++)
-		if (write_file(tsdir, &pl->files[i], err, errlen) == -1)
+		if (write_file(tsdir, pl, &pl->files[i], err, errlen) == -1)
 			goto fail;
+	if (pl->has_gid)
+		own_tree(dir, pl->gid);     /* the volume dir, the new version, the links */
 	unlink(tmplink);
 	if (symlink(strrchr(tsdir, '/') + 1, tmplink) == -1 || rename(tmplink, link) == -1) {
 		snprintf(err, errlen, "swap %s: %s", link, strerror(errno));
@@ -488,6 +529,8 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 			target = xsprintf("..data/%s", top);
 			if (symlink(target, p) == -1 && errno != EEXIST)
 				log_warn("%s: symlink %s", __func__, p);
+			else if (pl->has_gid && lchown(p, (uid_t)-1, (gid_t)pl->gid) == -1)
+				log_warn("%s: chown %s", __func__, p);
 			free(target);
 		}
 		free(p);

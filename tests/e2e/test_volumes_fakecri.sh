@@ -130,6 +130,7 @@ as_ctl '/token-lifetime?seconds=8' >/dev/null
 cat >"$T/sa.json" <<J
 {"metadata":{"name":"sa","namespace":"default","labels":{"tier":"front"}},
  "spec":{"nodeName":"$NODE","terminationGracePeriodSeconds":1,"serviceAccountName":"default",
+  "securityContext":{"fsGroup":2000},
   "volumes":[{"name":"kube-api-access-x1","projected":{"defaultMode":420,"sources":[
      {"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},
      {"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},
@@ -148,8 +149,10 @@ check "pod with a kube-api-access projected volume is Running" running_sa
 UID_SA=$(uid_of sa)
 P=$T/root/pods/$UID_SA/volumes/kubernetes.io~projected/kube-api-access-x1
 D=$T/root/pods/$UID_SA/volumes/kubernetes.io~downward-api/podinfo
-check "projected: token file, mode 0644" \
-    sh -c "grep -q '^eyJ' '$P/token' && [ \"\$(stat -L -c %a '$P/token')\" = 644 ]"
+check "projected: token file, fsGroup: mode 0640, group 2000" \
+    sh -c "grep -q '^eyJ' '$P/token' && [ \"\$(stat -L -c %a:%g '$P/token')\" = 640:2000 ]"
+check "projected: fsGroup: ca.crt group-readable, dirs setgid" \
+    sh -c "[ \"\$(stat -L -c %a:%g '$P/ca.crt')\" = 644:2000 ] && [ \"\$(stat -c %a '$P')\" = 2755 ]"
 check "projected: ca.crt from the configMap" grep -q standin "$P/ca.crt"
 check "projected: namespace from the downward API" [ "$(cat "$P/namespace")" = default ]
 check "projected: mounted read-only" \

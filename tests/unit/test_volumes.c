@@ -151,7 +151,7 @@ static void
 test_payload(void **state)
 {
 	struct vobj o;
-	struct vol_payload pl = { NULL, 0 };
+	struct vol_payload pl = { NULL, 0, 0, 0 };
 	char err[256], got[1024], *y;
 	struct pod *p;
 	size_t i;
@@ -260,7 +260,7 @@ count_ts_dirs(const char *dir)
 static void
 test_atomic_writer(void **state)
 {
-	struct vol_payload pl = { NULL, 0 };
+	struct vol_payload pl = { NULL, 0, 0, 0 };
 	char *dir = xsprintf("%s/aw/vol", tmpdir), err[256], old[256], now[256], *l;
 	ssize_t n;
 
@@ -319,6 +319,34 @@ test_atomic_writer(void **state)
 		assert_non_null(strstr(err, "duplicate"));
 		vol_payload_clear(&pl);
 	}
+	free(dir);
+}
+
+static void
+test_atomic_writer_fsgroup(void **state)
+{
+	struct vol_payload pl = { NULL, 0, 1, 4321 };
+	char *dir = xsprintf("%s/awg/vol", tmpdir), *p, err[256];
+	struct stat st;
+
+	(void)state;
+	vol_payload_add(&pl, "a", "one", 3, 0400);
+	vol_payload_add(&pl, "d/b", "two", 3, 0600);
+	assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), 1);
+	check_file(dir, "a", "one", 0440);
+	check_file(dir, "d/b", "two", 0640);
+	p = xsprintf("%s/a", dir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_gid, 4321);
+	free(p);
+	p = xsprintf("%s/..data/d", dir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_gid, 4321);
+	assert_true(st.st_mode & S_ISGID);
+	free(p);
+	/* Unchanged: nothing written again. */
+	assert_int_equal(vol_write_atomic(dir, &pl, err, sizeof(err)), 0);
+	vol_payload_clear(&pl);
 	free(dir);
 }
 
@@ -723,6 +751,7 @@ main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_payload),
 		cmocka_unit_test(test_atomic_writer),
+		cmocka_unit_test(test_atomic_writer_fsgroup),
 		cmocka_unit_test(test_config_env),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_mounts),
