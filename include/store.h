@@ -125,7 +125,10 @@ typedef void (*store_done_fn)(void *arg);
  * (schema/NNN-*.sql) in one transaction, WAL, synchronous=NORMAL. base runs the end-of-turn
  * commit and the retry timer; NULL means no loop: writes then commit only in store_flush.
  * A database newer than this binary, or one that is not a database or fails quick_check,
- * is refused and left untouched. Returns the store, or NULL with *errp set to a message
+ * is refused and left untouched. A file that cannot be written now (read-only file system
+ * or mode, a full disk for a new file) is not refused: the store starts degraded from a
+ * private in-memory copy of it (reads see its rows and every write since), the file is not
+ * touched, and the retry timer reopens it and replays the journal once it can be written. Returns the store, or NULL with *errp set to a message
  * (owned by the caller, free() it) when errp is not NULL. */
 struct store *store_open(struct event_base *base, const char *path, char **errp);
 /* Commits what it can (store_flush) and frees everything; pending after_commit callbacks

@@ -282,7 +282,7 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 	int wanted = podconfig_wanted(h->h_d.config, st->uid);
 	int done = ws == -1 || ws == PW_FINISHED;  /* no worker acts on it */
 	int running = 0, keep;
-	size_t i, j;
+	size_t i, j, ncontainers = st->ncontainers;
 
 	hk_know(h, st->uid);
 	/* recovery: a container created but never started (the daemon died in between) does
@@ -309,7 +309,16 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 	/* Dead containers: the newest instance per name stays while the pod is wanted or
 	 * its worker still needs it. */
 	keep = !wanted && done ? 0 : 1;
-	for (i = 0; i < st->ncontainers; i++) {
+	/* store: while it is degraded, the exit of a dead container may live only in memory;
+	 * the container is its other record, so the pod's dead containers stay until the store
+	 * commits again (a kill -9 then loses nothing: the next relist reports the exit). */
+	if (keep == 1 && h->h_d.store != NULL) {
+		struct store_health_info sh;
+
+		if (store_health(h->h_d.store, &sh) != STORE_OK)
+			ncontainers = 0;
+	}
+	for (i = 0; i < ncontainers; i++) {
 		const struct rt_container *c = &st->containers[i];
 		int newer = 0;
 

@@ -57,6 +57,7 @@ struct kletd {
 	int64_t             k_started_ms;
 	int                 k_recovered; /* recovery: first relist with all sources seen */
 	int64_t             k_recovered_ms; /* start to recovered, -1 before */
+	int                 k_root_ro;   /* --root-dir was read-only at start */
 };
 
 /* Creates dir and its parents with mode; 0 or -1 (errno set). */
@@ -99,11 +100,26 @@ kletd_prepare_root(struct kletd *k)
 		return -1;
 	}
 	if (access(root, W_OK) == -1) {
-		log_error("--root-dir %s: not writable: %s", root, strerror(errno));
-		return -1;
+		if (errno != EROFS) {
+			log_error("--root-dir %s: not writable: %s", root, strerror(errno));
+			return -1;
+		}
+		/* A file system remounted read-only after errors: the pods keep running, the
+		 * store runs from memory (degraded) until it can write again. */
+		log_error("--root-dir %s: read-only file system: running degraded, new pods "
+		    "cannot get their directories until it is writable", root);
+		k->k_root_ro = 1;
 	}
 	lock = xsprintf("%s/kletd.lock", root);
 	k->k_lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (k->k_lock_fd == -1 && errno == EROFS)
+		k->k_lock_fd = open(lock, O_RDONLY | O_CLOEXEC);  /* flock works on it */
+	if (k->k_lock_fd == -1 && k->k_root_ro && errno == ENOENT) {
+		log_warnx("%s: cannot be created on a read-only file system; running unlocked",
+		    lock);
+		free(lock);
+		return 0;
+	}
 	if (k->k_lock_fd == -1) {
 		log_error("%s: %s", lock, strerror(errno));
 		free(lock);
@@ -813,7 +829,10 @@ main(int argc, char **argv)
 		                       .api_arg = k.k_join };
 
 		k.k_ctl = ctl_new(&cd, err, sizeof(err));
-		if (k.k_ctl == NULL) {
+		if (k.k_ctl == NULL && k.k_root_ro) {
+			/* Its socket cannot be made on the read-only root: the pods matter more. */
+			log_error("podctl: %s; running without the inspection socket", err);
+		} else if (k.k_ctl == NULL) {
 			log_error("podctl: %s", err);
 			rc = 1;
 			goto out;

@@ -179,9 +179,14 @@ struct store {
 	size_t             st_ncbs;
 	size_t             st_cbs_cap;
 	int                st_running_cbs;
+	/* The file could not be written at start (read-only file system or mode, disk full
+	 * for a new file): st_db is a private in-memory copy of it, writes go to the copy and
+	 * the journal, and the retry timer reopens the file and replays the journal. */
+	int                st_mem;
 };
 
 static int  store_commit(struct store *);
+static int  store_reopen_file(struct store *);
 static int  store_replay(struct store *);
 static void store_run_callbacks(struct store *);
 
@@ -571,6 +576,11 @@ store_write(struct store *st, struct op *op)
 	*j = *op;
 	memset(op, 0, sizeof(*op));
 	if (st->st_degraded) {
+		/* From memory: the copy takes the write too, so that reads see it. */
+		if (st->st_mem && store_exec_op(st, j) == EXEC_BAD_OP) {
+			op_clear(j);
+			st->st_nops--;
+		}
 		if (st->st_nops >= st->st_compact_at)
 			journal_compact(st);
 		return;
@@ -621,6 +631,10 @@ store_replay(struct store *st)
 {
 	size_t i;
 
+	if (st->st_mem && store_reopen_file(st) == -1) {
+		store_arm_retry(st);
+		return -1;
+	}
 	if (st->st_in_txn)
 		return store_commit(st);
 	if (st->st_nops == 0) {
@@ -752,38 +766,236 @@ store_quick_check(sqlite3 *db, char **why)
 }
 
 static int
-store_migrate(struct store *st, int64_t from, char **errp)
+store_migrate(sqlite3 *db, const char *path, int64_t from, char **errp)
 {
 	char *sql;
 	size_t i;
 
 	if (from == (int64_t)nitems(migrations))
 		return 0;
-	if (store_exec_sql(st->st_db, "BEGIN IMMEDIATE") != SQLITE_OK) {
-		store_set_error(errp, "%s: cannot start the migration: %s", st->st_path,
-		    sqlite3_errmsg(st->st_db));
+	if (store_exec_sql(db, "BEGIN IMMEDIATE") != SQLITE_OK) {
+		store_set_error(errp, "%s: cannot start the migration: %s", path,
+		    sqlite3_errmsg(db));
 		return -1;
 	}
 	for (i = (size_t)from; i < nitems(migrations); i++) {
-		if (store_exec_sql(st->st_db, migrations[i].sql) != SQLITE_OK) {
-			store_set_error(errp, "%s: migration %s failed: %s", st->st_path,
-			    migrations[i].name, sqlite3_errmsg(st->st_db));
-			store_exec_sql(st->st_db, "ROLLBACK");
+		if (store_exec_sql(db, migrations[i].sql) != SQLITE_OK) {
+			store_set_error(errp, "%s: migration %s failed: %s", path,
+			    migrations[i].name, sqlite3_errmsg(db));
+			store_exec_sql(db, "ROLLBACK");
 			return -1;
 		}
-		log_info("store %s: applied migration %s", st->st_path, migrations[i].name);
+		log_info("store %s: applied migration %s", path, migrations[i].name);
 	}
 	sql = xsprintf("PRAGMA user_version = %zu", nitems(migrations));
-	if (store_exec_sql(st->st_db, sql) != SQLITE_OK ||
-	    store_exec_sql(st->st_db, "COMMIT") != SQLITE_OK) {
-		store_set_error(errp, "%s: cannot commit the migrations: %s", st->st_path,
-		    sqlite3_errmsg(st->st_db));
-		store_exec_sql(st->st_db, "ROLLBACK");
+	if (store_exec_sql(db, sql) != SQLITE_OK ||
+	    store_exec_sql(db, "COMMIT") != SQLITE_OK) {
+		store_set_error(errp, "%s: cannot commit the migrations: %s", path,
+		    sqlite3_errmsg(db));
+		store_exec_sql(db, "ROLLBACK");
 		free(sql);
 		return -1;
 	}
 	free(sql);
 	return 0;
+}
+
+
+/* The checks before anything is written: the file is ours (or empty), not from a newer
+ * kletd, and sound. 0, or -1 with *errp set. */
+static int
+store_check_file(sqlite3 *db, const char *path, char **errp)
+{
+	char *why = NULL;
+	int64_t uv;
+	int rc;
+
+	uv = store_pragma_int(db, "PRAGMA user_version", &rc);
+	if (uv < 0) {
+		store_set_error(errp, "%s: not a usable SQLite database (%s); refusing to touch it",
+		    path, sqlite3_errstr(rc));
+		return -1;
+	}
+	if (uv > (int64_t)nitems(migrations)) {
+		store_set_error(errp, "%s: database schema version %lld is newer than this "
+		    "kletd's (%zu); refusing to touch it (use a newer kletd)", path, (long long)uv,
+		    nitems(migrations));
+		return -1;
+	}
+	/* Version 0 with tables: some other program's database, not an empty one. */
+	if (uv == 0 && store_pragma_int(db, "SELECT count(*) FROM sqlite_master", &rc) != 0) {
+		store_set_error(errp, "%s: an SQLite database without a klet schema version; "
+		    "refusing to touch it", path);
+		return -1;
+	}
+	if (store_quick_check(db, &why) == -1) {
+		store_set_error(errp, "%s: database is corrupt (quick_check: %s); refusing to "
+		    "touch it", path, why);
+		free(why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Makes a checked, writable file ready: mode 0600, auto_vacuum for a new file, WAL, the
+ * migrations. Returns 0, or the SQLite code with *why set (caller frees). */
+static int
+store_setup_file(sqlite3 *db, const char *path, char **why)
+{
+	char *err = NULL;
+	int64_t uv;
+	int rc;
+
+	if (chmod(path, 0600) == -1)
+		log_warn("%s: chmod 0600", path);
+	uv = store_pragma_int(db, "PRAGMA user_version", &rc);
+	/* A new file: free pages can be given back (store_checkpoint); only possible before
+	 * the first table exists. */
+	if (rc == SQLITE_OK && uv == 0 &&
+	    store_exec_sql(db, "PRAGMA auto_vacuum = INCREMENTAL") != SQLITE_OK) {
+		*why = xsprintf("cannot set auto_vacuum: %s", sqlite3_errmsg(db));
+		return sqlite3_extended_errcode(db);
+	}
+	store_pragma_int(db, "PRAGMA journal_mode = WAL", &rc);
+	if (rc != SQLITE_OK ||
+	    store_exec_sql(db, "PRAGMA synchronous = NORMAL") != SQLITE_OK ||
+	    store_exec_sql(db, "PRAGMA wal_autocheckpoint = " STORE_WAL_AUTOCKPT) != SQLITE_OK ||
+	    store_exec_sql(db, "PRAGMA journal_size_limit = 2097152") != SQLITE_OK) {
+		*why = xsprintf("cannot set up WAL: %s", sqlite3_errmsg(db));
+		return sqlite3_extended_errcode(db) != SQLITE_OK ? sqlite3_extended_errcode(db) :
+		    SQLITE_ERROR;
+	}
+	uv = store_pragma_int(db, "PRAGMA user_version", &rc);
+	if (rc != SQLITE_OK || store_migrate(db, path, uv, &err) == -1) {
+		*why = err != NULL ? err : xsprintf("%s", sqlite3_errmsg(db));
+		return sqlite3_extended_errcode(db) != SQLITE_OK ? sqlite3_extended_errcode(db) :
+		    SQLITE_ERROR;
+	}
+	return SQLITE_OK;
+}
+
+/* A failure that the file system may stop having: the store then starts from memory. */
+static int
+store_transient(int code)
+{
+	switch (code & 0xff) {
+	case SQLITE_FULL:
+	case SQLITE_READONLY:
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+	case SQLITE_BUSY:
+	case SQLITE_PERM:
+		return 1;
+	}
+	return 0;
+}
+
+/* Switches to a private in-memory copy of the (checked) file, or of nothing when there is
+ * no file, migrated, degraded; the retry timer reopens the file. 0, or -1 with *errp. */
+static int
+store_to_memory(struct store *st, const char *why, char **errp)
+{
+	sqlite3_backup *b;
+	sqlite3 *m = NULL;
+	char *err = NULL;
+	int64_t uv;
+	int rc;
+
+	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		store_set_error(errp, "%s: %s, and no memory for a copy", st->st_path, why);
+		sqlite3_close(m);
+		return -1;
+	}
+	if (st->st_db != NULL) {
+		b = sqlite3_backup_init(m, "main", st->st_db, "main");
+		rc = b != NULL ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+		sqlite3_backup_finish(b);
+		if (rc != SQLITE_DONE) {
+			store_set_error(errp, "%s: %s, and it cannot be read into memory: %s",
+			    st->st_path, why, sqlite3_errmsg(m));
+			sqlite3_close(m);
+			return -1;
+		}
+		sqlite3_close_v2(st->st_db);
+	}
+	st->st_db = m;
+	sqlite3_extended_result_codes(m, 1);
+	uv = store_pragma_int(m, "PRAGMA user_version", &rc);
+	if (rc != SQLITE_OK || store_migrate(m, st->st_path, uv, &err) == -1) {
+		store_set_error(errp, "%s: %s, and its copy cannot be migrated: %s", st->st_path,
+		    why, err != NULL ? err : sqlite3_errmsg(m));
+		free(err);
+		return -1;
+	}
+	st->st_mem = 1;
+	st->st_degraded = 1;
+	st->st_failures++;
+	st->st_failed_since = now_wall_ns() / 1000000;
+	free(st->st_last_error);
+	st->st_last_error = xsprintf("cannot write the file (%s): running from a copy in "
+	    "memory", why);
+	log_error("store %s: cannot write the file (%s); running from a copy in memory, "
+	    "degraded, and retrying", st->st_path, why);
+	return 0;
+}
+
+/* The retry of a store running from memory: the file, writable now, checked and set up,
+ * becomes the store again (the journal is replayed on it next). 0, or -1 (still not). */
+static int
+store_reopen_file(struct store *st)
+{
+	static const char *const sfx[] = { "-wal", "-shm" };
+	sqlite3 *db = NULL;
+	char *why = NULL, *side;
+	size_t i;
+	int fd;
+
+	/* A read-only open made the WAL files with the file's mode then: not writable now. */
+	for (i = 0; i < nitems(sfx); i++) {
+		side = xsprintf("%s%s", st->st_path, sfx[i]);
+		if (access(side, F_OK) == 0 && access(side, W_OK) == -1 &&
+		    access(st->st_path, W_OK) == 0 && chmod(side, 0600) == -1)
+			log_v(2, "store %s: chmod %s: %s", st->st_path, side, strerror(errno));
+		free(side);
+	}
+	if (access(st->st_path, F_OK) == -1) {
+		fd = open(st->st_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd == -1) {
+			why = xsprintf("cannot create: %s", strerror(errno));
+			goto fail;
+		}
+		close(fd);
+	}
+	if (sqlite3_open_v2(st->st_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK || sqlite3_db_readonly(db, "main") == 1) {
+		why = xsprintf("still read-only: %s", db != NULL ? sqlite3_errmsg(db) : "?");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(db, 1);
+	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	if (store_check_file(db, st->st_path, &why) == -1 ||
+	    store_setup_file(db, st->st_path, &why) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < S_NSTMT; i++) {
+		sqlite3_finalize(st->st_stmt[i]);
+		st->st_stmt[i] = NULL;
+	}
+	sqlite3_close_v2(st->st_db);
+	st->st_db = db;
+	st->st_mem = 0;
+	st->st_in_txn = 0;
+	log_info("store %s: the file can be written again; replaying %zu writes", st->st_path,
+	    st->st_nops);
+	return 0;
+fail:
+	log_v(2, "store %s: still running from memory: %s", st->st_path, why ? why : "?");
+	free(st->st_last_error);
+	st->st_last_error = xsprintf("running from a copy in memory: %s", why ? why : "?");
+	free(why);
+	st->st_failures++;
+	sqlite3_close_v2(db);
+	return -1;
 }
 
 /* The embedded list must be 001, 002, ... in order: a build mistake otherwise. */
@@ -812,8 +1024,7 @@ store_open(struct event_base *base, const char *path, char **errp)
 	struct store *st;
 	struct stat sb;
 	char *why = NULL;
-	int64_t uv;
-	int rc, fd, pri;
+	int rc, fd, pri, nofile = 0;
 
 	if (errp != NULL)
 		*errp = NULL;
@@ -827,11 +1038,14 @@ store_open(struct event_base *base, const char *path, char **errp)
 	} else if (errno == ENOENT) {
 		/* Created here so that the mode is 0600 whatever the umask. */
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd == -1) {
+		if (fd == -1 && errno != EROFS && errno != ENOSPC && errno != EDQUOT) {
 			store_set_error(errp, "%s: cannot create: %s", path, strerror(errno));
 			return NULL;
 		}
-		close(fd);
+		if (fd == -1)
+			nofile = errno;  /* read-only or full file system: from memory for now */
+		else
+			close(fd);
 	} else {
 		store_set_error(errp, "%s: %s", path, strerror(errno));
 		return NULL;
@@ -842,6 +1056,14 @@ store_open(struct event_base *base, const char *path, char **errp)
 	st->st_base = base;
 	st->st_retry_ms = STORE_RETRY_MIN_MS;
 	st->st_compact_at = STORE_COMPACT_MIN;
+	if (nofile != 0) {
+		why = xsprintf("cannot create it: %s", strerror(nofile));
+		rc = store_to_memory(st, why, errp);
+		free(why);
+		if (rc == -1)
+			goto fail;
+		goto events;
+	}
 	rc = sqlite3_open_v2(path, &st->st_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		store_set_error(errp, "%s: cannot open: %s", path,
@@ -850,63 +1072,29 @@ store_open(struct event_base *base, const char *path, char **errp)
 	}
 	sqlite3_extended_result_codes(st->st_db, 1);
 	sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
-	/* SQLite falls back to read-only when it cannot write the file: no use to us. */
-	if (sqlite3_db_readonly(st->st_db, "main") == 1) {
-		store_set_error(errp, "%s: the file is read-only (mode or file system); refusing "
-		    "to start without a writable store", path);
-		goto fail;
-	}
-
 	/* Checks first: nothing is written until the file is known to be ours and sound. */
-	uv = store_pragma_int(st->st_db, "PRAGMA user_version", &rc);
-	if (uv < 0) {
-		store_set_error(errp, "%s: not a usable SQLite database (%s); refusing to touch it",
-		    path, sqlite3_errstr(rc));
+	if (store_check_file(st->st_db, path, errp) == -1)
 		goto fail;
-	}
-	if (uv > (int64_t)nitems(migrations)) {
-		store_set_error(errp, "%s: database schema version %lld is newer than this "
-		    "kletd's (%zu); refusing to touch it (use a newer kletd)", path, (long long)uv,
-		    nitems(migrations));
-		goto fail;
-	}
-	/* Version 0 with tables: some other program's database, not an empty one. */
-	if (uv == 0 && store_pragma_int(st->st_db, "SELECT count(*) FROM sqlite_master", &rc) != 0) {
-		store_set_error(errp, "%s: an SQLite database without a klet schema version; "
-		    "refusing to touch it", path);
-		goto fail;
-	}
-	if (store_quick_check(st->st_db, &why) == -1) {
-		store_set_error(errp, "%s: database is corrupt (quick_check: %s); refusing to "
-		    "touch it", path, why);
+	/* SQLite falls back to read-only when it cannot write the file; a full disk fails the
+	 * set-up of a new one. Either way the pods must not wait for the disk: run from a
+	 * copy in memory, degraded, until the file can be written. */
+	why = NULL;
+	if (sqlite3_db_readonly(st->st_db, "main") == 1)
+		rc = SQLITE_READONLY;
+	else
+		rc = store_setup_file(st->st_db, path, &why);
+	if (rc != SQLITE_OK) {
+		if (!store_transient(rc)) {
+			store_set_error(errp, "%s: %s", path, why != NULL ? why : "cannot set up");
+			free(why);
+			goto fail;
+		}
+		rc = store_to_memory(st, why != NULL ? why : "the file is read-only", errp);
 		free(why);
-		goto fail;
+		if (rc == -1)
+			goto fail;
 	}
-
-	if (chmod(path, 0600) == -1)
-		log_warn("%s: chmod 0600", path);
-	/* A new file: free pages can be given back (store_checkpoint); only possible before
-	 * the first table exists. */
-	if (uv == 0 && store_exec_sql(st->st_db, "PRAGMA auto_vacuum = INCREMENTAL") !=
-	    SQLITE_OK) {
-		store_set_error(errp, "%s: cannot set auto_vacuum: %s", path,
-		    sqlite3_errmsg(st->st_db));
-		goto fail;
-	}
-	uv = store_pragma_int(st->st_db, "PRAGMA journal_mode = WAL", &rc);
-	if (rc != SQLITE_OK ||
-	    store_exec_sql(st->st_db, "PRAGMA synchronous = NORMAL") != SQLITE_OK ||
-	    store_exec_sql(st->st_db, "PRAGMA wal_autocheckpoint = " STORE_WAL_AUTOCKPT)
-	    != SQLITE_OK ||
-	    store_exec_sql(st->st_db, "PRAGMA journal_size_limit = 2097152") != SQLITE_OK) {
-		store_set_error(errp, "%s: cannot set up WAL: %s", path,
-		    sqlite3_errmsg(st->st_db));
-		goto fail;
-	}
-	uv = store_pragma_int(st->st_db, "PRAGMA user_version", &rc);
-	if (rc != SQLITE_OK || store_migrate(st, uv, errp) == -1)
-		goto fail;
-
+events:
 	if (base != NULL) {
 		pri = event_base_get_npriorities(base) - 1;
 		if (pri > LOOP_PRI_LOW)
@@ -917,6 +1105,8 @@ store_open(struct event_base *base, const char *path, char **errp)
 			fatalx("%s: event_new failed", __func__);
 		event_priority_set(st->st_turn_ev, pri);
 		event_priority_set(st->st_retry_ev, pri);
+		if (st->st_mem)
+			store_arm_retry(st);
 	}
 	log_info("store %s: open, schema version %zu", path, nitems(migrations));
 	return st;
@@ -1325,7 +1515,7 @@ store_query(struct store *st, const char *sql, const char *uid)
 	if (st == NULL)
 		return NULL;
 	db = st->st_db;
-	if (st->st_degraded && st->st_nops > 0 && (db = store_overlay(st)) == NULL)
+	if (st->st_degraded && !st->st_mem && st->st_nops > 0 && (db = store_overlay(st)) == NULL)
 		return NULL;
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
 		log_error("store %s: read: %s", st->st_path, sqlite3_errmsg(db));
@@ -1549,8 +1739,8 @@ store_checkpoint(struct store *st)
 		return 0;
 	if (st->st_degraded && store_replay(st) == 0)
 		store_run_callbacks(st);
-	if (st->st_in_txn)
-		return 0; /* a turn is open: checkpoint next time */
+	if (st->st_in_txn || st->st_mem)
+		return 0; /* a turn is open, or no file yet: checkpoint next time */
 	/* Give back the pages of forgotten pods once there are many (its own transaction;
 	 * a failure only means the file stays larger for now). */
 	if (!st->st_degraded &&
