@@ -4,32 +4,16 @@
 # (KLET_CRASH_ITERATIONS, default 20). The seed is printed (KLET_CRASH_SEED replays one).
 # Skip 77 without root, containerd or python3-grpcio unless KLET_REQUIRE_PEERS=1.
 set -u
-top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-kletd=${top_builddir:-.}/kletd
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-skip() {
-	if [ "${KLET_REQUIRE_PEERS:-0}" = 1 ]; then
-		echo "not ok - peers required: $*"; echo "0 passed, 1 failed"; exit 1
-	fi
-	echo "1..0 # SKIP $*"; exit 77
-}
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/crash/lib_crash.sh"
 $PY -c 'import grpc' 2>/dev/null || skip "python3-grpcio not installed"
 [ "$(id -u)" -eq 0 ] || skip "needs root"
 command -v containerd >/dev/null 2>&1 || skip "containerd not installed"
 export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-recovery}
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null' EXIT
-trap 'exit 1' INT TERM
-seed=${KLET_CRASH_SEED:-$(od -An -N3 -tu4 /dev/urandom | tr -d ' ')}
-$PY "$top/tests/crash/crash.py" --kletd "$kletd" --seed "$seed" --runtime containerd \
-    --iterations "${KLET_CRASH_ITERATIONS:-20}" --max-delay "${KLET_CRASH_MAX_DELAY:-5}" &
-pid=$!
-wait "$pid"; rc=$?
-pid=
-case $rc in
-0) echo "ok 1 - crash recovery on containerd (seed $seed)"; echo "1 passed, 0 failed" ;;
-77) skip "crash harness: peer missing" ;;
-*) echo "not ok 1 - crash recovery on containerd (seed $seed)"; echo "0 passed, 1 failed"
-   exit 1 ;;
-esac
+seed=${KLET_CRASH_SEED:-$(crash_seed)}
+if crash_run 1 "crash recovery on containerd (seed $seed)" crash.py --kletd "$build/kletd" \
+    --seed "$seed" --runtime containerd --iterations "${KLET_CRASH_ITERATIONS:-20}" \
+    --max-delay "${KLET_CRASH_MAX_DELAY:-5}"; then
+	echo "1 passed, 0 failed"
+else
+	echo "0 passed, 1 failed"; exit 1
+fi

@@ -7,23 +7,13 @@
 # PRAGMA integrity_check. KLET_CRASH_ITERATIONS (default 40), KLET_CRASH_SEED replays one.
 # Needs root (mount) and python3-grpcio: skip 77 without them unless KLET_REQUIRE_PEERS=1.
 set -u
-top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-build=${top_builddir:-.}
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-skip() {
-	if [ "${KLET_REQUIRE_PEERS:-0}" = 1 ]; then
-		echo "not ok - peers required: $*"; echo "0 passed, 1 failed"; exit 1
-	fi
-	echo "1..0 # SKIP $*"; exit 77
-}
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/crash/lib_crash.sh"
 $PY -c 'import grpc' 2>/dev/null || skip "python3-grpcio not installed"
 [ "$(id -u)" = 0 ] || skip "not root (a private tmpfs is mounted)"
 work=$(mktemp -d /tmp/klet-crashstore.XXXXXX) || exit 1
-pid=
 rc=1
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	crash_stop
 	# crash.py stops kletd and unmounts in its own cleanup; this is for a harness that died
 	for f in "$work"/*/kletd.pid; do
 		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
@@ -38,41 +28,26 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
-seed=${KLET_CRASH_SEED:-$(od -An -N3 -tu4 /dev/urandom | tr -d ' ')}
+seed=${KLET_CRASH_SEED:-$(crash_seed)}
 keep=
 [ "${KLET_CRASH_KEEP:-0}" = 1 ] && keep=--keep   # keep the work dir and kletd's log
 echo "# seed $seed"
-$PY "$top/tests/crash/crash.py" --kletd "$build/kletd" --podctl "$build/podctl" \
-    --store-faults --workdir "$work" --seed "$seed" $keep \
-    --iterations "${KLET_CRASH_ITERATIONS:-40}" --max-delay "${KLET_CRASH_MAX_DELAY:-0.4}" &
-pid=$!
-wait "$pid"; rc=$?
-pid=
-case $rc in
-0) echo "ok 1 - store faults under kill -9 on the fake CRI (seed $seed)" ;;
-77) skip "store-fault harness: peer or tmpfs missing" ;;
-*) echo "not ok 1 - store faults under kill -9 on the fake CRI (seed $seed)"
-   echo "0 passed, 1 failed"; exit 1 ;;
-esac
+crash_run 1 "store faults under kill -9 on the fake CRI (seed $seed)" crash.py \
+    --kletd "$build/kletd" --podctl "$build/podctl" --store-faults --workdir "$work" \
+    --seed "$seed" $keep --iterations "${KLET_CRASH_ITERATIONS:-40}" \
+    --max-delay "${KLET_CRASH_MAX_DELAY:-0.4}"
+rc=$?
+[ "$rc" = 0 ] || { echo "0 passed, 1 failed"; exit 1; }
 # On demand (not in make check: ~6 s an iteration): KLET_CRASH_STORE_CONTAINERD=N runs N
 # iterations on a private containerd (KLET_CONTAINERD_DIR, default /tmp/klet-ctd-crashstore).
 n=${KLET_CRASH_STORE_CONTAINERD:-0}
 if [ "$n" -gt 0 ]; then
 	export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-crashstore}
-	rc=1
-	$PY "$top/tests/crash/crash.py" --kletd "$build/kletd" --podctl "$build/podctl" \
-	    --store-faults --runtime containerd --workdir "$work" --seed "$seed" $keep \
-	    --iterations "$n" --max-delay 3 &
-	pid=$!
-	wait "$pid"; rc=$?
-	pid=
-	case $rc in
-	0) echo "ok 2 - store faults under kill -9 on containerd (seed $seed)" ;;
-	77) skip "store-fault harness: containerd missing" ;;
-	*) echo "not ok 2 - store faults under kill -9 on containerd (seed $seed)"
-	   echo "1 passed, 1 failed"; exit 1 ;;
-	esac
+	crash_run 2 "store faults under kill -9 on containerd (seed $seed)" crash.py \
+	    --kletd "$build/kletd" --podctl "$build/podctl" --store-faults --runtime containerd \
+	    --workdir "$work" --seed "$seed" $keep --iterations "$n" --max-delay 3
+	rc=$?
+	[ "$rc" = 0 ] || { echo "1 passed, 1 failed"; exit 1; }
 	echo "2 passed, 0 failed"
 else
 	echo "1 passed, 0 failed"
