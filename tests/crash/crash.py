@@ -108,6 +108,28 @@ def log(msg):
     print("# %s %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
 
 
+def random_pod(r):
+    """A pod of the schedule from the generator r: (kind, grace, ignores SIGTERM, restart
+    policy, the containers' commands for the fake CRI)."""
+    kind = r.choice(["stable", "stable", "exits", "oneshot"])
+    grace = r.choice([2, 3, 4, 5])
+    ignore = r.random() < 0.4
+    if kind == "stable":
+        policy = "Always"
+        cmds = [["fake-ignore-term"] if ignore else ["sleep", "inf"]]
+        if r.random() < 0.5:
+            cmds.append(["sleep", "inf"])
+    elif kind == "exits":
+        policy = r.choice(["Always", "OnFailure"])
+        cmds = [["sh", "-c", "sleep %d; exit %d" % (r.choice([1, 2]), r.randint(1, 9))]]
+        if ignore:
+            cmds.append(["fake-ignore-term"])
+    else:
+        policy = "Never"
+        cmds = [["sh", "-c", "sleep 1; exit %d" % r.randint(0, 7)], ["sleep", "inf"]]
+    return kind, grace, ignore, policy, cmds
+
+
 class Version:
     """One pod version (one UID): what the harness asked for and what it saw."""
 
@@ -175,7 +197,7 @@ class Poller(threading.Thread):
                     live.add(c.labels.get("io.kubernetes.pod.uid", ""))
             # The grace period bounds the containers; the sandbox (network teardown) is
             # stopped after them and checked by "gone" at the end.
-            for v in self.h.versions.values():
+            for v in list(self.h.versions.values()):  # the harness adds meanwhile
                 if v.uid in live:
                     v.seen = True
                 if v.removed_at is not None and v.finished_at is None and v.uid not in live:
@@ -190,6 +212,67 @@ class Poller(threading.Thread):
             except Exception as e:  # noqa: BLE001 a poller must keep going
                 log("poller: %r" % e)
             self.stop_ev.wait(0.05)
+
+
+def check_creations(h, sb, from_calls, ours):
+    """The unique, sandbox and norestart invariants over a harness h (its calls, poller,
+    versions and current pods); sb: the runtime's sandboxes now; from_calls: count what was
+    created from the fake CRI's call log (else from what the poller saw, on containerd);
+    ours(uid): a pod of this run. Returns the failures and the number of containers
+    created."""
+    fails = []
+    cur_uids = set(h.current.values())
+    # unique: (uid, name, restartCount) created once.
+    keys = {}
+    if from_calls:
+        for req in h.calls["CreateContainer"]:
+            k = (req.config.labels.get("io.kubernetes.pod.uid", ""), req.config.metadata.name,
+                 req.config.annotations.get("io.kubernetes.container.restartCount", "?"))
+            keys[k] = keys.get(k, 0) + 1
+    else:
+        with h.poller.lock:
+            for c in h.poller.ctrs.values():
+                k = (c["uid"], c["name"], c["restart"])
+                keys[k] = keys.get(k, 0) + 1
+    for k, n in sorted(keys.items()):
+        if n > 1 and ours(k[0]):
+            fails.append("unique: container %s of pod %s restartCount %s created %d times"
+                         % (k[1], k[0], k[2], n))
+    # sandbox: one ever per current pod, and it is ready.
+    sbn = {}
+    if from_calls:
+        for req in h.calls["RunPodSandbox"]:
+            u = req.config.metadata.uid
+            sbn[u] = sbn.get(u, 0) + 1
+    else:
+        with h.poller.lock:
+            for s in h.poller.sandboxes.values():
+                sbn[s["uid"]] = sbn.get(s["uid"], 0) + 1
+    for uid in sorted(cur_uids):
+        if sbn.get(uid, 0) != 1:
+            fails.append("sandbox: pod %s: %d sandboxes created" % (uid, sbn.get(uid, 0)))
+        nready = len([s for s in sb if s["uid"] == uid and s["state"] == "SANDBOX_READY"])
+        if nready != 1:
+            fails.append("sandbox: pod %s: %d ready sandboxes" % (uid, nready))
+    # norestart: a long-running container that was started is never replaced (one created
+    # but never started, the daemon killed in between, may be).
+    started = {r.container_id for r in h.calls["StartContainer"]}
+    by_key = {}
+    with h.poller.lock:
+        for cid, c in h.poller.ctrs.items():
+            by_key[(c["uid"], c["name"], c["restart"])] = cid
+            if c["state"] in ("CONTAINER_RUNNING", "CONTAINER_EXITED") and \
+                    c.get("reason") != "StartError":
+                started.add(cid)
+    for (u, name, rc), n in keys.items():
+        if u not in cur_uids or h.versions[u].kind != "stable" or rc in ("0", "?"):
+            continue
+        prev = by_key.get((u, name, str(int(rc) - 1)))
+        if prev is not None and prev in started:
+            fails.append("norestart: container %s of stable pod %s restarted (restartCount"
+                         " %s, the previous instance %s had started)" %
+                         (name, u, rc, prev[:12]))
+    return fails, sum(keys.values())
 
 
 class Harness:
@@ -632,22 +715,7 @@ class Harness:
         r = self.rng
         self.nver += 1
         uid = "crash-%d-%04d" % (self.a.seed, self.nver)
-        kind = r.choice(["stable", "stable", "exits", "oneshot"])
-        grace = r.choice([2, 3, 4, 5])
-        ignore = r.random() < 0.4
-        if kind == "stable":
-            policy = "Always"
-            cmds = [["fake-ignore-term"] if ignore else ["sleep", "inf"]]
-            if r.random() < 0.5:
-                cmds.append(["sleep", "inf"])
-        elif kind == "exits":
-            policy = r.choice(["Always", "OnFailure"])
-            cmds = [["sh", "-c", "sleep %d; exit %d" % (r.choice([1, 2]), r.randint(1, 9))]]
-            if ignore:
-                cmds.append(["fake-ignore-term"])
-        else:
-            policy = "Never"
-            cmds = [["sh", "-c", "sleep 1; exit %d" % r.randint(0, 7)], ["sleep", "inf"]]
+        kind, grace, ignore, policy, cmds = random_pod(r)
         if self.ctd:
             cmds = [self.ctd_cmd(c) for c in cmds]
         doc = {"apiVersion": "v1", "kind": "Pod",
@@ -756,58 +824,10 @@ class Harness:
     def check(self):
         fails = []
         cur_uids = set(self.current.values())
-        # unique: (uid, name, restartCount) created once.
-        keys = {}
-        if self.fake is not None:
-            for req in self.calls["CreateContainer"]:
-                k = (req.config.labels.get("io.kubernetes.pod.uid", ""),
-                     req.config.metadata.name,
-                     req.config.annotations.get("io.kubernetes.container.restartCount", "?"))
-                keys[k] = keys.get(k, 0) + 1
-        else:
-            with self.poller.lock:
-                for c in self.poller.ctrs.values():
-                    k = (c["uid"], c["name"], c["restart"])
-                    keys[k] = keys.get(k, 0) + 1
-        for k, n in sorted(keys.items()):
-            if n > 1 and k[0].startswith("crash-"):
-                fails.append("unique: container %s of pod %s restartCount %s created %d times"
-                             % (k[1], k[0], k[2], n))
-        # sandbox: one ever per current pod.
-        sbn = {}
-        if self.fake is not None:
-            for req in self.calls["RunPodSandbox"]:
-                u = req.config.metadata.uid
-                sbn[u] = sbn.get(u, 0) + 1
-        else:
-            with self.poller.lock:
-                for s in self.poller.sandboxes.values():
-                    sbn[s["uid"]] = sbn.get(s["uid"], 0) + 1
         sb, cur = self.runtime_now()
-        for uid in sorted(cur_uids):
-            if sbn.get(uid, 0) != 1:
-                fails.append("sandbox: pod %s: %d sandboxes created" % (uid, sbn.get(uid, 0)))
-            nready = len([s for s in sb if s["uid"] == uid and s["state"] == "SANDBOX_READY"])
-            if nready != 1:
-                fails.append("sandbox: pod %s: %d ready sandboxes" % (uid, nready))
-        # norestart: a long-running container that was started is never replaced (one
-        # created but never started, the daemon killed in between, may be).
-        started = {r.container_id for r in self.calls["StartContainer"]}
-        by_key = {}
-        with self.poller.lock:
-            for cid, c in self.poller.ctrs.items():
-                by_key[(c["uid"], c["name"], c["restart"])] = cid
-                if c["state"] in ("CONTAINER_RUNNING", "CONTAINER_EXITED") and \
-                        c.get("reason") != "StartError":
-                    started.add(cid)
-        for (u, name, rc), n in keys.items():
-            if u not in cur_uids or self.versions[u].kind != "stable" or rc in ("0", "?"):
-                continue
-            prev = by_key.get((u, name, str(int(rc) - 1)))
-            if prev is not None and prev in started:
-                fails.append("norestart: container %s of stable pod %s restarted (restartCount"
-                             " %s, the previous instance %s had started)" %
-                             (name, u, rc, prev[:12]))
+        cf, ncreated = check_creations(self, sb, self.fake is not None,
+                                       lambda u: u.startswith("crash-"))
+        fails += cf
         # grace: counted from the original removal over the time a kletd was up (recovered,
         # not yet killed): no daemon can act while it is down or still starting.
         up = self.up_intervals()
@@ -857,7 +877,7 @@ class Harness:
             ef, nexits = self.exit_fails()
         fails += ef
         log("checked: %d pods now, %d versions, %d containers created, %d exits compared" %
-            (len(cur_uids), len(self.versions), sum(keys.values()), nexits))
+            (len(cur_uids), len(self.versions), ncreated, nexits))
         return fails
 
     def exit_fails(self, since=None):

@@ -51,7 +51,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -62,99 +61,26 @@ sys.path.insert(0, os.path.join(TOP, "tests", "fakecri"))
 
 try:
     import grpc  # noqa: E402
-    import cripb  # noqa: E402
     import h2.connection  # noqa: E402,F401 (the stand-in needs it)
 except ImportError as e:  # pragma: no cover
     print("crash_api: skip: %s" % e)
     sys.exit(77)
+sys.path.insert(0, HERE)
+import crash  # noqa: E402  the static-pod harness: its poller, pod generator, log
+from crash import BUSYBOX, SLACK_S, Poller, log, pb  # noqa: E402
 
-pb, pbg = cripb.load()
-BUSYBOX = "klet.local/busybox:1.35"
 NODE = "crashapi"
 USER = "system:node:" + NODE
-SLACK_S = 2.0
 
 
-def log(msg):
-    print("# %s %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
-
-
-class Version:
+class Version(crash.Version):
     """One pod (one UID) of the server: what the harness asked for and what it saw."""
 
     def __init__(self, uid, name, kind, grace, ignore_term, ncont):
-        self.uid = uid
-        self.name = name
-        self.kind = kind            # stable | exits | oneshot
-        self.grace = grace
-        self.ignore_term = ignore_term
+        crash.Version.__init__(self, uid, name, kind, grace, ignore_term)
         self.ncont = ncont
-        self.removed_at = None      # wall time of the deletion request
         self.how = None             # graceful | force
         self.del_rv = None          # the server's resourceVersion of the deletion
-        self.finished_at = None     # first time seen with nothing running after removal
-        self.seen = False
-
-
-class Poller(threading.Thread):
-    """Watches the runtime every 50 ms: containers seen, exit codes, finish times."""
-
-    def __init__(self, sock, harness):
-        threading.Thread.__init__(self, daemon=True)
-        self.ch = grpc.insecure_channel("unix://" + sock)
-        self.rt = pbg.RuntimeServiceStub(self.ch)
-        self.h = harness
-        self.stop_ev = threading.Event()
-        self.lock = threading.Lock()
-        self.ctrs = {}      # id -> dict(uid, name, restart, state, exit_code)
-        self.sandboxes = {}
-
-    def poll_once(self):
-        sbs = self.rt.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=10).items
-        cs = self.rt.ListContainers(pb.ListContainersRequest(), timeout=10).containers
-        now = time.time()
-        with self.lock:
-            for s in sbs:
-                self.sandboxes[s.id] = {"uid": s.metadata.uid,
-                                        "state": pb.PodSandboxState.Name(s.state)}
-            for c in cs:
-                e = self.ctrs.get(c.id)
-                st = pb.ContainerState.Name(c.state)
-                if e is None:
-                    e = self.ctrs[c.id] = {
-                        "uid": c.labels.get("io.kubernetes.pod.uid", ""),
-                        "name": c.metadata.name,
-                        "restart": c.annotations.get("io.kubernetes.container.restartCount",
-                                                     "?"),
-                        "state": st, "exit_code": None}
-                e["state"] = st
-                if st == "CONTAINER_EXITED" and e["exit_code"] is None:
-                    try:
-                        r = self.rt.ContainerStatus(pb.ContainerStatusRequest(
-                            container_id=c.id), timeout=10)
-                        e["exit_code"] = r.status.exit_code
-                        e["reason"] = r.status.reason
-                    except grpc.RpcError:
-                        pass
-            live = set()
-            for c in cs:
-                if c.state in (pb.CONTAINER_RUNNING, pb.CONTAINER_UNKNOWN):
-                    live.add(c.labels.get("io.kubernetes.pod.uid", ""))
-            for v in list(self.h.versions.values()):
-                if v.uid in live:
-                    v.seen = True
-                if v.removed_at is not None and v.finished_at is None and v.uid not in live:
-                    v.finished_at = now
-
-    def run(self):
-        while not self.stop_ev.is_set():
-            try:
-                self.poll_once()
-            except grpc.RpcError:
-                pass
-            except Exception as e:  # noqa: BLE001 a poller must keep going
-                log("poller: %r" % e)
-            self.stop_ev.wait(0.05)
 
 
 class Run:
@@ -361,22 +287,7 @@ current-context: standin
         r = self.rng
         self.npod += 1
         name = "p%d" % self.npod
-        kind = r.choice(["stable", "stable", "exits", "oneshot"])
-        grace = r.choice([2, 3, 4, 5])
-        ignore = r.random() < 0.4
-        if kind == "stable":
-            policy = "Always"
-            cmds = [["fake-ignore-term"] if ignore else ["sleep", "inf"]]
-            if r.random() < 0.5:
-                cmds.append(["sleep", "inf"])
-        elif kind == "exits":
-            policy = r.choice(["Always", "OnFailure"])
-            cmds = [["sh", "-c", "sleep %d; exit %d" % (r.choice([1, 2]), r.randint(1, 9))]]
-            if ignore:
-                cmds.append(["fake-ignore-term"])
-        else:
-            policy = "Never"
-            cmds = [["sh", "-c", "sleep 1; exit %d" % r.randint(0, 7)], ["sleep", "inf"]]
+        kind, grace, ignore, policy, cmds = crash.random_pod(r)
         doc = {"metadata": {"name": name, "namespace": "default"},
                "spec": {"nodeName": NODE, "restartPolicy": policy,
                         "terminationGracePeriodSeconds": grace,
@@ -616,41 +527,9 @@ current-context: standin
         cur_uids = set(self.current.values())
         entries = self.ctl("/log")
         preqs = self.pods_requests(entries)
-        # unique
-        keys = {}
-        for req in self.calls["CreateContainer"]:
-            k = (req.config.labels.get("io.kubernetes.pod.uid", ""), req.config.metadata.name,
-                 req.config.annotations.get("io.kubernetes.container.restartCount", "?"))
-            keys[k] = keys.get(k, 0) + 1
-        for k, n in sorted(keys.items()):
-            if n > 1 and k[0] in self.versions:
-                fails.append("unique: container %s of pod %s restartCount %s created %d times"
-                             % (k[1], k[0], k[2], n))
-        # sandbox
-        sbn = {}
-        for req in self.calls["RunPodSandbox"]:
-            u = req.config.metadata.uid
-            sbn[u] = sbn.get(u, 0) + 1
         sb, cs = self.runtime_now()
-        for uid in sorted(cur_uids):
-            if sbn.get(uid, 0) != 1:
-                fails.append("sandbox: pod %s: %d sandboxes created" % (uid, sbn.get(uid, 0)))
-            n = len([s for s in sb if s["uid"] == uid and s["state"] == "SANDBOX_READY"])
-            if n != 1:
-                fails.append("sandbox: pod %s: %d ready sandboxes" % (uid, n))
-        # norestart
-        started = {r.container_id for r in self.calls["StartContainer"]}
-        by_key = {}
-        with self.poller.lock:
-            for cid, c in self.poller.ctrs.items():
-                by_key[(c["uid"], c["name"], c["restart"])] = cid
-        for (u, name, rc), n in keys.items():
-            if u not in cur_uids or self.versions[u].kind != "stable" or rc in ("0", "?"):
-                continue
-            prev = by_key.get((u, name, str(int(rc) - 1)))
-            if prev is not None and prev in started:
-                fails.append("norestart: container %s of long-running pod %s restarted "
-                             "(restartCount %s)" % (name, u, rc))
+        cf, ncreated = crash.check_creations(self, sb, True, lambda u: u in self.versions)
+        fails += cf
         # resume / relist, per kletd run
         nres = nrel = 0
         for i, run in enumerate(self.runs):
@@ -757,7 +636,7 @@ current-context: standin
         log("checked: %d pods now, %d created, %d graceful and %d forced deletions, %d "
             "containers created, %d compactions" %
             (len(cur_uids), self.stats["created"], self.stats["graceful"],
-             self.stats["force"], sum(keys.values()), self.stats["compact"]))
+             self.stats["force"], ncreated, self.stats["compact"]))
         log("away: %d kletd runs started with the server unreachable, %d outages under a "
             "running kletd, %d held pods checked; status converged %d times after it "
             "returned (slowest %.1f s)" %
