@@ -77,22 +77,6 @@ kr_expand(const char *s, char *const *keys, char *const *vals, size_t n)
 
 /* ---- downward API ---- */
 
-/* "metadata.labels['key']" -> key (malloc'd) when prefix matches. */
-static char *
-kr_subscript(const char *path, const char *prefix)
-{
-	size_t pl = strlen(prefix), n;
-
-	if (strncmp(path, prefix, pl) != 0 || path[pl] != '[')
-		return NULL;
-	path += pl + 1;
-	n = strlen(path);
-	if (n < 3 || (path[0] != '\'' && path[0] != '"') || path[n - 1] != ']' ||
-	    path[n - 2] != path[0])
-		return NULL;
-	return xstrndup(path + 1, n - 3);
-}
-
 static char *
 kr_join(const struct strv *v, const char *fallback)
 {
@@ -116,16 +100,8 @@ static int
 kr_field_ref(const struct kr_env *env, const struct pod *pod, const char *path,
     const struct kr_cinput *in, char **out, char *err, size_t errlen)
 {
-	char *key;
-
 	*out = NULL;
-	if (strcmp(path, "metadata.name") == 0)
-		*out = xstrdup(pod->name);
-	else if (strcmp(path, "metadata.namespace") == 0)
-		*out = xstrdup(pod->ns ? pod->ns : "default");
-	else if (strcmp(path, "metadata.uid") == 0)
-		*out = xstrdup(pod->uid);
-	else if (strcmp(path, "spec.nodeName") == 0)
+	if (strcmp(path, "spec.nodeName") == 0)
 		*out = xstrdup(pod->node_name != NULL ? pod->node_name :
 		    (env->node_name ? env->node_name : ""));
 	else if (strcmp(path, "spec.serviceAccountName") == 0)
@@ -136,22 +112,15 @@ kr_field_ref(const struct kr_env *env, const struct pod *pod, const char *path,
 		*out = kr_join(in->pod_ips, in->pod_ip);
 	else if (strcmp(path, "status.hostIP") == 0 || strcmp(path, "status.hostIPs") == 0)
 		*out = xstrdup(env->host_ip ? env->host_ip : "");
-	else if ((key = kr_subscript(path, "metadata.labels")) != NULL) {
-		const char *v = kvlist_get(&pod->labels, key);
-
-		*out = xstrdup(v ? v : "");
-		free(key);
-	} else if ((key = kr_subscript(path, "metadata.annotations")) != NULL) {
-		const char *v = kvlist_get(&pod->annotations, key);
-
-		*out = xstrdup(v ? v : "");
-		free(key);
-	}
-	if (*out == NULL) {
-		snprintf(err, errlen, "unsupported fieldRef fieldPath \"%s\"", path);
-		return -1;
-	}
-	return 0;
+	if (*out != NULL)
+		return 0;
+	/* The metadata fields, as a downwardAPI volume reads them; whole label and annotation
+	 * maps are for volumes only. */
+	if (strcmp(path, "metadata.labels") != 0 && strcmp(path, "metadata.annotations") != 0 &&
+	    vol_field_value(pod, path, out, err, errlen) == 0)
+		return 0;
+	snprintf(err, errlen, "unsupported fieldRef fieldPath \"%s\"", path);
+	return -1;
 }
 
 static int
