@@ -13,6 +13,10 @@ void *xcalloc(size_t, size_t);
 void *xreallocarray(void *, size_t, size_t);
 char *xstrdup(const char *);                /* NULL in -> NULL out */
 char *xstrndup(const char *, size_t);
+/* mkdir -p: the missing parents with mode 0755, path itself with mode (set exactly, whatever
+ * the umask, when this call creates it). An existing directory is left as it is. 0 or -1
+ * (errno set). */
+int   mkdirs(const char *path, unsigned mode);
 int   xasprintf(char **, const char *, ...) __attribute__((format(printf, 2, 3)));
 char *xsprintf(const char *, ...) __attribute__((format(printf, 1, 2))); /* returns the string */
 

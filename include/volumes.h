@@ -130,9 +130,6 @@ void volumes_get_stats(const struct volumes *, struct volumes_stats *);
 
 /* ---- pure helpers (volumes_files.c, tested on their own) ---- */
 
-/* mkdir -p path (parents 0755, path itself mode). Returns 0 or -1 (errno). */
-int vol_mkdirs(const char *path, unsigned mode);
-
 /* One file of a volume payload: a relative path (no "..", not absolute), bytes and mode. */
 struct vol_file {
 	char   *path;

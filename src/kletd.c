@@ -61,28 +61,6 @@ struct kletd {
 };
 
 /* Creates dir and its parents with mode; 0 or -1 (errno set). */
-static int
-mkdir_p(const char *dir, mode_t mode)
-{
-	char *p, *copy = xstrdup(dir);
-	int rc = 0;
-
-	for (p = copy + 1; rc == 0; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-
-		*p = '\0';
-		if (mkdir(copy, mode) == -1 && errno != EEXIST)
-			rc = -1;
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	free(copy);
-	return rc;
-}
-
 /* Prepares the root dir and takes its lock so that two daemons never share one state. */
 static int
 kletd_prepare_root(struct kletd *k)
@@ -91,7 +69,7 @@ kletd_prepare_root(struct kletd *k)
 	struct stat st;
 	char *lock;
 
-	if (mkdir_p(root, 0700) == -1) {
+	if (mkdirs(root, 0700) == -1) {
 		log_error("--root-dir %s: cannot create: %s", root, strerror(errno));
 		return -1;
 	}

@@ -158,7 +158,6 @@ struct kuberuntime {
 
 static void kr_next(struct kr_sync *);
 static void kr_sync_free(struct kr_sync *);
-static int  kr_mkdirs(const char *, mode_t);
 static void kr_cleanup_pod_dirs(struct kuberuntime *, const struct pod *);
 
 static struct timeval
@@ -1049,7 +1048,7 @@ kr_create_sandbox(struct kr_sync *m)
 		kr_finish(m);
 		return;
 	}
-	if (kr_mkdirs(m->sbcfg->log_directory, 0755) == -1) {
+	if (mkdirs(m->sbcfg->log_directory, 0755) == -1) {
 		kr_fail(m, "create pod log directory %s: %s", m->sbcfg->log_directory,
 		    strerror(errno));
 		kr_finish(m);
@@ -1261,28 +1260,6 @@ kr_next(struct kr_sync *m)
 }
 
 /* ---- directories ---- */
-
-static int
-kr_mkdirs(const char *path, mode_t mode)
-{
-	char *p = xstrdup(path), *s;
-	int rc = 0;
-
-	for (s = p + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
-			rc = -1;
-			break;
-		}
-		*s = '/';
-	}
-	if (rc == 0 && mkdir(p, mode) == -1 && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
-}
 
 static int
 kr_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -263,30 +263,6 @@ kr_env_value(const struct kr_env *env, const struct pod *pod, const struct conta
 /* ---- mounts ---- */
 
 static int
-kr_mkdir_p(const char *path, mode_t mode)
-{
-	char *p = xstrdup(path), *s;
-	int rc = 0;
-
-	for (s = p + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
-			rc = -1;
-			break;
-		}
-		*s = '/';
-	}
-	if (rc == 0 && mkdir(p, mode) == -1 && errno != EEXIST)
-		rc = -1;
-	if (rc == 0 && mode != 0755)
-		chmod(p, mode);
-	free(p);
-	return rc;
-}
-
-static int
 kr_host_path_check(const struct volume *v, char *err, size_t errlen)
 {
 	const char *t = v->v_host_path_type != NULL ? v->v_host_path_type : "";
@@ -299,7 +275,7 @@ kr_host_path_check(const struct volume *v, char *err, size_t errlen)
 	if (strcmp(t, "DirectoryOrCreate") == 0) {
 		if (have && !S_ISDIR(st.st_mode))
 			goto wrong;
-		if (!have && kr_mkdir_p(v->v_path, 0755) == -1)
+		if (!have && mkdirs(v->v_path, 0755) == -1)
 			goto syserr;
 		return 0;
 	}
@@ -311,7 +287,7 @@ kr_host_path_check(const struct volume *v, char *err, size_t errlen)
 
 			if (sl != NULL && sl != dir) {
 				*sl = '\0';
-				kr_mkdir_p(dir, 0755);
+				mkdirs(dir, 0755);
 			}
 			free(dir);
 			if ((fd = open(v->v_path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == -1)
@@ -425,7 +401,7 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 		case VOL_EMPTY_DIR:
 			host = xsprintf("%s/pods/%s/volumes/kubernetes.io~empty-dir/%s",
 			    env->root_dir, pod->uid, v->v_name);
-			if (kr_mkdir_p(host, 0777) == -1) {
+			if (mkdirs(host, 0777) == -1) {
 				snprintf(err, errlen, "emptyDir %s: %s: %s", v->v_name, host,
 				    strerror(errno));
 				free(host);
@@ -476,7 +452,7 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 			free(host);
 			host = full;
 			if (v->v_kind == VOL_EMPTY_DIR || access(host, F_OK) != 0)
-				kr_mkdir_p(host, 0777);
+				mkdirs(host, 0777);
 		}
 		kr_add_mount(cc, host, vm->mount_path, ro || vm->read_only || v->v_read_only,
 		    vm->propagation);
@@ -497,7 +473,7 @@ kr_term_file(const struct kr_env *env, const struct pod *pod, const struct conta
 	if (c->c_term_msg_path == NULL || c->c_term_msg_path[0] == '\0')
 		return;
 	dir = xsprintf("%s/pods/%s/containers/%s", env->root_dir, pod->uid, c->c_name);
-	if (kr_mkdir_p(dir, 0755) == -1) {
+	if (mkdirs(dir, 0755) == -1) {
 		log_warn("%s: %s", __func__, dir);
 		free(dir);
 		return;
@@ -865,7 +841,7 @@ kr_container_config(const struct kr_env *env, const struct pod *pod, const struc
 	}
 	logdir = kuberuntime_pod_log_dir(env->logs_dir, pod);
 	s = xsprintf("%s/%s", logdir, c->c_name);
-	if (kr_mkdir_p(s, 0755) == -1) {
+	if (mkdirs(s, 0755) == -1) {
 		snprintf(err, errlen, "create container log directory %s: %s", s,
 		    strerror(errno));
 		free(s);

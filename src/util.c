@@ -1,4 +1,7 @@
 /* util.c — allocation helpers and clocks. */
+#include <sys/stat.h>
+#include <sys/types.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,4 +148,30 @@ fnv64(uint64_t h, const void *buf, size_t len)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+int
+mkdirs(const char *path, unsigned mode)
+{
+	char *p = xstrdup(path), *s;
+	int rc = 0;
+
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
+			rc = -1;
+			break;
+		}
+		*s = '/';
+	}
+	if (rc == 0) {
+		if (mkdir(p, (mode_t)mode) == 0)
+			rc = chmod(p, (mode_t)mode);
+		else if (errno != EEXIST)
+			rc = -1;
+	}
+	free(p);
+	return rc;
 }

@@ -915,7 +915,7 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 			 * here); the volume directory stays 0755 for the container's user. */
 			parent = xstrdup(dir);
 			*strrchr(parent, '/') = '\0';
-			if (vol_mkdirs(parent, 0700) == 0)
+			if (mkdirs(parent, 0700) == 0)
 				chmod(parent, 0700);
 			free(parent);
 		}
@@ -1049,7 +1049,7 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
 			parent = xstrdup(m->m_dir);
 			*strrchr(parent, '/') = '\0';
-			if (vol_mkdirs(parent, 0700) == 0)
+			if (mkdirs(parent, 0700) == 0)
 				chmod(parent, 0700);
 			free(parent);
 		}

@@ -251,28 +251,6 @@ path_ok(const char *p)
 	return 1;
 }
 
-int
-vol_mkdirs(const char *path, unsigned mode)
-{
-	char *p = xstrdup(path), *s;
-	int rc = 0;
-
-	for (s = p + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
-			rc = -1;
-			break;
-		}
-		*s = '/';
-	}
-	if (rc == 0 && mkdir(p, (mode_t)mode) == -1 && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
-}
-
 /* rm -rf of a directory we wrote (never follows symlinks). */
 static void
 rm_tree(const char *path)
@@ -397,7 +375,7 @@ write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_fil
 
 	sl = strrchr(p, '/');
 	*sl = '\0';
-	if (vol_mkdirs(p, 0755) == -1) {
+	if (mkdirs(p, 0755) == -1) {
 		snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
 		free(p);
 		return -1;
@@ -468,7 +446,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 			}
 		}
 	}
-	if (vol_mkdirs(dir, 0755) == -1) {
+	if (mkdirs(dir, 0755) == -1) {
 		snprintf(err, errlen, "mkdir %s: %s", dir, strerror(errno));
 		return -1;
 	}
