@@ -137,6 +137,7 @@ struct kr_pod_view {
 	const char *sandbox_id;     /* the sandbox the machine uses, or NULL */
 	const char *sandbox_error;  /* last sandbox failure (reason: message), or NULL */
 	const char *last_error;     /* last failed transaction's error, or NULL */
+	const char *last_step;      /* the step the last transaction ended in, or NULL */
 	size_t      nstart_errors;
 	int64_t     last_sync_ms;   /* monotonic end of the last transaction, 0 if none */
 };

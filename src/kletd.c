@@ -343,6 +343,7 @@ kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t dead
 {
 	struct kletd *k = kletd_self;
 	struct store_worker w;
+	struct kr_pod_view kv;
 	struct pw_view v;
 
 	(void)arg;
@@ -356,6 +357,9 @@ kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t dead
 		if (podworkers_get(k->k_workers, uid, &v) == 0)
 			w.grace_seconds = v.grace_seconds;
 	}
+	/* The step the pod's machine is in (or stopped in, with the last error). */
+	if (k->k_kr != NULL && kuberuntime_get(k->k_kr, uid, &kv) == 0)
+		w.step = kv.step != NULL ? kv.step : kv.last_step;
 	if (podworkers_get(k->k_workers, uid, &v) == 0) {
 		w.last_error = v.last_error;
 		w.failures = v.failures;

@@ -59,6 +59,7 @@ struct kr_pod {
 	struct kr_sync      *m;            /* the machine running for this pod, or NULL */
 	int64_t              min_ts;       /* decisions need a status at least this new */
 	char                *last_error;
+	const char          *last_step;    /* where the last transaction ended (static) */
 	char                *sandbox_error;
 	int64_t              last_sync_ms;
 	struct event        *resync;
@@ -647,6 +648,8 @@ kr_finish(struct kr_sync *m)
 	int rc = m->err != NULL ? -1 : 0;
 	char *err = xstrdup(m->err);
 
+	if (kp != NULL)
+		kp->last_step = kr_step_names[m->step];
 	m->step = KS_FINISH;
 	kr_sync_call(m, NULL, NULL);
 	if (kp != NULL) {
@@ -1419,6 +1422,7 @@ kr_view(const struct kr_pod *kp, struct kr_pod_view *v)
 	v->uid = kp->uid;
 	v->sandbox_error = kp->sandbox_error;
 	v->last_error = kp->last_error;
+	v->last_step = kp->last_step;
 	v->nstart_errors = kp->nerrs;
 	v->last_sync_ms = kp->last_sync_ms;
 	if (m == NULL)

@@ -109,6 +109,17 @@ wait_for 300 restarted_slow
 check "put-back pod runs again after its termination" restarted_slow
 check "removed flag cleared" [ "$(db "SELECT removed FROM workers WHERE uid = 'uid-slow'")" = 0 ]
 
+# 5. A failing pod's worker row keeps its last error, failure count and step.
+put never.json <<M
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "never", "uid": "uid-never"},
+ "spec": {"containers": [{"name": "c", "image": "klet.local/nosuch:1",
+  "imagePullPolicy": "Never"}]}}
+M
+failed_row() { db "SELECT failures, step, last_error FROM workers WHERE uid = 'uid-never'" | grep -q '^[1-9][0-9]*|[a-z].*|.*ErrImageNeverPull'; }
+wait_for 200 failed_row
+echo "# worker row: $(db "SELECT state, failures, step, last_error FROM workers WHERE uid = 'uid-never'")"
+check "failing worker stored with failures, step and last error" failed_row
+
 stop_kletd TERM
 check "no sanitizer report" sh -c "! grep -q 'AddressSanitizer\|runtime error' '$T/kletd.log'"
 finish
