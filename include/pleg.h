@@ -90,6 +90,8 @@ void pleg_free(struct pleg *);
  * the loop when it ends, with 0 or -1. Returns 0 when started. */
 int  pleg_relist(struct pleg *, void (*done)(int rc, void *arg), void *arg);
 void pleg_stats(const struct pleg *, struct pleg_stats *);
+/* 1 when the last relist saw container id exited and its exit was reported (exit_fn). */
+int  pleg_exit_reported(const struct pleg *, const char *id);
 /* 1 when a relist succeeded within PLEG_RELIST_THRESHOLD_MS of now (or the PLEG is younger
  * than that); else 0 with a reason in why. */
 int  pleg_healthy(const struct pleg *, int64_t now_ms, char *why, size_t whylen);

@@ -324,6 +324,9 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 
 		if (c->state != RT_EXITED && !(c->state == RT_CREATED && keep == 0))
 			continue;
+		if (c->state == RT_EXITED && h->h_d.exit_known != NULL &&
+		    !h->h_d.exit_known(c->id, h->h_d.exit_known_arg))
+			continue;  /* the next relist reports it; a later pass removes it */
 		for (j = 0; j < st->ncontainers; j++) {
 			const struct rt_container *o = &st->containers[j];
 

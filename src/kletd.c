@@ -229,6 +229,15 @@ kletd_pleg_exit(const char *uid, const struct rt_container *c, void *arg)
 	store_put_exit(k->k_store, &x);
 }
 
+/* housekeeping removes an exited container only once the PLEG reported its exit. */
+static int
+kletd_exit_known(const char *id, void *arg)
+{
+	struct kletd *k = arg;
+
+	return k->k_pleg == NULL || pleg_exit_reported(k->k_pleg, id);
+}
+
 /* Intent records (issue 6): durable before the create call leaves, so that a daemon killed
  * in between adopts what the runtime made instead of making it again. */
 static void
@@ -613,6 +622,8 @@ kletd_wire(struct kletd *k)
 	memset(&hd, 0, sizeof(hd));
 	hd.cri = k->k_cri;
 	hd.cache = k->k_cache;
+	hd.exit_known = kletd_exit_known;
+	hd.exit_known_arg = k;
 	hd.workers = k->k_workers;
 	hd.config = k->k_config;
 	hd.kr = k->k_kr;

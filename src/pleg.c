@@ -847,6 +847,14 @@ pleg_set_store(struct pleg *p, struct store *st)
 	p->p_store = st;
 }
 
+int
+pleg_exit_reported(const struct pleg *p, const char *id)
+{
+	const struct pl_obj *o = pl_set_find(&p->p_old, id);
+
+	return o != NULL && !o->o_sandbox && o->o_pstate == PLEG_EXITED && o->o_exit_reported;
+}
+
 void
 pleg_stats(const struct pleg *p, struct pleg_stats *st)
 {
