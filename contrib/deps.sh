@@ -8,7 +8,7 @@ libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
 clang libclang-rt-14-dev valgrind clang-format
 python3 python3-grpcio python3-grpc-tools python3-h2 python3-yaml
 containerd runc containernetworking-plugins busybox-static iproute2 util-linux
-sqlite3 curl"
+sqlite3 curl openssl"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||

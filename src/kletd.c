@@ -361,15 +361,14 @@ kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t dead
 	memset(&w, 0, sizeof(w));
 	w.uid = uid;
 	w.state = kletd_state_str(state);
-	if (state == PW_TERMINATING) {
+	if (state == PW_TERMINATING)
 		w.grace_deadline_wall_ms = now_wall_ns() / 1000000 + (deadline_ms - now_mono_ms());
-		if (podworkers_get(k->k_workers, uid, &v) == 0)
-			w.grace_seconds = v.grace_seconds;
-	}
 	/* The step the pod's machine is in (or stopped in, with the last error). */
 	if (k->k_kr != NULL && kuberuntime_get(k->k_kr, uid, &kv) == 0)
 		w.step = kv.step != NULL ? kv.step : kv.last_step;
 	if (podworkers_get(k->k_workers, uid, &v) == 0) {
+		if (state == PW_TERMINATING)
+			w.grace_seconds = v.grace_seconds;
 		w.last_error = v.last_error;
 		w.failures = v.failures;
 		w.removed = v.removed;
@@ -481,30 +480,36 @@ kletd_restore_pod(const struct store_pod *sp, void *arg)
 }
 
 static int
+kletd_cmp_pod_uid(const void *key, const void *elem)
+{
+	return strcmp(key, (*(struct pod *const *)elem)->uid);
+}
+
+static int
 kletd_restore_worker(const struct store_worker *sw, void *arg)
 {
 	struct kletd_restore *r = arg;
 	struct pw_restore pr;
+	struct pod **pp;
 	int64_t now_wall = now_wall_ns() / 1000000, now = now_mono_ms();
-	size_t i;
 
 	memset(&pr, 0, sizeof(pr));
 	if (kletd_state_parse(sw->state, &pr.state) == -1)
 		return 0;
-	for (i = 0; i < r->npods; i++) {
-		if (strcmp(r->pods[i]->uid, sw->uid) != 0)
-			continue;
-		if (pr.state == PW_TERMINATING)
-			pr.grace_deadline_ms = now + (sw->grace_deadline_wall_ms - now_wall);
-		pr.removed = sw->removed;
-		pr.failures = sw->failures;
-		pr.last_error = sw->last_error;
-		if (sw->next_retry_wall_ms > now_wall)
-			pr.next_sync_ms = now + (sw->next_retry_wall_ms - now_wall);
-		podworkers_restore(r->k->k_workers, r->pods[i], &pr);
-		r->restored++;
-		break;
-	}
+	/* The pods came ordered by UID (store_foreach_pod). */
+	pp = r->npods > 0 ? bsearch(sw->uid, r->pods, r->npods, sizeof(*r->pods),
+	    kletd_cmp_pod_uid) : NULL;
+	if (pp == NULL)
+		return 0;
+	if (pr.state == PW_TERMINATING)
+		pr.grace_deadline_ms = now + (sw->grace_deadline_wall_ms - now_wall);
+	pr.removed = sw->removed;
+	pr.failures = sw->failures;
+	pr.last_error = sw->last_error;
+	if (sw->next_retry_wall_ms > now_wall)
+		pr.next_sync_ms = now + (sw->next_retry_wall_ms - now_wall);
+	podworkers_restore(r->k->k_workers, *pp, &pr);
+	r->restored++;
 	return 0;
 }
 

@@ -684,9 +684,7 @@ pl_store(struct pleg *p)
 	for (i = 0; i < p->p_new.n; i++)
 		if (p->p_new.objs[i].o_fetched)
 			pl_store_one(p, &p->p_new.objs[i]);
-	for (i = 0; i < p->p_old.n; i++)
-		if (pl_set_find(&p->p_new, p->p_old.objs[i].o_c.id) == NULL)
-			store_del_rtobj(p->p_store, p->p_old.objs[i].o_c.id);
+	/* Objects that left the runtime since the last relist: pl_commit's removal pass. */
 	/* The first relist: rows of objects that left the runtime while no daemon ran. */
 	for (i = 0; i < p->p_seed.n; i++)
 		if (pl_set_find(&p->p_new, p->p_seed.objs[i].o_c.id) == NULL)
@@ -713,9 +711,13 @@ pl_commit(struct pleg *p)
 		pl_emit(p, &nw->objs[i], o != NULL ? o->o_pstate : PLEG_NONEXISTENT,
 		    nw->objs[i].o_pstate);
 	}
-	for (i = 0; i < old->n; i++)
-		if (pl_set_find(nw, old->objs[i].o_c.id) == NULL)
-			pl_emit(p, &old->objs[i], old->objs[i].o_pstate, PLEG_NONEXISTENT);
+	for (i = 0; i < old->n; i++) {
+		if (pl_set_find(nw, old->objs[i].o_c.id) != NULL)
+			continue;
+		pl_emit(p, &old->objs[i], old->objs[i].o_pstate, PLEG_NONEXISTENT);
+		if (p->p_store != NULL)
+			store_del_rtobj(p->p_store, old->objs[i].o_c.id);
+	}
 	pl_store(p);
 	/* Exits, once each. */
 	for (i = 0; i < nw->n; i++) {
