@@ -51,6 +51,11 @@ void api_join_runtime(struct api_join *, int ready, const char *reason, const ch
          const char *version);
 /* PLEG health (housekeeping). */
 void api_join_pleg(struct api_join *, int healthy, const char *why);
+/* Calls cb for each status the status manager resumed from the store at start (before
+ * any pod claimed it). */
+struct pod_status;
+void api_join_foreach_restored(struct api_join *,
+         void (*cb)(const struct pod_status *, void *), void *arg);
 /* A pod left every source (REMOVE): its status entry is forgotten. */
 void api_join_pod_removed(struct api_join *, const char *uid);
 

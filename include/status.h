@@ -65,6 +65,9 @@ void status_update(struct status_mgr *, const struct pod *pod, const struct rt_p
 void status_reject(struct status_mgr *, const struct pod *pod, const char *reason,
          const char *message);
 void status_forget(struct status_mgr *, const char *uid);
+/* Calls cb for each status resumed from the store and not yet claimed by its pod. */
+void status_foreach_restored(struct status_mgr *,
+         void (*cb)(const struct pod_status *, void *), void *arg);
 /* The 10 s pass: re-sends every status the server lacks and retries due deletions. */
 void status_batch(struct status_mgr *);
 

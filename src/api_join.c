@@ -478,6 +478,14 @@ api_join_pleg(struct api_join *j, int healthy, const char *why)
 }
 
 void
+api_join_foreach_restored(struct api_join *j, void (*cb)(const struct pod_status *, void *),
+    void *arg)
+{
+	if (j != NULL)
+		status_foreach_restored(j->j_status, cb, arg);
+}
+
+void
 api_join_pod_removed(struct api_join *j, const char *uid)
 {
 	if (j != NULL) {

@@ -528,20 +528,14 @@ kletd_restore_ready(struct kletd *k, const struct container_status *v, size_t n)
 	}
 }
 
-static int
-kletd_restore_status(const struct store_status *ss, void *arg)
+/* The statuses the status manager resumed (parsed once, there). */
+static void
+kletd_restore_status(const struct pod_status *st, void *arg)
 {
 	struct kletd *k = arg;
-	struct pod_status st;
-	char err[256];
 
-	if (ss->json == NULL ||
-	    pod_status_from_json(ss->json, strlen(ss->json), &st, err, sizeof(err)) == -1)
-		return 0;
-	kletd_restore_ready(k, st.statuses, st.nstatuses);
-	kletd_restore_ready(k, st.init_statuses, st.ninit_statuses);
-	pod_status_clear(&st);
-	return 0;
+	kletd_restore_ready(k, st->statuses, st->nstatuses);
+	kletd_restore_ready(k, st->init_statuses, st->ninit_statuses);
 }
 
 /* Issue 6: the workers resume where they stopped (a terminating pod keeps its deadline). */
@@ -553,8 +547,6 @@ kletd_restore(struct kletd *k)
 
 	store_foreach_pod(k->k_store, kletd_restore_pod, &r);
 	store_foreach_worker(k->k_store, kletd_restore_worker, &r);
-	if (k->k_prober != NULL)
-		store_foreach_status(k->k_store, kletd_restore_status, k);
 	if (r.restored > 0)
 		log_info("resumed %zu pod workers from the store", r.restored);
 	for (i = 0; i < r.npods; i++)
@@ -623,6 +615,8 @@ kletd_wire(struct kletd *k)
 			log_error("%s", jerr);
 			return -1;
 		}
+		/* Statuses exist only with an API server: ready containers stay ready. */
+		api_join_foreach_restored(k->k_join, kletd_restore_status, k);
 	}
 	memset(&hd, 0, sizeof(hd));
 	hd.cri = k->k_cri;

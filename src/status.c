@@ -464,6 +464,17 @@ status_forget(struct status_mgr *m, const char *uid)
 }
 
 void
+status_foreach_restored(struct status_mgr *m, void (*cb)(const struct pod_status *, void *),
+    void *arg)
+{
+	struct sentry *e;
+
+	TAILQ_FOREACH(e, &m->m_entries, e_entry)
+		if (e->e_restored)
+			cb(&e->e_status, arg);
+}
+
+void
 status_batch(struct status_mgr *m)
 {
 	struct sentry *e;
