@@ -11,25 +11,25 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api_join.h" /* api */
-#include "config.h"
-#include "cri.h"
-#include "ctl.h" /* podctl */
-#include "events.h"
-#include "housekeeping.h"
-#include "kuberuntime.h"
-#include "log.h"
-#include "logrotate.h"
-#include "loop.h"
-#include "pleg.h"
-#include "pod.h"
-#include "podcache.h"
-#include "podconfig.h"
-#include "podworkers.h"
-#include "prober.h" /* prober */
-#include "source_file.h"
-#include "store.h" /* store */
-#include "util.h"
+#include "api/join.h" /* api */
+#include "core/config.h"
+#include "cri/cri.h"
+#include "ctl/ctl.h" /* podctl */
+#include "node/events.h"
+#include "node/housekeeping.h"
+#include "kuberuntime/kuberuntime.h"
+#include "core/log.h"
+#include "node/logrotate.h"
+#include "core/loop.h"
+#include "node/pleg.h"
+#include "pod/pod.h"
+#include "node/podcache.h"
+#include "node/podconfig.h"
+#include "node/podworkers.h"
+#include "prober/prober.h" /* prober */
+#include "node/source_file.h"
+#include "store/store.h" /* store */
+#include "core/util.h"
 
 struct kletd {
 	struct klet_config  k_cfg;

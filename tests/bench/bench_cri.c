@@ -13,9 +13,9 @@
 
 #include <event2/event.h>
 
-#include "cri.h"
-#include "log.h"
-#include "util.h"
+#include "cri/cri.h"
+#include "core/log.h"
+#include "core/util.h"
 
 static struct event_base *base;
 static struct cri *cri;

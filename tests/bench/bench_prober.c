@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cri.h"
-#include "log.h"
-#include "pod.h"
-#include "prober.h"
-#include "runtime.h"
-#include "util.h"
+#include "cri/cri.h"
+#include "core/log.h"
+#include "pod/pod.h"
+#include "prober/prober.h"
+#include "pod/runtime.h"
+#include "core/util.h"
 
 static struct event_base *base;
 static struct prober *P;

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "store.h"
-#include "util.h"
+#include "core/log.h"
+#include "store/store.h"
+#include "core/util.h"
 
 #define NPODS 110
 

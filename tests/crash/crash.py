@@ -55,7 +55,7 @@ and checks, beside the invariants above:
             without any restart (polled; the store's retry timer backs off to 5 s), and
             then every exit seen since the fault began (pods still present) is in the
             database (polled a few relists)
-  exits     (refined) the store contract (include/store.h): nothing acknowledged is lost
+  exits     (refined) the store contract (src/store/store.h): nothing acknowledged is lost
             while the process lives; a crash loses what was not committed. A kill -9 while
             the store may hold uncommitted writes (a fault on, or cleared but "ok" not yet
             seen) loses its journal: an exit the poller saw before that kill, missing from
@@ -840,7 +840,7 @@ class Harness:
                 fails.append("grace: pod %s (grace %d s) never finished" % (v.uid, v.grace))
                 continue
             # A kill while the store could not commit may lose the termination that had
-            # begun (include/store.h: a crash loses the uncommitted writes); the next
+            # begun (src/store/store.h: a crash loses the uncommitted writes); the next
             # kletd learns of the removal afresh, so the grace runs from that kill.
             since = v.removed_at
             lost = [kt for kt in self.dirty_kills if since < kt < v.finished_at]

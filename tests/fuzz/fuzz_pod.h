@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "pod.h"
+#include "core/json.h"
+#include "pod/pod.h"
 
 /* Decode, validate, hash, copy and free a pod; parse the raw DOM too and check that its
  * JSON serialization parses again. Any crash, leak or sanitizer report is a finding. */

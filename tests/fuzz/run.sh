@@ -15,10 +15,10 @@ fi
 tmp=$(mktemp -d /tmp/klet-fuzz.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
--fno-omit-frame-pointer -D_GNU_SOURCE -I$top/include $(pkg-config --cflags yajl yaml-0.1)"
+-fno-omit-frame-pointer -D_GNU_SOURCE -I$top/src $(pkg-config --cflags yajl yaml-0.1)"
 libs="$(pkg-config --libs yajl yaml-0.1) -lm"
-srcs="$top/src/pod.c $top/src/pod_decode.c $top/src/pod_validate.c $top/src/json.c \
-$top/src/util.c $top/src/log.c"
+srcs="$top/src/pod/pod.c $top/src/pod/decode.c $top/src/pod/validate.c $top/src/core/json.c \
+$top/src/core/util.c $top/src/core/log.c"
 status=0
 for t in json yaml; do
 	bin=$tmp/fuzz_pod_$t

@@ -16,9 +16,9 @@
 
 #include <event2/event.h>
 
-#include "cri.h"
-#include "log.h"
-#include "util.h"
+#include "cri/cri.h"
+#include "core/log.h"
+#include "core/util.h"
 
 static int npass, nfail;
 static int64_t t_start;

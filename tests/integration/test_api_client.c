@@ -13,13 +13,13 @@
 
 #include <event2/event.h>
 
-#include "api.h"
-#include "json.h"
-#include "kubeconfig.h"
-#include "log.h"
-#include "podconfig.h"
-#include "util.h"
-#include "watch.h"
+#include "api/api.h"
+#include "core/json.h"
+#include "api/kubeconfig.h"
+#include "core/log.h"
+#include "node/podconfig.h"
+#include "core/util.h"
+#include "api/watch.h"
 
 static struct event_base *base;
 static const char *ctl_port;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The CRI client (src/cri.c, grpc.c, h2.c) against the Python grpcio fake CRI
+# The CRI client (src/cri/cri.c, src/net/grpc.c, src/net/h2.c) against the Python grpcio fake CRI
 # (tests/fakecri): every RPC, error codes, deadlines, oversize, cancel, GOAWAY, drops.
 # Skips (77) without python3-grpcio unless KLET_REQUIRE_PEERS=1.
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}

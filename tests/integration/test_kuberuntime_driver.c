@@ -21,15 +21,15 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "config.h"
-#include "cri.h"
-#include "events.h"
-#include "kuberuntime.h"
-#include "log.h"
-#include "pod.h"
-#include "podcache.h"
-#include "podworkers.h"
-#include "util.h"
+#include "core/config.h"
+#include "cri/cri.h"
+#include "node/events.h"
+#include "kuberuntime/kuberuntime.h"
+#include "core/log.h"
+#include "pod/pod.h"
+#include "node/podcache.h"
+#include "node/podworkers.h"
+#include "core/util.h"
 
 static struct event_base *base;
 static struct cri *cri;

@@ -10,17 +10,17 @@
 
 #include <event2/event.h>
 
-#include "api.h"
-#include "api_join.h"
-#include "events.h"
-#include "json.h"
-#include "kubeconfig.h"
-#include "log.h"
-#include "node.h"
-#include "pod.h"
-#include "runtime.h"
-#include "status.h"
-#include "util.h"
+#include "api/api.h"
+#include "api/join.h"
+#include "node/events.h"
+#include "core/json.h"
+#include "api/kubeconfig.h"
+#include "core/log.h"
+#include "api/node.h"
+#include "pod/pod.h"
+#include "pod/runtime.h"
+#include "api/status.h"
+#include "core/util.h"
 
 static struct event_base *base;
 static struct api *api;

@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
-#include "pod.h"
-#include "runtime.h"
-#include "util.h"
+#include "logic/actions.h"
+#include "pod/pod.h"
+#include "pod/runtime.h"
+#include "core/util.h"
 
 #define FX_UNUSED __attribute__((unused))
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "actions.h"
+#include "logic/actions.h"
 #include "logic_fixture.h"
 
 #define ALWAYS RESTART_ALWAYS

@@ -11,8 +11,8 @@
 #include <yajl/yajl_tree.h>
 
 #include "logic_fixture.h"
-#include "patch.h"
-#include "podstatus.h"
+#include "logic/patch.h"
+#include "logic/podstatus.h"
 
 /* KLET_INVARIANT_ROUNDS=N runs more. */
 #define ROUNDS 300

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "backoff.h"
+#include "core/backoff.h"
 #include "logic_fixture.h"
 
 enum op { END = 0, NEXT, IN, GET, GC, RESET, COUNT };

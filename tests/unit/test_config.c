@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "log.h"
+#include "core/config.h"
+#include "core/log.h"
 
 struct flag_case {
 	const char *name;

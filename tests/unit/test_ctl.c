@@ -8,10 +8,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ctl.h"
-#include "json.h"
-#include "pod.h"
-#include "util.h"
+#include "ctl/ctl.h"
+#include "core/json.h"
+#include "pod/pod.h"
+#include "core/util.h"
 
 struct req_case {
 	const char *line;

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "events.h"
-#include "pod.h"
-#include "util.h"
+#include "node/events.h"
+#include "pod/pod.h"
+#include "core/util.h"
 
 struct seen {
 	int news;

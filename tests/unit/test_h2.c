@@ -31,10 +31,10 @@
 #include <openssl/x509v3.h>
 
 #include "api.pb-c.h"
-#include "grpc.h"
-#include "h2.h"
-#include "log.h"
-#include "util.h"
+#include "net/grpc.h"
+#include "net/h2.h"
+#include "core/log.h"
+#include "core/util.h"
 
 /* ---- pure helpers ---- */
 

@@ -20,8 +20,8 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "http1.h"
-#include "util.h"
+#include "net/http1.h"
+#include "core/util.h"
 
 /* ---- a scripted server ---- */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "json.h"
+#include "core/json.h"
 
 static int nfail;
 #define CASE_FAIL(...) do { print_error(__VA_ARGS__); print_error("\n"); nfail++; } while (0)

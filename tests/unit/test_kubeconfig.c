@@ -14,9 +14,9 @@
 
 #include <openssl/ssl.h>
 
-#include "kubeconfig.h"
-#include "log.h"
-#include "util.h"
+#include "api/kubeconfig.h"
+#include "core/log.h"
+#include "core/util.h"
 
 static char tmpdir[] = "/tmp/klet-kc-test.XXXXXX";
 

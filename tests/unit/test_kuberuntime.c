@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kuberuntime.h"
-#include "kuberuntime_int.h"
-#include "pod.h"
-#include "util.h"
+#include "kuberuntime/kuberuntime.h"
+#include "kuberuntime/internal.h"
+#include "pod/pod.h"
+#include "core/util.h"
 
 static char tmpdir[256];
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "logrotate.h"
-#include "util.h"
+#include "node/logrotate.h"
+#include "core/util.h"
 
 static void
 test_path_and_name(void **state)

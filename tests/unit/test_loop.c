@@ -8,8 +8,8 @@
 
 #include <event2/event.h>
 
-#include "log.h"
-#include "loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 
 struct counter {
 	struct loop *l;

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "patch.h"
-#include "podstatus.h"
-#include "util.h"
+#include "logic/patch.h"
+#include "logic/podstatus.h"
+#include "core/util.h"
 
 struct patch_case {
 	const char *name;

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pleg.h"
-#include "util.h"
+#include "node/pleg.h"
+#include "core/util.h"
 
 static void
 test_transition_table(void **state)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pod.h"
+#include "pod/pod.h"
 
 static char *
 slurp(const char *name, size_t *len)

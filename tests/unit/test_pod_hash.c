@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pod.h"
+#include "pod/pod.h"
 
 static const char base[] =
 	"metadata: {name: p}\n"

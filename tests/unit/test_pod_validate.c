@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pod.h"
+#include "pod/pod.h"
 
 struct vcase {
 	const char *name;

@@ -9,9 +9,9 @@
 
 #include <event2/event.h>
 
-#include "loop.h"
-#include "podcache.h"
-#include "util.h"
+#include "core/loop.h"
+#include "node/podcache.h"
+#include "core/util.h"
 
 static void
 mk_status(struct rt_pod_status *st, const char *uid, int ncont)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "podconfig.h"
-#include "util.h"
+#include "node/podconfig.h"
+#include "core/util.h"
 
 struct seen {
 	char ops[64][48];

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "logic_fixture.h"
-#include "podstatus.h"
+#include "logic/podstatus.h"
 
 #define ALWAYS RESTART_ALWAYS
 #define ONFAIL RESTART_ON_FAILURE

@@ -10,9 +10,9 @@
 
 #include <event2/event.h>
 
-#include "loop.h"
-#include "podworkers.h"
-#include "util.h"
+#include "core/loop.h"
+#include "node/podworkers.h"
+#include "core/util.h"
 
 #define MAXCALLS 64
 

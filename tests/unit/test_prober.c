@@ -13,11 +13,11 @@
 
 #include <event2/event.h>
 
-#include "pod.h"
-#include "prober.h"
-#include "prober_grpc.h"
-#include "prober_int.h"
-#include "util.h"
+#include "pod/pod.h"
+#include "prober/prober.h"
+#include "prober/grpc_check.h"
+#include "prober/internal.h"
+#include "core/util.h"
 
 static struct event_base *base;
 static struct prober *P;

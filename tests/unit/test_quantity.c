@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pod.h"
+#include "pod/pod.h"
 
 struct qcase {
 	const char *in;

@@ -14,12 +14,12 @@
 
 #include <event2/event.h>
 
-#include "events.h"
-#include "loop.h"
-#include "pod.h"
-#include "podconfig.h"
-#include "source_file.h"
-#include "util.h"
+#include "node/events.h"
+#include "core/loop.h"
+#include "pod/pod.h"
+#include "node/podconfig.h"
+#include "node/source_file.h"
+#include "core/util.h"
 
 static const char *web_yaml =
     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels:\n    app: web\n"

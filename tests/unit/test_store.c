@@ -20,10 +20,10 @@
 #include <event2/event.h>
 #include <sqlite3.h>
 
-#include "log.h"
-#include "loop.h"
-#include "store.h"
-#include "util.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "store/store.h"
+#include "core/util.h"
 
 /* ---- fixtures and helpers ---- */
 

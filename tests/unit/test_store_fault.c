@@ -16,9 +16,9 @@
 
 #include <sqlite3.h>
 
-#include "log.h"
-#include "store.h"
-#include "util.h"
+#include "core/log.h"
+#include "store/store.h"
+#include "core/util.h"
 
 /* ---- failing allocator for SQLite ---- */
 

@@ -13,11 +13,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kuberuntime.h"
-#include "kuberuntime_int.h"
-#include "pod.h"
-#include "util.h"
-#include "volumes.h"
+#include "kuberuntime/kuberuntime.h"
+#include "kuberuntime/internal.h"
+#include "pod/pod.h"
+#include "core/util.h"
+#include "volumes/volumes.h"
 
 static char tmpdir[256];
 

@@ -1,0 +1,926 @@
+/* node.c — node registration, node status and the Lease heartbeat (see node.h). */
+#include <sys/socket.h>
+#include <sys/statvfs.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "api/api.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "api/node.h"
+#include "core/util.h"
+
+#define LEASE_NS "kube-node-lease"
+#define MEM_EVICTION_BYTES (100LL * 1024 * 1024)  /* memory.available<100Mi */
+#define NODEFS_EVICTION_PCT 10                    /* nodefs.available<10% */
+#define PID_EVICTION_PCT 5
+
+struct cond {
+	const char *type;
+	int         status;    /* 1 True, 0 False */
+	const char *reason;
+	char        message[256];
+	int64_t     transition;
+};
+
+struct node {
+	struct event_base *n_base;
+	struct api        *n_api;
+	char              *n_name;
+	struct kvlist      n_labels;
+	int                n_max_pods;
+	char              *n_root;
+	int                n_register;
+	int64_t            n_check_ms;
+	int64_t            n_report_ms;
+	int64_t            n_lease_ms;
+	int32_t            n_lease_s;
+	char              *n_kver;
+	char              *n_uid;
+	int                n_registered;
+	struct api_call   *n_reg_call;
+	struct api_call   *n_status_call;
+	struct api_call   *n_lease_call;
+	struct event      *n_status_ev;
+	struct event      *n_lease_ev;
+	struct event      *n_kick_ev;
+	char              *n_lease_rv;
+	int                n_lease_known;    /* the lease exists (n_lease_rv is its version) */
+	char              *n_last_status;    /* last status sent, without heartbeat times */
+	int64_t            n_last_report_ms;
+	int                n_runtime_ready;
+	char              *n_runtime_msg;
+	int                n_pleg_ok;
+	char              *n_pleg_msg;
+	char              *n_rt_version;     /* "containerd://1.6.20" */
+	struct cond        n_conds[4];
+	struct node_stats  n_stats;
+};
+
+static void node_register(struct node *);
+static void node_status_check(struct node *);
+static void lease_renew(struct node *);
+
+const char *
+node_go_arch(const char *m)
+{
+	static const struct { const char *u, *g; } map[] = {
+		{ "x86_64", "amd64" }, { "aarch64", "arm64" }, { "armv7l", "arm" },
+		{ "armv6l", "arm" }, { "i686", "386" }, { "i386", "386" }, { "ppc64le", "ppc64le" },
+		{ "s390x", "s390x" }, { "riscv64", "riscv64" },
+	};
+	size_t i;
+
+	for (i = 0; i < nitems(map); i++)
+		if (strcmp(m, map[i].u) == 0)
+			return map[i].g;
+	return m;
+}
+
+int
+node_read_os_image(const char *path, char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *v;
+		size_t n;
+
+		if (strncmp(line, "PRETTY_NAME=", 12) != 0)
+			continue;
+		v = line + 12;
+		n = strcspn(v, "\n");
+		v[n] = '\0';
+		if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+			v[n - 1] = '\0';
+			v++;
+		}
+		snprintf(out, len, "%s", v);
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}
+
+int
+node_read_meminfo(const char *path, int64_t *total, int64_t *avail)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	long long v;
+	int got = 0;
+
+	if (f == NULL)
+		return -1;
+	*total = *avail = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "MemTotal: %lld kB", &v) == 1) {
+			*total = v * 1024;
+			got |= 1;
+		} else if (sscanf(line, "MemAvailable: %lld kB", &v) == 1) {
+			*avail = v * 1024;
+			got |= 2;
+		}
+	}
+	fclose(f);
+	return got == 3 ? 0 : -1;
+}
+
+static char *
+read_line_file(const char *path)
+{
+	char buf[256];
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return NULL;
+	if (fgets(buf, sizeof(buf), f) == NULL) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return xstrdup(buf);
+}
+
+static void
+rfc3339_now(char *buf, size_t len, int micro)
+{
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	if (micro) {
+		char secs[24];
+
+		/* strftime bounds the date part; the microseconds are always 6 digits. */
+		strftime(secs, sizeof(secs), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(buf, len, "%s.%06dZ", secs, (int)(tv.tv_usec % 1000000));
+	} else
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void
+gen_quantity_bytes(yajl_gen g, const char *key, int64_t bytes)
+{
+	char v[64];
+
+	if (bytes % 1024 == 0)
+		snprintf(v, sizeof(v), "%lldKi", (long long)(bytes / 1024));
+	else
+		snprintf(v, sizeof(v), "%lld", (long long)bytes);
+	json_gen_kv_str(g, key, v);
+}
+
+static void
+gen_labels(struct node *n, yajl_gen g)
+{
+	struct utsname u;
+	const char *arch;
+	size_t i;
+
+	uname(&u);
+	arch = node_go_arch(u.machine);
+	json_gen_key(g, "labels");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "beta.kubernetes.io/arch", arch);
+	json_gen_kv_str(g, "beta.kubernetes.io/os", "linux");
+	json_gen_kv_str(g, "kubernetes.io/arch", arch);
+	json_gen_kv_str(g, "kubernetes.io/hostname", n->n_name);
+	json_gen_kv_str(g, "kubernetes.io/os", "linux");
+	for (i = 0; i < n->n_labels.n; i++)
+		json_gen_kv_str(g, n->n_labels.items[i].k,
+		    n->n_labels.items[i].v ? n->n_labels.items[i].v : "");
+	yajl_gen_map_close(g);
+}
+
+/* Updates the conditions from the host and the health inputs. */
+static void
+node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_t fs_total)
+{
+	int64_t now = (int64_t)time(NULL);
+	struct cond nc[4];
+	char pidmsg[128] = "kubelet has sufficient PID available";
+	int pid_pressure = 0;
+	char *pm = read_line_file("/proc/sys/kernel/pid_max");
+	char *la = read_line_file("/proc/loadavg");
+	size_t i;
+
+	if (pm != NULL && la != NULL) {
+		long max = atol(pm), cur = 0;
+		const char *slash = strchr(la, '/');
+
+		if (slash != NULL)
+			cur = atol(slash + 1);
+		if (max > 0 && (max - cur) * 100 < (long)PID_EVICTION_PCT * max) {
+			pid_pressure = 1;
+			snprintf(pidmsg, sizeof(pidmsg), "%ld of %ld process IDs in use", cur, max);
+		}
+	}
+	free(pm);
+	free(la);
+	memset(nc, 0, sizeof(nc));
+	nc[0].type = "MemoryPressure";
+	nc[0].status = mem_avail > 0 && mem_avail < MEM_EVICTION_BYTES;
+	nc[0].reason = nc[0].status ? "KubeletHasInsufficientMemory" : "KubeletHasSufficientMemory";
+	snprintf(nc[0].message, sizeof(nc[0].message), "kubelet has %s memory available",
+	    nc[0].status ? "insufficient" : "sufficient");
+	nc[1].type = "DiskPressure";
+	nc[1].status = fs_total > 0 && fs_avail * 100 < (int64_t)NODEFS_EVICTION_PCT * fs_total;
+	nc[1].reason = nc[1].status ? "KubeletHasDiskPressure" : "KubeletHasNoDiskPressure";
+	snprintf(nc[1].message, sizeof(nc[1].message), nc[1].status ?
+	    "kubelet has disk pressure" : "kubelet has no disk pressure");
+	nc[2].type = "PIDPressure";
+	nc[2].status = pid_pressure;
+	nc[2].reason = pid_pressure ? "KubeletHasInsufficientPID" : "KubeletHasSufficientPID";
+	snprintf(nc[2].message, sizeof(nc[2].message), "%s", pidmsg);
+	nc[3].type = "Ready";
+	if (!n->n_runtime_ready) {
+		nc[3].status = 0;
+		nc[3].reason = "KubeletNotReady";
+		snprintf(nc[3].message, sizeof(nc[3].message), "container runtime is down: %s",
+		    n->n_runtime_msg ? n->n_runtime_msg : "not answering");
+	} else if (!n->n_pleg_ok) {
+		nc[3].status = 0;
+		nc[3].reason = "KubeletNotReady";
+		snprintf(nc[3].message, sizeof(nc[3].message), "PLEG is not healthy: %s",
+		    n->n_pleg_msg ? n->n_pleg_msg : "relist stalled");
+	} else {
+		nc[3].status = 1;
+		nc[3].reason = "KubeletReady";
+		snprintf(nc[3].message, sizeof(nc[3].message), "kubelet is posting ready status");
+	}
+	for (i = 0; i < 4; i++) {
+		nc[i].transition = n->n_conds[i].type != NULL &&
+		    n->n_conds[i].status == nc[i].status ? n->n_conds[i].transition : now;
+		if (n->n_conds[i].type != NULL && n->n_conds[i].status != nc[i].status)
+			log_info("node: condition %s is now %s (%s)", nc[i].type,
+			    nc[i].status ? "True" : "False", nc[i].reason);
+		n->n_conds[i] = nc[i];
+	}
+}
+
+static void
+gen_addresses(struct node *n, yajl_gen g)
+{
+	struct ifaddrs *ifa, *i;
+	char ip[INET6_ADDRSTRLEN] = "", ip6[INET6_ADDRSTRLEN] = "";
+	void *sa;
+
+	if (getifaddrs(&ifa) == 0) {
+		for (i = ifa; i != NULL; i = i->ifa_next) {
+			if (i->ifa_addr == NULL || (i->ifa_flags & IFF_LOOPBACK) ||
+			    !(i->ifa_flags & IFF_UP))
+				continue;
+			sa = i->ifa_addr;
+			if (i->ifa_addr->sa_family == AF_INET && ip[0] == '\0')
+				inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip,
+				    sizeof(ip));
+			else if (i->ifa_addr->sa_family == AF_INET6 && ip6[0] == '\0') {
+				struct in6_addr *a = &((struct sockaddr_in6 *)sa)->sin6_addr;
+
+				if (!IN6_IS_ADDR_LINKLOCAL(a))
+					inet_ntop(AF_INET6, a, ip6, sizeof(ip6));
+			}
+		}
+		freeifaddrs(ifa);
+	}
+	if (ip[0] == '\0')
+		snprintf(ip, sizeof(ip), "%s", ip6[0] ? ip6 : "127.0.0.1");
+	json_gen_key(g, "addresses");
+	yajl_gen_array_open(g);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "address", ip);
+	json_gen_kv_str(g, "type", "InternalIP");
+	yajl_gen_map_close(g);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "address", n->n_name);
+	json_gen_kv_str(g, "type", "Hostname");
+	yajl_gen_map_close(g);
+	yajl_gen_array_close(g);
+}
+
+/* The node status object; heartbeat 0: without lastHeartbeatTime (for comparisons). */
+static void
+gen_status(struct node *n, yajl_gen g, int heartbeat, int64_t mem_total, int64_t fs_total)
+{
+	struct utsname u;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char os_image[256] = "Linux", hb[40], ts[40], v[64];
+	char *machine_id, *boot_id, *uuid;
+	int64_t mem_alloc, fs_alloc;
+	size_t i;
+	int pass;
+
+	uname(&u);
+	node_read_os_image("/etc/os-release", os_image, sizeof(os_image));
+	rfc3339_now(hb, sizeof(hb), 0);
+	mem_alloc = mem_total > MEM_EVICTION_BYTES ? mem_total - MEM_EVICTION_BYTES : 0;
+	fs_alloc = fs_total - fs_total * NODEFS_EVICTION_PCT / 100;
+
+	yajl_gen_map_open(g);
+	for (pass = 0; pass < 2; pass++) {
+		json_gen_key(g, pass == 0 ? "capacity" : "allocatable");
+		yajl_gen_map_open(g);
+		snprintf(v, sizeof(v), "%ld", ncpu > 0 ? ncpu : 1);
+		json_gen_kv_str(g, "cpu", v);
+		gen_quantity_bytes(g, "ephemeral-storage", pass == 0 ? fs_total : fs_alloc);
+		gen_quantity_bytes(g, "memory", pass == 0 ? mem_total : mem_alloc);
+		snprintf(v, sizeof(v), "%d", n->n_max_pods);
+		json_gen_kv_str(g, "pods", v);
+		yajl_gen_map_close(g);
+	}
+	json_gen_key(g, "conditions");
+	yajl_gen_array_open(g);
+	for (i = 0; i < 4; i++) {
+		const struct cond *c = &n->n_conds[i];
+
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "type", c->type);
+		json_gen_kv_str(g, "status", c->status ? "True" : "False");
+		if (heartbeat)
+			json_gen_kv_str(g, "lastHeartbeatTime", hb);
+		time_format_rfc3339(c->transition, ts, sizeof(ts));
+		json_gen_kv_str(g, "lastTransitionTime", ts);
+		json_gen_kv_str(g, "reason", c->reason);
+		json_gen_kv_str(g, "message", c->message);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	gen_addresses(n, g);
+	json_gen_key(g, "daemonEndpoints");
+	yajl_gen_map_open(g);
+	json_gen_key(g, "kubeletEndpoint");
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "Port", 10250);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	machine_id = read_line_file("/etc/machine-id");
+	boot_id = read_line_file("/proc/sys/kernel/random/boot_id");
+	uuid = read_line_file("/sys/class/dmi/id/product_uuid");
+	json_gen_key(g, "nodeInfo");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "architecture", node_go_arch(u.machine));
+	json_gen_kv_str(g, "bootID", boot_id ? boot_id : "");
+	json_gen_kv_str(g, "containerRuntimeVersion", n->n_rt_version ? n->n_rt_version : "");
+	json_gen_kv_str(g, "kernelVersion", u.release);
+	json_gen_kv_str(g, "kubeProxyVersion", "");
+	json_gen_kv_str(g, "kubeletVersion", n->n_kver);
+	json_gen_kv_str(g, "machineID", machine_id ? machine_id : "");
+	json_gen_kv_str(g, "operatingSystem", "linux");
+	json_gen_kv_str(g, "osImage", os_image);
+	json_gen_kv_str(g, "systemUUID", uuid ? uuid : "");
+	yajl_gen_map_close(g);
+	free(machine_id);
+	free(boot_id);
+	free(uuid);
+	yajl_gen_map_close(g);
+}
+
+/* Reads the host figures and refreshes the conditions. */
+static void
+node_sample(struct node *n, int64_t *mem_total, int64_t *fs_total)
+{
+	struct statvfs vfs;
+	int64_t mem_avail = 0, fs_avail = 0;
+
+	*mem_total = *fs_total = 0;
+	node_read_meminfo("/proc/meminfo", mem_total, &mem_avail);
+	if (statvfs(n->n_root, &vfs) == 0) {
+		*fs_total = (int64_t)vfs.f_blocks * (int64_t)vfs.f_frsize;
+		fs_avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
+	}
+	node_eval_conditions(n, mem_avail, fs_avail, *fs_total);
+}
+
+static char *
+node_status_json(struct node *n, int heartbeat, int64_t mem_total, int64_t fs_total)
+{
+	yajl_gen g = json_gen_new(0);
+	char *out;
+
+	gen_status(n, g, heartbeat, mem_total, fs_total);
+	out = json_gen_take(g, NULL);
+	yajl_gen_free(g);
+	return out;
+}
+
+static void
+schedule(struct event *ev, int64_t ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	evtimer_add(ev, &tv);
+}
+
+/* ---- registration ---- */
+
+static void
+take_uid(struct node *n, const struct api_response *r)
+{
+	struct json_doc *doc;
+	char err[64];
+	const char *uid;
+
+	doc = json_parse(r->body, r->len, NULL, err, sizeof(err));
+	if (doc == NULL)
+		return;
+	uid = json_str(json_get(json_get(json_root(doc), "metadata"), "uid"));
+	if (uid != NULL && !streq_null(uid, n->n_uid)) {
+		free(n->n_uid);
+		n->n_uid = xstrdup(uid);
+	}
+	json_free(doc);
+}
+
+static void
+registered(struct node *n, const char *how)
+{
+	if (!n->n_registered)
+		log_info("node: %s %s (uid %s)", how, n->n_name, n->n_uid ? n->n_uid : "?");
+	n->n_registered = 1;
+	n->n_stats.registered = 1;
+	xfree_str(&n->n_last_status);  /* report the full status now */
+	node_kick(n);
+	lease_renew(n);
+}
+
+static void
+label_patch_done(const struct api_response *r, void *arg)
+{
+	struct node *n = arg;
+
+	n->n_reg_call = NULL;
+	if (r->status == 200) {
+		take_uid(n, r);
+		registered(n, "updated the existing node");
+		return;
+	}
+	n->n_stats.failures++;
+	log_warnx("node: patching the labels of %s: %d %s", n->n_name, r->status, r->message);
+	schedule(n->n_status_ev, n->n_check_ms);
+}
+
+static void
+register_done(const struct api_response *r, void *arg)
+{
+	struct node *n = arg;
+	yajl_gen g;
+	char *body, *path;
+
+	n->n_reg_call = NULL;
+	if (r->status == 201) {
+		n->n_stats.registrations++;
+		take_uid(n, r);
+		registered(n, "registered");
+		return;
+	}
+	if (r->status == 409) {
+		/* It exists: bring our labels to it, keep the rest. */
+		g = json_gen_new(0);
+		yajl_gen_map_open(g);
+		json_gen_key(g, "metadata");
+		yajl_gen_map_open(g);
+		gen_labels(n, g);
+		yajl_gen_map_close(g);
+		yajl_gen_map_close(g);
+		body = json_gen_take(g, NULL);
+		yajl_gen_free(g);
+		path = xsprintf("/api/v1/nodes/%s", n->n_name);
+		n->n_reg_call = api_request(n->n_api, "PATCH", path,
+		    "application/strategic-merge-patch+json", body, strlen(body), 0,
+		    label_patch_done, n);
+		free(path);
+		free(body);
+		return;
+	}
+	n->n_stats.failures++;
+	log_warnx("node: registering %s: %d %s; retrying", n->n_name, r->status, r->message);
+	schedule(n->n_status_ev, n->n_check_ms);
+}
+
+static void
+node_register(struct node *n)
+{
+	int64_t mem_total, fs_total;
+	yajl_gen g;
+	char *body, *status;
+
+	if (n->n_reg_call != NULL)
+		return;
+	g = json_gen_new(0);
+	node_sample(n, &mem_total, &fs_total);
+	status = node_status_json(n, 1, mem_total, fs_total);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "apiVersion", "v1");
+	json_gen_kv_str(g, "kind", "Node");
+	json_gen_key(g, "metadata");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "name", n->n_name);
+	gen_labels(n, g);
+	json_gen_key(g, "annotations");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "volumes.kubernetes.io/controller-managed-attach-detach", "true");
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "spec");
+	yajl_gen_map_open(g);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "status");
+	yajl_gen_number(g, status, strlen(status));  /* an already serialized object */
+	yajl_gen_map_close(g);
+	body = json_gen_take(g, NULL);
+	yajl_gen_free(g);
+	free(status);
+	n->n_reg_call = api_request(n->n_api, "POST", "/api/v1/nodes", "application/json", body,
+	    strlen(body), 0, register_done, n);
+	free(body);
+}
+
+/* ---- status ---- */
+
+static void
+status_done(const struct api_response *r, void *arg)
+{
+	struct node *n = arg;
+
+	n->n_status_call = NULL;
+	if (r->status == 200) {
+		n->n_stats.status_patches++;
+		take_uid(n, r);
+		return;
+	}
+	xfree_str(&n->n_last_status);   /* not reported: try again next time */
+	n->n_stats.failures++;
+	if (r->status == 404 && n->n_register) {
+		log_warnx("node: %s no longer exists in the API; registering it again", n->n_name);
+		n->n_registered = 0;
+		n->n_stats.registered = 0;
+		xfree_str(&n->n_uid);
+		node_register(n);
+		return;
+	}
+	log_warnx("node: status update of %s: %d %s", n->n_name, r->status, r->message);
+}
+
+static void
+node_status_check(struct node *n)
+{
+	int64_t mem_total, fs_total, now = now_mono_ms();
+	char *cmp, *full, *body, *path;
+
+	if (!n->n_registered) {
+		if (n->n_register)
+			node_register(n);
+		return;
+	}
+	if (n->n_status_call != NULL)
+		return;
+	node_sample(n, &mem_total, &fs_total);
+	cmp = node_status_json(n, 0, mem_total, fs_total);
+	if (n->n_last_status != NULL && strcmp(cmp, n->n_last_status) == 0 &&
+	    now - n->n_last_report_ms < n->n_report_ms) {
+		free(cmp);
+		return;
+	}
+	full = node_status_json(n, 1, mem_total, fs_total);
+	body = xsprintf("{\"status\":%s}", full);
+	free(full);
+	path = xsprintf("/api/v1/nodes/%s/status", n->n_name);
+	n->n_status_call = api_request(n->n_api, "PATCH", path,
+	    "application/strategic-merge-patch+json", body, strlen(body), 0, status_done, n);
+	free(path);
+	free(body);
+	free(n->n_last_status);
+	n->n_last_status = cmp;
+	n->n_last_report_ms = now;
+}
+
+static void
+status_timer(evutil_socket_t fd, short ev, void *arg)
+{
+	struct node *n = arg;
+
+	(void)fd;
+	(void)ev;
+	node_status_check(n);
+	schedule(n->n_status_ev, n->n_check_ms);
+}
+
+static void
+kick_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	node_status_check(arg);
+}
+
+void
+node_kick(struct node *n)
+{
+	event_active(n->n_kick_ev, EV_TIMEOUT, 0);
+}
+
+/* ---- lease ---- */
+
+static char *
+lease_body(struct node *n, int with_rv)
+{
+	yajl_gen g = json_gen_new(0);
+	char now[40], *out;
+
+	rfc3339_now(now, sizeof(now), 1);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "apiVersion", "coordination.k8s.io/v1");
+	json_gen_kv_str(g, "kind", "Lease");
+	json_gen_key(g, "metadata");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "name", n->n_name);
+	json_gen_kv_str(g, "namespace", LEASE_NS);
+	if (with_rv && n->n_lease_rv != NULL)
+		json_gen_kv_str(g, "resourceVersion", n->n_lease_rv);
+	if (n->n_uid != NULL) {
+		json_gen_key(g, "ownerReferences");
+		yajl_gen_array_open(g);
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "apiVersion", "v1");
+		json_gen_kv_str(g, "kind", "Node");
+		json_gen_kv_str(g, "name", n->n_name);
+		json_gen_kv_str(g, "uid", n->n_uid);
+		yajl_gen_map_close(g);
+		yajl_gen_array_close(g);
+	}
+	yajl_gen_map_close(g);
+	json_gen_key(g, "spec");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "holderIdentity", n->n_name);
+	json_gen_kv_int(g, "leaseDurationSeconds", n->n_lease_s);
+	json_gen_kv_str(g, "renewTime", now);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	out = json_gen_take(g, NULL);
+	yajl_gen_free(g);
+	return out;
+}
+
+static void
+take_lease_rv(struct node *n, const struct api_response *r)
+{
+	struct json_doc *doc;
+	char err[64];
+	const char *rv;
+
+	doc = json_parse(r->body, r->len, NULL, err, sizeof(err));
+	if (doc == NULL)
+		return;
+	rv = json_str(json_get(json_get(json_root(doc), "metadata"), "resourceVersion"));
+	if (rv != NULL) {
+		free(n->n_lease_rv);
+		n->n_lease_rv = xstrdup(rv);
+		n->n_lease_known = 1;
+	}
+	json_free(doc);
+}
+
+static void lease_get(struct node *);
+
+static void
+lease_done(const struct api_response *r, void *arg)
+{
+	struct node *n = arg;
+
+	n->n_lease_call = NULL;
+	switch (r->status) {
+	case 200:
+	case 201:
+		if (r->status == 201) {
+			n->n_stats.lease_creates++;
+			log_info("node: lease %s/%s created", LEASE_NS, n->n_name);
+		} else
+			n->n_stats.lease_renewals++;
+		take_lease_rv(n, r);
+		break;
+	case 404:
+		/* Deleted through the API: create it again. */
+		n->n_lease_known = 0;
+		xfree_str(&n->n_lease_rv);
+		lease_renew(n);
+		break;
+	case 409:
+		/* Someone else updated it (or it already exists): read it, then renew. */
+		n->n_stats.lease_conflicts++;
+		lease_get(n);
+		break;
+	default:
+		n->n_stats.failures++;
+		log_warnx("node: lease renewal: %d %s", r->status, r->message);
+		break;
+	}
+}
+
+static void
+lease_get_done(const struct api_response *r, void *arg)
+{
+	struct node *n = arg;
+
+	n->n_lease_call = NULL;
+	if (r->status == 200) {
+		take_lease_rv(n, r);
+		lease_renew(n);
+	} else if (r->status == 404) {
+		n->n_lease_known = 0;
+		xfree_str(&n->n_lease_rv);
+		lease_renew(n);
+	} else {
+		n->n_stats.failures++;
+		log_warnx("node: reading the lease: %d %s", r->status, r->message);
+	}
+}
+
+static void
+lease_get(struct node *n)
+{
+	char *path = xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS,
+	    n->n_name);
+
+	n->n_lease_call = api_request(n->n_api, "GET", path, NULL, NULL, 0, 0, lease_get_done, n);
+	free(path);
+}
+
+static void
+lease_renew(struct node *n)
+{
+	char *path, *body;
+
+	if (n->n_lease_call != NULL || !n->n_registered)
+		return;
+	body = lease_body(n, 1);
+	if (n->n_lease_known) {
+		path = xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS,
+		    n->n_name);
+		n->n_lease_call = api_request(n->n_api, "PUT", path, "application/json", body,
+		    strlen(body), 0, lease_done, n);
+	} else {
+		path = xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases", LEASE_NS);
+		n->n_lease_call = api_request(n->n_api, "POST", path, "application/json", body,
+		    strlen(body), 0, lease_done, n);
+	}
+	free(path);
+	free(body);
+}
+
+static void
+lease_timer(evutil_socket_t fd, short ev, void *arg)
+{
+	struct node *n = arg;
+
+	(void)fd;
+	(void)ev;
+	lease_renew(n);
+	schedule(n->n_lease_ev, n->n_lease_ms);
+}
+
+/* ---- life ---- */
+
+struct node *
+node_new(struct event_base *base, struct api *api, const struct node_options *o)
+{
+	struct node *n = xcalloc(1, sizeof(*n));
+	size_t i;
+
+	n->n_base = base;
+	n->n_api = api;
+	n->n_name = xstrdup(o->name);
+	if (o->labels != NULL && o->labels->n > 0) {
+		n->n_labels.items = xcalloc(o->labels->n, sizeof(struct kv));
+		n->n_labels.n = o->labels->n;
+		for (i = 0; i < o->labels->n; i++) {
+			n->n_labels.items[i].k = xstrdup(o->labels->items[i].k);
+			n->n_labels.items[i].v = xstrdup(o->labels->items[i].v);
+		}
+	}
+	n->n_max_pods = o->max_pods > 0 ? o->max_pods : 110;
+	n->n_root = xstrdup(o->root_dir ? o->root_dir : "/");
+	n->n_register = o->register_node;
+	n->n_check_ms = o->status_check_ms > 0 ? o->status_check_ms : 10000;
+	n->n_report_ms = o->report_ms > 0 ? o->report_ms : 300000;
+	n->n_lease_ms = o->lease_renew_ms > 0 ? o->lease_renew_ms : 10000;
+	n->n_lease_s = o->lease_duration_s > 0 ? o->lease_duration_s : 40;
+	n->n_kver = xstrdup(o->kubelet_version ? o->kubelet_version : "v1.29.0-klet");
+	n->n_runtime_ready = 1;
+	n->n_pleg_ok = 1;
+	n->n_status_ev = evtimer_new(base, status_timer, n);
+	n->n_lease_ev = evtimer_new(base, lease_timer, n);
+	n->n_kick_ev = event_new(base, -1, 0, kick_cb, n);
+	schedule(n->n_status_ev, n->n_check_ms);
+	schedule(n->n_lease_ev, n->n_lease_ms);
+	if (n->n_register)
+		node_register(n);
+	else {
+		/* Not registering: the node must exist; report its status and lease. */
+		n->n_registered = 1;
+		n->n_stats.registered = 1;
+		node_kick(n);
+		lease_renew(n);
+	}
+	return n;
+}
+
+void
+node_free(struct node *n)
+{
+	size_t i;
+
+	if (n == NULL)
+		return;
+	api_call_cancel(n->n_reg_call);
+	api_call_cancel(n->n_status_call);
+	api_call_cancel(n->n_lease_call);
+	if (n->n_status_ev)
+		event_free(n->n_status_ev);
+	if (n->n_lease_ev)
+		event_free(n->n_lease_ev);
+	if (n->n_kick_ev)
+		event_free(n->n_kick_ev);
+	for (i = 0; i < n->n_labels.n; i++) {
+		free(n->n_labels.items[i].k);
+		free(n->n_labels.items[i].v);
+	}
+	free(n->n_labels.items);
+	free(n->n_name);
+	free(n->n_root);
+	free(n->n_kver);
+	free(n->n_uid);
+	free(n->n_lease_rv);
+	free(n->n_last_status);
+	free(n->n_runtime_msg);
+	free(n->n_pleg_msg);
+	free(n->n_rt_version);
+	free(n);
+}
+
+void
+node_set_runtime_health(struct node *n, int ready, const char *message)
+{
+	if (n->n_runtime_ready == !!ready && streq_null(n->n_runtime_msg, message))
+		return;
+	n->n_runtime_ready = !!ready;
+	free(n->n_runtime_msg);
+	n->n_runtime_msg = xstrdup(message);
+	node_kick(n);
+}
+
+void
+node_set_pleg_health(struct node *n, int healthy, const char *message)
+{
+	if (n->n_pleg_ok == !!healthy && streq_null(n->n_pleg_msg, message))
+		return;
+	n->n_pleg_ok = !!healthy;
+	free(n->n_pleg_msg);
+	n->n_pleg_msg = xstrdup(message);
+	node_kick(n);
+}
+
+void
+node_set_runtime_version(struct node *n, const char *name, const char *version)
+{
+	char *v = xsprintf("%s://%s", name, version);
+
+	if (streq_null(v, n->n_rt_version)) {
+		free(v);
+		return;
+	}
+	free(n->n_rt_version);
+	n->n_rt_version = v;
+	node_kick(n);
+}
+
+void
+node_get_stats(const struct node *n, struct node_stats *st)
+{
+	*st = n->n_stats;
+}
+
+const char *
+node_uid(const struct node *n)
+{
+	return n->n_uid;
+}

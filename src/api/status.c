@@ -1,0 +1,524 @@
+/* status.c — the status manager: versioned statuses, incremental and batch sync, final
+ * deletion (see status.h). */
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "api/api.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "logic/patch.h"
+#include "logic/podstatus.h"
+#include "api/status.h"
+#include "store/store.h"
+#include "core/util.h"
+
+struct sentry {
+	TAILQ_ENTRY(sentry) e_entry;
+	struct status_mgr *e_mgr;
+	char              *e_uid;
+	char              *e_ns;
+	char              *e_name;
+	struct pod_status  e_status;       /* latest generated */
+	int64_t            e_version;
+	struct pod_status  e_api;          /* the server's status as the watch gave it */
+	int                e_has_acked;
+	struct pod_status  e_acked;        /* last acknowledged */
+	int64_t            e_acked_version;
+	int64_t            e_sending;      /* version in flight */
+	struct pod_status  e_sent;         /* what is in flight */
+	struct api_call   *e_call;
+	int                e_dirty;
+	int                e_want_delete;  /* deletionTimestamp and every container stopped */
+	int                e_deleted;      /* the final DELETE succeeded */
+	int64_t            e_backoff_ms;
+	int64_t            e_not_before_ms;
+	int                e_restored;     /* from the store, not yet claimed by its pod */
+};
+
+TAILQ_HEAD(sentries, sentry);
+
+struct status_mgr {
+	struct event_base   *m_base;
+	struct api          *m_api;
+	struct store        *m_store;
+	char                *m_runtime;
+	char                *m_host_ip;
+	int64_t              m_bo_min;
+	int64_t              m_bo_max;
+	struct sentries      m_entries;
+	struct event        *m_turn_ev;     /* end-of-turn incremental sync */
+	struct event        *m_retry_ev;    /* earliest backoff expiry */
+	struct status_stats  m_stats;
+};
+
+static void entry_sync(struct sentry *);
+
+static struct sentry *
+entry_find(struct status_mgr *m, const char *uid)
+{
+	struct sentry *e;
+
+	TAILQ_FOREACH(e, &m->m_entries, e_entry)
+		if (strcmp(e->e_uid, uid) == 0)
+			return e;
+	return NULL;
+}
+
+static void
+entry_free(struct sentry *e)
+{
+	api_call_cancel(e->e_call);
+	pod_status_clear(&e->e_status);
+	pod_status_clear(&e->e_api);
+	pod_status_clear(&e->e_acked);
+	pod_status_clear(&e->e_sent);
+	free(e->e_uid);
+	free(e->e_ns);
+	free(e->e_name);
+	free(e);
+}
+
+static void
+entry_drop(struct sentry *e, const char *why)
+{
+	struct status_mgr *m = e->e_mgr;
+
+	log_v(2, "status: pod %s/%s uid=%s: dropped (%s)", e->e_ns, e->e_name, e->e_uid, why);
+	m->m_stats.dropped++;
+	TAILQ_REMOVE(&m->m_entries, e, e_entry);
+	entry_free(e);
+}
+
+static void
+mgr_kick(struct status_mgr *m)
+{
+	event_active(m->m_turn_ev, EV_TIMEOUT, 0);
+}
+
+static void
+mgr_arm_retry(struct status_mgr *m)
+{
+	struct sentry *e;
+	int64_t now = now_mono_ms(), next = INT64_MAX;
+	struct timeval tv;
+
+	TAILQ_FOREACH(e, &m->m_entries, e_entry)
+		if ((e->e_dirty || e->e_want_delete) && e->e_call == NULL &&
+		    e->e_not_before_ms > now && e->e_not_before_ms < next)
+			next = e->e_not_before_ms;
+	if (next == INT64_MAX)
+		return;
+	tv.tv_sec = (next - now) / 1000;
+	tv.tv_usec = ((next - now) % 1000) * 1000;
+	evtimer_add(m->m_retry_ev, &tv);
+}
+
+static void
+entry_backoff(struct sentry *e, const struct api_response *r)
+{
+	struct status_mgr *m = e->e_mgr;
+	int64_t d = e->e_backoff_ms ? e->e_backoff_ms : m->m_bo_min;
+
+	if (r->retry_after_s > 0 && r->retry_after_s * 1000 > d)
+		d = r->retry_after_s * 1000;
+	e->e_not_before_ms = now_mono_ms() + d;
+	e->e_backoff_ms = d * 2 > m->m_bo_max ? m->m_bo_max : d * 2;
+	m->m_stats.retries++;
+	log_warnx("status: pod %s/%s: %d %s; retrying in %lld ms", e->e_ns, e->e_name, r->status,
+	    r->message, (long long)d);
+	mgr_arm_retry(m);
+}
+
+static int
+uid_precondition_failed(const struct api_response *r)
+{
+	return r->status == 409 && strstr(r->message, "Precondition failed: UID") != NULL;
+}
+
+static void
+patch_done(const struct api_response *r, void *arg)
+{
+	struct sentry *e = arg;
+	struct status_mgr *m = e->e_mgr;
+
+	e->e_call = NULL;
+	if (r->status == 200) {
+		m->m_stats.acked++;
+		pod_status_clear(&e->e_acked);
+		e->e_acked = e->e_sent;
+		memset(&e->e_sent, 0, sizeof(e->e_sent));
+		e->e_has_acked = 1;
+		e->e_acked_version = e->e_sending;
+		e->e_backoff_ms = 0;
+		if (m->m_store != NULL)
+			store_ack_status(m->m_store, e->e_uid, e->e_acked_version);
+		log_v(3, "status: pod %s/%s: version %lld acknowledged", e->e_ns, e->e_name,
+		    (long long)e->e_acked_version);
+		if (e->e_version > e->e_acked_version || e->e_want_delete) {
+			e->e_dirty = 1;
+			mgr_kick(m);
+		}
+		return;
+	}
+	pod_status_clear(&e->e_sent);
+	if (r->status == 404) {
+		entry_drop(e, "the pod is gone from the API");
+		return;
+	}
+	if (uid_precondition_failed(r)) {
+		entry_drop(e, "the pod was deleted and recreated");
+		return;
+	}
+	e->e_dirty = 1;
+	entry_backoff(e, r);
+}
+
+static void
+delete_done(const struct api_response *r, void *arg)
+{
+	struct sentry *e = arg;
+
+	e->e_call = NULL;
+	if (r->status == 200 || r->status == 202 || r->status == 404) {
+		log_info("status: pod %s/%s uid=%s deleted from the API", e->e_ns, e->e_name,
+		    e->e_uid);
+		e->e_deleted = 1;
+		e->e_want_delete = 0;
+		return;
+	}
+	if (uid_precondition_failed(r)) {
+		entry_drop(e, "the pod was recreated before its final delete");
+		return;
+	}
+	entry_backoff(e, r);
+}
+
+static void
+entry_send_delete(struct sentry *e)
+{
+	struct status_mgr *m = e->e_mgr;
+	char *path, *body;
+
+	path = xsprintf("/api/v1/namespaces/%s/pods/%s", e->e_ns, e->e_name);
+	body = api_delete_options(0, e->e_uid);
+	m->m_stats.deletes++;
+	e->e_call = api_request(m->m_api, "DELETE", path, "application/json", body, strlen(body),
+	    0, delete_done, e);
+	free(path);
+	free(body);
+}
+
+static void
+entry_sync(struct sentry *e)
+{
+	struct status_mgr *m = e->e_mgr;
+	const struct pod_status *base;
+	char *patch, *path;
+
+	if (e->e_call != NULL || e->e_deleted || e->e_name == NULL ||
+	    now_mono_ms() < e->e_not_before_ms)
+		return;
+	if (e->e_version > e->e_acked_version) {
+		base = e->e_has_acked ? &e->e_acked : &e->e_api;
+		patch = patch_pod_status(e->e_uid, base, &e->e_status);
+		if (patch == NULL) {
+			/* The server already has it. */
+			m->m_stats.skipped++;
+			pod_status_clear(&e->e_acked);
+			podstatus_copy(&e->e_acked, &e->e_status);
+			e->e_has_acked = 1;
+			e->e_acked_version = e->e_version;
+			if (m->m_store != NULL)
+				store_ack_status(m->m_store, e->e_uid, e->e_version);
+		} else {
+			path = xsprintf("/api/v1/namespaces/%s/pods/%s/status", e->e_ns, e->e_name);
+			pod_status_clear(&e->e_sent);
+			podstatus_copy(&e->e_sent, &e->e_status);
+			e->e_sending = e->e_version;
+			m->m_stats.patches++;
+			log_v(3, "status: pod %s/%s: patch version %lld: %s", e->e_ns, e->e_name,
+			    (long long)e->e_version, patch);
+			e->e_call = api_request(m->m_api, "PATCH", path,
+			    "application/strategic-merge-patch+json", patch, strlen(patch), 0,
+			    patch_done, e);
+			free(path);
+			free(patch);
+			e->e_dirty = 0;
+			return;
+		}
+	}
+	e->e_dirty = 0;
+	if (e->e_want_delete)
+		entry_send_delete(e);
+}
+
+static void
+mgr_sync_dirty(struct status_mgr *m, int all)
+{
+	struct sentry *e, *next;
+
+	for (e = TAILQ_FIRST(&m->m_entries); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, e_entry);
+		if (all || e->e_dirty)
+			entry_sync(e);
+	}
+	mgr_arm_retry(m);
+}
+
+static void
+turn_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	mgr_sync_dirty(arg, 0);
+}
+
+static void
+retry_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	mgr_sync_dirty(arg, 0);
+}
+
+/* Recovery: the statuses the previous daemon generated, with what the server acknowledged,
+ * so that an unchanged pod is not patched again and a change the server never got is sent.
+ * A restored entry has no name until its pod's first status_update. */
+static int
+restore_cb(const struct store_status *ss, void *arg)
+{
+	struct status_mgr *m = arg;
+	struct sentry *e;
+	char err[256];
+
+	if (ss->json == NULL || ss->version <= 0 || entry_find(m, ss->uid) != NULL)
+		return 0;
+	e = xcalloc(1, sizeof(*e));
+	if (pod_status_from_json(ss->json, strlen(ss->json), &e->e_status, err,
+	    sizeof(err)) == -1) {
+		log_warnx("status: stored status of uid=%s unusable: %s", ss->uid, err);
+		free(e);
+		return 0;
+	}
+	e->e_mgr = m;
+	e->e_uid = xstrdup(ss->uid);
+	e->e_version = ss->version;
+	e->e_acked_version = ss->acked_version;
+	if (ss->acked_version >= ss->version) {
+		podstatus_copy(&e->e_acked, &e->e_status);
+		e->e_has_acked = 1;
+	} else
+		e->e_dirty = 1;
+	e->e_restored = 1;
+	TAILQ_INSERT_TAIL(&m->m_entries, e, e_entry);
+	m->m_stats.restored++;
+	return 0;
+}
+
+struct status_mgr *
+status_new(struct event_base *base, struct api *api, const struct status_options *o)
+{
+	struct status_mgr *m = xcalloc(1, sizeof(*m));
+
+	m->m_base = base;
+	m->m_api = api;
+	m->m_store = o ? o->store : NULL;
+	m->m_runtime = xstrdup(o && o->runtime_name ? o->runtime_name : "containerd");
+	m->m_host_ip = o ? xstrdup(o->host_ip) : NULL;
+	m->m_bo_min = o && o->backoff_min_ms > 0 ? o->backoff_min_ms : 1000;
+	m->m_bo_max = o && o->backoff_max_ms > 0 ? o->backoff_max_ms : 60000;
+	TAILQ_INIT(&m->m_entries);
+	m->m_turn_ev = event_new(base, -1, 0, turn_cb, m);
+	/* Last in the turn: every update of the turn is in before the sync. */
+	event_priority_set(m->m_turn_ev, LOOP_PRI_LOW);
+	m->m_retry_ev = evtimer_new(base, retry_cb, m);
+	if (m->m_store != NULL) {
+		store_foreach_status(m->m_store, restore_cb, m);
+		if (m->m_stats.restored > 0)
+			log_info("status: %llu pod statuses resumed from the store",
+			    (unsigned long long)m->m_stats.restored);
+	}
+	return m;
+}
+
+void
+status_free(struct status_mgr *m)
+{
+	struct sentry *e;
+
+	if (m == NULL)
+		return;
+	while ((e = TAILQ_FIRST(&m->m_entries)) != NULL) {
+		TAILQ_REMOVE(&m->m_entries, e, e_entry);
+		entry_free(e);
+	}
+	event_free(m->m_turn_ev);
+	event_free(m->m_retry_ev);
+	free(m->m_runtime);
+	free(m->m_host_ip);
+	free(m);
+}
+
+static void status_update_ex(struct status_mgr *, const struct pod *,
+    const struct rt_pod_status *, const struct probe_set *, const struct start_errors *, int,
+    const char *, const char *);
+
+void
+status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
+    const struct probe_set *probes, const struct start_errors *errors, int terminal)
+{
+	status_update_ex(m, pod, rt, probes, errors, terminal, NULL, NULL);
+}
+
+void
+status_reject(struct status_mgr *m, const struct pod *pod, const char *reason,
+    const char *message)
+{
+	char *msg = xsprintf("Pod was rejected: %s", message != NULL ? message : "");
+
+	status_update_ex(m, pod, NULL, NULL, NULL, 1, reason != NULL ? reason : "Rejected", msg);
+	free(msg);
+}
+
+static void
+status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
+    const struct probe_set *probes, const struct start_errors *errors, int terminal,
+    const char *evict_reason, const char *evict_message)
+{
+	struct podstatus_input in;
+	struct pod_status gen, merged;
+	struct sentry *e;
+	int64_t now = (int64_t)time(NULL);
+	char *json;
+
+	if (pod->uid == NULL || pod->ns == NULL || pod->name == NULL)
+		return;
+	e = entry_find(m, pod->uid);
+	if (e == NULL) {
+		e = xcalloc(1, sizeof(*e));
+		e->e_mgr = m;
+		e->e_uid = xstrdup(pod->uid);
+		e->e_ns = xstrdup(pod->ns);
+		e->e_name = xstrdup(pod->name);
+		podstatus_copy(&e->e_status, &pod->status);
+		TAILQ_INSERT_TAIL(&m->m_entries, e, e_entry);
+	} else if (e->e_restored) {
+		e->e_restored = 0;
+		e->e_ns = xstrdup(pod->ns);
+		e->e_name = xstrdup(pod->name);
+	}
+	pod_status_clear(&e->e_api);
+	podstatus_copy(&e->e_api, &pod->status);
+	memset(&in, 0, sizeof(in));
+	in.pod = pod;
+	in.rt = rt;
+	in.probes = probes;
+	in.errors = errors;
+	in.old = &e->e_status;
+	in.host_ip = m->m_host_ip;
+	in.runtime_name = m->m_runtime;
+	in.now = now;
+	in.pod_is_terminal = terminal;
+	in.evict_reason = evict_reason;
+	in.evict_message = evict_message;
+	podstatus_generate(&in, &gen);
+	/* The merge rules against the server's status: conditions it owns stay, a terminal
+	 * phase waits until nothing can run. */
+	podstatus_merge(&pod->status, &gen, !terminal, now, &merged);
+	pod_status_clear(&gen);
+	if (e->e_version == 0 || !podstatus_equal(&merged, &e->e_status)) {
+		pod_status_clear(&e->e_status);
+		e->e_status = merged;
+		e->e_version++;
+		m->m_stats.versions++;
+		if (m->m_store != NULL && (json = podstatus_to_json_string(&e->e_status)) != NULL) {
+			store_put_status(m->m_store, e->e_uid, e->e_version, json);
+			free(json);
+		}
+		e->e_dirty = 1;
+		mgr_kick(m);
+	} else
+		pod_status_clear(&merged);
+	if (pod->deletion_ts != 0 && terminal && !e->e_deleted && !e->e_want_delete) {
+		e->e_want_delete = 1;
+		e->e_dirty = 1;
+		mgr_kick(m);
+	}
+}
+
+void
+status_forget(struct status_mgr *m, const char *uid)
+{
+	struct sentry *e = entry_find(m, uid);
+
+	if (e != NULL) {
+		TAILQ_REMOVE(&m->m_entries, e, e_entry);
+		entry_free(e);
+	}
+}
+
+void
+status_foreach_restored(struct status_mgr *m, void (*cb)(const struct pod_status *, void *),
+    void *arg)
+{
+	struct sentry *e;
+
+	TAILQ_FOREACH(e, &m->m_entries, e_entry)
+		if (e->e_restored)
+			cb(&e->e_status, arg);
+}
+
+void
+status_batch(struct status_mgr *m)
+{
+	struct sentry *e;
+
+	struct sentry *next;
+
+	for (e = TAILQ_FIRST(&m->m_entries); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, e_entry);
+		if (e->e_restored && ++e->e_restored > 7) {
+			/* Restored, and no pod claimed it within a minute of batches: gone. */
+			TAILQ_REMOVE(&m->m_entries, e, e_entry);
+			entry_free(e);
+			continue;
+		}
+		if (e->e_version > e->e_acked_version || e->e_want_delete)
+			e->e_dirty = 1;
+	}
+	mgr_sync_dirty(m, 0);
+}
+
+int
+status_get(struct status_mgr *m, const char *uid, struct pod_status *out, int64_t *version,
+    int64_t *acked)
+{
+	struct sentry *e = entry_find(m, uid);
+
+	if (e == NULL)
+		return -1;
+	if (out != NULL)
+		podstatus_copy(out, &e->e_status);
+	if (version != NULL)
+		*version = e->e_version;
+	if (acked != NULL)
+		*acked = e->e_acked_version;
+	return 0;
+}
+
+void
+status_get_stats(const struct status_mgr *m, struct status_stats *st)
+{
+	const struct sentry *e;
+
+	*st = m->m_stats;
+	st->entries = 0;
+	TAILQ_FOREACH(e, &m->m_entries, e_entry)
+		st->entries++;
+}

@@ -1,0 +1,760 @@
+/* watch.c — list+watch of this node's pods into podconfig's "api" source (see watch.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "api/api.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "pod/pod.h"
+#include "node/podconfig.h"
+#include "store/store.h"
+#include "core/util.h"
+#include "api/watch.h"
+
+#define WATCH_SOURCE "api"
+
+struct watch {
+	struct event_base     *w_base;
+	struct api            *w_api;
+	struct podconfig      *w_pc;
+	struct store          *w_store;
+	char                  *w_node;
+	char                  *w_node_q;     /* escaped fieldSelector value */
+	int                    w_limit;
+	int                    w_min_to;
+	int                    w_max_to;
+	enum watch_state       w_state;
+	struct api_call       *w_call;
+	struct event          *w_timer;
+	char                   w_rv[64];     /* current position */
+	int64_t                w_backoff_ms;
+	int                    w_synced;
+	int                    w_listed_once;
+	int64_t                w_watch_started_ms;
+	/* A list in progress: the pages so far. */
+	struct podconfig_item *w_items;
+	size_t                 w_nitems;
+	size_t                 w_capitems;
+	char                   w_list_rv[64];
+	struct watch_stats     w_stats;
+	/* Mirror pods, kept apart from podconfig. */
+	struct pod           **w_mirrors;
+	size_t                 w_nmirrors;
+	struct pod           **w_list_mirrors;  /* a list in progress */
+	size_t                 w_nlist_mirrors;
+};
+
+static int
+is_mirror(const struct pod *p)
+{
+	return kvlist_get(&p->annotations, MIRROR_ANNOTATION) != NULL;
+}
+
+static void
+mirrors_clear(struct pod ***v, size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		pod_free((*v)[i]);
+	free(*v);
+	*v = NULL;
+	*n = 0;
+}
+
+static void
+mirror_remove(struct watch *w, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < w->w_nmirrors; i++) {
+		if (strcmp(w->w_mirrors[i]->uid, uid) != 0)
+			continue;
+		pod_free(w->w_mirrors[i]);
+		w->w_mirrors[i] = w->w_mirrors[--w->w_nmirrors];
+		return;
+	}
+}
+
+/* Takes ownership of p. */
+static void
+mirror_upsert(struct watch *w, struct pod *p)
+{
+	mirror_remove(w, p->uid);
+	w->w_mirrors = xreallocarray(w->w_mirrors, w->w_nmirrors + 1, sizeof(*w->w_mirrors));
+	w->w_mirrors[w->w_nmirrors++] = p;
+}
+
+static void watch_list_page(struct watch *, const char *cont);
+static void watch_start_stream(struct watch *);
+
+const char *
+watch_state_name(enum watch_state s)
+{
+	switch (s) {
+	case WATCH_IDLE:
+		return "idle";
+	case WATCH_LISTING:
+		return "listing";
+	case WATCH_WATCHING:
+		return "watching";
+	}
+	return "?";
+}
+
+static void
+watch_set_state(struct watch *w, enum watch_state s)
+{
+	if (w->w_state != s)
+		log_v(3, "watch: %s -> %s rv=%s", watch_state_name(w->w_state),
+		    watch_state_name(s), w->w_rv);
+	w->w_state = s;
+}
+
+static void
+watch_set_rv(struct watch *w, const char *rv)
+{
+	if (rv == NULL || *rv == '\0' || strcmp(rv, w->w_rv) == 0)
+		return;
+	snprintf(w->w_rv, sizeof(w->w_rv), "%s", rv);
+	if (w->w_store != NULL)
+		store_set_meta(w->w_store, WATCH_META_RV, w->w_rv);
+}
+
+static void
+items_clear(struct watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->w_nitems; i++) {
+		pod_free(w->w_items[i].pod);
+		free((char *)w->w_items[i].doc);
+	}
+	free(w->w_items);
+	w->w_items = NULL;
+	w->w_nitems = w->w_capitems = 0;
+}
+
+/* Decodes one pod object. Returns a podconfig item (pod and doc owned by the caller's
+ * item) or -1 (logged). */
+static int
+decode_pod(const struct json *obj, struct podconfig_item *it)
+{
+	char err[256];
+	char *doc = json_to_string(obj);
+	size_t len = strlen(doc);
+	struct pod *p;
+
+	p = pod_from_json(doc, len, err, sizeof(err));
+	if (p == NULL) {
+		log_warnx("watch: pod %s/%s: cannot decode: %s",
+		    json_str(json_get(json_get(obj, "metadata"), "namespace")),
+		    json_str(json_get(json_get(obj, "metadata"), "name")), err);
+		free(doc);
+		return -1;
+	}
+	if (p->uid == NULL || pod_validate(p, err, sizeof(err)) == -1) {
+		log_warnx("watch: pod %s/%s: invalid: %s", p->ns ? p->ns : "?",
+		    p->name ? p->name : "?", p->uid == NULL ? "no metadata.uid" : err);
+		pod_free(p);
+		free(doc);
+		return -1;
+	}
+	it->pod = p;
+	it->doc = doc;
+	it->doc_len = len;
+	it->format = "json";
+	return 0;
+}
+
+static void
+watch_timer_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct watch *w = arg;
+
+	(void)fd;
+	(void)ev;
+	if (w->w_rv[0] != '\0' && w->w_state == WATCH_WATCHING)
+		watch_start_stream(w);
+	else
+		watch_list_page(w, NULL);
+}
+
+/* Waits (jittered backoff) and then lists (relist=1) or re-watches. */
+static void
+watch_retry(struct watch *w, int relist, const char *why)
+{
+	struct timeval tv;
+	int64_t d;
+
+	d = w->w_backoff_ms + (int64_t)((double)w->w_backoff_ms *
+	    ((double)random() / ((double)RAND_MAX + 1.0)));
+	w->w_backoff_ms *= 2;
+	if (w->w_backoff_ms > 30000)
+		w->w_backoff_ms = 30000;
+	log_warnx("watch: %s; %s in %lld ms", why, relist ? "relisting" : "re-watching",
+	    (long long)d);
+	if (relist)
+		w->w_rv[0] = '\0';
+	watch_set_state(w, relist ? WATCH_IDLE : WATCH_WATCHING);
+	tv.tv_sec = d / 1000;
+	tv.tv_usec = (d % 1000) * 1000;
+	evtimer_add(w->w_timer, &tv);
+}
+
+static void
+watch_relist_now(struct watch *w, const char *why)
+{
+	log_info("watch: %s; relisting", why);
+	w->w_rv[0] = '\0';
+	watch_list_page(w, NULL);
+}
+
+/* ---- pods the server removed (meta WATCH_META_REMOVED) ----
+ * A pod DELETED from the API (or missing from a LIST) keeps its stored spec until its worker
+ * is forgotten; a restart in between must not restore it as wanted: the resumed watch starts
+ * after its DELETED event and would never say it is gone. The UIDs of such pods, separated by
+ * spaces, are kept with the position (same turn, same transaction), pruned to the pods still
+ * stored. */
+
+struct uids {
+	char  **v;
+	size_t  n;
+};
+
+static int
+uids_has(const struct uids *u, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		if (strcmp(u->v[i], uid) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+uids_add(struct uids *u, const char *uid)
+{
+	if (uids_has(u, uid))
+		return;
+	u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
+	u->v[u->n++] = xstrdup(uid);
+}
+
+static void
+uids_clear(struct uids *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		free(u->v[i]);
+	free(u->v);
+	u->v = NULL;
+	u->n = 0;
+}
+
+/* Splits a space-separated list. */
+static void
+uids_parse(struct uids *u, const char *s)
+{
+	const char *p = s, *e;
+	char *t;
+
+	while (p != NULL && *p != '\0') {
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, ' ');
+		t = e != NULL ? xstrndup(p, (size_t)(e - p)) : xstrdup(p);
+		uids_add(u, t);
+		free(t);
+		p = e;
+	}
+}
+
+static int
+stored_api_uid(const struct store_pod *sp, void *arg)
+{
+	if (sp->source != NULL && strcmp(sp->source, WATCH_SOURCE) == 0 && sp->uid != NULL)
+		uids_add(arg, sp->uid);
+	return 0;
+}
+
+/* Saves removed (those still stored) as WATCH_META_REMOVED. */
+static void
+removed_save(struct watch *w, const struct uids *removed)
+{
+	struct uids stored = { NULL, 0 };
+	char *out = NULL, *t;
+	size_t i;
+
+	if (store_foreach_pod(w->w_store, stored_api_uid, &stored) == -1) {
+		uids_clear(&stored);
+		return;
+	}
+	for (i = 0; i < removed->n; i++) {
+		if (!uids_has(&stored, removed->v[i]))
+			continue;
+		t = out != NULL ? xsprintf("%s %s", out, removed->v[i]) : xstrdup(removed->v[i]);
+		free(out);
+		out = t;
+	}
+	store_set_meta(w->w_store, WATCH_META_REMOVED, out);
+	free(out);
+	uids_clear(&stored);
+}
+
+static void
+removed_load(struct watch *w, struct uids *u)
+{
+	char *s = store_get_meta(w->w_store, WATCH_META_REMOVED);
+
+	uids_parse(u, s);
+	free(s);
+}
+
+/* The server removed uid (a DELETED event). */
+static void
+removed_note(struct watch *w, const char *uid)
+{
+	struct uids u = { NULL, 0 };
+
+	if (w->w_store == NULL)
+		return;
+	removed_load(w, &u);
+	uids_add(&u, uid);
+	removed_save(w, &u);
+	uids_clear(&u);
+}
+
+/* A LIST gave the whole set (listed: its UIDs): every stored api pod not in it is removed. */
+static void
+removed_after_list(struct watch *w, const struct uids *listed)
+{
+	struct uids stored = { NULL, 0 }, u = { NULL, 0 };
+	size_t i;
+
+	if (w->w_store == NULL)
+		return;
+	if (store_foreach_pod(w->w_store, stored_api_uid, &stored) == -1) {
+		uids_clear(&stored);
+		return;
+	}
+	for (i = 0; i < stored.n; i++)
+		if (!uids_has(listed, stored.v[i]))
+			uids_add(&u, stored.v[i]);
+	removed_save(w, &u);
+	uids_clear(&stored);
+	uids_clear(&u);
+}
+
+static void
+list_done(const struct api_response *r, void *arg)
+{
+	struct watch *w = arg;
+	const struct json *root, *items, *md;
+	struct uids listed = { NULL, 0 };
+	struct json_doc *doc;
+	const char *cont, *rv;
+	char err[256], why[600];
+	size_t i;
+
+	w->w_call = NULL;
+	if (r->status != 200) {
+		w->w_stats.failures++;
+		items_clear(w);
+		if (r->status == 410)
+			w->w_stats.expired++;
+		snprintf(why, sizeof(why), "list: %d %s", r->status, r->message);
+		watch_retry(w, 1, why);
+		return;
+	}
+	doc = json_parse(r->body, r->len, &(struct json_limits){ API_MAX_LIST, 0, 0 }, err,
+	    sizeof(err));
+	if (doc == NULL) {
+		w->w_stats.decode_errors++;
+		items_clear(w);
+		snprintf(why, sizeof(why), "list: undecodable answer: %s", err);
+		watch_retry(w, 1, why);
+		return;
+	}
+	root = json_root(doc);
+	md = json_get(root, "metadata");
+	items = json_get(root, "items");
+	for (i = 0; i < json_len(items); i++) {
+		struct podconfig_item it;
+
+		if (decode_pod(json_index(items, i), &it) == -1) {
+			w->w_stats.decode_errors++;
+			continue;
+		}
+		if (is_mirror(it.pod)) {
+			w->w_list_mirrors = xreallocarray(w->w_list_mirrors, w->w_nlist_mirrors + 1,
+			    sizeof(*w->w_list_mirrors));
+			w->w_list_mirrors[w->w_nlist_mirrors++] = it.pod;
+			free((char *)it.doc);
+			continue;
+		}
+		if (w->w_nitems == w->w_capitems) {
+			w->w_capitems = w->w_capitems ? w->w_capitems * 2 : 16;
+			w->w_items = xreallocarray(w->w_items, w->w_capitems, sizeof(*w->w_items));
+		}
+		w->w_items[w->w_nitems++] = it;
+	}
+	rv = json_str(json_get(md, "resourceVersion"));
+	if (w->w_list_rv[0] == '\0' && rv != NULL)
+		snprintf(w->w_list_rv, sizeof(w->w_list_rv), "%s", rv);
+	cont = json_str(json_get(md, "continue"));
+	if (cont != NULL && *cont != '\0') {
+		char *c = xstrdup(cont);
+
+		json_free(doc);
+		watch_list_page(w, c);
+		free(c);
+		return;
+	}
+	json_free(doc);
+	/* The whole set: podconfig emits the differences (gone -> REMOVE). */
+	for (i = 0; i < w->w_nitems; i++)
+		log_v(4, "watch: listed pod %s/%s uid=%s", w->w_items[i].pod->ns,
+		    w->w_items[i].pod->name, w->w_items[i].pod->uid);
+	for (i = 0; i < w->w_nitems; i++)
+		uids_add(&listed, w->w_items[i].pod->uid);
+	podconfig_set_source(w->w_pc, WATCH_SOURCE, w->w_items, w->w_nitems);
+	removed_after_list(w, &listed);
+	uids_clear(&listed);
+	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
+	w->w_mirrors = w->w_list_mirrors;
+	w->w_nmirrors = w->w_nlist_mirrors;
+	w->w_list_mirrors = NULL;
+	w->w_nlist_mirrors = 0;
+	for (i = 0; i < w->w_nitems; i++)
+		free((char *)w->w_items[i].doc);   /* podconfig copied the docs, took the pods */
+	free(w->w_items);
+	w->w_items = NULL;
+	log_info("watch: listed %zu pods of node %s at resourceVersion %s", w->w_nitems,
+	    w->w_node, w->w_list_rv);
+	w->w_nitems = w->w_capitems = 0;
+	w->w_synced = 1;
+	w->w_listed_once = 1;
+	w->w_backoff_ms = 800;
+	watch_set_rv(w, w->w_list_rv);
+	watch_start_stream(w);
+}
+
+static void
+watch_list_page(struct watch *w, const char *cont)
+{
+	char *path, *c = NULL;
+
+	if (cont == NULL) {
+		items_clear(w);
+		mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
+		w->w_list_rv[0] = '\0';
+		if (w->w_listed_once)
+			w->w_stats.relists++;
+	} else
+		c = api_escape(cont);
+	watch_set_state(w, WATCH_LISTING);
+	path = xsprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%d%s%s",
+	    w->w_node_q, w->w_limit, c ? "&continue=" : "", c ? c : "");
+	w->w_stats.lists++;
+	w->w_call = api_request(w->w_api, "GET", path, NULL, NULL, 0, API_MAX_LIST, list_done, w);
+	free(path);
+	free(c);
+}
+
+/* Handles one watch event line. Returns 0, or -1 when the stream was given up. */
+static int
+watch_line(const char *line, size_t len, void *arg)
+{
+	struct watch *w = arg;
+	struct json_doc *doc;
+	const struct json *root, *obj, *md;
+	const char *type, *rv, *uid;
+	char err[256];
+	int64_t code;
+
+	w->w_backoff_ms = 800;  /* the stream works */
+	w->w_stats.last_event_ms = now_mono_ms();
+	doc = json_parse(line, len, &(struct json_limits){ API_MAX_OBJECT + 4096, 0, 0 }, err,
+	    sizeof(err));
+	if (doc == NULL) {
+		w->w_stats.decode_errors++;
+		log_warnx("watch: undecodable event (%zu bytes): %s", len, err);
+		goto relist;
+	}
+	root = json_root(doc);
+	type = json_str(json_get(root, "type"));
+	obj = json_get(root, "object");
+	md = json_get(obj, "metadata");
+	rv = json_str(json_get(md, "resourceVersion"));
+	if (type == NULL || json_type(obj) != JSON_OBJECT) {
+		w->w_stats.decode_errors++;
+		log_warnx("watch: event without type or object");
+		goto relist_doc;
+	}
+	if (strcmp(type, "BOOKMARK") == 0) {
+		w->w_stats.bookmarks++;
+		watch_set_rv(w, rv);
+	} else if (strcmp(type, "ERROR") == 0) {
+		if (json_int(json_get(obj, "code"), &code) == 0 && code == 410) {
+			w->w_stats.expired++;
+			log_info("watch: resourceVersion %s expired (410 Gone)", w->w_rv);
+			json_free(doc);
+			w->w_call = NULL;
+			watch_relist_now(w, "watch: 410 Gone");
+			return -1;
+		}
+		log_warnx("watch: ERROR event: %s", json_str(json_get(obj, "message")));
+		goto relist_doc;
+	} else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
+		struct podconfig_item it;
+
+		w->w_stats.events++;
+		if (decode_pod(obj, &it) == -1) {
+			w->w_stats.decode_errors++;
+			goto relist_doc;
+		}
+		log_v(3, "watch: %s pod %s/%s rv=%s", type, it.pod->ns, it.pod->name,
+		    rv ? rv : "");
+		if (is_mirror(it.pod))
+			mirror_upsert(w, it.pod);   /* never run: it mirrors a static pod */
+		else
+			podconfig_upsert(w->w_pc, WATCH_SOURCE, &it);
+		free((char *)it.doc);
+		watch_set_rv(w, rv);
+	} else if (strcmp(type, "DELETED") == 0) {
+		w->w_stats.events++;
+		uid = json_str(json_get(md, "uid"));
+		if (uid == NULL) {
+			w->w_stats.decode_errors++;
+			goto relist_doc;
+		}
+		log_v(3, "watch: DELETED pod %s/%s rv=%s", json_str(json_get(md, "namespace")),
+		    json_str(json_get(md, "name")), rv ? rv : "");
+		mirror_remove(w, uid);
+		podconfig_remove(w->w_pc, WATCH_SOURCE, uid);
+		removed_note(w, uid);
+		watch_set_rv(w, rv);
+	} else {
+		log_warnx("watch: unknown event type %s", type);
+		goto relist_doc;
+	}
+	json_free(doc);
+	return 0;
+relist_doc:
+	json_free(doc);
+relist:
+	/* Returning -1 cancels the stream (on_end does not run). */
+	w->w_call = NULL;
+	watch_retry(w, 1, "watch stream unusable");
+	return -1;
+}
+
+static void
+watch_end(const struct api_response *r, void *arg)
+{
+	struct watch *w = arg;
+	char why[600];
+
+	w->w_call = NULL;
+	if (r->status == 200) {
+		/* The server ended the stream (timeout, drain): go on from the position. A
+		 * stream that ends at once repeatedly backs off instead of spinning. */
+		if (now_mono_ms() - w->w_watch_started_ms < 1000) {
+			watch_retry(w, 0, "watch ended at once");
+			return;
+		}
+		log_v(2, "watch: stream ended; re-watching from %s", w->w_rv);
+		w->w_backoff_ms = 800;
+		watch_start_stream(w);
+		return;
+	}
+	w->w_stats.failures++;
+	if (r->status == 410) {
+		w->w_stats.expired++;
+		watch_relist_now(w, "watch: 410 Gone");
+		return;
+	}
+	snprintf(why, sizeof(why), "watch: %s%d %s", r->status ? "" : "status ", r->status,
+	    r->message);
+	watch_retry(w, 0, why);
+}
+
+static void
+watch_start_stream(struct watch *w)
+{
+	static const struct api_watch_cbs cbs = { watch_line, watch_end };
+	char *path;
+	int to;
+
+	to = w->w_min_to + (int)(random() % (w->w_max_to - w->w_min_to + 1));
+	watch_set_state(w, WATCH_WATCHING);
+	path = xsprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&resourceVersion=%s"
+	    "&allowWatchBookmarks=true&timeoutSeconds=%d&watch=true", w->w_node_q, w->w_rv, to);
+	w->w_stats.watches++;
+	w->w_watch_started_ms = now_mono_ms();
+	w->w_call = api_watch(w->w_api, path, &cbs, w);
+	free(path);
+}
+
+struct resume_ctx {
+	struct podconfig_item *items;
+	size_t                 n, cap;
+	struct uids            removed;     /* stored, but the server removed them */
+	size_t                 skipped;
+};
+
+static int
+resume_pod(const struct store_pod *sp, void *arg)
+{
+	struct resume_ctx *rc = arg;
+	char err[256];
+	struct pod *p;
+
+	if (sp->source == NULL || strcmp(sp->source, WATCH_SOURCE) != 0)
+		return 0;
+	if (sp->uid != NULL && uids_has(&rc->removed, sp->uid)) {
+		rc->skipped++;
+		return 0;
+	}
+	p = pod_from_json(sp->doc, sp->doc_len, err, sizeof(err));
+	if (p == NULL || p->uid == NULL) {
+		log_warnx("watch: stored pod %s/%s: cannot decode: %s", sp->ns, sp->name,
+		    p ? "no uid" : err);
+		pod_free(p);
+		return 0;
+	}
+	if (rc->n == rc->cap) {
+		rc->cap = rc->cap ? rc->cap * 2 : 16;
+		rc->items = xreallocarray(rc->items, rc->cap, sizeof(*rc->items));
+	}
+	/* The document lives only during the callback: keep a copy. */
+	rc->items[rc->n].pod = p;
+	rc->items[rc->n].doc = xstrndup(sp->doc, sp->doc_len);
+	rc->items[rc->n].doc_len = sp->doc_len;
+	rc->items[rc->n].format = "json";
+	rc->n++;
+	return 0;
+}
+
+/* Loads the stored api pods into podconfig. Returns 0, or -1 when the store failed. */
+static int
+watch_resume(struct watch *w)
+{
+	struct resume_ctx rc;
+	size_t i;
+
+	memset(&rc, 0, sizeof(rc));
+	removed_load(w, &rc.removed);
+	if (store_foreach_pod(w->w_store, resume_pod, &rc) == -1) {
+		for (i = 0; i < rc.n; i++) {
+			pod_free(rc.items[i].pod);
+			free((char *)rc.items[i].doc);
+		}
+		free(rc.items);
+		uids_clear(&rc.removed);
+		return -1;
+	}
+	removed_save(w, &rc.removed);   /* pruned to the pods still stored */
+	if (rc.skipped > 0)
+		log_info("watch: %zu stored api pods already removed from the server: not "
+		    "restored", rc.skipped);
+	uids_clear(&rc.removed);
+	podconfig_set_source(w->w_pc, WATCH_SOURCE, rc.items, rc.n);
+	for (i = 0; i < rc.n; i++)
+		free((char *)rc.items[i].doc);
+	free(rc.items);
+	log_info("watch: %zu stored api pods restored", rc.n);
+	return 0;
+}
+
+struct watch *
+watch_new(struct event_base *base, struct api *api, const struct watch_options *o)
+{
+	struct watch *w = xcalloc(1, sizeof(*w));
+	char *rv = NULL;
+
+	w->w_base = base;
+	w->w_api = api;
+	w->w_pc = o->pc;
+	w->w_store = o->store;
+	w->w_node = xstrdup(o->node);
+	w->w_node_q = api_escape(o->node);
+	w->w_limit = o->page_limit > 0 ? o->page_limit : 500;
+	w->w_min_to = o->min_timeout_s > 0 ? o->min_timeout_s : 300;
+	w->w_max_to = o->max_timeout_s > 0 ? o->max_timeout_s : 600;
+	if (w->w_max_to < w->w_min_to)
+		w->w_max_to = w->w_min_to;
+	w->w_backoff_ms = 800;
+	w->w_timer = evtimer_new(base, watch_timer_cb, w);
+	if (o->store != NULL && o->resume)
+		rv = store_get_meta(o->store, WATCH_META_RV);
+	if (rv != NULL && *rv != '\0' && watch_resume(w) == 0) {
+		snprintf(w->w_rv, sizeof(w->w_rv), "%s", rv);
+		log_info("watch: resuming the pods of node %s from resourceVersion %s", w->w_node,
+		    w->w_rv);
+		w->w_synced = 1;
+		w->w_listed_once = 1;
+		watch_start_stream(w);
+	} else
+		watch_list_page(w, NULL);
+	free(rv);
+	return w;
+}
+
+void
+watch_free(struct watch *w)
+{
+	if (w == NULL)
+		return;
+	api_call_cancel(w->w_call);
+	if (w->w_timer != NULL)
+		event_free(w->w_timer);
+	items_clear(w);
+	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
+	mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
+	free(w->w_node);
+	free(w->w_node_q);
+	free(w);
+}
+
+void
+watch_get_stats(const struct watch *w, struct watch_stats *st)
+{
+	*st = w->w_stats;
+	st->state = w->w_state;
+	snprintf(st->rv, sizeof(st->rv), "%s", w->w_rv);
+}
+
+int
+watch_synced(const struct watch *w)
+{
+	return w->w_synced;
+}
+
+const struct pod *
+watch_mirror(const struct watch *w, const char *ns, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < w->w_nmirrors; i++)
+		if (streq_null(w->w_mirrors[i]->ns, ns) && streq_null(w->w_mirrors[i]->name, name))
+			return w->w_mirrors[i];
+	return NULL;
+}
+
+void
+watch_foreach_mirror(const struct watch *w, void (*cb)(const struct pod *, void *), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < w->w_nmirrors; i++)
+		cb(w->w_mirrors[i], arg);
+}

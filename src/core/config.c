@@ -1,0 +1,837 @@
+/* config.c — defaults, the KubeletConfiguration-style file, and kubelet-compatible flags. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "pod/pod.h"
+#include "core/util.h"
+
+enum opt_id {
+	O_HELP = 'h',
+	O_V = 'v',
+	O_CONFIG = 256,
+	O_KUBECONFIG,
+	O_HOSTNAME_OVERRIDE,
+	O_MANIFEST_PATH,
+	O_RUNTIME_ENDPOINT,
+	O_ROOT_DIR,
+	O_MAX_PODS,
+	O_NODE_LABELS,
+	O_REGISTER_NODE,
+	O_CLUSTER_DNS,
+	O_CLUSTER_DOMAIN,
+	O_POD_LOGS_DIR,
+	O_RESOLV_CONF,
+	O_FILE_CHECK,
+	O_RUNTIME_TIMEOUT,
+	O_LOGGING_FORMAT,
+	O_LOG_FILE,
+	O_CTL_SOCKET,
+	O_CTL_GROUP,
+	O_RUNTIME_HANDLER,
+	O_VERSION,
+	O_LOG_MAX_SIZE,
+	O_LOG_MAX_FILES,
+	O_LOG_MONITOR,
+};
+
+static const struct option longopts[] = {
+	{ "config", required_argument, NULL, O_CONFIG },
+	{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
+	{ "hostname-override", required_argument, NULL, O_HOSTNAME_OVERRIDE },
+	{ "pod-manifest-path", required_argument, NULL, O_MANIFEST_PATH },
+	{ "container-runtime-endpoint", required_argument, NULL, O_RUNTIME_ENDPOINT },
+	{ "root-dir", required_argument, NULL, O_ROOT_DIR },
+	{ "max-pods", required_argument, NULL, O_MAX_PODS },
+	{ "node-labels", required_argument, NULL, O_NODE_LABELS },
+	{ "register-node", optional_argument, NULL, O_REGISTER_NODE },
+	{ "cluster-dns", required_argument, NULL, O_CLUSTER_DNS },
+	{ "cluster-domain", required_argument, NULL, O_CLUSTER_DOMAIN },
+	{ "pod-logs-dir", required_argument, NULL, O_POD_LOGS_DIR },
+	{ "resolv-conf", required_argument, NULL, O_RESOLV_CONF },
+	{ "file-check-frequency", required_argument, NULL, O_FILE_CHECK },
+	{ "runtime-request-timeout", required_argument, NULL, O_RUNTIME_TIMEOUT },
+	{ "logging-format", required_argument, NULL, O_LOGGING_FORMAT },
+	{ "log-file", required_argument, NULL, O_LOG_FILE },
+	{ "podctl-socket", required_argument, NULL, O_CTL_SOCKET },
+	{ "podctl-group", required_argument, NULL, O_CTL_GROUP },
+	{ "runtime-handler", required_argument, NULL, O_RUNTIME_HANDLER },
+	{ "v", required_argument, NULL, O_V },
+	{ "help", no_argument, NULL, O_HELP },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ "container-log-max-size", required_argument, NULL, O_LOG_MAX_SIZE },
+	{ "container-log-max-files", required_argument, NULL, O_LOG_MAX_FILES },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *
+opt_name(int id)
+{
+	const struct option *o;
+
+	for (o = longopts; o->name != NULL; o++)
+		if (o->val == id)
+			return o->name;
+	return "?";
+}
+
+void
+config_usage(FILE *fp)
+{
+	fputs("usage: kletd [flags]\n"
+	      "\n"
+	      "klet node agent: runs the pods bound to this node on a CRI runtime.\n"
+	      "\n"
+	      "  --config FILE                    KubeletConfiguration YAML (flags override it)\n"
+	      "  --kubeconfig FILE                API server credentials; none: standalone mode\n"
+	      "  --hostname-override NAME         node name (default: the host name)\n"
+	      "  --pod-manifest-path DIR          static pod manifests (YAML or JSON)\n"
+	      "  --container-runtime-endpoint EP  CRI socket (default unix:///run/containerd/containerd.sock)\n"
+	      "  --root-dir DIR                   state directory (default /var/lib/klet)\n"
+	      "  --pod-logs-dir DIR               container logs (default /var/log/pods)\n"
+	      "  --max-pods N                     pods this node runs at most (default 110)\n"
+	      "  --node-labels k=v,...            labels added at registration\n"
+	      "  --register-node[=BOOL]           register the node with the API server (default true)\n"
+	      "  --cluster-dns IP,...             DNS servers for ClusterFirst pods\n"
+	      "  --cluster-domain DOMAIN          cluster DNS domain (e.g. cluster.local)\n"
+	      "  --resolv-conf FILE               resolver config for Default DNS (default /etc/resolv.conf)\n"
+	      "  --file-check-frequency DUR       manifest rescan period (default 20s)\n"
+	      "  --runtime-request-timeout DUR    CRI call deadline (default 2m)\n"
+	      "  --runtime-handler NAME=HANDLER   map a RuntimeClass name to a CRI runtime handler\n"
+	      "  --container-log-max-size SIZE    rotate a container log above SIZE (default 10Mi;\n"
+	      "                                   -1: never)\n"
+	      "  --container-log-max-files N      log files kept per container (default 5)\n"
+	      "  --podctl-socket PATH             inspection socket (default ROOT-DIR/podctl.sock)\n"
+	      "  --podctl-group GROUP             group allowed to use the inspection socket\n"
+	      "  --logging-format text|json       log line format (default text)\n"
+	      "  --log-file FILE                  log to FILE (reopened on SIGHUP)\n"
+	      "  -v N                             log verbosity (0-10)\n"
+	      "  --help, --version\n",
+	    fp);
+}
+
+static int
+errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+config_parse_duration(const char *s, int64_t *ms)
+{
+	static const struct {
+		const char *unit;
+		double      ms;
+	} units[] = {
+		{ "ns", 1e-6 }, { "us", 1e-3 }, { "µs", 1e-3 }, { "ms", 1 },
+		{ "s", 1000 },  { "m", 60000 }, { "h", 3600000 },
+	};
+	double total = 0;
+	const char *p = s;
+	size_t i, best;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	if (strcmp(s, "0") == 0) {
+		*ms = 0;
+		return 0;
+	}
+	while (*p != '\0') {
+		char *end;
+		double v;
+
+		if (!isdigit((unsigned char)*p) && *p != '.')
+			return -1;
+		errno = 0;
+		v = strtod(p, &end);
+		if (errno != 0 || end == p)
+			return -1;
+		p = end;
+		best = nitems(units);
+		for (i = 0; i < nitems(units); i++) {
+			size_t n = strlen(units[i].unit);
+
+			if (strncmp(p, units[i].unit, n) == 0 &&
+			    (best == nitems(units) || n > strlen(units[best].unit)))
+				best = i;
+		}
+		if (best == nitems(units))
+			return -1;
+		p += strlen(units[best].unit);
+		total += v * units[best].ms;
+		if (total > (double)INT64_MAX / 2)
+			return -1;
+	}
+	*ms = (int64_t)total;
+	return 0;
+}
+
+static int
+label_name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 63)
+		return 0;
+	if (!isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return 0;
+	return 1;
+}
+
+static int
+dns_subdomain_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 253)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-' || c == '.'))
+			return 0;
+	}
+	return isalnum((unsigned char)s[0]) && isalnum((unsigned char)s[n - 1]);
+}
+
+static int
+label_key_ok(const char *k)
+{
+	const char *slash = strchr(k, '/');
+
+	if (slash == NULL)
+		return label_name_ok(k, strlen(k));
+	return dns_subdomain_ok(k, (size_t)(slash - k)) &&
+	    label_name_ok(slash + 1, strlen(slash + 1));
+}
+
+static void
+kvlist_set(struct kvlist *l, const char *k, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->items[i].k, k) == 0) {
+			free(l->items[i].v);
+			l->items[i].v = xstrdup(v);
+			return;
+		}
+	}
+	l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
+	l->items[l->n].k = xstrdup(k);
+	l->items[l->n].v = xstrdup(v);
+	l->n++;
+}
+
+static void
+strv_push(struct strv *sv, const char *s)
+{
+	sv->v = xreallocarray(sv->v, sv->n + 1, sizeof(*sv->v));
+	sv->v[sv->n++] = xstrdup(s);
+}
+
+int
+config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
+{
+	char *copy = xstrdup(s), *p = copy, *item, *eq;
+	int rc = 0;
+
+	while ((item = strsep(&p, ",")) != NULL) {
+		if (*item == '\0')
+			continue;
+		if ((eq = strchr(item, '=')) == NULL) {
+			rc = errf(err, errlen, "label \"%s\": expected key=value", item);
+			break;
+		}
+		*eq = '\0';
+		if (!label_key_ok(item)) {
+			rc = errf(err, errlen, "label key \"%s\": not a valid label key", item);
+			break;
+		}
+		if (eq[1] != '\0' && !label_name_ok(eq + 1, strlen(eq + 1))) {
+			rc = errf(err, errlen, "label \"%s\": value \"%s\" is not a valid label value",
+			    item, eq + 1);
+			break;
+		}
+		kvlist_set(out, item, eq + 1);
+	}
+	free(copy);
+	return rc;
+}
+
+static int
+parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_bool(const char *s, int *out)
+{
+	if (s == NULL || strcmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcmp(s, "t") == 0 ||
+	    strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0) {
+		*out = 1;
+		return 0;
+	}
+	if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0 || strcmp(s, "f") == 0 ||
+	    strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0) {
+		*out = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static void
+set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = xstrdup(v);
+}
+
+/* Applies one setting. what names it in errors ("flag --max-pods", "field maxPods in F"). */
+static int
+config_apply(struct klet_config *cfg, int id, const char *val, const char *what, char *err,
+    size_t errlen)
+{
+	char sub[256];
+	long n;
+	int64_t ms;
+
+	switch (id) {
+	case O_CONFIG:
+		set_str(&cfg->config_file, val);
+		break;
+	case O_KUBECONFIG:
+		set_str(&cfg->kubeconfig, val);
+		break;
+	case O_HOSTNAME_OVERRIDE:
+		if (!dns_subdomain_ok(val, strlen(val)))
+			return errf(err, errlen, "invalid value \"%s\" for %s: not a DNS subdomain "
+			    "(lower case letters, digits, '-' and '.')", val, what);
+		set_str(&cfg->hostname_override, val);
+		break;
+	case O_MANIFEST_PATH:
+		set_str(&cfg->pod_manifest_path, val);
+		break;
+	case O_RUNTIME_ENDPOINT:
+		if (strncmp(val, "unix://", 7) != 0 && val[0] != '/')
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected unix:///path",
+			    val, what);
+		if (strncmp(val, "unix://", 7) == 0 && val[7] != '/')
+			return errf(err, errlen, "invalid value \"%s\" for %s: the socket path must "
+			    "be absolute (unix:///path)", val, what);
+		set_str(&cfg->runtime_endpoint, val);
+		break;
+	case O_ROOT_DIR:
+		if (*val == '\0')
+			return errf(err, errlen, "invalid value \"\" for %s: empty path", what);
+		set_str(&cfg->root_dir, val);
+		break;
+	case O_POD_LOGS_DIR:
+		if (val[0] != '/')
+			return errf(err, errlen, "invalid value \"%s\" for %s: must be an absolute path",
+			    val, what);
+		set_str(&cfg->pod_logs_dir, val);
+		break;
+	case O_RESOLV_CONF:
+		set_str(&cfg->resolv_conf, val);
+		break;
+	case O_MAX_PODS:
+		if (parse_int(val, 1, 10000, &n) == -1)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer "
+			    "from 1 to 10000", val, what);
+		cfg->max_pods = (int)n;
+		break;
+	case O_NODE_LABELS:
+		if (config_parse_labels(val, &cfg->node_labels, sub, sizeof(sub)) == -1)
+			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+		break;
+	case O_REGISTER_NODE:
+		if (parse_bool(val, &cfg->register_node) == -1)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected true or false",
+			    val, what);
+		break;
+	case O_CLUSTER_DNS: {
+		char *copy = xstrdup(val), *p = copy, *ip;
+		unsigned char buf[16];
+		int rc = 0;
+
+		strv_clear(&cfg->cluster_dns);
+		while ((ip = strsep(&p, ",")) != NULL) {
+			if (*ip == '\0')
+				continue;
+			if (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1) {
+				rc = errf(err, errlen, "invalid value \"%s\" for %s: \"%s\" is not an "
+				    "IP address", val, what, ip);
+				break;
+			}
+			strv_push(&cfg->cluster_dns, ip);
+		}
+		free(copy);
+		if (rc == -1)
+			return -1;
+		break;
+	}
+	case O_CLUSTER_DOMAIN:
+		if (*val != '\0' && !dns_subdomain_ok(val, strlen(val)))
+			return errf(err, errlen, "invalid value \"%s\" for %s: not a DNS domain", val,
+			    what);
+		set_str(&cfg->cluster_domain, val);
+		break;
+	case O_FILE_CHECK:
+	case O_RUNTIME_TIMEOUT:
+		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected a positive "
+			    "duration such as 20s, 1m30s or 500ms", val, what);
+		if (id == O_FILE_CHECK)
+			cfg->file_check_ms = ms;
+		else
+			cfg->runtime_timeout_ms = ms;
+		break;
+	case O_LOGGING_FORMAT:
+		if (strcmp(val, "text") == 0)
+			cfg->log_json = 0;
+		else if (strcmp(val, "json") == 0)
+			cfg->log_json = 1;
+		else
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected text or json",
+			    val, what);
+		break;
+	case O_LOG_FILE:
+		set_str(&cfg->log_file, val);
+		break;
+	case O_CTL_SOCKET:
+		set_str(&cfg->ctl_socket, val);
+		break;
+	case O_CTL_GROUP:
+		set_str(&cfg->ctl_group, val);
+		break;
+	case O_RUNTIME_HANDLER: {
+		const char *eq = strchr(val, '=');
+		char *name;
+
+		if (eq == NULL || eq == val || eq[1] == '\0')
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected "
+			    "RUNTIMECLASS=HANDLER", val, what);
+		name = xstrndup(val, (size_t)(eq - val));
+		kvlist_set(&cfg->runtime_handlers, name, eq + 1);
+		free(name);
+		break;
+	}
+	case O_LOG_MAX_SIZE: {
+		int64_t milli;
+
+		if (quantity_parse(val, &milli) == -1 || (milli >= 0 && milli < 1000 * 1024))
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected a size such "
+			    "as 10Mi (at least 1Ki), or -1", val, what);
+		cfg->log_max_size = milli < 0 ? -1 : milli / 1000;
+		break;
+	}
+	case O_LOG_MAX_FILES:
+		if (parse_int(val, 2, 1000, &n) == -1)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer "
+			    "from 2 to 1000", val, what);
+		cfg->log_max_files = (int)n;
+		break;
+	case O_LOG_MONITOR:
+		if (config_parse_duration(val, &ms) == -1 || ms < 100)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected a duration "
+			    "of at least 100ms", val, what);
+		cfg->log_monitor_ms = ms;
+		break;
+	case O_V:
+		if (*val == '=')
+			val++;
+		if (parse_int(val, 0, 10, &n) == -1)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer "
+			    "from 0 to 10", val, what);
+		cfg->verbosity = (int)n;
+		break;
+	default:
+		fatalx("%s: unknown option id %d", __func__, id);
+	}
+	return 0;
+}
+
+static void
+config_defaults(struct klet_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->runtime_endpoint = xstrdup("unix:///run/containerd/containerd.sock");
+	cfg->root_dir = xstrdup("/var/lib/klet");
+	cfg->pod_logs_dir = xstrdup("/var/log/pods");
+	cfg->resolv_conf = xstrdup("/etc/resolv.conf");
+	cfg->cluster_domain = xstrdup("");
+	cfg->max_pods = 110;
+	cfg->register_node = 1;
+	cfg->file_check_ms = 20000;
+	cfg->runtime_timeout_ms = 120000;
+	cfg->node_status_ms = 10000;
+	cfg->lease_duration_s = 40;
+	cfg->log_max_size = 10 * 1024 * 1024;
+	cfg->log_max_files = 5;
+	cfg->log_monitor_ms = 10000;
+}
+
+static int config_file_apply(struct klet_config *, const char *path, char *err, size_t errlen);
+
+struct flag_val {
+	int   id;
+	char *val;
+};
+
+enum config_result
+config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	struct flag_val *flags = NULL;
+	size_t nflags = 0, i;
+	char what[64], host[256];
+	const char *config_path = NULL;
+	enum config_result res = CONFIG_OK;
+	int c, idx;
+
+	config_defaults(cfg);
+	opterr = 0;
+	optind = 0; /* glibc: full re-initialisation */
+	while ((c = getopt_long_only(argc, argv, "+hv:", longopts, &idx)) != -1) {
+		if (c == '?') {
+			if (optopt != 0 && optopt != '?')
+				errf(err, errlen, "flag -%s: %s", opt_name(optopt),
+				    "requires a value");
+			else
+				errf(err, errlen, "unknown flag: %s", argv[optind - 1]);
+			res = CONFIG_ERROR;
+			goto out;
+		}
+		if (c == ':') {
+			errf(err, errlen, "flag %s: requires a value", argv[optind - 1]);
+			res = CONFIG_ERROR;
+			goto out;
+		}
+		if (c == O_HELP) {
+			config_usage(stdout);
+			res = CONFIG_EXIT;
+			goto out;
+		}
+		if (c == O_VERSION) {
+			printf("kletd %s\n", KLET_VERSION);
+			res = CONFIG_EXIT;
+			goto out;
+		}
+		flags = xreallocarray(flags, nflags + 1, sizeof(*flags));
+		flags[nflags].id = c;
+		flags[nflags].val = xstrdup(optarg);
+		nflags++;
+		if (c == O_CONFIG)
+			config_path = optarg;
+	}
+	if (optind < argc) {
+		errf(err, errlen, "unexpected argument: %s", argv[optind]);
+		res = CONFIG_ERROR;
+		goto out;
+	}
+	if (config_path != NULL) {
+		set_str(&cfg->config_file, config_path);
+		if (config_file_apply(cfg, config_path, err, errlen) == -1) {
+			res = CONFIG_ERROR;
+			goto out;
+		}
+	}
+	for (i = 0; i < nflags; i++) {
+		const char *v = flags[i].val;
+
+		if (flags[i].id == O_V)
+			snprintf(what, sizeof(what), "flag -v");
+		else
+			snprintf(what, sizeof(what), "flag --%s", opt_name(flags[i].id));
+		if (config_apply(cfg, flags[i].id, v, what, err, errlen) == -1) {
+			res = CONFIG_ERROR;
+			goto out;
+		}
+	}
+	if (cfg->hostname_override != NULL)
+		cfg->node_name = xstrdup(cfg->hostname_override);
+	else {
+		if (gethostname(host, sizeof(host)) == -1)
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		for (i = 0; host[i] != '\0'; i++)
+			host[i] = (char)tolower((unsigned char)host[i]);
+		cfg->node_name = xstrdup(host);
+	}
+	if (cfg->ctl_socket == NULL)
+		xasprintf(&cfg->ctl_socket, "%s/podctl.sock", cfg->root_dir);
+out:
+	for (i = 0; i < nflags; i++)
+		free(flags[i].val);
+	free(flags);
+	return res;
+}
+
+void
+config_clear(struct klet_config *cfg)
+{
+	free(cfg->config_file);
+	free(cfg->kubeconfig);
+	free(cfg->hostname_override);
+	free(cfg->node_name);
+	free(cfg->pod_manifest_path);
+	free(cfg->runtime_endpoint);
+	free(cfg->root_dir);
+	free(cfg->pod_logs_dir);
+	free(cfg->resolv_conf);
+	free(cfg->cluster_domain);
+	strv_clear(&cfg->cluster_dns);
+	kvlist_clear(&cfg->node_labels);
+	kvlist_clear(&cfg->runtime_handlers);
+	free(cfg->log_file);
+	free(cfg->ctl_socket);
+	free(cfg->ctl_group);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* ---- the --config file (KubeletConfiguration, kubelet.config.k8s.io/v1beta1) ---- */
+
+#define CONFIG_FILE_MAX (1024 * 1024)
+
+enum cf_type { CF_STR, CF_INT, CF_BOOL, CF_STRLIST };
+
+/* A field of the file and the flag it sets (0: handled by its own case). */
+static const struct cf_field {
+	const char   *name;
+	enum cf_type  type;
+	int           id;
+} cf_fields[] = {
+	{ "staticPodPath", CF_STR, O_MANIFEST_PATH },
+	{ "containerRuntimeEndpoint", CF_STR, O_RUNTIME_ENDPOINT },
+	{ "maxPods", CF_INT, O_MAX_PODS },
+	{ "clusterDNS", CF_STRLIST, O_CLUSTER_DNS },
+	{ "clusterDomain", CF_STR, O_CLUSTER_DOMAIN },
+	{ "podLogsDir", CF_STR, O_POD_LOGS_DIR },
+	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
+	{ "resolvConf", CF_STR, O_RESOLV_CONF },
+	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },
+	{ "runtimeRequestTimeout", CF_STR, O_RUNTIME_TIMEOUT },
+	{ "nodeStatusUpdateFrequency", CF_STR, 0 },
+	{ "containerLogMaxSize", CF_STR, O_LOG_MAX_SIZE },
+	{ "containerLogMaxFiles", CF_INT, O_LOG_MAX_FILES },
+	{ "containerLogMonitorInterval", CF_STR, O_LOG_MONITOR },
+	{ "nodeLeaseDurationSeconds", CF_INT, 0 },
+	{ "logging", CF_STR, 0 },   /* an object: format, verbosity */
+	{ "kind", CF_STR, 0 },
+	{ "apiVersion", CF_STR, 0 },
+};
+
+/* The value of v as the text config_apply takes (caller frees), or NULL with err set. */
+static char *
+cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_t errlen)
+{
+	int64_t n;
+	int b;
+	size_t i;
+	char *out = NULL, *tmp;
+
+	switch (t) {
+	case CF_STR:
+		if (json_type(v) == JSON_STRING)
+			return xstrdup(json_str(v));
+		errf(err, errlen, "%s: expected a string, got %s", what,
+		    json_type_name(json_type(v)));
+		return NULL;
+	case CF_INT:
+		if (json_int(v, &n) == 0)
+			return xsprintf("%lld", (long long)n);
+		errf(err, errlen, "%s: expected an integer, got %s", what,
+		    json_type_name(json_type(v)));
+		return NULL;
+	case CF_BOOL:
+		if (json_bool(v, &b) == 0)
+			return xstrdup(b ? "true" : "false");
+		errf(err, errlen, "%s: expected true or false, got %s", what,
+		    json_type_name(json_type(v)));
+		return NULL;
+	case CF_STRLIST:
+		if (json_type(v) != JSON_ARRAY) {
+			errf(err, errlen, "%s: expected a list of strings, got %s", what,
+			    json_type_name(json_type(v)));
+			return NULL;
+		}
+		out = xstrdup("");
+		for (i = 0; i < json_len(v); i++) {
+			const struct json *e = json_index(v, i);
+
+			if (json_type(e) != JSON_STRING) {
+				errf(err, errlen, "%s[%zu]: expected a string, got %s", what, i,
+				    json_type_name(json_type(e)));
+				free(out);
+				return NULL;
+			}
+			tmp = xsprintf("%s%s%s", out, i > 0 ? "," : "", json_str(e));
+			free(out);
+			out = tmp;
+		}
+		return out;
+	}
+	return NULL;
+}
+
+/* Applies one field with flag semantics; -1 with err set. */
+static int
+cf_apply(struct klet_config *cfg, int id, const struct json *v, enum cf_type t,
+    const char *what, char *err, size_t errlen)
+{
+	char *text = cf_text(v, t, what, err, errlen);
+	int rc;
+
+	if (text == NULL)
+		return -1;
+	rc = config_apply(cfg, id, text, what, err, errlen);
+	free(text);
+	return rc;
+}
+
+static int
+config_file_fields(struct klet_config *cfg, const struct json *root, const char *path,
+    char *err, size_t errlen)
+{
+	char what[320];
+	size_t i, j;
+
+	for (i = 0; i < json_len(root); i++) {
+		const char *key = json_key(root, i);
+		const struct json *v = json_index(root, i);
+		const struct cf_field *f = NULL;
+
+		for (j = 0; j < nitems(cf_fields); j++)
+			if (strcmp(cf_fields[j].name, key) == 0)
+				f = &cf_fields[j];
+		snprintf(what, sizeof(what), "field %s in %s", key, path);
+		if (f == NULL) {
+			log_warnx("config %s: field %s is not supported; ignored", path, key);
+			continue;
+		}
+		if (json_type(v) == JSON_NULL)
+			continue;
+		if (f->id != 0) {
+			if (cf_apply(cfg, f->id, v, f->type, what, err, errlen) == -1)
+				return -1;
+		} else if (strcmp(key, "kind") == 0) {
+			if (json_type(v) != JSON_STRING ||
+			    strcmp(json_str(v), "KubeletConfiguration") != 0)
+				return errf(err, errlen, "%s: expected KubeletConfiguration", what);
+		} else if (strcmp(key, "apiVersion") == 0) {
+			if (json_type(v) != JSON_STRING ||
+			    strcmp(json_str(v), "kubelet.config.k8s.io/v1beta1") != 0)
+				return errf(err, errlen, "%s: expected kubelet.config.k8s.io/v1beta1",
+				    what);
+		} else if (strcmp(key, "nodeStatusUpdateFrequency") == 0) {
+			char *t = cf_text(v, CF_STR, what, err, errlen);
+			int64_t ms;
+			int bad;
+
+			if (t == NULL)
+				return -1;
+			bad = config_parse_duration(t, &ms) == -1 || ms <= 0;
+			free(t);
+			if (bad)
+				return errf(err, errlen, "%s: expected a positive duration such as "
+				    "10s", what);
+			cfg->node_status_ms = ms;
+		} else if (strcmp(key, "nodeLeaseDurationSeconds") == 0) {
+			int64_t n;
+
+			if (json_int(v, &n) == -1 || n < 1 || n > 3600)
+				return errf(err, errlen, "%s: expected an integer from 1 to 3600",
+				    what);
+			cfg->lease_duration_s = (int32_t)n;
+		} else if (strcmp(key, "logging") == 0) {
+			const struct json *fmt, *verb;
+
+			if (json_type(v) != JSON_OBJECT)
+				return errf(err, errlen, "%s: expected an object", what);
+			for (j = 0; j < json_len(v); j++) {
+				const char *k = json_key(v, j);
+
+				if (strcmp(k, "format") != 0 && strcmp(k, "verbosity") != 0)
+					log_warnx("config %s: field logging.%s is not supported; "
+					    "ignored", path, k);
+			}
+			fmt = json_get(v, "format");
+			verb = json_get(v, "verbosity");
+			snprintf(what, sizeof(what), "field logging.format in %s", path);
+			if (fmt != NULL && json_type(fmt) != JSON_NULL &&
+			    cf_apply(cfg, O_LOGGING_FORMAT, fmt, CF_STR, what, err, errlen) == -1)
+				return -1;
+			snprintf(what, sizeof(what), "field logging.verbosity in %s", path);
+			if (verb != NULL && json_type(verb) != JSON_NULL &&
+			    cf_apply(cfg, O_V, verb, CF_INT, what, err, errlen) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t errlen)
+{
+	struct json_doc *doc;
+	const struct json_limits lim = { CONFIG_FILE_MAX, 32, 64 * 1024 };
+	char *buf, jerr[256];
+	size_t len = 0;
+	ssize_t n;
+	int fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return errf(err, errlen, "config file %s: %s", path, strerror(errno));
+	buf = xmalloc(CONFIG_FILE_MAX + 1);
+	while ((n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len)) > 0 &&
+	    (len += (size_t)n) <= CONFIG_FILE_MAX)
+		;
+	close(fd);
+	if (n == -1 || len > CONFIG_FILE_MAX) {
+		rc = errf(err, errlen, "config file %s: %s", path, n == -1 ? strerror(errno) :
+		    "larger than 1 MiB");
+		free(buf);
+		return rc;
+	}
+	doc = json_parse_yaml(buf, len, &lim, jerr, sizeof(jerr));
+	free(buf);
+	if (doc == NULL)
+		return errf(err, errlen, "config file %s: %s", path, jerr);
+	if (json_type(json_root(doc)) != JSON_OBJECT) {
+		rc = errf(err, errlen, "config file %s: expected a KubeletConfiguration object",
+		    path);
+	} else
+		rc = config_file_fields(cfg, json_root(doc), path, err, errlen);
+	json_free(doc);
+	return rc;
+}

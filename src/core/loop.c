@@ -1,0 +1,264 @@
+/* loop.c — one event_base, named periodic tasks with duration and lag figures, signals. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/util.h"
+
+struct loop_task {
+	struct loop       *t_loop;
+	const char        *t_name;
+	unsigned           t_interval_ms;
+	loop_task_fn       t_fn;
+	void              *t_arg;
+	struct event      *t_ev;
+	int64_t            t_due_us;     /* monotonic time the next run is due */
+	int                t_paused;
+	int                t_kicked;
+	uint64_t           t_runs;
+	int64_t            t_last_dur_us;
+	int64_t            t_max_dur_us;
+	int64_t            t_last_lag_us;
+	int64_t            t_max_lag_us;
+	struct loop_task  *t_next;
+};
+
+struct loop_sig {
+	struct event      *s_ev;
+	loop_signal_fn     s_fn;
+	void              *s_arg;
+	struct loop_sig   *s_next;
+};
+
+struct loop {
+	struct event_base *l_base;
+	struct loop_task  *l_tasks;
+	struct loop_task **l_tail;
+	struct loop_sig   *l_sigs;
+};
+
+struct loop *
+loop_new(void)
+{
+	struct loop *l = xcalloc(1, sizeof(*l));
+	struct event_config *cfg;
+
+	if ((cfg = event_config_new()) == NULL)
+		fatalx("%s: event_config_new failed", __func__);
+	l->l_base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (l->l_base == NULL)
+		fatalx("%s: event_base_new failed", __func__);
+	if (event_base_priority_init(l->l_base, LOOP_NPRI) == -1)
+		fatalx("%s: event_base_priority_init failed", __func__);
+	l->l_tail = &l->l_tasks;
+	signal(SIGPIPE, SIG_IGN);
+	return l;
+}
+
+struct event_base *
+loop_base(struct loop *l)
+{
+	return l->l_base;
+}
+
+static void
+task_schedule(struct loop_task *t, int64_t now)
+{
+	struct timeval tv;
+	int64_t wait;
+
+	if (t->t_paused)
+		return;
+	wait = t->t_kicked ? 0 : t->t_due_us - now;
+	if (wait < 0)
+		wait = 0;
+	tv.tv_sec = wait / 1000000;
+	tv.tv_usec = wait % 1000000;
+	evtimer_add(t->t_ev, &tv);
+}
+
+static void
+task_fire(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop_task *t = arg;
+	int64_t start, end, lag, period = (int64_t)t->t_interval_ms * 1000;
+
+	(void)fd;
+	(void)what;
+	start = now_mono_us();
+	if (t->t_kicked) {
+		t->t_kicked = 0;
+		lag = 0;
+	} else {
+		lag = start - t->t_due_us;
+		if (lag < 0)
+			lag = 0;
+		t->t_last_lag_us = lag;
+		if (lag > t->t_max_lag_us)
+			t->t_max_lag_us = lag;
+		/* Keep the phase; if we fell more than a period behind, skip the missed runs. */
+		t->t_due_us += period;
+		if (t->t_due_us <= start)
+			t->t_due_us = start + period;
+	}
+	t->t_fn(t->t_arg);
+	end = now_mono_us();
+	t->t_runs++;
+	t->t_last_dur_us = end - start;
+	if (t->t_last_dur_us > t->t_max_dur_us)
+		t->t_max_dur_us = t->t_last_dur_us;
+	log_v(5, "task %s ran in %lldus lag=%lldus", t->t_name, (long long)t->t_last_dur_us,
+	    (long long)lag);
+	task_schedule(t, end);
+}
+
+struct loop_task *
+loop_every(struct loop *l, const char *name, unsigned interval_ms, loop_task_fn fn, void *arg)
+{
+	struct loop_task *t = xcalloc(1, sizeof(*t));
+
+	if (interval_ms == 0)
+		fatalx("%s: task %s: zero interval", __func__, name);
+	t->t_loop = l;
+	t->t_name = name;
+	t->t_interval_ms = interval_ms;
+	t->t_fn = fn;
+	t->t_arg = arg;
+	if ((t->t_ev = evtimer_new(l->l_base, task_fire, t)) == NULL)
+		fatalx("%s: evtimer_new failed", __func__);
+	event_priority_set(t->t_ev, LOOP_PRI_NORMAL);
+	t->t_due_us = now_mono_us() + (int64_t)interval_ms * 1000;
+	*l->l_tail = t;
+	l->l_tail = &t->t_next;
+	task_schedule(t, now_mono_us());
+	log_v(4, "timer %s registered every %ums", name, interval_ms);
+	return t;
+}
+
+void
+loop_task_kick(struct loop_task *t)
+{
+	if (t->t_paused || t->t_kicked)
+		return;
+	t->t_kicked = 1;
+	task_schedule(t, now_mono_us());
+}
+
+void
+loop_task_pause(struct loop_task *t, int paused)
+{
+	if (paused == t->t_paused)
+		return;
+	t->t_paused = paused;
+	if (paused) {
+		evtimer_del(t->t_ev);
+		t->t_kicked = 0;
+	} else {
+		t->t_due_us = now_mono_us() + (int64_t)t->t_interval_ms * 1000;
+		task_schedule(t, now_mono_us());
+	}
+}
+
+void
+loop_task_stats(const struct loop_task *t, struct loop_task_stats *st)
+{
+	st->name = t->t_name;
+	st->interval_ms = t->t_interval_ms;
+	st->runs = t->t_runs;
+	st->last_duration_us = t->t_last_dur_us;
+	st->max_duration_us = t->t_max_dur_us;
+	st->last_lag_us = t->t_last_lag_us;
+	st->max_lag_us = t->t_max_lag_us;
+}
+
+void
+loop_foreach_task(struct loop *l, void (*cb)(const struct loop_task_stats *, void *), void *arg)
+{
+	struct loop_task_stats st;
+	struct loop_task *t;
+
+	for (t = l->l_tasks; t != NULL; t = t->t_next) {
+		loop_task_stats(t, &st);
+		cb(&st, arg);
+	}
+}
+
+int64_t
+loop_lag_us(struct loop *l)
+{
+	struct loop_task *t;
+	int64_t lag = 0;
+
+	for (t = l->l_tasks; t != NULL; t = t->t_next)
+		if (t->t_last_lag_us > lag)
+			lag = t->t_last_lag_us;
+	return lag;
+}
+
+static void
+sig_fire(evutil_socket_t sig, short what, void *arg)
+{
+	struct loop_sig *s = arg;
+
+	(void)what;
+	s->s_fn((int)sig, s->s_arg);
+}
+
+void
+loop_on_signal(struct loop *l, int sig, loop_signal_fn fn, void *arg)
+{
+	struct loop_sig *s = xcalloc(1, sizeof(*s));
+
+	s->s_fn = fn;
+	s->s_arg = arg;
+	if ((s->s_ev = evsignal_new(l->l_base, sig, sig_fire, s)) == NULL)
+		fatalx("%s: evsignal_new failed", __func__);
+	event_priority_set(s->s_ev, LOOP_PRI_HIGH);
+	if (evsignal_add(s->s_ev, NULL) == -1)
+		fatalx("%s: evsignal_add failed", __func__);
+	s->s_next = l->l_sigs;
+	l->l_sigs = s;
+}
+
+int
+loop_run(struct loop *l)
+{
+	if (event_base_dispatch(l->l_base) == -1) {
+		log_error("%s: event_base_dispatch failed", __func__);
+		return -1;
+	}
+	return 0;
+}
+
+void
+loop_stop(struct loop *l)
+{
+	event_base_loopbreak(l->l_base);
+}
+
+void
+loop_free(struct loop *l)
+{
+	struct loop_task *t, *tn;
+	struct loop_sig *s, *sn;
+
+	if (l == NULL)
+		return;
+	for (t = l->l_tasks; t != NULL; t = tn) {
+		tn = t->t_next;
+		event_free(t->t_ev);
+		free(t);
+	}
+	for (s = l->l_sigs; s != NULL; s = sn) {
+		sn = s->s_next;
+		event_free(s->s_ev);
+		free(s);
+	}
+	event_base_free(l->l_base);
+	free(l);
+}

@@ -1,0 +1,177 @@
+/* util.c — allocation helpers and clocks. */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "core/util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void *p;
+
+	if (n == 0)
+		n = 1;
+	if ((p = malloc(n)) == NULL)
+		fatalx("%s: out of memory (%zu bytes)", __func__, n);
+	return p;
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+	void *p;
+
+	if (nmemb == 0 || size == 0)
+		nmemb = size = 1;
+	if ((p = calloc(nmemb, size)) == NULL)
+		fatalx("%s: out of memory (%zu x %zu)", __func__, nmemb, size);
+	return p;
+}
+
+void *
+xreallocarray(void *old, size_t nmemb, size_t size)
+{
+	void *p;
+
+	if (size != 0 && nmemb > SIZE_MAX / size)
+		fatalx("%s: size overflow (%zu x %zu)", __func__, nmemb, size);
+	if (nmemb == 0 || size == 0)
+		nmemb = size = 1;
+	if ((p = realloc(old, nmemb * size)) == NULL)
+		fatalx("%s: out of memory (%zu x %zu)", __func__, nmemb, size);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *p;
+
+	if (s == NULL)
+		return NULL;
+	if ((p = strdup(s)) == NULL)
+		fatalx("%s: out of memory", __func__);
+	return p;
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p;
+
+	if ((p = strndup(s, n)) == NULL)
+		fatalx("%s: out of memory", __func__);
+	return p;
+}
+
+int
+xasprintf(char **ret, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(ret, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatalx("%s: out of memory", __func__);
+	return n;
+}
+
+char *
+xsprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		fatalx("%s: out of memory", __func__);
+	va_end(ap);
+	return s;
+}
+
+void
+xfree_str(char **p)
+{
+	free(*p);
+	*p = NULL;
+}
+
+int
+streq_null(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int64_t
+now_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t
+now_mono_ms(void)
+{
+	return now_mono_us() / 1000;
+}
+
+int64_t
+now_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t
+fnv64(uint64_t h, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len-- > 0) {
+		h ^= *p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int
+mkdirs(const char *path, unsigned mode)
+{
+	char *p = xstrdup(path), *s;
+	int rc = 0;
+
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
+			rc = -1;
+			break;
+		}
+		*s = '/';
+	}
+	if (rc == 0) {
+		if (mkdir(p, (mode_t)mode) == 0)
+			rc = chmod(p, (mode_t)mode);
+		else if (errno != EEXIST)
+			rc = -1;
+	}
+	free(p);
+	return rc;
+}

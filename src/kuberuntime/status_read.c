@@ -1,0 +1,217 @@
+/* status_read.c — reading one pod's status from the runtime (the kubelet's
+ * GetPodStatus): ListPodSandbox and ListContainers by the pod UID label, then
+ * PodSandboxStatus and ContainerStatus for each, concurrently. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cri/cri.h"
+#include "kuberuntime/kuberuntime.h"
+#include "kuberuntime/internal.h"
+#include "core/log.h"
+#include "pod/runtime.h"
+#include "core/util.h"
+
+
+struct kr_rd_slot {
+	struct kr_rd *rd;
+	size_t        i;
+};
+
+struct kr_rd {
+	struct kr_ctx         *x;
+	const void            *owner;
+	void                 (*done)(struct rt_pod_status *, int64_t, const char *, void *);
+	void                  *arg;
+	int64_t                t0;
+	int                    pending;
+	char                  *err;
+	struct rt_pod_status   st;
+	struct kr_rd_slot     *sb_slots;
+	size_t                 nsb;
+	struct kr_rd_slot     *c_slots;
+	char                 **c_sbids;
+	size_t                 nc;
+};
+
+void
+kr_rd_free(struct kr_rd *rd)
+{
+	size_t i;
+
+	if (rd == NULL)
+		return;
+	rt_pod_status_clear(&rd->st);
+	free(rd->sb_slots);
+	free(rd->c_slots);
+	for (i = 0; i < rd->nc; i++)
+		free(rd->c_sbids[i]);
+	free(rd->c_sbids);
+	free(rd->err);
+	free(rd);
+}
+
+static void
+kr_rd_compact(struct rt_pod_status *st)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < st->nsandboxes; i++) {
+		if (st->sandboxes[i].id == NULL)
+			continue;
+		st->sandboxes[j++] = st->sandboxes[i];
+	}
+	st->nsandboxes = j;
+	for (i = j = 0; i < st->ncontainers; i++) {
+		if (st->containers[i].id == NULL)
+			continue;
+		st->containers[j++] = st->containers[i];
+	}
+	st->ncontainers = j;
+}
+
+/* One call answered; the last one reports and frees the read. */
+static void
+kr_rd_step(struct kr_rd *rd)
+{
+	if (--rd->pending > 0)
+		return;
+	if (rd->err == NULL) {
+		kr_rd_compact(&rd->st);
+		rt_pod_status_sort(&rd->st);
+		rd->st.timestamp = rd->t0;
+	}
+	rd->done(&rd->st, rd->t0, rd->err, rd->arg);
+	kr_rd_free(rd);
+}
+
+static void
+kr_rd_sb_status_cb(int code, const char *message,
+    const Runtime__V1__PodSandboxStatusResponse *resp, void *arg)
+{
+	struct kr_rd_slot *sl = arg;
+	struct kr_rd *rd = sl->rd;
+
+	if (code == GRPC_OK && resp->status != NULL)
+		kr_rt_from_sandbox(&rd->st.sandboxes[sl->i], resp->status);
+	else if (code != GRPC_NOT_FOUND && rd->err == NULL)
+		rd->err = xsprintf("PodSandboxStatus: %s", message);
+	kr_rd_step(rd);
+}
+
+static void
+kr_rd_c_status_cb(int code, const char *message, const Runtime__V1__ContainerStatusResponse *resp,
+    void *arg)
+{
+	struct kr_rd_slot *sl = arg;
+	struct kr_rd *rd = sl->rd;
+
+	if (code == GRPC_OK && resp->status != NULL)
+		kr_rt_from_container(&rd->st.containers[sl->i], resp->status,
+		    rd->c_sbids[sl->i]);
+	else if (code != GRPC_NOT_FOUND && rd->err == NULL)
+		rd->err = xsprintf("ContainerStatus: %s", message);
+	kr_rd_step(rd);
+}
+
+static void
+kr_rd_sb_list_cb(int code, const char *message, const Runtime__V1__ListPodSandboxResponse *resp,
+    void *arg)
+{
+	struct kr_rd *rd = arg;
+	size_t i;
+
+	if (code != GRPC_OK) {
+		if (rd->err == NULL)
+			rd->err = xsprintf("ListPodSandbox: %s", message);
+		kr_rd_step(rd);
+		return;
+	}
+	rd->nsb = resp->n_items;
+	rd->st.nsandboxes = resp->n_items;
+	rd->st.sandboxes = xcalloc(resp->n_items + 1, sizeof(*rd->st.sandboxes));
+	rd->sb_slots = xcalloc(resp->n_items + 1, sizeof(*rd->sb_slots));
+	for (i = 0; i < resp->n_items; i++) {
+		Runtime__V1__PodSandboxStatusRequest req =
+		    RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
+
+		rd->sb_slots[i].rd = rd;
+		rd->sb_slots[i].i = i;
+		req.pod_sandbox_id = resp->items[i]->id;
+		rd->pending++;
+		cri_pod_sandbox_status(rd->x->cri, &req, rd->x->timeout_ms, kr_rd_sb_status_cb,
+		    &rd->sb_slots[i], rd->owner);
+	}
+	kr_rd_step(rd);
+}
+
+static void
+kr_rd_c_list_cb(int code, const char *message, const Runtime__V1__ListContainersResponse *resp,
+    void *arg)
+{
+	struct kr_rd *rd = arg;
+	size_t i;
+
+	if (code != GRPC_OK) {
+		if (rd->err == NULL)
+			rd->err = xsprintf("ListContainers: %s", message);
+		kr_rd_step(rd);
+		return;
+	}
+	rd->nc = resp->n_containers;
+	rd->st.ncontainers = resp->n_containers;
+	rd->st.containers = xcalloc(resp->n_containers + 1, sizeof(*rd->st.containers));
+	rd->c_slots = xcalloc(resp->n_containers + 1, sizeof(*rd->c_slots));
+	rd->c_sbids = xcalloc(resp->n_containers + 1, sizeof(*rd->c_sbids));
+	for (i = 0; i < resp->n_containers; i++) {
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+
+		rd->c_slots[i].rd = rd;
+		rd->c_slots[i].i = i;
+		rd->c_sbids[i] = xstrdup(resp->containers[i]->pod_sandbox_id);
+		req.container_id = resp->containers[i]->id;
+		rd->pending++;
+		cri_container_status(rd->x->cri, &req, rd->x->timeout_ms, kr_rd_c_status_cb,
+		    &rd->c_slots[i], rd->owner);
+	}
+	kr_rd_step(rd);
+}
+
+struct kr_rd *
+kr_rd_start(struct kuberuntime *kr, const char *uid, const char *name, const char *ns,
+    const void *owner, void (*done)(struct rt_pod_status *, int64_t, const char *, void *),
+    void *arg)
+{
+	struct kr_rd *rd = xcalloc(1, sizeof(*rd));
+	Runtime__V1__ListPodSandboxRequest sreq = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
+	Runtime__V1__PodSandboxFilter sf = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
+	Runtime__V1__ListContainersRequest creq = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
+	Runtime__V1__ContainerFilter cf = RUNTIME__V1__CONTAINER_FILTER__INIT;
+	Runtime__V1__PodSandboxFilter__LabelSelectorEntry se =
+	    RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT;
+	Runtime__V1__ContainerFilter__LabelSelectorEntry ce =
+	    RUNTIME__V1__CONTAINER_FILTER__LABEL_SELECTOR_ENTRY__INIT;
+	Runtime__V1__PodSandboxFilter__LabelSelectorEntry *sep = &se;
+	Runtime__V1__ContainerFilter__LabelSelectorEntry *cep = &ce;
+
+	rd->x = kr_ctx(kr);
+	rd->owner = owner;
+	rd->done = done;
+	rd->arg = arg;
+	rd->t0 = now_mono_ms();
+	rd->st.uid = xstrdup(uid);
+	rd->st.name = xstrdup(name);
+	rd->st.ns = xstrdup(ns);
+	se.key = ce.key = (char *)KR_LABEL_POD_UID;
+	se.value = ce.value = (char *)uid;
+	sf.label_selector = &sep;
+	sf.n_label_selector = 1;
+	sreq.filter = &sf;
+	cf.label_selector = &cep;
+	cf.n_label_selector = 1;
+	creq.filter = &cf;
+	rd->pending = 2;
+	cri_list_pod_sandbox(rd->x->cri, &sreq, rd->x->timeout_ms, kr_rd_sb_list_cb, rd, owner);
+	cri_list_containers(rd->x->cri, &creq, rd->x->timeout_ms, kr_rd_c_list_cb, rd, owner);
+	return rd;
+}

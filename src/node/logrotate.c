@@ -1,0 +1,292 @@
+/* logrotate.c — rotate the logs of running containers above a size (see logrotate.h). */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cri/cri.h"
+#include "core/log.h"
+#include "node/logrotate.h"
+#include "node/podcache.h"
+#include "core/util.h"
+
+#define LR_TMP_SUFFIX ".tmp"
+
+/* A rotation waiting for ReopenContainerLog. */
+struct lr_op {
+	struct logrotate *lr;
+	char             *id;
+	char             *log;
+	char             *rotated;
+	struct lr_op     *next;
+};
+
+struct logrotate {
+	struct cri             *cri;
+	struct podcache        *cache;
+	char                   *logs_dir;
+	int64_t                 max_size;
+	int                     max_files;
+	int64_t                 timeout_ms;
+	struct lr_op           *ops;
+	struct logrotate_stats  stats;
+};
+
+char *
+logrotate_path(const char *logs_dir, const char *ns, const char *name, const char *uid,
+    const char *container, int restart_count)
+{
+	return xsprintf("%s/%s_%s_%s/%s/%d.log", logs_dir, ns != NULL ? ns : "default",
+	    name != NULL ? name : "", uid != NULL ? uid : "", container, restart_count);
+}
+
+char *
+logrotate_rotated_name(const char *log, int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	char ts[32];
+
+	gmtime_r(&tt, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+	return xsprintf("%s.%s", log, ts);
+}
+
+size_t
+logrotate_excess(size_t nrotated, int max_files)
+{
+	/* The live file and the one about to be rotated take two of max_files. */
+	size_t keep = max_files > 2 ? (size_t)(max_files - 2) : 0;
+
+	return nrotated > keep ? nrotated - keep : 0;
+}
+
+static int
+lr_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Deletes leftover temporary files and the oldest rotated files of log. */
+static void
+lr_prune(struct logrotate *lr, const char *log)
+{
+	const char *slash = strrchr(log, '/');
+	char *dir, **names = NULL, *full;
+	size_t nnames = 0, base_len, i, excess;
+	struct dirent *de;
+	DIR *d;
+
+	if (slash == NULL)
+		return;
+	dir = xstrndup(log, (size_t)(slash - log));
+	base_len = strlen(slash + 1);
+	if ((d = opendir(dir)) == NULL) {
+		free(dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		if (n <= base_len + 1 || strncmp(de->d_name, slash + 1, base_len) != 0 ||
+		    de->d_name[base_len] != '.')
+			continue;
+		full = xsprintf("%s/%s", dir, de->d_name);
+		if (n > strlen(LR_TMP_SUFFIX) &&
+		    strcmp(de->d_name + n - strlen(LR_TMP_SUFFIX), LR_TMP_SUFFIX) == 0) {
+			if (unlink(full) == 0)
+				lr->stats.removed++;
+			free(full);
+			continue;
+		}
+		names = xreallocarray(names, nnames + 1, sizeof(*names));
+		names[nnames++] = full;
+	}
+	closedir(d);
+	if (nnames > 1)
+		qsort(names, nnames, sizeof(*names), lr_cmp_str);
+	excess = logrotate_excess(nnames, lr->max_files);
+	for (i = 0; i < nnames; i++) {
+		if (i < excess) {
+			if (unlink(names[i]) == 0) {
+				lr->stats.removed++;
+				log_v(3, "logrotate: removed %s", names[i]);
+			} else if (errno != ENOENT) {
+				log_warnx("logrotate: remove %s: %s", names[i], strerror(errno));
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+}
+
+static void
+lr_op_free(struct lr_op *op)
+{
+	free(op->id);
+	free(op->log);
+	free(op->rotated);
+	free(op);
+}
+
+static void
+lr_op_unlink(struct logrotate *lr, struct lr_op *op)
+{
+	struct lr_op **pp;
+
+	for (pp = &lr->ops; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == op) {
+			*pp = op->next;
+			return;
+		}
+	}
+}
+
+static int
+lr_busy(const struct logrotate *lr, const char *id)
+{
+	const struct lr_op *op;
+
+	for (op = lr->ops; op != NULL; op = op->next)
+		if (strcmp(op->id, id) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+lr_reopen_cb(int code, const char *message, const Runtime__V1__ReopenContainerLogResponse *r,
+    void *arg)
+{
+	struct lr_op *op = arg;
+	struct logrotate *lr = op->lr;
+
+	(void)r;
+	lr_op_unlink(lr, op);
+	if (code == GRPC_OK) {
+		lr->stats.rotations++;
+		log_v(2, "logrotate: rotated %s to %s", op->log, op->rotated);
+	} else {
+		/* The runtime still writes to the renamed file: put it back for the next pass. */
+		lr->stats.failures++;
+		log_warnx("logrotate: ReopenContainerLog %s: %s; %s kept", op->id,
+		    message != NULL ? message : "failed", op->log);
+		if (rename(op->rotated, op->log) == -1)
+			log_warnx("logrotate: rename %s back to %s: %s", op->rotated, op->log,
+			    strerror(errno));
+	}
+	lr_op_free(op);
+}
+
+static void
+lr_container(struct logrotate *lr, const struct rt_pod_status *st, const struct rt_container *c)
+{
+	Runtime__V1__ReopenContainerLogRequest req = RUNTIME__V1__REOPEN_CONTAINER_LOG_REQUEST__INIT;
+	struct lr_op *op;
+	struct stat sb;
+	char *log;
+
+	if (c->state != RT_RUNNING || c->id == NULL || c->name == NULL || lr_busy(lr, c->id))
+		return;
+	log = logrotate_path(lr->logs_dir, st->ns, st->name, st->uid, c->name, c->restart_count);
+	if (stat(log, &sb) == -1 || sb.st_size < lr->max_size) {
+		free(log);
+		return;
+	}
+	lr_prune(lr, log);
+	op = xcalloc(1, sizeof(*op));
+	op->lr = lr;
+	op->id = xstrdup(c->id);
+	op->log = log;
+	op->rotated = logrotate_rotated_name(log, now_wall_ns() / 1000000000);
+	if (access(op->rotated, F_OK) == 0) {
+		lr_op_free(op);  /* rotated already this second: the next pass */
+		return;
+	}
+	if (rename(op->log, op->rotated) == -1) {
+		if (errno != ENOENT) {
+			lr->stats.failures++;
+			log_warnx("logrotate: rename %s: %s", op->log, strerror(errno));
+		}
+		lr_op_free(op);
+		return;
+	}
+	op->next = lr->ops;
+	lr->ops = op;
+	req.container_id = op->id;
+	cri_reopen_container_log(lr->cri, &req, lr->timeout_ms, lr_reopen_cb, op, lr);
+}
+
+struct lr_pass {
+	struct logrotate *lr;
+	int               started;
+};
+
+static void
+lr_pod(const struct rt_pod_status *st, void *arg)
+{
+	struct lr_pass *p = arg;
+	size_t i;
+
+	for (i = 0; i < st->ncontainers; i++) {
+		struct lr_op *head = p->lr->ops;
+
+		lr_container(p->lr, st, &st->containers[i]);
+		if (p->lr->ops != head)
+			p->started++;
+	}
+}
+
+int
+logrotate_run(struct logrotate *lr)
+{
+	struct lr_pass p = { .lr = lr };
+
+	if (lr->max_size < 0)
+		return 0;
+	lr->stats.passes++;
+	podcache_foreach(lr->cache, lr_pod, &p);
+	return p.started;
+}
+
+struct logrotate *
+logrotate_new(struct cri *cri, struct podcache *cache, const struct logrotate_options *o)
+{
+	struct logrotate *lr = xcalloc(1, sizeof(*lr));
+
+	lr->cri = cri;
+	lr->cache = cache;
+	lr->logs_dir = xstrdup(o->logs_dir);
+	lr->max_size = o->max_size;
+	lr->max_files = o->max_files >= 2 ? o->max_files : 2;
+	lr->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	return lr;
+}
+
+void
+logrotate_free(struct logrotate *lr)
+{
+	struct lr_op *op;
+
+	if (lr == NULL)
+		return;
+	if (lr->ops != NULL)
+		cri_cancel_owner(lr->cri, lr);
+	while ((op = lr->ops) != NULL) {
+		lr->ops = op->next;
+		lr_op_free(op);
+	}
+	free(lr->logs_dir);
+	free(lr);
+}
+
+void
+logrotate_stats(const struct logrotate *lr, struct logrotate_stats *out)
+{
+	*out = lr->stats;
+}

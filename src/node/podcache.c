@@ -1,0 +1,302 @@
+/* podcache.c — timestamped runtime status per pod, and "newer than" waiters. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "core/log.h"
+#include "core/loop.h"
+#include "node/podcache.h"
+#include "core/util.h"
+
+struct pc_entry {
+	struct rt_pod_status  e_st;
+	int64_t               e_ts;       /* when e_st was read */
+	int                   e_absent;   /* deleted: the runtime had nothing as of e_ts */
+};
+
+struct podcache_wait {
+	struct podcache      *w_pc;
+	char                 *w_uid;
+	int64_t               w_min_ts;
+	void                (*w_cb)(void *);
+	void                 *w_arg;
+	int                   w_ready;
+	struct podcache_wait *w_next;
+};
+
+struct podcache {
+	struct event_base     *c_base;
+	struct event          *c_fire;
+	int                    c_fire_armed;
+	struct pc_entry      **c_entries;
+	size_t                 c_n;
+	size_t                 c_cap;
+	int64_t                c_time;
+	struct podcache_wait  *c_waits;
+};
+
+static struct pc_entry *
+pc_find(const struct podcache *pc, const char *uid, size_t *idx)
+{
+	size_t i;
+
+	for (i = 0; i < pc->c_n; i++) {
+		if (strcmp(pc->c_entries[i]->e_st.uid, uid) == 0) {
+			if (idx != NULL)
+				*idx = i;
+			return pc->c_entries[i];
+		}
+	}
+	return NULL;
+}
+
+static int64_t
+pc_as_of(const struct podcache *pc, const struct pc_entry *e)
+{
+	if (e == NULL)
+		return pc->c_time;
+	return e->e_ts > pc->c_time ? e->e_ts : pc->c_time;
+}
+
+static void
+pc_fire(evutil_socket_t fd, short what, void *arg)
+{
+	struct podcache *pc = arg;
+	struct podcache_wait **pp, *w;
+
+	(void)fd;
+	(void)what;
+	pc->c_fire_armed = 0;
+	/* Unlink the ready waiters first: a callback may add or cancel others. */
+	pp = &pc->c_waits;
+	while ((w = *pp) != NULL) {
+		if (!w->w_ready) {
+			pp = &w->w_next;
+			continue;
+		}
+		*pp = w->w_next;
+		w->w_cb(w->w_arg);
+		free(w->w_uid);
+		free(w);
+		pp = &pc->c_waits;
+	}
+}
+
+/* Marks waiters whose condition now holds and arms the firing event. */
+static void
+pc_check_waits(struct podcache *pc)
+{
+	struct podcache_wait *w;
+	int any = 0;
+
+	for (w = pc->c_waits; w != NULL; w = w->w_next) {
+		if (w->w_ready)
+			continue;
+		if (pc_as_of(pc, pc_find(pc, w->w_uid, NULL)) >= w->w_min_ts) {
+			w->w_ready = 1;
+			any = 1;
+		}
+	}
+	if (any && !pc->c_fire_armed) {
+		pc->c_fire_armed = 1;
+		event_active(pc->c_fire, EV_TIMEOUT, 0);
+	}
+}
+
+struct podcache *
+podcache_new(struct event_base *base)
+{
+	struct podcache *pc = xcalloc(1, sizeof(*pc));
+
+	pc->c_base = base;
+	if ((pc->c_fire = event_new(base, -1, 0, pc_fire, pc)) == NULL)
+		fatalx("%s: event_new failed", __func__);
+	event_priority_set(pc->c_fire, LOOP_PRI_NORMAL);
+	return pc;
+}
+
+static void
+pc_entry_free(struct pc_entry *e)
+{
+	rt_pod_status_clear(&e->e_st);
+	free(e);
+}
+
+void
+podcache_free(struct podcache *pc)
+{
+	struct podcache_wait *w;
+	size_t i;
+
+	if (pc == NULL)
+		return;
+	while ((w = pc->c_waits) != NULL) {
+		pc->c_waits = w->w_next;
+		free(w->w_uid);
+		free(w);
+	}
+	for (i = 0; i < pc->c_n; i++)
+		pc_entry_free(pc->c_entries[i]);
+	free(pc->c_entries);
+	event_free(pc->c_fire);
+	free(pc);
+}
+
+static struct pc_entry *
+pc_get_entry(struct podcache *pc, const char *uid)
+{
+	struct pc_entry *e = pc_find(pc, uid, NULL);
+
+	if (e != NULL)
+		return e;
+	e = xcalloc(1, sizeof(*e));
+	e->e_st.uid = xstrdup(uid);
+	e->e_absent = 1;
+	if (pc->c_n == pc->c_cap) {
+		pc->c_cap = pc->c_cap == 0 ? 32 : pc->c_cap * 2;
+		pc->c_entries = xreallocarray(pc->c_entries, pc->c_cap, sizeof(*pc->c_entries));
+	}
+	pc->c_entries[pc->c_n++] = e;
+	return e;
+}
+
+int
+podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
+{
+	struct pc_entry *e;
+
+	if (st == NULL || st->uid == NULL)
+		fatalx("%s: status without a pod UID", __func__);
+	e = pc_get_entry(pc, st->uid);
+	if (ts_ms < e->e_ts)
+		return 0;
+	rt_pod_status_clear(&e->e_st);
+	rt_pod_status_copy(&e->e_st, st);
+	e->e_st.timestamp = ts_ms;
+	e->e_ts = ts_ms;
+	e->e_absent = 0;
+	pc_check_waits(pc);
+	return 1;
+}
+
+void
+podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
+{
+	struct pc_entry *e = pc_find(pc, uid, NULL);
+
+	if (e == NULL || e->e_ts > ts_ms)
+		return;
+	/* Keep an absent marker with its time until the global time passes it. */
+	rt_pod_status_clear(&e->e_st);
+	e->e_st.uid = xstrdup(uid);
+	e->e_ts = ts_ms;
+	e->e_absent = 1;
+	pc_check_waits(pc);
+}
+
+void
+podcache_update_time(struct podcache *pc, int64_t ts_ms)
+{
+	size_t i = 0;
+
+	if (ts_ms > pc->c_time)
+		pc->c_time = ts_ms;
+	while (i < pc->c_n) {
+		struct pc_entry *e = pc->c_entries[i];
+
+		if (e->e_absent && e->e_ts <= pc->c_time) {
+			pc_entry_free(e);
+			pc->c_entries[i] = pc->c_entries[--pc->c_n];
+			continue;
+		}
+		i++;
+	}
+	pc_check_waits(pc);
+}
+
+int64_t
+podcache_time(const struct podcache *pc)
+{
+	return pc->c_time;
+}
+
+const struct rt_pod_status *
+podcache_get(struct podcache *pc, const char *uid, int64_t *as_of_ms)
+{
+	struct pc_entry *e = pc_find(pc, uid, NULL);
+
+	if (as_of_ms != NULL)
+		*as_of_ms = pc_as_of(pc, e);
+	return e != NULL && !e->e_absent ? &e->e_st : NULL;
+}
+
+int
+podcache_get_newer_than(struct podcache *pc, const char *uid, int64_t min_ts_ms,
+    const struct rt_pod_status **out)
+{
+	int64_t as_of;
+	const struct rt_pod_status *st = podcache_get(pc, uid, &as_of);
+
+	if (as_of < min_ts_ms || as_of == 0)
+		return 0;
+	*out = st;
+	return 1;
+}
+
+struct podcache_wait *
+podcache_wait_newer(struct podcache *pc, const char *uid, int64_t min_ts_ms,
+    void (*cb)(void *), void *arg)
+{
+	struct podcache_wait *w = xcalloc(1, sizeof(*w));
+
+	w->w_pc = pc;
+	w->w_uid = xstrdup(uid);
+	w->w_min_ts = min_ts_ms;
+	w->w_cb = cb;
+	w->w_arg = arg;
+	w->w_next = pc->c_waits;
+	pc->c_waits = w;
+	pc_check_waits(pc);
+	return w;
+}
+
+void
+podcache_wait_cancel(struct podcache_wait *w)
+{
+	struct podcache_wait **pp;
+
+	if (w == NULL)
+		return;
+	for (pp = &w->w_pc->c_waits; *pp != NULL; pp = &(*pp)->w_next) {
+		if (*pp == w) {
+			*pp = w->w_next;
+			free(w->w_uid);
+			free(w);
+			return;
+		}
+	}
+	fatalx("%s: unknown or finished wait", __func__);
+}
+
+void
+podcache_foreach(struct podcache *pc, void (*cb)(const struct rt_pod_status *, void *),
+    void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < pc->c_n; i++) {
+		if (!pc->c_entries[i]->e_absent)
+			cb(&pc->c_entries[i]->e_st, arg);
+	}
+}
+
+size_t
+podcache_count(const struct podcache *pc)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < pc->c_n; i++)
+		n += !pc->c_entries[i]->e_absent;
+	return n;
+}

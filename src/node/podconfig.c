@@ -1,0 +1,540 @@
+/* podconfig.c — per-source pod sets merged into ADD/UPDATE/REMOVE/DELETE/RECONCILE, and
+ * admission of new pods. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/json.h"
+#include "core/log.h"
+#include "node/podconfig.h"
+#include "core/util.h"
+
+struct pc_pod {
+	struct pod *p_pod;
+	char       *p_source;
+	char       *p_doc;
+	size_t      p_doc_len;
+	char       *p_format;
+	uint64_t    p_spec_hash;
+	uint64_t    p_status_hash;
+	int         p_admitted;
+	char       *p_reason;      /* rejection */
+	char       *p_message;
+	int         p_mark;        /* set_source: seen in the new set */
+};
+
+struct pc_source {
+	char *s_name;
+	int   s_ready;
+};
+
+struct podconfig {
+	podconfig_fn        c_fn;
+	void               *c_arg;
+	char               *c_node;
+	int                 c_max_pods;
+	struct kvlist       c_labels;
+	int               (*c_is_active)(const char *, void *);
+	void               *c_is_active_arg;
+	struct pc_pod     **c_pods;
+	size_t              c_n;
+	size_t              c_cap;
+	struct pc_source   *c_sources;
+	size_t              c_nsources;
+};
+
+const char *
+pod_op_name(enum pod_op op)
+{
+	static const char *names[] = { "ADD", "UPDATE", "REMOVE", "DELETE", "RECONCILE",
+		"REJECT" };
+
+	return (unsigned)op < nitems(names) ? names[op] : "?";
+}
+
+static void
+kv_add(struct kvlist *l, const char *k, const char *v)
+{
+	l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
+	l->items[l->n].k = xstrdup(k);
+	l->items[l->n].v = xstrdup(v);
+	l->n++;
+}
+
+static void
+kv_set(struct kvlist *l, const char *k, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->items[i].k, k) == 0) {
+			free(l->items[i].v);
+			l->items[i].v = xstrdup(v);
+			return;
+		}
+	}
+	kv_add(l, k, v);
+}
+
+static uint64_t
+hash_value(uint64_t h, const char *tag, const struct json *v)
+{
+	char *s;
+
+	h = fnv64(h, tag, strlen(tag) + 1);
+	if (v == NULL)
+		return fnv64(h, "", 1);
+	s = json_to_string(v);
+	h = fnv64(h, s, strlen(s) + 1);
+	free(s);
+	return h;
+}
+
+int
+podconfig_doc_hashes(const char *doc, size_t len, const char *format, uint64_t *spec_hash,
+    uint64_t *status_hash)
+{
+	struct json_doc *d;
+	const struct json *root, *md, *ann;
+	char err[256];
+	uint64_t h = FNV64_INIT;
+	size_t i;
+
+	if (format != NULL && strcmp(format, "yaml") == 0)
+		d = json_parse_yaml(doc, len, NULL, err, sizeof(err));
+	else
+		d = json_parse(doc, len, NULL, err, sizeof(err));
+	if (d == NULL)
+		return -1;
+	root = json_root(d);
+	md = json_get(root, "metadata");
+	h = hash_value(h, "labels", json_get(md, "labels"));
+	ann = json_get(md, "annotations");
+	h = fnv64(h, "annotations", 12);
+	for (i = 0; i < json_len(ann); i++) {
+		const char *k = json_key(ann, i);
+
+		if (k == NULL || strcmp(k, "kubernetes.io/config.seen") == 0)
+			continue;
+		h = hash_value(h, k, json_index(ann, i));
+	}
+	h = hash_value(h, "deletionTimestamp", json_get(md, "deletionTimestamp"));
+	h = hash_value(h, "deletionGracePeriodSeconds",
+	    json_get(md, "deletionGracePeriodSeconds"));
+	h = hash_value(h, "spec", json_get(root, "spec"));
+	*spec_hash = h;
+	*status_hash = hash_value(FNV64_INIT, "status", json_get(root, "status"));
+	json_free(d);
+	return 0;
+}
+
+struct podconfig *
+podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
+{
+	struct podconfig *c = xcalloc(1, sizeof(*c));
+	size_t i;
+
+	c->c_fn = fn;
+	c->c_arg = arg;
+	c->c_node = xstrdup(o->node_name);
+	c->c_max_pods = o->max_pods;
+	c->c_is_active = o->is_active;
+	c->c_is_active_arg = o->is_active_arg;
+	if (o->node_labels != NULL)
+		for (i = 0; i < o->node_labels->n; i++)
+			kv_set(&c->c_labels, o->node_labels->items[i].k,
+			    o->node_labels->items[i].v);
+	if (c->c_node != NULL && kvlist_get(&c->c_labels, "kubernetes.io/hostname") == NULL)
+		kv_set(&c->c_labels, "kubernetes.io/hostname", c->c_node);
+	if (kvlist_get(&c->c_labels, "kubernetes.io/os") == NULL)
+		kv_set(&c->c_labels, "kubernetes.io/os", "linux");
+	return c;
+}
+
+static void
+pc_pod_free(struct pc_pod *p)
+{
+	if (p == NULL)
+		return;
+	pod_free(p->p_pod);
+	free(p->p_source);
+	free(p->p_doc);
+	free(p->p_format);
+	free(p->p_reason);
+	free(p->p_message);
+	free(p);
+}
+
+void
+podconfig_free(struct podconfig *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->c_n; i++)
+		pc_pod_free(c->c_pods[i]);
+	free(c->c_pods);
+	for (i = 0; i < c->c_nsources; i++)
+		free(c->c_sources[i].s_name);
+	free(c->c_sources);
+	kvlist_clear(&c->c_labels);
+	free(c->c_node);
+	free(c);
+}
+
+static struct pc_source *
+pc_source(struct podconfig *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->c_nsources; i++)
+		if (strcmp(c->c_sources[i].s_name, name) == 0)
+			return &c->c_sources[i];
+	c->c_sources = xreallocarray(c->c_sources, c->c_nsources + 1, sizeof(*c->c_sources));
+	c->c_sources[c->c_nsources].s_name = xstrdup(name);
+	c->c_sources[c->c_nsources].s_ready = 0;
+	return &c->c_sources[c->c_nsources++];
+}
+
+static struct pc_pod *
+pc_find(const struct podconfig *c, const char *uid, size_t *idx)
+{
+	size_t i;
+
+	for (i = 0; i < c->c_n; i++) {
+		if (strcmp(c->c_pods[i]->p_pod->uid, uid) == 0) {
+			if (idx != NULL)
+				*idx = i;
+			return c->c_pods[i];
+		}
+	}
+	return NULL;
+}
+
+/* The kubelet's canAdmitPod, reduced to what a node without a scheduler needs. */
+static int
+pc_admit(struct podconfig *c, const struct pod *pod, char **reason, char **message)
+{
+	size_t i, used = 0;
+
+	if (pod->node_name != NULL && *pod->node_name != '\0' && c->c_node != NULL &&
+	    strcmp(pod->node_name, c->c_node) != 0) {
+		*reason = xstrdup("NodeName");
+		xasprintf(message, "Pod Predicate NodeName failed: spec.nodeName %s is not %s",
+		    pod->node_name, c->c_node);
+		return -1;
+	}
+	for (i = 0; i < pod->node_selector.n; i++) {
+		const char *have = kvlist_get(&c->c_labels, pod->node_selector.items[i].k);
+
+		if (have == NULL || !streq_null(have, pod->node_selector.items[i].v)) {
+			*reason = xstrdup("NodeAffinity");
+			xasprintf(message, "Pod Predicate NodeAffinity failed: node has no label "
+			    "%s=%s", pod->node_selector.items[i].k,
+			    pod->node_selector.items[i].v != NULL ?
+			    pod->node_selector.items[i].v : "");
+			return -1;
+		}
+	}
+	if (c->c_max_pods > 0) {
+		for (i = 0; i < c->c_n; i++) {
+			struct pc_pod *p = c->c_pods[i];
+
+			if (!p->p_admitted)
+				continue;
+			if (c->c_is_active != NULL &&
+			    !c->c_is_active(p->p_pod->uid, c->c_is_active_arg))
+				continue;
+			used++;
+		}
+		if (used >= (size_t)c->c_max_pods) {
+			*reason = xstrdup("OutOfpods");
+			xasprintf(message, "Node didn't have enough resource: pods, requested: 1, "
+			    "used: %zu, capacity: %d", used, c->c_max_pods);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+pc_emit(struct podconfig *c, enum pod_op op, const struct pc_pod *p)
+{
+	log_v(2, "pod update %s pod=%s/%s uid=%s source=%s", pod_op_name(op), p->p_pod->ns,
+	    p->p_pod->name, p->p_pod->uid, p->p_source);
+	if (c->c_fn != NULL)
+		c->c_fn(op, p->p_pod, p->p_source, c->c_arg);
+}
+
+static void
+pc_item_clear(struct podconfig_item *it)
+{
+	pod_free(it->pod);
+	it->pod = NULL;
+}
+
+/* Adds or updates one pod. Returns the entry (now owned by c), or NULL if dropped. */
+static struct pc_pod *
+pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
+{
+	struct pod *pod = it->pod;
+	struct pc_pod *p;
+	uint64_t sh = 0, st = 0;
+	char seen[64];
+
+	if (pod == NULL)
+		return NULL;
+	if (pod->uid == NULL || *pod->uid == '\0') {
+		log_warnx("source %s: pod %s/%s has no UID; ignored", source,
+		    pod->ns != NULL ? pod->ns : "", pod->name != NULL ? pod->name : "");
+		pc_item_clear(it);
+		return NULL;
+	}
+	if (it->doc != NULL &&
+	    podconfig_doc_hashes(it->doc, it->doc_len, it->format, &sh, &st) == -1) {
+		log_warnx("source %s: pod %s: document does not parse again; ignored", source,
+		    pod->uid);
+		pc_item_clear(it);
+		return NULL;
+	}
+	if ((p = pc_find(c, pod->uid, NULL)) != NULL) {
+		const char *old_seen;
+		int spec_changed, status_changed, deleting;
+
+		if (strcmp(p->p_source, source) != 0) {
+			log_warnx("pod %s/%s uid=%s from source %s is already given by %s; ignored",
+			    pod->ns, pod->name, pod->uid, source, p->p_source);
+			pc_item_clear(it);
+			return NULL;
+		}
+		spec_changed = sh != p->p_spec_hash;
+		status_changed = st != p->p_status_hash;
+		deleting = p->p_pod->deletion_ts == 0 && pod->deletion_ts != 0;
+		p->p_mark = 1;
+		if (!spec_changed && !status_changed) {
+			pc_item_clear(it);
+			return p;
+		}
+		/* Keep the local annotation of the first sighting. */
+		old_seen = kvlist_get(&p->p_pod->annotations, "kubernetes.io/config.seen");
+		if (old_seen != NULL)
+			kv_set(&pod->annotations, "kubernetes.io/config.seen", old_seen);
+		pod_free(p->p_pod);
+		p->p_pod = pod;
+		it->pod = NULL;
+		free(p->p_doc);
+		p->p_doc = it->doc != NULL ? xstrndup(it->doc, it->doc_len) : NULL;
+		p->p_doc_len = it->doc != NULL ? it->doc_len : 0;
+		free(p->p_format);
+		p->p_format = xstrdup(it->format);
+		p->p_spec_hash = sh;
+		p->p_status_hash = st;
+		if (!p->p_admitted)
+			return p; /* rejected pods stay rejected */
+		if (deleting)
+			pc_emit(c, POD_OP_DELETE, p);
+		else if (spec_changed)
+			pc_emit(c, POD_OP_UPDATE, p);
+		else
+			pc_emit(c, POD_OP_RECONCILE, p);
+		return p;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->p_pod = pod;
+	it->pod = NULL;
+	p->p_source = xstrdup(source);
+	p->p_doc = it->doc != NULL ? xstrndup(it->doc, it->doc_len) : NULL;
+	p->p_doc_len = it->doc != NULL ? it->doc_len : 0;
+	p->p_format = xstrdup(it->format);
+	p->p_spec_hash = sh;
+	p->p_status_hash = st;
+	p->p_mark = 1;
+	if (kvlist_get(&pod->annotations, "kubernetes.io/config.seen") == NULL) {
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(seen, sizeof(seen), "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ",
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		    tm.tm_sec, ts.tv_nsec);
+		kv_set(&pod->annotations, "kubernetes.io/config.seen", seen);
+	}
+	if (!streq_null(kvlist_get(&pod->annotations, "kubernetes.io/config.source"), source))
+		kv_set(&pod->annotations, "kubernetes.io/config.source", source);
+	p->p_admitted = pc_admit(c, pod, &p->p_reason, &p->p_message) == 0;
+	if (c->c_n == c->c_cap) {
+		c->c_cap = c->c_cap == 0 ? 32 : c->c_cap * 2;
+		c->c_pods = xreallocarray(c->c_pods, c->c_cap, sizeof(*c->c_pods));
+	}
+	c->c_pods[c->c_n++] = p;
+	if (!p->p_admitted) {
+		log_warnx("pod %s/%s uid=%s rejected: %s: %s", pod->ns, pod->name, pod->uid,
+		    p->p_reason, p->p_message);
+		pc_emit(c, POD_OP_REJECT, p);
+	} else {
+		pc_emit(c, POD_OP_ADD, p);
+	}
+	return p;
+}
+
+static void
+pc_remove_at(struct podconfig *c, size_t i)
+{
+	struct pc_pod *p = c->c_pods[i];
+
+	/* Keep the order of the rest: admission and listings follow arrival order. */
+	memmove(&c->c_pods[i], &c->c_pods[i + 1], (c->c_n - i - 1) * sizeof(*c->c_pods));
+	c->c_n--;
+	pc_emit(c, POD_OP_REMOVE, p);
+	pc_pod_free(p);
+}
+
+void
+podconfig_set_source(struct podconfig *c, const char *source, struct podconfig_item *items,
+    size_t n)
+{
+	size_t i, j;
+
+	pc_source(c, source)->s_ready = 1;
+	for (i = 0; i < c->c_n; i++)
+		c->c_pods[i]->p_mark = 0;
+	/* Removals first, so a re-scan that swaps a manifest (new UID, same name) frees the
+	 * name before the new pod is added. */
+	for (i = 0; i < n; i++) {
+		struct pc_pod *p;
+
+		if (items[i].pod == NULL || items[i].pod->uid == NULL)
+			continue;
+		for (j = 0; j < i; j++)
+			if (items[j].pod != NULL && items[j].pod->uid != NULL &&
+			    strcmp(items[j].pod->uid, items[i].pod->uid) == 0)
+				break;
+		if (j < i) {
+			log_warnx("source %s: pod uid=%s given twice; the first one wins",
+			    source, items[i].pod->uid);
+			pc_item_clear(&items[i]);
+			continue;
+		}
+		if ((p = pc_find(c, items[i].pod->uid, NULL)) != NULL &&
+		    strcmp(p->p_source, source) == 0)
+			p->p_mark = 1;
+	}
+	i = 0;
+	while (i < c->c_n) {
+		if (strcmp(c->c_pods[i]->p_source, source) == 0 && !c->c_pods[i]->p_mark) {
+			pc_remove_at(c, i);
+			continue;
+		}
+		i++;
+	}
+	for (i = 0; i < n; i++)
+		pc_upsert(c, source, &items[i]);
+}
+
+void
+podconfig_upsert(struct podconfig *c, const char *source, struct podconfig_item *item)
+{
+	pc_source(c, source);
+	pc_upsert(c, source, item);
+}
+
+void
+podconfig_remove(struct podconfig *c, const char *source, const char *uid)
+{
+	size_t i;
+	struct pc_pod *p = pc_find(c, uid, &i);
+
+	if (p == NULL || strcmp(p->p_source, source) != 0)
+		return;
+	pc_remove_at(c, i);
+}
+
+void
+podconfig_add_source(struct podconfig *c, const char *source)
+{
+	pc_source(c, source);
+}
+
+void
+podconfig_source_ready(struct podconfig *c, const char *source)
+{
+	pc_source(c, source)->s_ready = 1;
+}
+
+int
+podconfig_sources_ready(const struct podconfig *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->c_nsources; i++)
+		if (!c->c_sources[i].s_ready)
+			return 0;
+	return 1;
+}
+
+const struct pod *
+podconfig_get(const struct podconfig *c, const char *uid)
+{
+	struct pc_pod *p = pc_find(c, uid, NULL);
+
+	return p != NULL ? p->p_pod : NULL;
+}
+
+int
+podconfig_wanted(const struct podconfig *c, const char *uid)
+{
+	struct pc_pod *p = pc_find(c, uid, NULL);
+
+	return p != NULL && p->p_admitted;
+}
+
+const char *
+podconfig_doc(const struct podconfig *c, const char *uid, size_t *len, const char **format,
+    const char **source)
+{
+	struct pc_pod *p = pc_find(c, uid, NULL);
+
+	if (p == NULL)
+		return NULL;
+	if (len != NULL)
+		*len = p->p_doc_len;
+	if (format != NULL)
+		*format = p->p_format;
+	if (source != NULL)
+		*source = p->p_source;
+	return p->p_doc;
+}
+
+int
+podconfig_rejection(const struct podconfig *c, const char *uid, const char **reason,
+    const char **message)
+{
+	struct pc_pod *p = pc_find(c, uid, NULL);
+
+	if (p == NULL || p->p_admitted)
+		return -1;
+	if (reason != NULL)
+		*reason = p->p_reason;
+	if (message != NULL)
+		*message = p->p_message;
+	return 0;
+}
+
+void
+podconfig_foreach(const struct podconfig *c,
+    void (*cb)(const struct pod *, const char *, int, void *), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < c->c_n; i++)
+		cb(c->c_pods[i]->p_pod, c->c_pods[i]->p_source, c->c_pods[i]->p_admitted, arg);
+}
+
+size_t
+podconfig_count(const struct podconfig *c)
+{
+	return c->c_n;
+}

@@ -1,0 +1,523 @@
+/* source_file.c — static pod manifests: scan, inotify, defaulting, hand-over to podconfig. */
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <openssl/evp.h>
+
+#include "node/events.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "pod/pod.h"
+#include "node/podconfig.h"
+#include "node/source_file.h"
+#include "core/util.h"
+
+#define SF_SETTLE_MS 100   /* coalesce the inotify events of one edit */
+
+/* What the last scan found in one file: its decoded pod, or the error reported. */
+struct sf_file {
+	char        *f_name;
+	uint64_t     f_content_hash;
+	struct pod  *f_pod;           /* NULL when invalid */
+	char        *f_doc;
+	size_t       f_doc_len;
+	char        *f_error;
+	int          f_seen;          /* in the current scan */
+};
+
+struct source_file {
+	struct event_base  *s_base;
+	struct podconfig   *s_pc;
+	struct events      *s_ev;
+	char               *s_dir;
+	char               *s_node;
+	int64_t             s_check_ms;
+	int                 s_ifd;
+	int                 s_wd;
+	struct event       *s_ievent;
+	struct event       *s_settle;
+	struct event       *s_rescan;
+	struct sf_file    **s_files;
+	size_t              s_nfiles;
+	uint64_t            s_scans;
+	int                 s_dir_missing_logged;
+};
+
+static char *
+sf_hex_uid(const char *canon, const char *path, const char *node)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	char *out;
+
+	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_md5(), NULL) != 1)
+		fatalx("%s: EVP digest unavailable", __func__);
+	EVP_DigestUpdate(ctx, canon, strlen(canon));
+	EVP_DigestUpdate(ctx, "host:", 5);
+	EVP_DigestUpdate(ctx, node, strlen(node));
+	EVP_DigestUpdate(ctx, "file:", 5);
+	EVP_DigestUpdate(ctx, path, strlen(path));
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
+	out = xcalloc(mdlen * 2 + 1, 1);
+	for (i = 0; i < mdlen; i++)
+		snprintf(out + i * 2, 3, "%02x", md[i]);
+	return out;
+}
+
+/* Writes metadata with the static pod defaults applied. */
+static void
+sf_gen_metadata(yajl_gen g, const struct json *md, const char *name, const char *ns,
+    const char *uid)
+{
+	const struct json *ann = json_get(md, "annotations");
+	size_t i;
+
+	yajl_gen_map_open(g);
+	for (i = 0; i < json_len(md); i++) {
+		const char *k = json_key(md, i);
+
+		if (strcmp(k, "name") == 0 || strcmp(k, "namespace") == 0 ||
+		    strcmp(k, "uid") == 0 || strcmp(k, "annotations") == 0)
+			continue;
+		json_gen_key(g, k);
+		json_gen_value(g, json_index(md, i));
+	}
+	json_gen_kv_str(g, "name", name);
+	json_gen_kv_str(g, "namespace", ns);
+	json_gen_kv_str(g, "uid", uid);
+	json_gen_key(g, "annotations");
+	yajl_gen_map_open(g);
+	for (i = 0; i < json_len(ann); i++) {
+		const char *k = json_key(ann, i);
+
+		if (strcmp(k, "kubernetes.io/config.source") == 0 ||
+		    strcmp(k, "kubernetes.io/config.hash") == 0)
+			continue;
+		json_gen_key(g, k);
+		json_gen_value(g, json_index(ann, i));
+	}
+	json_gen_kv_str(g, "kubernetes.io/config.source", "file");
+	json_gen_kv_str(g, "kubernetes.io/config.hash", uid);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+}
+
+int
+source_file_decode(const char *buf, size_t len, const char *path, const char *node,
+    struct pod **podp, char **docp, size_t *doc_lenp, char *err, size_t errlen)
+{
+	struct json_doc *d;
+	const struct json *root, *md, *spec;
+	const char *name, *ns, *kind;
+	char perr[256], *canon, *uid, *fullname, *doc;
+	size_t i, k, doclen;
+	struct pod *pod;
+	yajl_gen g;
+
+	for (k = 0; k < len && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\n' ||
+	    buf[k] == '\r'); k++)
+		;
+	if (k < len && buf[k] == '{')
+		d = json_parse(buf, len, NULL, perr, sizeof(perr));
+	else
+		d = json_parse_yaml(buf, len, NULL, perr, sizeof(perr));
+	if (d == NULL) {
+		snprintf(err, errlen, "%s", perr);
+		return -1;
+	}
+	root = json_root(d);
+	if (json_type(root) != JSON_OBJECT) {
+		snprintf(err, errlen, "the document is not an object");
+		json_free(d);
+		return -1;
+	}
+	kind = json_str(json_get(root, "kind"));
+	if (kind != NULL && strcmp(kind, "Pod") != 0) {
+		snprintf(err, errlen, "kind: expected Pod, got %s", kind);
+		json_free(d);
+		return -1;
+	}
+	md = json_get(root, "metadata");
+	spec = json_get(root, "spec");
+	name = json_str(json_get(md, "name"));
+	if (name == NULL || *name == '\0') {
+		snprintf(err, errlen, "metadata.name: required");
+		json_free(d);
+		return -1;
+	}
+	ns = json_str(json_get(md, "namespace"));
+	if (ns == NULL || *ns == '\0')
+		ns = "default";
+	canon = json_to_string(root);
+	if (json_str(json_get(md, "uid")) != NULL && *json_str(json_get(md, "uid")) != '\0')
+		uid = xstrdup(json_str(json_get(md, "uid")));
+	else
+		uid = sf_hex_uid(canon, path, node);
+	free(canon);
+	xasprintf(&fullname, "%s-%s", name, node);
+	g = json_gen_new(0);
+	yajl_gen_map_open(g);
+	for (i = 0; i < json_len(root); i++) {
+		const char *key = json_key(root, i);
+
+		if (strcmp(key, "metadata") == 0 || strcmp(key, "spec") == 0)
+			continue;
+		json_gen_key(g, key);
+		json_gen_value(g, json_index(root, i));
+	}
+	json_gen_key(g, "metadata");
+	sf_gen_metadata(g, md, fullname, ns, uid);
+	json_gen_key(g, "spec");
+	yajl_gen_map_open(g);
+	for (i = 0; i < json_len(spec); i++) {
+		const char *key = json_key(spec, i);
+
+		if (strcmp(key, "nodeName") == 0)
+			continue;
+		json_gen_key(g, key);
+		json_gen_value(g, json_index(spec, i));
+	}
+	json_gen_kv_str(g, "nodeName", node);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	doc = json_gen_take(g, &doclen);
+	yajl_gen_free(g);
+	json_free(d);
+	free(uid);
+	free(fullname);
+	pod = pod_from_json(doc, doclen, err, errlen);
+	if (pod == NULL) {
+		free(doc);
+		return -1;
+	}
+	if (pod_validate(pod, err, errlen) == -1) {
+		pod_free(pod);
+		free(doc);
+		return -1;
+	}
+	*podp = pod;
+	*docp = doc;
+	*doc_lenp = doclen;
+	return 0;
+}
+
+static void
+sf_file_free(struct sf_file *f)
+{
+	pod_free(f->f_pod);
+	free(f->f_doc);
+	free(f->f_error);
+	free(f->f_name);
+	free(f);
+}
+
+static struct sf_file *
+sf_find(struct source_file *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->s_nfiles; i++)
+		if (strcmp(s->s_files[i]->f_name, name) == 0)
+			return s->s_files[i];
+	return NULL;
+}
+
+static void
+sf_report(struct source_file *s, const char *path, const char *why)
+{
+	struct ev_object obj = { .kind = "Node", .name = s->s_node, .uid = s->s_node };
+
+	log_error("Failed to load manifest %s: %s", path, why);
+	events_record(s->s_ev, &obj, EV_WARNING, "FailedToLoadManifest",
+	    "Failed to load manifest %s: %s", path, why);
+}
+
+/* Reads one file into f (unless its content is unchanged). */
+static void
+sf_load(struct source_file *s, struct sf_file *f, const char *path)
+{
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	uint64_t h;
+	struct stat st;
+	int fd;
+	ssize_t r;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		snprintf(err, sizeof(err), "%s", strerror(errno));
+		goto bad;
+	}
+	if (st.st_size > POD_MAX_DOC_BYTES) {
+		snprintf(err, sizeof(err), "file is %lld bytes, over the limit of %d",
+		    (long long)st.st_size, POD_MAX_DOC_BYTES);
+		goto bad;
+	}
+	buf = xmalloc((size_t)st.st_size + 1);
+	while (len < (size_t)st.st_size) {
+		r = read(fd, buf + len, (size_t)st.st_size - len);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	close(fd);
+	fd = -1;
+	h = fnv64(FNV64_INIT, buf, len);
+	if (f->f_content_hash == h && (f->f_pod != NULL || f->f_error != NULL)) {
+		free(buf);
+		return; /* unchanged: same pod, or the same error already reported */
+	}
+	f->f_content_hash = h;
+	pod_free(f->f_pod);
+	f->f_pod = NULL;
+	xfree_str(&f->f_doc);
+	xfree_str(&f->f_error);
+	if (len == 0) {
+		snprintf(err, sizeof(err), "empty file");
+		goto bad_reported;
+	}
+	if (source_file_decode(buf, len, path, s->s_node, &f->f_pod, &f->f_doc, &f->f_doc_len,
+	    err, sizeof(err)) == -1)
+		goto bad_reported;
+	log_v(2, "manifest %s: pod %s/%s uid=%s", path, f->f_pod->ns, f->f_pod->name,
+	    f->f_pod->uid);
+	free(buf);
+	return;
+bad:
+	if (fd != -1)
+		close(fd);
+	f->f_content_hash = 0;
+	pod_free(f->f_pod);
+	f->f_pod = NULL;
+	xfree_str(&f->f_doc);
+	if (f->f_error != NULL && strcmp(f->f_error, err) == 0)
+		return;
+	free(f->f_error);
+	f->f_error = xstrdup(err);
+	sf_report(s, path, err);
+	return;
+bad_reported:
+	free(buf);
+	f->f_error = xstrdup(err);
+	sf_report(s, path, err);
+}
+
+static int
+sf_cmp_name(const void *a, const void *b)
+{
+	return strcmp((*(struct sf_file *const *)a)->f_name,
+	    (*(struct sf_file *const *)b)->f_name);
+}
+
+static void
+sf_watch(struct source_file *s)
+{
+	if (s->s_ifd == -1 || s->s_wd != -1)
+		return;
+	s->s_wd = inotify_add_watch(s->s_ifd, s->s_dir, IN_CREATE | IN_DELETE | IN_MODIFY |
+	    IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
+	    IN_MOVE_SELF);
+	if (s->s_wd == -1 && errno != ENOENT)
+		log_warn("inotify_add_watch %s", s->s_dir);
+}
+
+int
+source_file_scan(struct source_file *s)
+{
+	struct podconfig_item *items;
+	struct dirent *de;
+	DIR *dir;
+	size_t i, n = 0;
+
+	s->s_scans++;
+	sf_watch(s);
+	for (i = 0; i < s->s_nfiles; i++)
+		s->s_files[i]->f_seen = 0;
+	if ((dir = opendir(s->s_dir)) == NULL) {
+		if (!s->s_dir_missing_logged)
+			log_warnx("--pod-manifest-path %s: %s; looking again every %llds",
+			    s->s_dir, strerror(errno), (long long)(s->s_check_ms / 1000));
+		s->s_dir_missing_logged = 1;
+	} else {
+		s->s_dir_missing_logged = 0;
+		while ((de = readdir(dir)) != NULL) {
+			struct stat st;
+			struct sf_file *f;
+			char *path;
+
+			if (de->d_name[0] == '.')
+				continue;
+			path = xsprintf("%s/%s", s->s_dir, de->d_name);
+			if (stat(path, &st) == -1 || !S_ISREG(st.st_mode)) {
+				free(path);
+				continue;
+			}
+			if ((f = sf_find(s, de->d_name)) == NULL) {
+				f = xcalloc(1, sizeof(*f));
+				f->f_name = xstrdup(de->d_name);
+				s->s_files = xreallocarray(s->s_files, s->s_nfiles + 1,
+				    sizeof(*s->s_files));
+				s->s_files[s->s_nfiles++] = f;
+			}
+			f->f_seen = 1;
+			sf_load(s, f, path);
+			free(path);
+		}
+		closedir(dir);
+	}
+	i = 0;
+	while (i < s->s_nfiles) {
+		if (!s->s_files[i]->f_seen) {
+			log_v(2, "manifest %s/%s removed", s->s_dir, s->s_files[i]->f_name);
+			sf_file_free(s->s_files[i]);
+			s->s_files[i] = s->s_files[--s->s_nfiles];
+			continue;
+		}
+		i++;
+	}
+	if (s->s_nfiles > 1)
+		qsort(s->s_files, s->s_nfiles, sizeof(*s->s_files), sf_cmp_name);
+	items = xcalloc(s->s_nfiles + 1, sizeof(*items));
+	for (i = 0; i < s->s_nfiles; i++) {
+		struct sf_file *f = s->s_files[i];
+
+		if (f->f_pod == NULL)
+			continue;
+		items[n].pod = pod_dup(f->f_pod);
+		items[n].doc = f->f_doc;
+		items[n].doc_len = f->f_doc_len;
+		items[n].format = "json";
+		n++;
+	}
+	podconfig_set_source(s->s_pc, "file", items, n);
+	for (i = 0; i < n; i++)
+		pod_free(items[i].pod); /* NULL unless podconfig dropped it */
+	free(items);
+	return (int)n;
+}
+
+uint64_t
+source_file_scans(const struct source_file *s)
+{
+	return s->s_scans;
+}
+
+static void
+sf_settle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	source_file_scan(arg);
+}
+
+static void
+sf_rescan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	source_file_scan(arg);
+}
+
+static void
+sf_inotify_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct source_file *s = arg;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct timeval tv = { 0, SF_SETTLE_MS * 1000 };
+	int gone = 0;
+	ssize_t r;
+
+	(void)what;
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		char *p = buf;
+
+		while (p < buf + r) {
+			struct inotify_event *ie = (struct inotify_event *)p;
+
+			if (ie->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+				gone = 1;
+			p += sizeof(*ie) + ie->len;
+		}
+	}
+	if (gone && s->s_wd != -1) {
+		inotify_rm_watch(s->s_ifd, s->s_wd);
+		s->s_wd = -1;
+	}
+	evtimer_add(s->s_settle, &tv);
+}
+
+struct source_file *
+source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev,
+    const char *dir, const char *node, int64_t check_ms)
+{
+	struct source_file *s = xcalloc(1, sizeof(*s));
+	struct timeval now = { 0, 0 }, every;
+
+	s->s_base = base;
+	s->s_pc = pc;
+	s->s_ev = ev;
+	s->s_dir = xstrdup(dir);
+	s->s_node = xstrdup(node);
+	s->s_check_ms = check_ms > 0 ? check_ms : 20000;
+	s->s_wd = -1;
+	s->s_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (s->s_ifd == -1) {
+		log_warn("inotify_init1; relying on rescans every %llds",
+		    (long long)(s->s_check_ms / 1000));
+	} else {
+		s->s_ievent = event_new(base, s->s_ifd, EV_READ | EV_PERSIST, sf_inotify_cb, s);
+		if (s->s_ievent == NULL)
+			fatalx("%s: event_new failed", __func__);
+		event_add(s->s_ievent, NULL);
+	}
+	s->s_settle = evtimer_new(base, sf_settle_cb, s);
+	s->s_rescan = event_new(base, -1, EV_PERSIST, sf_rescan_cb, s);
+	if (s->s_settle == NULL || s->s_rescan == NULL)
+		fatalx("%s: event_new failed", __func__);
+	every.tv_sec = s->s_check_ms / 1000;
+	every.tv_usec = (s->s_check_ms % 1000) * 1000;
+	event_add(s->s_rescan, &every);
+	evtimer_add(s->s_settle, &now);
+	log_info("static pods from %s (rescan every %lldms)", s->s_dir,
+	    (long long)s->s_check_ms);
+	return s;
+}
+
+void
+source_file_free(struct source_file *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	if (s->s_ievent != NULL)
+		event_free(s->s_ievent);
+	if (s->s_settle != NULL)
+		event_free(s->s_settle);
+	if (s->s_rescan != NULL)
+		event_free(s->s_rescan);
+	if (s->s_ifd != -1)
+		close(s->s_ifd);
+	for (i = 0; i < s->s_nfiles; i++)
+		sf_file_free(s->s_files[i]);
+	free(s->s_files);
+	free(s->s_dir);
+	free(s->s_node);
+	free(s);
+}
