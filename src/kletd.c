@@ -58,6 +58,7 @@ struct kletd {
 	int                 k_recovered; /* recovery: first relist with all sources seen */
 	int64_t             k_recovered_ms; /* start to recovered, -1 before */
 	int                 k_root_ro;   /* --root-dir was read-only at start */
+	char               *k_kubepods;  /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
 };
 
 /* Creates dir and its parents with mode; 0 or -1 (errno set). */
@@ -564,8 +565,14 @@ kletd_wire(struct kletd *k)
 	struct podconfig_options popts;
 	struct hk_deps hd;
 	struct pw_syncer syncer;
+	struct kr_options kopts;
+	const char *cgr = k->k_cfg.cgroup_root;
 
 	kletd_self = k;
+	/* The kubelet's cgroupfs layout: CGROUP-ROOT/kubepods/{besteffort,burstable}/podUID. */
+	k->k_kubepods = xsprintf("%s%skubepods", cgr, cgr[strlen(cgr) - 1] == '/' ? "" : "/");
+	memset(&kopts, 0, sizeof(kopts));
+	kopts.cgroup_root = k->k_kubepods;
 	k->k_events = events_new(0);
 	k->k_cri = cri_new(base, k->k_cfg.runtime_endpoint, &copts, kletd_cri_state, k);
 	if (k->k_cri == NULL)
@@ -574,7 +581,7 @@ kletd_wire(struct kletd *k)
 	k->k_pleg = pleg_new(base, k->k_cri, k->k_cache, kletd_pleg_event, k);
 	pleg_set_exit_fn(k->k_pleg, kletd_pleg_exit, k);
 	pleg_set_store(k->k_pleg, k->k_store);
-	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, NULL);
+	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, &kopts);
 	kuberuntime_set_resync(k->k_kr, kletd_resync, k);
 	kuberuntime_wait_first_relist(k->k_kr, 1); /* recovery: list calls only at start */
 	kuberuntime_set_intents(k->k_kr, &(struct kr_intents){ .put = kletd_intent_put,
@@ -628,6 +635,7 @@ kletd_wire(struct kletd *k)
 	hd.kr = k->k_kr;
 	hd.store = k->k_store;
 	hd.root_dir = k->k_cfg.root_dir;
+	hd.cgroup_root = k->k_kubepods;
 	k->k_hk = housekeeping_new(&hd);
 	return 0;
 }
@@ -661,6 +669,8 @@ kletd_unwire(struct kletd *k)
 	k->k_cri = NULL;
 	events_free(k->k_events);
 	k->k_events = NULL;
+	free(k->k_kubepods);
+	k->k_kubepods = NULL;
 	kletd_self = NULL;
 }
 

@@ -44,6 +44,7 @@ enum opt_id {
 	O_LOG_MAX_SIZE,
 	O_LOG_MAX_FILES,
 	O_LOG_MONITOR,
+	O_CGROUP_ROOT,
 };
 
 static const struct option longopts[] = {
@@ -72,6 +73,7 @@ static const struct option longopts[] = {
 	{ "version", no_argument, NULL, O_VERSION },
 	{ "container-log-max-size", required_argument, NULL, O_LOG_MAX_SIZE },
 	{ "container-log-max-files", required_argument, NULL, O_LOG_MAX_FILES },
+	{ "cgroup-root", required_argument, NULL, O_CGROUP_ROOT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -100,6 +102,7 @@ config_usage(FILE *fp)
 	      "  --container-runtime-endpoint EP  CRI socket (default unix:///run/containerd/containerd.sock)\n"
 	      "  --root-dir DIR                   state directory (default /var/lib/klet)\n"
 	      "  --pod-logs-dir DIR               container logs (default /var/log/pods)\n"
+	      "  --cgroup-root PATH               cgroup under which kubepods is made (default /)\n"
 	      "  --max-pods N                     pods this node runs at most (default 110)\n"
 	      "  --node-labels k=v,...            labels added at registration\n"
 	      "  --register-node[=BOOL]           register the node with the API server (default true)\n"
@@ -362,6 +365,12 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 			    val, what);
 		set_str(&cfg->pod_logs_dir, val);
 		break;
+	case O_CGROUP_ROOT:
+		if (val[0] != '/' || strstr(val, "/..") != NULL || strstr(val, "//") != NULL)
+			return errf(err, errlen, "invalid value \"%s\" for %s: must be an absolute "
+			    "cgroup path without '..' or '//'", val, what);
+		set_str(&cfg->cgroup_root, val);
+		break;
 	case O_RESOLV_CONF:
 		set_str(&cfg->resolv_conf, val);
 		break;
@@ -489,6 +498,7 @@ config_defaults(struct klet_config *cfg)
 	cfg->runtime_endpoint = xstrdup("unix:///run/containerd/containerd.sock");
 	cfg->root_dir = xstrdup("/var/lib/klet");
 	cfg->pod_logs_dir = xstrdup("/var/log/pods");
+	cfg->cgroup_root = xstrdup("/");
 	cfg->resolv_conf = xstrdup("/etc/resolv.conf");
 	cfg->cluster_domain = xstrdup("");
 	cfg->max_pods = 110;
@@ -608,6 +618,7 @@ config_clear(struct klet_config *cfg)
 	free(cfg->runtime_endpoint);
 	free(cfg->root_dir);
 	free(cfg->pod_logs_dir);
+	free(cfg->cgroup_root);
 	free(cfg->resolv_conf);
 	free(cfg->cluster_domain);
 	strv_clear(&cfg->cluster_dns);
@@ -637,6 +648,7 @@ static const struct cf_field {
 	{ "clusterDNS", CF_STRLIST, O_CLUSTER_DNS },
 	{ "clusterDomain", CF_STR, O_CLUSTER_DOMAIN },
 	{ "podLogsDir", CF_STR, O_POD_LOGS_DIR },
+	{ "cgroupRoot", CF_STR, O_CGROUP_ROOT },
 	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },
 	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },

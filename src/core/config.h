@@ -18,6 +18,8 @@ struct klet_config {
 	char          *runtime_endpoint;   /* --container-runtime-endpoint, containerRuntimeEndpoint */
 	char          *root_dir;           /* --root-dir */
 	char          *pod_logs_dir;       /* --pod-logs-dir, podLogsDir */
+	char          *cgroup_root;        /* --cgroup-root, cgroupRoot: pods' cgroups go under
+	                                    * CGROUP-ROOT/kubepods (default "/") */
 	char          *resolv_conf;        /* --resolv-conf, resolvConf */
 	char          *cluster_domain;     /* --cluster-domain, clusterDomain */
 	struct strv    cluster_dns;        /* --cluster-dns, clusterDNS */
