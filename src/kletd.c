@@ -32,33 +32,33 @@
 #include "core/util.h"
 
 struct kletd {
-	struct klet_config  k_cfg;
-	struct loop        *k_loop;
-	struct store       *k_store;   /* store: <root-dir>/klet.db */
-	struct events      *k_events;
-	struct cri         *k_cri;
-	struct podcache    *k_cache;
-	struct pleg        *k_pleg;
-	struct kuberuntime *k_kr;
-	struct podworkers  *k_workers;
-	struct podconfig   *k_config;
-	struct source_file *k_file;
+	struct klet_config   k_cfg;
+	struct loop         *k_loop;
+	struct store        *k_store; /* store: <root-dir>/klet.db */
+	struct events       *k_events;
+	struct cri          *k_cri;
+	struct podcache     *k_cache;
+	struct pleg         *k_pleg;
+	struct kuberuntime  *k_kr;
+	struct podworkers   *k_workers;
+	struct podconfig    *k_config;
+	struct source_file  *k_file;
 	struct housekeeping *k_hk;
-	struct api_join    *k_join;    /* api: --kubeconfig: watch, status, node */
-	struct prober      *k_prober;  /* prober: liveness, readiness, startup probes */
-	struct logrotate   *k_logrotate; /* container log rotation */
-	struct ctl         *k_ctl;     /* podctl: the read-only inspection socket */
-	struct loop_task   *k_relist_task;
-	size_t              k_logged_pods;
-	int64_t             k_relist_logged_ms;
-	int                 k_pleg_unhealthy;
-	int                 k_lock_fd;
-	int                 k_stopping;
-	int64_t             k_started_ms;
-	int                 k_recovered; /* recovery: first relist with all sources seen */
-	int64_t             k_recovered_ms; /* start to recovered, -1 before */
-	int                 k_root_ro;   /* --root-dir was read-only at start */
-	char               *k_kubepods;  /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
+	struct api_join     *k_join;      /* api: --kubeconfig: watch, status, node */
+	struct prober       *k_prober;    /* prober: liveness, readiness, startup probes */
+	struct logrotate    *k_logrotate; /* container log rotation */
+	struct ctl          *k_ctl;       /* podctl: the read-only inspection socket */
+	struct loop_task    *k_relist_task;
+	size_t               k_logged_pods;
+	int64_t              k_relist_logged_ms;
+	int                  k_pleg_unhealthy;
+	int                  k_lock_fd;
+	int                  k_stopping;
+	int64_t              k_started_ms;
+	int                  k_recovered;    /* recovery: first relist with all sources seen */
+	int64_t              k_recovered_ms; /* start to recovered, -1 before */
+	int                  k_root_ro;      /* --root-dir was read-only at start */
+	char                *k_kubepods;     /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
 };
 
 /* Creates dir and its parents with mode; 0 or -1 (errno set). */
@@ -68,7 +68,7 @@ kletd_prepare_root(struct kletd *k)
 {
 	const char *root = k->k_cfg.root_dir;
 	struct stat st;
-	char *lock;
+	char       *lock;
 
 	if (mkdirs(root, 0700) == -1) {
 		log_error("--root-dir %s: cannot create: %s", root, strerror(errno));
@@ -86,16 +86,17 @@ kletd_prepare_root(struct kletd *k)
 		/* A file system remounted read-only after errors: the pods keep running, the
 		 * store runs from memory (degraded) until it can write again. */
 		log_error("--root-dir %s: read-only file system: running degraded, new pods "
-		    "cannot get their directories until it is writable", root);
+		          "cannot get their directories until it is writable",
+		    root);
 		k->k_root_ro = 1;
 	}
 	lock = xsprintf("%s/kletd.lock", root);
 	k->k_lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (k->k_lock_fd == -1 && errno == EROFS)
-		k->k_lock_fd = open(lock, O_RDONLY | O_CLOEXEC);  /* flock works on it */
+		k->k_lock_fd = open(lock, O_RDONLY | O_CLOEXEC); /* flock works on it */
 	if (k->k_lock_fd == -1 && k->k_root_ro && errno == ENOENT) {
-		log_warnx("%s: cannot be created on a read-only file system; running unlocked",
-		    lock);
+		log_warnx(
+		    "%s: cannot be created on a read-only file system; running unlocked", lock);
 		free(lock);
 		return 0;
 	}
@@ -105,7 +106,8 @@ kletd_prepare_root(struct kletd *k)
 		return -1;
 	}
 	if (flock(k->k_lock_fd, LOCK_EX | LOCK_NB) == -1) {
-		log_error("--root-dir %s: another kletd is running with this root dir (%s is locked)",
+		log_error(
+		    "--root-dir %s: another kletd is running with this root dir (%s is locked)",
 		    root, lock);
 		free(lock);
 		return -1;
@@ -123,8 +125,8 @@ kletd_prober_pod(const struct pw_view *v, void *arg)
 {
 	struct kletd *k = arg;
 
-	prober_sync_pod(k->k_prober, v->pod, podcache_get(k->k_cache, v->uid, NULL),
-	    v->state == PW_SYNC);
+	prober_sync_pod(
+	    k->k_prober, v->pod, podcache_get(k->k_cache, v->uid, NULL), v->state == PW_SYNC);
 }
 
 static void
@@ -148,9 +150,9 @@ kletd_probes(const char *uid, struct probe_set *out, void *arg)
 static void
 kletd_relist_done(int rc, void *arg)
 {
-	struct kletd *k = arg;
+	struct kletd     *k = arg;
 	struct pleg_stats st;
-	int64_t now = now_mono_ms();
+	int64_t           now = now_mono_ms();
 
 	if (rc != 0)
 		return;
@@ -165,15 +167,16 @@ kletd_relist_done(int rc, void *arg)
 		log_info("recovered in %lldms: first relist done, %zu pod workers",
 		    (long long)k->k_recovered_ms, podworkers_count(k->k_workers));
 	}
-	kletd_prober_sync(k); /* prober: workers follow the fresh runtime view */
+	kletd_prober_sync(k);         /* prober: workers follow the fresh runtime view */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
 	/* At -v=2 when the number of pods changes, else every 10 s. */
 	if (st.pods != k->k_logged_pods || now - k->k_relist_logged_ms >= 10000) {
-		log_v(2, "relist pods=%zu containers=%zu sandboxes=%zu duration=%lldus "
-		    "max=%lldus status_calls=%zu", st.pods, st.containers, st.sandboxes,
-		    (long long)st.last_duration_us, (long long)st.max_duration_us,
-		    st.status_calls);
+		log_v(2,
+		    "relist pods=%zu containers=%zu sandboxes=%zu duration=%lldus "
+		    "max=%lldus status_calls=%zu",
+		    st.pods, st.containers, st.sandboxes, (long long)st.last_duration_us,
+		    (long long)st.max_duration_us, st.status_calls);
 		k->k_logged_pods = st.pods;
 		k->k_relist_logged_ms = now;
 	}
@@ -211,11 +214,13 @@ kletd_pleg_event(const struct pleg_event *ev, void *arg)
 static void
 kletd_pleg_exit(const char *uid, const struct rt_container *c, void *arg)
 {
-	struct kletd *k = arg;
+	struct kletd     *k = arg;
 	struct store_exit x;
 
-	log_v(2, "container exited pod uid=%s container=%s id=%s exit_code=%d reason=%s "
-	    "restarts=%d", uid, c->name != NULL ? c->name : "?", c->id, c->exit_code,
+	log_v(2,
+	    "container exited pod uid=%s container=%s id=%s exit_code=%d reason=%s "
+	    "restarts=%d",
+	    uid, c->name != NULL ? c->name : "?", c->id, c->exit_code,
 	    c->reason != NULL ? c->reason : "", c->restart_count);
 	memset(&x, 0, sizeof(x));
 	x.container_id = c->id;
@@ -242,11 +247,13 @@ kletd_exit_known(const char *id, void *arg)
 /* Intent records (issue 6): durable before the create call leaves, so that a daemon killed
  * in between adopts what the runtime made instead of making it again. */
 static void
-kletd_intent_put(void *arg, const char *uid, const char *kind, const char *name,
-    int64_t attempt)
+kletd_intent_put(void *arg, const char *uid, const char *kind, const char *name, int64_t attempt)
 {
-	struct kletd *k = arg;
-	struct store_intent in = { .uid = uid, .kind = kind, .name = name, .attempt = attempt,
+	struct kletd       *k = arg;
+	struct store_intent in = { .uid = uid,
+		.kind = kind,
+		.name = name,
+		.attempt = attempt,
 		.created_wall_ms = now_wall_ns() / 1000000 };
 
 	store_put_intent(k->k_store, &in);
@@ -256,8 +263,7 @@ kletd_intent_put(void *arg, const char *uid, const char *kind, const char *name,
 }
 
 static void
-kletd_intent_del(void *arg, const char *uid, const char *kind, const char *name,
-    int64_t attempt)
+kletd_intent_del(void *arg, const char *uid, const char *kind, const char *name, int64_t attempt)
 {
 	struct kletd *k = arg;
 
@@ -284,12 +290,12 @@ kletd_intent_match(const struct store_intent *in, void *arg)
 }
 
 static int
-kletd_intent_has(void *arg, const char *uid, const char *kind, const char *name,
-    int64_t attempt)
+kletd_intent_has(void *arg, const char *uid, const char *kind, const char *name, int64_t attempt)
 {
-	struct kletd *k = arg;
-	struct kletd_intent_q q = { .kind = kind, .name = name != NULL ? name : "",
-		.attempt = attempt };
+	struct kletd         *k = arg;
+	struct kletd_intent_q q = {
+		.kind = kind, .name = name != NULL ? name : "", .attempt = attempt
+	};
 
 	store_foreach_intent(k->k_store, uid, kletd_intent_match, &q);
 	return q.found;
@@ -298,7 +304,7 @@ kletd_intent_has(void *arg, const char *uid, const char *kind, const char *name,
 static void
 kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 {
-	struct kletd *k = arg;
+	struct kletd   *k = arg;
 	struct cri_info info;
 
 	if (ready) {
@@ -309,7 +315,8 @@ kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 		    info.runtime_api_version != NULL ? info.runtime_api_version : "?");
 		if (k->k_relist_task != NULL)
 			loop_task_kick(k->k_relist_task);
-		api_join_runtime(k->k_join, 1, NULL, info.runtime_name, info.runtime_version); /* api */
+		api_join_runtime(
+		    k->k_join, 1, NULL, info.runtime_name, info.runtime_version); /* api */
 	} else {
 		log_warnx("container runtime not ready: %s; pods wait for it",
 		    reason != NULL ? reason : "unknown");
@@ -334,9 +341,8 @@ kletd_state_str(enum pw_state s)
 static int
 kletd_state_parse(const char *s, enum pw_state *out)
 {
-	static const enum pw_state all[] = { PW_SYNC, PW_TERMINATING, PW_TERMINATED,
-		PW_FINISHED };
-	size_t i;
+	static const enum pw_state all[] = { PW_SYNC, PW_TERMINATING, PW_TERMINATED, PW_FINISHED };
+	size_t                     i;
 
 	for (i = 0; i < nitems(all); i++) {
 		if (s != NULL && strcmp(s, pw_state_name(all[i])) == 0) {
@@ -351,10 +357,10 @@ kletd_state_parse(const char *s, enum pw_state *out)
 static void
 kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t deadline_ms)
 {
-	struct kletd *k = kletd_self;
+	struct kletd       *k = kletd_self;
 	struct store_worker w;
-	struct kr_pod_view kv;
-	struct pw_view v;
+	struct kr_pod_view  kv;
+	struct pw_view      v;
 
 	(void)arg;
 	if (k == NULL || k->k_store == NULL)
@@ -374,8 +380,8 @@ kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t dead
 		w.failures = v.failures;
 		w.removed = v.removed;
 		if (v.failures > 0 && v.next_sync_ms > 0)
-			w.next_retry_wall_ms = now_wall_ns() / 1000000 +
-			    (v.next_sync_ms - now_mono_ms());
+			w.next_retry_wall_ms =
+			    now_wall_ns() / 1000000 + (v.next_sync_ms - now_mono_ms());
 	}
 	store_put_worker(k->k_store, &w);
 }
@@ -384,8 +390,8 @@ static void
 kletd_store_pod(struct kletd *k, const struct pod *pod)
 {
 	struct store_pod sp;
-	const char *fmt = NULL, *src = NULL, *doc;
-	size_t len = 0;
+	const char      *fmt = NULL, *src = NULL, *doc;
+	size_t           len = 0;
 
 	doc = podconfig_doc(k->k_config, pod->uid, &len, &fmt, &src);
 	if (doc == NULL)
@@ -406,7 +412,7 @@ kletd_store_pod(struct kletd *k, const struct pod *pod)
 static void
 kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
 {
-	struct kletd *k = arg;
+	struct kletd  *k = arg;
 	struct pw_view v;
 
 	(void)source;
@@ -443,7 +449,7 @@ kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void
 static int
 kletd_pod_active(const char *uid, void *arg)
 {
-	struct kletd *k = arg;
+	struct kletd  *k = arg;
 	struct pw_view v;
 
 	if (k->k_workers == NULL || podworkers_get(k->k_workers, uid, &v) == -1)
@@ -452,26 +458,26 @@ kletd_pod_active(const char *uid, void *arg)
 }
 
 struct kletd_restore {
-	struct kletd  *k;
-	struct pod   **pods;
-	size_t         npods;
-	size_t         restored;
+	struct kletd *k;
+	struct pod  **pods;
+	size_t        npods;
+	size_t        restored;
 };
 
 static int
 kletd_restore_pod(const struct store_pod *sp, void *arg)
 {
 	struct kletd_restore *r = arg;
-	char err[256];
-	struct pod *pod;
+	char                  err[256];
+	struct pod           *pod;
 
 	if (sp->format != NULL && strcmp(sp->format, "yaml") == 0)
 		pod = pod_from_yaml(sp->doc, sp->doc_len, err, sizeof(err));
 	else
 		pod = pod_from_json(sp->doc, sp->doc_len, err, sizeof(err));
 	if (pod == NULL || pod->uid == NULL || strcmp(pod->uid, sp->uid) != 0) {
-		log_warnx("store: pod %s/%s uid=%s: stored document unusable: %s", sp->ns,
-		    sp->name, sp->uid, pod == NULL ? err : "UID differs");
+		log_warnx("store: pod %s/%s uid=%s: stored document unusable: %s", sp->ns, sp->name,
+		    sp->uid, pod == NULL ? err : "UID differs");
 		pod_free(pod);
 		return 0;
 	}
@@ -490,16 +496,16 @@ static int
 kletd_restore_worker(const struct store_worker *sw, void *arg)
 {
 	struct kletd_restore *r = arg;
-	struct pw_restore pr;
-	struct pod **pp;
-	int64_t now_wall = now_wall_ns() / 1000000, now = now_mono_ms();
+	struct pw_restore     pr;
+	struct pod          **pp;
+	int64_t               now_wall = now_wall_ns() / 1000000, now = now_mono_ms();
 
 	memset(&pr, 0, sizeof(pr));
 	if (kletd_state_parse(sw->state, &pr.state) == -1)
 		return 0;
 	/* The pods came ordered by UID (store_foreach_pod). */
-	pp = r->npods > 0 ? bsearch(sw->uid, r->pods, r->npods, sizeof(*r->pods),
-	    kletd_cmp_pod_uid) : NULL;
+	pp = r->npods > 0 ? bsearch(sw->uid, r->pods, r->npods, sizeof(*r->pods), kletd_cmp_pod_uid)
+	                  : NULL;
 	if (pp == NULL)
 		return 0;
 	if (pr.state == PW_TERMINATING)
@@ -519,7 +525,7 @@ static void
 kletd_restore_ready(struct kletd *k, const struct container_status *v, size_t n)
 {
 	const char *id;
-	size_t i;
+	size_t      i;
 
 	for (i = 0; i < n; i++) {
 		if (!v[i].ready || v[i].state.kind != CSTATE_RUNNING || v[i].container_id == NULL)
@@ -544,7 +550,7 @@ static void
 kletd_restore(struct kletd *k)
 {
 	struct kletd_restore r = { .k = k };
-	size_t i;
+	size_t               i;
 
 	store_foreach_pod(k->k_store, kletd_restore_pod, &r);
 	store_foreach_worker(k->k_store, kletd_restore_worker, &r);
@@ -559,14 +565,14 @@ kletd_restore(struct kletd *k)
 static int
 kletd_wire(struct kletd *k)
 {
-	struct event_base *base = loop_base(k->k_loop);
-	struct cri_options copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms };
-	struct pw_options wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
+	struct event_base       *base = loop_base(k->k_loop);
+	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms };
+	struct pw_options        wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
 	struct podconfig_options popts;
-	struct hk_deps hd;
-	struct pw_syncer syncer;
-	struct kr_options kopts;
-	const char *cgr = k->k_cfg.cgroup_root;
+	struct hk_deps           hd;
+	struct pw_syncer         syncer;
+	struct kr_options        kopts;
+	const char              *cgr = k->k_cfg.cgroup_root;
 
 	kletd_self = k;
 	/* The kubelet's cgroupfs layout: CGROUP-ROOT/kubepods/{besteffort,burstable}/podUID. */
@@ -584,14 +590,19 @@ kletd_wire(struct kletd *k)
 	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, &kopts);
 	kuberuntime_set_resync(k->k_kr, kletd_resync, k);
 	kuberuntime_wait_first_relist(k->k_kr, 1); /* recovery: list calls only at start */
-	kuberuntime_set_intents(k->k_kr, &(struct kr_intents){ .put = kletd_intent_put,
-	    .del = kletd_intent_del, .has = kletd_intent_has, .arg = k });
+	kuberuntime_set_intents(k->k_kr,
+	    &(struct kr_intents){ .put = kletd_intent_put,
+	        .del = kletd_intent_del,
+	        .has = kletd_intent_has,
+	        .arg = k });
 	k->k_prober = prober_new(base, k->k_cri, k->k_events); /* prober */
-	k->k_logrotate = logrotate_new(k->k_cri, k->k_cache, &(struct logrotate_options){
-	    .logs_dir = k->k_cfg.pod_logs_dir, .max_size = k->k_cfg.log_max_size,
-	    .max_files = k->k_cfg.log_max_files, .timeout_ms = k->k_cfg.runtime_timeout_ms });
-	prober_set_notify(k->k_prober, kletd_resync, k);       /* prober: a change syncs the pod */
-	kuberuntime_set_probes(k->k_kr, kletd_probes, k);      /* prober */
+	k->k_logrotate = logrotate_new(k->k_cri, k->k_cache,
+	    &(struct logrotate_options){ .logs_dir = k->k_cfg.pod_logs_dir,
+	        .max_size = k->k_cfg.log_max_size,
+	        .max_files = k->k_cfg.log_max_files,
+	        .timeout_ms = k->k_cfg.runtime_timeout_ms });
+	prober_set_notify(k->k_prober, kletd_resync, k);  /* prober: a change syncs the pod */
+	kuberuntime_set_probes(k->k_kr, kletd_probes, k); /* prober */
 	memset(&syncer, 0, sizeof(syncer));
 	kuberuntime_syncer(k->k_kr, &syncer);
 	syncer.state_changed = kletd_worker_state;
@@ -613,8 +624,8 @@ kletd_wire(struct kletd *k)
 	 * Lease and the pod statuses go to it. */
 	if (k->k_cfg.kubeconfig != NULL && *k->k_cfg.kubeconfig != '\0') {
 		struct api_join_deps jd = { base, &k->k_cfg, k->k_store, k->k_config, k->k_cache,
-		                            k->k_workers, k->k_events, k->k_kr, kletd_probes, k };
-		char jerr[600];
+			k->k_workers, k->k_events, k->k_kr, kletd_probes, k };
+		char                 jerr[600];
 
 		podconfig_add_source(k->k_config, "api");
 		k->k_join = api_join_new(&jd, jerr, sizeof(jerr));
@@ -696,7 +707,7 @@ kletd_logrotate(void *arg)
 static void
 kletd_housekeeping(void *arg)
 {
-	struct kletd *k = arg;
+	struct kletd   *k = arg;
 	static unsigned n;
 
 	char why[256];
@@ -762,8 +773,8 @@ int
 main(int argc, char **argv)
 {
 	struct kletd k;
-	char err[512];
-	int rc = 0;
+	char         err[512];
+	int          rc = 0;
 
 	memset(&k, 0, sizeof(k));
 	k.k_recovered_ms = -1;
@@ -815,20 +826,27 @@ main(int argc, char **argv)
 	loop_every(k.k_loop, "status", 10000, kletd_status_batch, &k);
 	loop_every(k.k_loop, "lease", 10000, kletd_lease, &k);
 	if (k.k_cfg.log_max_size >= 0)
-		loop_every(k.k_loop, "logrotate", (unsigned)k.k_cfg.log_monitor_ms,
-		    kletd_logrotate, &k);
+		loop_every(
+		    k.k_loop, "logrotate", (unsigned)k.k_cfg.log_monitor_ms, kletd_logrotate, &k);
 	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
 	{ /* podctl: read-only inspection socket; an unusable --podctl-group stops the start. */
-		struct ctl_deps cd = { .base = loop_base(k.k_loop), .cfg = &k.k_cfg,
-		                       .loop = k.k_loop, .cri = k.k_cri, .cache = k.k_cache,
-		                       .workers = k.k_workers, .kr = k.k_kr, .events = k.k_events,
-		                       .store = k.k_store, .pleg = k.k_pleg,
-		                       .started_ms = k.k_started_ms, .prober = k.k_prober,
-		                       .recovered_ms = &k.k_recovered_ms,
-		                       .api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
-		                       .api_arg = k.k_join };
+		struct ctl_deps cd = { .base = loop_base(k.k_loop),
+			.cfg = &k.k_cfg,
+			.loop = k.k_loop,
+			.cri = k.k_cri,
+			.cache = k.k_cache,
+			.workers = k.k_workers,
+			.kr = k.k_kr,
+			.events = k.k_events,
+			.store = k.k_store,
+			.pleg = k.k_pleg,
+			.started_ms = k.k_started_ms,
+			.prober = k.k_prober,
+			.recovered_ms = &k.k_recovered_ms,
+			.api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
+			.api_arg = k.k_join };
 
 		k.k_ctl = ctl_new(&cd, err, sizeof(err));
 		if (k.k_ctl == NULL && k.k_root_ro) {

@@ -21,55 +21,55 @@
 #endif
 
 enum call_state {
-	CALL_HELD = 0,   /* waiting for a connection */
-	CALL_SENT,       /* an h2 stream carries it */
-	CALL_DEAD,       /* ended or cancelled; freed by the reaper */
+	CALL_HELD = 0, /* waiting for a connection */
+	CALL_SENT,     /* an h2 stream carries it */
+	CALL_DEAD,     /* ended or cancelled; freed by the reaper */
 };
 
 struct api_call {
-	TAILQ_ENTRY(api_call)  c_entry;
-	struct api            *c_api;
-	enum call_state        c_state;
-	int                    c_watch;
-	char                  *c_method;
-	char                  *c_path;
-	char                  *c_ctype;
-	char                  *c_body;
-	size_t                 c_body_len;
-	size_t                 c_max;
-	api_done_cb            c_cb;
-	struct api_watch_cbs   c_wcbs;
-	void                  *c_arg;
-	struct h2_stream      *c_stream;
-	struct event          *c_timer;     /* deadline (requests only) */
-	int64_t                c_deadline_ms;
-	int                    c_status;
-	int                    c_got_headers;
-	int64_t                c_retry_after;
-	char                  *c_buf;       /* response body, or the watch's partial line */
-	size_t                 c_len;
-	size_t                 c_cap;
-	int                    c_too_big;
+	TAILQ_ENTRY(api_call) c_entry;
+	struct api          *c_api;
+	enum call_state      c_state;
+	int                  c_watch;
+	char                *c_method;
+	char                *c_path;
+	char                *c_ctype;
+	char                *c_body;
+	size_t               c_body_len;
+	size_t               c_max;
+	api_done_cb          c_cb;
+	struct api_watch_cbs c_wcbs;
+	void                *c_arg;
+	struct h2_stream    *c_stream;
+	struct event        *c_timer; /* deadline (requests only) */
+	int64_t              c_deadline_ms;
+	int                  c_status;
+	int                  c_got_headers;
+	int64_t              c_retry_after;
+	char                *c_buf; /* response body, or the watch's partial line */
+	size_t               c_len;
+	size_t               c_cap;
+	int                  c_too_big;
 };
 
 TAILQ_HEAD(api_calls, api_call);
 
 struct api {
-	struct event_base   *a_base;
-	struct h2_session   *a_h2;
-	SSL_CTX             *a_ssl;
-	char                *a_authority;
-	char                *a_auth;        /* "Bearer TOKEN" or NULL */
-	char                *a_ua;
-	struct api_options   a_opts;
-	struct api_calls     a_calls;       /* live calls */
-	struct api_calls     a_dead;        /* ended, freed on a later turn */
-	struct event        *a_reaper;
-	struct event        *a_reconnect;
-	int                  a_backing_off;
-	int64_t              a_backoff_ms;
-	char                 a_last_err[256]; /* why the last connection was lost */
-	struct api_stats     a_stats;
+	struct event_base *a_base;
+	struct h2_session *a_h2;
+	SSL_CTX           *a_ssl;
+	char              *a_authority;
+	char              *a_auth; /* "Bearer TOKEN" or NULL */
+	char              *a_ua;
+	struct api_options a_opts;
+	struct api_calls   a_calls; /* live calls */
+	struct api_calls   a_dead;  /* ended, freed on a later turn */
+	struct event      *a_reaper;
+	struct event      *a_reconnect;
+	int                a_backing_off;
+	int64_t            a_backoff_ms;
+	char               a_last_err[256]; /* why the last connection was lost */
+	struct api_stats   a_stats;
 };
 
 static void api_submit(struct api_call *);
@@ -108,7 +108,7 @@ call_free(struct api_call *c)
 static void
 api_reap(evutil_socket_t fd, short ev, void *arg)
 {
-	struct api *a = arg;
+	struct api      *a = arg;
 	struct api_call *c;
 
 	(void)fd;
@@ -140,8 +140,8 @@ static void
 status_fields(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
 	struct json_doc *doc;
-	char err[64];
-	const char *s;
+	char             err[64];
+	const char      *s;
 
 	if (len == 0 || body[0] != '{')
 		return;
@@ -159,9 +159,9 @@ status_fields(const char *body, size_t len, char *reason, size_t rlen, char *msg
 static void
 call_finish(struct api_call *c, int status, const char *message)
 {
-	struct api *a = c->c_api;
+	struct api         *a = c->c_api;
 	struct api_response r;
-	char reason[64] = "", msg[512] = "";
+	char                reason[64] = "", msg[512] = "";
 
 	if (c->c_state == CALL_DEAD)
 		return;
@@ -170,7 +170,7 @@ call_finish(struct api_call *c, int status, const char *message)
 	r.body = c->c_buf != NULL && !c->c_watch ? c->c_buf : "";
 	r.len = c->c_watch ? 0 : c->c_len;
 	if (c->c_watch && status != 200 && status != 0 && c->c_buf != NULL) {
-		r.body = c->c_buf;      /* a refused watch: the Status body */
+		r.body = c->c_buf; /* a refused watch: the Status body */
 		r.len = c->c_len;
 	}
 	r.retry_after_s = c->c_retry_after;
@@ -196,7 +196,7 @@ static int
 on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end_stream)
 {
 	struct api_call *c = arg;
-	size_t i;
+	size_t           i;
 
 	(void)end_stream;
 	if (trailers)
@@ -227,7 +227,7 @@ watch_lines(struct api_call *c)
 				return -1;
 			}
 			if (c->c_state == CALL_DEAD)
-				return -1;      /* cancelled from the callback */
+				return -1; /* cancelled from the callback */
 		}
 		start = i + 1;
 	}
@@ -243,7 +243,7 @@ static int
 on_data(void *arg, const uint8_t *d, size_t n)
 {
 	struct api_call *c = arg;
-	struct api *a = c->c_api;
+	struct api      *a = c->c_api;
 
 	a->a_stats.bytes_received += n;
 	if (c->c_state == CALL_DEAD || c->c_too_big)
@@ -256,7 +256,7 @@ on_data(void *arg, const uint8_t *d, size_t n)
 	}
 	buf_append(c, d, n);
 	if (c->c_watch && c->c_status == 200)
-		(void)watch_lines(c);   /* a stop cancels the stream itself */
+		(void)watch_lines(c); /* a stop cancels the stream itself */
 	return 0;
 }
 
@@ -264,8 +264,8 @@ static void
 on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 {
 	struct api_call *c = arg;
-	struct api *a = c->c_api;
-	char msg[300];
+	struct api      *a = c->c_api;
+	char             msg[300];
 
 	c->c_stream = NULL;
 	if (c->c_state == CALL_DEAD)
@@ -302,9 +302,9 @@ on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 static void
 call_timeout(evutil_socket_t fd, short ev, void *arg)
 {
-	struct api_call *c = arg;
+	struct api_call  *c = arg;
 	struct h2_stream *st = c->c_stream;
-	int held = c->c_state == CALL_HELD;
+	int               held = c->c_state == CALL_HELD;
 
 	(void)fd;
 	(void)ev;
@@ -326,10 +326,10 @@ static void
 api_submit(struct api_call *c)
 {
 	static const struct h2_stream_cbs cbs = { on_headers, on_data, on_close };
-	struct api *a = c->c_api;
-	struct h2_header h[9];
-	char clen[32];
-	size_t n = 0;
+	struct api                       *a = c->c_api;
+	struct h2_header                  h[9];
+	char                              clen[32];
+	size_t                            n = 0;
 
 	if (c->c_state == CALL_HELD && a->a_stats.held > 0)
 		a->a_stats.held--;
@@ -358,7 +358,7 @@ api_submit(struct api_call *c)
 static void
 api_reconnect(evutil_socket_t fd, short ev, void *arg)
 {
-	struct api *a = arg;
+	struct api      *a = arg;
 	struct api_call *c, *next;
 
 	(void)fd;
@@ -375,9 +375,9 @@ api_reconnect(evutil_socket_t fd, short ev, void *arg)
 static void
 api_event(struct h2_session *s, enum h2_event ev, const char *reason, void *arg)
 {
-	struct api *a = arg;
+	struct api    *a = arg;
 	struct timeval tv;
-	int64_t d;
+	int64_t        d;
 
 	(void)s;
 	switch (ev) {
@@ -392,8 +392,9 @@ api_event(struct h2_session *s, enum h2_event ev, const char *reason, void *arg)
 		if (a->a_backing_off)
 			break;
 		/* Jitter: the delay is d to 1.5 d, so that many nodes do not reconnect at once. */
-		d = a->a_backoff_ms + (int64_t)((double)a->a_backoff_ms * 0.5 *
-		    ((double)random() / ((double)RAND_MAX + 1.0)));
+		d = a->a_backoff_ms +
+		    (int64_t)((double)a->a_backoff_ms * 0.5 *
+		        ((double)random() / ((double)RAND_MAX + 1.0)));
 		log_warnx("api: connection to %s lost (%s); reconnecting in %lld ms",
 		    a->a_authority, reason, (long long)d);
 		a->a_backoff_ms *= 2;
@@ -415,9 +416,9 @@ struct api *
 api_new(struct event_base *base, const struct kubeconfig *kc, const struct api_options *opts,
     char *err, size_t errlen)
 {
-	struct api *a = xcalloc(1, sizeof(*a));
+	struct api       *a = xcalloc(1, sizeof(*a));
 	struct h2_options ho;
-	int v6;
+	int               v6;
 
 	a->a_base = base;
 	if (opts != NULL)
@@ -435,8 +436,8 @@ api_new(struct event_base *base, const struct kubeconfig *kc, const struct api_o
 	if (a->a_opts.connect_timeout_ms <= 0)
 		a->a_opts.connect_timeout_ms = 10000;
 	a->a_backoff_ms = a->a_opts.backoff_min_ms;
-	a->a_ua = a->a_opts.user_agent != NULL ? xstrdup(a->a_opts.user_agent) :
-	    xstrdup("klet/" KLET_VERSION " (linux) kubelet");
+	a->a_ua = a->a_opts.user_agent != NULL ? xstrdup(a->a_opts.user_agent)
+	                                       : xstrdup("klet/" KLET_VERSION " (linux) kubelet");
 	a->a_opts.user_agent = NULL;
 	TAILQ_INIT(&a->a_calls);
 	TAILQ_INIT(&a->a_dead);
@@ -531,7 +532,7 @@ api_request(struct api *a, const char *method, const char *path, const char *con
     const char *body, size_t body_len, size_t max_body, api_done_cb cb, void *arg)
 {
 	struct api_call *c = call_new(a, method, path);
-	struct timeval tv;
+	struct timeval   tv;
 
 	c->c_cb = cb;
 	c->c_arg = arg;
@@ -604,7 +605,7 @@ char *
 api_escape(const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	char *out = xmalloc(strlen(s) * 3 + 1), *p = out;
+	char             *out = xmalloc(strlen(s) * 3 + 1), *p = out;
 
 	for (; *s != '\0'; s++) {
 		unsigned char ch = (unsigned char)*s;
@@ -625,7 +626,7 @@ char *
 api_delete_options(int64_t grace, const char *uid)
 {
 	yajl_gen g = json_gen_new(0);
-	char *out;
+	char    *out;
 
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "apiVersion", "v1");

@@ -21,23 +21,23 @@ struct kubeconfig;
 struct api;
 struct api_call;
 
-#define API_MAX_OBJECT (1536 * 1024)       /* one object, one watch event */
-#define API_MAX_LIST   (64 * 1024 * 1024)  /* one page of a list */
+#define API_MAX_OBJECT (1536 * 1024)      /* one object, one watch event */
+#define API_MAX_LIST   (64 * 1024 * 1024) /* one page of a list */
 
 struct api_options {
-	const char *user_agent;        /* NULL: "klet/VERSION" */
-	int64_t     ping_interval_ms;  /* 0: 15 s */
-	int64_t     ping_timeout_ms;   /* 0: 15 s */
-	int64_t     backoff_min_ms;    /* 0: 800 ms */
-	int64_t     backoff_max_ms;    /* 0: 30 s */
-	int64_t     request_timeout_ms;/* 0: 60 s (held + in flight) */
-	int64_t     connect_timeout_ms;/* 0: 10 s */
+	const char *user_agent;         /* NULL: "klet/VERSION" */
+	int64_t     ping_interval_ms;   /* 0: 15 s */
+	int64_t     ping_timeout_ms;    /* 0: 15 s */
+	int64_t     backoff_min_ms;     /* 0: 800 ms */
+	int64_t     backoff_max_ms;     /* 0: 30 s */
+	int64_t     request_timeout_ms; /* 0: 60 s (held + in flight) */
+	int64_t     connect_timeout_ms; /* 0: 10 s */
 };
 
 /* What a call got. Valid only during the callback. */
 struct api_response {
-	int         status;        /* HTTP status; 0 when no response arrived (see error) */
-	const char *body;          /* NUL-terminated; "" when none */
+	int         status; /* HTTP status; 0 when no response arrived (see error) */
+	const char *body;   /* NUL-terminated; "" when none */
 	size_t      len;
 	int64_t     retry_after_s; /* Retry-After in seconds, -1 when absent */
 	const char *reason;        /* a Status object's reason ("NotFound", "Conflict"...); "" */
@@ -52,14 +52,14 @@ typedef void (*api_done_cb)(const struct api_response *, void *arg);
  * normally (server timeout, drain), another status for a refused watch (with its body), 0
  * for a transport failure. */
 struct api_watch_cbs {
-	int  (*on_line)(const char *line, size_t len, void *arg);
+	int (*on_line)(const char *line, size_t len, void *arg);
 	void (*on_end)(const struct api_response *r, void *arg);
 };
 
 /* Returns a client (connects on the first call), or NULL with the reason in err (a TLS
  * context that cannot be built). kc is copied where needed; opts may be NULL. */
 struct api *api_new(struct event_base *, const struct kubeconfig *kc,
-                    const struct api_options *opts, char *err, size_t errlen);
+    const struct api_options *opts, char *err, size_t errlen);
 /* Cancels every call (no callback runs) and closes the connection. NULL is a no-op. Must not
  * be called from inside one of this client's callbacks. */
 void api_free(struct api *);
@@ -69,29 +69,29 @@ void api_free(struct api *);
  * larger than max_body (0: API_MAX_OBJECT) fail with status 0. The call is owned by the
  * client until its callback returns; api_call_cancel before that stops it. Never NULL. */
 struct api_call *api_request(struct api *, const char *method, const char *path,
-                             const char *content_type, const char *body, size_t body_len,
-                             size_t max_body, api_done_cb cb, void *arg);
+    const char *content_type, const char *body, size_t body_len, size_t max_body, api_done_cb cb,
+    void *arg);
 /* Starts a watch (GET path, which must carry watch=true). Never NULL. */
-struct api_call *api_watch(struct api *, const char *path, const struct api_watch_cbs *cbs,
-                           void *arg);
+struct api_call *api_watch(
+    struct api *, const char *path, const struct api_watch_cbs *cbs, void *arg);
 /* Cancels a call; its callbacks never run afterwards. Safe from any callback. NULL no-op. */
 void api_call_cancel(struct api_call *);
 
 /* 1 while a connection to the server is up. */
-int  api_connected(const struct api *);
+int api_connected(const struct api *);
 /* Drops the current connection (tests, or after a fatal stream error). */
 void api_drop(struct api *, const char *reason);
 
 struct api_stats {
-	uint64_t requests;       /* calls started */
-	uint64_t responses;      /* calls that got a response */
-	uint64_t failures;       /* calls that ended with status 0 */
-	uint64_t bytes_sent;     /* request bodies + approximate header bytes */
-	uint64_t bytes_received; /* response bodies */
-	uint64_t connects;       /* connections that came up */
-	uint64_t reconnect_waits;/* times the client backed off before reconnecting */
-	unsigned in_flight;      /* calls started and not yet ended (watches included) */
-	unsigned held;           /* waiting for a connection */
+	uint64_t requests;        /* calls started */
+	uint64_t responses;       /* calls that got a response */
+	uint64_t failures;        /* calls that ended with status 0 */
+	uint64_t bytes_sent;      /* request bodies + approximate header bytes */
+	uint64_t bytes_received;  /* response bodies */
+	uint64_t connects;        /* connections that came up */
+	uint64_t reconnect_waits; /* times the client backed off before reconnecting */
+	unsigned in_flight;       /* calls started and not yet ended (watches included) */
+	unsigned held;            /* waiting for a connection */
 };
 void api_get_stats(const struct api *, struct api_stats *);
 

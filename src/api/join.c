@@ -29,18 +29,18 @@
 #include "api/watch.h"
 
 struct api_join {
-	struct api_join_deps  j_deps;
-	struct kubeconfig    *j_kc;
-	struct api           *j_api;
-	struct watch         *j_watch;
-	struct status_mgr    *j_status;
-	struct node          *j_node;
-	struct api_events    *j_events;
-	struct volumes       *j_volumes;   /* configMap / secret objects of the pods */
+	struct api_join_deps j_deps;
+	struct kubeconfig   *j_kc;
+	struct api          *j_api;
+	struct watch        *j_watch;
+	struct status_mgr   *j_status;
+	struct node         *j_node;
+	struct api_events   *j_events;
+	struct volumes      *j_volumes; /* configMap / secret objects of the pods */
 	/* Mirror pods: one create or delete at a time. */
-	struct api_call      *j_mirror_call;
-	char                 *j_mirror_conflict;  /* ns/name that exists but is not seen yet */
-	int64_t               j_mirror_conflict_ms;
+	struct api_call *j_mirror_call;
+	char            *j_mirror_conflict; /* ns/name that exists but is not seen yet */
+	int64_t          j_mirror_conflict_ms;
 };
 
 static void mirror_pass(struct api_join *);
@@ -58,13 +58,13 @@ env_ms(const char *name)
 struct api_join *
 api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 {
-	struct api_join *j = xcalloc(1, sizeof(*j));
-	struct api_options ao;
-	struct watch_options wo;
-	struct status_options so;
-	struct node_options no;
+	struct api_join       *j = xcalloc(1, sizeof(*j));
+	struct api_options     ao;
+	struct watch_options   wo;
+	struct status_options  so;
+	struct node_options    no;
 	struct volumes_options vo;
-	char e[512];
+	char                   e[512];
 
 	j->j_deps = *d;
 	j->j_kc = kubeconfig_load(d->cfg->kubeconfig, e, sizeof(e));
@@ -96,7 +96,8 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	no.lease_renew_ms = env_ms("KLET_LEASE_RENEW_MS");
 	j->j_node = node_new(d->base, j->j_api, &no);
 	/* NotReady until the runtime has answered. */
-	node_set_runtime_health(j->j_node, 0, "container runtime status check may not have "
+	node_set_runtime_health(j->j_node, 0,
+	    "container runtime status check may not have "
 	    "completed yet");
 	memset(&so, 0, sizeof(so));
 	so.store = d->store;
@@ -181,9 +182,9 @@ static void
 update_status(struct api_join *j, const struct pod *view, const char *runtime_uid,
     const struct rt_pod_status *rt, int terminal)
 {
-	struct errs x = { NULL, 0 };
-	struct start_errors se;
-	struct probe_set ps;
+	struct errs             x = { NULL, 0 };
+	struct start_errors     se;
+	struct probe_set        ps;
 	const struct probe_set *probes = NULL;
 
 	memset(&ps, 0, sizeof(ps));
@@ -203,11 +204,11 @@ static void
 relisted_static(struct api_join *j, const struct pod *pod)
 {
 	const struct pod *m = watch_mirror(j->j_watch, pod->ns, pod->name);
-	const char *hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
+	const char       *hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
 	const struct rt_pod_status *rt;
-	struct pod *view;
-	struct pw_view v;
-	int terminal = 0;
+	struct pod                 *view;
+	struct pw_view              v;
+	int                         terminal = 0;
 
 	if (m == NULL || hash == NULL || strcmp(hash, pod->uid) != 0)
 		return;
@@ -219,7 +220,7 @@ relisted_static(struct api_join *j, const struct pod *pod)
 	view->uid = xstrdup(m->uid);
 	pod_status_clear(&view->status);
 	podstatus_copy(&view->status, &m->status);
-	view->deletion_ts = 0;  /* the mirror is never deleted for the static pod */
+	view->deletion_ts = 0; /* the mirror is never deleted for the static pod */
 	update_status(j, view, pod->uid, rt, terminal);
 	pod_free(view);
 }
@@ -227,10 +228,10 @@ relisted_static(struct api_join *j, const struct pod *pod)
 static void
 relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 {
-	struct api_join *j = arg;
+	struct api_join            *j = arg;
 	const struct rt_pod_status *rt;
-	struct pw_view v;
-	int terminal = 0;
+	struct pw_view              v;
+	int                         terminal = 0;
 
 	if (source == NULL || pod->uid == NULL)
 		return;
@@ -251,8 +252,8 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
 		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
 	else if (pod->deletion_ts != 0 && (rt == NULL || rt->ncontainers == 0))
-		terminal = 1;   /* never started here and being deleted */
-	if (!terminal)      /* volumes: updates, tokens, labels (also after a restart) */
+		terminal = 1; /* never started here and being deleted */
+	if (!terminal)        /* volumes: updates, tokens, labels (also after a restart) */
 		volumes_track_pod(j->j_volumes, pod);
 	else
 		volumes_forget_pod(j->j_volumes, pod->uid);
@@ -275,19 +276,19 @@ api_join_relisted(struct api_join *j)
 static char *
 mirror_body(struct api_join *j, const struct pod *pod)
 {
-	const char *doc, *fmt = NULL, *nuid = node_uid(j->j_node);
+	const char        *doc, *fmt = NULL, *nuid = node_uid(j->j_node);
 	const struct json *root, *md, *spec, *v;
-	struct json_doc *jd;
-	char err[128], *out;
-	size_t len = 0, i;
-	yajl_gen g;
+	struct json_doc   *jd;
+	char               err[128], *out;
+	size_t             len = 0, i;
+	yajl_gen           g;
 
 	doc = podconfig_doc(j->j_deps.pc, pod->uid, &len, &fmt, NULL);
 	if (doc == NULL || nuid == NULL)
 		return NULL;
-	jd = fmt != NULL && strcmp(fmt, "yaml") == 0 ?
-	    json_parse_yaml(doc, len, NULL, err, sizeof(err)) : json_parse(doc, len, NULL, err,
-	    sizeof(err));
+	jd = fmt != NULL && strcmp(fmt, "yaml") == 0
+	    ? json_parse_yaml(doc, len, NULL, err, sizeof(err))
+	    : json_parse(doc, len, NULL, err, sizeof(err));
 	if (jd == NULL)
 		return NULL;
 	root = json_root(jd);
@@ -360,18 +361,18 @@ mirror_done(const struct api_response *r, void *arg)
 }
 
 struct mirror_scan {
-	struct api_join  *j;
-	int               acted;
+	struct api_join *j;
+	int              acted;
 };
 
 static void
 mirror_static(const struct pod *pod, const char *source, int admitted, void *arg)
 {
 	struct mirror_scan *ms = arg;
-	struct api_join *j = ms->j;
-	const struct pod *m;
-	const char *hash;
-	char *body, *path, *key;
+	struct api_join    *j = ms->j;
+	const struct pod   *m;
+	const char         *hash;
+	char               *body, *path, *key;
 
 	if (ms->acted || source == NULL || strcmp(source, "file") != 0 || !admitted ||
 	    pod->deletion_ts != 0)
@@ -409,8 +410,8 @@ mirror_static(const struct pod *pod, const char *source, int admitted, void *arg
 	}
 	path = xsprintf("/api/v1/namespaces/%s/pods", pod->ns);
 	log_info("creating mirror pod %s/%s", pod->ns, pod->name);
-	j->j_mirror_call = api_request(j->j_api, "POST", path, "application/json", body,
-	    strlen(body), 0, mirror_done, j);
+	j->j_mirror_call = api_request(
+	    j->j_api, "POST", path, "application/json", body, strlen(body), 0, mirror_done, j);
 	free(path);
 	free(body);
 }
@@ -419,10 +420,10 @@ static void
 mirror_orphan(const struct pod *m, void *arg)
 {
 	struct mirror_scan *ms = arg;
-	struct api_join *j = ms->j;
-	const char *hash = kvlist_get(&m->annotations, MIRROR_ANNOTATION);
-	const struct pod *sp;
-	char *path, *body;
+	struct api_join    *j = ms->j;
+	const char         *hash = kvlist_get(&m->annotations, MIRROR_ANNOTATION);
+	const struct pod   *sp;
+	char               *path, *body;
 
 	if (ms->acted || m->deletion_ts != 0)
 		return;
@@ -433,8 +434,8 @@ mirror_orphan(const struct pod *m, void *arg)
 	path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
 	body = api_delete_options(0, m->uid);
 	log_info("mirror pod %s/%s has no static pod: deleting it", m->ns, m->name);
-	j->j_mirror_call = api_request(j->j_api, "DELETE", path, "application/json", body,
-	    strlen(body), 0, mirror_done, j);
+	j->j_mirror_call = api_request(
+	    j->j_api, "DELETE", path, "application/json", body, strlen(body), 0, mirror_done, j);
 	free(path);
 	free(body);
 }
@@ -460,8 +461,8 @@ api_join_status_batch(struct api_join *j)
 }
 
 void
-api_join_runtime(struct api_join *j, int ready, const char *reason, const char *name,
-    const char *version)
+api_join_runtime(
+    struct api_join *j, int ready, const char *reason, const char *name, const char *version)
 {
 	if (j == NULL)
 		return;
@@ -478,8 +479,8 @@ api_join_pleg(struct api_join *j, int healthy, const char *why)
 }
 
 void
-api_join_foreach_restored(struct api_join *j, void (*cb)(const struct pod_status *, void *),
-    void *arg)
+api_join_foreach_restored(
+    struct api_join *j, void (*cb)(const struct pod_status *, void *), void *arg)
 {
 	if (j != NULL)
 		status_foreach_restored(j->j_status, cb, arg);
@@ -498,35 +499,35 @@ api_join_pod_removed(struct api_join *j, const char *uid)
 
 struct pev {
 	TAILQ_ENTRY(pev) p_entry;
-	uint64_t      p_id;          /* the recorder's aggregated event id */
-	char         *p_name;        /* the Event object's name */
-	char         *p_ns;
-	char         *p_kind, *p_obj, *p_uid, *p_path, *p_reason, *p_message;
-	enum ev_type  p_type;
-	int32_t       p_count;
-	int64_t       p_first_ms, p_last_ms;
-	int           p_posted;      /* the server has it */
-	int           p_dirty;       /* newer than what the server has */
-	int64_t       p_sent_ms;     /* monotonic, last write */
-	struct api_call *p_call;
+	uint64_t           p_id;   /* the recorder's aggregated event id */
+	char              *p_name; /* the Event object's name */
+	char              *p_ns;
+	char              *p_kind, *p_obj, *p_uid, *p_path, *p_reason, *p_message;
+	enum ev_type       p_type;
+	int32_t            p_count;
+	int64_t            p_first_ms, p_last_ms;
+	int                p_posted;  /* the server has it */
+	int                p_dirty;   /* newer than what the server has */
+	int64_t            p_sent_ms; /* monotonic, last write */
+	struct api_call   *p_call;
 	struct api_events *p_owner;
 };
 
 TAILQ_HEAD(pevs, pev);
 
 struct api_events {
-	struct api      *a_api;
-	struct events   *a_events;
-	int              a_listen_id;
-	char            *a_node;
-	int64_t          a_min_ms;
-	double           a_qps;
-	double           a_tokens;
-	int64_t          a_tokens_ms;
-	struct pevs      a_list;
-	size_t           a_n;
-	struct event    *a_timer;
-	uint64_t         a_posts, a_patches, a_dropped;
+	struct api    *a_api;
+	struct events *a_events;
+	int            a_listen_id;
+	char          *a_node;
+	int64_t        a_min_ms;
+	double         a_qps;
+	double         a_tokens;
+	int64_t        a_tokens_ms;
+	struct pevs    a_list;
+	size_t         a_n;
+	struct event  *a_timer;
+	uint64_t       a_posts, a_patches, a_dropped;
 };
 
 static void
@@ -561,12 +562,12 @@ pev_done(const struct api_response *r, void *arg)
 		return;
 	}
 	if (r->status == 409 && !p->p_posted) {
-		p->p_posted = 1;        /* exists already (a restart): patch it next time */
+		p->p_posted = 1; /* exists already (a restart): patch it next time */
 		p->p_dirty = 1;
 		return;
 	}
 	if (r->status == 404 && p->p_posted) {
-		p->p_posted = 0;        /* expired on the server: create it again */
+		p->p_posted = 0; /* expired on the server: create it again */
 		p->p_dirty = 1;
 		return;
 	}
@@ -578,7 +579,7 @@ pev_done(const struct api_response *r, void *arg)
 static void
 pev_send(struct api_events *a, struct pev *p)
 {
-	char first[40], last[40], *body, *path;
+	char     first[40], last[40], *body, *path;
 	yajl_gen g = json_gen_new(0);
 
 	ts_rfc3339(p->p_first_ms, first, sizeof(first));
@@ -624,8 +625,8 @@ pev_send(struct api_events *a, struct pev *p)
 	if (!p->p_posted) {
 		path = xsprintf("/api/v1/namespaces/%s/events", p->p_ns);
 		a->a_posts++;
-		p->p_call = api_request(a->a_api, "POST", path, "application/json", body,
-		    strlen(body), 0, pev_done, p);
+		p->p_call = api_request(
+		    a->a_api, "POST", path, "application/json", body, strlen(body), 0, pev_done, p);
 	} else {
 		path = xsprintf("/api/v1/namespaces/%s/events/%s", p->p_ns, p->p_name);
 		a->a_patches++;
@@ -642,8 +643,8 @@ static void
 aev_flush(evutil_socket_t fd, short what, void *arg)
 {
 	struct api_events *a = arg;
-	struct pev *p;
-	int64_t now = now_mono_ms();
+	struct pev        *p;
+	int64_t            now = now_mono_ms();
 
 	(void)fd;
 	(void)what;
@@ -652,11 +653,12 @@ aev_flush(evutil_socket_t fd, short what, void *arg)
 	if (a->a_tokens > 2 * a->a_qps)
 		a->a_tokens = 2 * a->a_qps;
 	a->a_tokens_ms = now;
-	TAILQ_FOREACH(p, &a->a_list, p_entry) {
+	TAILQ_FOREACH(p, &a->a_list, p_entry)
+	{
 		if (!p->p_dirty || p->p_call != NULL)
 			continue;
 		if (p->p_sent_ms != 0 && now - p->p_sent_ms < a->a_min_ms)
-			continue;       /* coalesce: the next write carries the newest count */
+			continue; /* coalesce: the next write carries the newest count */
 		if (a->a_tokens < 1.0)
 			break;
 		a->a_tokens -= 1.0;
@@ -668,12 +670,12 @@ static void
 aev_record(const struct ev_record *r, int is_new, void *arg)
 {
 	struct api_events *a = arg;
-	struct pev *p;
+	struct pev        *p;
 
 	(void)is_new;
 	TAILQ_FOREACH(p, &a->a_list, p_entry)
-		if (p->p_id == r->id)
-			break;
+	if (p->p_id == r->id)
+		break;
 	if (p == NULL) {
 		p = xcalloc(1, sizeof(*p));
 		p->p_owner = a;
@@ -713,13 +715,13 @@ api_events_new(struct event_base *base, struct api *api, struct events *ev, cons
     int64_t min_interval_ms, int qps)
 {
 	struct api_events *a = xcalloc(1, sizeof(*a));
-	struct timeval tv = { 0, 200000 };
+	struct timeval     tv = { 0, 200000 };
 
 	a->a_api = api;
 	a->a_events = ev;
 	a->a_node = xstrdup(node);
 	a->a_min_ms = min_interval_ms > 0 ? min_interval_ms : 10000;
-	a->a_qps = qps > 0 ? qps : 50;  /* the kubelet's eventRecordQPS; burst 2 x */
+	a->a_qps = qps > 0 ? qps : 50; /* the kubelet's eventRecordQPS; burst 2 x */
 	a->a_tokens = 2 * a->a_qps;
 	a->a_tokens_ms = now_mono_ms();
 	TAILQ_INIT(&a->a_list);
@@ -747,8 +749,7 @@ api_events_free(struct api_events *a)
 }
 
 void
-api_events_stats(const struct api_events *a, uint64_t *posts, uint64_t *patches,
-    uint64_t *dropped)
+api_events_stats(const struct api_events *a, uint64_t *posts, uint64_t *patches, uint64_t *dropped)
 {
 	*posts = a->a_posts;
 	*patches = a->a_patches;
@@ -758,7 +759,7 @@ api_events_stats(const struct api_events *a, uint64_t *posts, uint64_t *patches,
 void
 api_join_ctl_info(struct ctl_api_info *out, void *arg)
 {
-	struct api_join *j = arg;
+	struct api_join          *j = arg;
 	static struct watch_stats st; /* the strings handed out must outlive this call */
 
 	memset(out, 0, sizeof(*out));

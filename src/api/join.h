@@ -23,17 +23,17 @@ struct probe_set;
 
 struct api_join_deps {
 	struct event_base        *base;
-	const struct klet_config *cfg;      /* kubeconfig, node name, labels, max pods, root */
-	struct store             *store;    /* may be NULL */
-	struct podconfig         *pc;       /* gets the "api" source (added by the caller) */
-	struct podcache          *cache;    /* runtime status for the status manager */
-	struct podworkers        *workers;  /* which pods are terminal */
-	struct events            *events;   /* may be NULL: events are posted to the API */
-	struct kuberuntime       *kr;       /* may be NULL: start errors (waiting reasons) */
+	const struct klet_config *cfg;     /* kubeconfig, node name, labels, max pods, root */
+	struct store             *store;   /* may be NULL */
+	struct podconfig         *pc;      /* gets the "api" source (added by the caller) */
+	struct podcache          *cache;   /* runtime status for the status manager */
+	struct podworkers        *workers; /* which pods are terminal */
+	struct events            *events;  /* may be NULL: events are posted to the API */
+	struct kuberuntime       *kr;      /* may be NULL: start errors (waiting reasons) */
 	/* May be NULL: fills the probe results (ready / started) of a pod by its runtime UID,
 	 * returning 0, or -1 when it has none. The set is borrowed for the call. */
 	int (*probes)(const char *uid, struct probe_set *out, void *arg);
-	void                     *probes_arg;
+	void *probes_arg;
 };
 
 /* Loads cfg->kubeconfig and starts everything (connecting in the background). Returns NULL
@@ -47,15 +47,15 @@ void api_join_relisted(struct api_join *);
 /* The 10 s status batch. */
 void api_join_status_batch(struct api_join *);
 /* The runtime's state (CRI Version answered or not); name/version may be NULL. */
-void api_join_runtime(struct api_join *, int ready, const char *reason, const char *name,
-         const char *version);
+void api_join_runtime(
+    struct api_join *, int ready, const char *reason, const char *name, const char *version);
 /* PLEG health (housekeeping). */
 void api_join_pleg(struct api_join *, int healthy, const char *why);
 /* Calls cb for each status the status manager resumed from the store at start (before
  * any pod claimed it). */
 struct pod_status;
-void api_join_foreach_restored(struct api_join *,
-         void (*cb)(const struct pod_status *, void *), void *arg);
+void api_join_foreach_restored(
+    struct api_join *, void (*cb)(const struct pod_status *, void *), void *arg);
 /* A pod left every source (REMOVE): its status entry is forgotten. */
 void api_join_pod_removed(struct api_join *, const char *uid);
 
@@ -70,11 +70,11 @@ void api_join_ctl_info(struct ctl_api_info *out, void *j);
  * second (0: 50, the kubelet's eventRecordQPS) and a burst of 2 x qps: a crash-looping pod
  * aggregates into one Event whose count grows instead of flooding the server. Never NULL. */
 struct api_events *api_events_new(struct event_base *, struct api *, struct events *,
-                       const char *node, int64_t min_interval_ms, int qps);
+    const char *node, int64_t min_interval_ms, int qps);
 /* Unlistens and cancels pending writes. NULL is a no-op. */
 void api_events_free(struct api_events *);
 /* Counters: events created (POST) and updated (PATCH) on the server, writes dropped. */
-void api_events_stats(const struct api_events *, uint64_t *posts, uint64_t *patches,
-         uint64_t *dropped);
+void api_events_stats(
+    const struct api_events *, uint64_t *posts, uint64_t *patches, uint64_t *dropped);
 
 #endif

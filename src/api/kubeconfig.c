@@ -28,9 +28,9 @@ static char *
 kc_read_file(const char *path, size_t max, size_t *lenp)
 {
 	struct stat st;
-	char *buf;
-	size_t off = 0;
-	int fd;
+	char       *buf;
+	size_t      off = 0;
+	int         fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
@@ -65,13 +65,13 @@ kubeconfig_base64_decode(const char *in, size_t inlen, size_t *outlen)
 {
 	static const char alpha[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = xmalloc(inlen / 4 * 3 + 4);
+	char    *out = xmalloc(inlen / 4 * 3 + 4);
 	uint32_t acc = 0;
-	size_t i, n = 0, bits = 0, pad = 0;
+	size_t   i, n = 0, bits = 0, pad = 0;
 
 	for (i = 0; i < inlen; i++) {
 		unsigned char c = (unsigned char)in[i];
-		const char *p;
+		const char   *p;
 
 		if (isspace(c))
 			continue;
@@ -101,19 +101,18 @@ bad:
 }
 
 struct kc_parse {
-	const char *name;  /* for messages */
+	const char *name; /* for messages */
 	const char *dir;
 	char       *err;
 	size_t      errlen;
 };
 
-static void
-kc_err(struct kc_parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void kc_err(struct kc_parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 kc_err(struct kc_parse *p, const char *fmt, ...)
 {
-	char msg[400];
+	char    msg[400];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -134,7 +133,7 @@ kc_find_named(const struct json *list, const char *key, const char *name, size_t
 
 	for (i = 0; i < json_len(list); i++) {
 		const struct json *e = json_index(list, i);
-		const char *n = json_str(json_get(e, "name"));
+		const char        *n = json_str(json_get(e, "name"));
 
 		if (n != NULL && strcmp(n, name) == 0) {
 			*idx = i;
@@ -178,7 +177,7 @@ static int
 kc_pem_field(struct kc_parse *p, const struct json *obj, const char *where, const char *field,
     char **file, char **pem, size_t *pemlen)
 {
-	char datafield[64];
+	char        datafield[64];
 	const char *f, *d;
 
 	snprintf(datafield, sizeof(datafield), "%s-data", field);
@@ -255,16 +254,16 @@ kc_parse_server(struct kc_parse *p, struct kubeconfig *kc, const char *where)
 }
 
 struct kubeconfig *
-kubeconfig_parse(const char *buf, size_t len, const char *dir, const char *name, char *err,
-    size_t errlen)
+kubeconfig_parse(
+    const char *buf, size_t len, const char *dir, const char *name, char *err, size_t errlen)
 {
-	struct kc_parse p = { name, dir, err, errlen };
+	struct kc_parse    p = { name, dir, err, errlen };
 	struct kubeconfig *kc = xcalloc(1, sizeof(*kc));
 	const struct json *root, *clusters, *users, *contexts, *ctx, *cl, *us, *v;
-	struct json_doc *doc;
-	const char *cur, *s, *cname, *uname, *tok, *tokfile;
-	char where[128], perr[256];
-	size_t i;
+	struct json_doc   *doc;
+	const char        *cur, *s, *cname, *uname, *tok, *tokfile;
+	char               where[128], perr[256];
+	size_t             i;
 
 	doc = json_parse_yaml(buf, len, NULL, perr, sizeof(perr));
 	if (doc == NULL) {
@@ -331,11 +330,13 @@ kubeconfig_parse(const char *buf, size_t len, const char *dir, const char *name,
 		}
 	}
 	if (kc_pem_field(&p, cl, where, "certificate-authority", &kc->ca_file, &kc->ca_pem,
-	    &kc->ca_pem_len) == -1)
+	        &kc->ca_pem_len) == -1)
 		goto fail;
 	if (kc->insecure && (kc->ca_file != NULL || kc->ca_pem != NULL)) {
-		kc_err(&p, "%s: insecure-skip-tls-verify and a certificate authority are mutually "
-		    "exclusive", where);
+		kc_err(&p,
+		    "%s: insecure-skip-tls-verify and a certificate authority are mutually "
+		    "exclusive",
+		    where);
 		goto fail;
 	}
 
@@ -343,15 +344,15 @@ kubeconfig_parse(const char *buf, size_t len, const char *dir, const char *name,
 		kc->user = xstrdup(uname);
 		us = kc_find_named(users, "user", uname, &i);
 		if (us == NULL) {
-			kc_err(&p, "context \"%s\": user \"%s\": no such entry in users", cur,
-			    uname);
+			kc_err(
+			    &p, "context \"%s\": user \"%s\": no such entry in users", cur, uname);
 			goto fail;
 		}
 		snprintf(where, sizeof(where), "users[%zu].user", i);
 		if (kc_pem_field(&p, us, where, "client-certificate", &kc->cert_file, &kc->cert_pem,
-		    &kc->cert_pem_len) == -1 ||
+		        &kc->cert_pem_len) == -1 ||
 		    kc_pem_field(&p, us, where, "client-key", &kc->key_file, &kc->key_pem,
-		    &kc->key_pem_len) == -1)
+		        &kc->key_pem_len) == -1)
 			goto fail;
 		if ((kc->cert_file != NULL || kc->cert_pem != NULL) !=
 		    (kc->key_file != NULL || kc->key_pem != NULL)) {
@@ -366,7 +367,7 @@ kubeconfig_parse(const char *buf, size_t len, const char *dir, const char *name,
 			kc->token = xstrdup(tok);
 		else if (tokfile != NULL) {
 			size_t tl;
-			char *t;
+			char  *t;
 
 			kc->token_file = kc_path(&p, tokfile);
 			t = kc_read_file(kc->token_file, 64 * 1024, &tl);
@@ -386,8 +387,8 @@ kubeconfig_parse(const char *buf, size_t len, const char *dir, const char *name,
 			kc->token = t;
 		}
 		if (json_get(us, "exec") != NULL || json_get(us, "auth-provider") != NULL) {
-			kc_err(&p, "%s: exec and auth-provider credentials are not supported",
-			    where);
+			kc_err(
+			    &p, "%s: exec and auth-provider credentials are not supported", where);
 			goto fail;
 		}
 	}
@@ -403,8 +404,8 @@ struct kubeconfig *
 kubeconfig_load(const char *path, char *err, size_t errlen)
 {
 	struct kubeconfig *kc;
-	char *buf, *dir, *slash;
-	size_t len;
+	char              *buf, *dir, *slash;
+	size_t             len;
 
 	buf = kc_read_file(path, KC_MAX_FILE, &len);
 	if (buf == NULL) {
@@ -456,7 +457,7 @@ kubeconfig_free(struct kubeconfig *kc)
 static void
 kc_ssl_err(char *err, size_t errlen, const char *what)
 {
-	char buf[256];
+	char          buf[256];
 	unsigned long e = ERR_get_error();
 
 	ERR_error_string_n(e, buf, sizeof(buf));
@@ -469,9 +470,9 @@ static int
 kc_add_ca_pem(SSL_CTX *ctx, const char *pem, size_t len)
 {
 	X509_STORE *st = SSL_CTX_get_cert_store(ctx);
-	BIO *bio = BIO_new_mem_buf(pem, (int)len);
-	X509 *x;
-	int n = 0;
+	BIO        *bio = BIO_new_mem_buf(pem, (int)len);
+	X509       *x;
+	int         n = 0;
 
 	if (bio == NULL)
 		return -1;
@@ -492,9 +493,9 @@ kc_add_ca_pem(SSL_CTX *ctx, const char *pem, size_t len)
 static int
 kc_use_cert_pem(SSL_CTX *ctx, const char *pem, size_t len)
 {
-	BIO *bio = BIO_new_mem_buf(pem, (int)len);
+	BIO  *bio = BIO_new_mem_buf(pem, (int)len);
 	X509 *x, *extra;
-	int rc = -1;
+	int   rc = -1;
 
 	if (bio == NULL)
 		return -1;
@@ -518,9 +519,9 @@ kc_use_cert_pem(SSL_CTX *ctx, const char *pem, size_t len)
 static int
 kc_use_key_pem(SSL_CTX *ctx, const char *pem, size_t len)
 {
-	BIO *bio = BIO_new_mem_buf(pem, (int)len);
+	BIO      *bio = BIO_new_mem_buf(pem, (int)len);
 	EVP_PKEY *k;
-	int rc = -1;
+	int       rc = -1;
 
 	if (bio == NULL)
 		return -1;
@@ -536,7 +537,7 @@ struct ssl_ctx_st *
 kubeconfig_ssl_ctx(const struct kubeconfig *kc, char *err, size_t errlen)
 {
 	static const unsigned char alpn[] = { 2, 'h', '2' };
-	SSL_CTX *ctx;
+	SSL_CTX                   *ctx;
 
 	ctx = SSL_CTX_new(TLS_client_method());
 	if (ctx == NULL) {
@@ -551,8 +552,9 @@ kubeconfig_ssl_ctx(const struct kubeconfig *kc, char *err, size_t errlen)
 	}
 	if (kc->insecure) {
 		log_warnx("WARNING: kubeconfig cluster \"%s\" (%s) sets insecure-skip-tls-verify: "
-		    "the API server's certificate is NOT verified; anyone on the path can "
-		    "impersonate it", kc->cluster ? kc->cluster : "?", kc->server);
+		          "the API server's certificate is NOT verified; anyone on the path can "
+		          "impersonate it",
+		    kc->cluster ? kc->cluster : "?", kc->server);
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
 	} else {
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);

@@ -15,25 +15,25 @@ struct ssl_ctx_st;
 
 /* Plain data; every string owned (NULL when absent). */
 struct kubeconfig {
-	char   *context;          /* the context used (current-context) */
-	char   *cluster;          /* its cluster's name */
-	char   *user;             /* its user's name (NULL: no user) */
-	char   *server;           /* https://host:port as written */
-	char   *host;             /* from server: a name or an address (no brackets) */
-	char   *port;             /* from server; "443" when absent */
-	char   *tls_server_name;  /* cluster.tls-server-name */
-	char   *ca_file;          /* absolute path, or NULL */
-	char   *ca_pem;           /* decoded certificate-authority-data, or NULL */
-	size_t  ca_pem_len;
-	char   *cert_file;
-	char   *cert_pem;         /* decoded client-certificate-data */
-	size_t  cert_pem_len;
-	char   *key_file;
-	char   *key_pem;          /* decoded client-key-data */
-	size_t  key_pem_len;
-	char   *token;            /* token, or the contents of tokenFile (trimmed) */
-	char   *token_file;       /* absolute path, or NULL */
-	int     insecure;         /* insecure-skip-tls-verify: true */
+	char  *context;         /* the context used (current-context) */
+	char  *cluster;         /* its cluster's name */
+	char  *user;            /* its user's name (NULL: no user) */
+	char  *server;          /* https://host:port as written */
+	char  *host;            /* from server: a name or an address (no brackets) */
+	char  *port;            /* from server; "443" when absent */
+	char  *tls_server_name; /* cluster.tls-server-name */
+	char  *ca_file;         /* absolute path, or NULL */
+	char  *ca_pem;          /* decoded certificate-authority-data, or NULL */
+	size_t ca_pem_len;
+	char  *cert_file;
+	char  *cert_pem; /* decoded client-certificate-data */
+	size_t cert_pem_len;
+	char  *key_file;
+	char  *key_pem; /* decoded client-key-data */
+	size_t key_pem_len;
+	char  *token;      /* token, or the contents of tokenFile (trimmed) */
+	char  *token_file; /* absolute path, or NULL */
+	int    insecure;   /* insecure-skip-tls-verify: true */
 };
 
 /* Reads and parses path. Returns the config (free with kubeconfig_free), or NULL with a
@@ -42,8 +42,8 @@ struct kubeconfig {
 struct kubeconfig *kubeconfig_load(const char *path, char *err, size_t errlen);
 /* The same from a buffer; dir resolves relative paths (NULL: the current directory).
  * Messages are prefixed with name (may be NULL). */
-struct kubeconfig *kubeconfig_parse(const char *buf, size_t len, const char *dir,
-                       const char *name, char *err, size_t errlen);
+struct kubeconfig *kubeconfig_parse(
+    const char *buf, size_t len, const char *dir, const char *name, char *err, size_t errlen);
 /* NULL is a no-op. */
 void kubeconfig_free(struct kubeconfig *);
 

@@ -22,14 +22,14 @@
 #include "api/node.h"
 #include "core/util.h"
 
-#define LEASE_NS "kube-node-lease"
-#define MEM_EVICTION_BYTES (100LL * 1024 * 1024)  /* memory.available<100Mi */
+#define LEASE_NS            "kube-node-lease"
+#define MEM_EVICTION_BYTES  (100LL * 1024 * 1024) /* memory.available<100Mi */
 #define NODEFS_EVICTION_PCT 10                    /* nodefs.available<10% */
-#define PID_EVICTION_PCT 5
+#define PID_EVICTION_PCT    5
 
 struct cond {
 	const char *type;
-	int         status;    /* 1 True, 0 False */
+	int         status; /* 1 True, 0 False */
 	const char *reason;
 	char        message[256];
 	int64_t     transition;
@@ -57,14 +57,14 @@ struct node {
 	struct event      *n_lease_ev;
 	struct event      *n_kick_ev;
 	char              *n_lease_rv;
-	int                n_lease_known;    /* the lease exists (n_lease_rv is its version) */
-	char              *n_last_status;    /* last status sent, without heartbeat times */
+	int                n_lease_known; /* the lease exists (n_lease_rv is its version) */
+	char              *n_last_status; /* last status sent, without heartbeat times */
 	int64_t            n_last_report_ms;
 	int                n_runtime_ready;
 	char              *n_runtime_msg;
 	int                n_pleg_ok;
 	char              *n_pleg_msg;
-	char              *n_rt_version;     /* "containerd://1.6.20" */
+	char              *n_rt_version; /* "containerd://1.6.20" */
 	struct cond        n_conds[4];
 	struct node_stats  n_stats;
 };
@@ -76,10 +76,18 @@ static void lease_renew(struct node *);
 const char *
 node_go_arch(const char *m)
 {
-	static const struct { const char *u, *g; } map[] = {
-		{ "x86_64", "amd64" }, { "aarch64", "arm64" }, { "armv7l", "arm" },
-		{ "armv6l", "arm" }, { "i686", "386" }, { "i386", "386" }, { "ppc64le", "ppc64le" },
-		{ "s390x", "s390x" }, { "riscv64", "riscv64" },
+	static const struct {
+		const char *u, *g;
+	} map[] = {
+		{ "x86_64", "amd64" },
+		{ "aarch64", "arm64" },
+		{ "armv7l", "arm" },
+		{ "armv6l", "arm" },
+		{ "i686", "386" },
+		{ "i386", "386" },
+		{ "ppc64le", "ppc64le" },
+		{ "s390x", "s390x" },
+		{ "riscv64", "riscv64" },
 	};
 	size_t i;
 
@@ -92,14 +100,14 @@ node_go_arch(const char *m)
 int
 node_read_os_image(const char *path, char *out, size_t len)
 {
-	char line[512];
+	char  line[512];
 	FILE *f = fopen(path, "r");
-	int rc = -1;
+	int   rc = -1;
 
 	if (f == NULL)
 		return -1;
 	while (fgets(line, sizeof(line), f) != NULL) {
-		char *v;
+		char  *v;
 		size_t n;
 
 		if (strncmp(line, "PRETTY_NAME=", 12) != 0)
@@ -122,10 +130,10 @@ node_read_os_image(const char *path, char *out, size_t len)
 int
 node_read_meminfo(const char *path, int64_t *total, int64_t *avail)
 {
-	char line[256];
-	FILE *f = fopen(path, "r");
+	char      line[256];
+	FILE     *f = fopen(path, "r");
 	long long v;
-	int got = 0;
+	int       got = 0;
 
 	if (f == NULL)
 		return -1;
@@ -146,7 +154,7 @@ node_read_meminfo(const char *path, int64_t *total, int64_t *avail)
 static char *
 read_line_file(const char *path)
 {
-	char buf[256];
+	char  buf[256];
 	FILE *f = fopen(path, "r");
 
 	if (f == NULL)
@@ -164,7 +172,7 @@ static void
 rfc3339_now(char *buf, size_t len, int micro)
 {
 	struct timeval tv;
-	struct tm tm;
+	struct tm      tm;
 
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
@@ -194,8 +202,8 @@ static void
 gen_labels(struct node *n, yajl_gen g)
 {
 	struct utsname u;
-	const char *arch;
-	size_t i;
+	const char    *arch;
+	size_t         i;
 
 	uname(&u);
 	arch = node_go_arch(u.machine);
@@ -216,16 +224,16 @@ gen_labels(struct node *n, yajl_gen g)
 static void
 node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_t fs_total)
 {
-	int64_t now = (int64_t)time(NULL);
+	int64_t     now = (int64_t)time(NULL);
 	struct cond nc[4];
-	char pidmsg[128] = "kubelet has sufficient PID available";
-	int pid_pressure = 0;
-	char *pm = read_line_file("/proc/sys/kernel/pid_max");
-	char *la = read_line_file("/proc/loadavg");
-	size_t i;
+	char        pidmsg[128] = "kubelet has sufficient PID available";
+	int         pid_pressure = 0;
+	char       *pm = read_line_file("/proc/sys/kernel/pid_max");
+	char       *la = read_line_file("/proc/loadavg");
+	size_t      i;
 
 	if (pm != NULL && la != NULL) {
-		long max = atol(pm), cur = 0;
+		long        max = atol(pm), cur = 0;
 		const char *slash = strchr(la, '/');
 
 		if (slash != NULL)
@@ -246,8 +254,8 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 	nc[1].type = "DiskPressure";
 	nc[1].status = fs_total > 0 && fs_avail * 100 < (int64_t)NODEFS_EVICTION_PCT * fs_total;
 	nc[1].reason = nc[1].status ? "KubeletHasDiskPressure" : "KubeletHasNoDiskPressure";
-	snprintf(nc[1].message, sizeof(nc[1].message), nc[1].status ?
-	    "kubelet has disk pressure" : "kubelet has no disk pressure");
+	snprintf(nc[1].message, sizeof(nc[1].message),
+	    nc[1].status ? "kubelet has disk pressure" : "kubelet has no disk pressure");
 	nc[2].type = "PIDPressure";
 	nc[2].status = pid_pressure;
 	nc[2].reason = pid_pressure ? "KubeletHasInsufficientPID" : "KubeletHasSufficientPID";
@@ -269,8 +277,10 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 		snprintf(nc[3].message, sizeof(nc[3].message), "kubelet is posting ready status");
 	}
 	for (i = 0; i < 4; i++) {
-		nc[i].transition = n->n_conds[i].type != NULL &&
-		    n->n_conds[i].status == nc[i].status ? n->n_conds[i].transition : now;
+		nc[i].transition =
+		    n->n_conds[i].type != NULL && n->n_conds[i].status == nc[i].status
+		    ? n->n_conds[i].transition
+		    : now;
 		if (n->n_conds[i].type != NULL && n->n_conds[i].status != nc[i].status)
 			log_info("node: condition %s is now %s (%s)", nc[i].type,
 			    nc[i].status ? "True" : "False", nc[i].reason);
@@ -282,8 +292,8 @@ static void
 gen_addresses(struct node *n, yajl_gen g)
 {
 	struct ifaddrs *ifa, *i;
-	char ip[INET6_ADDRSTRLEN] = "", ip6[INET6_ADDRSTRLEN] = "";
-	void *sa;
+	char            ip[INET6_ADDRSTRLEN] = "", ip6[INET6_ADDRSTRLEN] = "";
+	void           *sa;
 
 	if (getifaddrs(&ifa) == 0) {
 		for (i = ifa; i != NULL; i = i->ifa_next) {
@@ -292,8 +302,8 @@ gen_addresses(struct node *n, yajl_gen g)
 				continue;
 			sa = i->ifa_addr;
 			if (i->ifa_addr->sa_family == AF_INET && ip[0] == '\0')
-				inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip,
-				    sizeof(ip));
+				inet_ntop(
+				    AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
 			else if (i->ifa_addr->sa_family == AF_INET6 && ip6[0] == '\0') {
 				struct in6_addr *a = &((struct sockaddr_in6 *)sa)->sin6_addr;
 
@@ -323,12 +333,12 @@ static void
 gen_status(struct node *n, yajl_gen g, int heartbeat, int64_t mem_total, int64_t fs_total)
 {
 	struct utsname u;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	char os_image[256] = "Linux", hb[40], ts[40], v[64];
-	char *machine_id, *boot_id, *uuid;
-	int64_t mem_alloc, fs_alloc;
-	size_t i;
-	int pass;
+	long           ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char           os_image[256] = "Linux", hb[40], ts[40], v[64];
+	char          *machine_id, *boot_id, *uuid;
+	int64_t        mem_alloc, fs_alloc;
+	size_t         i;
+	int            pass;
 
 	uname(&u);
 	node_read_os_image("/etc/os-release", os_image, sizeof(os_image));
@@ -400,7 +410,7 @@ static void
 node_sample(struct node *n, int64_t *mem_total, int64_t *fs_total)
 {
 	struct statvfs vfs;
-	int64_t mem_avail = 0, fs_avail = 0;
+	int64_t        mem_avail = 0, fs_avail = 0;
 
 	*mem_total = *fs_total = 0;
 	node_read_meminfo("/proc/meminfo", mem_total, &mem_avail);
@@ -415,7 +425,7 @@ static char *
 node_status_json(struct node *n, int heartbeat, int64_t mem_total, int64_t fs_total)
 {
 	yajl_gen g = json_gen_new(0);
-	char *out;
+	char    *out;
 
 	gen_status(n, g, heartbeat, mem_total, fs_total);
 	out = json_gen_take(g, NULL);
@@ -437,8 +447,8 @@ static void
 take_uid(struct node *n, const struct api_response *r)
 {
 	struct json_doc *doc;
-	char err[64];
-	const char *uid;
+	char             err[64];
+	const char      *uid;
 
 	doc = json_parse(r->body, r->len, NULL, err, sizeof(err));
 	if (doc == NULL)
@@ -458,7 +468,7 @@ registered(struct node *n, const char *how)
 		log_info("node: %s %s (uid %s)", how, n->n_name, n->n_uid ? n->n_uid : "?");
 	n->n_registered = 1;
 	n->n_stats.registered = 1;
-	xfree_str(&n->n_last_status);  /* report the full status now */
+	xfree_str(&n->n_last_status); /* report the full status now */
 	node_kick(n);
 	lease_renew(n);
 }
@@ -483,8 +493,8 @@ static void
 register_done(const struct api_response *r, void *arg)
 {
 	struct node *n = arg;
-	yajl_gen g;
-	char *body, *path;
+	yajl_gen     g;
+	char        *body, *path;
 
 	n->n_reg_call = NULL;
 	if (r->status == 201) {
@@ -505,9 +515,9 @@ register_done(const struct api_response *r, void *arg)
 		body = json_gen_take(g, NULL);
 		yajl_gen_free(g);
 		path = xsprintf("/api/v1/nodes/%s", n->n_name);
-		n->n_reg_call = api_request(n->n_api, "PATCH", path,
-		    "application/strategic-merge-patch+json", body, strlen(body), 0,
-		    label_patch_done, n);
+		n->n_reg_call =
+		    api_request(n->n_api, "PATCH", path, "application/strategic-merge-patch+json",
+		        body, strlen(body), 0, label_patch_done, n);
 		free(path);
 		free(body);
 		return;
@@ -520,9 +530,9 @@ register_done(const struct api_response *r, void *arg)
 static void
 node_register(struct node *n)
 {
-	int64_t mem_total, fs_total;
+	int64_t  mem_total, fs_total;
 	yajl_gen g;
-	char *body, *status;
+	char    *body, *status;
 
 	if (n->n_reg_call != NULL)
 		return;
@@ -545,7 +555,7 @@ node_register(struct node *n)
 	yajl_gen_map_open(g);
 	yajl_gen_map_close(g);
 	json_gen_key(g, "status");
-	yajl_gen_number(g, status, strlen(status));  /* an already serialized object */
+	yajl_gen_number(g, status, strlen(status)); /* an already serialized object */
 	yajl_gen_map_close(g);
 	body = json_gen_take(g, NULL);
 	yajl_gen_free(g);
@@ -568,7 +578,7 @@ status_done(const struct api_response *r, void *arg)
 		take_uid(n, r);
 		return;
 	}
-	xfree_str(&n->n_last_status);   /* not reported: try again next time */
+	xfree_str(&n->n_last_status); /* not reported: try again next time */
 	n->n_stats.failures++;
 	if (r->status == 404 && n->n_register) {
 		log_warnx("node: %s no longer exists in the API; registering it again", n->n_name);
@@ -585,7 +595,7 @@ static void
 node_status_check(struct node *n)
 {
 	int64_t mem_total, fs_total, now = now_mono_ms();
-	char *cmp, *full, *body, *path;
+	char   *cmp, *full, *body, *path;
 
 	if (!n->n_registered) {
 		if (n->n_register)
@@ -645,7 +655,7 @@ static char *
 lease_body(struct node *n, int with_rv)
 {
 	yajl_gen g = json_gen_new(0);
-	char now[40], *out;
+	char     now[40], *out;
 
 	rfc3339_now(now, sizeof(now), 1);
 	yajl_gen_map_open(g);
@@ -685,8 +695,8 @@ static void
 take_lease_rv(struct node *n, const struct api_response *r)
 {
 	struct json_doc *doc;
-	char err[64];
-	const char *rv;
+	char             err[64];
+	const char      *rv;
 
 	doc = json_parse(r->body, r->len, NULL, err, sizeof(err));
 	if (doc == NULL)
@@ -758,8 +768,8 @@ lease_get_done(const struct api_response *r, void *arg)
 static void
 lease_get(struct node *n)
 {
-	char *path = xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS,
-	    n->n_name);
+	char *path =
+	    xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS, n->n_name);
 
 	n->n_lease_call = api_request(n->n_api, "GET", path, NULL, NULL, 0, 0, lease_get_done, n);
 	free(path);
@@ -774,8 +784,8 @@ lease_renew(struct node *n)
 		return;
 	body = lease_body(n, 1);
 	if (n->n_lease_known) {
-		path = xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS,
-		    n->n_name);
+		path = xsprintf(
+		    "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS, n->n_name);
 		n->n_lease_call = api_request(n->n_api, "PUT", path, "application/json", body,
 		    strlen(body), 0, lease_done, n);
 	} else {
@@ -804,7 +814,7 @@ struct node *
 node_new(struct event_base *base, struct api *api, const struct node_options *o)
 {
 	struct node *n = xcalloc(1, sizeof(*n));
-	size_t i;
+	size_t       i;
 
 	n->n_base = base;
 	n->n_api = api;

@@ -20,23 +20,23 @@ struct api;
 struct node;
 
 struct node_options {
-	const char          *name;            /* required */
-	const struct kvlist *labels;          /* --node-labels; may be NULL */
-	int                  max_pods;        /* capacity "pods" (0: 110) */
-	const char          *root_dir;        /* ephemeral-storage and DiskPressure (NULL: "/") */
-	int                  register_node;   /* 0: never POST the node */
-	int64_t              status_check_ms; /* 0: 10 s */
-	int64_t              report_ms;       /* 0: 5 min */
-	int64_t              lease_renew_ms;  /* 0: 10 s */
-	int32_t              lease_duration_s;/* 0: 40 */
-	const char          *kubelet_version; /* NULL: "v1.29.0-klet" */
+	const char          *name;             /* required */
+	const struct kvlist *labels;           /* --node-labels; may be NULL */
+	int                  max_pods;         /* capacity "pods" (0: 110) */
+	const char          *root_dir;         /* ephemeral-storage and DiskPressure (NULL: "/") */
+	int                  register_node;    /* 0: never POST the node */
+	int64_t              status_check_ms;  /* 0: 10 s */
+	int64_t              report_ms;        /* 0: 5 min */
+	int64_t              lease_renew_ms;   /* 0: 10 s */
+	int32_t              lease_duration_s; /* 0: 40 */
+	const char          *kubelet_version;  /* NULL: "v1.29.0-klet" */
 };
 
 struct node_stats {
 	int      registered;
-	uint64_t registrations;    /* POSTs that created the node */
-	uint64_t status_patches;   /* successful status PATCHes */
-	uint64_t lease_renewals;   /* successful lease PUTs */
+	uint64_t registrations;  /* POSTs that created the node */
+	uint64_t status_patches; /* successful status PATCHes */
+	uint64_t lease_renewals; /* successful lease PUTs */
 	uint64_t lease_creates;
 	uint64_t lease_conflicts;
 	uint64_t failures;
@@ -60,8 +60,8 @@ void node_get_stats(const struct node *, struct node_stats *);
 const char *node_uid(const struct node *);
 
 /* Host facts (exposed for tests). Each returns 0 or -1. */
-int node_read_os_image(const char *os_release_path, char *out, size_t len);
-int node_read_meminfo(const char *path, int64_t *total_bytes, int64_t *available_bytes);
+int         node_read_os_image(const char *os_release_path, char *out, size_t len);
+int         node_read_meminfo(const char *path, int64_t *total_bytes, int64_t *available_bytes);
 const char *node_go_arch(const char *uname_machine);
 
 #endif

@@ -24,37 +24,37 @@ struct sentry {
 	char              *e_uid;
 	char              *e_ns;
 	char              *e_name;
-	struct pod_status  e_status;       /* latest generated */
+	struct pod_status  e_status; /* latest generated */
 	int64_t            e_version;
-	struct pod_status  e_api;          /* the server's status as the watch gave it */
+	struct pod_status  e_api; /* the server's status as the watch gave it */
 	int                e_has_acked;
-	struct pod_status  e_acked;        /* last acknowledged */
+	struct pod_status  e_acked; /* last acknowledged */
 	int64_t            e_acked_version;
-	int64_t            e_sending;      /* version in flight */
-	struct pod_status  e_sent;         /* what is in flight */
+	int64_t            e_sending; /* version in flight */
+	struct pod_status  e_sent;    /* what is in flight */
 	struct api_call   *e_call;
 	int                e_dirty;
-	int                e_want_delete;  /* deletionTimestamp and every container stopped */
-	int                e_deleted;      /* the final DELETE succeeded */
+	int                e_want_delete; /* deletionTimestamp and every container stopped */
+	int                e_deleted;     /* the final DELETE succeeded */
 	int64_t            e_backoff_ms;
 	int64_t            e_not_before_ms;
-	int                e_restored;     /* from the store, not yet claimed by its pod */
+	int                e_restored; /* from the store, not yet claimed by its pod */
 };
 
 TAILQ_HEAD(sentries, sentry);
 
 struct status_mgr {
-	struct event_base   *m_base;
-	struct api          *m_api;
-	struct store        *m_store;
-	char                *m_runtime;
-	char                *m_host_ip;
-	int64_t              m_bo_min;
-	int64_t              m_bo_max;
-	struct sentries      m_entries;
-	struct event        *m_turn_ev;     /* end-of-turn incremental sync */
-	struct event        *m_retry_ev;    /* earliest backoff expiry */
-	struct status_stats  m_stats;
+	struct event_base  *m_base;
+	struct api         *m_api;
+	struct store       *m_store;
+	char               *m_runtime;
+	char               *m_host_ip;
+	int64_t             m_bo_min;
+	int64_t             m_bo_max;
+	struct sentries     m_entries;
+	struct event       *m_turn_ev;  /* end-of-turn incremental sync */
+	struct event       *m_retry_ev; /* earliest backoff expiry */
+	struct status_stats m_stats;
 };
 
 static void entry_sync(struct sentry *);
@@ -65,8 +65,8 @@ entry_find(struct status_mgr *m, const char *uid)
 	struct sentry *e;
 
 	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-		if (strcmp(e->e_uid, uid) == 0)
-			return e;
+	if (strcmp(e->e_uid, uid) == 0)
+		return e;
 	return NULL;
 }
 
@@ -105,13 +105,13 @@ static void
 mgr_arm_retry(struct status_mgr *m)
 {
 	struct sentry *e;
-	int64_t now = now_mono_ms(), next = INT64_MAX;
+	int64_t        now = now_mono_ms(), next = INT64_MAX;
 	struct timeval tv;
 
 	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-		if ((e->e_dirty || e->e_want_delete) && e->e_call == NULL &&
-		    e->e_not_before_ms > now && e->e_not_before_ms < next)
-			next = e->e_not_before_ms;
+	if ((e->e_dirty || e->e_want_delete) && e->e_call == NULL && e->e_not_before_ms > now &&
+	    e->e_not_before_ms < next)
+		next = e->e_not_before_ms;
 	if (next == INT64_MAX)
 		return;
 	tv.tv_sec = (next - now) / 1000;
@@ -123,7 +123,7 @@ static void
 entry_backoff(struct sentry *e, const struct api_response *r)
 {
 	struct status_mgr *m = e->e_mgr;
-	int64_t d = e->e_backoff_ms ? e->e_backoff_ms : m->m_bo_min;
+	int64_t            d = e->e_backoff_ms ? e->e_backoff_ms : m->m_bo_min;
 
 	if (r->retry_after_s > 0 && r->retry_after_s * 1000 > d)
 		d = r->retry_after_s * 1000;
@@ -144,7 +144,7 @@ uid_precondition_failed(const struct api_response *r)
 static void
 patch_done(const struct api_response *r, void *arg)
 {
-	struct sentry *e = arg;
+	struct sentry     *e = arg;
 	struct status_mgr *m = e->e_mgr;
 
 	e->e_call = NULL;
@@ -186,8 +186,8 @@ delete_done(const struct api_response *r, void *arg)
 
 	e->e_call = NULL;
 	if (r->status == 200 || r->status == 202 || r->status == 404) {
-		log_info("status: pod %s/%s uid=%s deleted from the API", e->e_ns, e->e_name,
-		    e->e_uid);
+		log_info(
+		    "status: pod %s/%s uid=%s deleted from the API", e->e_ns, e->e_name, e->e_uid);
 		e->e_deleted = 1;
 		e->e_want_delete = 0;
 		return;
@@ -203,13 +203,13 @@ static void
 entry_send_delete(struct sentry *e)
 {
 	struct status_mgr *m = e->e_mgr;
-	char *path, *body;
+	char              *path, *body;
 
 	path = xsprintf("/api/v1/namespaces/%s/pods/%s", e->e_ns, e->e_name);
 	body = api_delete_options(0, e->e_uid);
 	m->m_stats.deletes++;
-	e->e_call = api_request(m->m_api, "DELETE", path, "application/json", body, strlen(body),
-	    0, delete_done, e);
+	e->e_call = api_request(
+	    m->m_api, "DELETE", path, "application/json", body, strlen(body), 0, delete_done, e);
 	free(path);
 	free(body);
 }
@@ -217,9 +217,9 @@ entry_send_delete(struct sentry *e)
 static void
 entry_sync(struct sentry *e)
 {
-	struct status_mgr *m = e->e_mgr;
+	struct status_mgr       *m = e->e_mgr;
 	const struct pod_status *base;
-	char *patch, *path;
+	char                    *patch, *path;
 
 	if (e->e_call != NULL || e->e_deleted || e->e_name == NULL ||
 	    now_mono_ms() < e->e_not_before_ms)
@@ -294,14 +294,14 @@ static int
 restore_cb(const struct store_status *ss, void *arg)
 {
 	struct status_mgr *m = arg;
-	struct sentry *e;
-	char err[256];
+	struct sentry     *e;
+	char               err[256];
 
 	if (ss->json == NULL || ss->version <= 0 || entry_find(m, ss->uid) != NULL)
 		return 0;
 	e = xcalloc(1, sizeof(*e));
-	if (pod_status_from_json(ss->json, strlen(ss->json), &e->e_status, err,
-	    sizeof(err)) == -1) {
+	if (pod_status_from_json(ss->json, strlen(ss->json), &e->e_status, err, sizeof(err)) ==
+	    -1) {
 		log_warnx("status: stored status of uid=%s unusable: %s", ss->uid, err);
 		free(e);
 		return 0;
@@ -365,9 +365,8 @@ status_free(struct status_mgr *m)
 	free(m);
 }
 
-static void status_update_ex(struct status_mgr *, const struct pod *,
-    const struct rt_pod_status *, const struct probe_set *, const struct start_errors *, int,
-    const char *, const char *);
+static void status_update_ex(struct status_mgr *, const struct pod *, const struct rt_pod_status *,
+    const struct probe_set *, const struct start_errors *, int, const char *, const char *);
 
 void
 status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
@@ -377,8 +376,7 @@ status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_s
 }
 
 void
-status_reject(struct status_mgr *m, const struct pod *pod, const char *reason,
-    const char *message)
+status_reject(struct status_mgr *m, const struct pod *pod, const char *reason, const char *message)
 {
 	char *msg = xsprintf("Pod was rejected: %s", message != NULL ? message : "");
 
@@ -392,10 +390,10 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
     const char *evict_reason, const char *evict_message)
 {
 	struct podstatus_input in;
-	struct pod_status gen, merged;
-	struct sentry *e;
-	int64_t now = (int64_t)time(NULL);
-	char *json;
+	struct pod_status      gen, merged;
+	struct sentry         *e;
+	int64_t                now = (int64_t)time(NULL);
+	char                  *json;
 
 	if (pod->uid == NULL || pod->ns == NULL || pod->name == NULL)
 		return;
@@ -464,14 +462,14 @@ status_forget(struct status_mgr *m, const char *uid)
 }
 
 void
-status_foreach_restored(struct status_mgr *m, void (*cb)(const struct pod_status *, void *),
-    void *arg)
+status_foreach_restored(
+    struct status_mgr *m, void (*cb)(const struct pod_status *, void *), void *arg)
 {
 	struct sentry *e;
 
 	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-		if (e->e_restored)
-			cb(&e->e_status, arg);
+	if (e->e_restored)
+		cb(&e->e_status, arg);
 }
 
 void
@@ -496,8 +494,8 @@ status_batch(struct status_mgr *m)
 }
 
 int
-status_get(struct status_mgr *m, const char *uid, struct pod_status *out, int64_t *version,
-    int64_t *acked)
+status_get(
+    struct status_mgr *m, const char *uid, struct pod_status *out, int64_t *version, int64_t *acked)
 {
 	struct sentry *e = entry_find(m, uid);
 
@@ -520,5 +518,5 @@ status_get_stats(const struct status_mgr *m, struct status_stats *st)
 	*st = m->m_stats;
 	st->entries = 0;
 	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-		st->entries++;
+	st->entries++;
 }

@@ -37,14 +37,14 @@ struct status_options {
 };
 
 struct status_stats {
-	uint64_t versions;     /* statuses generated that differed from the previous one */
-	uint64_t patches;      /* PATCH requests sent */
-	uint64_t acked;        /* PATCHes acknowledged */
-	uint64_t skipped;      /* syncs where the diff was empty */
-	uint64_t deletes;      /* final DELETEs sent */
-	uint64_t dropped;      /* entries dropped (404, recreated pod) */
-	uint64_t retries;      /* failed requests scheduled again */
-	uint64_t restored;     /* statuses resumed from the store at start */
+	uint64_t versions; /* statuses generated that differed from the previous one */
+	uint64_t patches;  /* PATCH requests sent */
+	uint64_t acked;    /* PATCHes acknowledged */
+	uint64_t skipped;  /* syncs where the diff was empty */
+	uint64_t deletes;  /* final DELETEs sent */
+	uint64_t dropped;  /* entries dropped (404, recreated pod) */
+	uint64_t retries;  /* failed requests scheduled again */
+	uint64_t restored; /* statuses resumed from the store at start */
 	unsigned entries;
 };
 
@@ -58,23 +58,23 @@ void status_free(struct status_mgr *);
  * and start errors (both may be NULL). terminal: the pod worker says no container runs or
  * will run again (TERMINATED / FINISHED). Copies what it needs. */
 void status_update(struct status_mgr *, const struct pod *pod, const struct rt_pod_status *rt,
-         const struct probe_set *probes, const struct start_errors *errors, int terminal);
+    const struct probe_set *probes, const struct start_errors *errors, int terminal);
 /* The pod is gone from every source: forget it. */
 /* The pod failed admission (the kubelet's rejectPod): its status becomes phase Failed with
  * reason (e.g. "OutOfpods", "NodeAffinity") and message "Pod was rejected: MESSAGE". */
-void status_reject(struct status_mgr *, const struct pod *pod, const char *reason,
-         const char *message);
+void status_reject(
+    struct status_mgr *, const struct pod *pod, const char *reason, const char *message);
 void status_forget(struct status_mgr *, const char *uid);
 /* Calls cb for each status resumed from the store and not yet claimed by its pod. */
-void status_foreach_restored(struct status_mgr *,
-         void (*cb)(const struct pod_status *, void *), void *arg);
+void status_foreach_restored(
+    struct status_mgr *, void (*cb)(const struct pod_status *, void *), void *arg);
 /* The 10 s pass: re-sends every status the server lacks and retries due deletions. */
 void status_batch(struct status_mgr *);
 
 /* The last generated status of uid (copied into out; free with pod_status_clear) and its
  * version and acknowledged version. Returns 0, or -1 when unknown. */
-int  status_get(struct status_mgr *, const char *uid, struct pod_status *out, int64_t *version,
-         int64_t *acked);
+int status_get(
+    struct status_mgr *, const char *uid, struct pod_status *out, int64_t *version, int64_t *acked);
 void status_get_stats(const struct status_mgr *, struct status_stats *);
 
 #endif

@@ -17,23 +17,23 @@
 #define WATCH_SOURCE "api"
 
 struct watch {
-	struct event_base     *w_base;
-	struct api            *w_api;
-	struct podconfig      *w_pc;
-	struct store          *w_store;
-	char                  *w_node;
-	char                  *w_node_q;     /* escaped fieldSelector value */
-	int                    w_limit;
-	int                    w_min_to;
-	int                    w_max_to;
-	enum watch_state       w_state;
-	struct api_call       *w_call;
-	struct event          *w_timer;
-	char                   w_rv[64];     /* current position */
-	int64_t                w_backoff_ms;
-	int                    w_synced;
-	int                    w_listed_once;
-	int64_t                w_watch_started_ms;
+	struct event_base *w_base;
+	struct api        *w_api;
+	struct podconfig  *w_pc;
+	struct store      *w_store;
+	char              *w_node;
+	char              *w_node_q; /* escaped fieldSelector value */
+	int                w_limit;
+	int                w_min_to;
+	int                w_max_to;
+	enum watch_state   w_state;
+	struct api_call   *w_call;
+	struct event      *w_timer;
+	char               w_rv[64]; /* current position */
+	int64_t            w_backoff_ms;
+	int                w_synced;
+	int                w_listed_once;
+	int64_t            w_watch_started_ms;
 	/* A list in progress: the pages so far. */
 	struct podconfig_item *w_items;
 	size_t                 w_nitems;
@@ -41,10 +41,10 @@ struct watch {
 	char                   w_list_rv[64];
 	struct watch_stats     w_stats;
 	/* Mirror pods, kept apart from podconfig. */
-	struct pod           **w_mirrors;
-	size_t                 w_nmirrors;
-	struct pod           **w_list_mirrors;  /* a list in progress */
-	size_t                 w_nlist_mirrors;
+	struct pod **w_mirrors;
+	size_t       w_nmirrors;
+	struct pod **w_list_mirrors; /* a list in progress */
+	size_t       w_nlist_mirrors;
 };
 
 static int
@@ -109,8 +109,8 @@ static void
 watch_set_state(struct watch *w, enum watch_state s)
 {
 	if (w->w_state != s)
-		log_v(3, "watch: %s -> %s rv=%s", watch_state_name(w->w_state),
-		    watch_state_name(s), w->w_rv);
+		log_v(3, "watch: %s -> %s rv=%s", watch_state_name(w->w_state), watch_state_name(s),
+		    w->w_rv);
 	w->w_state = s;
 }
 
@@ -143,9 +143,9 @@ items_clear(struct watch *w)
 static int
 decode_pod(const struct json *obj, struct podconfig_item *it)
 {
-	char err[256];
-	char *doc = json_to_string(obj);
-	size_t len = strlen(doc);
+	char        err[256];
+	char       *doc = json_to_string(obj);
+	size_t      len = strlen(doc);
 	struct pod *p;
 
 	p = pod_from_json(doc, len, err, sizeof(err));
@@ -188,15 +188,15 @@ static void
 watch_retry(struct watch *w, int relist, const char *why)
 {
 	struct timeval tv;
-	int64_t d;
+	int64_t        d;
 
-	d = w->w_backoff_ms + (int64_t)((double)w->w_backoff_ms *
-	    ((double)random() / ((double)RAND_MAX + 1.0)));
+	d = w->w_backoff_ms +
+	    (int64_t)((double)w->w_backoff_ms * ((double)random() / ((double)RAND_MAX + 1.0)));
 	w->w_backoff_ms *= 2;
 	if (w->w_backoff_ms > 30000)
 		w->w_backoff_ms = 30000;
-	log_warnx("watch: %s; %s in %lld ms", why, relist ? "relisting" : "re-watching",
-	    (long long)d);
+	log_warnx(
+	    "watch: %s; %s in %lld ms", why, relist ? "relisting" : "re-watching", (long long)d);
 	if (relist)
 		w->w_rv[0] = '\0';
 	watch_set_state(w, relist ? WATCH_IDLE : WATCH_WATCHING);
@@ -221,8 +221,8 @@ watch_relist_now(struct watch *w, const char *why)
  * stored. */
 
 struct uids {
-	char  **v;
-	size_t  n;
+	char **v;
+	size_t n;
 };
 
 static int
@@ -262,7 +262,7 @@ static void
 uids_parse(struct uids *u, const char *s)
 {
 	const char *p = s, *e;
-	char *t;
+	char       *t;
 
 	while (p != NULL && *p != '\0') {
 		while (*p == ' ')
@@ -290,8 +290,8 @@ static void
 removed_save(struct watch *w, const struct uids *removed)
 {
 	struct uids stored = { NULL, 0 };
-	char *out = NULL, *t;
-	size_t i;
+	char       *out = NULL, *t;
+	size_t      i;
 
 	if (store_foreach_pod(w->w_store, stored_api_uid, &stored) == -1) {
 		uids_clear(&stored);
@@ -337,7 +337,7 @@ static void
 removed_after_list(struct watch *w, const struct uids *listed)
 {
 	struct uids stored = { NULL, 0 }, u = { NULL, 0 };
-	size_t i;
+	size_t      i;
 
 	if (w->w_store == NULL)
 		return;
@@ -356,13 +356,13 @@ removed_after_list(struct watch *w, const struct uids *listed)
 static void
 list_done(const struct api_response *r, void *arg)
 {
-	struct watch *w = arg;
+	struct watch      *w = arg;
 	const struct json *root, *items, *md;
-	struct uids listed = { NULL, 0 };
-	struct json_doc *doc;
-	const char *cont, *rv;
-	char err[256], why[600];
-	size_t i;
+	struct uids        listed = { NULL, 0 };
+	struct json_doc   *doc;
+	const char        *cont, *rv;
+	char               err[256], why[600];
+	size_t             i;
 
 	w->w_call = NULL;
 	if (r->status != 200) {
@@ -374,8 +374,8 @@ list_done(const struct api_response *r, void *arg)
 		watch_retry(w, 1, why);
 		return;
 	}
-	doc = json_parse(r->body, r->len, &(struct json_limits){ API_MAX_LIST, 0, 0 }, err,
-	    sizeof(err));
+	doc = json_parse(
+	    r->body, r->len, &(struct json_limits){ API_MAX_LIST, 0, 0 }, err, sizeof(err));
 	if (doc == NULL) {
 		w->w_stats.decode_errors++;
 		items_clear(w);
@@ -394,8 +394,8 @@ list_done(const struct api_response *r, void *arg)
 			continue;
 		}
 		if (is_mirror(it.pod)) {
-			w->w_list_mirrors = xreallocarray(w->w_list_mirrors, w->w_nlist_mirrors + 1,
-			    sizeof(*w->w_list_mirrors));
+			w->w_list_mirrors = xreallocarray(
+			    w->w_list_mirrors, w->w_nlist_mirrors + 1, sizeof(*w->w_list_mirrors));
 			w->w_list_mirrors[w->w_nlist_mirrors++] = it.pod;
 			free((char *)it.doc);
 			continue;
@@ -434,11 +434,11 @@ list_done(const struct api_response *r, void *arg)
 	w->w_list_mirrors = NULL;
 	w->w_nlist_mirrors = 0;
 	for (i = 0; i < w->w_nitems; i++)
-		free((char *)w->w_items[i].doc);   /* podconfig copied the docs, took the pods */
+		free((char *)w->w_items[i].doc); /* podconfig copied the docs, took the pods */
 	free(w->w_items);
 	w->w_items = NULL;
-	log_info("watch: listed %zu pods of node %s at resourceVersion %s", w->w_nitems,
-	    w->w_node, w->w_list_rv);
+	log_info("watch: listed %zu pods of node %s at resourceVersion %s", w->w_nitems, w->w_node,
+	    w->w_list_rv);
 	w->w_nitems = w->w_capitems = 0;
 	w->w_synced = 1;
 	w->w_listed_once = 1;
@@ -461,8 +461,8 @@ watch_list_page(struct watch *w, const char *cont)
 	} else
 		c = api_escape(cont);
 	watch_set_state(w, WATCH_LISTING);
-	path = xsprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%d%s%s",
-	    w->w_node_q, w->w_limit, c ? "&continue=" : "", c ? c : "");
+	path = xsprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%d%s%s", w->w_node_q,
+	    w->w_limit, c ? "&continue=" : "", c ? c : "");
 	w->w_stats.lists++;
 	w->w_call = api_request(w->w_api, "GET", path, NULL, NULL, 0, API_MAX_LIST, list_done, w);
 	free(path);
@@ -473,17 +473,17 @@ watch_list_page(struct watch *w, const char *cont)
 static int
 watch_line(const char *line, size_t len, void *arg)
 {
-	struct watch *w = arg;
-	struct json_doc *doc;
+	struct watch      *w = arg;
+	struct json_doc   *doc;
 	const struct json *root, *obj, *md;
-	const char *type, *rv, *uid;
-	char err[256];
-	int64_t code;
+	const char        *type, *rv, *uid;
+	char               err[256];
+	int64_t            code;
 
-	w->w_backoff_ms = 800;  /* the stream works */
+	w->w_backoff_ms = 800; /* the stream works */
 	w->w_stats.last_event_ms = now_mono_ms();
-	doc = json_parse(line, len, &(struct json_limits){ API_MAX_OBJECT + 4096, 0, 0 }, err,
-	    sizeof(err));
+	doc = json_parse(
+	    line, len, &(struct json_limits){ API_MAX_OBJECT + 4096, 0, 0 }, err, sizeof(err));
 	if (doc == NULL) {
 		w->w_stats.decode_errors++;
 		log_warnx("watch: undecodable event (%zu bytes): %s", len, err);
@@ -521,10 +521,9 @@ watch_line(const char *line, size_t len, void *arg)
 			w->w_stats.decode_errors++;
 			goto relist_doc;
 		}
-		log_v(3, "watch: %s pod %s/%s rv=%s", type, it.pod->ns, it.pod->name,
-		    rv ? rv : "");
+		log_v(3, "watch: %s pod %s/%s rv=%s", type, it.pod->ns, it.pod->name, rv ? rv : "");
 		if (is_mirror(it.pod))
-			mirror_upsert(w, it.pod);   /* never run: it mirrors a static pod */
+			mirror_upsert(w, it.pod); /* never run: it mirrors a static pod */
 		else
 			podconfig_upsert(w->w_pc, WATCH_SOURCE, &it);
 		free((char *)it.doc);
@@ -561,7 +560,7 @@ static void
 watch_end(const struct api_response *r, void *arg)
 {
 	struct watch *w = arg;
-	char why[600];
+	char          why[600];
 
 	w->w_call = NULL;
 	if (r->status == 200) {
@@ -582,8 +581,8 @@ watch_end(const struct api_response *r, void *arg)
 		watch_relist_now(w, "watch: 410 Gone");
 		return;
 	}
-	snprintf(why, sizeof(why), "watch: %s%d %s", r->status ? "" : "status ", r->status,
-	    r->message);
+	snprintf(
+	    why, sizeof(why), "watch: %s%d %s", r->status ? "" : "status ", r->status, r->message);
 	watch_retry(w, 0, why);
 }
 
@@ -591,13 +590,14 @@ static void
 watch_start_stream(struct watch *w)
 {
 	static const struct api_watch_cbs cbs = { watch_line, watch_end };
-	char *path;
-	int to;
+	char                             *path;
+	int                               to;
 
 	to = w->w_min_to + (int)(random() % (w->w_max_to - w->w_min_to + 1));
 	watch_set_state(w, WATCH_WATCHING);
 	path = xsprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&resourceVersion=%s"
-	    "&allowWatchBookmarks=true&timeoutSeconds=%d&watch=true", w->w_node_q, w->w_rv, to);
+	                "&allowWatchBookmarks=true&timeoutSeconds=%d&watch=true",
+	    w->w_node_q, w->w_rv, to);
 	w->w_stats.watches++;
 	w->w_watch_started_ms = now_mono_ms();
 	w->w_call = api_watch(w->w_api, path, &cbs, w);
@@ -607,7 +607,7 @@ watch_start_stream(struct watch *w)
 struct resume_ctx {
 	struct podconfig_item *items;
 	size_t                 n, cap;
-	struct uids            removed;     /* stored, but the server removed them */
+	struct uids            removed; /* stored, but the server removed them */
 	size_t                 skipped;
 };
 
@@ -615,8 +615,8 @@ static int
 resume_pod(const struct store_pod *sp, void *arg)
 {
 	struct resume_ctx *rc = arg;
-	char err[256];
-	struct pod *p;
+	char               err[256];
+	struct pod        *p;
 
 	if (sp->source == NULL || strcmp(sp->source, WATCH_SOURCE) != 0)
 		return 0;
@@ -649,7 +649,7 @@ static int
 watch_resume(struct watch *w)
 {
 	struct resume_ctx rc;
-	size_t i;
+	size_t            i;
 
 	memset(&rc, 0, sizeof(rc));
 	removed_load(w, &rc.removed);
@@ -662,10 +662,11 @@ watch_resume(struct watch *w)
 		uids_clear(&rc.removed);
 		return -1;
 	}
-	removed_save(w, &rc.removed);   /* pruned to the pods still stored */
+	removed_save(w, &rc.removed); /* pruned to the pods still stored */
 	if (rc.skipped > 0)
 		log_info("watch: %zu stored api pods already removed from the server: not "
-		    "restored", rc.skipped);
+		         "restored",
+		    rc.skipped);
 	uids_clear(&rc.removed);
 	podconfig_set_source(w->w_pc, WATCH_SOURCE, rc.items, rc.n);
 	for (i = 0; i < rc.n; i++)
@@ -679,7 +680,7 @@ struct watch *
 watch_new(struct event_base *base, struct api *api, const struct watch_options *o)
 {
 	struct watch *w = xcalloc(1, sizeof(*w));
-	char *rv = NULL;
+	char         *rv = NULL;
 
 	w->w_base = base;
 	w->w_api = api;

@@ -25,41 +25,41 @@ struct podconfig;
 struct store;
 struct watch;
 
-#define WATCH_META_RV "pods.resourceVersion"
+#define WATCH_META_RV      "pods.resourceVersion"
 /* Stored api pods the server removed (DELETED, or missing from a LIST) whose spec stays until
  * their worker is forgotten: space-separated UIDs; a resume does not restore them. */
 #define WATCH_META_REMOVED "pods.removed"
 /* Mirror pods (of static pods) carry this annotation; they are never given to podconfig. */
-#define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
+#define MIRROR_ANNOTATION  "kubernetes.io/config.mirror"
 
 struct watch_options {
-	const char       *node;         /* required */
-	struct podconfig *pc;           /* required: receives the "api" source */
-	struct store     *store;        /* may be NULL: no persistence, no resume */
-	int               resume;       /* 1: resume from the stored position when there is one */
-	int               page_limit;   /* 0: 500 */
-	int               min_timeout_s;/* 0: 300 */
-	int               max_timeout_s;/* 0: 600 */
+	const char       *node;          /* required */
+	struct podconfig *pc;            /* required: receives the "api" source */
+	struct store     *store;         /* may be NULL: no persistence, no resume */
+	int               resume;        /* 1: resume from the stored position when there is one */
+	int               page_limit;    /* 0: 500 */
+	int               min_timeout_s; /* 0: 300 */
+	int               max_timeout_s; /* 0: 600 */
 };
 
 enum watch_state {
-	WATCH_IDLE = 0,     /* waiting (backoff) before a list or a watch */
+	WATCH_IDLE = 0, /* waiting (backoff) before a list or a watch */
 	WATCH_LISTING,
 	WATCH_WATCHING,
 };
 
 struct watch_stats {
 	enum watch_state state;
-	uint64_t lists;          /* LIST requests (pages) */
-	uint64_t relists;        /* full relists after the first */
-	uint64_t watches;        /* WATCH requests */
-	uint64_t events;         /* ADDED / MODIFIED / DELETED */
-	uint64_t bookmarks;
-	uint64_t expired;        /* 410s */
-	uint64_t decode_errors;
-	uint64_t failures;       /* failed requests */
-	char     rv[64];         /* current position ("" before the first list) */
-	int64_t  last_event_ms;  /* monotonic time of the last watch event or bookmark; 0 none */
+	uint64_t         lists;   /* LIST requests (pages) */
+	uint64_t         relists; /* full relists after the first */
+	uint64_t         watches; /* WATCH requests */
+	uint64_t         events;  /* ADDED / MODIFIED / DELETED */
+	uint64_t         bookmarks;
+	uint64_t         expired; /* 410s */
+	uint64_t         decode_errors;
+	uint64_t         failures; /* failed requests */
+	char             rv[64];   /* current position ("" before the first list) */
+	int64_t last_event_ms;     /* monotonic time of the last watch event or bookmark; 0 none */
 };
 
 /* Starts at once (list, or watch when resuming). opts strings are copied. Never NULL. */
@@ -68,13 +68,12 @@ struct watch *watch_new(struct event_base *, struct api *, const struct watch_op
 void watch_free(struct watch *);
 void watch_get_stats(const struct watch *, struct watch_stats *);
 /* 1 once the first list (or resume) has delivered the api source's pods. */
-int  watch_synced(const struct watch *);
+int         watch_synced(const struct watch *);
 const char *watch_state_name(enum watch_state);
 /* The mirror pod ns/name as the server last showed it (owned by the watch, valid until
  * control returns to the loop), or NULL. */
 const struct pod *watch_mirror(const struct watch *, const char *ns, const char *name);
 /* Calls cb for every mirror pod the server has for this node. */
-void watch_foreach_mirror(const struct watch *, void (*cb)(const struct pod *, void *),
-         void *arg);
+void watch_foreach_mirror(const struct watch *, void (*cb)(const struct pod *, void *), void *arg);
 
 #endif

@@ -9,9 +9,9 @@
 #include "core/util.h"
 
 struct backoff_entry {
-	char    *be_key;
-	int64_t  be_delay;       /* current delay, ms */
-	int64_t  be_last_update; /* when the delay was last raised, ms */
+	char   *be_key;
+	int64_t be_delay;       /* current delay, ms */
+	int64_t be_last_update; /* when the delay was last raised, ms */
 };
 
 struct backoff {
@@ -95,8 +95,8 @@ backoff_next(struct backoff *b, const char *key, int64_t since_ms, int64_t now_m
 }
 
 int
-backoff_in_backoff(struct backoff *b, const char *key, int64_t since_ms, int64_t now_ms,
-    int64_t *remaining_ms)
+backoff_in_backoff(
+    struct backoff *b, const char *key, int64_t since_ms, int64_t now_ms, int64_t *remaining_ms)
 {
 	struct backoff_entry *e = backoff_lookup(b, key);
 
@@ -184,8 +184,8 @@ backoff_format_duration(int64_t ms, char *buf, size_t len)
 	} else if (s < 3600) {
 		snprintf(buf, len, "%" PRId64 "m%" PRId64 "s", s / 60, s % 60);
 	} else {
-		snprintf(buf, len, "%" PRId64 "h%" PRId64 "m%" PRId64 "s", s / 3600, (s % 3600) / 60,
-		    s % 60);
+		snprintf(buf, len, "%" PRId64 "h%" PRId64 "m%" PRId64 "s", s / 3600,
+		    (s % 3600) / 60, s % 60);
 	}
 }
 

@@ -91,36 +91,37 @@ opt_name(int id)
 void
 config_usage(FILE *fp)
 {
-	fputs("usage: kletd [flags]\n"
-	      "\n"
-	      "klet node agent: runs the pods bound to this node on a CRI runtime.\n"
-	      "\n"
-	      "  --config FILE                    KubeletConfiguration YAML (flags override it)\n"
-	      "  --kubeconfig FILE                API server credentials; none: standalone mode\n"
-	      "  --hostname-override NAME         node name (default: the host name)\n"
-	      "  --pod-manifest-path DIR          static pod manifests (YAML or JSON)\n"
-	      "  --container-runtime-endpoint EP  CRI socket (default unix:///run/containerd/containerd.sock)\n"
-	      "  --root-dir DIR                   state directory (default /var/lib/klet)\n"
-	      "  --pod-logs-dir DIR               container logs (default /var/log/pods)\n"
-	      "  --cgroup-root PATH               cgroup under which kubepods is made (default /)\n"
-	      "  --max-pods N                     pods this node runs at most (default 110)\n"
-	      "  --node-labels k=v,...            labels added at registration\n"
-	      "  --register-node[=BOOL]           register the node with the API server (default true)\n"
-	      "  --cluster-dns IP,...             DNS servers for ClusterFirst pods\n"
-	      "  --cluster-domain DOMAIN          cluster DNS domain (e.g. cluster.local)\n"
-	      "  --resolv-conf FILE               resolver config for Default DNS (default /etc/resolv.conf)\n"
-	      "  --file-check-frequency DUR       manifest rescan period (default 20s)\n"
-	      "  --runtime-request-timeout DUR    CRI call deadline (default 2m)\n"
-	      "  --runtime-handler NAME=HANDLER   map a RuntimeClass name to a CRI runtime handler\n"
-	      "  --container-log-max-size SIZE    rotate a container log above SIZE (default 10Mi;\n"
-	      "                                   -1: never)\n"
-	      "  --container-log-max-files N      log files kept per container (default 5)\n"
-	      "  --podctl-socket PATH             inspection socket (default ROOT-DIR/podctl.sock)\n"
-	      "  --podctl-group GROUP             group allowed to use the inspection socket\n"
-	      "  --logging-format text|json       log line format (default text)\n"
-	      "  --log-file FILE                  log to FILE (reopened on SIGHUP)\n"
-	      "  -v N                             log verbosity (0-10)\n"
-	      "  --help, --version\n",
+	fputs(
+	    "usage: kletd [flags]\n"
+	    "\n"
+	    "klet node agent: runs the pods bound to this node on a CRI runtime.\n"
+	    "\n"
+	    "  --config FILE                    KubeletConfiguration YAML (flags override it)\n"
+	    "  --kubeconfig FILE                API server credentials; none: standalone mode\n"
+	    "  --hostname-override NAME         node name (default: the host name)\n"
+	    "  --pod-manifest-path DIR          static pod manifests (YAML or JSON)\n"
+	    "  --container-runtime-endpoint EP  CRI socket (default unix:///run/containerd/containerd.sock)\n"
+	    "  --root-dir DIR                   state directory (default /var/lib/klet)\n"
+	    "  --pod-logs-dir DIR               container logs (default /var/log/pods)\n"
+	    "  --cgroup-root PATH               cgroup under which kubepods is made (default /)\n"
+	    "  --max-pods N                     pods this node runs at most (default 110)\n"
+	    "  --node-labels k=v,...            labels added at registration\n"
+	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
+	    "  --cluster-dns IP,...             DNS servers for ClusterFirst pods\n"
+	    "  --cluster-domain DOMAIN          cluster DNS domain (e.g. cluster.local)\n"
+	    "  --resolv-conf FILE               resolver config for Default DNS (default /etc/resolv.conf)\n"
+	    "  --file-check-frequency DUR       manifest rescan period (default 20s)\n"
+	    "  --runtime-request-timeout DUR    CRI call deadline (default 2m)\n"
+	    "  --runtime-handler NAME=HANDLER   map a RuntimeClass name to a CRI runtime handler\n"
+	    "  --container-log-max-size SIZE    rotate a container log above SIZE (default 10Mi;\n"
+	    "                                   -1: never)\n"
+	    "  --container-log-max-files N      log files kept per container (default 5)\n"
+	    "  --podctl-socket PATH             inspection socket (default ROOT-DIR/podctl.sock)\n"
+	    "  --podctl-group GROUP             group allowed to use the inspection socket\n"
+	    "  --logging-format text|json       log line format (default text)\n"
+	    "  --log-file FILE                  log to FILE (reopened on SIGHUP)\n"
+	    "  -v N                             log verbosity (0-10)\n"
+	    "  --help, --version\n",
 	    fp);
 }
 
@@ -142,12 +143,17 @@ config_parse_duration(const char *s, int64_t *ms)
 		const char *unit;
 		double      ms;
 	} units[] = {
-		{ "ns", 1e-6 }, { "us", 1e-3 }, { "µs", 1e-3 }, { "ms", 1 },
-		{ "s", 1000 },  { "m", 60000 }, { "h", 3600000 },
+		{ "ns", 1e-6 },
+		{ "us", 1e-3 },
+		{ "µs", 1e-3 },
+		{ "ms", 1 },
+		{ "s", 1000 },
+		{ "m", 60000 },
+		{ "h", 3600000 },
 	};
-	double total = 0;
+	double      total = 0;
 	const char *p = s;
-	size_t i, best;
+	size_t      i, best;
 
 	if (s == NULL || *s == '\0')
 		return -1;
@@ -156,7 +162,7 @@ config_parse_duration(const char *s, int64_t *ms)
 		return 0;
 	}
 	while (*p != '\0') {
-		char *end;
+		char  *end;
 		double v;
 
 		if (!isdigit((unsigned char)*p) && *p != '.')
@@ -210,7 +216,8 @@ dns_subdomain_ok(const char *s, size_t n)
 	for (i = 0; i < n; i++) {
 		char c = s[i];
 
-		if (!(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-' || c == '.'))
+		if (!(islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-' ||
+		        c == '.'))
 			return 0;
 	}
 	return isalnum((unsigned char)s[0]) && isalnum((unsigned char)s[n - 1]);
@@ -256,7 +263,7 @@ int
 config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 {
 	char *copy = xstrdup(s), *p = copy, *item, *eq;
-	int rc = 0;
+	int   rc = 0;
 
 	while ((item = strsep(&p, ",")) != NULL) {
 		if (*item == '\0')
@@ -271,8 +278,8 @@ config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 			break;
 		}
 		if (eq[1] != '\0' && !label_name_ok(eq + 1, strlen(eq + 1))) {
-			rc = errf(err, errlen, "label \"%s\": value \"%s\" is not a valid label value",
-			    item, eq + 1);
+			rc = errf(err, errlen,
+			    "label \"%s\": value \"%s\" is not a valid label value", item, eq + 1);
 			break;
 		}
 		kvlist_set(out, item, eq + 1);
@@ -285,7 +292,7 @@ static int
 parse_int(const char *s, long lo, long hi, long *out)
 {
 	char *end;
-	long v;
+	long  v;
 
 	if (s == NULL || *s == '\0')
 		return -1;
@@ -322,11 +329,11 @@ set_str(char **dst, const char *v)
 
 /* Applies one setting. what names it in errors ("flag --max-pods", "field maxPods in F"). */
 static int
-config_apply(struct klet_config *cfg, int id, const char *val, const char *what, char *err,
-    size_t errlen)
+config_apply(
+    struct klet_config *cfg, int id, const char *val, const char *what, char *err, size_t errlen)
 {
-	char sub[256];
-	long n;
+	char    sub[256];
+	long    n;
 	int64_t ms;
 
 	switch (id) {
@@ -338,8 +345,10 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		break;
 	case O_HOSTNAME_OVERRIDE:
 		if (!dns_subdomain_ok(val, strlen(val)))
-			return errf(err, errlen, "invalid value \"%s\" for %s: not a DNS subdomain "
-			    "(lower case letters, digits, '-' and '.')", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: not a DNS subdomain "
+			    "(lower case letters, digits, '-' and '.')",
+			    val, what);
 		set_str(&cfg->hostname_override, val);
 		break;
 	case O_MANIFEST_PATH:
@@ -347,11 +356,13 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		break;
 	case O_RUNTIME_ENDPOINT:
 		if (strncmp(val, "unix://", 7) != 0 && val[0] != '/')
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected unix:///path",
-			    val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected unix:///path", val, what);
 		if (strncmp(val, "unix://", 7) == 0 && val[7] != '/')
-			return errf(err, errlen, "invalid value \"%s\" for %s: the socket path must "
-			    "be absolute (unix:///path)", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: the socket path must "
+			    "be absolute (unix:///path)",
+			    val, what);
 		set_str(&cfg->runtime_endpoint, val);
 		break;
 	case O_ROOT_DIR:
@@ -361,14 +372,16 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		break;
 	case O_POD_LOGS_DIR:
 		if (val[0] != '/')
-			return errf(err, errlen, "invalid value \"%s\" for %s: must be an absolute path",
-			    val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: must be an absolute path", val, what);
 		set_str(&cfg->pod_logs_dir, val);
 		break;
 	case O_CGROUP_ROOT:
 		if (val[0] != '/' || strstr(val, "/..") != NULL || strstr(val, "//") != NULL)
-			return errf(err, errlen, "invalid value \"%s\" for %s: must be an absolute "
-			    "cgroup path without '..' or '//'", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: must be an absolute "
+			    "cgroup path without '..' or '//'",
+			    val, what);
 		set_str(&cfg->cgroup_root, val);
 		break;
 	case O_RESOLV_CONF:
@@ -376,8 +389,10 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		break;
 	case O_MAX_PODS:
 		if (parse_int(val, 1, 10000, &n) == -1)
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer "
-			    "from 1 to 10000", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer "
+			    "from 1 to 10000",
+			    val, what);
 		cfg->max_pods = (int)n;
 		break;
 	case O_NODE_LABELS:
@@ -386,21 +401,23 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		break;
 	case O_REGISTER_NODE:
 		if (parse_bool(val, &cfg->register_node) == -1)
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected true or false",
-			    val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_CLUSTER_DNS: {
-		char *copy = xstrdup(val), *p = copy, *ip;
+		char         *copy = xstrdup(val), *p = copy, *ip;
 		unsigned char buf[16];
-		int rc = 0;
+		int           rc = 0;
 
 		strv_clear(&cfg->cluster_dns);
 		while ((ip = strsep(&p, ",")) != NULL) {
 			if (*ip == '\0')
 				continue;
 			if (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1) {
-				rc = errf(err, errlen, "invalid value \"%s\" for %s: \"%s\" is not an "
-				    "IP address", val, what, ip);
+				rc = errf(err, errlen,
+				    "invalid value \"%s\" for %s: \"%s\" is not an "
+				    "IP address",
+				    val, what, ip);
 				break;
 			}
 			strv_push(&cfg->cluster_dns, ip);
@@ -412,15 +429,17 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 	}
 	case O_CLUSTER_DOMAIN:
 		if (*val != '\0' && !dns_subdomain_ok(val, strlen(val)))
-			return errf(err, errlen, "invalid value \"%s\" for %s: not a DNS domain", val,
-			    what);
+			return errf(err, errlen, "invalid value \"%s\" for %s: not a DNS domain",
+			    val, what);
 		set_str(&cfg->cluster_domain, val);
 		break;
 	case O_FILE_CHECK:
 	case O_RUNTIME_TIMEOUT:
 		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected a positive "
-			    "duration such as 20s, 1m30s or 500ms", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a positive "
+			    "duration such as 20s, 1m30s or 500ms",
+			    val, what);
 		if (id == O_FILE_CHECK)
 			cfg->file_check_ms = ms;
 		else
@@ -432,8 +451,8 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		else if (strcmp(val, "json") == 0)
 			cfg->log_json = 1;
 		else
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected text or json",
-			    val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected text or json", val, what);
 		break;
 	case O_LOG_FILE:
 		set_str(&cfg->log_file, val);
@@ -446,11 +465,13 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		break;
 	case O_RUNTIME_HANDLER: {
 		const char *eq = strchr(val, '=');
-		char *name;
+		char       *name;
 
 		if (eq == NULL || eq == val || eq[1] == '\0')
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected "
-			    "RUNTIMECLASS=HANDLER", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected "
+			    "RUNTIMECLASS=HANDLER",
+			    val, what);
 		name = xstrndup(val, (size_t)(eq - val));
 		kvlist_set(&cfg->runtime_handlers, name, eq + 1);
 		free(name);
@@ -460,29 +481,37 @@ config_apply(struct klet_config *cfg, int id, const char *val, const char *what,
 		int64_t milli;
 
 		if (quantity_parse(val, &milli) == -1 || (milli >= 0 && milli < 1000 * 1024))
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected a size such "
-			    "as 10Mi (at least 1Ki), or -1", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a size such "
+			    "as 10Mi (at least 1Ki), or -1",
+			    val, what);
 		cfg->log_max_size = milli < 0 ? -1 : milli / 1000;
 		break;
 	}
 	case O_LOG_MAX_FILES:
 		if (parse_int(val, 2, 1000, &n) == -1)
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer "
-			    "from 2 to 1000", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer "
+			    "from 2 to 1000",
+			    val, what);
 		cfg->log_max_files = (int)n;
 		break;
 	case O_LOG_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 100)
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected a duration "
-			    "of at least 100ms", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a duration "
+			    "of at least 100ms",
+			    val, what);
 		cfg->log_monitor_ms = ms;
 		break;
 	case O_V:
 		if (*val == '=')
 			val++;
 		if (parse_int(val, 0, 10, &n) == -1)
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer "
-			    "from 0 to 10", val, what);
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer "
+			    "from 0 to 10",
+			    val, what);
 		cfg->verbosity = (int)n;
 		break;
 	default:
@@ -522,12 +551,12 @@ struct flag_val {
 enum config_result
 config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
-	struct flag_val *flags = NULL;
-	size_t nflags = 0, i;
-	char what[64], host[256];
-	const char *config_path = NULL;
+	struct flag_val   *flags = NULL;
+	size_t             nflags = 0, i;
+	char               what[64], host[256];
+	const char        *config_path = NULL;
 	enum config_result res = CONFIG_OK;
-	int c, idx;
+	int                c, idx;
 
 	config_defaults(cfg);
 	opterr = 0;
@@ -638,9 +667,9 @@ enum cf_type { CF_STR, CF_INT, CF_BOOL, CF_STRLIST };
 
 /* A field of the file and the flag it sets (0: handled by its own case). */
 static const struct cf_field {
-	const char   *name;
-	enum cf_type  type;
-	int           id;
+	const char  *name;
+	enum cf_type type;
+	int          id;
 } cf_fields[] = {
 	{ "staticPodPath", CF_STR, O_MANIFEST_PATH },
 	{ "containerRuntimeEndpoint", CF_STR, O_RUNTIME_ENDPOINT },
@@ -658,7 +687,7 @@ static const struct cf_field {
 	{ "containerLogMaxFiles", CF_INT, O_LOG_MAX_FILES },
 	{ "containerLogMonitorInterval", CF_STR, O_LOG_MONITOR },
 	{ "nodeLeaseDurationSeconds", CF_INT, 0 },
-	{ "logging", CF_STR, 0 },   /* an object: format, verbosity */
+	{ "logging", CF_STR, 0 }, /* an object: format, verbosity */
 	{ "kind", CF_STR, 0 },
 	{ "apiVersion", CF_STR, 0 },
 };
@@ -668,9 +697,9 @@ static char *
 cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_t errlen)
 {
 	int64_t n;
-	int b;
-	size_t i;
-	char *out = NULL, *tmp;
+	int     b;
+	size_t  i;
+	char   *out = NULL, *tmp;
 
 	switch (t) {
 	case CF_STR:
@@ -718,11 +747,11 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 
 /* Applies one field with flag semantics; -1 with err set. */
 static int
-cf_apply(struct klet_config *cfg, int id, const struct json *v, enum cf_type t,
-    const char *what, char *err, size_t errlen)
+cf_apply(struct klet_config *cfg, int id, const struct json *v, enum cf_type t, const char *what,
+    char *err, size_t errlen)
 {
 	char *text = cf_text(v, t, what, err, errlen);
-	int rc;
+	int   rc;
 
 	if (text == NULL)
 		return -1;
@@ -732,15 +761,15 @@ cf_apply(struct klet_config *cfg, int id, const struct json *v, enum cf_type t,
 }
 
 static int
-config_file_fields(struct klet_config *cfg, const struct json *root, const char *path,
-    char *err, size_t errlen)
+config_file_fields(
+    struct klet_config *cfg, const struct json *root, const char *path, char *err, size_t errlen)
 {
-	char what[320];
+	char   what[320];
 	size_t i, j;
 
 	for (i = 0; i < json_len(root); i++) {
-		const char *key = json_key(root, i);
-		const struct json *v = json_index(root, i);
+		const char            *key = json_key(root, i);
+		const struct json     *v = json_index(root, i);
 		const struct cf_field *f = NULL;
 
 		for (j = 0; j < nitems(cf_fields); j++)
@@ -763,27 +792,29 @@ config_file_fields(struct klet_config *cfg, const struct json *root, const char 
 		} else if (strcmp(key, "apiVersion") == 0) {
 			if (json_type(v) != JSON_STRING ||
 			    strcmp(json_str(v), "kubelet.config.k8s.io/v1beta1") != 0)
-				return errf(err, errlen, "%s: expected kubelet.config.k8s.io/v1beta1",
-				    what);
+				return errf(err, errlen,
+				    "%s: expected kubelet.config.k8s.io/v1beta1", what);
 		} else if (strcmp(key, "nodeStatusUpdateFrequency") == 0) {
-			char *t = cf_text(v, CF_STR, what, err, errlen);
+			char   *t = cf_text(v, CF_STR, what, err, errlen);
 			int64_t ms;
-			int bad;
+			int     bad;
 
 			if (t == NULL)
 				return -1;
 			bad = config_parse_duration(t, &ms) == -1 || ms <= 0;
 			free(t);
 			if (bad)
-				return errf(err, errlen, "%s: expected a positive duration such as "
-				    "10s", what);
+				return errf(err, errlen,
+				    "%s: expected a positive duration such as "
+				    "10s",
+				    what);
 			cfg->node_status_ms = ms;
 		} else if (strcmp(key, "nodeLeaseDurationSeconds") == 0) {
 			int64_t n;
 
 			if (json_int(v, &n) == -1 || n < 1 || n > 3600)
-				return errf(err, errlen, "%s: expected an integer from 1 to 3600",
-				    what);
+				return errf(
+				    err, errlen, "%s: expected an integer from 1 to 3600", what);
 			cfg->lease_duration_s = (int32_t)n;
 		} else if (strcmp(key, "logging") == 0) {
 			const struct json *fmt, *verb;
@@ -795,7 +826,8 @@ config_file_fields(struct klet_config *cfg, const struct json *root, const char 
 
 				if (strcmp(k, "format") != 0 && strcmp(k, "verbosity") != 0)
 					log_warnx("config %s: field logging.%s is not supported; "
-					    "ignored", path, k);
+					          "ignored",
+					    path, k);
 			}
 			fmt = json_get(v, "format");
 			verb = json_get(v, "verbosity");
@@ -815,12 +847,12 @@ config_file_fields(struct klet_config *cfg, const struct json *root, const char 
 static int
 config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t errlen)
 {
-	struct json_doc *doc;
+	struct json_doc         *doc;
 	const struct json_limits lim = { CONFIG_FILE_MAX, 32, 64 * 1024 };
-	char *buf, jerr[256];
-	size_t len = 0;
-	ssize_t n;
-	int fd, rc;
+	char                    *buf, jerr[256];
+	size_t                   len = 0;
+	ssize_t                  n;
+	int                      fd, rc;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return errf(err, errlen, "config file %s: %s", path, strerror(errno));
@@ -830,8 +862,8 @@ config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t e
 		;
 	close(fd);
 	if (n == -1 || len > CONFIG_FILE_MAX) {
-		rc = errf(err, errlen, "config file %s: %s", path, n == -1 ? strerror(errno) :
-		    "larger than 1 MiB");
+		rc = errf(err, errlen, "config file %s: %s", path,
+		    n == -1 ? strerror(errno) : "larger than 1 MiB");
 		free(buf);
 		return rc;
 	}
@@ -840,8 +872,8 @@ config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t e
 	if (doc == NULL)
 		return errf(err, errlen, "config file %s: %s", path, jerr);
 	if (json_type(json_root(doc)) != JSON_OBJECT) {
-		rc = errf(err, errlen, "config file %s: expected a KubeletConfiguration object",
-		    path);
+		rc = errf(
+		    err, errlen, "config file %s: expected a KubeletConfiguration object", path);
 	} else
 		rc = config_file_fields(cfg, json_root(doc), path, err, errlen);
 	json_free(doc);

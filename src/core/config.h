@@ -10,36 +10,36 @@
 #include "pod/pod.h"
 
 struct klet_config {
-	char          *config_file;        /* --config */
-	char          *kubeconfig;         /* --kubeconfig */
-	char          *hostname_override;  /* --hostname-override */
-	char          *node_name;          /* derived: override, else the host name, lower case */
-	char          *pod_manifest_path;  /* --pod-manifest-path, staticPodPath */
-	char          *runtime_endpoint;   /* --container-runtime-endpoint, containerRuntimeEndpoint */
-	char          *root_dir;           /* --root-dir */
-	char          *pod_logs_dir;       /* --pod-logs-dir, podLogsDir */
-	char          *cgroup_root;        /* --cgroup-root, cgroupRoot: pods' cgroups go under
-	                                    * CGROUP-ROOT/kubepods (default "/") */
-	char          *resolv_conf;        /* --resolv-conf, resolvConf */
-	char          *cluster_domain;     /* --cluster-domain, clusterDomain */
-	struct strv    cluster_dns;        /* --cluster-dns, clusterDNS */
-	struct kvlist  node_labels;        /* --node-labels */
-	struct kvlist  runtime_handlers;   /* --runtime-handler NAME=HANDLER: RuntimeClass map */
-	int            max_pods;           /* --max-pods, maxPods */
-	int            register_node;      /* --register-node, registerNode */
-	int64_t        file_check_ms;      /* --file-check-frequency, fileCheckFrequency */
-	int64_t        runtime_timeout_ms; /* --runtime-request-timeout, runtimeRequestTimeout */
-	int64_t        node_status_ms;     /* nodeStatusUpdateFrequency */
-	int32_t        lease_duration_s;   /* nodeLeaseDurationSeconds */
-	int64_t        log_max_size;       /* --container-log-max-size, containerLogMaxSize:
-	                                    * bytes; < 0: no rotation */
-	int            log_max_files;      /* --container-log-max-files, containerLogMaxFiles */
-	int64_t        log_monitor_ms;     /* containerLogMonitorInterval */
-	int            verbosity;          /* -v, logging.verbosity */
-	int            log_json;           /* --logging-format, logging.format */
-	char          *log_file;           /* --log-file */
-	char          *ctl_socket;         /* --podctl-socket; default <root-dir>/podctl.sock */
-	char          *ctl_group;          /* --podctl-group; NULL: root only */
+	char *config_file;              /* --config */
+	char *kubeconfig;               /* --kubeconfig */
+	char *hostname_override;        /* --hostname-override */
+	char *node_name;                /* derived: override, else the host name, lower case */
+	char *pod_manifest_path;        /* --pod-manifest-path, staticPodPath */
+	char *runtime_endpoint;         /* --container-runtime-endpoint, containerRuntimeEndpoint */
+	char *root_dir;                 /* --root-dir */
+	char *pod_logs_dir;             /* --pod-logs-dir, podLogsDir */
+	char *cgroup_root;              /* --cgroup-root, cgroupRoot: pods' cgroups go under
+	                                 * CGROUP-ROOT/kubepods (default "/") */
+	char         *resolv_conf;      /* --resolv-conf, resolvConf */
+	char         *cluster_domain;   /* --cluster-domain, clusterDomain */
+	struct strv   cluster_dns;      /* --cluster-dns, clusterDNS */
+	struct kvlist node_labels;      /* --node-labels */
+	struct kvlist runtime_handlers; /* --runtime-handler NAME=HANDLER: RuntimeClass map */
+	int           max_pods;         /* --max-pods, maxPods */
+	int           register_node;    /* --register-node, registerNode */
+	int64_t       file_check_ms;    /* --file-check-frequency, fileCheckFrequency */
+	int64_t       runtime_timeout_ms; /* --runtime-request-timeout, runtimeRequestTimeout */
+	int64_t       node_status_ms;     /* nodeStatusUpdateFrequency */
+	int32_t       lease_duration_s;   /* nodeLeaseDurationSeconds */
+	int64_t       log_max_size;       /* --container-log-max-size, containerLogMaxSize:
+	                                   * bytes; < 0: no rotation */
+	int     log_max_files;            /* --container-log-max-files, containerLogMaxFiles */
+	int64_t log_monitor_ms;           /* containerLogMonitorInterval */
+	int     verbosity;                /* -v, logging.verbosity */
+	int     log_json;                 /* --logging-format, logging.format */
+	char   *log_file;                 /* --log-file */
+	char   *ctl_socket;               /* --podctl-socket; default <root-dir>/podctl.sock */
+	char   *ctl_group;                /* --podctl-group; NULL: root only */
 };
 
 enum config_result {
@@ -50,10 +50,10 @@ enum config_result {
 
 /* Fills cfg from defaults, the --config file and argv. cfg is zeroed first; free it with
  * config_clear() whatever the result. Nothing is created on disk. */
-enum config_result config_load(struct klet_config *cfg, int argc, char **argv, char *err,
-                        size_t errlen);
+enum config_result config_load(
+    struct klet_config *cfg, int argc, char **argv, char *err, size_t errlen);
 /* Parses a Go duration ("1m30s", "500ms", "2h") into milliseconds. 0 or -1. */
-int  config_parse_duration(const char *s, int64_t *ms);
+int config_parse_duration(const char *s, int64_t *ms);
 /* Parses "k=v,k2=v2" labels with the API's key and value rules. 0 or -1 (err filled). */
 int  config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen);
 void config_clear(struct klet_config *cfg);

@@ -25,16 +25,16 @@ struct json_member {
 };
 
 struct json {
-	uint8_t      type;
-	uint8_t      yaml_plain;
-	uint32_t     n;         /* string length, or number of elements / members */
-	const char  *text;      /* scalars: the string, or the number / literal as written */
+	uint8_t     type;
+	uint8_t     yaml_plain;
+	uint32_t    n;    /* string length, or number of elements / members */
+	const char *text; /* scalars: the string, or the number / literal as written */
 	union {
-		int                  b;
-		int64_t              i;
-		double               d;
-		struct json        **items;
-		struct json_member  *members;
+		int                 b;
+		int64_t             i;
+		double              d;
+		struct json       **items;
+		struct json_member *members;
 	} u;
 };
 
@@ -45,9 +45,9 @@ struct chunk {
 	/* data follows, 16-aligned */
 };
 
-#define CHUNK_HDR  ((sizeof(struct chunk) + 15) & ~(size_t)15)
-#define CHUNK_MIN  4096
-#define CHUNK_MAX  65536
+#define CHUNK_HDR ((sizeof(struct chunk) + 15) & ~(size_t)15)
+#define CHUNK_MIN 4096
+#define CHUNK_MAX 65536
 
 struct json_doc {
 	struct chunk *chunks;
@@ -60,8 +60,8 @@ static void *
 arena_alloc(struct json_doc *d, size_t n)
 {
 	struct chunk *c = d->chunks;
-	size_t sz;
-	void *p;
+	size_t        sz;
+	void         *p;
 
 	n = (n + 7) & ~(size_t)7;
 	if (c == NULL || c->size - c->used < n) {
@@ -124,20 +124,20 @@ json_doc_bytes(const struct json_doc *d)
 struct frame {
 	struct json *node;
 	size_t       start;
-	int          want_key;   /* YAML mappings: the next scalar is a key */
+	int          want_key; /* YAML mappings: the next scalar is a key */
 };
 
 struct builder {
-	struct json_doc     *doc;
-	struct json_limits   lim;
-	struct json_member  *pend;
-	size_t               npend;
-	size_t               cappend;
-	struct frame        *frames;
-	int                  depth;
-	const char          *key;      /* the key waiting for its value */
-	int                  failed;
-	char                 err[256];
+	struct json_doc    *doc;
+	struct json_limits  lim;
+	struct json_member *pend;
+	size_t              npend;
+	size_t              cappend;
+	struct frame       *frames;
+	int                 depth;
+	const char         *key; /* the key waiting for its value */
+	int                 failed;
+	char                err[256];
 };
 
 static void
@@ -171,8 +171,7 @@ builder_finish(struct builder *b)
 	return d;
 }
 
-static int
-bfail(struct builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bfail(struct builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int
 bfail(struct builder *b, const char *fmt, ...)
@@ -246,7 +245,7 @@ static int
 bclose(struct builder *b)
 {
 	struct frame *f;
-	size_t n, i;
+	size_t        n, i;
 
 	if (b->depth == 0)
 		return bfail(b, "unbalanced end of container");
@@ -262,8 +261,8 @@ bclose(struct builder *b)
 	} else {
 		f->node->u.members = n ? arena_alloc(b->doc, n * sizeof(struct json_member)) : NULL;
 		if (n)
-			memcpy(f->node->u.members, b->pend + f->start,
-			    n * sizeof(struct json_member));
+			memcpy(
+			    f->node->u.members, b->pend + f->start, n * sizeof(struct json_member));
 	}
 	b->npend = f->start;
 	return 0;
@@ -275,8 +274,8 @@ bstring(struct builder *b, const char *s, size_t len, struct json **out)
 	struct json *v;
 
 	if (len > b->lim.max_string)
-		return bfail(b, "string of %zu bytes, over the limit of %zu", len,
-		    b->lim.max_string);
+		return bfail(
+		    b, "string of %zu bytes, over the limit of %zu", len, b->lim.max_string);
 	v = bnode(b, JSON_STRING);
 	v->text = arena_strndup(b->doc, s, len);
 	v->n = (uint32_t)len;
@@ -300,10 +299,10 @@ static int
 bnumber(struct builder *b, const char *s, size_t len)
 {
 	struct json *v;
-	const char *t;
-	char *end;
-	size_t i;
-	int isint = 1;
+	const char  *t;
+	char        *end;
+	size_t       i;
+	int          isint = 1;
 
 	if (len > 400)
 		return bfail(b, "number of %zu characters", len);
@@ -334,7 +333,7 @@ static int
 y_null(void *ctx)
 {
 	struct builder *b = ctx;
-	struct json *v = bnode(b, JSON_NULL);
+	struct json    *v = bnode(b, JSON_NULL);
 
 	v->text = "null";
 	return badd(b, v) == 0;
@@ -344,7 +343,7 @@ static int
 y_boolean(void *ctx, int val)
 {
 	struct builder *b = ctx;
-	struct json *v = bnode(b, JSON_BOOL);
+	struct json    *v = bnode(b, JSON_BOOL);
 
 	v->u.b = val != 0;
 	v->text = val ? "true" : "false";
@@ -388,8 +387,17 @@ y_start_array(void *ctx)
 }
 
 static const yajl_callbacks json_callbacks = {
-	y_null, y_boolean, NULL, NULL, y_number, y_string,
-	y_start_map, y_map_key, y_end, y_start_array, y_end,
+	y_null,
+	y_boolean,
+	NULL,
+	NULL,
+	y_number,
+	y_string,
+	y_start_map,
+	y_map_key,
+	y_end,
+	y_start_array,
+	y_end,
 };
 
 /* "line L, offset O" of byte off in buf. */
@@ -406,8 +414,8 @@ where(const char *buf, size_t len, size_t off, char *out, size_t outlen)
 	snprintf(out, outlen, "line %zu, offset %zu", line, off);
 }
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -425,10 +433,10 @@ struct json_doc *
 json_parse(const char *buf, size_t len, const struct json_limits *lim, char *err, size_t errlen)
 {
 	struct builder b;
-	yajl_handle h;
-	yajl_status st;
-	size_t off;
-	char loc[64];
+	yajl_handle    h;
+	yajl_status    st;
+	size_t         off;
+	char           loc[64];
 
 	builder_init(&b, lim);
 	if (buf == NULL)
@@ -458,7 +466,7 @@ json_parse(const char *buf, size_t len, const struct json_limits *lim, char *err
 		else {
 			unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
 
-			char *m = msg != NULL ? (char *)msg : "parse error";
+			char  *m = msg != NULL ? (char *)msg : "parse error";
 			size_t ml = strlen(m);
 
 			while (ml > 0 && (m[ml - 1] == '\n' || m[ml - 1] == ' '))
@@ -491,11 +499,11 @@ match_any(const char *s, const char *const *list)
 static int
 yaml_int(const char *s, int64_t *out)
 {
-	char digs[80];
+	char        digs[80];
 	const char *p = s;
-	size_t n = 0;
-	int neg = 0, base = 10;
-	uint64_t v = 0, lim;
+	size_t      n = 0;
+	int         neg = 0, base = 10;
+	uint64_t    v = 0, lim;
 
 	if (*p == '+' || *p == '-')
 		neg = *p++ == '-';
@@ -548,13 +556,13 @@ static int
 yaml_float(const char *s, double *out)
 {
 	static const char *const inf[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
-	    NULL };
+		NULL };
 	static const char *const ninf[] = { "-.inf", "-.Inf", "-.INF", NULL };
 	static const char *const nan_[] = { ".nan", ".NaN", ".NAN", NULL };
-	const char *p = s;
-	char buf[128];
-	size_t n = 0;
-	int d1 = 0, d2 = 0;
+	const char              *p = s;
+	char                     buf[128];
+	size_t                   n = 0;
+	int                      d1 = 0, d2 = 0;
 
 	if (match_any(s, inf)) {
 		*out = INFINITY;
@@ -616,16 +624,16 @@ static int
 yaml_scalar(struct builder *b, const yaml_event_t *ev)
 {
 	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
-	static const char *const trues[] = { "true", "True", "TRUE", "yes", "Yes", "YES",
-		"on", "On", "ON", "y", "Y", NULL };
-	static const char *const falses[] = { "false", "False", "FALSE", "no", "No", "NO",
-		"off", "Off", "OFF", "n", "N", NULL };
-	const char *s = (const char *)ev->data.scalar.value;
-	size_t len = ev->data.scalar.length;
-	const char *tag = (const char *)ev->data.scalar.tag;
-	struct json *v;
-	int64_t iv;
-	double dv;
+	static const char *const trues[] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on",
+		"On", "ON", "y", "Y", NULL };
+	static const char *const falses[] = { "false", "False", "FALSE", "no", "No", "NO", "off",
+		"Off", "OFF", "n", "N", NULL };
+	const char              *s = (const char *)ev->data.scalar.value;
+	size_t                   len = ev->data.scalar.length;
+	const char              *tag = (const char *)ev->data.scalar.tag;
+	struct json             *v;
+	int64_t                  iv;
+	double                   dv;
 
 	if (b->depth > 0 && b->frames[b->depth - 1].node->type == JSON_OBJECT &&
 	    b->frames[b->depth - 1].want_key)
@@ -634,8 +642,8 @@ yaml_scalar(struct builder *b, const yaml_event_t *ev)
 	    (tag != NULL && (strcmp(tag, "!") == 0 || strcmp(tag, YAML_STR_TAG) == 0)))
 		return bstring(b, s, len, NULL);
 	if (len > b->lim.max_string)
-		return bfail(b, "string of %zu bytes, over the limit of %zu", len,
-		    b->lim.max_string);
+		return bfail(
+		    b, "string of %zu bytes, over the limit of %zu", len, b->lim.max_string);
 	if (strlen(s) != len)
 		return bstring(b, s, len, NULL);
 	v = bnode(b, JSON_STRING);
@@ -663,13 +671,13 @@ yaml_scalar(struct builder *b, const yaml_event_t *ev)
 }
 
 struct json_doc *
-json_parse_yaml(const char *buf, size_t len, const struct json_limits *lim, char *err,
-                size_t errlen)
+json_parse_yaml(
+    const char *buf, size_t len, const struct json_limits *lim, char *err, size_t errlen)
 {
 	struct builder b;
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	int done = 0, indoc = 0, rc;
+	yaml_parser_t  parser;
+	yaml_event_t   ev;
+	int            done = 0, indoc = 0, rc;
 
 	builder_init(&b, lim);
 	if (buf == NULL)
@@ -708,7 +716,7 @@ json_parse_yaml(const char *buf, size_t len, const struct json_limits *lim, char
 			indoc = 1;
 			break;
 		case YAML_DOCUMENT_END_EVENT:
-			done = 1;       /* only the first document */
+			done = 1; /* only the first document */
 			break;
 		case YAML_ALIAS_EVENT:
 			rc = bfail(&b, "YAML aliases are not supported");
@@ -903,7 +911,7 @@ json_gen_new(int beautify)
 static size_t
 utf8_seq(const unsigned char *p, size_t n)
 {
-	size_t len, i;
+	size_t   len, i;
 	uint32_t cp;
 
 	if (p[0] < 0x80)
@@ -937,8 +945,8 @@ static void
 gen_bytes(yajl_gen g, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	unsigned char *fixed, *q;
-	size_t i, k;
+	unsigned char       *fixed, *q;
+	size_t               i, k;
 
 	for (i = 0; i < n; i += k)
 		if ((k = utf8_seq(p + i, n - i)) == 0)
@@ -1050,8 +1058,8 @@ char *
 json_gen_take(yajl_gen g, size_t *len)
 {
 	const unsigned char *buf = NULL;
-	size_t n = 0;
-	char *s;
+	size_t               n = 0;
+	char                *s;
 
 	if (yajl_gen_get_buf(g, &buf, &n) != yajl_gen_status_ok)
 		n = 0;
@@ -1068,7 +1076,7 @@ char *
 json_to_string(const struct json *v)
 {
 	yajl_gen g = json_gen_new(0);
-	char *s;
+	char    *s;
 
 	json_gen_value(g, v);
 	s = json_gen_take(g, NULL);

@@ -30,13 +30,13 @@ enum json_type {
 	JSON_OBJECT,
 };
 
-struct json;            /* one value inside a document (opaque, read-only) */
-struct json_doc;        /* a parsed document: owns all its values */
+struct json;     /* one value inside a document (opaque, read-only) */
+struct json_doc; /* a parsed document: owns all its values */
 
 struct json_limits {
-	size_t max_bytes;       /* whole input; 0: JSON_DEFAULT_MAX_BYTES */
-	int    max_depth;       /* nesting of arrays/objects; 0: JSON_DEFAULT_MAX_DEPTH */
-	size_t max_string;      /* one string or key, in bytes; 0: JSON_DEFAULT_MAX_STRING */
+	size_t max_bytes;  /* whole input; 0: JSON_DEFAULT_MAX_BYTES */
+	int    max_depth;  /* nesting of arrays/objects; 0: JSON_DEFAULT_MAX_DEPTH */
+	size_t max_string; /* one string or key, in bytes; 0: JSON_DEFAULT_MAX_STRING */
 };
 
 #define JSON_DEFAULT_MAX_BYTES  (1536 * 1024)
@@ -46,11 +46,11 @@ struct json_limits {
 /* Parse a whole JSON document (lim NULL: defaults). Returns the document, or NULL with a
  * one-line reason in err (errlen bytes), e.g. "line 3, offset 41: invalid object key", or
  * "document is 2000000 bytes, over the limit of 1572864". Free with json_free(). */
-struct json_doc *json_parse(const char *buf, size_t len, const struct json_limits *lim,
-                            char *err, size_t errlen);
+struct json_doc *json_parse(
+    const char *buf, size_t len, const struct json_limits *lim, char *err, size_t errlen);
 /* The same for YAML (first document of the stream; an empty stream is an error). */
-struct json_doc *json_parse_yaml(const char *buf, size_t len, const struct json_limits *lim,
-                                 char *err, size_t errlen);
+struct json_doc *json_parse_yaml(
+    const char *buf, size_t len, const struct json_limits *lim, char *err, size_t errlen);
 /* Frees the document and every value in it. NULL is a no-op. */
 void json_free(struct json_doc *);
 /* The top-level value (never NULL for a parsed document). */
@@ -96,7 +96,7 @@ yajl_gen json_gen_new(int beautify);
 /* A string, or null for NULL. */
 void json_gen_str(yajl_gen, const char *s);
 void json_gen_key(yajl_gen, const char *key);
-void json_gen_kv_str(yajl_gen, const char *key, const char *val);  /* val NULL: null */
+void json_gen_kv_str(yajl_gen, const char *key, const char *val); /* val NULL: null */
 void json_gen_kv_int(yajl_gen, const char *key, int64_t val);
 void json_gen_kv_bool(yajl_gen, const char *key, int val);
 /* Writes v (a DOM value, with its subtree) at the current place; NULL writes null. */

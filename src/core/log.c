@@ -99,29 +99,30 @@ json_escape(FILE *fp, const char *s)
 void
 log_vemit(enum log_sev sev, int v, const char *file, int line, const char *fmt, va_list ap)
 {
-	static const char letters[] = "IWEF";
+	static const char  letters[] = "IWEF";
 	static const char *names[] = { "info", "warning", "error", "fatal" };
-	FILE *fp = log_fp != NULL ? log_fp : stderr;
-	char msg[2048];
-	struct timeval tv;
-	struct tm tm;
-	int saved = errno;
+	FILE              *fp = log_fp != NULL ? log_fp : stderr;
+	char               msg[2048];
+	struct timeval     tv;
+	struct tm          tm;
+	int                saved = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	gettimeofday(&tv, NULL);
 	if (log_json) {
 		gmtime_r(&tv.tv_sec, &tm);
-		fprintf(fp, "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\",\"level\":\"%s\","
+		fprintf(fp,
+		    "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\",\"level\":\"%s\","
 		    "\"v\":%d,\"caller\":\"%s:%d\",\"msg\":\"",
-		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		    tm.tm_sec, (long)tv.tv_usec, names[sev], v, base_name(file), line);
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		    (long)tv.tv_usec, names[sev], v, base_name(file), line);
 		json_escape(fp, msg);
 		fputs("\"}\n", fp);
 	} else {
 		localtime_r(&tv.tv_sec, &tm);
 		fprintf(fp, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] %s\n", letters[sev],
-		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		    (long)tv.tv_usec, (int)getpid(), base_name(file), line, msg);
+		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec,
+		    (int)getpid(), base_name(file), line, msg);
 	}
 	fflush(fp);
 	errno = saved;
@@ -140,9 +141,9 @@ log_emit(enum log_sev sev, int v, const char *file, int line, const char *fmt, .
 void
 log_errno_emit(enum log_sev sev, const char *file, int line, const char *fmt, ...)
 {
-	char buf[1024];
+	char    buf[1024];
 	va_list ap;
-	int saved = errno;
+	int     saved = errno;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -153,9 +154,9 @@ log_errno_emit(enum log_sev sev, const char *file, int line, const char *fmt, ..
 void
 log_fatal(int with_errno, const char *file, int line, const char *fmt, ...)
 {
-	char buf[1024];
+	char    buf[1024];
 	va_list ap;
-	int saved = errno;
+	int     saved = errno;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);

@@ -9,7 +9,7 @@ enum log_sev { LOG_SEV_INFO, LOG_SEV_WARN, LOG_SEV_ERROR, LOG_SEV_FATAL };
 /* verbosity is klog's -v; json selects --logging-format=json. Safe to call again. */
 void log_init(int verbosity, int json);
 /* Opens path for appending (NULL: stderr). Returns 0, or -1 with errno set. */
-int  log_open_file(const char *path);
+int log_open_file(const char *path);
 /* Reopens the file given to log_open_file (SIGHUP, after rotation). No-op on stderr. */
 void log_reopen(void);
 int  log_verbosity(void);
@@ -26,11 +26,10 @@ void log_fatal(int with_errno, const char *file, int line, const char *fmt, ...)
 #define log_warnx(...) log_emit(LOG_SEV_WARN, 0, __FILE__, __LINE__, __VA_ARGS__)
 #define log_error(...) log_emit(LOG_SEV_ERROR, 0, __FILE__, __LINE__, __VA_ARGS__)
 /* Only when -v is at least lvl. */
-#define log_v(lvl, ...)                                                        \
-	do {                                                                   \
-		if (log_verbosity() >= (lvl))                                  \
-			log_emit(LOG_SEV_INFO, (lvl), __FILE__, __LINE__,      \
-			    __VA_ARGS__);                                      \
+#define log_v(lvl, ...)                                                                            \
+	do {                                                                                       \
+		if (log_verbosity() >= (lvl))                                                      \
+			log_emit(LOG_SEV_INFO, (lvl), __FILE__, __LINE__, __VA_ARGS__);            \
 	} while (0)
 #define log_debug(...) log_v(4, __VA_ARGS__)
 /* Appends ": strerror(errno)". */

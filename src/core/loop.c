@@ -10,28 +10,28 @@
 #include "core/util.h"
 
 struct loop_task {
-	struct loop       *t_loop;
-	const char        *t_name;
-	unsigned           t_interval_ms;
-	loop_task_fn       t_fn;
-	void              *t_arg;
-	struct event      *t_ev;
-	int64_t            t_due_us;     /* monotonic time the next run is due */
-	int                t_paused;
-	int                t_kicked;
-	uint64_t           t_runs;
-	int64_t            t_last_dur_us;
-	int64_t            t_max_dur_us;
-	int64_t            t_last_lag_us;
-	int64_t            t_max_lag_us;
-	struct loop_task  *t_next;
+	struct loop      *t_loop;
+	const char       *t_name;
+	unsigned          t_interval_ms;
+	loop_task_fn      t_fn;
+	void             *t_arg;
+	struct event     *t_ev;
+	int64_t           t_due_us; /* monotonic time the next run is due */
+	int               t_paused;
+	int               t_kicked;
+	uint64_t          t_runs;
+	int64_t           t_last_dur_us;
+	int64_t           t_max_dur_us;
+	int64_t           t_last_lag_us;
+	int64_t           t_max_lag_us;
+	struct loop_task *t_next;
 };
 
 struct loop_sig {
-	struct event      *s_ev;
-	loop_signal_fn     s_fn;
-	void              *s_arg;
-	struct loop_sig   *s_next;
+	struct event    *s_ev;
+	loop_signal_fn   s_fn;
+	void            *s_arg;
+	struct loop_sig *s_next;
 };
 
 struct loop {
@@ -44,7 +44,7 @@ struct loop {
 struct loop *
 loop_new(void)
 {
-	struct loop *l = xcalloc(1, sizeof(*l));
+	struct loop         *l = xcalloc(1, sizeof(*l));
 	struct event_config *cfg;
 
 	if ((cfg = event_config_new()) == NULL)
@@ -70,7 +70,7 @@ static void
 task_schedule(struct loop_task *t, int64_t now)
 {
 	struct timeval tv;
-	int64_t wait;
+	int64_t        wait;
 
 	if (t->t_paused)
 		return;
@@ -86,7 +86,7 @@ static void
 task_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct loop_task *t = arg;
-	int64_t start, end, lag, period = (int64_t)t->t_interval_ms * 1000;
+	int64_t           start, end, lag, period = (int64_t)t->t_interval_ms * 1000;
 
 	(void)fd;
 	(void)what;
@@ -180,7 +180,7 @@ void
 loop_foreach_task(struct loop *l, void (*cb)(const struct loop_task_stats *, void *), void *arg)
 {
 	struct loop_task_stats st;
-	struct loop_task *t;
+	struct loop_task      *t;
 
 	for (t = l->l_tasks; t != NULL; t = t->t_next) {
 		loop_task_stats(t, &st);
@@ -192,7 +192,7 @@ int64_t
 loop_lag_us(struct loop *l)
 {
 	struct loop_task *t;
-	int64_t lag = 0;
+	int64_t           lag = 0;
 
 	for (t = l->l_tasks; t != NULL; t = t->t_next)
 		if (t->t_last_lag_us > lag)
@@ -245,7 +245,7 @@ void
 loop_free(struct loop *l)
 {
 	struct loop_task *t, *tn;
-	struct loop_sig *s, *sn;
+	struct loop_sig  *s, *sn;
 
 	if (l == NULL)
 		return;

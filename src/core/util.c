@@ -76,7 +76,7 @@ int
 xasprintf(char **ret, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int     n;
 
 	va_start(ap, fmt);
 	n = vasprintf(ret, fmt, ap);
@@ -90,7 +90,7 @@ char *
 xsprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
+	char   *s;
 
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
@@ -154,7 +154,7 @@ int
 mkdirs(const char *path, unsigned mode)
 {
 	char *p = xstrdup(path), *s;
-	int rc = 0;
+	int   rc = 0;
 
 	for (s = p + 1; *s != '\0'; s++) {
 		if (*s != '/')

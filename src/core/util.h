@@ -11,7 +11,7 @@
 void *xmalloc(size_t);
 void *xcalloc(size_t, size_t);
 void *xreallocarray(void *, size_t, size_t);
-char *xstrdup(const char *);                /* NULL in -> NULL out */
+char *xstrdup(const char *); /* NULL in -> NULL out */
 char *xstrndup(const char *, size_t);
 /* mkdir -p: the missing parents with mode 0755, path itself with mode (set exactly, whatever
  * the umask, when this call creates it). An existing directory is left as it is. 0 or -1
@@ -21,10 +21,10 @@ int   xasprintf(char **, const char *, ...) __attribute__((format(printf, 2, 3))
 char *xsprintf(const char *, ...) __attribute__((format(printf, 1, 2))); /* returns the string */
 
 /* Frees *p and sets it to NULL. */
-void  xfree_str(char **p);
+void xfree_str(char **p);
 
 /* Returns 1 if a and b are both NULL or equal strings. */
-int   streq_null(const char *a, const char *b);
+int streq_null(const char *a, const char *b);
 
 /* Monotonic and wall clocks. */
 int64_t now_mono_ms(void);

@@ -15,19 +15,19 @@
 #include "core/util.h"
 
 #ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                             \
-	for ((var) = TAILQ_FIRST(head);                                        \
-	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1); (var) = (tvar))
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
+	for ((var) = TAILQ_FIRST(head); (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);     \
+	     (var) = (tvar))
 #endif
 
-#define CRI_BACKOFF_MIN_MS 500
-#define CRI_BACKOFF_MAX_MS 10000
+#define CRI_BACKOFF_MIN_MS     500
+#define CRI_BACKOFF_MAX_MS     10000
 #define CRI_VERSION_TIMEOUT_MS 30000
-#define CRI_API_VERSION "0.1.0" /* what the kubelet sends in VersionRequest */
+#define CRI_API_VERSION        "0.1.0" /* what the kubelet sends in VersionRequest */
 
 struct cri_call;
-typedef void (*cri_tramp_fn)(struct cri_call *, int code, const char *msg,
-    const ProtobufCMessage *resp);
+typedef void (*cri_tramp_fn)(
+    struct cri_call *, int code, const char *msg, const ProtobufCMessage *resp);
 
 struct cri_rpc {
 	const char                       *path;
@@ -37,16 +37,16 @@ struct cri_rpc {
 };
 
 struct cri_call {
-	struct cri            *cc_cri;
-	const struct cri_rpc  *cc_rpc;
-	struct grpc_call      *cc_g;
-	struct event          *cc_fail;      /* fail-fast delivery */
-	char                  *cc_fail_msg;
-	void                 (*cc_cb)(void);
-	void                  *cc_arg;
-	const void            *cc_owner;
-	int64_t                cc_start_us;
-	TAILQ_ENTRY(cri_call)  cc_entry;
+	struct cri           *cc_cri;
+	const struct cri_rpc *cc_rpc;
+	struct grpc_call     *cc_g;
+	struct event         *cc_fail; /* fail-fast delivery */
+	char                 *cc_fail_msg;
+	void (*cc_cb)(void);
+	void       *cc_arg;
+	const void *cc_owner;
+	int64_t     cc_start_us;
+	TAILQ_ENTRY(cri_call) cc_entry;
 };
 TAILQ_HEAD(cri_callq, cri_call);
 
@@ -60,25 +60,25 @@ enum cri_state {
 static const char *const cri_state_names[] = { "connecting", "version", "up", "down" };
 
 struct cri {
-	struct event_base   *c_base;
-	char                *c_endpoint;
-	char                *c_path;
-	struct cri_options   c_opts;
-	cri_state_cb         c_state_cb;
-	void                *c_arg;
-	struct h2_session   *c_h2;
-	enum cri_state       c_state;
-	int                  c_ready;
-	int                  c_ever_up;
-	struct grpc_call    *c_version_call;
-	struct event        *c_retry;
-	int64_t              c_backoff_ms;
-	char                *c_last_error;
-	char                *c_runtime_name;
-	char                *c_runtime_version;
-	char                *c_runtime_api_version;
-	struct cri_callq     c_calls;
-	struct cri_stats     c_stats;
+	struct event_base *c_base;
+	char              *c_endpoint;
+	char              *c_path;
+	struct cri_options c_opts;
+	cri_state_cb       c_state_cb;
+	void              *c_arg;
+	struct h2_session *c_h2;
+	enum cri_state     c_state;
+	int                c_ready;
+	int                c_ever_up;
+	struct grpc_call  *c_version_call;
+	struct event      *c_retry;
+	int64_t            c_backoff_ms;
+	char              *c_last_error;
+	char              *c_runtime_name;
+	char              *c_runtime_version;
+	char              *c_runtime_api_version;
+	struct cri_callq   c_calls;
+	struct cri_stats   c_stats;
 };
 
 static void cri_connect(struct cri *);
@@ -99,8 +99,10 @@ cri_parse_endpoint(const char *ep, char *err, size_t errlen)
 	}
 	p = ep + 7;
 	if (p[0] != '/') {
-		snprintf(err, errlen, "CRI endpoint \"%s\": the socket path must be absolute "
-		    "(unix:///path)", ep);
+		snprintf(err, errlen,
+		    "CRI endpoint \"%s\": the socket path must be absolute "
+		    "(unix:///path)",
+		    ep);
 		return NULL;
 	}
 	if (strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
@@ -134,8 +136,8 @@ cri_set_ready(struct cri *c, int ready, const char *reason)
 		return;
 	c->c_ready = ready;
 	if (ready) {
-		log_info("cri %s: runtime ready: %s %s (CRI %s)", c->c_endpoint,
-		    c->c_runtime_name, c->c_runtime_version, c->c_runtime_api_version);
+		log_info("cri %s: runtime ready: %s %s (CRI %s)", c->c_endpoint, c->c_runtime_name,
+		    c->c_runtime_version, c->c_runtime_api_version);
 		if (c->c_ever_up)
 			c->c_stats.reconnects++;
 		c->c_ever_up = 1;
@@ -170,14 +172,16 @@ cri_down(struct cri *c, const char *why)
 static void
 cri_version_done(void *arg, int code, const char *msg, ProtobufCMessage *m)
 {
-	struct cri *c = arg;
+	struct cri                         *c = arg;
 	const Runtime__V1__VersionResponse *r = (const Runtime__V1__VersionResponse *)m;
-	char why[512];
+	char                                why[512];
 
 	c->c_version_call = NULL;
 	if (code == GRPC_UNIMPLEMENTED) {
-		snprintf(why, sizeof(why), "the runtime at %s does not serve the CRI v1 API "
-		    "(runtime.v1.RuntimeService/Version: UNIMPLEMENTED: %s)", c->c_endpoint, msg);
+		snprintf(why, sizeof(why),
+		    "the runtime at %s does not serve the CRI v1 API "
+		    "(runtime.v1.RuntimeService/Version: UNIMPLEMENTED: %s)",
+		    c->c_endpoint, msg);
 		log_error("%s", why);
 		h2_session_drop(c->c_h2, "CRI v1 not served");
 		c->c_backoff_ms = CRI_BACKOFF_MAX_MS;
@@ -207,8 +211,9 @@ static void
 cri_ask_version(struct cri *c)
 {
 	Runtime__V1__VersionRequest req = RUNTIME__V1__VERSION_REQUEST__INIT;
-	struct grpc_call_opts o = { .authority = "localhost", .max_recv = c->c_opts.max_msg,
-		.max_send = c->c_opts.max_msg };
+	struct grpc_call_opts       o = { .authority = "localhost",
+		      .max_recv = c->c_opts.max_msg,
+		      .max_send = c->c_opts.max_msg };
 
 	o.timeout_ms = c->c_opts.timeout_ms < CRI_VERSION_TIMEOUT_MS ? c->c_opts.timeout_ms
 	                                                             : CRI_VERSION_TIMEOUT_MS;
@@ -269,8 +274,8 @@ cri_new(struct event_base *base, const char *endpoint, const struct cri_options 
     cri_state_cb state_cb, void *arg)
 {
 	struct h2_options ho;
-	struct cri *c;
-	char err[256], *path;
+	struct cri       *c;
+	char              err[256], *path;
 
 	if ((path = cri_parse_endpoint(endpoint, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
@@ -370,7 +375,7 @@ static void
 cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp)
 {
 	struct cri *c = cc->cc_cri;
-	int64_t lat = now_mono_us() - cc->cc_start_us;
+	int64_t     lat = now_mono_us() - cc->cc_start_us;
 
 	TAILQ_REMOVE(&c->c_calls, cc, cc_entry);
 	cc->cc_g = NULL;
@@ -380,8 +385,7 @@ cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMes
 		c->c_stats.errors++;
 		log_v(3, "cri %s: %s", cc->cc_rpc->name, msg);
 	}
-	log_v(5, "cri %s: %s in %lld us", cc->cc_rpc->name, grpc_code_name(code),
-	    (long long)lat);
+	log_v(5, "cri %s: %s in %lld us", cc->cc_rpc->name, grpc_code_name(code), (long long)lat);
 	cc->cc_rpc->tramp(cc, code, msg, resp);
 	cri_call_free(cc);
 }
@@ -403,11 +407,12 @@ cri_failcb(evutil_socket_t fd, short what, void *arg)
 }
 
 static struct cri_call *
-cri_start(struct cri *c, const struct cri_rpc *rpc, const ProtobufCMessage *req,
-    int64_t timeout_ms, void (*cb)(void), void *arg, const void *owner)
+cri_start(struct cri *c, const struct cri_rpc *rpc, const ProtobufCMessage *req, int64_t timeout_ms,
+    void (*cb)(void), void *arg, const void *owner)
 {
-	struct cri_call *cc = xcalloc(1, sizeof(*cc));
-	struct grpc_call_opts o = { .authority = "localhost", .max_recv = c->c_opts.max_msg,
+	struct cri_call      *cc = xcalloc(1, sizeof(*cc));
+	struct grpc_call_opts o = { .authority = "localhost",
+		.max_recv = c->c_opts.max_msg,
 		.max_send = c->c_opts.max_msg };
 
 	cc->cc_cri = c;
@@ -455,11 +460,12 @@ int
 cri_cancel_owner(struct cri *c, const void *owner)
 {
 	struct cri_call *cc, *next;
-	int n = 0;
+	int              n = 0;
 
 	if (owner == NULL)
 		return 0;
-	TAILQ_FOREACH_SAFE(cc, &c->c_calls, cc_entry, next) {
+	TAILQ_FOREACH_SAFE(cc, &c->c_calls, cc_entry, next)
+	{
 		if (cc->cc_owner == owner) {
 			cri_cancel(cc);
 			n++;
@@ -470,28 +476,28 @@ cri_cancel_owner(struct cri *c, const void *owner)
 
 /* One typed call: its trampoline (calls the typed callback), its descriptor and the public
  * function. */
-#define CRI_RPC(fn, svc, method, Req, Resp, desc)                                              \
-	static void fn##_tramp(struct cri_call *cc, int code, const char *msg,                   \
-	    const ProtobufCMessage *resp)                                                        \
-	{                                                                                        \
-		((cri_##fn##_cb)cc->cc_cb)(code, msg, (const Runtime__V1__##Resp *)resp,         \
-		    cc->cc_arg);                                                                 \
-	}                                                                                        \
-	static const struct cri_rpc fn##_rpc = { "/runtime.v1." svc "/" method, method, &desc,   \
-		fn##_tramp };                                                                    \
-	struct cri_call *cri_##fn(struct cri *c, const Runtime__V1__##Req *req,                  \
-	    int64_t timeout_ms, cri_##fn##_cb cb, void *arg, const void *owner)                  \
-	{                                                                                        \
-		return cri_start(c, &fn##_rpc, &req->base, timeout_ms, (void (*)(void))cb, arg,  \
-		    owner);                                                                      \
+#define CRI_RPC(fn, svc, method, Req, Resp, desc)                                                  \
+	static void fn##_tramp(                                                                    \
+	    struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp)          \
+	{                                                                                          \
+		((cri_##fn##_cb)cc->cc_cb)(                                                        \
+		    code, msg, (const Runtime__V1__##Resp *)resp, cc->cc_arg);                     \
+	}                                                                                          \
+	static const struct cri_rpc fn##_rpc = { "/runtime.v1." svc "/" method, method, &desc,     \
+		fn##_tramp };                                                                      \
+	struct cri_call            *cri_##fn(struct cri *c, const Runtime__V1__##Req *req,         \
+	               int64_t timeout_ms, cri_##fn##_cb cb, void *arg, const void *owner)         \
+	{                                                                                          \
+		return cri_start(                                                                  \
+		    c, &fn##_rpc, &req->base, timeout_ms, (void (*)(void))cb, arg, owner);         \
 	}
 
 #define RT "RuntimeService"
 #define IM "ImageService"
 CRI_RPC(version, RT, "Version", VersionRequest, VersionResponse,
     runtime__v1__version_response__descriptor)
-CRI_RPC(status, RT, "Status", StatusRequest, StatusResponse,
-    runtime__v1__status_response__descriptor)
+CRI_RPC(
+    status, RT, "Status", StatusRequest, StatusResponse, runtime__v1__status_response__descriptor)
 CRI_RPC(run_pod_sandbox, RT, "RunPodSandbox", RunPodSandboxRequest, RunPodSandboxResponse,
     runtime__v1__run_pod_sandbox_response__descriptor)
 CRI_RPC(stop_pod_sandbox, RT, "StopPodSandbox", StopPodSandboxRequest, StopPodSandboxResponse,
@@ -502,23 +508,22 @@ CRI_RPC(pod_sandbox_status, RT, "PodSandboxStatus", PodSandboxStatusRequest,
     PodSandboxStatusResponse, runtime__v1__pod_sandbox_status_response__descriptor)
 CRI_RPC(list_pod_sandbox, RT, "ListPodSandbox", ListPodSandboxRequest, ListPodSandboxResponse,
     runtime__v1__list_pod_sandbox_response__descriptor)
-CRI_RPC(create_container, RT, "CreateContainer", CreateContainerRequest,
-    CreateContainerResponse, runtime__v1__create_container_response__descriptor)
+CRI_RPC(create_container, RT, "CreateContainer", CreateContainerRequest, CreateContainerResponse,
+    runtime__v1__create_container_response__descriptor)
 CRI_RPC(start_container, RT, "StartContainer", StartContainerRequest, StartContainerResponse,
     runtime__v1__start_container_response__descriptor)
 CRI_RPC(stop_container, RT, "StopContainer", StopContainerRequest, StopContainerResponse,
     runtime__v1__stop_container_response__descriptor)
-CRI_RPC(remove_container, RT, "RemoveContainer", RemoveContainerRequest,
-    RemoveContainerResponse, runtime__v1__remove_container_response__descriptor)
+CRI_RPC(remove_container, RT, "RemoveContainer", RemoveContainerRequest, RemoveContainerResponse,
+    runtime__v1__remove_container_response__descriptor)
 CRI_RPC(list_containers, RT, "ListContainers", ListContainersRequest, ListContainersResponse,
     runtime__v1__list_containers_response__descriptor)
-CRI_RPC(container_status, RT, "ContainerStatus", ContainerStatusRequest,
-    ContainerStatusResponse, runtime__v1__container_status_response__descriptor)
+CRI_RPC(container_status, RT, "ContainerStatus", ContainerStatusRequest, ContainerStatusResponse,
+    runtime__v1__container_status_response__descriptor)
 CRI_RPC(exec_sync, RT, "ExecSync", ExecSyncRequest, ExecSyncResponse,
     runtime__v1__exec_sync_response__descriptor)
-CRI_RPC(update_container_resources, RT, "UpdateContainerResources",
-    UpdateContainerResourcesRequest, UpdateContainerResourcesResponse,
-    runtime__v1__update_container_resources_response__descriptor)
+CRI_RPC(update_container_resources, RT, "UpdateContainerResources", UpdateContainerResourcesRequest,
+    UpdateContainerResourcesResponse, runtime__v1__update_container_resources_response__descriptor)
 CRI_RPC(reopen_container_log, RT, "ReopenContainerLog", ReopenContainerLogRequest,
     ReopenContainerLogResponse, runtime__v1__reopen_container_log_response__descriptor)
 CRI_RPC(pull_image, IM, "PullImage", PullImageRequest, PullImageResponse,

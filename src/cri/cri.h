@@ -34,27 +34,27 @@ struct cri;
 struct cri_call;
 
 struct cri_options {
-	int64_t timeout_ms;      /* default per-call deadline when a call passes 0 (default 2 m) */
-	size_t  max_msg;         /* max message size each way (default 16 MiB) */
-	int64_t keepalive_ms;    /* idle PING interval (default 0: none; keep >= 5 min on CRI) */
+	int64_t timeout_ms;   /* default per-call deadline when a call passes 0 (default 2 m) */
+	size_t  max_msg;      /* max message size each way (default 16 MiB) */
+	int64_t keepalive_ms; /* idle PING interval (default 0: none; keep >= 5 min on CRI) */
 	int64_t connect_timeout_ms; /* default 5 s */
 };
 
 struct cri_info {
-	int         ready;            /* connected and Version answered */
-	const char *endpoint;         /* "unix:///path" as given */
-	const char *runtime_name;     /* Version: "containerd"; NULL before the first answer */
-	const char *runtime_version;  /* "1.6.20" */
+	int         ready;               /* connected and Version answered */
+	const char *endpoint;            /* "unix:///path" as given */
+	const char *runtime_name;        /* Version: "containerd"; NULL before the first answer */
+	const char *runtime_version;     /* "1.6.20" */
 	const char *runtime_api_version; /* "v1" */
-	const char *last_error;       /* why not ready (NULL when ready) */
+	const char *last_error;          /* why not ready (NULL when ready) */
 };
 
 struct cri_stats {
-	uint64_t calls;       /* calls started */
-	uint64_t errors;      /* calls completed with code != OK (cancelled calls excluded) */
-	uint64_t cancelled;   /* calls cancelled by the caller */
-	uint64_t in_flight;   /* calls started, not completed nor cancelled */
-	uint64_t reconnects;  /* successful connections after the first */
+	uint64_t calls;           /* calls started */
+	uint64_t errors;          /* calls completed with code != OK (cancelled calls excluded) */
+	uint64_t cancelled;       /* calls cancelled by the caller */
+	uint64_t in_flight;       /* calls started, not completed nor cancelled */
+	uint64_t reconnects;      /* successful connections after the first */
 	int64_t  last_latency_us; /* latency of the last completed call */
 };
 
@@ -77,7 +77,7 @@ struct cri *cri_new(struct event_base *, const char *endpoint, const struct cri_
 void cri_free(struct cri *);
 
 /* Returns 1 when connected and Version has answered, else 0. */
-int  cri_ready(const struct cri *);
+int cri_ready(const struct cri *);
 /* Fills info; its strings are owned by the client, valid until the next loop turn. */
 void cri_info(const struct cri *, struct cri_info *info);
 void cri_stats(const struct cri *, struct cri_stats *stats);
@@ -87,82 +87,80 @@ void cri_stats(const struct cri *, struct cri_stats *stats);
 void cri_cancel(struct cri_call *);
 /* Cancels every pending call started with this owner; their callbacks never run. Returns the
  * number of calls cancelled. owner NULL cancels nothing. */
-int  cri_cancel_owner(struct cri *, const void *owner);
+int cri_cancel_owner(struct cri *, const void *owner);
 
 /* Typed calls. Each returns a call handle owned by the client (never NULL), valid until its
  * callback has run or it was cancelled. timeout_ms 0 means the client default. */
 
 /* RuntimeService */
-typedef void (*cri_version_cb)(int code, const char *message,
-    const Runtime__V1__VersionResponse *resp, void *arg);
-struct cri_call *cri_version(struct cri *, const Runtime__V1__VersionRequest *,
-    int64_t timeout_ms, cri_version_cb, void *arg, const void *owner);
+typedef void (*cri_version_cb)(
+    int code, const char *message, const Runtime__V1__VersionResponse *resp, void *arg);
+struct cri_call *cri_version(struct cri *, const Runtime__V1__VersionRequest *, int64_t timeout_ms,
+    cri_version_cb, void *arg, const void *owner);
 
-typedef void (*cri_status_cb)(int code, const char *message,
-    const Runtime__V1__StatusResponse *resp, void *arg);
-struct cri_call *cri_status(struct cri *, const Runtime__V1__StatusRequest *,
-    int64_t timeout_ms, cri_status_cb, void *arg, const void *owner);
+typedef void (*cri_status_cb)(
+    int code, const char *message, const Runtime__V1__StatusResponse *resp, void *arg);
+struct cri_call *cri_status(struct cri *, const Runtime__V1__StatusRequest *, int64_t timeout_ms,
+    cri_status_cb, void *arg, const void *owner);
 
-typedef void (*cri_run_pod_sandbox_cb)(int code, const char *message,
-    const Runtime__V1__RunPodSandboxResponse *resp, void *arg);
+typedef void (*cri_run_pod_sandbox_cb)(
+    int code, const char *message, const Runtime__V1__RunPodSandboxResponse *resp, void *arg);
 struct cri_call *cri_run_pod_sandbox(struct cri *, const Runtime__V1__RunPodSandboxRequest *,
     int64_t timeout_ms, cri_run_pod_sandbox_cb, void *arg, const void *owner);
 
-typedef void (*cri_stop_pod_sandbox_cb)(int code, const char *message,
-    const Runtime__V1__StopPodSandboxResponse *resp, void *arg);
+typedef void (*cri_stop_pod_sandbox_cb)(
+    int code, const char *message, const Runtime__V1__StopPodSandboxResponse *resp, void *arg);
 struct cri_call *cri_stop_pod_sandbox(struct cri *, const Runtime__V1__StopPodSandboxRequest *,
     int64_t timeout_ms, cri_stop_pod_sandbox_cb, void *arg, const void *owner);
 
-typedef void (*cri_remove_pod_sandbox_cb)(int code, const char *message,
-    const Runtime__V1__RemovePodSandboxResponse *resp, void *arg);
-struct cri_call *cri_remove_pod_sandbox(struct cri *,
-    const Runtime__V1__RemovePodSandboxRequest *, int64_t timeout_ms,
-    cri_remove_pod_sandbox_cb, void *arg, const void *owner);
+typedef void (*cri_remove_pod_sandbox_cb)(
+    int code, const char *message, const Runtime__V1__RemovePodSandboxResponse *resp, void *arg);
+struct cri_call *cri_remove_pod_sandbox(struct cri *, const Runtime__V1__RemovePodSandboxRequest *,
+    int64_t timeout_ms, cri_remove_pod_sandbox_cb, void *arg, const void *owner);
 
-typedef void (*cri_pod_sandbox_status_cb)(int code, const char *message,
-    const Runtime__V1__PodSandboxStatusResponse *resp, void *arg);
-struct cri_call *cri_pod_sandbox_status(struct cri *,
-    const Runtime__V1__PodSandboxStatusRequest *, int64_t timeout_ms,
-    cri_pod_sandbox_status_cb, void *arg, const void *owner);
+typedef void (*cri_pod_sandbox_status_cb)(
+    int code, const char *message, const Runtime__V1__PodSandboxStatusResponse *resp, void *arg);
+struct cri_call *cri_pod_sandbox_status(struct cri *, const Runtime__V1__PodSandboxStatusRequest *,
+    int64_t timeout_ms, cri_pod_sandbox_status_cb, void *arg, const void *owner);
 
-typedef void (*cri_list_pod_sandbox_cb)(int code, const char *message,
-    const Runtime__V1__ListPodSandboxResponse *resp, void *arg);
+typedef void (*cri_list_pod_sandbox_cb)(
+    int code, const char *message, const Runtime__V1__ListPodSandboxResponse *resp, void *arg);
 struct cri_call *cri_list_pod_sandbox(struct cri *, const Runtime__V1__ListPodSandboxRequest *,
     int64_t timeout_ms, cri_list_pod_sandbox_cb, void *arg, const void *owner);
 
-typedef void (*cri_create_container_cb)(int code, const char *message,
-    const Runtime__V1__CreateContainerResponse *resp, void *arg);
+typedef void (*cri_create_container_cb)(
+    int code, const char *message, const Runtime__V1__CreateContainerResponse *resp, void *arg);
 struct cri_call *cri_create_container(struct cri *, const Runtime__V1__CreateContainerRequest *,
     int64_t timeout_ms, cri_create_container_cb, void *arg, const void *owner);
 
-typedef void (*cri_start_container_cb)(int code, const char *message,
-    const Runtime__V1__StartContainerResponse *resp, void *arg);
+typedef void (*cri_start_container_cb)(
+    int code, const char *message, const Runtime__V1__StartContainerResponse *resp, void *arg);
 struct cri_call *cri_start_container(struct cri *, const Runtime__V1__StartContainerRequest *,
     int64_t timeout_ms, cri_start_container_cb, void *arg, const void *owner);
 
-typedef void (*cri_stop_container_cb)(int code, const char *message,
-    const Runtime__V1__StopContainerResponse *resp, void *arg);
+typedef void (*cri_stop_container_cb)(
+    int code, const char *message, const Runtime__V1__StopContainerResponse *resp, void *arg);
 struct cri_call *cri_stop_container(struct cri *, const Runtime__V1__StopContainerRequest *,
     int64_t timeout_ms, cri_stop_container_cb, void *arg, const void *owner);
 
-typedef void (*cri_remove_container_cb)(int code, const char *message,
-    const Runtime__V1__RemoveContainerResponse *resp, void *arg);
+typedef void (*cri_remove_container_cb)(
+    int code, const char *message, const Runtime__V1__RemoveContainerResponse *resp, void *arg);
 struct cri_call *cri_remove_container(struct cri *, const Runtime__V1__RemoveContainerRequest *,
     int64_t timeout_ms, cri_remove_container_cb, void *arg, const void *owner);
 
-typedef void (*cri_list_containers_cb)(int code, const char *message,
-    const Runtime__V1__ListContainersResponse *resp, void *arg);
+typedef void (*cri_list_containers_cb)(
+    int code, const char *message, const Runtime__V1__ListContainersResponse *resp, void *arg);
 struct cri_call *cri_list_containers(struct cri *, const Runtime__V1__ListContainersRequest *,
     int64_t timeout_ms, cri_list_containers_cb, void *arg, const void *owner);
 
-typedef void (*cri_container_status_cb)(int code, const char *message,
-    const Runtime__V1__ContainerStatusResponse *resp, void *arg);
+typedef void (*cri_container_status_cb)(
+    int code, const char *message, const Runtime__V1__ContainerStatusResponse *resp, void *arg);
 struct cri_call *cri_container_status(struct cri *, const Runtime__V1__ContainerStatusRequest *,
     int64_t timeout_ms, cri_container_status_cb, void *arg, const void *owner);
 
 /* ExecSync: pass a timeout_ms larger than the request's own timeout (seconds). */
-typedef void (*cri_exec_sync_cb)(int code, const char *message,
-    const Runtime__V1__ExecSyncResponse *resp, void *arg);
+typedef void (*cri_exec_sync_cb)(
+    int code, const char *message, const Runtime__V1__ExecSyncResponse *resp, void *arg);
 struct cri_call *cri_exec_sync(struct cri *, const Runtime__V1__ExecSyncRequest *,
     int64_t timeout_ms, cri_exec_sync_cb, void *arg, const void *owner);
 
@@ -174,35 +172,35 @@ struct cri_call *cri_update_container_resources(struct cri *,
 
 /* After the container's log file was renamed (rotation), the runtime opens a new one at
  * its log path. Fails for a container that is not running. */
-typedef void (*cri_reopen_container_log_cb)(int code, const char *message,
-    const Runtime__V1__ReopenContainerLogResponse *resp, void *arg);
+typedef void (*cri_reopen_container_log_cb)(
+    int code, const char *message, const Runtime__V1__ReopenContainerLogResponse *resp, void *arg);
 struct cri_call *cri_reopen_container_log(struct cri *,
-    const Runtime__V1__ReopenContainerLogRequest *, int64_t timeout_ms,
-    cri_reopen_container_log_cb, void *arg, const void *owner);
+    const Runtime__V1__ReopenContainerLogRequest *, int64_t timeout_ms, cri_reopen_container_log_cb,
+    void *arg, const void *owner);
 
 /* ImageService */
-typedef void (*cri_pull_image_cb)(int code, const char *message,
-    const Runtime__V1__PullImageResponse *resp, void *arg);
+typedef void (*cri_pull_image_cb)(
+    int code, const char *message, const Runtime__V1__PullImageResponse *resp, void *arg);
 struct cri_call *cri_pull_image(struct cri *, const Runtime__V1__PullImageRequest *,
     int64_t timeout_ms, cri_pull_image_cb, void *arg, const void *owner);
 
-typedef void (*cri_image_status_cb)(int code, const char *message,
-    const Runtime__V1__ImageStatusResponse *resp, void *arg);
+typedef void (*cri_image_status_cb)(
+    int code, const char *message, const Runtime__V1__ImageStatusResponse *resp, void *arg);
 struct cri_call *cri_image_status(struct cri *, const Runtime__V1__ImageStatusRequest *,
     int64_t timeout_ms, cri_image_status_cb, void *arg, const void *owner);
 
-typedef void (*cri_list_images_cb)(int code, const char *message,
-    const Runtime__V1__ListImagesResponse *resp, void *arg);
+typedef void (*cri_list_images_cb)(
+    int code, const char *message, const Runtime__V1__ListImagesResponse *resp, void *arg);
 struct cri_call *cri_list_images(struct cri *, const Runtime__V1__ListImagesRequest *,
     int64_t timeout_ms, cri_list_images_cb, void *arg, const void *owner);
 
-typedef void (*cri_remove_image_cb)(int code, const char *message,
-    const Runtime__V1__RemoveImageResponse *resp, void *arg);
+typedef void (*cri_remove_image_cb)(
+    int code, const char *message, const Runtime__V1__RemoveImageResponse *resp, void *arg);
 struct cri_call *cri_remove_image(struct cri *, const Runtime__V1__RemoveImageRequest *,
     int64_t timeout_ms, cri_remove_image_cb, void *arg, const void *owner);
 
-typedef void (*cri_image_fs_info_cb)(int code, const char *message,
-    const Runtime__V1__ImageFsInfoResponse *resp, void *arg);
+typedef void (*cri_image_fs_info_cb)(
+    int code, const char *message, const Runtime__V1__ImageFsInfoResponse *resp, void *arg);
 struct cri_call *cri_image_fs_info(struct cri *, const Runtime__V1__ImageFsInfoRequest *,
     int64_t timeout_ms, cri_image_fs_info_cb, void *arg, const void *owner);
 

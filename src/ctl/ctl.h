@@ -41,18 +41,18 @@ struct ctl;
 
 /* What the API side can tell (all optional). Strings borrowed for the call. */
 struct ctl_api_info {
-	int         configured;       /* --kubeconfig given */
+	int         configured; /* --kubeconfig given */
 	int         connected;
-	const char *watch_state;      /* "idle", "listing", "watching" or NULL */
-	const char *resource_version; /* watch position or NULL */
-	int64_t     last_event_age_ms;/* -1: none yet */
+	const char *watch_state;       /* "idle", "listing", "watching" or NULL */
+	const char *resource_version;  /* watch position or NULL */
+	int64_t     last_event_age_ms; /* -1: none yet */
 };
 
 /* What kletd hands the server; every object pointer may be NULL (its section then says
  * "unavailable"). The objects must outlive the server (free it first). */
 struct ctl_deps {
 	struct event_base        *base;
-	const struct klet_config *cfg;       /* ctl_socket, ctl_group, node_name, root_dir */
+	const struct klet_config *cfg; /* ctl_socket, ctl_group, node_name, root_dir */
 	struct loop              *loop;
 	struct cri               *cri;
 	struct podcache          *cache;
@@ -61,12 +61,12 @@ struct ctl_deps {
 	struct events            *events;
 	struct store             *store;
 	struct pleg              *pleg;
-	int64_t                   started_ms; /* monotonic start of the daemon */
+	int64_t                   started_ms;                  /* monotonic start of the daemon */
 	void (*api_info)(struct ctl_api_info *out, void *arg); /* NULL: not configured */
-	void                     *api_arg;
-	size_t                    max_output; /* 0: CTL_MAX_OUTPUT */
-	struct prober            *prober;     /* probe results (READY, describe); may be NULL */
-	const int64_t            *recovered_ms; /* ms from start to recovered, -1 before; NULL */
+	void          *api_arg;
+	size_t         max_output;   /* 0: CTL_MAX_OUTPUT */
+	struct prober *prober;       /* probe results (READY, describe); may be NULL */
+	const int64_t *recovered_ms; /* ms from start to recovered, -1 before; NULL */
 };
 
 /* Creates the socket (replacing a stale one) and starts accepting. Returns NULL with a
@@ -81,25 +81,25 @@ size_t ctl_clients(const struct ctl *);
 
 /* A parsed request. cmd and the strings point into storage owned by the struct. */
 struct ctl_request {
-	int   v;
-	char  cmd[32];
-	char  ns[254];
-	char  name[254];
-	int   all_ns;
-	int   watch;
+	int  v;
+	char cmd[32];
+	char ns[254];
+	char name[254];
+	int  all_ns;
+	int  watch;
 };
 /* Parses one request line (without its newline). Returns 0, or -1 with a one-line reason
  * in err: invalid JSON, not an object, missing/unknown cmd, unsupported v, wrong types. */
-int  ctl_parse_request(const char *line, size_t len, struct ctl_request *out, char *err,
-         size_t errlen);
+int ctl_parse_request(
+    const char *line, size_t len, struct ctl_request *out, char *err, size_t errlen);
 /* The kubectl-style STATUS column of a pod from its generated status: "Terminating" when
  * deleting or terminating, a container's waiting reason (CrashLoopBackOff, ErrImagePull,
  * ContainerCreating, ...), terminated reason, "Init:..." for init containers, else phase.
  * Returns buf, a static string or a status-owned string. */
 struct pod;
 struct pod_status;
-const char *ctl_pod_status_reason(const struct pod *, const struct pod_status *,
-         int terminating, char *buf, size_t len);
+const char *ctl_pod_status_reason(
+    const struct pod *, const struct pod_status *, int terminating, char *buf, size_t len);
 /* kubectl's short age ("45s", "3m12s", "5h", "2d3h", ...) of secs into buf; "<unknown>"
  * for a negative value. Returns buf. */
 const char *ctl_format_age(int64_t secs, char *buf, size_t len);

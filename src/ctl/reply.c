@@ -46,13 +46,13 @@ ctl_collect_error(const struct kr_start_error *e, void *arg)
 
 /* Generates the API status of a worker's pod as the status manager would. */
 static void
-ctl_pod_status(struct ctl *c, const struct pw_view *v, struct pod_status *out,
-    struct probe_set *probes)
+ctl_pod_status(
+    struct ctl *c, const struct pw_view *v, struct pod_status *out, struct probe_set *probes)
 {
 	struct podstatus_input in;
-	struct ctl_errs errs;
-	struct start_errors se;
-	struct cri_info ci;
+	struct ctl_errs        errs;
+	struct start_errors    se;
+	struct cri_info        ci;
 
 	memset(&in, 0, sizeof(in));
 	errs.n = 0;
@@ -173,8 +173,8 @@ static int64_t
 ctl_pod_created(struct ctl *c, const struct pw_view *v, const struct pod_status *st)
 {
 	const struct rt_pod_status *rt;
-	int64_t t = 0;
-	size_t i;
+	int64_t                     t = 0;
+	size_t                      i;
 
 	if (v->pod->creation_ts > 0)
 		return v->pod->creation_ts;
@@ -189,13 +189,13 @@ ctl_pod_created(struct ctl *c, const struct pw_view *v, const struct pod_status 
 static void
 ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 {
-	struct ctl *c = w->c;
-	struct pod_status st;
+	struct ctl        *c = w->c;
+	struct pod_status  st;
 	struct kr_pod_view kv;
-	const struct pod *pod = v->pod;
-	char buf[128], ready[32];
-	size_t i, nready = 0;
-	int64_t restarts = 0, created;
+	const struct pod  *pod = v->pod;
+	char               buf[128], ready[32];
+	size_t             i, nready = 0;
+	int64_t            restarts = 0, created;
 
 	struct probe_set ps = { NULL, 0 };
 
@@ -213,16 +213,17 @@ ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 	json_gen_kv_str(w->g, "name", pod->name);
 	json_gen_kv_str(w->g, "uid", v->uid);
 	json_gen_kv_str(w->g, "ready", ready);
-	json_gen_kv_str(w->g, "status", ctl_pod_status_reason(pod, &st,
-	    v->state == PW_TERMINATING, buf, sizeof(buf)));
+	json_gen_kv_str(w->g, "status",
+	    ctl_pod_status_reason(pod, &st, v->state == PW_TERMINATING, buf, sizeof(buf)));
 	json_gen_kv_str(w->g, "phase", pod_phase_name(st.phase));
 	json_gen_kv_int(w->g, "restarts", restarts);
 	ctl_gen_time(w->g, "created", created);
 	json_gen_kv_int(w->g, "ageSeconds", created > 0 ? w->now - created : -1);
 	json_gen_kv_str(w->g, "state", pw_state_name(v->state));
 	json_gen_kv_str(w->g, "ip", st.pod_ip);
-	json_gen_kv_str(w->g, "node", pod->node_name != NULL ? pod->node_name :
-	    (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
+	json_gen_kv_str(w->g, "node",
+	    pod->node_name != NULL ? pod->node_name
+	                           : (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
 	if (c->c_deps.kr != NULL && kuberuntime_get(c->c_deps.kr, v->uid, &kv) == 0 &&
 	    kv.call != NULL) {
 		json_gen_kv_str(w->g, "criCall", kv.call);
@@ -249,7 +250,7 @@ static void
 ctl_find_cb(const struct pw_view *v, void *arg)
 {
 	struct ctl_walk *w = arg;
-	const char *ns = w->rq->ns[0] != '\0' ? w->rq->ns : "default";
+	const char      *ns = w->rq->ns[0] != '\0' ? w->rq->ns : "default";
 
 	if (v->pod == NULL || v->pod->name == NULL || strcmp(v->pod->name, w->rq->name) != 0)
 		return;
@@ -300,7 +301,7 @@ static void
 ctl_gen_env(yajl_gen g, const struct container *ct)
 {
 	size_t i;
-	char *s;
+	char  *s;
 
 	json_gen_key(g, "env");
 	yajl_gen_array_open(g);
@@ -398,7 +399,7 @@ ctl_gen_container(yajl_gen g, const struct container *ct, const struct container
     const char *kind, const struct probe_set *ps)
 {
 	const struct probe_state *pr = NULL;
-	const char *w;
+	const char               *w;
 
 	json_gen_key(g, NULL == ct ? "?" : ct->c_name);
 	yajl_gen_map_open(g);
@@ -449,30 +450,31 @@ ctl_start_error_cb(const struct kr_start_error *e, void *arg)
 static void
 ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 {
-	struct ctl *c = w->c;
-	yajl_gen g = w->g;
-	const struct pod *pod = v->pod;
-	struct pod_status st;
+	struct ctl        *c = w->c;
+	yajl_gen           g = w->g;
+	const struct pod  *pod = v->pod;
+	struct pod_status  st;
 	struct kr_pod_view kv;
-	char buf[128];
-	struct probe_set ps = { NULL, 0 };
-	size_t i;
+	char               buf[128];
+	struct probe_set   ps = { NULL, 0 };
+	size_t             i;
 
 	ctl_pod_status(c, v, &st, &ps);
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "namespace", pod->ns);
 	json_gen_kv_str(g, "name", pod->name);
 	json_gen_kv_str(g, "uid", v->uid);
-	json_gen_kv_str(g, "node", pod->node_name != NULL ? pod->node_name :
-	    (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
+	json_gen_kv_str(g, "node",
+	    pod->node_name != NULL ? pod->node_name
+	                           : (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
 	ctl_gen_time(g, "created", ctl_pod_created(c, v, &st));
 	json_gen_kv_str(g, "source", NULL);
 	for (i = 0; i < pod->annotations.n; i++)
 		if (strcmp(pod->annotations.items[i].k, "kubernetes.io/config.source") == 0) {
 			json_gen_kv_str(g, "source", pod->annotations.items[i].v);
 		}
-	json_gen_kv_str(g, "status", ctl_pod_status_reason(pod, &st,
-	    v->state == PW_TERMINATING, buf, sizeof(buf)));
+	json_gen_kv_str(g, "status",
+	    ctl_pod_status_reason(pod, &st, v->state == PW_TERMINATING, buf, sizeof(buf)));
 	json_gen_kv_str(g, "phase", pod_phase_name(st.phase));
 	json_gen_kv_str(g, "reason", st.reason);
 	json_gen_kv_str(g, "message", st.message);
@@ -492,8 +494,8 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 	json_gen_kv_str(g, "transaction", v->txn_kind);
 	if (v->working)
 		json_gen_kv_int(g, "transactionAgeMs", w->now_mono - v->txn_started_ms);
-	json_gen_kv_str(g, "pendingUpdate", v->has_pending ? ctl_update_name(v->pending_type) :
-	    NULL);
+	json_gen_kv_str(
+	    g, "pendingUpdate", v->has_pending ? ctl_update_name(v->pending_type) : NULL);
 	if (v->next_sync_ms > 0)
 		json_gen_kv_int(g, "nextSyncInMs", v->next_sync_ms - w->now_mono);
 	if (v->state == PW_TERMINATING) {
@@ -516,11 +518,12 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 		if (kv.sandbox_id != NULL)
 			json_gen_kv_str(g, "sandboxID", kv.sandbox_id);
 		else {
-			const struct rt_pod_status *rt = c->c_deps.cache != NULL ?
-			    podcache_get(c->c_deps.cache, v->uid, NULL) : NULL;
+			const struct rt_pod_status *rt = c->c_deps.cache != NULL
+			    ? podcache_get(c->c_deps.cache, v->uid, NULL)
+			    : NULL;
 
-			json_gen_kv_str(g, "sandboxID", rt != NULL && rt->nsandboxes > 0 ?
-			    rt->sandboxes[0].id : NULL);
+			json_gen_kv_str(g, "sandboxID",
+			    rt != NULL && rt->nsandboxes > 0 ? rt->sandboxes[0].id : NULL);
 		}
 		json_gen_kv_str(g, "sandboxError", kv.sandbox_error);
 		json_gen_kv_str(g, "lastError", kv.last_error);
@@ -541,8 +544,10 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 
 		yajl_gen_map_open(g);
 		json_gen_kv_str(g, "type", pc->type);
-		json_gen_kv_str(g, "status", pc->status == COND_TRUE ? "True" :
-		    pc->status == COND_FALSE ? "False" : "Unknown");
+		json_gen_kv_str(g, "status",
+		    pc->status == COND_TRUE        ? "True"
+		        : pc->status == COND_FALSE ? "False"
+		                                   : "Unknown");
 		json_gen_kv_str(g, "reason", pc->reason);
 		yajl_gen_map_close(g);
 	}
@@ -553,14 +558,14 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 	for (i = 0; i < pod->ninit_containers; i++) {
 		const struct container *ct = &pod->init_containers[i];
 
-		ctl_gen_container(g, ct, ctl_find_cs(st.init_statuses, st.ninit_statuses,
-		    ct->c_name), "init", &ps);
+		ctl_gen_container(g, ct,
+		    ctl_find_cs(st.init_statuses, st.ninit_statuses, ct->c_name), "init", &ps);
 	}
 	for (i = 0; i < pod->ncontainers; i++) {
 		const struct container *ct = &pod->containers[i];
 
-		ctl_gen_container(g, ct, ctl_find_cs(st.statuses, st.nstatuses, ct->c_name),
-		    "app", &ps);
+		ctl_gen_container(
+		    g, ct, ctl_find_cs(st.statuses, st.nstatuses, ct->c_name), "app", &ps);
 	}
 	yajl_gen_map_close(g);
 
@@ -594,8 +599,8 @@ static void
 ctl_containers_cb(const struct rt_pod_status *rs, void *arg)
 {
 	struct ctl_walk *w = arg;
-	yajl_gen g = w->g;
-	size_t i;
+	yajl_gen         g = w->g;
+	size_t           i;
 
 	if (!w->rq->all_ns && w->rq->ns[0] != '\0' &&
 	    (rs->ns == NULL || strcmp(rs->ns, w->rq->ns) != 0))
@@ -647,8 +652,8 @@ ctl_task_cb(const struct loop_task_stats *st, void *arg)
 static int64_t
 ctl_rss_kib(void)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
+	FILE     *f = fopen("/proc/self/status", "r");
+	char      line[256];
 	long long v = -1;
 
 	if (f == NULL)
@@ -664,8 +669,8 @@ static void
 ctl_gen_status(struct ctl_walk *w)
 {
 	struct ctl *c = w->c;
-	yajl_gen g = w->g;
-	char why[256];
+	yajl_gen    g = w->g;
+	char        why[256];
 
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "node", c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL);
@@ -673,14 +678,14 @@ ctl_gen_status(struct ctl_walk *w)
 	json_gen_kv_int(g, "pid", getpid());
 	json_gen_kv_int(g, "uptimeSeconds", (w->now_mono - c->c_deps.started_ms) / 1000);
 	json_gen_kv_int(g, "rssKiB", ctl_rss_kib());
-	json_gen_kv_int(g, "pods", c->c_deps.workers != NULL ?
-	    (int64_t)podworkers_count(c->c_deps.workers) : 0);
+	json_gen_kv_int(g, "pods",
+	    c->c_deps.workers != NULL ? (int64_t)podworkers_count(c->c_deps.workers) : 0);
 	json_gen_kv_int(g, "ctlClients", (int64_t)c->c_nclients);
 
 	json_gen_key(g, "runtime");
 	yajl_gen_map_open(g);
 	if (c->c_deps.cri != NULL) {
-		struct cri_info ci;
+		struct cri_info  ci;
 		struct cri_stats cs;
 
 		cri_info(c->c_deps.cri, &ci);
@@ -722,7 +727,7 @@ ctl_gen_status(struct ctl_walk *w)
 	yajl_gen_map_open(g);
 	if (c->c_deps.pleg != NULL) {
 		struct pleg_stats ps;
-		int ok;
+		int               ok;
 
 		pleg_stats(c->c_deps.pleg, &ps);
 		why[0] = '\0';
@@ -733,15 +738,15 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "failures", (int64_t)ps.failures);
 		json_gen_kv_int(g, "lastDurationUs", ps.last_duration_us);
 		json_gen_kv_int(g, "maxDurationUs", ps.max_duration_us);
-		json_gen_kv_int(g, "lastRelistAgoMs", ps.last_success_ms > 0 ?
-		    w->now_mono - ps.last_success_ms : -1);
+		json_gen_kv_int(g, "lastRelistAgoMs",
+		    ps.last_success_ms > 0 ? w->now_mono - ps.last_success_ms : -1);
 		json_gen_kv_int(g, "pods", (int64_t)ps.pods);
 		json_gen_kv_int(g, "containers", (int64_t)ps.containers);
 		json_gen_kv_int(g, "sandboxes", (int64_t)ps.sandboxes);
 		json_gen_key(g, "recovery");
 		yajl_gen_map_open(g);
-		json_gen_kv_int(g, "recoveredInMs", c->c_deps.recovered_ms != NULL ?
-		    *c->c_deps.recovered_ms : -1);
+		json_gen_kv_int(g, "recoveredInMs",
+		    c->c_deps.recovered_ms != NULL ? *c->c_deps.recovered_ms : -1);
 		json_gen_kv_int(g, "objects", (int64_t)ps.first_objects);
 		json_gen_kv_int(g, "fromStore", (int64_t)ps.first_from_store);
 		json_gen_kv_int(g, "statusCalls", (int64_t)ps.first_status_calls);
@@ -777,8 +782,8 @@ ctl_gen_status(struct ctl_walk *w)
 
 	json_gen_key(g, "events");
 	yajl_gen_map_open(g);
-	json_gen_kv_int(g, "stored", c->c_deps.events != NULL ?
-	    (int64_t)events_count(c->c_deps.events) : 0);
+	json_gen_kv_int(
+	    g, "stored", c->c_deps.events != NULL ? (int64_t)events_count(c->c_deps.events) : 0);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 }
@@ -798,8 +803,8 @@ void
 ctl_reply_build(struct ctl *c, const struct ctl_request *rqp, yajl_gen g)
 {
 	struct ctl_request rq = *rqp;
-	struct ctl_walk w;
-	char err[640];
+	struct ctl_walk    w;
+	char               err[640];
 
 	memset(&w, 0, sizeof(w));
 	w.c = c;

@@ -52,21 +52,19 @@ ctl_format_age(int64_t s, char *buf, size_t len)
 	else if (s < 3 * 3600)
 		snprintf(buf, len, "%lldm", (long long)(s / 60));
 	else if (s < 8 * 3600)
-		snprintf(buf, len, "%lldh%lldm", (long long)(s / 3600),
-		    (long long)(s % 3600 / 60));
+		snprintf(buf, len, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
 	else if (s < 48 * 3600)
 		snprintf(buf, len, "%lldh", (long long)(s / 3600));
 	else if (s < 8 * 86400)
-		snprintf(buf, len, "%lldd%lldh", (long long)(s / 86400),
-		    (long long)(s % 86400 / 3600));
+		snprintf(
+		    buf, len, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
 	else
 		snprintf(buf, len, "%lldd", (long long)(s / 86400));
 	return buf;
 }
 
 static const char *
-ctl_terminated_reason(const struct container_state *st, const char *prefix, char *buf,
-    size_t len)
+ctl_terminated_reason(const struct container_state *st, const char *prefix, char *buf, size_t len)
 {
 	if (st->reason != NULL && *st->reason != '\0')
 		snprintf(buf, len, "%s%s", prefix, st->reason);
@@ -78,12 +76,12 @@ ctl_terminated_reason(const struct container_state *st, const char *prefix, char
 }
 
 const char *
-ctl_pod_status_reason(const struct pod *pod, const struct pod_status *st, int terminating,
-    char *buf, size_t len)
+ctl_pod_status_reason(
+    const struct pod *pod, const struct pod_status *st, int terminating, char *buf, size_t len)
 {
 	const char *reason = pod_phase_name(st->phase);
-	size_t i;
-	int initializing = 0;
+	size_t      i;
+	int         initializing = 0;
 
 	if (st->reason != NULL && *st->reason != '\0')
 		reason = st->reason;
@@ -140,12 +138,17 @@ ctl_gen_error(yajl_gen g, const char *msg)
 }
 
 static const char *const ctl_cmds[] = {
-	"version", "get_pods", "describe_pod", "get_containers", "events", "status",
+	"version",
+	"get_pods",
+	"describe_pod",
+	"get_containers",
+	"events",
+	"status",
 };
 
 static int
-ctl_opt_str(const struct json *root, const char *key, char *out, size_t outlen, char *err,
-    size_t errlen)
+ctl_opt_str(
+    const struct json *root, const char *key, char *out, size_t outlen, char *err, size_t errlen)
 {
 	const struct json *v = json_get(root, key);
 
@@ -182,16 +185,15 @@ ctl_opt_bool(const struct json *root, const char *key, int *out, char *err, size
 }
 
 int
-ctl_parse_request(const char *line, size_t len, struct ctl_request *out, char *err,
-    size_t errlen)
+ctl_parse_request(const char *line, size_t len, struct ctl_request *out, char *err, size_t errlen)
 {
 	struct json_limits lim = { CTL_MAX_REQUEST, 8, 4096 };
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *root, *v, *cmd;
-	char perr[256];
-	int64_t ver;
-	size_t i;
-	int rc = -1;
+	char               perr[256];
+	int64_t            ver;
+	size_t             i;
+	int                rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (len > CTL_MAX_REQUEST) {
@@ -256,7 +258,7 @@ static void ctl_client_drop(struct ctl_client *, const char *why);
 static void
 ctl_reap(evutil_socket_t fd, short what, void *arg)
 {
-	struct ctl *c = arg;
+	struct ctl        *c = arg;
 	struct ctl_client *cc;
 
 	(void)fd;
@@ -277,8 +279,8 @@ ctl_client_drop(struct ctl_client *cc, const char *why)
 	if (cc->cc_dead)
 		return;
 	cc->cc_dead = 1;
-	log_v(2, "podctl: client pid=%ld uid=%ld closed: %s", (long)cc->cc_pid,
-	    (long)cc->cc_uid, why);
+	log_v(2, "podctl: client pid=%ld uid=%ld closed: %s", (long)cc->cc_pid, (long)cc->cc_uid,
+	    why);
 	bufferevent_disable(cc->cc_bev, EV_READ | EV_WRITE);
 	bufferevent_setcb(cc->cc_bev, NULL, NULL, NULL, NULL);
 	TAILQ_REMOVE(&c->c_clients, cc, cc_entry);
@@ -292,10 +294,10 @@ ctl_client_drop(struct ctl_client *cc, const char *why)
 static int
 ctl_client_send(struct ctl_client *cc, yajl_gen g)
 {
-	struct ctl *c = cc->cc_ctl;
-	struct evbuffer *out = bufferevent_get_output(cc->cc_bev);
+	struct ctl          *c = cc->cc_ctl;
+	struct evbuffer     *out = bufferevent_get_output(cc->cc_bev);
 	const unsigned char *buf;
-	size_t len;
+	size_t               len;
 
 	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
 		return 0;
@@ -330,16 +332,15 @@ ctl_client_fail(struct ctl_client *cc, const char *msg)
 	yajl_gen_free(g);
 }
 
-
 /* Handles one request; returns -1 when the client was dropped or is closing. */
 static int
 ctl_handle(struct ctl_client *cc, const char *line, size_t len)
 {
-	struct ctl *c = cc->cc_ctl;
+	struct ctl        *c = cc->cc_ctl;
 	struct ctl_request rq;
-	char err[640];
-	yajl_gen g;
-	int rc;
+	char               err[640];
+	yajl_gen           g;
+	int                rc;
 
 	if (ctl_parse_request(line, len, &rq, err, sizeof(err)) == -1) {
 		/* A malformed request is answered; the connection stays usable. */
@@ -361,11 +362,11 @@ ctl_handle(struct ctl_client *cc, const char *line, size_t len)
 static void
 ctl_read_cb(struct bufferevent *bev, void *arg)
 {
-	struct ctl_client *cc = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+	struct ctl_client  *cc = arg;
+	struct evbuffer    *in = bufferevent_get_input(bev);
 	struct evbuffer_ptr eol;
-	size_t n, eol_len;
-	char *line;
+	size_t              n, eol_len;
+	char               *line;
 
 	cc->cc_got_input = 1;
 	if (cc->cc_closing) {
@@ -429,9 +430,9 @@ ctl_event_cb(struct bufferevent *bev, short what, void *arg)
 static int
 ctl_proc_in_group(pid_t pid, gid_t gid)
 {
-	char path[64], line[4096], *p, *end;
+	char  path[64], line[4096], *p, *end;
 	FILE *f;
-	int found = 0;
+	int   found = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
 	if ((f = fopen(path, "r")) == NULL)
@@ -460,9 +461,9 @@ static int
 ctl_user_in_group(uid_t uid, gid_t pgid, gid_t gid)
 {
 	struct passwd pw, *pwp = NULL;
-	char buf[4096];
-	gid_t groups[256];
-	int i, n = 256;
+	char          buf[4096];
+	gid_t         groups[256];
+	int           i, n = 256;
 
 	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &pwp) != 0 || pwp == NULL)
 		return 0;
@@ -492,14 +493,14 @@ ctl_peer_allowed(struct ctl *c, const struct ucred *cr)
 }
 
 static void
-ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-    void *arg)
+ctl_accept_cb(
+    struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
 {
-	struct ctl *c = arg;
+	struct ctl        *c = arg;
 	struct ctl_client *cc;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
-	struct timeval wto = { 10, 0 };
+	struct ucred       cr;
+	socklen_t          crlen = sizeof(cr);
+	struct timeval     wto = { 10, 0 };
 
 	(void)l;
 	(void)sa;
@@ -530,7 +531,8 @@ ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 
 		c->c_refused++;
 		log_warnx("podctl: refused pid=%ld uid=%ld gid=%ld: not root nor in the "
-		    "allowed group", (long)cr.pid, (long)cr.uid, (long)cr.gid);
+		          "allowed group",
+		    (long)cr.pid, (long)cr.uid, (long)cr.gid);
 		snprintf(msg, sizeof(msg), "permission denied: uid %ld is not root%s%s",
 		    (long)cr.uid, c->c_has_group ? " nor a member of group " : "",
 		    c->c_has_group ? c->c_deps.cfg->ctl_group : " (no --podctl-group set)");
@@ -544,9 +546,9 @@ ctl_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 static void
 ctl_listener_event(const struct ev_record *e, int is_new, void *arg)
 {
-	struct ctl *c = arg;
+	struct ctl        *c = arg;
 	struct ctl_client *cc, *next;
-	yajl_gen g;
+	yajl_gen           g;
 
 	(void)is_new;
 	g = json_gen_new(0);
@@ -567,8 +569,8 @@ static int
 ctl_listen(struct ctl *c, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
-	struct stat st;
-	int fd;
+	struct stat        st;
+	int                fd;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -597,8 +599,8 @@ ctl_listen(struct ctl *c, char *err, size_t errlen)
 	}
 	if (chmod(c->c_path, 0660) == -1 ||
 	    (c->c_has_group && chown(c->c_path, (uid_t)-1, c->c_gid) == -1)) {
-		snprintf(err, errlen, "--podctl-socket %s: chmod/chown: %s", c->c_path,
-		    strerror(errno));
+		snprintf(
+		    err, errlen, "--podctl-socket %s: chmod/chown: %s", c->c_path, strerror(errno));
 		close(fd);
 		unlink(c->c_path);
 		return -1;
@@ -633,8 +635,8 @@ ctl_new(const struct ctl_deps *deps, char *err, size_t errlen)
 	TAILQ_INIT(&c->c_dead);
 	if (deps->cfg->ctl_group != NULL && *deps->cfg->ctl_group != '\0') {
 		struct group gr, *grp = NULL;
-		char buf[8192];
-		int e = getgrnam_r(deps->cfg->ctl_group, &gr, buf, sizeof(buf), &grp);
+		char         buf[8192];
+		int          e = getgrnam_r(deps->cfg->ctl_group, &gr, buf, sizeof(buf), &grp);
 
 		if (e != 0 || grp == NULL) {
 			snprintf(err, errlen, "--podctl-group %s: %s", deps->cfg->ctl_group,

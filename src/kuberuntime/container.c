@@ -21,8 +21,8 @@
 #include "core/log.h"
 #include "core/util.h"
 
-#define KR_DEFAULT_GRACE 30
-#define KR_POSTSTART_TIMEOUT_S 120  /* an exec hook without limit would hold the pod forever */
+#define KR_DEFAULT_GRACE       30
+#define KR_POSTSTART_TIMEOUT_S 120 /* an exec hook without limit would hold the pod forever */
 
 static int64_t
 kr_wall_ms(void)
@@ -72,10 +72,10 @@ kuberuntime_grace(const struct pod *pod, int64_t override)
 int
 kuberuntime_restart_count_from_logs(const char *pod_log_dir, const char *name)
 {
-	char *path = xsprintf("%s/%s", pod_log_dir, name);
+	char          *path = xsprintf("%s/%s", pod_log_dir, name);
 	struct dirent *de;
-	DIR *d;
-	int best = 0;
+	DIR           *d;
+	int            best = 0;
 
 	if ((d = opendir(path)) == NULL) {
 		free(path);
@@ -83,8 +83,8 @@ kuberuntime_restart_count_from_logs(const char *pod_log_dir, const char *name)
 	}
 	while ((de = readdir(d)) != NULL) {
 		const char *p = de->d_name;
-		long n;
-		char *end;
+		long        n;
+		char       *end;
 
 		if (!isdigit((unsigned char)p[0]))
 			continue;
@@ -110,8 +110,8 @@ kr_rt_from_sandbox(struct rt_sandbox *sb, const Runtime__V1__PodSandboxStatus *s
 	memset(sb, 0, sizeof(*sb));
 	sb->id = xstrdup(s->id);
 	sb->attempt = s->metadata != NULL ? s->metadata->attempt : 0;
-	sb->state = s->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY ? RT_SB_READY :
-	    RT_SB_NOTREADY;
+	sb->state = s->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY ? RT_SB_READY
+	                                                                      : RT_SB_NOTREADY;
 	sb->created_at = s->created_at;
 	sb->network_mode = RT_NS_POD;
 	if (s->linux != NULL && s->linux->namespaces != NULL &&
@@ -120,8 +120,8 @@ kr_rt_from_sandbox(struct rt_sandbox *sb, const Runtime__V1__PodSandboxStatus *s
 	if (s->network != NULL) {
 		sb->ip = xstrdup(s->network->ip);
 		for (i = 0; i < s->network->n_additional_ips; i++) {
-			sb->extra_ips = xreallocarray(sb->extra_ips, sb->nextra_ips + 1,
-			    sizeof(char *));
+			sb->extra_ips =
+			    xreallocarray(sb->extra_ips, sb->nextra_ips + 1, sizeof(char *));
 			sb->extra_ips[sb->nextra_ips++] =
 			    xstrdup(s->network->additional_ips[i]->ip);
 		}
@@ -135,8 +135,8 @@ kr_pb_map_get(void *const *entries, size_t n, const char *key)
 }
 
 void
-kr_rt_from_container(struct rt_container *c, const Runtime__V1__ContainerStatus *s,
-    const char *sandbox_id)
+kr_rt_from_container(
+    struct rt_container *c, const Runtime__V1__ContainerStatus *s, const char *sandbox_id)
 {
 	const char *v;
 
@@ -183,14 +183,14 @@ kr_rt_from_container(struct rt_container *c, const Runtime__V1__ContainerStatus 
 /* ---- lifecycle hooks ---- */
 
 struct kr_hook {
-	struct kuberuntime  *kr;
-	const void          *owner;
-	struct event        *timer;      /* sleep */
-	struct http1_req    *http;
-	int                  calling;    /* an ExecSync is in flight (cancelled by owner) */
-	char                *desc;       /* for messages */
-	void               (*done)(int, const char *, void *);
-	void                *arg;
+	struct kuberuntime *kr;
+	const void         *owner;
+	struct event       *timer; /* sleep */
+	struct http1_req   *http;
+	int                 calling; /* an ExecSync is in flight (cancelled by owner) */
+	char               *desc;    /* for messages */
+	void (*done)(int, const char *, void *);
+	void *arg;
 };
 
 static void
@@ -205,11 +205,10 @@ kr_hook_finish(struct kr_hook *h, int rc, const char *msg)
 }
 
 static void
-kr_hook_exec_cb(int code, const char *message, const Runtime__V1__ExecSyncResponse *resp,
-    void *arg)
+kr_hook_exec_cb(int code, const char *message, const Runtime__V1__ExecSyncResponse *resp, void *arg)
 {
 	struct kr_hook *h = arg;
-	char msg[1024];
+	char            msg[1024];
 
 	if (code != GRPC_OK) {
 		snprintf(msg, sizeof(msg), "%s failed - error: %s", h->desc, message);
@@ -225,10 +224,11 @@ kr_hook_exec_cb(int code, const char *message, const Runtime__V1__ExecSyncRespon
 			no--;
 		while (ne > 0 && isspace(resp->stderr.data[ne - 1]))
 			ne--;
-		snprintf(msg, sizeof(msg), "%s failed - error: command exited with %d, message: "
-		    "\"%.*s%s%.*s\"", h->desc, resp->exit_code, (int)no,
-		    (const char *)resp->stdout.data, no > 0 && ne > 0 ? " " : "", (int)ne,
-		    (const char *)resp->stderr.data);
+		snprintf(msg, sizeof(msg),
+		    "%s failed - error: command exited with %d, message: "
+		    "\"%.*s%s%.*s\"",
+		    h->desc, resp->exit_code, (int)no, (const char *)resp->stdout.data,
+		    no > 0 && ne > 0 ? " " : "", (int)ne, (const char *)resp->stderr.data);
 		kr_hook_finish(h, -1, msg);
 		return;
 	}
@@ -239,7 +239,7 @@ static void
 kr_hook_http_cb(const struct http1_result *r, void *arg)
 {
 	struct kr_hook *h = arg;
-	char msg[1024];
+	char            msg[1024];
 
 	h->http = NULL;
 	/* As the kubelet: only a failed request fails the hook, not the status code. */
@@ -280,7 +280,7 @@ static void
 kr_hook_fail_later_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct kr_hook *h = arg;
-	char msg[512];
+	char            msg[512];
 
 	(void)fd;
 	(void)what;
@@ -291,13 +291,12 @@ kr_hook_fail_later_cb(evutil_socket_t fd, short what, void *arg)
 struct kr_hook *
 kr_hook_run(struct kuberuntime *kr, const void *owner, const struct pod *pod,
     const struct container *c, const struct handler *hd, const char *container_id,
-    const char *pod_ip, int64_t timeout_ms, void (*done)(int, const char *, void *),
-    void *arg)
+    const char *pod_ip, int64_t timeout_ms, void (*done)(int, const char *, void *), void *arg)
 {
-	struct kr_ctx *x = kr_ctx(kr);
+	struct kr_ctx  *x = kr_ctx(kr);
 	struct kr_hook *h = xcalloc(1, sizeof(*h));
-	struct timeval tv;
-	size_t i;
+	struct timeval  tv;
+	size_t          i;
 
 	h->kr = kr;
 	h->owner = owner;
@@ -306,17 +305,18 @@ kr_hook_run(struct kuberuntime *kr, const void *owner, const struct pod *pod,
 	switch (hd->h_kind) {
 	case HANDLER_EXEC: {
 		Runtime__V1__ExecSyncRequest req = RUNTIME__V1__EXEC_SYNC_REQUEST__INIT;
-		char *cmd = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&cmd, &len);
+		char                        *cmd = NULL;
+		size_t                       len = 0;
+		FILE                        *f = open_memstream(&cmd, &len);
 
 		for (i = 0; f != NULL && i < hd->h_exec.n; i++)
 			fprintf(f, "%s%s", i ? " " : "", hd->h_exec.v[i]);
 		if (f != NULL)
 			fclose(f);
 		h->desc = xsprintf("Exec lifecycle hook ([%s]) for Container \"%s\" in Pod "
-		    "\"%s_%s(%s)\"", cmd ? cmd : "", c ? c->c_name : "", pod ? pod->name : "",
-		    pod ? pod->ns : "", pod ? pod->uid : "");
+		                   "\"%s_%s(%s)\"",
+		    cmd ? cmd : "", c ? c->c_name : "", pod ? pod->name : "", pod ? pod->ns : "",
+		    pod ? pod->uid : "");
 		free(cmd);
 		req.container_id = (char *)container_id;
 		req.cmd = hd->h_exec.v;
@@ -328,16 +328,17 @@ kr_hook_run(struct kuberuntime *kr, const void *owner, const struct pod *pod,
 	}
 	case HANDLER_HTTP_GET: {
 		struct http1_header *hh = NULL;
-		const char *host = hd->h_host != NULL && hd->h_host[0] != '\0' ? hd->h_host :
-		    pod_ip;
+		const char          *host =
+                    hd->h_host != NULL && hd->h_host[0] != '\0' ? hd->h_host : pod_ip;
 		int port = kr_resolve_port(c, &hd->h_port);
 
 		h->desc = xsprintf("Http lifecycle hook (%s) for Container \"%s\" in Pod "
-		    "\"%s_%s(%s)\"", hd->h_path ? hd->h_path : "/", c ? c->c_name : "",
-		    pod ? pod->name : "", pod ? pod->ns : "", pod ? pod->uid : "");
+		                   "\"%s_%s(%s)\"",
+		    hd->h_path ? hd->h_path : "/", c ? c->c_name : "", pod ? pod->name : "",
+		    pod ? pod->ns : "", pod ? pod->uid : "");
 		if (host == NULL || host[0] == '\0' || port <= 0 || port > 65535) {
-			char *d = xsprintf("%s failed - error: no host or port to connect to",
-			    h->desc);
+			char *d =
+			    xsprintf("%s failed - error: no host or port to connect to", h->desc);
 
 			free(h->desc);
 			h->desc = d;
@@ -397,7 +398,7 @@ kr_hook_free(struct kr_hook *h)
 struct kr_kop {
 	struct kuberuntime     *kr;
 	const void             *owner;
-	const struct pod       *pod;       /* borrowed from the machine, may be NULL */
+	const struct pod       *pod; /* borrowed from the machine, may be NULL */
 	const struct container *spec;
 	char                   *id;
 	char                   *name;
@@ -406,12 +407,12 @@ struct kr_kop {
 	int64_t                 override;
 	int64_t                 hook_started_ms;
 	struct kr_hook         *hook;
-	struct event           *hook_timer;  /* the grace period bounds the preStop hook */
+	struct event           *hook_timer; /* the grace period bounds the preStop hook */
 	struct event           *later;
 	int                     stopping;
 	int                     finished;
-	void                  (*done)(int, const char *, void *);
-	void                   *arg;
+	void (*done)(int, const char *, void *);
+	void *arg;
 };
 
 static void
@@ -424,11 +425,11 @@ kr_kop_finish(struct kr_kop *k, int rc, const char *err)
 }
 
 static void
-kr_kop_stop_cb(int code, const char *message, const Runtime__V1__StopContainerResponse *resp,
-    void *arg)
+kr_kop_stop_cb(
+    int code, const char *message, const Runtime__V1__StopContainerResponse *resp, void *arg)
 {
 	struct kr_kop *k = arg;
-	char err[512];
+	char           err[512];
 
 	(void)resp;
 	k->stopping = 0;
@@ -440,23 +441,23 @@ kr_kop_stop_cb(int code, const char *message, const Runtime__V1__StopContainerRe
 		kr_kop_finish(k, -1, err);
 		return;
 	}
-	log_v(2, "container %s (%s) of pod %s stopped", k->name, k->id,
-	    k->pod ? k->pod->name : "?");
+	log_v(
+	    2, "container %s (%s) of pod %s stopped", k->name, k->id, k->pod ? k->pod->name : "?");
 	kr_kop_finish(k, 0, NULL);
 }
 
 static void
 kr_kop_stop(struct kr_kop *k)
 {
-	struct kr_ctx *x = kr_ctx(k->kr);
+	struct kr_ctx                    *x = kr_ctx(k->kr);
 	Runtime__V1__StopContainerRequest req = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
-	int64_t g = k->grace;
+	int64_t                           g = k->grace;
 
 	/* recovery: an override below the pod's own grace is what is left of a grace period
 	 * already running (the pod worker resumed or retried the kill; 0 once its deadline
 	 * passed): honoured exactly, a minimum would extend it past its deadline. */
-	if (g < KR_MIN_GRACE_SECONDS && (k->override < 0 || k->pod == NULL ||
-	    k->override >= kr_base_grace(k->pod)))
+	if (g < KR_MIN_GRACE_SECONDS &&
+	    (k->override < 0 || k->pod == NULL || k->override >= kr_base_grace(k->pod)))
 		g = KR_MIN_GRACE_SECONDS;
 	if (g < 0)
 		g = 0;
@@ -541,9 +542,8 @@ kr_kop_begin(evutil_socket_t fd, short what, void *arg)
 
 struct kr_kop *
 kr_kill_start(struct kuberuntime *kr, const void *owner, const struct pod *pod,
-    const struct container *spec, const char *container_id, const char *name,
-    const char *pod_ip, const char *message, int64_t grace_override,
-    void (*done)(int, const char *, void *), void *arg)
+    const struct container *spec, const char *container_id, const char *name, const char *pod_ip,
+    const char *message, int64_t grace_override, void (*done)(int, const char *, void *), void *arg)
 {
 	struct kr_ctx *x = kr_ctx(kr);
 	struct kr_kop *k = xcalloc(1, sizeof(*k));
@@ -604,23 +604,23 @@ enum kr_start_state {
 };
 
 struct kr_start {
-	struct kr_sync                       *m;
-	struct kuberuntime                   *kr;
-	struct kr_start_args                  a;
-	enum kr_start_state                   state;
-	char                                 *image_ref;
-	char                                 *container_id;
-	int64_t                               restart_count; /* of the container made */
-	int                                   intent;        /* an intent is recorded */
-	char                                 *fail_reason;
-	char                                 *fail_msg;
-	int64_t                               pull_started_ms;
-	struct kr_hook                       *hook;
-	struct kr_kop                        *kop;
-	struct event                         *later;
-	int                                   later_rc;
-	void                                (*done)(int, const char *, void *);
-	void                                 *arg;
+	struct kr_sync      *m;
+	struct kuberuntime  *kr;
+	struct kr_start_args a;
+	enum kr_start_state  state;
+	char                *image_ref;
+	char                *container_id;
+	int64_t              restart_count; /* of the container made */
+	int                  intent;        /* an intent is recorded */
+	char                *fail_reason;
+	char                *fail_msg;
+	int64_t              pull_started_ms;
+	struct kr_hook      *hook;
+	struct kr_kop       *kop;
+	struct event        *later;
+	int                  later_rc;
+	void (*done)(int, const char *, void *);
+	void *arg;
 };
 
 static void
@@ -663,22 +663,21 @@ kr_start_end(struct kr_start *s, int rc, const char *reason, const char *msg)
 static void kr_start_create(struct kr_start *);
 
 static void
-kr_start_pull_cb(int code, const char *message, const Runtime__V1__PullImageResponse *resp,
-    void *arg)
+kr_start_pull_cb(
+    int code, const char *message, const Runtime__V1__PullImageResponse *resp, void *arg)
 {
-	struct kr_start *s = arg;
-	struct kr_ctx *x = kr_ctx(s->kr);
+	struct kr_start        *s = arg;
+	struct kr_ctx          *x = kr_ctx(s->kr);
 	const struct container *c = s->a.c;
-	char *key = xsprintf("%s_%s", s->a.pod->uid, c->c_image);
+	char                   *key = xsprintf("%s_%s", s->a.pod->uid, c->c_image);
 
 	if (code != GRPC_OK) {
 		char msg[1024];
 
-		snprintf(msg, sizeof(msg), "Failed to pull image \"%s\": %s", c->c_image,
-		    message);
+		snprintf(msg, sizeof(msg), "Failed to pull image \"%s\": %s", c->c_image, message);
 		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "%s", msg);
-		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "Failed",
-		    "Error: ErrImagePull");
+		events_pod(
+		    x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: ErrImagePull");
 		backoff_next(x->pull_bo, key, now_mono_ms(), now_mono_ms());
 		kr_pull_fail_set(kr_sync_pod(s->m), c->c_image, now_mono_ms());
 		kr_resync_after(kr_sync_pod(s->m), backoff_get(x->pull_bo, key) + 50);
@@ -693,29 +692,28 @@ kr_start_pull_cb(int code, const char *message, const Runtime__V1__PullImageResp
 	    "Successfully pulled image \"%s\" in %" PRId64 "ms", c->c_image,
 	    now_mono_ms() - s->pull_started_ms);
 	free(s->image_ref);
-	s->image_ref = xstrdup(resp->image_ref != NULL && resp->image_ref[0] != '\0' ?
-	    resp->image_ref : c->c_image);
+	s->image_ref = xstrdup(
+	    resp->image_ref != NULL && resp->image_ref[0] != '\0' ? resp->image_ref : c->c_image);
 	kr_start_create(s);
 }
 
 static void
-kr_start_image_cb(int code, const char *message, const Runtime__V1__ImageStatusResponse *resp,
-    void *arg)
+kr_start_image_cb(
+    int code, const char *message, const Runtime__V1__ImageStatusResponse *resp, void *arg)
 {
-	struct kr_start *s = arg;
-	struct kr_ctx *x = kr_ctx(s->kr);
+	struct kr_start        *s = arg;
+	struct kr_ctx          *x = kr_ctx(s->kr);
 	const struct container *c = s->a.c;
-	int present;
-	char *key;
-	int64_t remaining = 0, since;
+	int                     present;
+	char                   *key;
+	int64_t                 remaining = 0, since;
 
 	if (code != GRPC_OK) {
 		char msg[1024];
 
-		snprintf(msg, sizeof(msg), "Failed to inspect image \"%s\": %s", c->c_image,
-		    message);
-		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "InspectFailed", "%s",
-		    msg);
+		snprintf(
+		    msg, sizeof(msg), "Failed to inspect image \"%s\": %s", c->c_image, message);
+		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "InspectFailed", "%s", msg);
 		kr_start_end(s, -1, "ImageInspectError", msg);
 		return;
 	}
@@ -730,10 +728,12 @@ kr_start_image_cb(int code, const char *message, const Runtime__V1__ImageStatusR
 	if (!present && c->c_pull_policy == PULL_NEVER) {
 		char msg[512];
 
-		snprintf(msg, sizeof(msg), "Container image \"%s\" is not present with pull "
-		    "policy of Never", c->c_image);
-		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "ErrImageNeverPull", "%s",
-		    msg);
+		snprintf(msg, sizeof(msg),
+		    "Container image \"%s\" is not present with pull "
+		    "policy of Never",
+		    c->c_image);
+		events_pod(
+		    x->events, s->a.pod, c->c_name, EV_WARNING, "ErrImageNeverPull", "%s", msg);
 		kr_start_end(s, -1, "ErrImageNeverPull", msg);
 		return;
 	}
@@ -752,7 +752,7 @@ kr_start_image_cb(int code, const char *message, const Runtime__V1__ImageStatusR
 	free(key);
 	{
 		Runtime__V1__PullImageRequest req = RUNTIME__V1__PULL_IMAGE_REQUEST__INIT;
-		Runtime__V1__ImageSpec spec = RUNTIME__V1__IMAGE_SPEC__INIT;
+		Runtime__V1__ImageSpec        spec = RUNTIME__V1__IMAGE_SPEC__INIT;
 
 		spec.image = c->c_image;
 		req.image = &spec;
@@ -779,18 +779,18 @@ kr_start_intent_done(struct kr_start *s)
 }
 
 static void
-kr_start_start_cb(int code, const char *message, const Runtime__V1__StartContainerResponse *r,
-    void *arg)
+kr_start_start_cb(
+    int code, const char *message, const Runtime__V1__StartContainerResponse *r, void *arg)
 {
-	struct kr_start *s = arg;
-	struct kr_ctx *x = kr_ctx(s->kr);
+	struct kr_start        *s = arg;
+	struct kr_ctx          *x = kr_ctx(s->kr);
 	const struct container *c = s->a.c;
 
 	(void)r;
 	kr_start_intent_done(s);
 	if (code != GRPC_OK) {
-		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: %s",
-		    message);
+		events_pod(
+		    x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: %s", message);
 		kr_start_end(s, -1, "RunContainerError", message);
 		return;
 	}
@@ -804,18 +804,18 @@ kr_start_start_cb(int code, const char *message, const Runtime__V1__StartContain
 }
 
 static void
-kr_start_create_cb(int code, const char *message, const Runtime__V1__CreateContainerResponse *r,
-    void *arg)
+kr_start_create_cb(
+    int code, const char *message, const Runtime__V1__CreateContainerResponse *r, void *arg)
 {
-	struct kr_start *s = arg;
-	struct kr_ctx *x = kr_ctx(s->kr);
-	const struct container *c = s->a.c;
+	struct kr_start                   *s = arg;
+	struct kr_ctx                     *x = kr_ctx(s->kr);
+	const struct container            *c = s->a.c;
 	Runtime__V1__StartContainerRequest req = RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
 
 	if (code != GRPC_OK) {
 		kr_start_intent_done(s);
-		events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: %s",
-		    message);
+		events_pod(
+		    x->events, s->a.pod, c->c_name, EV_WARNING, "Failed", "Error: %s", message);
 		kr_start_end(s, -1, "CreateContainerError", message);
 		return;
 	}
@@ -831,14 +831,14 @@ kr_start_create_cb(int code, const char *message, const Runtime__V1__CreateConta
 static void
 kr_start_create(struct kr_start *s)
 {
-	struct kr_ctx *x = kr_ctx(s->kr);
-	const struct container *c = s->a.c;
-	const struct rt_container *prev = rt_find_container(s->a.rt, c->c_name);
+	struct kr_ctx                      *x = kr_ctx(s->kr);
+	const struct container             *c = s->a.c;
+	const struct rt_container          *prev = rt_find_container(s->a.rt, c->c_name);
 	Runtime__V1__CreateContainerRequest req = RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
-	Runtime__V1__ContainerConfig *cfg;
-	struct kr_cinput in;
-	char err[1024];
-	char *logdir;
+	Runtime__V1__ContainerConfig       *cfg;
+	struct kr_cinput                    in;
+	char                                err[1024];
+	char                               *logdir;
 
 	memset(&in, 0, sizeof(in));
 	if (prev != NULL) {
@@ -855,7 +855,7 @@ kr_start_create(struct kr_start *s)
 	if (cfg != NULL && c->c_kind == CK_EPHEMERAL && c->c_target_container != NULL &&
 	    c->c_target_container[0] != '\0') {
 		/* An ephemeral container shares its target's process namespace. */
-		const struct rt_container *t = rt_find_container(s->a.rt, c->c_target_container);
+		const struct rt_container    *t = rt_find_container(s->a.rt, c->c_target_container);
 		Runtime__V1__NamespaceOption *ns = cfg->linux->security_context->namespace_options;
 
 		if (t == NULL || t->id == NULL) {
@@ -898,8 +898,8 @@ kr_start_kill_cb(int rc, const char *err, void *arg)
 static void
 kr_start_hook_cb(int rc, const char *msg, void *arg)
 {
-	struct kr_start *s = arg;
-	struct kr_ctx *x = kr_ctx(s->kr);
+	struct kr_start        *s = arg;
+	struct kr_ctx          *x = kr_ctx(s->kr);
 	const struct container *c = s->a.c;
 
 	if (rc == 0) {
@@ -908,14 +908,13 @@ kr_start_hook_cb(int rc, const char *msg, void *arg)
 	}
 	log_warnx("%s: pod=%s/%s container %s: postStart: %s", __func__, s->a.pod->ns,
 	    s->a.pod->name, c->c_name, msg);
-	events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "FailedPostStartHook", "%s",
-	    msg);
+	events_pod(x->events, s->a.pod, c->c_name, EV_WARNING, "FailedPostStartHook", "%s", msg);
 	free(s->fail_msg);
 	s->fail_msg = xstrdup(msg);
 	s->state = ST_POSTSTART_KILL;
 	kr_sync_call(s->m, "StopContainer", c->c_name);
-	s->kop = kr_kill_start(s->kr, s->m, s->a.pod, c, s->container_id, c->c_name,
-	    s->a.pod_ip, "FailedPostStartHook", -1, kr_start_kill_cb, s);
+	s->kop = kr_kill_start(s->kr, s->m, s->a.pod, c, s->container_id, c->c_name, s->a.pod_ip,
+	    "FailedPostStartHook", -1, kr_start_kill_cb, s);
 }
 
 static void
@@ -923,23 +922,23 @@ kr_start_poststart(struct kr_start *s)
 {
 	s->state = ST_POSTSTART;
 	kr_sync_call(s->m, "postStart hook", s->a.c->c_name);
-	s->hook = kr_hook_run(s->kr, s->m, s->a.pod, s->a.c, s->a.c->c_post_start,
-	    s->container_id, s->a.pod_ip, KR_POSTSTART_TIMEOUT_S * 1000, kr_start_hook_cb, s);
+	s->hook = kr_hook_run(s->kr, s->m, s->a.pod, s->a.c, s->a.c->c_post_start, s->container_id,
+	    s->a.pod_ip, KR_POSTSTART_TIMEOUT_S * 1000, kr_start_hook_cb, s);
 }
 
 struct kr_start *
 kr_start_container(struct kr_sync *m, const struct kr_start_args *a,
-    void (*done)(int, const char *, void *), void *arg)
+    void (*done)(int, const char *, void *), void                *arg)
 {
-	struct kuberuntime *kr = kr_sync_kr(m);
-	struct kr_ctx *x = kr_ctx(kr);
-	struct kr_start *s = xcalloc(1, sizeof(*s));
-	const struct container *c = a->c;
-	const struct rt_container *prev = rt_find_container(a->rt, c->c_name);
+	struct kuberuntime             *kr = kr_sync_kr(m);
+	struct kr_ctx                  *x = kr_ctx(kr);
+	struct kr_start                *s = xcalloc(1, sizeof(*s));
+	const struct container         *c = a->c;
+	const struct rt_container      *prev = rt_find_container(a->rt, c->c_name);
 	Runtime__V1__ImageStatusRequest req = RUNTIME__V1__IMAGE_STATUS_REQUEST__INIT;
-	Runtime__V1__ImageSpec spec = RUNTIME__V1__IMAGE_SPEC__INIT;
-	char *msg = NULL;
-	int64_t remaining = 0;
+	Runtime__V1__ImageSpec          spec = RUNTIME__V1__IMAGE_SPEC__INIT;
+	char                           *msg = NULL;
+	int64_t                         remaining = 0;
 
 	s->m = m;
 	s->kr = kr;
@@ -954,8 +953,8 @@ kr_start_container(struct kr_sync *m, const struct kr_start_args *a,
 		events_pod(x->events, a->pod, c->c_name, EV_WARNING, "BackOff",
 		    "Back-off restarting failed container %s in pod %s_%s(%s)", c->c_name,
 		    a->pod->name, a->pod->ns, a->pod->uid);
-		if (backoff_in_backoff(x->crash_bo, key, prev->finished_at / 1000000,
-		    kr_wall_ms(), &remaining))
+		if (backoff_in_backoff(
+		        x->crash_bo, key, prev->finished_at / 1000000, kr_wall_ms(), &remaining))
 			kr_resync_after(kr_sync_pod(m), remaining + 50);
 		else
 			kr_resync_after(kr_sync_pod(m), 1000);
@@ -969,11 +968,12 @@ kr_start_container(struct kr_sync *m, const struct kr_start_args *a,
 	    prev->hash == container_hash(c) &&
 	    kr_intent_has(kr, a->pod->uid, "container", c->c_name, prev->restart_count)) {
 		/* Created by a daemon that stopped before starting it: start that one. */
-		Runtime__V1__StartContainerRequest sreq = RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
+		Runtime__V1__StartContainerRequest sreq =
+		    RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
 
 		log_info("pod %s/%s: adopting container %s (restart count %d, id %s) created "
-		    "before a restart", a->pod->ns, a->pod->name, c->c_name, prev->restart_count,
-		    prev->id);
+		         "before a restart",
+		    a->pod->ns, a->pod->name, c->c_name, prev->restart_count, prev->id);
 		s->container_id = xstrdup(prev->id);
 		s->restart_count = prev->restart_count;
 		s->intent = 1;

@@ -18,17 +18,29 @@
 #include "core/util.h"
 #include "volumes/volumes.h"
 
-#define KR_MAP_SET(msg, field, desc, k, v)                                         \
+#define KR_MAP_SET(msg, field, desc, k, v)                                                         \
 	kr_map_set((void ***)&(msg)->field, &(msg)->n_##field, &(desc), (k), (v))
 
 /* Paths the runtime masks or makes read-only in unprivileged containers (the kubelet's). */
 static const char *const kr_masked_paths[] = {
-	"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-	"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+	"/proc/acpi",
+	"/proc/kcore",
+	"/proc/keys",
+	"/proc/latency_stats",
+	"/proc/timer_list",
+	"/proc/timer_stats",
+	"/proc/sched_debug",
+	"/proc/scsi",
+	"/sys/firmware",
 	"/sys/devices/virtual/powercap",
 };
 static const char *const kr_readonly_paths[] = {
-	"/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+	"/proc/asound",
+	"/proc/bus",
+	"/proc/fs",
+	"/proc/irq",
+	"/proc/sys",
+	"/proc/sysrq-trigger",
 };
 
 /* ---- $(VAR) expansion ---- */
@@ -36,11 +48,11 @@ static const char *const kr_readonly_paths[] = {
 char *
 kr_expand(const char *s, char *const *keys, char *const *vals, size_t n)
 {
-	size_t cap = strlen(s) + 1, len = 0, i, nl;
-	char *out = xmalloc(cap);
+	size_t      cap = strlen(s) + 1, len = 0, i, nl;
+	char       *out = xmalloc(cap);
 	const char *p = s, *close;
 	const char *add;
-	size_t addlen;
+	size_t      addlen;
 
 	while (*p != '\0') {
 		add = p;
@@ -81,7 +93,7 @@ static char *
 kr_join(const struct strv *v, const char *fallback)
 {
 	size_t i, len = 1;
-	char *out;
+	char  *out;
 
 	if (v == NULL || v->n == 0)
 		return xstrdup(fallback != NULL ? fallback : "");
@@ -102,8 +114,8 @@ kr_field_ref(const struct kr_env *env, const struct pod *pod, const char *path,
 {
 	*out = NULL;
 	if (strcmp(path, "spec.nodeName") == 0)
-		*out = xstrdup(pod->node_name != NULL ? pod->node_name :
-		    (env->node_name ? env->node_name : ""));
+		*out = xstrdup(pod->node_name != NULL ? pod->node_name
+		                                      : (env->node_name ? env->node_name : ""));
 	else if (strcmp(path, "spec.serviceAccountName") == 0)
 		*out = xstrdup(pod->service_account ? pod->service_account : "");
 	else if (strcmp(path, "status.podIP") == 0)
@@ -128,11 +140,11 @@ kr_resource_ref(const struct kr_env *env, const struct pod *pod, const struct co
     const struct env_var *e, char **out, char *err, size_t errlen)
 {
 	const struct container *c = self;
-	const struct quantity *q = NULL;
-	const char *res = e->ref_key;
-	int64_t v = 0, div = e->ref_divisor_milli > 0 ? e->ref_divisor_milli : 1000;
-	int is_limit, is_cpu;
-	const char *name;
+	const struct quantity  *q = NULL;
+	const char             *res = e->ref_key;
+	int64_t                 v = 0, div = e->ref_divisor_milli > 0 ? e->ref_divisor_milli : 1000;
+	int                     is_limit, is_cpu;
+	const char             *name;
 
 	if (e->ref_container != NULL && e->ref_container[0] != '\0' &&
 	    (c = pod_find_container(pod, e->ref_container)) == NULL) {
@@ -156,12 +168,12 @@ kr_resource_ref(const struct kr_env *env, const struct pod *pod, const struct co
 		if (q != NULL && q->milli != 0)
 			v = q->milli;
 		else if (is_cpu)
-			v = env->node_cpu_milli;     /* no limit: the node's allocatable */
+			v = env->node_cpu_milli; /* no limit: the node's allocatable */
 		else if (strcmp(name, "memory") == 0)
 			v = env->node_mem_milli;
 	} else {
 		q = resource_list_get(&c->c_resources.requests, name);
-		if (q == NULL)  /* requests default to limits */
+		if (q == NULL) /* requests default to limits */
 			q = resource_list_get(&c->c_resources.limits, name);
 		v = q != NULL ? q->milli : 0;
 	}
@@ -170,8 +182,8 @@ kr_resource_ref(const struct kr_env *env, const struct pod *pod, const struct co
 	xasprintf(out, "%" PRId64, v);
 	return 0;
 bad:
-	snprintf(err, errlen, "unsupported resourceFieldRef resource \"%s\"",
-	    res != NULL ? res : "");
+	snprintf(
+	    err, errlen, "unsupported resourceFieldRef resource \"%s\"", res != NULL ? res : "");
 	return -1;
 }
 
@@ -187,11 +199,11 @@ kr_is_static(const struct pod *pod)
 /* An object of the pod's namespace for env: 0 with *obj, 1 when it is missing and the
  * reference optional (skip), -1 with err. */
 static int
-kr_object(const struct kr_env *env, const struct pod *pod, enum vobj_kind kind,
-    const char *name, int optional, const struct vobj **obj, char *err, size_t errlen)
+kr_object(const struct kr_env *env, const struct pod *pod, enum vobj_kind kind, const char *name,
+    int optional, const struct vobj **obj, char *err, size_t errlen)
 {
 	const char *what = kind == VOBJ_SECRET ? "secret" : "configmap";
-	int rc;
+	int         rc;
 
 	*obj = NULL;
 	if (kr_is_static(pod)) {
@@ -200,9 +212,9 @@ kr_object(const struct kr_env *env, const struct pod *pod, enum vobj_kind kind,
 		return -1;
 	}
 	if (env->volumes == NULL && optional)
-		return 1;   /* no API server: an optional reference is left out */
-	rc = volumes_get(env->volumes, kind, pod->ns != NULL ? pod->ns : "default", name,
-	    pod->uid, obj, err, errlen);
+		return 1; /* no API server: an optional reference is left out */
+	rc = volumes_get(env->volumes, kind, pod->ns != NULL ? pod->ns : "default", name, pod->uid,
+	    obj, err, errlen);
 	if (rc == VOLUMES_OK)
 		return 0;
 	if (rc == VOLUMES_NOT_FOUND && optional)
@@ -212,25 +224,26 @@ kr_object(const struct kr_env *env, const struct pod *pod, enum vobj_kind kind,
 
 /* valueFrom configMapKeyRef / secretKeyRef (the kubelet's makeEnvironmentVariables). */
 static int
-kr_object_ref(const struct kr_env *env, const struct pod *pod, const struct env_var *e,
-    char **out, char *err, size_t errlen)
+kr_object_ref(const struct kr_env *env, const struct pod *pod, const struct env_var *e, char **out,
+    char *err, size_t errlen)
 {
-	enum vobj_kind kind = e->src == ENV_SECRET_KEY_REF ? VOBJ_SECRET : VOBJ_CONFIG_MAP;
-	const struct vobj *obj;
+	enum vobj_kind          kind = e->src == ENV_SECRET_KEY_REF ? VOBJ_SECRET : VOBJ_CONFIG_MAP;
+	const struct vobj      *obj;
 	const struct vobj_item *it;
-	int rc;
+	int                     rc;
 
 	if ((rc = kr_object(env, pod, kind, e->ref_name, e->optional, &obj, err, errlen)) != 0)
 		return rc == 1 ? 0 : -1;
 	it = vobj_find(obj, e->ref_key);
 	if (it != NULL && it->binary)
-		it = NULL;      /* binaryData is not for env */
+		it = NULL; /* binaryData is not for env */
 	if (it == NULL) {
 		if (e->optional)
 			return 0;
 		snprintf(err, errlen, "couldn't find key %s in %s %s/%s",
-		    e->ref_key != NULL ? e->ref_key : "", kind == VOBJ_SECRET ? "Secret" :
-		    "ConfigMap", pod->ns != NULL ? pod->ns : "default", e->ref_name);
+		    e->ref_key != NULL ? e->ref_key : "",
+		    kind == VOBJ_SECRET ? "Secret" : "ConfigMap",
+		    pod->ns != NULL ? pod->ns : "default", e->ref_name);
 		return -1;
 	}
 	*out = xstrndup(it->val, it->len);
@@ -239,8 +252,7 @@ kr_object_ref(const struct kr_env *env, const struct pod *pod, const struct env_
 
 int
 kr_env_value(const struct kr_env *env, const struct pod *pod, const struct container *c,
-    const struct env_var *e, const struct kr_cinput *in, char **out, char *err,
-    size_t errlen)
+    const struct env_var *e, const struct kr_cinput *in, char **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	switch (e->src) {
@@ -248,8 +260,8 @@ kr_env_value(const struct kr_env *env, const struct pod *pod, const struct conta
 		*out = xstrdup(e->value != NULL ? e->value : "");
 		return 0;
 	case ENV_FIELD_REF:
-		return kr_field_ref(env, pod, e->ref_key != NULL ? e->ref_key : "", in, out, err,
-		    errlen);
+		return kr_field_ref(
+		    env, pod, e->ref_key != NULL ? e->ref_key : "", in, out, err, errlen);
 	case ENV_RESOURCE_FIELD_REF:
 		return kr_resource_ref(env, pod, c, e, out, err, errlen);
 	case ENV_CONFIG_MAP_KEY_REF:
@@ -267,7 +279,7 @@ kr_host_path_check(const struct volume *v, char *err, size_t errlen)
 {
 	const char *t = v->v_host_path_type != NULL ? v->v_host_path_type : "";
 	struct stat st;
-	int fd, have;
+	int         fd, have;
 
 	have = stat(v->v_path, &st) == 0;
 	if (t[0] == '\0')
@@ -359,9 +371,9 @@ static int
 kr_vol_resource(const struct pod *pod, const struct key_to_path *kp, char **out, char *err,
     size_t errlen, void *arg)
 {
-	const struct kr_env *env = arg;
+	const struct kr_env    *env = arg;
 	const struct container *c;
-	struct env_var e;
+	struct env_var          e;
 
 	*out = NULL;
 	if (kp->res_container == NULL || kp->res_container[0] == '\0' ||
@@ -384,17 +396,17 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
     Runtime__V1__ContainerConfig *cc, char *err, size_t errlen)
 {
 	const struct volume_mount *vm;
-	const struct volume *v;
-	char *host, *full;
-	size_t i;
-	int ro;
+	const struct volume       *v;
+	char                      *host, *full;
+	size_t                     i;
+	int                        ro;
 
 	for (i = 0; i < c->c_nmounts; i++) {
 		vm = &c->c_mounts[i];
 		ro = 0;
 		if ((v = kr_find_volume(pod, vm->name)) == NULL) {
-			snprintf(err, errlen, "volumeMount \"%s\": no volume of that name",
-			    vm->name);
+			snprintf(
+			    err, errlen, "volumeMount \"%s\": no volume of that name", vm->name);
 			return -1;
 		}
 		switch (v->v_kind) {
@@ -413,20 +425,22 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 		case VOL_PROJECTED:
 		case VOL_DOWNWARD_API:
 			/* volumes: files from API objects, tokens and the downward API. */
-			if (kr_is_static(pod) && (v->v_kind == VOL_CONFIG_MAP ||
-			    v->v_kind == VOL_SECRET)) {
-				snprintf(err, errlen, "volume \"%s\": a static pod may not use %s "
-				    "\"%s\"", v->v_name, v->v_kind == VOL_SECRET ? "secret" :
-				    "configmap", v->v_source != NULL ? v->v_source : "");
+			if (kr_is_static(pod) &&
+			    (v->v_kind == VOL_CONFIG_MAP || v->v_kind == VOL_SECRET)) {
+				snprintf(err, errlen,
+				    "volume \"%s\": a static pod may not use %s "
+				    "\"%s\"",
+				    v->v_name, v->v_kind == VOL_SECRET ? "secret" : "configmap",
+				    v->v_source != NULL ? v->v_source : "");
 				return -1;
 			}
-			if (env->volumes == NULL ?
-			    volumes_setup_once(env->root_dir, pod, v, kr_vol_resource, (void *)env,
-			    &host, err, errlen) == -1 :
-			    volumes_setup(env->volumes, pod, v, kr_vol_resource, (void *)env, &host,
-			    err, errlen) == -1)
+			if (env->volumes == NULL
+			        ? volumes_setup_once(env->root_dir, pod, v, kr_vol_resource,
+			              (void *)env, &host, err, errlen) == -1
+			        : volumes_setup(env->volumes, pod, v, kr_vol_resource, (void *)env,
+			              &host, err, errlen) == -1)
 				return -1;
-			ro = 1;     /* always read-only, as the kubelet mounts them */
+			ro = 1; /* always read-only, as the kubelet mounts them */
 			break;
 		case VOL_HOST_PATH:
 			if (v->v_path == NULL || kr_host_path_check(v, err, errlen) == -1) {
@@ -468,7 +482,7 @@ kr_term_file(const struct kr_env *env, const struct pod *pod, const struct conta
     Runtime__V1__ContainerConfig *cc)
 {
 	char *dir, *file;
-	int fd;
+	int   fd;
 
 	if (c->c_term_msg_path == NULL || c->c_term_msg_path[0] == '\0')
 		return;
@@ -512,9 +526,9 @@ kr_json_str(FILE *f, const char *s)
 static char *
 kr_handler_json(const struct handler *h)
 {
-	char *buf = NULL;
+	char  *buf = NULL;
 	size_t len = 0, i;
-	FILE *f = open_memstream(&buf, &len);
+	FILE  *f = open_memstream(&buf, &len);
 
 	if (f == NULL)
 		fatal("%s: open_memstream", __func__);
@@ -559,9 +573,9 @@ static char *
 kr_ports_json(const struct container *c)
 {
 	static const char *const proto[] = { "TCP", "UDP", "SCTP" };
-	char *buf = NULL;
-	size_t len = 0, i;
-	FILE *f = open_memstream(&buf, &len);
+	char                    *buf = NULL;
+	size_t                   len = 0, i;
+	FILE                    *f = open_memstream(&buf, &len);
 
 	if (f == NULL)
 		fatal("%s: open_memstream", __func__);
@@ -595,7 +609,7 @@ kr_resources(const struct kr_env *env, const struct pod *pod, const struct conta
 	Runtime__V1__LinuxContainerResources *r =
 	    kr_msg_new(&runtime__v1__linux_container_resources__descriptor);
 	const struct quantity *creq, *clim, *mreq, *mlim;
-	int64_t cpu_req = 0, shares, quota, mem_req = 0;
+	int64_t                cpu_req = 0, shares, quota, mem_req = 0;
 
 	creq = resource_list_get(&c->c_resources.requests, "cpu");
 	clim = resource_list_get(&c->c_resources.limits, "cpu");
@@ -647,10 +661,10 @@ kr_security(const struct pod *pod, const struct container *c)
 {
 	Runtime__V1__LinuxContainerSecurityContext *sc =
 	    kr_msg_new(&runtime__v1__linux_container_security_context__descriptor);
-	const struct security_context *cs = c->c_security;
+	const struct security_context     *cs = c->c_security;
 	const struct pod_security_context *ps = pod->security;
-	Runtime__V1__Int64Value *iv;
-	size_t i;
+	Runtime__V1__Int64Value           *iv;
+	size_t                             i;
 
 	sc->namespace_options = kr_namespaces(pod);
 	if (cs != NULL && cs->run_as_user.set) {
@@ -684,8 +698,8 @@ kr_security(const struct pod *pod, const struct container *c)
 			sc->supplemental_groups[sc->n_supplemental_groups++] = ps->fs_group.v;
 		}
 	}
-	sc->seccomp = kr_seccomp_profile(cs != NULL ? &cs->seccomp : NULL,
-	    ps != NULL ? &ps->seccomp : NULL);
+	sc->seccomp =
+	    kr_seccomp_profile(cs != NULL ? &cs->seccomp : NULL, ps != NULL ? &ps->seccomp : NULL);
 	if (cs != NULL) {
 		sc->privileged = cs->privileged.v;
 		sc->readonly_rootfs = cs->read_only_root_fs.v;
@@ -701,13 +715,13 @@ kr_security(const struct pod *pod, const struct container *c)
 				    &sc->capabilities->n_drop_capabilities, cs->cap_drop.v[i]);
 		}
 	}
-	if (!sc->privileged && !(cs != NULL && cs->proc_mount != NULL &&
-	    strcmp(cs->proc_mount, "Unmasked") == 0)) {
+	if (!sc->privileged &&
+	    !(cs != NULL && cs->proc_mount != NULL && strcmp(cs->proc_mount, "Unmasked") == 0)) {
 		for (i = 0; i < nitems(kr_masked_paths); i++)
 			kr_strv_add(&sc->masked_paths, &sc->n_masked_paths, kr_masked_paths[i]);
 		for (i = 0; i < nitems(kr_readonly_paths); i++)
-			kr_strv_add(&sc->readonly_paths, &sc->n_readonly_paths,
-			    kr_readonly_paths[i]);
+			kr_strv_add(
+			    &sc->readonly_paths, &sc->n_readonly_paths, kr_readonly_paths[i]);
 	}
 	return sc;
 }
@@ -738,16 +752,16 @@ static int
 kr_envs(const struct kr_env *env, const struct pod *pod, const struct container *c,
     const struct kr_cinput *in, Runtime__V1__ContainerConfig *cc, char *err, size_t errlen)
 {
-	char **keys = NULL, **vals = NULL, *raw, *v;
-	size_t n = 0, i;
-	int rc = 0;
+	char                 **keys = NULL, **vals = NULL, *raw, *v;
+	size_t                 n = 0, i;
+	int                    rc = 0;
 	Runtime__V1__KeyValue *kv;
 
 	for (i = 0; rc == 0 && i < c->c_nenv_from; i++) {
 		const struct env_from *ef = &c->c_env_from[i];
-		const struct vobj *obj;
-		size_t j;
-		int r;
+		const struct vobj     *obj;
+		size_t                 j;
+		int                    r;
 
 		r = kr_object(env, pod, ef->is_secret ? VOBJ_SECRET : VOBJ_CONFIG_MAP, ef->name,
 		    ef->optional, &obj, err, errlen);
@@ -810,10 +824,10 @@ Runtime__V1__ContainerConfig *
 kr_container_config(const struct kr_env *env, const struct pod *pod, const struct container *c,
     const struct kr_cinput *in, char *err, size_t errlen)
 {
-	Runtime__V1__ContainerConfig *cc = kr_msg_new(&runtime__v1__container_config__descriptor);
+	Runtime__V1__ContainerConfig   *cc = kr_msg_new(&runtime__v1__container_config__descriptor);
 	Runtime__V1__ContainerMetadata *md =
 	    kr_msg_new(&runtime__v1__container_metadata__descriptor);
-	Runtime__V1__ImageSpec *img = kr_msg_new(&runtime__v1__image_spec__descriptor);
+	Runtime__V1__ImageSpec            *img = kr_msg_new(&runtime__v1__image_spec__descriptor);
 	Runtime__V1__LinuxContainerConfig *lx =
 	    kr_msg_new(&runtime__v1__linux_container_config__descriptor);
 	char num[32], *s, *logdir;
@@ -821,8 +835,8 @@ kr_container_config(const struct kr_env *env, const struct pod *pod, const struc
 	md->name = xstrdup(c->c_name);
 	md->attempt = (uint32_t)in->restart_count;
 	cc->metadata = md;
-	img->image = xstrdup(in->image_ref != NULL && in->image_ref[0] != '\0' ? in->image_ref :
-	    c->c_image);
+	img->image =
+	    xstrdup(in->image_ref != NULL && in->image_ref[0] != '\0' ? in->image_ref : c->c_image);
 	img->user_specified_image = xstrdup(c->c_image);
 	cc->image = img;
 	cc->linux = lx;
@@ -833,7 +847,7 @@ kr_container_config(const struct kr_env *env, const struct pod *pod, const struc
 	cc->tty = c->c_tty;
 	cc->log_path = xsprintf("%s/%d.log", c->c_name, in->restart_count);
 
-	volumes_prefetch_pod(env->volumes, pod);   /* volumes: one round trip for all */
+	volumes_prefetch_pod(env->volumes, pod); /* volumes: one round trip for all */
 	if (kr_envs(env, pod, c, in, cc, err, errlen) == -1 ||
 	    kr_mounts(env, pod, c, cc, err, errlen) == -1) {
 		kr_msg_free(cc);
@@ -842,8 +856,7 @@ kr_container_config(const struct kr_env *env, const struct pod *pod, const struc
 	logdir = kuberuntime_pod_log_dir(env->logs_dir, pod);
 	s = xsprintf("%s/%s", logdir, c->c_name);
 	if (mkdirs(s, 0755) == -1) {
-		snprintf(err, errlen, "create container log directory %s: %s", s,
-		    strerror(errno));
+		snprintf(err, errlen, "create container log directory %s: %s", s, strerror(errno));
 		free(s);
 		free(logdir);
 		kr_msg_free(cc);
@@ -862,15 +875,16 @@ kr_container_config(const struct kr_env *env, const struct pod *pod, const struc
 	KR_MAP_SET(cc, labels, runtime__v1__container_config__labels_entry__descriptor,
 	    KR_LABEL_CONTAINER_NAME, c->c_name);
 
-#define ANN(k, v) KR_MAP_SET(cc, annotations, \
-	runtime__v1__container_config__annotations_entry__descriptor, (k), (v))
+#define ANN(k, v)                                                                                  \
+	KR_MAP_SET(cc, annotations, runtime__v1__container_config__annotations_entry__descriptor,  \
+	    (k), (v))
 	snprintf(num, sizeof(num), "%" PRIx64, container_hash(c));
 	ANN(KR_ANN_HASH, num);
 	snprintf(num, sizeof(num), "%d", in->restart_count);
 	ANN(KR_ANN_RESTART_COUNT, num);
 	ANN(KR_ANN_TERM_MSG_PATH, c->c_term_msg_path ? c->c_term_msg_path : "");
-	ANN(KR_ANN_TERM_MSG_POLICY, c->c_term_msg_policy == TERM_MSG_FALLBACK_TO_LOGS ?
-	    "FallbackToLogsOnError" : "File");
+	ANN(KR_ANN_TERM_MSG_POLICY,
+	    c->c_term_msg_policy == TERM_MSG_FALLBACK_TO_LOGS ? "FallbackToLogsOnError" : "File");
 	if (pod->deletion_grace.set) {
 		snprintf(num, sizeof(num), "%" PRId64, pod->deletion_grace.v);
 		ANN(KR_ANN_POD_DELETION_GRACE, num);

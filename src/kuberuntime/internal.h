@@ -14,27 +14,27 @@ struct volumes;
 
 /* What the builders need from the node's configuration. */
 struct kr_env {
-	const char          *root_dir;       /* pods/UID/... */
-	const char          *logs_dir;       /* LOGS/NS_NAME_UID */
-	const char          *resolv_conf;    /* NULL or "": no host resolver file */
+	const char          *root_dir;    /* pods/UID/... */
+	const char          *logs_dir;    /* LOGS/NS_NAME_UID */
+	const char          *resolv_conf; /* NULL or "": no host resolver file */
 	const char          *cluster_domain;
 	const struct strv   *cluster_dns;
 	const struct kvlist *runtime_handlers; /* runtimeClassName -> handler */
-	const char          *cgroup_root;    /* "" : none */
+	const char          *cgroup_root;      /* "" : none */
 	const char          *node_name;
 	const char          *host_ip;
 	int64_t              node_cpu_milli; /* allocatable defaults for resourceFieldRef */
 	int64_t              node_mem_milli;
-	struct volumes      *volumes;        /* volumes: configMap/secret objects; NULL: none */
+	struct volumes      *volumes; /* volumes: configMap/secret objects; NULL: none */
 };
 
 /* protobuf-c helpers. */
 void *kr_msg_new(const ProtobufCMessageDescriptor *);
-void  kr_msg_free(void *msg);                    /* NULL is a no-op */
+void  kr_msg_free(void *msg); /* NULL is a no-op */
 void  kr_strv_add(char ***v, size_t *n, const char *s);
 /* Sets key in a map<string,string> field (replacing an existing key). */
-void  kr_map_set(void ***entries, size_t *n, const ProtobufCMessageDescriptor *entry_desc,
-          const char *key, const char *value);
+void        kr_map_set(void ***entries, size_t *n, const ProtobufCMessageDescriptor *entry_desc,
+           const char *key, const char *value);
 const char *kr_map_get(void *const *entries, size_t n, const char *key);
 
 /* Host resolver configuration (resolv.conf). */
@@ -48,62 +48,60 @@ void kr_resolv_clear(struct kr_resolv *);
 
 /* The DNS config of the sandbox per dnsPolicy. host may be NULL (no resolver file).
  * *fallback is set to 1 when ClusterFirst had to fall back to Default (no cluster DNS). */
-Runtime__V1__DNSConfig *kr_dns_config(const struct kr_env *, const struct pod *,
-                            const struct kr_resolv *host, int *fallback);
+Runtime__V1__DNSConfig *kr_dns_config(
+    const struct kr_env *, const struct pod *, const struct kr_resolv *host, int *fallback);
 
 /* The runtime handler for pod's runtimeClassName: 0 and *handler ("" for none), or -1 with
  * err filled when the class is unknown. */
-int kr_runtime_handler(const struct kr_env *, const struct pod *, const char **handler,
-        char *err, size_t errlen);
+int kr_runtime_handler(
+    const struct kr_env *, const struct pod *, const char **handler, char *err, size_t errlen);
 
 /* The sandbox config (reads env->resolv_conf). NULL with err filled on failure. */
-Runtime__V1__PodSandboxConfig *kr_sandbox_config(const struct kr_env *, const struct pod *,
-                                   uint32_t attempt, char *err, size_t errlen);
+Runtime__V1__PodSandboxConfig *kr_sandbox_config(
+    const struct kr_env *, const struct pod *, uint32_t attempt, char *err, size_t errlen);
 /* The pod's hostname as the kubelet derives it (at most 63 characters) into buf. */
-const char *kr_pod_hostname(const struct pod *, char *buf, size_t len);
+const char    *kr_pod_hostname(const struct pod *, char *buf, size_t len);
 enum qos_class kr_pod_qos(const struct pod *);
 /* Container seccomp (c) over the pod's (p); Unconfined when neither is set. */
-Runtime__V1__SecurityProfile *kr_seccomp_profile(const struct seccomp_profile *c,
-                                  const struct seccomp_profile *p);
+Runtime__V1__SecurityProfile *kr_seccomp_profile(
+    const struct seccomp_profile *c, const struct seccomp_profile *p);
 /* Network / PID / IPC namespace modes of the pod's containers. */
 Runtime__V1__NamespaceOption *kr_namespaces(const struct pod *);
 
 /* Everything startContainer needs that does not come from the pod spec. */
 struct kr_cinput {
 	int32_t            restart_count;
-	const char        *image_ref;     /* resolved image (ImageStatus id) or spec image */
-	const char        *pod_ip;        /* "" when none */
-	const struct strv *pod_ips;       /* may be NULL */
+	const char        *image_ref; /* resolved image (ImageStatus id) or spec image */
+	const char        *pod_ip;    /* "" when none */
+	const struct strv *pod_ips;   /* may be NULL */
 };
 
 /* The container config; creates the directories and files it mounts (emptyDir, hostPath
  * of the *OrCreate types, the termination-message file, the container log dir).
  * NULL with err filled (a CreateContainerConfigError message) on failure. */
 Runtime__V1__ContainerConfig *kr_container_config(const struct kr_env *, const struct pod *,
-                                  const struct container *, const struct kr_cinput *,
-                                  char *err, size_t errlen);
+    const struct container *, const struct kr_cinput *, char *err, size_t errlen);
 /* The value of one env var (downward API and $(VAR) expansion against the ones before it).
  * Returns 0 with *out (malloc'd, or NULL to skip the var), or -1 with err filled. */
-int  kr_env_value(const struct kr_env *, const struct pod *, const struct container *,
-         const struct env_var *, const struct kr_cinput *, char **out, char *err,
-         size_t errlen);
+int kr_env_value(const struct kr_env *, const struct pod *, const struct container *,
+    const struct env_var *, const struct kr_cinput *, char **out, char *err, size_t errlen);
 /* Kubernetes $(VAR) expansion: $$ -> $, $(NAME) -> value when NAME is in env (n pairs),
  * else kept literally. Returns a malloc'd string. */
 char *kr_expand(const char *s, char *const *keys, char *const *vals, size_t n);
 
 /* Labels and annotation names the kubelet puts on sandboxes and containers. */
-#define KR_LABEL_POD_NAME       "io.kubernetes.pod.name"
-#define KR_LABEL_POD_NAMESPACE  "io.kubernetes.pod.namespace"
-#define KR_LABEL_POD_UID        "io.kubernetes.pod.uid"
-#define KR_LABEL_CONTAINER_NAME "io.kubernetes.container.name"
-#define KR_ANN_HASH             "io.kubernetes.container.hash"
-#define KR_ANN_RESTART_COUNT    "io.kubernetes.container.restartCount"
-#define KR_ANN_TERM_MSG_PATH    "io.kubernetes.container.terminationMessagePath"
-#define KR_ANN_TERM_MSG_POLICY  "io.kubernetes.container.terminationMessagePolicy"
+#define KR_LABEL_POD_NAME         "io.kubernetes.pod.name"
+#define KR_LABEL_POD_NAMESPACE    "io.kubernetes.pod.namespace"
+#define KR_LABEL_POD_UID          "io.kubernetes.pod.uid"
+#define KR_LABEL_CONTAINER_NAME   "io.kubernetes.container.name"
+#define KR_ANN_HASH               "io.kubernetes.container.hash"
+#define KR_ANN_RESTART_COUNT      "io.kubernetes.container.restartCount"
+#define KR_ANN_TERM_MSG_PATH      "io.kubernetes.container.terminationMessagePath"
+#define KR_ANN_TERM_MSG_POLICY    "io.kubernetes.container.terminationMessagePolicy"
 #define KR_ANN_POD_DELETION_GRACE "io.kubernetes.pod.deletionGracePeriod"
-#define KR_ANN_POD_TERM_GRACE   "io.kubernetes.pod.terminationGracePeriod"
-#define KR_ANN_PRESTOP          "io.kubernetes.container.preStopHandler"
-#define KR_ANN_PORTS            "io.kubernetes.container.ports"
+#define KR_ANN_POD_TERM_GRACE     "io.kubernetes.pod.terminationGracePeriod"
+#define KR_ANN_PRESTOP            "io.kubernetes.container.preStopHandler"
+#define KR_ANN_PORTS              "io.kubernetes.container.ports"
 
 /* ---- the machines (kuberuntime.c, container.c) ---- */
 
@@ -123,37 +121,37 @@ struct pw_txn;
 
 /* The manager's settings the container code reads. */
 struct kr_ctx {
-	struct event_base  *base;
-	struct cri         *cri;
-	struct events      *events;
-	struct kr_env      *env;
-	struct backoff     *crash_bo;
-	struct backoff     *pull_bo;
-	int64_t             timeout_ms;       /* runtime calls */
-	int64_t             pull_timeout_ms;
-	struct kr_intents   intents;          /* all NULL: none kept */
+	struct event_base *base;
+	struct cri        *cri;
+	struct events     *events;
+	struct kr_env     *env;
+	struct backoff    *crash_bo;
+	struct backoff    *pull_bo;
+	int64_t            timeout_ms; /* runtime calls */
+	int64_t            pull_timeout_ms;
+	struct kr_intents  intents; /* all NULL: none kept */
 };
 
 /* Intent records around a create (no-ops without kuberuntime_set_intents). */
-void kr_intent_put(struct kuberuntime *, const char *uid, const char *kind, const char *name,
-         int64_t attempt);
-void kr_intent_del(struct kuberuntime *, const char *uid, const char *kind, const char *name,
-         int64_t attempt);
-int  kr_intent_has(struct kuberuntime *, const char *uid, const char *kind, const char *name,
-         int64_t attempt);
+void kr_intent_put(
+    struct kuberuntime *, const char *uid, const char *kind, const char *name, int64_t attempt);
+void kr_intent_del(
+    struct kuberuntime *, const char *uid, const char *kind, const char *name, int64_t attempt);
+int kr_intent_has(
+    struct kuberuntime *, const char *uid, const char *kind, const char *name, int64_t attempt);
 
 struct kr_ctx *kr_ctx(struct kuberuntime *);
 
 /* Records a container start failure (reason NULL clears it). */
-void kr_set_start_error(struct kr_pod *, const char *container, const char *reason,
-         const char *message);
+void kr_set_start_error(
+    struct kr_pod *, const char *container, const char *reason, const char *message);
 /* When the last pull of image failed for this pod (monotonic ms, 0: none); set 0 clears. */
 int64_t kr_pull_fail_time(struct kr_pod *, const char *image);
-void kr_pull_fail_set(struct kr_pod *, const char *image, int64_t ms);
+void    kr_pull_fail_set(struct kr_pod *, const char *image, int64_t ms);
 /* Asks for a resync of the pod after delay_ms. */
 void kr_resync_after(struct kr_pod *, int64_t delay_ms);
 /* Marks an in-flight call for podctl. */
-void kr_sync_call(struct kr_sync *, const char *call, const char *target);
+void                kr_sync_call(struct kr_sync *, const char *call, const char *target);
 struct kuberuntime *kr_sync_kr(struct kr_sync *);
 struct kr_pod      *kr_sync_pod(struct kr_sync *);
 
@@ -162,10 +160,9 @@ struct kr_pod      *kr_sync_pod(struct kr_sync *);
  * pod and spec may be NULL (known only from the runtime). pod_ip is for httpGet hooks.
  * done(rc, err, arg) runs once on a later turn; every CRI call uses owner. */
 struct kr_kop *kr_kill_start(struct kuberuntime *, const void *owner, const struct pod *,
-                   const struct container *spec, const char *container_id,
-                   const char *name, const char *pod_ip, const char *message,
-                   int64_t grace_override,
-                   void (*done)(int rc, const char *err, void *arg), void *arg);
+    const struct container *spec, const char *container_id, const char *name, const char *pod_ip,
+    const char *message, int64_t grace_override, void (*done)(int rc, const char *err, void *arg),
+    void *arg);
 /* Frees the op; its calls must already be cancelled (by owner) or finished. Cancels its
  * timers and HTTP requests. NULL is a no-op. */
 void kr_kill_free(struct kr_kop *);
@@ -173,42 +170,40 @@ void kr_kill_free(struct kr_kop *);
 /* startContainer: crash-loop backoff, image, config, CreateContainer, StartContainer,
  * postStart. rc 0 started; 1 skipped (backoff: not an error); -1 failed (reason set). */
 struct kr_start_args {
-	const struct pod                     *pod;
-	const struct container               *c;
-	const struct rt_pod_status           *rt;
-	const char                           *sandbox_id;
-	const Runtime__V1__PodSandboxConfig  *sandbox_config;
-	const char                           *pod_ip;
-	const struct strv                    *pod_ips;
+	const struct pod                    *pod;
+	const struct container              *c;
+	const struct rt_pod_status          *rt;
+	const char                          *sandbox_id;
+	const Runtime__V1__PodSandboxConfig *sandbox_config;
+	const char                          *pod_ip;
+	const struct strv                   *pod_ips;
 };
 struct kr_start *kr_start_container(struct kr_sync *, const struct kr_start_args *,
-                     void (*done)(int rc, const char *err, void *arg), void *arg);
-void kr_start_free(struct kr_start *);
+    void (*done)(int rc, const char *err, void *arg), void *arg);
+void             kr_start_free(struct kr_start *);
 
 /* Runs a lifecycle handler in a container: exec (ExecSync), httpGet (http1), sleep.
  * done(rc, msg) once, on a later turn. */
 struct kr_hook;
 struct kr_hook *kr_hook_run(struct kuberuntime *, const void *owner, const struct pod *,
-                    const struct container *, const struct handler *,
-                    const char *container_id, const char *pod_ip, int64_t timeout_ms,
-                    void (*done)(int rc, const char *msg, void *arg), void *arg);
-void kr_hook_free(struct kr_hook *);
+    const struct container *, const struct handler *, const char *container_id, const char *pod_ip,
+    int64_t timeout_ms, void (*done)(int rc, const char *msg, void *arg), void *arg);
+void            kr_hook_free(struct kr_hook *);
 
 /* Reads one pod's status from the runtime (status_read.c). done(st, t0, err, arg)
  * runs once, on a later turn: st (sorted, newest first) may be taken by moving its members
  * out; t0 is when the read started (monotonic ms); err is NULL on success. Every call uses
  * owner; kr_rd_free after cri_cancel_owner(owner) drops a read in flight. */
 struct kr_rd;
-struct kr_rd *kr_rd_start(struct kuberuntime *, const char *uid, const char *name,
-                  const char *ns, const void *owner,
-                  void (*done)(struct rt_pod_status *st, int64_t t0, const char *err,
-                      void *arg), void *arg);
-void kr_rd_free(struct kr_rd *);
+struct kr_rd *kr_rd_start(struct kuberuntime *, const char *uid, const char *name, const char *ns,
+    const void *owner,
+    void (*done)(struct rt_pod_status *st, int64_t t0, const char *err, void *arg), void *arg);
+void          kr_rd_free(struct kr_rd *);
 
 /* Converts runtime answers into runtime.h data. */
 void kr_rt_from_sandbox(struct rt_sandbox *, const Runtime__V1__PodSandboxStatus *);
-void kr_rt_from_container(struct rt_container *, const Runtime__V1__ContainerStatus *,
-         const char *sandbox_id);
+void kr_rt_from_container(
+    struct rt_container *, const Runtime__V1__ContainerStatus *, const char *sandbox_id);
 
 /* The grace killContainer starts from before preStop (see kuberuntime_grace). */
 int64_t kr_base_grace(const struct pod *);

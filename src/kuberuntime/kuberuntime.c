@@ -37,34 +37,34 @@
 #define KR_DEFAULT_PULL_TIMEOUT_MS (5 * 60 * 1000)
 
 struct kr_err {
-	char    *container;
-	char    *reason;
-	char    *message;
-	int64_t  at_ms;
+	char   *container;
+	char   *reason;
+	char   *message;
+	int64_t at_ms;
 };
 
 struct kr_pull {
-	char    *image;
-	int64_t  at_ms;
+	char   *image;
+	int64_t at_ms;
 };
 
 struct kr_pod {
-	TAILQ_ENTRY(kr_pod)  entry;
-	struct kuberuntime  *kr;
-	char                *uid;
-	struct kr_err       *errs;
-	size_t               nerrs;
-	struct kr_pull      *pulls;
-	size_t               npulls;
-	struct kr_sync      *m;            /* the machine running for this pod, or NULL */
-	int64_t              min_ts;       /* decisions need a status at least this new */
-	char                *last_error;
-	const char          *last_step;    /* where the last transaction ended (static) */
-	char                *sandbox_error;
-	int64_t              last_sync_ms;
-	struct event        *resync;
-	int64_t              resync_at;
-	int                  forgotten;
+	TAILQ_ENTRY(kr_pod) entry;
+	struct kuberuntime *kr;
+	char               *uid;
+	struct kr_err      *errs;
+	size_t              nerrs;
+	struct kr_pull     *pulls;
+	size_t              npulls;
+	struct kr_sync     *m;      /* the machine running for this pod, or NULL */
+	int64_t             min_ts; /* decisions need a status at least this new */
+	char               *last_error;
+	const char         *last_step; /* where the last transaction ended (static) */
+	char               *sandbox_error;
+	int64_t             last_sync_ms;
+	struct event       *resync;
+	int64_t             resync_at;
+	int                 forgotten;
 };
 
 enum kr_kind { KR_SYNC = 0, KR_TERMINATING, KR_TERMINATED, KR_ORPHAN };
@@ -79,13 +79,22 @@ enum kr_step {
 	KS_INIT,
 	KS_APP,
 	KS_VERIFY,
-	KS_VERIFY_CHECK,  /* after the second read (kr_read_status moves to the next step) */
+	KS_VERIFY_CHECK, /* after the second read (kr_read_status moves to the next step) */
 	KS_FINISH,
 };
 
 static const char *const kr_step_names[] = {
-	"read-status", "decide", "kill-pod", "kill-containers", "create-sandbox", "ephemeral",
-	"init", "app", "verify", "verify", "done",
+	"read-status",
+	"decide",
+	"kill-pod",
+	"kill-containers",
+	"create-sandbox",
+	"ephemeral",
+	"init",
+	"app",
+	"verify",
+	"verify",
+	"done",
 };
 
 static const char *const kr_kind_names[] = { "sync", "terminating", "terminated", "orphan" };
@@ -93,18 +102,18 @@ static const char *const kr_kind_names[] = { "sync", "terminating", "terminated"
 struct kr_rd;
 
 struct kr_sync {
-	TAILQ_ENTRY(kr_sync)           entry;
+	TAILQ_ENTRY(kr_sync) entry;
 	struct kuberuntime            *kr;
-	struct kr_pod                 *kp;        /* NULL for orphans */
+	struct kr_pod                 *kp; /* NULL for orphans */
 	struct pw_txn                 *txn;
 	enum kr_kind                   kind;
 	enum kr_step                   step;
-	struct pod                    *pod;       /* owned copy; NULL for orphans */
-	int64_t                        grace;     /* override, -1 none */
+	struct pod                    *pod;   /* owned copy; NULL for orphans */
+	int64_t                        grace; /* override, -1 none */
 	struct rt_pod_status           rt;
 	struct pod_actions             acts;
 	int                            have_acts;
-	int                            acted;     /* recovery: a call that changes the runtime */
+	int                            acted; /* recovery: a call that changes the runtime */
 	Runtime__V1__PodSandboxConfig *sbcfg;
 	char                          *sandbox_id;
 	char                          *pod_ip;
@@ -123,11 +132,11 @@ struct kr_sync {
 	struct kr_kop                **kops;
 	size_t                         nkops;
 	struct event                  *kick;
-	struct podcache_wait          *cwait;     /* recovery: waiting for the first relist */
+	struct podcache_wait          *cwait; /* recovery: waiting for the first relist */
 	int                            dead;
 	int                            terminal;
-	void                         (*orphan_done)(int, void *);
-	void                          *orphan_arg;
+	void (*orphan_done)(int, void *);
+	void *orphan_arg;
 };
 
 struct kr_kill {
@@ -148,13 +157,13 @@ struct kuberuntime {
 	char                     *cgroup_root;
 	char                     *host_ip;
 	struct kr_pod_list        pods;
-	struct kr_sync_list       orphans;   /* housekeeping kills in flight */
-	struct kr_sync_list       dead;      /* finished machines, freed on a later turn */
+	struct kr_sync_list       orphans; /* housekeeping kills in flight */
+	struct kr_sync_list       dead;    /* finished machines, freed on a later turn */
 	struct event             *reaper;
-	void                    (*resync_fn)(const char *, void *);
-	void                     *resync_arg;
-	int                     (*probe_fn)(const char *, struct probe_set *, void *);
-	void                     *probe_arg;
+	void (*resync_fn)(const char *, void *);
+	void *resync_arg;
+	int (*probe_fn)(const char *, struct probe_set *, void *);
+	void *probe_arg;
 };
 
 static void kr_next(struct kr_sync *);
@@ -220,15 +229,15 @@ kr_pod_find(struct kuberuntime *kr, const char *uid)
 	struct kr_pod *kp;
 
 	TAILQ_FOREACH(kp, &kr->pods, entry)
-		if (strcmp(kp->uid, uid) == 0)
-			return kp;
+	if (strcmp(kp->uid, uid) == 0)
+		return kp;
 	return NULL;
 }
 
 static void
 kr_resync_fire(evutil_socket_t fd, short what, void *arg)
 {
-	struct kr_pod *kp = arg;
+	struct kr_pod      *kp = arg;
 	struct kuberuntime *kr = kp->kr;
 
 	(void)fd;
@@ -280,8 +289,8 @@ kr_pod_free(struct kr_pod *kp)
 }
 
 void
-kr_set_start_error(struct kr_pod *kp, const char *container, const char *reason,
-    const char *message)
+kr_set_start_error(
+    struct kr_pod *kp, const char *container, const char *reason, const char *message)
 {
 	size_t i;
 
@@ -352,7 +361,7 @@ kr_pull_fail_set(struct kr_pod *kp, const char *image, int64_t ms)
 void
 kr_resync_after(struct kr_pod *kp, int64_t delay_ms)
 {
-	int64_t at = now_mono_ms() + delay_ms;
+	int64_t        at = now_mono_ms() + delay_ms;
 	struct timeval tv;
 
 	if (kp == NULL || kp->resync == NULL)
@@ -371,7 +380,7 @@ static void
 kr_reap(evutil_socket_t fd, short what, void *arg)
 {
 	struct kuberuntime *kr = arg;
-	struct kr_sync *m;
+	struct kr_sync     *m;
 
 	(void)fd;
 	(void)what;
@@ -385,8 +394,8 @@ static char *
 kr_guess_host_ip(void)
 {
 	struct ifaddrs *ifa, *i;
-	char buf[INET6_ADDRSTRLEN];
-	char *ip = NULL;
+	char            buf[INET6_ADDRSTRLEN];
+	char           *ip = NULL;
 
 	if (getifaddrs(&ifa) == -1)
 		return xstrdup("127.0.0.1");
@@ -394,8 +403,8 @@ kr_guess_host_ip(void)
 		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
 		    (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP))
 			continue;
-		if (inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
-		    buf, sizeof(buf)) != NULL)
+		if (inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, buf,
+		        sizeof(buf)) != NULL)
 			ip = xstrdup(buf);
 	}
 	freeifaddrs(ifa);
@@ -407,8 +416,8 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
     const struct klet_config *cfg, struct events *events, const struct kr_options *opts)
 {
 	struct kuberuntime *kr = xcalloc(1, sizeof(*kr));
-	struct kr_options o;
-	long pages, psize, ncpu;
+	struct kr_options   o;
+	long                pages, psize, ncpu;
 
 	memset(&o, 0, sizeof(o));
 	if (opts != NULL)
@@ -443,8 +452,8 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
 	kr->x.crash_bo = backoff_new(o.crash_backoff_initial_ms, o.crash_backoff_max_ms);
 	kr->x.pull_bo = backoff_new(o.pull_backoff_initial_ms, o.pull_backoff_max_ms);
 	kr->x.timeout_ms = cfg->runtime_timeout_ms > 0 ? cfg->runtime_timeout_ms : 120000;
-	kr->x.pull_timeout_ms = o.pull_timeout_ms > 0 ? o.pull_timeout_ms :
-	    KR_DEFAULT_PULL_TIMEOUT_MS;
+	kr->x.pull_timeout_ms =
+	    o.pull_timeout_ms > 0 ? o.pull_timeout_ms : KR_DEFAULT_PULL_TIMEOUT_MS;
 	kr->reaper = evtimer_new(base, kr_reap, kr);
 	return kr;
 }
@@ -452,7 +461,7 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
 void
 kuberuntime_free(struct kuberuntime *kr)
 {
-	struct kr_pod *kp;
+	struct kr_pod  *kp;
 	struct kr_sync *m;
 
 	if (kr == NULL)
@@ -461,7 +470,8 @@ kuberuntime_free(struct kuberuntime *kr)
 		TAILQ_REMOVE(&kr->orphans, m, entry);
 		kr_sync_free(m);
 	}
-	TAILQ_FOREACH(kp, &kr->pods, entry) {
+	TAILQ_FOREACH(kp, &kr->pods, entry)
+	{
 		if (kp->m != NULL) {
 			m = kp->m;
 			kp->m = NULL;
@@ -491,24 +501,24 @@ kuberuntime_set_intents(struct kuberuntime *kr, const struct kr_intents *ops)
 }
 
 void
-kr_intent_put(struct kuberuntime *kr, const char *uid, const char *kind, const char *name,
-    int64_t attempt)
+kr_intent_put(
+    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
 {
 	if (kr->x.intents.put != NULL)
 		kr->x.intents.put(kr->x.intents.arg, uid, kind, name, attempt);
 }
 
 void
-kr_intent_del(struct kuberuntime *kr, const char *uid, const char *kind, const char *name,
-    int64_t attempt)
+kr_intent_del(
+    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
 {
 	if (kr->x.intents.del != NULL)
 		kr->x.intents.del(kr->x.intents.arg, uid, kind, name, attempt);
 }
 
 int
-kr_intent_has(struct kuberuntime *kr, const char *uid, const char *kind, const char *name,
-    int64_t attempt)
+kr_intent_has(
+    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
 {
 	return kr->x.intents.has != NULL &&
 	    kr->x.intents.has(kr->x.intents.arg, uid, kind, name, attempt);
@@ -528,8 +538,8 @@ kuberuntime_set_resync(struct kuberuntime *kr, void (*fn)(const char *, void *),
 }
 
 void
-kuberuntime_set_probes(struct kuberuntime *kr,
-    int (*fn)(const char *uid, struct probe_set *out, void *arg), void *arg)
+kuberuntime_set_probes(
+    struct kuberuntime *kr, int (*fn)(const char *uid, struct probe_set *out, void *arg), void *arg)
 {
 	kr->probe_fn = fn;
 	kr->probe_arg = arg;
@@ -600,15 +610,14 @@ kr_retire(struct kr_sync *m)
 	evtimer_add(m->kr->reaper, &tv);
 }
 
-static void
-kr_fail(struct kr_sync *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void kr_fail(struct kr_sync *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Keeps the first error of the transaction. */
 static void
 kr_fail(struct kr_sync *m, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
+	char   *s;
 
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) == -1)
@@ -644,9 +653,9 @@ kr_finish(struct kr_sync *m)
 {
 	struct kr_pod *kp = m->kp;
 	struct pw_txn *txn = m->txn;
-	unsigned flags = m->terminal ? PW_DONE_TERMINAL : 0;
-	int rc = m->err != NULL ? -1 : 0;
-	char *err = xstrdup(m->err);
+	unsigned       flags = m->terminal ? PW_DONE_TERMINAL : 0;
+	int            rc = m->err != NULL ? -1 : 0;
+	char          *err = xstrdup(m->err);
 
 	if (kp != NULL)
 		kp->last_step = kr_step_names[m->step];
@@ -712,8 +721,8 @@ kr_read_status(struct kr_sync *m)
 	const char *uid = m->pod != NULL ? m->pod->uid : m->rt.uid;
 
 	kr_sync_call(m, "ListPodSandbox+ListContainers", NULL);
-	m->rd = kr_rd_start(m->kr, uid, m->pod ? m->pod->name : NULL, m->pod ? m->pod->ns : NULL,
-	    m, kr_read_done, m);
+	m->rd = kr_rd_start(m->kr, uid, m->pod ? m->pod->name : NULL, m->pod ? m->pod->ns : NULL, m,
+	    kr_read_done, m);
 }
 
 /* ---- killPod: containers concurrently, then the sandboxes ---- */
@@ -749,8 +758,8 @@ kr_add_kop(struct kr_sync *m, struct kr_kop *k)
 }
 
 static void
-kr_stop_sb_cb(int code, const char *message, const Runtime__V1__StopPodSandboxResponse *resp,
-    void *arg)
+kr_stop_sb_cb(
+    int code, const char *message, const Runtime__V1__StopPodSandboxResponse *resp, void *arg)
 {
 	struct kr_sync *m = arg;
 
@@ -811,9 +820,9 @@ static void
 kr_killpod_wave(struct kr_sync *m, int wave)
 {
 	const struct rt_container *c;
-	const struct container *spec;
-	int64_t grace = m->grace;
-	size_t i;
+	const struct container    *spec;
+	int64_t                    grace = m->grace;
+	size_t                     i;
 
 	m->killpod_phase = wave;
 	m->pending = 0;
@@ -833,8 +842,9 @@ kr_killpod_wave(struct kr_sync *m, int wave)
 			continue;
 		m->pending++;
 		kr_sync_call(m, "StopContainer", c->name);
-		kr_add_kop(m, kr_kill_start(m->kr, m, m->pod, spec, c->id, c->name,
-		    kr_pod_ip_of(&m->rt), NULL, grace, kr_kop_done, m));
+		kr_add_kop(m,
+		    kr_kill_start(m->kr, m, m->pod, spec, c->id, c->name, kr_pod_ip_of(&m->rt),
+		        NULL, grace, kr_kop_done, m));
 	}
 	if (m->pending > 0)
 		return;
@@ -857,8 +867,8 @@ static void
 kr_decide(struct kr_sync *m)
 {
 	struct probe_set probes;
-	int have_probes = 0;
-	char *line;
+	int              have_probes = 0;
+	char            *line;
 
 	if (m->kind == KR_TERMINATING || m->kind == KR_ORPHAN) {
 		m->step = KS_KILL_POD;
@@ -896,12 +906,12 @@ static void
 kr_kill_containers(struct kr_sync *m)
 {
 	const struct kill_entry *ke;
-	const struct container *spec;
-	size_t i;
+	const struct container  *spec;
+	size_t                   i;
 
 	m->pending = 0;
 	for (i = 0; i < m->acts.nkill; i++) {
-		int64_t grace = -1;
+		int64_t             grace = -1;
 		const struct probe *pr = NULL;
 
 		ke = &m->acts.kill[i];
@@ -916,8 +926,9 @@ kr_kill_containers(struct kr_sync *m)
 			grace = pr->pr_termination_grace.v;
 		m->pending++;
 		kr_sync_call(m, "StopContainer", ke->name);
-		kr_add_kop(m, kr_kill_start(m->kr, m, m->pod, spec, ke->container_id, ke->name,
-		    kr_pod_ip_of(&m->rt), ke->message, grace, kr_kop_done, m));
+		kr_add_kop(m,
+		    kr_kill_start(m->kr, m, m->pod, spec, ke->container_id, ke->name,
+		        kr_pod_ip_of(&m->rt), ke->message, grace, kr_kop_done, m));
 	}
 	if (m->pending == 0) {
 		m->step++;
@@ -949,12 +960,12 @@ kr_set_ips_from(struct kr_sync *m, const char *ip, char *const *extra, size_t ne
 }
 
 static void
-kr_sb_status_cb(int code, const char *message, const Runtime__V1__PodSandboxStatusResponse *resp,
-    void *arg)
+kr_sb_status_cb(
+    int code, const char *message, const Runtime__V1__PodSandboxStatusResponse *resp, void *arg)
 {
 	struct kr_sync *m = arg;
-	char **extra = NULL;
-	size_t i, n = 0;
+	char          **extra = NULL;
+	size_t          i, n = 0;
 
 	if (code != GRPC_OK || resp->status == NULL) {
 		kr_fail(m, "PodSandboxStatus of new sandbox: %s", message);
@@ -979,10 +990,10 @@ kr_sb_status_cb(int code, const char *message, const Runtime__V1__PodSandboxStat
 }
 
 static void
-kr_run_sb_cb(int code, const char *message, const Runtime__V1__RunPodSandboxResponse *resp,
-    void *arg)
+kr_run_sb_cb(
+    int code, const char *message, const Runtime__V1__RunPodSandboxResponse *resp, void *arg)
 {
-	struct kr_sync *m = arg;
+	struct kr_sync                      *m = arg;
 	Runtime__V1__PodSandboxStatusRequest req = RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
 
 	kr_intent_del(m->kr, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
@@ -1007,11 +1018,11 @@ static void
 kr_create_sandbox(struct kr_sync *m)
 {
 	Runtime__V1__RunPodSandboxRequest req = RUNTIME__V1__RUN_POD_SANDBOX_REQUEST__INIT;
-	const struct rt_sandbox *sb = NULL;
-	const char *handler;
-	char err[1024];
-	uint32_t attempt;
-	size_t i;
+	const struct rt_sandbox          *sb = NULL;
+	const char                       *handler;
+	char                              err[1024];
+	uint32_t                          attempt;
+	size_t                            i;
 
 	if (!m->acts.create_sandbox) {
 		for (i = 0; m->acts.sandbox_id != NULL && i < m->rt.nsandboxes; i++)
@@ -1052,18 +1063,19 @@ kr_create_sandbox(struct kr_sync *m)
 		return;
 	}
 	if (mkdirs(m->sbcfg->log_directory, 0755) == -1) {
-		kr_fail(m, "create pod log directory %s: %s", m->sbcfg->log_directory,
-		    strerror(errno));
+		kr_fail(
+		    m, "create pod log directory %s: %s", m->sbcfg->log_directory, strerror(errno));
 		kr_finish(m);
 		return;
 	}
 	if (((m->pod->dns_policy == DNS_CLUSTER_FIRST && !m->pod->host_network) ||
-	    m->pod->dns_policy == DNS_CLUSTER_FIRST_WITH_HOST_NET) &&
+	        m->pod->dns_policy == DNS_CLUSTER_FIRST_WITH_HOST_NET) &&
 	    (m->kr->env.cluster_dns == NULL || m->kr->env.cluster_dns->n == 0))
 		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "MissingClusterDNS",
 		    "pod: \"%s_%s(%s)\". kubelet does not have ClusterDNS IP configured and "
 		    "cannot create Pod using \"ClusterFirst\" policy. Falling back to "
-		    "\"Default\" policy.", m->pod->name, m->pod->ns, m->pod->uid);
+		    "\"Default\" policy.",
+		    m->pod->name, m->pod->ns, m->pod->uid);
 	req.config = m->sbcfg;
 	req.runtime_handler = (char *)handler;
 	log_v(2, "pod %s/%s: creating sandbox attempt %u", m->pod->ns, m->pod->name, attempt);
@@ -1075,8 +1087,8 @@ kr_create_sandbox(struct kr_sync *m)
 static void
 kr_start_done(int rc, const char *err, void *arg)
 {
-	struct kr_sync *m = arg;
-	struct kr_start *st = m->st;   /* err points into it: free it last */
+	struct kr_sync         *m = arg;
+	struct kr_start        *st = m->st; /* err points into it: free it last */
 	const struct container *c;
 
 	m->st = NULL;
@@ -1160,8 +1172,8 @@ kr_next(struct kr_sync *m)
 			if (m->kind != KR_TERMINATING && m->kr->wait_relist &&
 			    m->kr->cache != NULL && m->pod != NULL &&
 			    podcache_time(m->kr->cache) == 0) {
-				m->cwait = podcache_wait_newer(m->kr->cache, m->pod->uid, 1,
-				    kr_first_relist, m);
+				m->cwait = podcache_wait_newer(
+				    m->kr->cache, m->pod->uid, 1, kr_first_relist, m);
 				return;
 			}
 			/* A status older than our own last action would mislead: read the
@@ -1207,8 +1219,8 @@ kr_next(struct kr_sync *m)
 			return;
 		case KS_EPHEMERAL:
 			if (m->idx < m->acts.nephemeral_start) {
-				kr_start_one(m, &m->pod->ephemeral_containers[
-				    m->acts.ephemeral_start[m->idx]]);
+				kr_start_one(m,
+				    &m->pod->ephemeral_containers[m->acts.ephemeral_start[m->idx]]);
 				return;
 			}
 			m->step = KS_INIT;
@@ -1216,8 +1228,8 @@ kr_next(struct kr_sync *m)
 			continue;
 		case KS_INIT:
 			if (!m->classic_init_failed && m->idx < m->acts.ninit_start) {
-				kr_start_one(m, &m->pod->init_containers[
-				    m->acts.init_start[m->idx]]);
+				kr_start_one(
+				    m, &m->pod->init_containers[m->acts.init_start[m->idx]]);
 				return;
 			}
 			m->step = KS_APP;
@@ -1256,8 +1268,8 @@ kr_next(struct kr_sync *m)
 			kr_finish(m);
 			return;
 		default:
-			fatalx("%s: pod %s: bad step %d", __func__, m->kp ? m->kp->uid : "-",
-			    m->step);
+			fatalx(
+			    "%s: pod %s: bad step %d", __func__, m->kp ? m->kp->uid : "-", m->step);
 		}
 	}
 }
@@ -1297,8 +1309,7 @@ kr_cleanup_pod_dirs(struct kuberuntime *kr, const struct pod *pod)
 /* ---- the syncer ---- */
 
 static struct kr_sync *
-kr_sync_new(struct kuberuntime *kr, struct pw_txn *txn, const struct pod *pod,
-    enum kr_kind kind)
+kr_sync_new(struct kuberuntime *kr, struct pw_txn *txn, const struct pod *pod, enum kr_kind kind)
 {
 	struct kr_sync *m = xcalloc(1, sizeof(*m));
 
@@ -1352,9 +1363,10 @@ static void
 kr_cancel(void *arg, struct pw_txn *txn)
 {
 	struct kuberuntime *kr = arg;
-	struct kr_pod *kp;
+	struct kr_pod      *kp;
 
-	TAILQ_FOREACH(kp, &kr->pods, entry) {
+	TAILQ_FOREACH(kp, &kr->pods, entry)
+	{
 		if (kp->m != NULL && kp->m->txn == txn) {
 			log_v(2, "pod %s: transaction cancelled", kp->uid);
 			kr_retire(kp->m);
@@ -1378,11 +1390,11 @@ kuberuntime_syncer(struct kuberuntime *kr, struct pw_syncer *out)
 /* ---- views ---- */
 
 int
-kuberuntime_start_error(struct kuberuntime *kr, const char *uid, const char *container,
-    struct kr_start_error *out)
+kuberuntime_start_error(
+    struct kuberuntime *kr, const char *uid, const char *container, struct kr_start_error *out)
 {
 	struct kr_pod *kp = kr_pod_find(kr, uid);
-	size_t i;
+	size_t         i;
 
 	for (i = 0; kp != NULL && i < kp->nerrs; i++) {
 		if (strcmp(kp->errs[i].container, container) != 0)
@@ -1398,11 +1410,11 @@ kuberuntime_start_error(struct kuberuntime *kr, const char *uid, const char *con
 
 void
 kuberuntime_foreach_start_error(struct kuberuntime *kr, const char *uid,
-    void (*cb)(const struct kr_start_error *, void *), void *arg)
+    void (*cb)(const struct kr_start_error *, void *), void        *arg)
 {
-	struct kr_pod *kp = kr_pod_find(kr, uid);
+	struct kr_pod        *kp = kr_pod_find(kr, uid);
 	struct kr_start_error e;
-	size_t i;
+	size_t                i;
 
 	for (i = 0; kp != NULL && i < kp->nerrs; i++) {
 		e.container = kp->errs[i].container;
@@ -1447,13 +1459,14 @@ kuberuntime_get(struct kuberuntime *kr, const char *uid, struct kr_pod_view *out
 }
 
 void
-kuberuntime_foreach(struct kuberuntime *kr, void (*cb)(const struct kr_pod_view *, void *),
-    void *arg)
+kuberuntime_foreach(
+    struct kuberuntime *kr, void (*cb)(const struct kr_pod_view *, void *), void *arg)
 {
-	struct kr_pod *kp;
+	struct kr_pod     *kp;
 	struct kr_pod_view v;
 
-	TAILQ_FOREACH(kp, &kr->pods, entry) {
+	TAILQ_FOREACH(kp, &kr->pods, entry)
+	{
 		kr_view(kp, &v);
 		cb(&v, arg);
 	}
@@ -1489,8 +1502,8 @@ kr_orphan_done(int rc, void *arg)
 }
 
 struct kr_kill *
-kuberuntime_kill_running(struct kuberuntime *kr, const struct rt_pod_status *rt,
-    int64_t grace, void (*done)(int, void *), void *arg)
+kuberuntime_kill_running(struct kuberuntime *kr, const struct rt_pod_status *rt, int64_t grace,
+    void (*done)(int, void *), void *arg)
 {
 	struct kr_sync *m = xcalloc(1, sizeof(*m));
 

@@ -36,24 +36,23 @@ struct kr_options {
 	 * NULL: "/kubepods"; "": no cgroup parent is set. */
 	const char *cgroup_root;
 	/* Timeout of PullImage (default 5 min); other calls use cfg->runtime_timeout_ms. */
-	int64_t     pull_timeout_ms;
+	int64_t pull_timeout_ms;
 	/* The node's IP for status.hostIP (downward API). NULL: the first non-loopback IPv4
 	 * address of the host, looked up once. */
 	const char *host_ip;
 	/* Crash-loop backoff: initial and maximum delay (kubelet: 10 s, 300 s). 0: defaults. */
-	int64_t     crash_backoff_initial_ms;
-	int64_t     crash_backoff_max_ms;
+	int64_t crash_backoff_initial_ms;
+	int64_t crash_backoff_max_ms;
 	/* Image pull backoff: initial and maximum delay (kubelet: 10 s, 300 s). 0: defaults. */
-	int64_t     pull_backoff_initial_ms;
-	int64_t     pull_backoff_max_ms;
+	int64_t pull_backoff_initial_ms;
+	int64_t pull_backoff_max_ms;
 };
 
 /* Returns a new runtime manager. cri, cache and cfg must outlive it; events may be NULL.
  * cfg supplies root_dir, pod_logs_dir, resolv_conf, cluster_dns/domain, node_name,
  * runtime_handlers and runtime_timeout_ms. Never NULL. */
 struct kuberuntime *kuberuntime_new(struct event_base *, struct cri *, struct podcache *,
-                        const struct klet_config *cfg, struct events *,
-                        const struct kr_options *);
+    const struct klet_config *cfg, struct events *, const struct kr_options *);
 /* Cancels every machine (their CRI calls are cancelled by owner, timers deleted, no
  * callback runs afterwards, no pw_txn_done is called) and frees everything. NULL: no-op. */
 void kuberuntime_free(struct kuberuntime *);
@@ -65,8 +64,8 @@ void kuberuntime_syncer(struct kuberuntime *, struct pw_syncer *out);
 /* Called with a pod UID when that pod should be synced again soon: a crash-loop or
  * image-pull backoff expired, or a machine saw a change the cache has not caught up with.
  * Wire it to podworkers_kick. */
-void kuberuntime_set_resync(struct kuberuntime *, void (*fn)(const char *uid, void *arg),
-         void *arg);
+void kuberuntime_set_resync(
+    struct kuberuntime *, void (*fn)(const char *uid, void *arg), void *arg);
 /* recovery: on (kletd, whose PLEG relists into the cache), a pod sync before the first
  * relist waits for it instead of reading the runtime pod by pod; off by default (a cache
  * nobody fills would hold every sync). */
@@ -82,13 +81,12 @@ void kuberuntime_wait_first_relist(struct kuberuntime *, int on);
  * "container"; name is the container name, "" for a sandbox. has() returns 1 when that
  * exact intent is recorded. NULL ops (the default): none kept. The struct is copied. */
 struct kr_intents {
-	void (*put)(void *arg, const char *uid, const char *kind, const char *name,
-	         int64_t attempt);
-	void (*del)(void *arg, const char *uid, const char *kind, const char *name,
-	         int64_t attempt);
-	int  (*has)(void *arg, const char *uid, const char *kind, const char *name,
-	         int64_t attempt);
-	void  *arg;
+	void (*put)(
+	    void *arg, const char *uid, const char *kind, const char *name, int64_t attempt);
+	void (*del)(
+	    void *arg, const char *uid, const char *kind, const char *name, int64_t attempt);
+	int (*has)(void *arg, const char *uid, const char *kind, const char *name, int64_t attempt);
+	void *arg;
 };
 void kuberuntime_set_intents(struct kuberuntime *, const struct kr_intents *);
 
@@ -96,8 +94,8 @@ void kuberuntime_set_intents(struct kuberuntime *, const struct kr_intents *);
  * and restart containers). fn fills out (borrowed, valid until the sync step returns) and
  * returns 0, or -1 when it has nothing. Optional. */
 struct probe_set;
-void kuberuntime_set_probes(struct kuberuntime *,
-         int (*fn)(const char *uid, struct probe_set *out, void *arg), void *arg);
+void kuberuntime_set_probes(
+    struct kuberuntime *, int (*fn)(const char *uid, struct probe_set *out, void *arg), void *arg);
 /* volumes: where configMap / secret volumes and env references are read (volumes.h); NULL
  * (the default): pods using them fail with CreateContainerConfigError. Not owned. */
 struct volumes;
@@ -113,39 +111,39 @@ struct kr_start_error {
 	const char *container;
 	const char *reason;
 	const char *message;
-	int64_t     at_ms;       /* Unix milliseconds */
+	int64_t     at_ms; /* Unix milliseconds */
 };
 
 /* Returns 0 and fills out (strings valid until the next call into kr) if the container
  * has a recorded start failure; -1 if none. */
-int  kuberuntime_start_error(struct kuberuntime *, const char *uid, const char *container,
-         struct kr_start_error *out);
+int kuberuntime_start_error(
+    struct kuberuntime *, const char *uid, const char *container, struct kr_start_error *out);
 /* Calls cb for every recorded start failure of the pod. */
 void kuberuntime_foreach_start_error(struct kuberuntime *, const char *uid,
-         void (*cb)(const struct kr_start_error *, void *), void *arg);
+    void (*cb)(const struct kr_start_error *, void *), void           *arg);
 
 /* One pod's machine, for podctl. Strings valid until the next call into kr. */
 struct kr_pod_view {
 	const char *uid;
-	const char *machine;        /* "sync", "terminating", "terminated" or NULL when idle */
-	const char *step;           /* "kill-pod", "kill-containers", "create-sandbox",
-	                             * "ephemeral", "init", "app", "done", ... or NULL */
-	const char *call;           /* in-flight CRI call ("RunPodSandbox", "PullImage", ...)
-	                             * or hook ("postStart exec"), or NULL */
-	const char *call_target;    /* container name or NULL */
+	const char *machine;         /* "sync", "terminating", "terminated" or NULL when idle */
+	const char *step;            /* "kill-pod", "kill-containers", "create-sandbox",
+	                              * "ephemeral", "init", "app", "done", ... or NULL */
+	const char *call;            /* in-flight CRI call ("RunPodSandbox", "PullImage", ...)
+	                              * or hook ("postStart exec"), or NULL */
+	const char *call_target;     /* container name or NULL */
 	int64_t     call_started_ms; /* monotonic */
-	const char *sandbox_id;     /* the sandbox the machine uses, or NULL */
-	const char *sandbox_error;  /* last sandbox failure (reason: message), or NULL */
-	const char *last_error;     /* last failed transaction's error, or NULL */
-	const char *last_step;      /* the step the last transaction ended in, or NULL */
+	const char *sandbox_id;      /* the sandbox the machine uses, or NULL */
+	const char *sandbox_error;   /* last sandbox failure (reason: message), or NULL */
+	const char *last_error;      /* last failed transaction's error, or NULL */
+	const char *last_step;       /* the step the last transaction ended in, or NULL */
 	size_t      nstart_errors;
-	int64_t     last_sync_ms;   /* monotonic end of the last transaction, 0 if none */
+	int64_t     last_sync_ms; /* monotonic end of the last transaction, 0 if none */
 };
 
 /* Returns 0 and fills out if kr knows the pod, -1 otherwise. */
 int  kuberuntime_get(struct kuberuntime *, const char *uid, struct kr_pod_view *out);
-void kuberuntime_foreach(struct kuberuntime *, void (*cb)(const struct kr_pod_view *, void *),
-         void *arg);
+void kuberuntime_foreach(
+    struct kuberuntime *, void (*cb)(const struct kr_pod_view *, void *), void *arg);
 
 /* Drops what kr keeps about a pod (start errors, backoff entries); call when its worker
  * is removed. A machine still running for the pod is cancelled first. */
@@ -158,14 +156,14 @@ void kuberuntime_forget(struct kuberuntime *, const char *uid);
  * unless kuberuntime_kill_cancel or kuberuntime_free comes first. Returns a handle. */
 struct kr_kill;
 struct kr_kill *kuberuntime_kill_running(struct kuberuntime *, const struct rt_pod_status *,
-                    int64_t grace_seconds, void (*done)(int rc, void *arg), void *arg);
-void kuberuntime_kill_cancel(struct kr_kill *);
+    int64_t grace_seconds, void (*done)(int rc, void *arg), void *arg);
+void            kuberuntime_kill_cancel(struct kr_kill *);
 
 /* ---- pure helpers, also used by tests, housekeeping and the status code ---- */
 
 /* The pod's cgroup parent into buf ("" when disabled). Returns buf. */
-const char *kuberuntime_pod_cgroup(const char *cgroup_root, const struct pod *, char *buf,
-         size_t len);
+const char *kuberuntime_pod_cgroup(
+    const char *cgroup_root, const struct pod *, char *buf, size_t len);
 /* The pod's log directory: LOGS/NS_NAME_UID (caller frees). */
 char *kuberuntime_pod_log_dir(const char *logs_dir, const struct pod *);
 /* The pod's directory under the root dir: ROOT/pods/UID (caller frees). */
@@ -181,6 +179,6 @@ int64_t kuberuntime_grace(const struct pod *, int64_t override);
 
 /* The restart count a new instance of container name gets when the runtime lost the
  * previous ones: one more than the highest N of LOGDIR/NAME/N.log, or 0. */
-int  kuberuntime_restart_count_from_logs(const char *pod_log_dir, const char *name);
+int kuberuntime_restart_count_from_logs(const char *pod_log_dir, const char *name);
 
 #endif

@@ -15,11 +15,11 @@
 #include "core/log.h"
 #include "core/util.h"
 
-#define KR_MAX_DNS_SERVERS  3
-#define KR_MAX_DNS_SEARCHES 32
+#define KR_MAX_DNS_SERVERS      3
+#define KR_MAX_DNS_SEARCHES     32
 #define KR_MAX_DNS_SEARCH_CHARS 2048
-#define KR_MAX_RESOLV_BYTES (64 * 1024)
-#define KR_MAX_HOSTNAME 63
+#define KR_MAX_RESOLV_BYTES     (64 * 1024)
+#define KR_MAX_HOSTNAME         63
 
 /* ---- protobuf-c helpers ---- */
 
@@ -48,9 +48,9 @@ kr_strv_add(char ***v, size_t *n, const char *s)
 
 /* All map<string,string> entries share this layout. */
 struct kr_map_entry {
-	ProtobufCMessage  base;
-	char             *key;
-	char             *value;
+	ProtobufCMessage base;
+	char            *key;
+	char            *value;
 };
 
 void
@@ -58,7 +58,7 @@ kr_map_set(void ***entries, size_t *n, const ProtobufCMessageDescriptor *d, cons
     const char *value)
 {
 	struct kr_map_entry *e;
-	size_t i;
+	size_t               i;
 
 	for (i = 0; i < *n; i++) {
 		e = (*entries)[i];
@@ -80,7 +80,7 @@ const char *
 kr_map_get(void *const *entries, size_t n, const char *key)
 {
 	const struct kr_map_entry *e;
-	size_t i;
+	size_t                     i;
 
 	for (i = 0; i < n; i++) {
 		e = entries[i];
@@ -90,7 +90,7 @@ kr_map_get(void *const *entries, size_t n, const char *key)
 	return NULL;
 }
 
-#define KR_MAP_SET(msg, field, desc, k, v)                                         \
+#define KR_MAP_SET(msg, field, desc, k, v)                                                         \
 	kr_map_set((void ***)&(msg)->field, &(msg)->n_##field, &(desc), (k), (v))
 
 /* ---- paths ---- */
@@ -143,8 +143,8 @@ static int
 kr_qos_container(const struct container *c, int *has_any, int *all_guaranteed)
 {
 	static const char *const names[] = { "cpu", "memory" };
-	const struct quantity *req, *lim;
-	size_t i;
+	const struct quantity   *req, *lim;
+	size_t                   i;
 
 	for (i = 0; i < nitems(names); i++) {
 		req = resource_list_get(&c->c_resources.requests, names[i]);
@@ -162,7 +162,7 @@ kr_qos_container(const struct container *c, int *has_any, int *all_guaranteed)
 enum qos_class
 kr_pod_qos(const struct pod *pod)
 {
-	int has_any = 0, all_guaranteed = 1;
+	int    has_any = 0, all_guaranteed = 1;
 	size_t i;
 
 	for (i = 0; i < pod->ncontainers; i++)
@@ -224,7 +224,7 @@ void
 kr_resolv_parse(const char *text, struct kr_resolv *out)
 {
 	const char *line, *end, *p, *kw;
-	size_t kwlen;
+	size_t      kwlen;
 
 	memset(out, 0, sizeof(*out));
 	for (line = text; line != NULL && *line != '\0'; line = *end ? end + 1 : end) {
@@ -288,7 +288,7 @@ kr_opt_name_len(const char *o)
 static void
 kr_merge_option(Runtime__V1__DNSConfig *d, const char *name, const char *value)
 {
-	char *opt;
+	char  *opt;
 	size_t i, nl = strlen(name);
 
 	if (value != NULL && value[0] != '\0')
@@ -296,8 +296,7 @@ kr_merge_option(Runtime__V1__DNSConfig *d, const char *name, const char *value)
 	else
 		opt = xstrdup(name);
 	for (i = 0; i < d->n_options; i++) {
-		if (kr_opt_name_len(d->options[i]) == nl &&
-		    strncmp(d->options[i], name, nl) == 0) {
+		if (kr_opt_name_len(d->options[i]) == nl && strncmp(d->options[i], name, nl) == 0) {
 			free(d->options[i]);
 			d->options[i] = opt;
 			return;
@@ -308,13 +307,13 @@ kr_merge_option(Runtime__V1__DNSConfig *d, const char *name, const char *value)
 }
 
 Runtime__V1__DNSConfig *
-kr_dns_config(const struct kr_env *env, const struct pod *pod, const struct kr_resolv *host,
-    int *fallback)
+kr_dns_config(
+    const struct kr_env *env, const struct pod *pod, const struct kr_resolv *host, int *fallback)
 {
 	Runtime__V1__DNSConfig *d = kr_msg_new(&runtime__v1__dnsconfig__descriptor);
 	enum { DNS_T_NONE, DNS_T_CLUSTER, DNS_T_HOST } t;
 	size_t i, total;
-	char *s;
+	char  *s;
 
 	if (fallback != NULL)
 		*fallback = 0;
@@ -333,8 +332,7 @@ kr_dns_config(const struct kr_env *env, const struct pod *pod, const struct kr_r
 		t = DNS_T_HOST;
 		break;
 	}
-	if (t == DNS_T_CLUSTER &&
-	    (env->cluster_dns == NULL || env->cluster_dns->n == 0)) {
+	if (t == DNS_T_CLUSTER && (env->cluster_dns == NULL || env->cluster_dns->n == 0)) {
 		t = DNS_T_HOST;
 		if (fallback != NULL)
 			*fallback = 1;
@@ -343,8 +341,8 @@ kr_dns_config(const struct kr_env *env, const struct pod *pod, const struct kr_r
 		for (i = 0; i < env->cluster_dns->n; i++)
 			kr_add_unique(&d->servers, &d->n_servers, env->cluster_dns->v[i]);
 		if (env->cluster_domain != NULL && env->cluster_domain[0] != '\0') {
-			s = xsprintf("%s.svc.%s", pod->ns ? pod->ns : "default",
-			    env->cluster_domain);
+			s = xsprintf(
+			    "%s.svc.%s", pod->ns ? pod->ns : "default", env->cluster_domain);
 			kr_add_unique(&d->searches, &d->n_searches, s);
 			free(s);
 			s = xsprintf("svc.%s", env->cluster_domain);
@@ -371,8 +369,8 @@ kr_dns_config(const struct kr_env *env, const struct pod *pod, const struct kr_r
 	}
 	if (pod->dns_config != NULL) {
 		for (i = 0; i < pod->dns_config->nameservers.n; i++)
-			kr_add_unique(&d->servers, &d->n_servers,
-			    pod->dns_config->nameservers.v[i]);
+			kr_add_unique(
+			    &d->servers, &d->n_servers, pod->dns_config->nameservers.v[i]);
 		for (i = 0; i < pod->dns_config->searches.n; i++)
 			kr_add_unique(&d->searches, &d->n_searches, pod->dns_config->searches.v[i]);
 		for (i = 0; i < pod->dns_config->options.n; i++)
@@ -399,8 +397,8 @@ kr_dns_config(const struct kr_env *env, const struct pod *pod, const struct kr_r
 const char *
 kr_pod_hostname(const struct pod *pod, char *buf, size_t len)
 {
-	const char *h = pod->hostname != NULL && pod->hostname[0] != '\0' ? pod->hostname :
-	    pod->name;
+	const char *h =
+	    pod->hostname != NULL && pod->hostname[0] != '\0' ? pod->hostname : pod->name;
 	size_t n;
 
 	snprintf(buf, len, "%s", h != NULL ? h : "");
@@ -416,8 +414,8 @@ kr_pod_hostname(const struct pod *pod, char *buf, size_t len)
 }
 
 int
-kr_runtime_handler(const struct kr_env *env, const struct pod *pod, const char **handler,
-    char *err, size_t errlen)
+kr_runtime_handler(
+    const struct kr_env *env, const struct pod *pod, const char **handler, char *err, size_t errlen)
 {
 	const char *h;
 
@@ -426,8 +424,10 @@ kr_runtime_handler(const struct kr_env *env, const struct pod *pod, const char *
 		return 0;
 	if (env->runtime_handlers == NULL ||
 	    (h = kvlist_get(env->runtime_handlers, pod->runtime_class)) == NULL) {
-		snprintf(err, errlen, "RuntimeClass \"%s\" not found (no --runtime-handler "
-		    "%s=HANDLER configured)", pod->runtime_class, pod->runtime_class);
+		snprintf(err, errlen,
+		    "RuntimeClass \"%s\" not found (no --runtime-handler "
+		    "%s=HANDLER configured)",
+		    pod->runtime_class, pod->runtime_class);
 		return -1;
 	}
 	*handler = h;
@@ -471,10 +471,10 @@ kr_namespaces(const struct pod *pod)
 {
 	Runtime__V1__NamespaceOption *ns = kr_msg_new(&runtime__v1__namespace_option__descriptor);
 
-	ns->network = pod->host_network ? RUNTIME__V1__NAMESPACE_MODE__NODE :
-	    RUNTIME__V1__NAMESPACE_MODE__POD;
-	ns->ipc = pod->host_ipc ? RUNTIME__V1__NAMESPACE_MODE__NODE :
-	    RUNTIME__V1__NAMESPACE_MODE__POD;
+	ns->network = pod->host_network ? RUNTIME__V1__NAMESPACE_MODE__NODE
+	                                : RUNTIME__V1__NAMESPACE_MODE__POD;
+	ns->ipc =
+	    pod->host_ipc ? RUNTIME__V1__NAMESPACE_MODE__NODE : RUNTIME__V1__NAMESPACE_MODE__POD;
 	if (pod->host_pid)
 		ns->pid = RUNTIME__V1__NAMESPACE_MODE__NODE;
 	else if (pod->share_process_ns)
@@ -517,8 +517,8 @@ kr_sandbox_linux(const struct kr_env *env, const struct pod *pod)
 	Runtime__V1__LinuxSandboxSecurityContext *sc =
 	    kr_msg_new(&runtime__v1__linux_sandbox_security_context__descriptor);
 	const struct pod_security_context *psc = pod->security;
-	char cg[512];
-	size_t i;
+	char                               cg[512];
+	size_t                             i;
 
 	kuberuntime_pod_cgroup(env->cgroup_root, pod, cg, sizeof(cg));
 	if (cg[0] != '\0')
@@ -567,10 +567,10 @@ kr_protocol(enum protocol p)
 static char *
 kr_read_small(const char *path, size_t max)
 {
-	char *buf;
+	char   *buf;
 	ssize_t r;
-	size_t n = 0;
-	int fd;
+	size_t  n = 0;
+	int     fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return NULL;
@@ -583,17 +583,17 @@ kr_read_small(const char *path, size_t max)
 }
 
 Runtime__V1__PodSandboxConfig *
-kr_sandbox_config(const struct kr_env *env, const struct pod *pod, uint32_t attempt,
-    char *err, size_t errlen)
+kr_sandbox_config(
+    const struct kr_env *env, const struct pod *pod, uint32_t attempt, char *err, size_t errlen)
 {
-	Runtime__V1__PodSandboxConfig *c;
+	Runtime__V1__PodSandboxConfig   *c;
 	Runtime__V1__PodSandboxMetadata *md;
-	Runtime__V1__PortMapping *pm;
-	struct kr_resolv host;
-	const struct container *ct;
-	char hn[KR_MAX_HOSTNAME + 2], *text = NULL;
-	size_t i, j, k;
-	int have_host = 0, dup;
+	Runtime__V1__PortMapping        *pm;
+	struct kr_resolv                 host;
+	const struct container          *ct;
+	char                             hn[KR_MAX_HOSTNAME + 2], *text = NULL;
+	size_t                           i, j, k;
+	int                              have_host = 0, dup;
 
 	if (pod->name == NULL || pod->uid == NULL) {
 		snprintf(err, errlen, "pod without name or uid");
@@ -618,8 +618,8 @@ kr_sandbox_config(const struct kr_env *env, const struct pod *pod, uint32_t atte
 			have_host = 1;
 			free(text);
 		} else {
-			log_warn("%s: pod=%s/%s: %s", __func__, pod->ns, pod->name,
-			    env->resolv_conf);
+			log_warn(
+			    "%s: pod=%s/%s: %s", __func__, pod->ns, pod->name, env->resolv_conf);
 		}
 	}
 	c->dns_config = kr_dns_config(env, pod, have_host ? &host : NULL, NULL);
@@ -643,8 +643,8 @@ kr_sandbox_config(const struct kr_env *env, const struct pod *pod, uint32_t atte
 			pm->host_port = p->host_port;
 			if (p->host_ip != NULL)
 				pm->host_ip = xstrdup(p->host_ip);
-			c->port_mappings = xreallocarray(c->port_mappings,
-			    c->n_port_mappings + 1, sizeof(*c->port_mappings));
+			c->port_mappings = xreallocarray(
+			    c->port_mappings, c->n_port_mappings + 1, sizeof(*c->port_mappings));
 			c->port_mappings[c->n_port_mappings++] = pm;
 		}
 	}

@@ -11,26 +11,25 @@
 #include "pod/runtime.h"
 #include "core/util.h"
 
-
 struct kr_rd_slot {
 	struct kr_rd *rd;
 	size_t        i;
 };
 
 struct kr_rd {
-	struct kr_ctx         *x;
-	const void            *owner;
-	void                 (*done)(struct rt_pod_status *, int64_t, const char *, void *);
-	void                  *arg;
-	int64_t                t0;
-	int                    pending;
-	char                  *err;
-	struct rt_pod_status   st;
-	struct kr_rd_slot     *sb_slots;
-	size_t                 nsb;
-	struct kr_rd_slot     *c_slots;
-	char                 **c_sbids;
-	size_t                 nc;
+	struct kr_ctx *x;
+	const void    *owner;
+	void (*done)(struct rt_pod_status *, int64_t, const char *, void *);
+	void                *arg;
+	int64_t              t0;
+	int                  pending;
+	char                *err;
+	struct rt_pod_status st;
+	struct kr_rd_slot   *sb_slots;
+	size_t               nsb;
+	struct kr_rd_slot   *c_slots;
+	char               **c_sbids;
+	size_t               nc;
 };
 
 void
@@ -85,11 +84,11 @@ kr_rd_step(struct kr_rd *rd)
 }
 
 static void
-kr_rd_sb_status_cb(int code, const char *message,
-    const Runtime__V1__PodSandboxStatusResponse *resp, void *arg)
+kr_rd_sb_status_cb(
+    int code, const char *message, const Runtime__V1__PodSandboxStatusResponse *resp, void *arg)
 {
 	struct kr_rd_slot *sl = arg;
-	struct kr_rd *rd = sl->rd;
+	struct kr_rd      *rd = sl->rd;
 
 	if (code == GRPC_OK && resp->status != NULL)
 		kr_rt_from_sandbox(&rd->st.sandboxes[sl->i], resp->status);
@@ -99,26 +98,25 @@ kr_rd_sb_status_cb(int code, const char *message,
 }
 
 static void
-kr_rd_c_status_cb(int code, const char *message, const Runtime__V1__ContainerStatusResponse *resp,
-    void *arg)
+kr_rd_c_status_cb(
+    int code, const char *message, const Runtime__V1__ContainerStatusResponse *resp, void *arg)
 {
 	struct kr_rd_slot *sl = arg;
-	struct kr_rd *rd = sl->rd;
+	struct kr_rd      *rd = sl->rd;
 
 	if (code == GRPC_OK && resp->status != NULL)
-		kr_rt_from_container(&rd->st.containers[sl->i], resp->status,
-		    rd->c_sbids[sl->i]);
+		kr_rt_from_container(&rd->st.containers[sl->i], resp->status, rd->c_sbids[sl->i]);
 	else if (code != GRPC_NOT_FOUND && rd->err == NULL)
 		rd->err = xsprintf("ContainerStatus: %s", message);
 	kr_rd_step(rd);
 }
 
 static void
-kr_rd_sb_list_cb(int code, const char *message, const Runtime__V1__ListPodSandboxResponse *resp,
-    void *arg)
+kr_rd_sb_list_cb(
+    int code, const char *message, const Runtime__V1__ListPodSandboxResponse *resp, void *arg)
 {
 	struct kr_rd *rd = arg;
-	size_t i;
+	size_t        i;
 
 	if (code != GRPC_OK) {
 		if (rd->err == NULL)
@@ -145,11 +143,11 @@ kr_rd_sb_list_cb(int code, const char *message, const Runtime__V1__ListPodSandbo
 }
 
 static void
-kr_rd_c_list_cb(int code, const char *message, const Runtime__V1__ListContainersResponse *resp,
-    void *arg)
+kr_rd_c_list_cb(
+    int code, const char *message, const Runtime__V1__ListContainersResponse *resp, void *arg)
 {
 	struct kr_rd *rd = arg;
-	size_t i;
+	size_t        i;
 
 	if (code != GRPC_OK) {
 		if (rd->err == NULL)
@@ -180,19 +178,19 @@ kr_rd_c_list_cb(int code, const char *message, const Runtime__V1__ListContainers
 struct kr_rd *
 kr_rd_start(struct kuberuntime *kr, const char *uid, const char *name, const char *ns,
     const void *owner, void (*done)(struct rt_pod_status *, int64_t, const char *, void *),
-    void *arg)
+    void       *arg)
 {
-	struct kr_rd *rd = xcalloc(1, sizeof(*rd));
+	struct kr_rd                      *rd = xcalloc(1, sizeof(*rd));
 	Runtime__V1__ListPodSandboxRequest sreq = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
-	Runtime__V1__PodSandboxFilter sf = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
+	Runtime__V1__PodSandboxFilter      sf = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
 	Runtime__V1__ListContainersRequest creq = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
-	Runtime__V1__ContainerFilter cf = RUNTIME__V1__CONTAINER_FILTER__INIT;
+	Runtime__V1__ContainerFilter       cf = RUNTIME__V1__CONTAINER_FILTER__INIT;
 	Runtime__V1__PodSandboxFilter__LabelSelectorEntry se =
 	    RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT;
 	Runtime__V1__ContainerFilter__LabelSelectorEntry ce =
 	    RUNTIME__V1__CONTAINER_FILTER__LABEL_SELECTOR_ENTRY__INIT;
 	Runtime__V1__PodSandboxFilter__LabelSelectorEntry *sep = &se;
-	Runtime__V1__ContainerFilter__LabelSelectorEntry *cep = &ce;
+	Runtime__V1__ContainerFilter__LabelSelectorEntry  *cep = &ce;
 
 	rd->x = kr_ctx(kr);
 	rd->owner = owner;

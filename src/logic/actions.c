@@ -14,7 +14,8 @@ probe_set_find(const struct probe_set *ps, const char *container_id)
 	if (ps == NULL || container_id == NULL)
 		return NULL;
 	for (i = 0; i < ps->n; i++)
-		if (ps->v[i].container_id != NULL && strcmp(ps->v[i].container_id, container_id) == 0)
+		if (ps->v[i].container_id != NULL &&
+		    strcmp(ps->v[i].container_id, container_id) == 0)
 			return &ps->v[i];
 	return NULL;
 }
@@ -80,8 +81,8 @@ rt_state_name(enum rt_cstate s)
 }
 
 int
-pod_sandbox_changed(const struct pod *p, const struct rt_pod_status *rt, uint32_t *attempt,
-    const char **sandbox_id)
+pod_sandbox_changed(
+    const struct pod *p, const struct rt_pod_status *rt, uint32_t *attempt, const char **sandbox_id)
 {
 	const struct rt_sandbox *sb;
 	size_t                   i, ready = 0;
@@ -102,7 +103,7 @@ pod_sandbox_changed(const struct pod *p, const struct rt_pod_status *rt, uint32_
 	*attempt = sb->attempt + 1;
 	*sandbox_id = sb->id;
 	if (ready > 1)
-		return 1;       /* several ready: reconcile by starting over */
+		return 1; /* several ready: reconcile by starting over */
 	if (sb->state != RT_SB_READY)
 		return 1;
 	want = p->host_network ? RT_NS_NODE : RT_NS_POD;
@@ -117,8 +118,8 @@ pod_sandbox_changed(const struct pod *p, const struct rt_pod_status *rt, uint32_
 }
 
 int
-container_should_restart(const struct container *c, const struct pod *p,
-    const struct rt_pod_status *rt)
+container_should_restart(
+    const struct container *c, const struct pod *p, const struct rt_pod_status *rt)
 {
 	const struct rt_container *rc;
 
@@ -166,7 +167,7 @@ pod_is_terminal(const struct pod *p, const struct rt_pod_status *rt)
 		return 0;
 	if (p->restart_policy == RESTART_NEVER) {
 		for (i = 0; i < p->ninit_containers; i++) {
-			const struct container *c = &p->init_containers[i];
+			const struct container    *c = &p->init_containers[i];
 			const struct rt_container *rc = rt_find_container(rt, c->c_name);
 
 			if (!ic_is_sidecar(c) && rc != NULL && rc->state == RT_EXITED &&
@@ -292,14 +293,15 @@ init_actions(const struct pod *p, const struct rt_pod_status *rt, const struct p
 			break;
 		case RT_RUNNING:
 			if (!sidecar)
-				break;  /* wait for it to finish */
+				break; /* wait for it to finish */
 			pr = probe_set_find(ps, rc->id);
 			if (c->c_startup != NULL) {
 				if (pr == NULL || pr->startup == PROBE_NONE)
-					break;  /* not probed yet: wait */
+					break; /* not probed yet: wait */
 				if (pr->startup == PROBE_FAILURE) {
 					push_kill(a, rc, c, CK_INIT, i, KILL_REASON_STARTUP,
-					    xsprintf("Init container %s failed startup probe", c->c_name));
+					    xsprintf("Init container %s failed startup probe",
+					        c->c_name));
 					push_idx(&a->init_start, &a->ninit_start, i);
 					break;
 				}
@@ -339,15 +341,16 @@ init_actions(const struct pod *p, const struct rt_pod_status *rt, const struct p
 			else
 				push_idx(&a->init_start, &a->ninit_start, i + 1);
 			break;
-		default:        /* unknown: kill before restarting */
+		default: /* unknown: kill before restarting */
 			if (!sidecar && !restart) {
 				a->kill_pod = 1;
 				clear_init_start(a);
 				return 0;
 			}
 			push_kill(a, rc, c, CK_INIT, i, KILL_REASON_UNKNOWN,
-			    xsprintf("Init container is in \"%s\" state, try killing it before restart",
-				rt_state_name(rc->state)));
+			    xsprintf(
+			        "Init container is in \"%s\" state, try killing it before restart",
+			        rt_state_name(rc->state)));
 			push_idx(&a->init_start, &a->ninit_start, i);
 			break;
 		}
@@ -366,8 +369,8 @@ init_actions(const struct pod *p, const struct rt_pod_status *rt, const struct p
 }
 
 void
-pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt,
-    const struct probe_set *ps, struct pod_actions *a)
+pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt, const struct probe_set *ps,
+    struct pod_actions *a)
 {
 	const char *sbid;
 	size_t      i, keep = 0;
@@ -384,7 +387,8 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt,
 		size_t *start = NULL, nstart = 0;
 
 		/* Never: a pod whose containers already ran does not get a new sandbox. */
-		if (!restart_on_failure(p) && a->attempt != 0 && rt != NULL && rt->ncontainers != 0) {
+		if (!restart_on_failure(p) && a->attempt != 0 && rt != NULL &&
+		    rt->ncontainers != 0) {
 			a->create_sandbox = 0;
 			goto out;
 		}
@@ -431,14 +435,15 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt,
 				if (rc != NULL && rc->state == RT_UNKNOWN)
 					push_kill(a, rc, c, CK_APP, i, KILL_REASON_UNKNOWN,
 					    xsprintf("Container is in \"%s\" state, try killing it "
-						     "before restart", rt_state_name(rc->state)));
+					             "before restart",
+					        rt_state_name(rc->state)));
 			}
 			continue;
 		}
 		pr = probe_set_find(ps, rc->id);
 		if (container_changed(c, rc)) {
 			why = "definition changed";
-			restart = 1;    /* a new spec always runs, whatever the policy */
+			restart = 1; /* a new spec always runs, whatever the policy */
 		} else if (pr != NULL && pr->liveness == PROBE_FAILURE) {
 			why = "failed liveness probe";
 			reason = KILL_REASON_LIVENESS;
@@ -452,11 +457,12 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt,
 		if (restart)
 			push_idx(&a->start, &a->nstart, i);
 		push_kill(a, rc, c, CK_APP, i, reason,
-		    xsprintf("Container %s %s%s", c->c_name, why, restart ? ", will be restarted" : ""));
+		    xsprintf(
+		        "Container %s %s%s", c->c_name, why, restart ? ", will be restarted" : ""));
 	}
 	if (keep == 0 && a->nstart == 0) {
 		a->kill_pod = 1;
-		clear_init_start(a);    /* sidecars must not keep a finished pod alive */
+		clear_init_start(a); /* sidecars must not keep a finished pod alive */
 	}
 out:
 	if (a->ninit_start > 0)
@@ -485,8 +491,8 @@ pod_actions_clear(struct pod_actions *a)
 }
 
 static void
-fmt_list(char **s, const char *label, const size_t *v, size_t n,
-    const struct container *cs, size_t ncs)
+fmt_list(
+    char **s, const char *label, const size_t *v, size_t n, const struct container *cs, size_t ncs)
 {
 	char  *t;
 	size_t i;
@@ -514,8 +520,8 @@ pod_actions_format(const struct pod *p, const struct pod_actions *a)
 
 	s = xsprintf("killPod=%d createSandbox=%d sandbox=%s attempt=%u", a->kill_pod,
 	    a->create_sandbox, a->sandbox_id ? a->sandbox_id : "-", (unsigned)a->attempt);
-	fmt_list(&s, "init", a->init_start, a->ninit_start, p->init_containers,
-	    p->ninit_containers);
+	fmt_list(
+	    &s, "init", a->init_start, a->ninit_start, p->init_containers, p->ninit_containers);
 	fmt_list(&s, "start", a->start, a->nstart, p->containers, p->ncontainers);
 	t = xsprintf("%s kill=[", s);
 	free(s);
@@ -528,7 +534,7 @@ pod_actions_format(const struct pod *p, const struct pod_actions *a)
 	t = xsprintf("%s]", s);
 	free(s);
 	s = t;
-	fmt_list(&s, "ephemeral", a->ephemeral_start, a->nephemeral_start,
-	    p->ephemeral_containers, p->nephemeral_containers);
+	fmt_list(&s, "ephemeral", a->ephemeral_start, a->nephemeral_start, p->ephemeral_containers,
+	    p->nephemeral_containers);
 	return s;
 }

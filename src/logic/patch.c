@@ -24,12 +24,12 @@ static const struct {
 enum pv_kind { PV_BORROW, PV_NULL, PV_STRING, PV_OBJ, PV_ARR };
 
 struct pv {
-	enum pv_kind  kind;
-	yajl_val      borrow;
-	char         *str;
-	char        **keys;     /* PV_OBJ */
-	struct pv   **vals;     /* PV_OBJ values, PV_ARR items */
-	size_t        n;
+	enum pv_kind kind;
+	yajl_val     borrow;
+	char        *str;
+	char       **keys; /* PV_OBJ */
+	struct pv  **vals; /* PV_OBJ values, PV_ARR items */
+	size_t       n;
 };
 
 static struct pv *
@@ -141,7 +141,7 @@ val_equal(yajl_val a, yajl_val b)
 				return 0;
 		return 1;
 	default:
-		return 1;       /* true, false, null */
+		return 1; /* true, false, null */
 	}
 }
 
@@ -186,8 +186,8 @@ list_find(yajl_val list, const char *key, const char *want)
 /* A list of objects merged by key: changed/added elements (with their key), deletions as
  * {"$patch":"delete", key}, and the new order when anything changed or moved. */
 static void
-diff_keyed_list(struct pv *out, const char *field, yajl_val old, yajl_val nw, const char *key,
-    const char *path)
+diff_keyed_list(
+    struct pv *out, const char *field, yajl_val old, yajl_val nw, const char *key, const char *path)
 {
 	struct pv *items = pv_new(PV_ARR);
 	size_t     i;
@@ -382,8 +382,9 @@ gen_pv(yajl_gen g, const struct pv *v)
 		order = xcalloc(v->n ? v->n : 1, sizeof(*order));
 		for (i = 0; i < v->n; i++)
 			order[i] = i;
-		for (i = 1; i < v->n; i++)      /* insertion sort by key */
-			for (j = i; j > 0 && strcmp(v->keys[order[j - 1]], v->keys[order[j]]) > 0; j--) {
+		for (i = 1; i < v->n; i++) /* insertion sort by key */
+			for (j = i; j > 0 && strcmp(v->keys[order[j - 1]], v->keys[order[j]]) > 0;
+			     j--) {
 				size_t t = order[j];
 
 				order[j] = order[j - 1];

@@ -15,8 +15,7 @@
 
 /* Returns {"metadata":{"uid":UID},"status":{...}} (caller frees), or NULL when the two
  * statuses do not differ. old may be NULL (nothing acknowledged yet: every field is sent). */
-char *patch_pod_status(const char *uid, const struct pod_status *old,
-                       const struct pod_status *new);
+char *patch_pod_status(const char *uid, const struct pod_status *old, const struct pod_status *new);
 
 /* The same diff on two JSON documents (objects) with the pod merge keys. Returns the patch
  * (caller frees), NULL when equal, or NULL with *err set (static string) when a document

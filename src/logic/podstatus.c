@@ -16,8 +16,13 @@
 /* The condition types the kubelet owns (the resize ones only appear with in-place resize,
  * which klet does not do, but they stay the kubelet's to drop). */
 static const char *const kubelet_conditions[] = {
-	"PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers",
-	"PodResizeInProgress", "PodResizePending",
+	"PodScheduled",
+	"Ready",
+	"Initialized",
+	"ContainersReady",
+	"PodReadyToStartContainers",
+	"PodResizeInProgress",
+	"PodResizePending",
 };
 
 int
@@ -157,8 +162,7 @@ qos_add(struct qos_sum *q, const char *name, int64_t v)
 }
 
 static void
-qos_container(const struct container *c, struct qos_sum *req, struct qos_sum *lim,
-    int *guaranteed)
+qos_container(const struct container *c, struct qos_sum *req, struct qos_sum *lim, int *guaranteed)
 {
 	const struct resource_list *rq = &c->c_resources.requests, *lm = &c->c_resources.limits;
 	size_t                      i;
@@ -238,8 +242,8 @@ full_cid(const char *runtime, const char *id)
 
 /* One runtime instance as an API status (convertContainerStatus). */
 static void
-convert_rt(const struct rt_container *rc, const struct container_status *old,
-    const char *runtime, struct container_status *o)
+convert_rt(const struct rt_container *rc, const struct container_status *old, const char *runtime,
+    struct container_status *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->name = xstrdup(rc->name);
@@ -273,8 +277,8 @@ convert_rt(const struct rt_container *rc, const struct container_status *old,
 			/* It ran and is gone: report it stopped, not "never ran". */
 			o->state.kind = CSTATE_TERMINATED;
 			o->state.reason = xstrdup("ContainerStatusUnknown");
-			o->state.message =
-			    xstrdup("The container could not be located when the pod was terminated");
+			o->state.message = xstrdup(
+			    "The container could not be located when the pod was terminated");
 			o->state.exit_code = 137;
 			o->restart_count = old->restart_count + 1;
 		} else
@@ -371,8 +375,9 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 			container_state_clear(&st->last_state);
 			st->last_state.kind = CSTATE_TERMINATED;
 			st->last_state.reason = xstrdup("ContainerStatusUnknown");
-			st->last_state.message = xstrdup("The container could not be located when the "
-			    "pod was deleted.  The container used to be Running");
+			st->last_state.message =
+			    xstrdup("The container could not be located when the "
+			            "pod was deleted.  The container used to be Running");
 			st->last_state.exit_code = 137;
 			if (p->deletion_ts == 0)
 				st->restart_count++;
@@ -494,8 +499,8 @@ get_phase(const struct pod *p, const struct pod_status *s, int pod_is_terminal)
 	size_t i;
 
 	for (i = 0; i < p->ninit_containers; i++) {
-		const struct container         *c = &p->init_containers[i];
-		const struct container_status  *cs = status_of(s, c->c_name);
+		const struct container        *c = &p->init_containers[i];
+		const struct container_status *cs = status_of(s, c->c_name);
 		int sidecar = c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS;
 
 		if (sidecar) {
@@ -636,8 +641,9 @@ unready_message(char *unknown, const char *unknown_label, char *bad, const char 
 	if (unknown != NULL)
 		m = xsprintf("containers with %s status: [%s]", unknown_label, unknown);
 	if (bad != NULL) {
-		char *t = m == NULL ? xsprintf("containers with %s status: [%s]", bad_label, bad) :
-		    xsprintf("%s, containers with %s status: [%s]", m, bad_label, bad);
+		char *t = m == NULL
+		    ? xsprintf("containers with %s status: [%s]", bad_label, bad)
+		    : xsprintf("%s, containers with %s status: [%s]", m, bad_label, bad);
 
 		free(m);
 		m = t;
@@ -693,8 +699,8 @@ cond_containers_ready(const struct pod *p, const struct pod_status *s, enum pod_
 }
 
 static void
-cond_initialized(const struct pod *p, const struct pod_status *s, enum pod_phase ph,
-    struct pod_status *out)
+cond_initialized(
+    const struct pod *p, const struct pod_status *s, enum pod_phase ph, struct pod_status *out)
 {
 	char  *unknown = NULL, *incomplete = NULL, *msg;
 	size_t i;
@@ -767,14 +773,13 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 	memset(o, 0, sizeof(*o));
 	o->init_statuses = convert_list(in, p->init_containers, p->ninit_containers,
 	    old->init_statuses, old->ninit_statuses, 1, &o->ninit_statuses);
-	o->statuses = convert_list(in, p->containers, p->ncontainers, old->statuses,
-	    old->nstatuses, 0, &o->nstatuses);
-	o->ephemeral_statuses = convert_list(in, p->ephemeral_containers,
-	    p->nephemeral_containers, old->ephemeral_statuses, old->nephemeral_statuses, 0,
-	    &o->nephemeral_statuses);
+	o->statuses = convert_list(
+	    in, p->containers, p->ncontainers, old->statuses, old->nstatuses, 0, &o->nstatuses);
+	o->ephemeral_statuses = convert_list(in, p->ephemeral_containers, p->nephemeral_containers,
+	    old->ephemeral_statuses, old->nephemeral_statuses, 0, &o->nephemeral_statuses);
 	for (i = 0; i < o->ninit_statuses; i++)
-		probe_update(in, pod_find_container(p, o->init_statuses[i].name), 1,
-		    &o->init_statuses[i]);
+		probe_update(
+		    in, pod_find_container(p, o->init_statuses[i].name), 1, &o->init_statuses[i]);
 	for (i = 0; i < o->nstatuses; i++)
 		probe_update(in, pod_find_container(p, o->statuses[i].name), 0, &o->statuses[i]);
 
@@ -798,14 +803,14 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 		o->message = xstrdup(in->evict_message);
 	}
 	if (phase_terminal(api->phase) && o->phase != api->phase)
-		o->phase = api->phase;  /* the API server's terminal phase is final */
+		o->phase = api->phase; /* the API server's terminal phase is final */
 
 	/* Conditions: others' from the API, then the kubelet's own. */
 	for (i = 0; i < api->nconditions; i++) {
 		if (podstatus_condition_is_kubelet_owned(api->conditions[i].type))
 			continue;
-		o->conditions = xreallocarray(o->conditions, o->nconditions + 1,
-		    sizeof(*o->conditions));
+		o->conditions =
+		    xreallocarray(o->conditions, o->nconditions + 1, sizeof(*o->conditions));
 		condition_copy(&o->conditions[o->nconditions++], &api->conditions[i]);
 	}
 	cond_add(o, "PodReadyToStartContainers",
@@ -897,14 +902,17 @@ podstatus_merge(const struct pod_status *old, const struct pod_status *nw, int c
 		const struct pod_condition *r = podstatus_find_condition(o, "Ready");
 		const struct pod_condition *cr = podstatus_find_condition(o, "ContainersReady");
 
-		if ((r != NULL && r->status == COND_TRUE) || (cr != NULL && cr->status == COND_TRUE)) {
+		if ((r != NULL && r->status == COND_TRUE) ||
+		    (cr != NULL && cr->status == COND_TRUE)) {
 			for (i = 0; i < nitems(ready_types); i++) {
 				struct pod_condition *c = find_condition_mut(o, ready_types[i]);
-				const char *why = o->phase == PHASE_SUCCEEDED ? "PodCompleted" : "PodFailed";
+				const char           *why =
+                                    o->phase == PHASE_SUCCEEDED ? "PodCompleted" : "PodFailed";
 
 				if (c == NULL) {
 					cond_add(o, ready_types[i], COND_FALSE, why, NULL);
-					o->conditions[o->nconditions - 1].last_transition_time = now;
+					o->conditions[o->nconditions - 1].last_transition_time =
+					    now;
 					continue;
 				}
 				if (c->status != COND_FALSE)
@@ -938,7 +946,8 @@ j_opt_str(yajl_gen g, const char *k, const char *v)
 static int
 j_int(yajl_gen g, const char *k, long long v)
 {
-	return GS(g, k) != yajl_gen_status_ok || yajl_gen_integer(g, v) != yajl_gen_status_ok ? -1 : 0;
+	return GS(g, k) != yajl_gen_status_ok || yajl_gen_integer(g, v) != yajl_gen_status_ok ? -1
+	                                                                                      : 0;
 }
 
 static int
@@ -1098,8 +1107,8 @@ podstatus_to_json(const struct pod_status *s, yajl_gen g)
 	rc |= j_cstatuses(g, "containerStatuses", s->statuses, s->nstatuses);
 	if (s->has_qos_class)
 		rc |= j_str(g, "qosClass", qos_class_name(s->qos_class));
-	rc |= j_cstatuses(g, "ephemeralContainerStatuses", s->ephemeral_statuses,
-	    s->nephemeral_statuses);
+	rc |= j_cstatuses(
+	    g, "ephemeralContainerStatuses", s->ephemeral_statuses, s->nephemeral_statuses);
 	rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 	return rc ? -1 : 0;
 }

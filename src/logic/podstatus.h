@@ -18,7 +18,7 @@
  * CreateContainerConfigError, CreateContainerError, CrashLoopBackOff, RunContainerError,
  * PreStartHookError, PostStartHookError, ... Borrowed strings. */
 struct start_error {
-	const char *name;       /* container name */
+	const char *name; /* container name */
 	const char *reason;
 	const char *message;
 };
@@ -29,21 +29,21 @@ struct start_errors {
 };
 
 struct podstatus_input {
-	const struct pod           *pod;          /* required; pod->status is the API's status */
-	const struct rt_pod_status *rt;           /* NULL: the runtime knows nothing of the pod */
-	const struct probe_set     *probes;       /* NULL: no probe results */
-	const struct start_errors  *errors;       /* NULL: none */
+	const struct pod           *pod;    /* required; pod->status is the API's status */
+	const struct rt_pod_status *rt;     /* NULL: the runtime knows nothing of the pod */
+	const struct probe_set     *probes; /* NULL: no probe results */
+	const struct start_errors  *errors; /* NULL: none */
 	/* The status manager's last generated status for this pod (lastTransitionTime and
 	 * restartCount/lastState continuity); NULL: use pod->status. */
-	const struct pod_status    *old;
-	const char                 *host_ip;      /* NULL: unset */
-	const char                 *runtime_name; /* "containerd": containerID "containerd://ID" */
-	int64_t                     now;          /* Unix seconds, wall clock */
-	int                         pod_is_terminal; /* the pod worker says: no container will run again */
+	const struct pod_status *old;
+	const char              *host_ip;      /* NULL: unset */
+	const char              *runtime_name; /* "containerd": containerID "containerd://ID" */
+	int64_t                  now;          /* Unix seconds, wall clock */
+	int pod_is_terminal; /* the pod worker says: no container will run again */
 	/* Set when an internal rule evicts the pod (active deadline: "DeadlineExceeded"):
 	 * phase Failed with this reason and message. NULL: none. */
-	const char                 *evict_reason;
-	const char                 *evict_message;
+	const char *evict_reason;
+	const char *evict_message;
 };
 
 /* Fills out (overwritten, not freed first) with the status to report. Free it with
@@ -58,16 +58,16 @@ void podstatus_generate(const struct podstatus_input *, struct pod_status *out);
  * conditions keep old's lastTransitionTime, changed ones get now. out is overwritten; free
  * with pod_status_clear(). */
 void podstatus_merge(const struct pod_status *old, const struct pod_status *new,
-                     int could_have_running, int64_t now, struct pod_status *out);
+    int could_have_running, int64_t now, struct pod_status *out);
 
 /* Sets lastTransitionTime of every condition of s: old's when the same type has the same
  * status there, else now. old may be NULL. */
-void podstatus_set_transition_times(struct pod_status *s, const struct pod_status *old,
-                                    int64_t now);
+void podstatus_set_transition_times(
+    struct pod_status *s, const struct pod_status *old, int64_t now);
 
 /* 1 if the condition type is owned by the kubelet (PodScheduled, Ready, Initialized,
  * ContainersReady, PodReadyToStartContainers, PodResizeInProgress, PodResizePending). */
-int  podstatus_condition_is_kubelet_owned(const char *type);
+int podstatus_condition_is_kubelet_owned(const char *type);
 
 /* The pod's QoS class from its containers' requests and limits (v1qos.GetPodQOS). */
 enum qos_class pod_qos_class(const struct pod *);
@@ -80,11 +80,11 @@ const struct pod_condition *podstatus_find_condition(const struct pod_status *, 
 void podstatus_copy(struct pod_status *dst, const struct pod_status *src);
 
 /* 1 if the two statuses would serialize to the same API JSON. */
-int  podstatus_equal(const struct pod_status *, const struct pod_status *);
+int podstatus_equal(const struct pod_status *, const struct pod_status *);
 
 /* Writes the status as the API's PodStatus JSON object (field names and null/omitted rules
  * of Go's encoding of v1.PodStatus). Returns 0, or -1 on a yajl error. */
-int  podstatus_to_json(const struct pod_status *, yajl_gen);
+int podstatus_to_json(const struct pod_status *, yajl_gen);
 
 /* Convenience: the JSON text of a status; the caller frees it. */
 char *podstatus_to_json_string(const struct pod_status *);

@@ -35,9 +35,9 @@ static struct arena_chunk *arena_chunk_get(size_t);
 static void *
 arena_alloc(void *ud, size_t size)
 {
-	struct arena *a = ud;
+	struct arena       *a = ud;
 	struct arena_chunk *c = a->head;
-	size_t al = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	size_t              al = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
 
 	if (al < size)
 		fatalx("%s: size overflow", __func__);
@@ -72,7 +72,7 @@ static struct arena_chunk *
 arena_chunk_get(size_t want)
 {
 	struct arena_chunk *c;
-	size_t i;
+	size_t              i;
 
 	for (i = 0; i < ARENA_SPARE; i++) {
 		if ((c = arena_spare[i]) != NULL && c->size >= want) {
@@ -89,7 +89,7 @@ static void
 arena_release(struct arena *a)
 {
 	struct arena_chunk *c;
-	size_t i;
+	size_t              i;
 
 	while ((c = a->head) != NULL) {
 		a->head = c->next;
@@ -116,20 +116,33 @@ struct grpc_call {
 	uint8_t                          *g_buf;
 	size_t                            g_len;
 	size_t                            g_cap;
-	uint8_t                           g_hdr[5];    /* the message prefix */
+	uint8_t                           g_hdr[5]; /* the message prefix */
 	int                               g_http_status;
 	int                               g_ctype_ok;
-	int                               g_status;    /* grpc-status, -1 until seen */
-	char                             *g_message;   /* grpc-message, decoded */
-	int                               g_local;     /* a local failure code, -1 if none */
-	struct arena                      g_arena;     /* holds the decoded response */
+	int                               g_status;  /* grpc-status, -1 until seen */
+	char                             *g_message; /* grpc-message, decoded */
+	int                               g_local;   /* a local failure code, -1 if none */
+	struct arena                      g_arena;   /* holds the decoded response */
 	char                             *g_local_msg;
 };
 
 static const char *const code_names[] = {
-	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+	"OK",
+	"CANCELLED",
+	"UNKNOWN",
+	"INVALID_ARGUMENT",
+	"DEADLINE_EXCEEDED",
+	"NOT_FOUND",
+	"ALREADY_EXISTS",
+	"PERMISSION_DENIED",
+	"RESOURCE_EXHAUSTED",
+	"FAILED_PRECONDITION",
+	"ABORTED",
+	"OUT_OF_RANGE",
+	"UNIMPLEMENTED",
+	"INTERNAL",
+	"UNAVAILABLE",
+	"DATA_LOSS",
 	"UNAUTHENTICATED",
 };
 
@@ -183,7 +196,7 @@ char *
 grpc_percent_decode(const char *s)
 {
 	size_t n = strlen(s), i, o = 0;
-	char *out = xmalloc(n + 1);
+	char  *out = xmalloc(n + 1);
 
 	for (i = 0; i < n; i++) {
 		int hi, lo;
@@ -224,7 +237,7 @@ grpc_http_to_code(int status)
 int
 grpc_parse_status(const char *s)
 {
-	long v = 0;
+	long   v = 0;
 	size_t i;
 
 	if (s[0] == '\0' || strlen(s) > 9)
@@ -284,8 +297,8 @@ grpc_frame_header(uint8_t hdr[5], uint32_t len)
 }
 
 int
-grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **msg,
-    size_t *msglen, const char **err)
+grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **msg, size_t *msglen,
+    const char **err)
 {
 	uint32_t n;
 
@@ -342,7 +355,7 @@ static void
 call_finish(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *resp)
 {
 	grpc_done_fn done = g->g_done;
-	void *arg = g->g_arg;
+	void        *arg = g->g_arg;
 
 	event_del(g->g_timer);
 	g->g_st = NULL;
@@ -351,8 +364,7 @@ call_finish(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *re
 	call_free(g);
 }
 
-static void
-call_local(struct grpc_call *g, int code, const char *fmt, ...)
+static void call_local(struct grpc_call *g, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Records a local failure (the first one wins). */
@@ -374,7 +386,7 @@ static int
 call_on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end)
 {
 	struct grpc_call *g = arg;
-	size_t i;
+	size_t            i;
 
 	(void)end;
 	for (i = 0; i < n; i++) {
@@ -387,8 +399,8 @@ call_on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, in
 		else if (strcmp(h[i].name, "grpc-status") == 0) {
 			g->g_status = grpc_parse_status(h[i].value);
 			if (g->g_status < 0)
-				call_local(g, GRPC_INTERNAL, "grpc: malformed grpc-status \"%.32s\"",
-				    h[i].value);
+				call_local(g, GRPC_INTERNAL,
+				    "grpc: malformed grpc-status \"%.32s\"", h[i].value);
 		} else if (strcmp(h[i].name, "grpc-message") == 0) {
 			free(g->g_message);
 			g->g_message = grpc_percent_decode(h[i].value);
@@ -401,7 +413,7 @@ static int
 call_on_data(void *arg, const uint8_t *data, size_t len)
 {
 	struct grpc_call *g = arg;
-	size_t n;
+	size_t            n;
 
 	if (g->g_local >= 0)
 		return -1;
@@ -434,8 +446,8 @@ call_on_data(void *arg, const uint8_t *data, size_t len)
 		return 0;
 	n = g->g_cap - g->g_len;
 	if (len > n) {
-		call_local(g, GRPC_INTERNAL,
-		    "grpc: more than one response message in a unary call");
+		call_local(
+		    g, GRPC_INTERNAL, "grpc: more than one response message in a unary call");
 		return -1;
 	}
 	memcpy(g->g_buf + g->g_len, data, len);
@@ -447,12 +459,12 @@ static void
 call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 {
 	struct grpc_call *g = arg;
-	const uint8_t *msg;
-	const char *perr;
-	size_t mlen;
+	const uint8_t    *msg;
+	const char       *perr;
+	size_t            mlen;
 	ProtobufCMessage *resp;
-	char buf[160];
-	int code;
+	char              buf[160];
+	int               code;
 
 	g->g_st = NULL;
 	if (g->g_local >= 0) {
@@ -470,26 +482,28 @@ call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 	if (g->g_status < 0) {
 		if (g->g_http_status != 200 && g->g_http_status != 0) {
 			snprintf(buf, sizeof(buf),
-			    "grpc: unexpected HTTP status %d without grpc-status", g->g_http_status);
+			    "grpc: unexpected HTTP status %d without grpc-status",
+			    g->g_http_status);
 			call_finish(g, grpc_http_to_code(g->g_http_status), buf, NULL);
 		} else if (!g->g_ctype_ok)
-			call_finish(g, GRPC_UNKNOWN,
-			    "grpc: the response is not gRPC (content-type)", NULL);
+			call_finish(
+			    g, GRPC_UNKNOWN, "grpc: the response is not gRPC (content-type)", NULL);
 		else
 			call_finish(g, GRPC_INTERNAL,
 			    "grpc: the server closed the stream without sending trailers", NULL);
 		return;
 	}
 	/* grpc-status 0 */
-	code = grpc_frame_parse(g->g_len < 5 ? g->g_hdr : g->g_buf, g->g_len, g->g_max_recv, &msg,
-	    &mlen, &perr);
+	code = grpc_frame_parse(
+	    g->g_len < 5 ? g->g_hdr : g->g_buf, g->g_len, g->g_max_recv, &msg, &mlen, &perr);
 	if (code != GRPC_OK) {
 		call_finish(g, code, perr, NULL);
 		return;
 	}
 	{
-		ProtobufCAllocator al = { .alloc = arena_alloc, .free = arena_free,
-			.allocator_data = &g->g_arena };
+		ProtobufCAllocator al = {
+			.alloc = arena_alloc, .free = arena_free, .allocator_data = &g->g_arena
+		};
 
 		g->g_arena.next_size = mlen < 4096 ? 8192 : mlen * 2;
 		resp = protobuf_c_message_unpack(g->g_desc, &al, mlen, msg);
@@ -514,7 +528,7 @@ static void
 call_timercb(evutil_socket_t fd, short what, void *arg)
 {
 	struct grpc_call *g = arg;
-	char buf[96];
+	char              buf[96];
 
 	(void)fd;
 	(void)what;
@@ -526,8 +540,8 @@ call_timercb(evutil_socket_t fd, short what, void *arg)
 		call_finish(g, g->g_local, g->g_local_msg, NULL);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "context deadline exceeded (%lld ms)",
-	    (long long)g->g_timeout_ms);
+	snprintf(
+	    buf, sizeof(buf), "context deadline exceeded (%lld ms)", (long long)g->g_timeout_ms);
 	call_finish(g, GRPC_DEADLINE_EXCEEDED, buf, NULL);
 }
 
@@ -536,13 +550,13 @@ grpc_unary(struct h2_session *s, const char *path, const ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *resp_desc, const struct grpc_call_opts *opts,
     grpc_done_fn done, void *arg)
 {
-	struct grpc_call *g = xcalloc(1, sizeof(*g));
+	struct grpc_call  *g = xcalloc(1, sizeof(*g));
 	struct event_base *base;
-	struct h2_header h[8];
-	size_t n = 0, len, max_send;
-	uint8_t *body;
-	char tbuf[16];
-	struct timeval tv;
+	struct h2_header   h[8];
+	size_t             n = 0, len, max_send;
+	uint8_t           *body;
+	char               tbuf[16];
+	struct timeval     tv;
 
 	g->g_desc = resp_desc;
 	g->g_done = done;

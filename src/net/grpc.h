@@ -41,10 +41,10 @@ struct grpc_call;
 typedef void (*grpc_done_fn)(void *arg, int code, const char *message, ProtobufCMessage *resp);
 
 struct grpc_call_opts {
-	const char *authority;   /* :authority (default "localhost") */
-	int64_t     timeout_ms;  /* local deadline and grpc-timeout; <= 0: none */
-	size_t      max_send;    /* request message limit (default 16 MiB) */
-	size_t      max_recv;    /* response message limit (default 16 MiB) */
+	const char *authority;  /* :authority (default "localhost") */
+	int64_t     timeout_ms; /* local deadline and grpc-timeout; <= 0: none */
+	size_t      max_send;   /* request message limit (default 16 MiB) */
+	size_t      max_recv;   /* response message limit (default 16 MiB) */
 };
 
 /* Starts a unary call of path ("/runtime.v1.RuntimeService/Version") on the session. req is
@@ -70,18 +70,18 @@ char *grpc_timeout_format(int64_t ms, char *buf, size_t len);
  * as they are. */
 char *grpc_percent_decode(const char *s);
 /* The code for an HTTP :status that came without grpc-status (as grpc-go maps it). */
-int  grpc_http_to_code(int http_status);
+int grpc_http_to_code(int http_status);
 /* Parses grpc-status ("0".."16"); returns the code, or -1 when it is not a number. */
-int  grpc_parse_status(const char *s);
+int grpc_parse_status(const char *s);
 /* The code for a stream that ended with an h2 error (h2_error, RST_STREAM code). */
-int  grpc_h2_error_to_code(int h2_error, uint32_t rst_code);
+int grpc_h2_error_to_code(int h2_error, uint32_t rst_code);
 /* Writes the 5-byte message prefix (flag 0, big-endian length) into hdr. */
 void grpc_frame_header(uint8_t hdr[5], uint32_t len);
 /* Checks a received body holding one length-prefixed message. On success returns GRPC_OK and
  * sets *msg and *msglen to the payload inside buf; else returns a code and sets *err to a static
  * message (RESOURCE_EXHAUSTED over max, INTERNAL when truncated, compressed or followed by
  * another message). */
-int  grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **msg,
+int grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **msg,
     size_t *msglen, const char **err);
 
 #endif

@@ -40,15 +40,16 @@
 #include "core/util.h"
 
 #ifndef TAILQ_FOREACH_SAFE
-#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                             \
-	for ((var) = TAILQ_FIRST(head);                                        \
-	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1); (var) = (tvar))
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)                                                 \
+	for ((var) = TAILQ_FIRST(head); (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);     \
+	     (var) = (tvar))
 #endif
 
-#define H2_OUT_HIGH (256 * 1024) /* stop producing frames above this much unsent output */
-#define H2_OUT_LOW  (64 * 1024)  /* resume below this */
+#define H2_OUT_HIGH    (256 * 1024) /* stop producing frames above this much unsent output */
+#define H2_OUT_LOW     (64 * 1024)  /* resume below this */
 #define H2_MAX_HEADERS 128
-#define H2_READ_MAX (256 * 1024)     /* bytes read per read event */       /* fields per response header block */
+#define H2_READ_MAX                                                                                \
+	(256 * 1024) /* bytes read per read event */ /* fields per response header block */
 
 enum st_state { ST_QUEUED, ST_OPEN, ST_DONE };
 enum c_state { C_CONNECTING, C_OPEN, C_DRAINING, C_DEAD };
@@ -56,81 +57,81 @@ enum c_state { C_CONNECTING, C_OPEN, C_DRAINING, C_DEAD };
 struct h2_conn;
 
 struct h2_stream {
-	struct h2_session     *st_s;
-	struct h2_conn        *st_conn;     /* while ST_OPEN */
-	int32_t                st_id;
-	enum st_state          st_state;
-	int                    st_cancelled;
-	struct h2_stream_cbs   st_cbs;
-	void                  *st_arg;
-	nghttp2_nv            *st_nv;
-	size_t                 st_nnv;
-	char                  *st_nvbuf;
-	uint8_t               *st_body;
-	size_t                 st_body_len;
-	size_t                 st_body_off;
-	unsigned               st_retries;
-	int                    st_got_response;
-	int                    st_remote_end;
+	struct h2_session   *st_s;
+	struct h2_conn      *st_conn; /* while ST_OPEN */
+	int32_t              st_id;
+	enum st_state        st_state;
+	int                  st_cancelled;
+	struct h2_stream_cbs st_cbs;
+	void                *st_arg;
+	nghttp2_nv          *st_nv;
+	size_t               st_nnv;
+	char                *st_nvbuf;
+	uint8_t             *st_body;
+	size_t               st_body_len;
+	size_t               st_body_off;
+	unsigned             st_retries;
+	int                  st_got_response;
+	int                  st_remote_end;
 	/* the header block being received */
-	struct h2_header      *st_hb;
-	size_t                 st_hbn;
-	size_t                 st_hbbytes;
+	struct h2_header *st_hb;
+	size_t            st_hbn;
+	size_t            st_hbbytes;
 	/* a local reason to end the stream (abort, bad headers) */
-	enum h2_error          st_local_err;
-	char                  *st_local_detail;
+	enum h2_error st_local_err;
+	char         *st_local_detail;
 	/* the outcome, for on_close */
-	enum h2_error          st_err;
-	uint32_t               st_rst;
-	char                  *st_detail;
+	enum h2_error st_err;
+	uint32_t      st_rst;
+	char         *st_detail;
 	TAILQ_ENTRY(h2_stream) st_entry;
 };
 TAILQ_HEAD(h2_streamq, h2_stream);
 
 struct h2_conn {
-	struct h2_session    *c_s;
-	unsigned              c_serial;
-	enum c_state          c_state;
-	struct bufferevent   *c_bev;
-	nghttp2_session      *c_ng;
-	int                   c_sock_up;     /* socket (and TLS) connected */
-	struct event         *c_timer;       /* connect timeout, then keepalive */
-	int                   c_ping_out;
-	int64_t               c_last_read_ms;
-	struct h2_streamq     c_streams;
-	unsigned              c_nactive;
-	int                   c_got_goaway;
-	TAILQ_ENTRY(h2_conn)  c_entry;
+	struct h2_session  *c_s;
+	unsigned            c_serial;
+	enum c_state        c_state;
+	struct bufferevent *c_bev;
+	nghttp2_session    *c_ng;
+	int                 c_sock_up; /* socket (and TLS) connected */
+	struct event       *c_timer;   /* connect timeout, then keepalive */
+	int                 c_ping_out;
+	int64_t             c_last_read_ms;
+	struct h2_streamq   c_streams;
+	unsigned            c_nactive;
+	int                 c_got_goaway;
+	TAILQ_ENTRY(h2_conn) c_entry;
 };
 TAILQ_HEAD(h2_connq, h2_conn);
 
 struct h2_sev {
-	enum h2_event        e_ev;
-	char                *e_reason;
-	TAILQ_ENTRY(h2_sev)  e_entry;
+	enum h2_event e_ev;
+	char         *e_reason;
+	TAILQ_ENTRY(h2_sev) e_entry;
 };
 TAILQ_HEAD(h2_sevq, h2_sev);
 
 struct h2_session {
-	struct event_base           *s_base;
-	struct h2_options            s_opts;
-	char                        *s_target;   /* for messages */
-	h2_event_cb                  s_cb;
-	void                        *s_arg;
-	nghttp2_session_callbacks   *s_ngcbs;
-	nghttp2_option              *s_ngopt;
-	struct h2_conn              *s_cur;
-	struct h2_connq              s_conns;
-	struct h2_streamq            s_queue;
-	unsigned                     s_nqueued;
-	struct h2_streamq            s_done;
-	struct h2_sevq               s_events;
-	struct event                *s_work;
-	struct event                *s_free;
-	int                          s_depth;
-	int                          s_dead;
-	unsigned                     s_serial;
-	struct h2_session_stats      s_stats;
+	struct event_base         *s_base;
+	struct h2_options          s_opts;
+	char                      *s_target; /* for messages */
+	h2_event_cb                s_cb;
+	void                      *s_arg;
+	nghttp2_session_callbacks *s_ngcbs;
+	nghttp2_option            *s_ngopt;
+	struct h2_conn            *s_cur;
+	struct h2_connq            s_conns;
+	struct h2_streamq          s_queue;
+	unsigned                   s_nqueued;
+	struct h2_streamq          s_done;
+	struct h2_sevq             s_events;
+	struct event              *s_work;
+	struct event              *s_free;
+	int                        s_depth;
+	int                        s_dead;
+	unsigned                   s_serial;
+	struct h2_session_stats    s_stats;
 };
 
 static void conn_fail(struct h2_conn *, enum h2_error, const char *fmt, ...)
@@ -285,11 +286,11 @@ stream_abort(struct h2_stream *st, enum h2_error err, uint32_t code, const char 
 }
 
 static ssize_t
-body_read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length,
-    uint32_t *data_flags, nghttp2_data_source *source, void *ud)
+body_read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length, uint32_t *data_flags,
+    nghttp2_data_source *source, void *ud)
 {
 	struct h2_stream *st = source->ptr;
-	size_t n = st->st_body_len - st->st_body_off;
+	size_t            n = st->st_body_len - st->st_body_off;
 
 	(void)ng;
 	(void)id;
@@ -316,12 +317,12 @@ on_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 }
 
 static int
-on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name,
-    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
+on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name, size_t namelen,
+    const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
 {
-	struct h2_conn *c = ud;
+	struct h2_conn   *c = ud;
 	struct h2_stream *st = conn_stream(c, frame->hd.stream_id);
-	size_t max = c->c_s->s_opts.max_header_bytes;
+	size_t            max = c->c_s->s_opts.max_header_bytes;
 
 	(void)ng;
 	(void)flags;
@@ -331,8 +332,8 @@ on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *nam
 	if (st->st_hbbytes > max || st->st_hbn >= H2_MAX_HEADERS) {
 		char msg[128];
 
-		snprintf(msg, sizeof(msg), "response header block over %zu bytes or %d fields",
-		    max, H2_MAX_HEADERS);
+		snprintf(msg, sizeof(msg), "response header block over %zu bytes or %d fields", max,
+		    H2_MAX_HEADERS);
 		stream_abort(st, H2_ERR_PROTOCOL, NGHTTP2_INTERNAL_ERROR, msg);
 		hb_clear(st);
 		return 0;
@@ -347,10 +348,10 @@ on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *nam
 static void
 headers_done(struct h2_conn *c, struct h2_stream *st, const nghttp2_frame *frame)
 {
-	int end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
-	int trailers = st->st_got_response;
+	int    end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+	int    trailers = st->st_got_response;
 	size_t i;
-	int rc = 0;
+	int    rc = 0;
 
 	if (end)
 		st->st_remote_end = 1;
@@ -374,10 +375,10 @@ headers_done(struct h2_conn *c, struct h2_stream *st, const nghttp2_frame *frame
 static int
 on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 {
-	struct h2_conn *c = ud;
+	struct h2_conn    *c = ud;
 	struct h2_session *s = c->c_s;
-	struct h2_stream *st;
-	char reason[256];
+	struct h2_stream  *st;
+	char               reason[256];
 
 	(void)ng;
 	if (c->c_state == C_DEAD)
@@ -413,7 +414,7 @@ on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 		break;
 	case NGHTTP2_GOAWAY: {
 		const nghttp2_goaway *g = &frame->goaway;
-		size_t dl = g->opaque_data_len > 200 ? 200 : g->opaque_data_len;
+		size_t                dl = g->opaque_data_len > 200 ? 200 : g->opaque_data_len;
 
 		s->s_stats.goaways++;
 		snprintf(reason, sizeof(reason), "%s: GOAWAY %s (last stream %d)%s%.*s",
@@ -438,10 +439,10 @@ on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 }
 
 static int
-on_data_chunk_recv_cb(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data,
-    size_t len, void *ud)
+on_data_chunk_recv_cb(
+    nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *ud)
 {
-	struct h2_conn *c = ud;
+	struct h2_conn   *c = ud;
 	struct h2_stream *st = conn_stream(c, id);
 
 	(void)ng;
@@ -457,10 +458,10 @@ on_data_chunk_recv_cb(nghttp2_session *ng, uint8_t flags, int32_t id, const uint
 static int
 on_stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 {
-	struct h2_conn *c = ud;
+	struct h2_conn    *c = ud;
 	struct h2_session *s = c->c_s;
-	struct h2_stream *st;
-	char msg[160];
+	struct h2_stream  *st;
+	char               msg[160];
 
 	if (c->c_state == C_DEAD)
 		return 0;
@@ -540,11 +541,11 @@ static void
 conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
 {
 	struct h2_session *s = c->c_s;
-	struct h2_stream *st;
-	enum c_state was = c->c_state;
-	char reason[512];
-	va_list ap;
-	int current = (s->s_cur == c);
+	struct h2_stream  *st;
+	enum c_state       was = c->c_state;
+	char               reason[512];
+	va_list            ap;
+	int                current = (s->s_cur == c);
 
 	if (was == C_DEAD)
 		return;
@@ -596,8 +597,8 @@ static void
 conn_flush(struct h2_conn *c)
 {
 	struct evbuffer *out;
-	const uint8_t *data;
-	ssize_t n;
+	const uint8_t   *data;
+	ssize_t          n;
 
 	if (c->c_state == C_DEAD)
 		return;
@@ -624,11 +625,11 @@ conn_flush(struct h2_conn *c)
 static void
 conn_readcb(struct bufferevent *bev, void *arg)
 {
-	struct h2_conn *c = arg;
+	struct h2_conn    *c = arg;
 	struct h2_session *s = c->c_s;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t len;
-	ssize_t rv;
+	struct evbuffer   *in = bufferevent_get_input(bev);
+	size_t             len;
+	ssize_t            rv;
 
 	c->c_last_read_ms = now_mono_ms();
 	c->c_ping_out = 0;
@@ -658,9 +659,9 @@ conn_writecb(struct bufferevent *bev, void *arg)
 static void
 tls_error(struct h2_conn *c, char *buf, size_t len)
 {
-	SSL *ssl = bufferevent_openssl_get_ssl(c->c_bev);
+	SSL          *ssl = bufferevent_openssl_get_ssl(c->c_bev);
 	unsigned long e;
-	long vr;
+	long          vr;
 
 	buf[0] = '\0';
 	if (ssl != NULL && (vr = SSL_get_verify_result(ssl)) != X509_V_OK) {
@@ -679,29 +680,30 @@ tls_error(struct h2_conn *c, char *buf, size_t len)
 static void
 conn_eventcb(struct bufferevent *bev, short what, void *arg)
 {
-	struct h2_conn *c = arg;
+	struct h2_conn    *c = arg;
 	struct h2_session *s = c->c_s;
-	char why[256];
-	int saved = EVUTIL_SOCKET_ERROR();
+	char               why[256];
+	int                saved = EVUTIL_SOCKET_ERROR();
 
 	if (what & BEV_EVENT_CONNECTED) {
 		if (s->s_opts.transport == H2_TLS) {
-			SSL *ssl = bufferevent_openssl_get_ssl(bev);
+			SSL                 *ssl = bufferevent_openssl_get_ssl(bev);
 			const unsigned char *p = NULL;
-			unsigned plen = 0;
+			unsigned             plen = 0;
 
 			SSL_get0_alpn_selected(ssl, &p, &plen);
 			if (plen != 2 || memcmp(p, "h2", 2) != 0) {
 				conn_fail(c, H2_ERR_CONNECT,
-				    "%s: the server did not negotiate HTTP/2 (ALPN h2)", s->s_target);
+				    "%s: the server did not negotiate HTTP/2 (ALPN h2)",
+				    s->s_target);
 				return;
 			}
 		}
 		if (s->s_opts.transport != H2_UNIX) {
 			int one = 1;
 
-			setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one,
-			    sizeof(one));
+			setsockopt(
+			    bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		}
 		c->c_sock_up = 1;
 		bufferevent_enable(bev, EV_READ | EV_WRITE);
@@ -728,10 +730,10 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 static void
 conn_timercb(evutil_socket_t fd, short what, void *arg)
 {
-	struct h2_conn *c = arg;
+	struct h2_conn    *c = arg;
 	struct h2_session *s = c->c_s;
-	int64_t now = now_mono_ms(), idle, iv = s->s_opts.ping_interval_ms;
-	struct timeval tv;
+	int64_t            now = now_mono_ms(), idle, iv = s->s_opts.ping_interval_ms;
+	struct timeval     tv;
 
 	(void)fd;
 	(void)what;
@@ -765,7 +767,7 @@ static int
 is_ip_literal(const char *h)
 {
 	struct in6_addr a6;
-	struct in_addr a4;
+	struct in_addr  a4;
 
 	return inet_pton(AF_INET, h, &a4) == 1 || inet_pton(AF_INET6, h, &a6) == 1;
 }
@@ -779,7 +781,7 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 
 	if (o->transport == H2_UNIX) {
 		struct sockaddr_un sun;
-		int fd;
+		int                fd;
 
 		memset(&sun, 0, sizeof(sun));
 		sun.sun_family = AF_UNIX;
@@ -803,7 +805,7 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 		c->c_sock_up = 1;
 	} else {
 		struct addrinfo hints, *res = NULL;
-		int rc;
+		int             rc;
 
 		memset(&hints, 0, sizeof(hints));
 		hints.ai_family = AF_UNSPEC;
@@ -813,7 +815,7 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 			return -1;
 		}
 		if (o->transport == H2_TLS) {
-			SSL *ssl = SSL_new((SSL_CTX *)o->ssl_ctx);
+			SSL        *ssl = SSL_new((SSL_CTX *)o->ssl_ctx);
 			const char *name = o->tls_name ? o->tls_name : o->host;
 
 			if (ssl == NULL) {
@@ -832,8 +834,8 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 					X509_VERIFY_PARAM_set1_host(vp, name, 0);
 				}
 			}
-			c->c_bev = bufferevent_openssl_socket_new(s->s_base, -1, ssl,
-			    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+			c->c_bev = bufferevent_openssl_socket_new(
+			    s->s_base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
 			if (c->c_bev == NULL) {
 				SSL_free(ssl);
 				freeaddrinfo(res);
@@ -870,10 +872,10 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 static void
 conn_start(struct h2_session *s)
 {
-	struct h2_conn *c = xcalloc(1, sizeof(*c));
+	struct h2_conn        *c = xcalloc(1, sizeof(*c));
 	nghttp2_settings_entry iv[3];
-	struct timeval tv;
-	char why[256];
+	struct timeval         tv;
+	char                   why[256];
 
 	c->c_s = s;
 	c->c_serial = ++s->s_serial;
@@ -895,8 +897,8 @@ conn_start(struct h2_session *s)
 	iv[2].value = (uint32_t)s->s_opts.max_header_bytes;
 	nghttp2_submit_settings(c->c_ng, NGHTTP2_FLAG_NONE, iv, nitems(iv));
 	if (s->s_opts.conn_window > 65535)
-		nghttp2_session_set_local_window_size(c->c_ng, NGHTTP2_FLAG_NONE, 0,
-		    (int32_t)s->s_opts.conn_window);
+		nghttp2_session_set_local_window_size(
+		    c->c_ng, NGHTTP2_FLAG_NONE, 0, (int32_t)s->s_opts.conn_window);
 	tv.tv_sec = s->s_opts.connect_timeout_ms / 1000;
 	tv.tv_usec = (s->s_opts.connect_timeout_ms % 1000) * 1000;
 	event_add(c->c_timer, &tv);
@@ -912,20 +914,20 @@ conn_start(struct h2_session *s)
 static void
 session_submit(struct h2_session *s, struct h2_conn *c)
 {
-	struct h2_stream *st;
+	struct h2_stream     *st;
 	nghttp2_data_provider prd;
-	uint32_t max;
-	int32_t id;
+	uint32_t              max;
+	int32_t               id;
 
 	max = nghttp2_session_get_remote_settings(c->c_ng, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
-	while (c->c_state == C_OPEN && c->c_nactive < max &&
-	    (st = TAILQ_FIRST(&s->s_queue)) != NULL) {
+	while (
+	    c->c_state == C_OPEN && c->c_nactive < max && (st = TAILQ_FIRST(&s->s_queue)) != NULL) {
 		TAILQ_REMOVE(&s->s_queue, st, st_entry);
 		s->s_nqueued--;
 		prd.source.ptr = st;
 		prd.read_callback = body_read_cb;
-		id = nghttp2_submit_request(c->c_ng, NULL, st->st_nv, st->st_nnv,
-		    st->st_body != NULL ? &prd : NULL, st);
+		id = nghttp2_submit_request(
+		    c->c_ng, NULL, st->st_nv, st->st_nnv, st->st_body != NULL ? &prd : NULL, st);
 		if (id < 0) {
 			if (id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE) {
 				/* ids used up: drain this connection, continue on a new one */
@@ -951,8 +953,8 @@ static void
 session_free_now(struct h2_session *s)
 {
 	struct h2_stream *st;
-	struct h2_conn *c;
-	struct h2_sev *e;
+	struct h2_conn   *c;
+	struct h2_sev    *e;
 
 	while ((c = TAILQ_FIRST(&s->s_conns)) != NULL) {
 		TAILQ_REMOVE(&s->s_conns, c, c_entry);
@@ -995,9 +997,9 @@ static void
 session_workcb(evutil_socket_t fd, short what, void *arg)
 {
 	struct h2_session *s = arg;
-	struct h2_conn *c, *cn;
-	struct h2_stream *st;
-	struct h2_sev *e;
+	struct h2_conn    *c, *cn;
+	struct h2_stream  *st;
+	struct h2_sev     *e;
 
 	(void)fd;
 	(void)what;
@@ -1005,7 +1007,8 @@ session_workcb(evutil_socket_t fd, short what, void *arg)
 		return;
 	s->s_depth++;
 	/* tear down dead connections and idle draining ones */
-	TAILQ_FOREACH_SAFE(c, &s->s_conns, c_entry, cn) {
+	TAILQ_FOREACH_SAFE(c, &s->s_conns, c_entry, cn)
+	{
 		if (c->c_state == C_DRAINING && c->c_nactive == 0)
 			conn_fail(c, H2_ERR_CLOSED, "%s: drained", s->s_target);
 		if (c->c_state == C_DEAD) {
@@ -1033,15 +1036,14 @@ session_workcb(evutil_socket_t fd, short what, void *arg)
 		if (s->s_cur != NULL)
 			session_submit(s, s->s_cur);
 		TAILQ_FOREACH(c, &s->s_conns, c_entry)
-			if (c->c_state != C_DEAD && c->c_bev != NULL)
-				conn_flush(c);
+		if (c->c_state != C_DEAD && c->c_bev != NULL)
+			conn_flush(c);
 	}
 	s->s_depth--;
 }
 
 struct h2_session *
-h2_session_new(struct event_base *base, const struct h2_options *opts, h2_event_cb cb,
-    void *arg)
+h2_session_new(struct event_base *base, const struct h2_options *opts, h2_event_cb cb, void *arg)
 {
 	struct h2_session *s;
 
@@ -1167,7 +1169,7 @@ h2_session_stats(const struct h2_session *s, struct h2_session_stats *out)
 	*out = s->s_stats;
 	out->active = 0;
 	TAILQ_FOREACH(c, &s->s_conns, c_entry)
-		out->active += c->c_nactive;
+	out->active += c->c_nactive;
 	out->queued = s->s_nqueued;
 }
 
@@ -1176,7 +1178,7 @@ h2_request(struct h2_session *s, const struct h2_header *h, size_t n, const uint
     size_t body_len, const struct h2_stream_cbs *cbs, void *arg)
 {
 	struct h2_stream *st = xcalloc(1, sizeof(*st));
-	size_t i, total = 0, off = 0;
+	size_t            i, total = 0, off = 0;
 
 	st->st_s = s;
 	st->st_cbs = *cbs;
@@ -1237,8 +1239,8 @@ h2_stream_cancel(struct h2_stream *st)
 		break;
 	case ST_OPEN:
 		if (st->st_local_err == H2_OK)
-			nghttp2_submit_rst_stream(st->st_conn->c_ng, NGHTTP2_FLAG_NONE, st->st_id,
-			    NGHTTP2_CANCEL);
+			nghttp2_submit_rst_stream(
+			    st->st_conn->c_ng, NGHTTP2_FLAG_NONE, st->st_id, NGHTTP2_CANCEL);
 		session_wake(s);
 		break;
 	case ST_DONE:

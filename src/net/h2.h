@@ -38,16 +38,16 @@ enum h2_transport {
 
 /* Why a stream ended (on_close). */
 enum h2_error {
-	H2_OK = 0,        /* the server ended the stream normally (END_STREAM) */
-	H2_ERR_CONNECT,   /* could not connect (socket missing, refused, TLS, no ALPN h2, timeout) */
-	H2_ERR_CLOSED,    /* the connection was lost before the stream ended */
-	H2_ERR_RESET,     /* the server reset the stream (RST_STREAM; see rst_code) */
-	H2_ERR_REFUSED,   /* refused by the server (GOAWAY / REFUSED_STREAM) too many times */
-	H2_ERR_GOAWAY,    /* the server went away after accepting the stream, before it ended */
-	H2_ERR_PROTOCOL,  /* the server broke the protocol (bad headers, too many headers) */
-	H2_ERR_TIMEOUT,   /* the peer stopped answering (PING timeout) */
-	H2_ERR_ABORTED,   /* a callback asked to abort the stream (returned -1) */
-	H2_ERR_OVERLOAD,  /* too many queued requests */
+	H2_OK = 0,       /* the server ended the stream normally (END_STREAM) */
+	H2_ERR_CONNECT,  /* could not connect (socket missing, refused, TLS, no ALPN h2, timeout) */
+	H2_ERR_CLOSED,   /* the connection was lost before the stream ended */
+	H2_ERR_RESET,    /* the server reset the stream (RST_STREAM; see rst_code) */
+	H2_ERR_REFUSED,  /* refused by the server (GOAWAY / REFUSED_STREAM) too many times */
+	H2_ERR_GOAWAY,   /* the server went away after accepting the stream, before it ended */
+	H2_ERR_PROTOCOL, /* the server broke the protocol (bad headers, too many headers) */
+	H2_ERR_TIMEOUT,  /* the peer stopped answering (PING timeout) */
+	H2_ERR_ABORTED,  /* a callback asked to abort the stream (returned -1) */
+	H2_ERR_OVERLOAD, /* too many queued requests */
 };
 
 enum h2_event {
@@ -58,31 +58,31 @@ enum h2_event {
 
 struct h2_options {
 	enum h2_transport  transport;
-	const char        *path;     /* H2_UNIX */
-	const char        *host;     /* H2_TCP, H2_TLS (name or address; names resolve blocking) */
-	const char        *port;     /* H2_TCP, H2_TLS */
-	struct ssl_ctx_st *ssl_ctx;  /* H2_TLS: the caller's; must outlive the session. Its verify
-	                              * mode applies; the host is checked as well when verify_name
-	                              * is set or defaulted. */
-	const char        *tls_name; /* SNI and name checked (default: host); "" disables both */
-	int64_t  connect_timeout_ms; /* until the server's SETTINGS (default 10 s) */
-	int64_t  ping_interval_ms;   /* PING after this long without reading (0: never) */
-	int64_t  ping_timeout_ms;    /* the connection is dead without an answer (default 20 s) */
-	uint32_t stream_window;      /* receive window per stream (default 4 MiB) */
-	uint32_t conn_window;        /* receive window per connection (default 16 MiB) */
-	size_t   max_header_bytes;   /* per response header block (default 64 KiB) */
-	unsigned max_queued;         /* requests waiting for a stream slot (default 4096) */
-	unsigned max_retries;        /* per request after refusals (default 3) */
+	const char        *path;    /* H2_UNIX */
+	const char        *host;    /* H2_TCP, H2_TLS (name or address; names resolve blocking) */
+	const char        *port;    /* H2_TCP, H2_TLS */
+	struct ssl_ctx_st *ssl_ctx; /* H2_TLS: the caller's; must outlive the session. Its verify
+	                             * mode applies; the host is checked as well when verify_name
+	                             * is set or defaulted. */
+	const char *tls_name;       /* SNI and name checked (default: host); "" disables both */
+	int64_t     connect_timeout_ms; /* until the server's SETTINGS (default 10 s) */
+	int64_t     ping_interval_ms;   /* PING after this long without reading (0: never) */
+	int64_t     ping_timeout_ms;  /* the connection is dead without an answer (default 20 s) */
+	uint32_t    stream_window;    /* receive window per stream (default 4 MiB) */
+	uint32_t    conn_window;      /* receive window per connection (default 16 MiB) */
+	size_t      max_header_bytes; /* per response header block (default 64 KiB) */
+	unsigned    max_queued;       /* requests waiting for a stream slot (default 4096) */
+	unsigned    max_retries;      /* per request after refusals (default 3) */
 };
 
 /* Response callbacks, all optional. arg is the one given to h2_request. */
 struct h2_stream_cbs {
 	/* One header block: the response headers (:status among them), or the trailers
 	 * (trailers = 1). end_stream: nothing follows. Return 0, or -1 to abort the stream. */
-	int  (*on_headers)(void *arg, const struct h2_header *h, size_t n, int trailers,
-	    int end_stream);
+	int (*on_headers)(
+	    void *arg, const struct h2_header *h, size_t n, int trailers, int end_stream);
 	/* A chunk of the response body. Return 0, or -1 to abort the stream. */
-	int  (*on_data)(void *arg, const uint8_t *data, size_t len);
+	int (*on_data)(void *arg, const uint8_t *data, size_t len);
 	/* The stream ended: err is H2_OK or why not; rst_code the HTTP/2 error code for
 	 * H2_ERR_RESET / H2_ERR_GOAWAY; detail a message (never NULL, valid during the call).
 	 * Runs exactly once unless the stream was cancelled or the session freed. */
@@ -96,27 +96,27 @@ void h2_options_init(struct h2_options *opts);
 /* Creates a session (does not connect). opts is copied (strings too; not ssl_ctx). event_cb
  * may be NULL. Returns NULL (and logs) when opts are invalid. Sets SIGPIPE to SIG_IGN when it
  * still has its default action (a closed peer must give EPIPE, not kill the process). */
-struct h2_session *h2_session_new(struct event_base *, const struct h2_options *opts,
-    h2_event_cb event_cb, void *arg);
+struct h2_session *h2_session_new(
+    struct event_base *, const struct h2_options *opts, h2_event_cb event_cb, void *arg);
 /* Pending streams are dropped (their callbacks never run), connections closed. Safe from a
  * callback (released later). NULL is a no-op. */
 void h2_session_free(struct h2_session *);
 /* Starts a connection if there is none. Returns 0. */
-int  h2_session_connect(struct h2_session *);
+int h2_session_connect(struct h2_session *);
 /* The event_base the session runs on. */
 struct event_base *h2_session_base(const struct h2_session *);
 /* 1 when the current connection is up. */
-int  h2_session_connected(const struct h2_session *);
+int h2_session_connected(const struct h2_session *);
 /* Closes the current connection (its streams fail with H2_ERR_CLOSED, reason given), as if
  * it had been lost; the next request reconnects. */
 void h2_session_drop(struct h2_session *, const char *reason);
 /* Counters for inspection. */
 struct h2_session_stats {
-	unsigned active;     /* streams open on connections */
-	unsigned queued;     /* waiting for a connection or a stream slot */
-	uint64_t connects;   /* connections that came up */
-	uint64_t goaways;    /* GOAWAY frames received */
-	uint64_t retries;    /* requests retried on another connection */
+	unsigned active;   /* streams open on connections */
+	unsigned queued;   /* waiting for a connection or a stream slot */
+	uint64_t connects; /* connections that came up */
+	uint64_t goaways;  /* GOAWAY frames received */
+	uint64_t retries;  /* requests retried on another connection */
 };
 void h2_session_stats(const struct h2_session *, struct h2_session_stats *);
 

@@ -30,25 +30,25 @@
 #define HTTP1_MAX_HEAD (16 * 1024)
 
 struct http1_req {
-	struct event_base   *base;
-	struct bufferevent  *bev;
-	SSL_CTX             *ctx;
-	struct event        *timer;
-	struct event        *fail_ev;    /* reports an early failure on a later turn */
-	http1_cb             cb;
-	void                *arg;
-	size_t               max_body;
-	char                *error;
-	int                  headers_done;
-	int                  status;
-	char                *reason;
-	char                *location;
-	int                  chunked;
-	int64_t              content_length; /* -1: unknown (read to EOF) */
-	struct evbuffer     *body;
-	int                  truncated;
-	int64_t              timeout_ms;
-	int                  finished;
+	struct event_base  *base;
+	struct bufferevent *bev;
+	SSL_CTX            *ctx;
+	struct event       *timer;
+	struct event       *fail_ev; /* reports an early failure on a later turn */
+	http1_cb            cb;
+	void               *arg;
+	size_t              max_body;
+	char               *error;
+	int                 headers_done;
+	int                 status;
+	char               *reason;
+	char               *location;
+	int                 chunked;
+	int64_t             content_length; /* -1: unknown (read to EOF) */
+	struct evbuffer    *body;
+	int                 truncated;
+	int64_t             timeout_ms;
+	int                 finished;
 };
 
 static void
@@ -75,7 +75,7 @@ static void
 http1_finish(struct http1_req *r, const char *error)
 {
 	struct http1_result res;
-	size_t len;
+	size_t              len;
 
 	if (r->finished)
 		return;
@@ -100,7 +100,7 @@ static void
 http1_fail_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http1_req *r = arg;
-	char *e = r->error;
+	char             *e = r->error;
 
 	(void)fd;
 	(void)what;
@@ -109,15 +109,14 @@ http1_fail_cb(evutil_socket_t fd, short what, void *arg)
 	free(e);
 }
 
-static void
-http1_fail_later(struct http1_req *r, const char *fmt, ...)
+static void http1_fail_later(struct http1_req *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
 http1_fail_later(struct http1_req *r, const char *fmt, ...)
 {
 	struct timeval tv = { 0, 0 };
-	va_list ap;
+	va_list        ap;
 
 	va_start(ap, fmt);
 	free(r->error);
@@ -133,7 +132,7 @@ static void
 http1_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http1_req *r = arg;
-	char msg[64];
+	char              msg[64];
 
 	(void)fd;
 	(void)what;
@@ -146,8 +145,8 @@ static int
 http1_parse_head(struct http1_req *r, struct evbuffer *in)
 {
 	struct evbuffer_ptr end;
-	char *head, *line, *save, *p;
-	size_t len;
+	char               *head, *line, *save, *p;
+	size_t              len;
 
 	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 	if (end.pos == -1)
@@ -213,8 +212,8 @@ static void
 http1_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct http1_req *r = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	int rc;
+	struct evbuffer  *in = bufferevent_get_input(bev);
+	int               rc;
 
 	if (!r->headers_done) {
 		rc = http1_parse_head(r, in);
@@ -235,7 +234,7 @@ http1_read_cb(struct bufferevent *bev, void *arg)
 	 * raw read is enough. Done when the length is known and reached, or at the cap. */
 	if (r->truncated ||
 	    (!r->chunked && r->content_length >= 0 &&
-	    (int64_t)evbuffer_get_length(r->body) >= r->content_length)) {
+	        (int64_t)evbuffer_get_length(r->body) >= r->content_length)) {
 		http1_finish(r, NULL);
 		return;
 	}
@@ -251,8 +250,8 @@ static void
 http1_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct http1_req *r = arg;
-	char msg[256];
-	unsigned long e;
+	char              msg[256];
+	unsigned long     e;
 
 	(void)bev;
 	if (what & BEV_EVENT_CONNECTED)
@@ -303,21 +302,21 @@ http1_add_header_line(struct evbuffer *out, const char *name, const char *value)
 
 struct http1_req *
 http1_get(struct event_base *base, const char *host, int port, const char *path,
-    const struct http1_header *headers, size_t nheaders, const char *scheme,
-    int64_t timeout_ms, size_t max_body, http1_cb cb, void *arg)
+    const struct http1_header *headers, size_t nheaders, const char *scheme, int64_t timeout_ms,
+    size_t max_body, http1_cb cb, void *arg)
 {
-	struct http1_req *r = xcalloc(1, sizeof(*r));
+	struct http1_req       *r = xcalloc(1, sizeof(*r));
 	struct sockaddr_storage ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	socklen_t sslen;
-	struct evbuffer *out;
-	struct timeval tv;
-	const char *h = host;
-	int tls = scheme != NULL && strcasecmp(scheme, "HTTPS") == 0;
-	int have_host = 0, have_ua = 0;
-	size_t i;
-	SSL *ssl;
+	struct sockaddr_in     *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6    *sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t               sslen;
+	struct evbuffer        *out;
+	struct timeval          tv;
+	const char             *h = host;
+	int                     tls = scheme != NULL && strcasecmp(scheme, "HTTPS") == 0;
+	int                     have_host = 0, have_ua = 0;
+	size_t                  i;
+	SSL                    *ssl;
 
 	r->base = base;
 	r->cb = cb;
@@ -367,11 +366,11 @@ http1_get(struct event_base *base, const char *host, int port, const char *path,
 		}
 		/* As the kubelet's hooks and probes: no certificate verification. */
 		SSL_set_verify(ssl, SSL_VERIFY_NONE, NULL);
-		r->bev = bufferevent_openssl_socket_new(base, -1, ssl,
-		    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
-	} else {
-		r->bev = bufferevent_socket_new(base, -1,
+		r->bev = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
 		    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+	} else {
+		r->bev = bufferevent_socket_new(
+		    base, -1, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
 	}
 	if (r->bev == NULL) {
 		http1_fail_later(r, "cannot create a socket");
@@ -380,8 +379,8 @@ http1_get(struct event_base *base, const char *host, int port, const char *path,
 	bufferevent_setcb(r->bev, http1_read_cb, NULL, http1_event_cb, r);
 	bufferevent_enable(r->bev, EV_READ | EV_WRITE);
 	out = bufferevent_get_output(r->bev);
-	evbuffer_add_printf(out, "GET %s HTTP/1.1\r\n",
-	    path != NULL && path[0] == '/' ? path : "/");
+	evbuffer_add_printf(
+	    out, "GET %s HTTP/1.1\r\n", path != NULL && path[0] == '/' ? path : "/");
 	for (i = 0; i < nheaders; i++) {
 		if (headers[i].name == NULL)
 			continue;

@@ -26,12 +26,12 @@ struct http1_header {
  * Everything is valid only during the callback. */
 struct http1_result {
 	const char *error;
-	int         status;      /* 0 when error */
-	const char *reason;      /* reason phrase, "" when none */
+	int         status; /* 0 when error */
+	const char *reason; /* reason phrase, "" when none */
 	const char *body;
 	size_t      body_len;
 	int         truncated;
-	const char *location;    /* Location header or NULL */
+	const char *location; /* Location header or NULL */
 };
 
 typedef void (*http1_cb)(const struct http1_result *, void *arg);
@@ -44,8 +44,8 @@ typedef void (*http1_cb)(const struct http1_result *, void *arg);
  * http1_cancel comes first. Returns the request handle, valid until its callback returned.
  * Never NULL: every failure (bad host, socket) is reported through the callback. */
 struct http1_req *http1_get(struct event_base *, const char *host, int port, const char *path,
-                      const struct http1_header *headers, size_t nheaders, const char *scheme,
-                      int64_t timeout_ms, size_t max_body, http1_cb cb, void *arg);
+    const struct http1_header *headers, size_t nheaders, const char *scheme, int64_t timeout_ms,
+    size_t max_body, http1_cb cb, void *arg);
 /* Cancels a request before its callback ran: the callback never runs, everything is
  * freed. NULL is a no-op. */
 void http1_cancel(struct http1_req *);

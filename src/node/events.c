@@ -14,20 +14,20 @@
 #define EVENTS_MAX_LISTENERS 16
 
 struct ev_listener {
-	int                 id;
-	events_listener_fn  fn;
-	void               *arg;
+	int                id;
+	events_listener_fn fn;
+	void              *arg;
 };
 
 struct events {
-	struct ev_record   *ring;      /* capacity slots; [head, head + n) in use */
-	size_t              cap;
-	size_t              head;
-	size_t              n;
-	uint64_t            seq;
-	uint64_t            next_id;
-	struct ev_listener  listeners[EVENTS_MAX_LISTENERS];
-	int                 next_listener;
+	struct ev_record  *ring; /* capacity slots; [head, head + n) in use */
+	size_t             cap;
+	size_t             head;
+	size_t             n;
+	uint64_t           seq;
+	uint64_t           next_id;
+	struct ev_listener listeners[EVENTS_MAX_LISTENERS];
+	int                next_listener;
 };
 
 static int64_t
@@ -100,12 +100,12 @@ ev_matches(const struct ev_record *r, const struct ev_object *o, enum ev_type ty
 }
 
 static void
-ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type,
-    const char *reason, const char *msg)
+ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type, const char *reason,
+    const char *msg)
 {
 	struct ev_record *r, tmp;
-	size_t i, idx, last;
-	int64_t now = ev_now_ms();
+	size_t            i, idx, last;
+	int64_t           now = ev_now_ms();
 
 	/* Newest first: a repeating event is usually recent. */
 	for (i = ev->n; i > 0; i--) {
@@ -157,10 +157,10 @@ ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type,
 }
 
 static void
-ev_vrecord(struct events *ev, const struct ev_object *o, enum ev_type type,
-    const char *reason, const char *fmt, va_list ap)
+ev_vrecord(struct events *ev, const struct ev_object *o, enum ev_type type, const char *reason,
+    const char *fmt, va_list ap)
 {
-	char msg[EVENTS_MAX_MESSAGE];
+	char             msg[EVENTS_MAX_MESSAGE];
 	struct ev_object obj = *o;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -170,8 +170,8 @@ ev_vrecord(struct events *ev, const struct ev_object *o, enum ev_type type,
 }
 
 void
-events_record(struct events *ev, const struct ev_object *o, enum ev_type type,
-    const char *reason, const char *fmt, ...)
+events_record(struct events *ev, const struct ev_object *o, enum ev_type type, const char *reason,
+    const char *fmt, ...)
 {
 	va_list ap;
 
@@ -186,12 +186,11 @@ const char *
 events_field_path(const struct pod *pod, const char *container, char *buf, size_t len)
 {
 	const struct container *c;
-	const char *list;
+	const char             *list;
 
 	if (len > 0)
 		buf[0] = '\0';
-	if (pod == NULL || container == NULL ||
-	    (c = pod_find_container(pod, container)) == NULL)
+	if (pod == NULL || container == NULL || (c = pod_find_container(pod, container)) == NULL)
 		return buf;
 	switch (c->c_kind) {
 	case CK_INIT:
@@ -209,12 +208,12 @@ events_field_path(const struct pod *pod, const char *container, char *buf, size_
 }
 
 void
-events_pod(struct events *ev, const struct pod *pod, const char *container,
-    enum ev_type type, const char *reason, const char *fmt, ...)
+events_pod(struct events *ev, const struct pod *pod, const char *container, enum ev_type type,
+    const char *reason, const char *fmt, ...)
 {
 	struct ev_object o;
-	char fp[512];
-	va_list ap;
+	char             fp[512];
+	va_list          ap;
 
 	if (ev == NULL || pod == NULL)
 		return;

@@ -34,19 +34,19 @@ struct ev_object {
 /* One stored event. Strings are owned by the recorder; a pointer handed to a listener or
  * to events_foreach is valid only during that call. */
 struct ev_record {
-	uint64_t      seq;       /* unique, grows with every new or aggregated record */
-	uint64_t      id;        /* stable for the life of this aggregated event */
-	char         *kind;
-	char         *ns;
-	char         *name;
-	char         *uid;
-	char         *field_path;
-	enum ev_type  type;
-	char         *reason;
-	char         *message;
-	int32_t       count;
-	int64_t       first_ts;  /* Unix milliseconds */
-	int64_t       last_ts;
+	uint64_t     seq; /* unique, grows with every new or aggregated record */
+	uint64_t     id;  /* stable for the life of this aggregated event */
+	char        *kind;
+	char        *ns;
+	char        *name;
+	char        *uid;
+	char        *field_path;
+	enum ev_type type;
+	char        *reason;
+	char        *message;
+	int32_t      count;
+	int64_t      first_ts; /* Unix milliseconds */
+	int64_t      last_ts;
 };
 
 typedef void (*events_listener_fn)(const struct ev_record *, int is_new, void *arg);
@@ -59,27 +59,25 @@ void events_free(struct events *);
 
 /* Records (or aggregates) an event about obj. NULL ev is a no-op (tests, tools).
  * The message is formatted and cut at EVENTS_MAX_MESSAGE bytes. */
-void events_record(struct events *, const struct ev_object *obj, enum ev_type,
-         const char *reason, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void events_record(struct events *, const struct ev_object *obj, enum ev_type, const char *reason,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Convenience: the object is pod (kind "Pod"); container NULL for the pod itself, else
  * the field path is made from the container's kind: spec.containers{NAME},
  * spec.initContainers{NAME} or spec.ephemeralContainers{NAME}. */
 void events_pod(struct events *, const struct pod *, const char *container, enum ev_type,
-         const char *reason, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+    const char *reason, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* Adds a listener; returns its id (> 0) for events_unlisten. */
 int  events_listen(struct events *, events_listener_fn, void *arg);
 void events_unlisten(struct events *, int id);
 
 /* Calls cb for every stored event, oldest first (by last_ts / seq). */
-void events_foreach(struct events *, void (*cb)(const struct ev_record *, void *),
-         void *arg);
+void events_foreach(struct events *, void (*cb)(const struct ev_record *, void *), void *arg);
 /* Number of stored (aggregated) events. */
 size_t events_count(struct events *);
 /* The field path of container name in pod into buf ("" when the pod has no such container).
  * Returns buf. */
-const char *events_field_path(const struct pod *, const char *container, char *buf,
-         size_t len);
+const char *events_field_path(const struct pod *, const char *container, char *buf, size_t len);
 const char *ev_type_name(enum ev_type);
 
 #endif

@@ -108,7 +108,7 @@ hk_known_pos(const struct housekeeping *h, const char *uid, int *found)
 	*found = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(h->h_known[mid].k_uid, uid);
+		int    c = strcmp(h->h_known[mid].k_uid, uid);
 
 		if (c == 0) {
 			*found = 1;
@@ -125,7 +125,7 @@ hk_known_pos(const struct housekeeping *h, const char *uid, int *found)
 static struct hk_known *
 hk_known_find(const struct housekeeping *h, const char *uid)
 {
-	int found;
+	int    found;
 	size_t i = hk_known_pos(h, uid, &found);
 
 	return found ? &h->h_known[i] : NULL;
@@ -134,7 +134,7 @@ hk_known_find(const struct housekeeping *h, const char *uid)
 static void
 hk_know(struct housekeeping *h, const char *uid)
 {
-	int found;
+	int    found;
 	size_t i = hk_known_pos(h, uid, &found);
 
 	if (found) {
@@ -186,8 +186,8 @@ hk_op_done(struct hk_op *o)
 }
 
 static void
-hk_rm_container_cb(int code, const char *msg, const Runtime__V1__RemoveContainerResponse *r,
-    void *arg)
+hk_rm_container_cb(
+    int code, const char *msg, const Runtime__V1__RemoveContainerResponse *r, void *arg)
 {
 	struct hk_op *o = arg;
 
@@ -200,8 +200,8 @@ hk_rm_container_cb(int code, const char *msg, const Runtime__V1__RemoveContainer
 }
 
 static void
-hk_rm_sandbox_cb(int code, const char *msg, const Runtime__V1__RemovePodSandboxResponse *r,
-    void *arg)
+hk_rm_sandbox_cb(
+    int code, const char *msg, const Runtime__V1__RemovePodSandboxResponse *r, void *arg)
 {
 	struct hk_op *o = arg;
 
@@ -223,8 +223,8 @@ hk_kill_done(int rc, void *arg)
 }
 
 static void
-hk_remove_container(struct housekeeping *h, const struct rt_pod_status *st,
-    const struct rt_container *c)
+hk_remove_container(
+    struct housekeeping *h, const struct rt_pod_status *st, const struct rt_container *c)
 {
 	Runtime__V1__RemoveContainerRequest rq = RUNTIME__V1__REMOVE_CONTAINER_REQUEST__INIT;
 
@@ -238,8 +238,8 @@ hk_remove_container(struct housekeeping *h, const struct rt_pod_status *st,
 }
 
 static void
-hk_remove_sandbox(struct housekeeping *h, const struct rt_pod_status *st,
-    const struct rt_sandbox *s)
+hk_remove_sandbox(
+    struct housekeeping *h, const struct rt_pod_status *st, const struct rt_sandbox *s)
 {
 	Runtime__V1__RemovePodSandboxRequest rq = RUNTIME__V1__REMOVE_POD_SANDBOX_REQUEST__INIT;
 
@@ -278,11 +278,11 @@ static void
 hk_pod(const struct rt_pod_status *st, void *arg)
 {
 	struct housekeeping *h = arg;
-	int ws = hk_worker_state(h, st->uid);
-	int wanted = podconfig_wanted(h->h_d.config, st->uid);
-	int done = ws == -1 || ws == PW_FINISHED;  /* no worker acts on it */
-	int running = 0, keep;
-	size_t i, j, ncontainers = st->ncontainers;
+	int                  ws = hk_worker_state(h, st->uid);
+	int                  wanted = podconfig_wanted(h->h_d.config, st->uid);
+	int                  done = ws == -1 || ws == PW_FINISHED; /* no worker acts on it */
+	int                  running = 0, keep;
+	size_t               i, j, ncontainers = st->ncontainers;
 
 	hk_know(h, st->uid);
 	/* recovery: a container created but never started (the daemon died in between) does
@@ -298,11 +298,12 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 			struct hk_op *o = hk_op_new(h, st->uid);
 
 			log_info("housekeeping: killing orphaned pod %s/%s uid=%s (no source has "
-			    "it)", st->ns != NULL ? st->ns : "", st->name != NULL ? st->name : "",
+			         "it)",
+			    st->ns != NULL ? st->ns : "", st->name != NULL ? st->name : "",
 			    st->uid);
 			h->h_stats.orphans_killed++;
-			o->o_kill = kuberuntime_kill_running(h->h_d.kr, st, KR_MIN_GRACE_SECONDS,
-			    hk_kill_done, o);
+			o->o_kill = kuberuntime_kill_running(
+			    h->h_d.kr, st, KR_MIN_GRACE_SECONDS, hk_kill_done, o);
 		}
 		return;
 	}
@@ -320,19 +321,19 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 	}
 	for (i = 0; i < ncontainers; i++) {
 		const struct rt_container *c = &st->containers[i];
-		int newer = 0;
+		int                        newer = 0;
 
 		if (c->state != RT_EXITED && !(c->state == RT_CREATED && keep == 0))
 			continue;
 		if (c->state == RT_EXITED && h->h_d.exit_known != NULL &&
 		    !h->h_d.exit_known(c->id, h->h_d.exit_known_arg))
-			continue;  /* the next relist reports it; a later pass removes it */
+			continue; /* the next relist reports it; a later pass removes it */
 		for (j = 0; j < st->ncontainers; j++) {
 			const struct rt_container *o = &st->containers[j];
 
 			if (j != i && streq_null(o->name, c->name) &&
 			    (o->created_at > c->created_at ||
-			    (o->created_at == c->created_at && j < i)))
+			        (o->created_at == c->created_at && j < i)))
 				newer++;
 		}
 		if (newer >= keep)
@@ -411,9 +412,9 @@ hk_pod_gone(struct housekeeping *h, const char *uid)
 static void
 hk_pod_dirs(struct housekeeping *h)
 {
-	char *base = xsprintf("%s/pods", h->h_root);
+	char          *base = xsprintf("%s/pods", h->h_root);
 	struct dirent *de;
-	DIR *d;
+	DIR           *d;
 
 	if ((d = opendir(base)) == NULL) {
 		free(base);
@@ -443,7 +444,7 @@ static int
 hk_rmdir_tree(const char *path)
 {
 	struct dirent *de;
-	DIR *d;
+	DIR           *d;
 
 	if ((d = opendir(path)) != NULL) {
 		while ((de = readdir(d)) != NULL) {
@@ -464,9 +465,9 @@ static void
 hk_cgroups(struct housekeeping *h)
 {
 	static const char *tiers[] = { "", "/besteffort", "/burstable" };
-	struct dirent *hier, *de;
-	DIR *m, *d;
-	size_t t;
+	struct dirent     *hier, *de;
+	DIR               *m, *d;
+	size_t             t;
 
 	if (*h->h_cgmnt == '\0' || *h->h_cgroot == '\0')
 		return;
@@ -476,8 +477,8 @@ hk_cgroups(struct housekeeping *h)
 		if (hier->d_name[0] == '.' || hier->d_type != DT_DIR)
 			continue;
 		for (t = 0; t < nitems(tiers); t++) {
-			char *dir = xsprintf("%s/%s%s%s", h->h_cgmnt, hier->d_name, h->h_cgroot,
-			    tiers[t]);
+			char *dir =
+			    xsprintf("%s/%s%s%s", h->h_cgmnt, hier->d_name, h->h_cgroot, tiers[t]);
 
 			if ((d = opendir(dir)) == NULL) {
 				free(dir);
@@ -510,8 +511,8 @@ void
 housekeeping_run(struct housekeeping *h)
 {
 	struct hk_uids fin = { .h = h };
-	int64_t t0 = now_mono_us();
-	size_t i;
+	int64_t        t0 = now_mono_us();
+	size_t         i;
 
 	if (!podconfig_sources_ready(h->h_d.config) || podcache_time(h->h_d.cache) == 0)
 		return;

@@ -35,16 +35,16 @@ struct hk_deps {
 	struct podcache    *cache;
 	struct podworkers  *workers;
 	struct podconfig   *config;
-	struct kuberuntime *kr;         /* may be NULL (tests): orphans are then not killed */
-	struct store       *store;      /* may be NULL */
-	const char         *root_dir;   /* ROOT/pods/UID directories */
-	const char         *cgroup_mnt; /* NULL: /sys/fs/cgroup; "" disables cgroup cleanup */
+	struct kuberuntime *kr;          /* may be NULL (tests): orphans are then not killed */
+	struct store       *store;       /* may be NULL */
+	const char         *root_dir;    /* ROOT/pods/UID directories */
+	const char         *cgroup_mnt;  /* NULL: /sys/fs/cgroup; "" disables cgroup cleanup */
 	const char         *cgroup_root; /* NULL: /kubepods */
 	/* May be NULL: 1 when the exit of an exited container was reported (kletd: the PLEG
 	 * stored it); an exited container is removed only then, so no exit code is lost to a
 	 * removal that came before the relist that would have read it. */
-	int               (*exit_known)(const char *container_id, void *arg);
-	void               *exit_known_arg;
+	int (*exit_known)(const char *container_id, void *arg);
+	void *exit_known_arg;
 };
 
 struct hk_stats {

@@ -27,14 +27,14 @@ struct lr_op {
 };
 
 struct logrotate {
-	struct cri             *cri;
-	struct podcache        *cache;
-	char                   *logs_dir;
-	int64_t                 max_size;
-	int                     max_files;
-	int64_t                 timeout_ms;
-	struct lr_op           *ops;
-	struct logrotate_stats  stats;
+	struct cri            *cri;
+	struct podcache       *cache;
+	char                  *logs_dir;
+	int64_t                max_size;
+	int                    max_files;
+	int64_t                timeout_ms;
+	struct lr_op          *ops;
+	struct logrotate_stats stats;
 };
 
 char *
@@ -48,9 +48,9 @@ logrotate_path(const char *logs_dir, const char *ns, const char *name, const cha
 char *
 logrotate_rotated_name(const char *log, int64_t t)
 {
-	time_t tt = (time_t)t;
+	time_t    tt = (time_t)t;
 	struct tm tm;
-	char ts[32];
+	char      ts[32];
 
 	gmtime_r(&tt, &tm);
 	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
@@ -76,11 +76,11 @@ lr_cmp_str(const void *a, const void *b)
 static void
 lr_prune(struct logrotate *lr, const char *log)
 {
-	const char *slash = strrchr(log, '/');
-	char *dir, **names = NULL, *full;
-	size_t nnames = 0, base_len, i, excess;
+	const char    *slash = strrchr(log, '/');
+	char          *dir, **names = NULL, *full;
+	size_t         nnames = 0, base_len, i, excess;
 	struct dirent *de;
-	DIR *d;
+	DIR           *d;
 
 	if (slash == NULL)
 		return;
@@ -160,10 +160,10 @@ lr_busy(const struct logrotate *lr, const char *id)
 }
 
 static void
-lr_reopen_cb(int code, const char *message, const Runtime__V1__ReopenContainerLogResponse *r,
-    void *arg)
+lr_reopen_cb(
+    int code, const char *message, const Runtime__V1__ReopenContainerLogResponse *r, void *arg)
 {
-	struct lr_op *op = arg;
+	struct lr_op     *op = arg;
 	struct logrotate *lr = op->lr;
 
 	(void)r;
@@ -186,10 +186,11 @@ lr_reopen_cb(int code, const char *message, const Runtime__V1__ReopenContainerLo
 static void
 lr_container(struct logrotate *lr, const struct rt_pod_status *st, const struct rt_container *c)
 {
-	Runtime__V1__ReopenContainerLogRequest req = RUNTIME__V1__REOPEN_CONTAINER_LOG_REQUEST__INIT;
+	Runtime__V1__ReopenContainerLogRequest req =
+	    RUNTIME__V1__REOPEN_CONTAINER_LOG_REQUEST__INIT;
 	struct lr_op *op;
-	struct stat sb;
-	char *log;
+	struct stat   sb;
+	char         *log;
 
 	if (c->state != RT_RUNNING || c->id == NULL || c->name == NULL || lr_busy(lr, c->id))
 		return;
@@ -205,7 +206,7 @@ lr_container(struct logrotate *lr, const struct rt_pod_status *st, const struct 
 	op->log = log;
 	op->rotated = logrotate_rotated_name(log, now_wall_ns() / 1000000000);
 	if (access(op->rotated, F_OK) == 0) {
-		lr_op_free(op);  /* rotated already this second: the next pass */
+		lr_op_free(op); /* rotated already this second: the next pass */
 		return;
 	}
 	if (rename(op->log, op->rotated) == -1) {
@@ -231,7 +232,7 @@ static void
 lr_pod(const struct rt_pod_status *st, void *arg)
 {
 	struct lr_pass *p = arg;
-	size_t i;
+	size_t          i;
 
 	for (i = 0; i < st->ncontainers; i++) {
 		struct lr_op *head = p->lr->ops;

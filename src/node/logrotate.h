@@ -20,17 +20,17 @@ struct podcache;
 struct logrotate;
 
 struct logrotate_options {
-	const char *logs_dir;     /* --pod-logs-dir */
-	int64_t     max_size;     /* bytes; < 0: never rotate */
-	int         max_files;    /* >= 2, the live file included */
-	int64_t     timeout_ms;   /* of ReopenContainerLog */
+	const char *logs_dir;   /* --pod-logs-dir */
+	int64_t     max_size;   /* bytes; < 0: never rotate */
+	int         max_files;  /* >= 2, the live file included */
+	int64_t     timeout_ms; /* of ReopenContainerLog */
 };
 
 struct logrotate_stats {
 	uint64_t passes;
-	uint64_t rotations;       /* files rotated and reopened */
-	uint64_t failures;        /* rename or ReopenContainerLog failed */
-	uint64_t removed;         /* old rotated files deleted */
+	uint64_t rotations; /* files rotated and reopened */
+	uint64_t failures;  /* rename or ReopenContainerLog failed */
+	uint64_t removed;   /* old rotated files deleted */
 };
 
 /* cri and cache must outlive it. Never NULL. */
@@ -45,7 +45,7 @@ void logrotate_stats(const struct logrotate *, struct logrotate_stats *);
 
 /* The log file of a container (caller frees). */
 char *logrotate_path(const char *logs_dir, const char *ns, const char *name, const char *uid,
-          const char *container, int restart_count);
+    const char *container, int restart_count);
 /* The rotated name of log at wall time t (Unix seconds; caller frees). */
 char *logrotate_rotated_name(const char *log, int64_t t);
 /* Given the rotated files of one log sorted oldest first, how many of the oldest to delete

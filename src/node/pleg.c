@@ -12,25 +12,25 @@
 #include "store/store.h"
 #include "core/util.h"
 
-#define LBL_POD_UID   "io.kubernetes.pod.uid"
-#define LBL_POD_NAME  "io.kubernetes.pod.name"
-#define LBL_POD_NS    "io.kubernetes.pod.namespace"
-#define LBL_CNAME     "io.kubernetes.container.name"
-#define ANN_HASH      "io.kubernetes.container.hash"
-#define ANN_RESTARTS  "io.kubernetes.container.restartCount"
+#define LBL_POD_UID  "io.kubernetes.pod.uid"
+#define LBL_POD_NAME "io.kubernetes.pod.name"
+#define LBL_POD_NS   "io.kubernetes.pod.namespace"
+#define LBL_CNAME    "io.kubernetes.container.name"
+#define ANN_HASH     "io.kubernetes.container.hash"
+#define ANN_RESTARTS "io.kubernetes.container.restartCount"
 
 /* One sandbox or container as the runtime reported it. */
 struct pl_obj {
-	char                *o_uid;
-	char                *o_pod_name;
-	char                *o_pod_ns;
-	int                  o_sandbox;
-	enum pleg_cstate     o_pstate;
-	int                  o_have_status;  /* status details fetched for this state */
-	int                  o_exit_reported;
-	int                  o_fetched;      /* by a status call of this relist: to the store */
-	struct rt_container  o_c;            /* o_c.id is the key for both kinds */
-	struct rt_sandbox    o_s;
+	char               *o_uid;
+	char               *o_pod_name;
+	char               *o_pod_ns;
+	int                 o_sandbox;
+	enum pleg_cstate    o_pstate;
+	int                 o_have_status; /* status details fetched for this state */
+	int                 o_exit_reported;
+	int                 o_fetched; /* by a status call of this relist: to the store */
+	struct rt_container o_c;       /* o_c.id is the key for both kinds */
+	struct rt_sandbox   o_s;
 };
 
 struct pl_set {
@@ -39,33 +39,33 @@ struct pl_set {
 };
 
 struct pleg {
-	struct event_base  *p_base;
-	struct cri         *p_cri;
-	struct podcache    *p_cache;
-	pleg_event_fn       p_fn;
-	void               *p_arg;
-	pleg_exit_fn        p_exit_fn;
-	void               *p_exit_arg;
-	struct pl_set       p_old;           /* the previous relist, sorted by id */
-	struct pl_set       p_new;           /* being built */
-	int                 p_in_flight;
-	int                 p_pending;       /* calls outstanding */
-	int                 p_failed;
-	int                 p_statusing;     /* the status calls' phase */
-	int64_t             p_start_ms;
-	int64_t             p_start_us;
-	int64_t             p_created_ms;
-	size_t              p_status_calls;
-	struct pl_status_call *p_calls;      /* one slot per object of p_new */
-	void              (*p_done)(int, void *);
-	void               *p_done_arg;
-	struct pleg_stats   p_stats;
+	struct event_base     *p_base;
+	struct cri            *p_cri;
+	struct podcache       *p_cache;
+	pleg_event_fn          p_fn;
+	void                  *p_arg;
+	pleg_exit_fn           p_exit_fn;
+	void                  *p_exit_arg;
+	struct pl_set          p_old; /* the previous relist, sorted by id */
+	struct pl_set          p_new; /* being built */
+	int                    p_in_flight;
+	int                    p_pending; /* calls outstanding */
+	int                    p_failed;
+	int                    p_statusing; /* the status calls' phase */
+	int64_t                p_start_ms;
+	int64_t                p_start_us;
+	int64_t                p_created_ms;
+	size_t                 p_status_calls;
+	struct pl_status_call *p_calls; /* one slot per object of p_new */
+	void (*p_done)(int, void *);
+	void             *p_done_arg;
+	struct pleg_stats p_stats;
 	/* Recovery: the details stored by the previous daemon (sorted by id), loaded for the
 	 * first relist and dropped once it succeeded. */
-	struct store       *p_store;
-	struct pl_set       p_seed;
-	int                 p_seed_loaded;
-	size_t              p_seeded;        /* objects the first relist took from the store */
+	struct store *p_store;
+	struct pl_set p_seed;
+	int           p_seed_loaded;
+	size_t        p_seeded; /* objects the first relist took from the store */
 };
 
 /* One status call in flight: which object it fills. The object array may grow only
@@ -165,9 +165,9 @@ pl_set_find(const struct pl_set *s, const char *id)
 
 /* protobuf-c map entries all start with base, key, value. */
 struct pl_kv {
-	ProtobufCMessage  base;
-	char             *key;
-	char             *value;
+	ProtobufCMessage base;
+	char            *key;
+	char            *value;
 };
 
 static const char *
@@ -239,11 +239,10 @@ pl_step_done(struct pleg *p)
 }
 
 static void
-pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResponse *r,
-    void *arg)
+pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResponse *r, void *arg)
 {
 	struct pleg *p = arg;
-	size_t i;
+	size_t       i;
 
 	if (code != GRPC_OK) {
 		pl_fail(p, "ListPodSandbox", code, msg);
@@ -252,8 +251,8 @@ pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResp
 	}
 	for (i = 0; i < r->n_items; i++) {
 		const Runtime__V1__PodSandbox *sb = r->items[i];
-		const char *uid = NULL, *name = NULL, *ns = NULL;
-		struct pl_obj *o;
+		const char                    *uid = NULL, *name = NULL, *ns = NULL;
+		struct pl_obj                 *o;
 
 		if (sb->id == NULL || *sb->id == '\0')
 			continue;
@@ -265,7 +264,7 @@ pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResp
 		if (uid == NULL || *uid == '\0')
 			uid = PL_LOOKUP(sb->labels, sb->n_labels, LBL_POD_UID);
 		if (uid == NULL || *uid == '\0')
-			continue;  /* not a pod sandbox of a kubelet */
+			continue; /* not a pod sandbox of a kubelet */
 		o = pl_set_add(&p->p_new);
 		o->o_sandbox = 1;
 		o->o_uid = xstrdup(uid);
@@ -274,8 +273,9 @@ pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResp
 		o->o_c.id = xstrdup(sb->id);
 		o->o_s.id = xstrdup(sb->id);
 		o->o_s.attempt = sb->metadata != NULL ? sb->metadata->attempt : 0;
-		o->o_s.state = sb->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY ?
-		    RT_SB_READY : RT_SB_NOTREADY;
+		o->o_s.state = sb->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY
+		    ? RT_SB_READY
+		    : RT_SB_NOTREADY;
 		o->o_s.created_at = sb->created_at;
 		o->o_pstate = o->o_s.state == RT_SB_READY ? PLEG_RUNNING : PLEG_EXITED;
 	}
@@ -283,11 +283,10 @@ pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResp
 }
 
 static void
-pl_containers_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *r,
-    void *arg)
+pl_containers_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *r, void *arg)
 {
 	struct pleg *p = arg;
-	size_t i;
+	size_t       i;
 
 	if (code != GRPC_OK) {
 		pl_fail(p, "ListContainers", code, msg);
@@ -296,8 +295,8 @@ pl_containers_cb(int code, const char *msg, const Runtime__V1__ListContainersRes
 	}
 	for (i = 0; i < r->n_containers; i++) {
 		const Runtime__V1__Container *c = r->containers[i];
-		const char *uid, *name, *v;
-		struct pl_obj *o;
+		const char                   *uid, *name, *v;
+		struct pl_obj                *o;
 
 		if (c->id == NULL || *c->id == '\0')
 			continue;
@@ -336,12 +335,12 @@ pl_containers_cb(int code, const char *msg, const Runtime__V1__ListContainersRes
 }
 
 static void
-pl_container_status_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse *r,
-    void *arg)
+pl_container_status_cb(
+    int code, const char *msg, const Runtime__V1__ContainerStatusResponse *r, void *arg)
 {
 	struct pl_status_call *sc = arg;
-	struct pleg *p = sc->sc_p;
-	struct pl_obj *o = &p->p_new.objs[sc->sc_idx];
+	struct pleg           *p = sc->sc_p;
+	struct pl_obj         *o = &p->p_new.objs[sc->sc_idx];
 
 	if (code == GRPC_OK && r->status != NULL) {
 		const Runtime__V1__ContainerStatus *s = r->status;
@@ -369,24 +368,24 @@ pl_container_status_cb(int code, const char *msg, const Runtime__V1__ContainerSt
 }
 
 static void
-pl_sandbox_status_cb(int code, const char *msg, const Runtime__V1__PodSandboxStatusResponse *r,
-    void *arg)
+pl_sandbox_status_cb(
+    int code, const char *msg, const Runtime__V1__PodSandboxStatusResponse *r, void *arg)
 {
 	struct pl_status_call *sc = arg;
-	struct pleg *p = sc->sc_p;
-	struct pl_obj *o = &p->p_new.objs[sc->sc_idx];
-	size_t i;
+	struct pleg           *p = sc->sc_p;
+	struct pl_obj         *o = &p->p_new.objs[sc->sc_idx];
+	size_t                 i;
 
 	if (code == GRPC_OK && r->status != NULL) {
 		const Runtime__V1__PodSandboxStatus *s = r->status;
 
 		if (s->network != NULL) {
 			free(o->o_s.ip);
-			o->o_s.ip = xstrdup(s->network->ip != NULL && *s->network->ip ?
-			    s->network->ip : NULL);
+			o->o_s.ip = xstrdup(
+			    s->network->ip != NULL && *s->network->ip ? s->network->ip : NULL);
 			if (s->network->n_additional_ips > 0) {
-				o->o_s.extra_ips = xcalloc(s->network->n_additional_ips,
-				    sizeof(char *));
+				o->o_s.extra_ips =
+				    xcalloc(s->network->n_additional_ips, sizeof(char *));
 				for (i = 0; i < s->network->n_additional_ips; i++)
 					o->o_s.extra_ips[i] =
 					    xstrdup(s->network->additional_ips[i]->ip);
@@ -397,8 +396,9 @@ pl_sandbox_status_cb(int code, const char *msg, const Runtime__V1__PodSandboxSta
 		    s->linux->namespaces->options != NULL)
 			o->o_s.network_mode =
 			    (enum rt_nsmode)s->linux->namespaces->options->network;
-		o->o_s.state = s->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY ?
-		    RT_SB_READY : RT_SB_NOTREADY;
+		o->o_s.state = s->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY
+		    ? RT_SB_READY
+		    : RT_SB_NOTREADY;
 		o->o_pstate = o->o_s.state == RT_SB_READY ? PLEG_RUNNING : PLEG_EXITED;
 		o->o_have_status = 1;
 		o->o_fetched = 1;
@@ -444,8 +444,8 @@ pl_seed_row(const struct store_rtobj *r, void *arg)
 {
 	struct pl_set *set = arg;
 	struct pl_obj *o;
-	const char *sp, *e;
-	size_t n = 0;
+	const char    *sp, *e;
+	size_t         n = 0;
 
 	/* A row this binary would not have written is ignored (the runtime is asked). */
 	if (r->id == NULL || r->uid == NULL || r->state < PLEG_NONEXISTENT ||
@@ -531,8 +531,8 @@ pl_lists_done(struct pleg *p)
 	pl_seed_load(p);
 	p->p_seeded = 0;
 	for (i = 0; i < p->p_new.n; i++) {
-		struct pl_obj *n = &p->p_new.objs[i];
-		const struct pl_obj *o = pl_set_find(&p->p_old, n->o_c.id);
+		struct pl_obj         *n = &p->p_new.objs[i];
+		const struct pl_obj   *o = pl_set_find(&p->p_old, n->o_c.id);
 		struct pl_status_call *sc;
 
 		if (o != NULL && o->o_have_status && o->o_pstate == n->o_pstate) {
@@ -579,11 +579,12 @@ static void
 pl_emit(struct pleg *p, const struct pl_obj *o, enum pleg_cstate old, enum pleg_cstate new)
 {
 	enum pleg_event_type ev[2];
-	size_t i, n = pleg_transition(old, new, ev);
+	size_t               i, n = pleg_transition(old, new, ev);
 
 	for (i = 0; i < n; i++) {
-		struct pleg_event e = { .uid = o->o_uid, .type = ev[i], .id = o->o_c.id,
-			.sandbox = o->o_sandbox };
+		struct pleg_event e = {
+			.uid = o->o_uid, .type = ev[i], .id = o->o_c.id, .sandbox = o->o_sandbox
+		};
 
 		p->p_stats.events++;
 		log_v(4, "pleg: %s pod uid=%s %s=%s", pleg_event_name(ev[i]), o->o_uid,
@@ -644,8 +645,8 @@ static void
 pl_store_one(struct pleg *p, const struct pl_obj *o)
 {
 	struct store_rtobj r;
-	char *ips = NULL, *t;
-	size_t i;
+	char              *ips = NULL, *t;
+	size_t             i;
 
 	memset(&r, 0, sizeof(r));
 	r.id = o->o_c.id;
@@ -690,8 +691,8 @@ pl_store(struct pleg *p)
 		if (pl_set_find(&p->p_new, p->p_seed.objs[i].o_c.id) == NULL)
 			store_del_rtobj(p->p_store, p->p_seed.objs[i].o_c.id);
 	if (p->p_seed.n > 0) {
-		log_v(2, "relist: %zu of %zu runtime objects resumed from the store",
-		    p->p_seeded, p->p_new.n);
+		log_v(2, "relist: %zu of %zu runtime objects resumed from the store", p->p_seeded,
+		    p->p_new.n);
 		pl_set_clear(&p->p_seed);
 	}
 }
@@ -700,9 +701,9 @@ static void
 pl_commit(struct pleg *p)
 {
 	struct pl_obj **byuid = NULL;
-	struct pl_set *nw = &p->p_new, *old = &p->p_old;
-	size_t i, j, npods = 0, nsb = 0;
-	int64_t dur;
+	struct pl_set  *nw = &p->p_new, *old = &p->p_old;
+	size_t          i, j, npods = 0, nsb = 0;
+	int64_t         dur;
 
 	/* Events: every new object against its previous state, then the vanished ones. */
 	for (i = 0; i < nw->n; i++) {
@@ -750,7 +751,7 @@ pl_commit(struct pleg *p)
 		npods++;
 	}
 	for (i = 0; i < old->n; i++) {
-		const char *uid = old->objs[i].o_uid;
+		const char   *uid = old->objs[i].o_uid;
 		struct pl_obj key, *kp = &key;
 
 		/* byuid is sorted by UID: a lookup, not a scan of every new object. */
@@ -787,8 +788,8 @@ pl_commit(struct pleg *p)
 }
 
 struct pleg *
-pleg_new(struct event_base *base, struct cri *cri, struct podcache *cache, pleg_event_fn fn,
-    void *arg)
+pleg_new(
+    struct event_base *base, struct cri *cri, struct podcache *cache, pleg_event_fn fn, void *arg)
 {
 	struct pleg *p = xcalloc(1, sizeof(*p));
 
@@ -867,8 +868,8 @@ pleg_stats(const struct pleg *p, struct pleg_stats *st)
 int
 pleg_healthy(const struct pleg *p, int64_t now_ms, char *why, size_t whylen)
 {
-	int64_t since = p->p_stats.last_success_ms != 0 ? p->p_stats.last_success_ms :
-	    p->p_created_ms;
+	int64_t since =
+	    p->p_stats.last_success_ms != 0 ? p->p_stats.last_success_ms : p->p_created_ms;
 
 	if (now_ms - since <= PLEG_RELIST_THRESHOLD_MS)
 		return 1;

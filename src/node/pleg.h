@@ -27,7 +27,7 @@ enum pleg_event_type {
 	PLEG_CONTAINER_STARTED = 0,
 	PLEG_CONTAINER_DIED,
 	PLEG_CONTAINER_REMOVED,
-	PLEG_CONTAINER_CHANGED,   /* to or from created/unknown; not a reason to sync */
+	PLEG_CONTAINER_CHANGED, /* to or from created/unknown; not a reason to sync */
 };
 
 /* The kubelet's plegContainerState. */
@@ -35,14 +35,14 @@ enum pleg_cstate {
 	PLEG_NONEXISTENT = 0,
 	PLEG_RUNNING,
 	PLEG_EXITED,
-	PLEG_UNKNOWN,             /* also CREATED, as the kubelet does */
+	PLEG_UNKNOWN, /* also CREATED, as the kubelet does */
 };
 
 struct pleg_event {
-	const char           *uid;    /* pod UID */
-	enum pleg_event_type  type;
-	const char           *id;     /* container or sandbox id */
-	int                   sandbox;
+	const char          *uid; /* pod UID */
+	enum pleg_event_type type;
+	const char          *id; /* container or sandbox id */
+	int                  sandbox;
 };
 
 /* Called for each event of a relist, after the cache holds that relist's data. */
@@ -51,30 +51,30 @@ typedef void (*pleg_event_fn)(const struct pleg_event *, void *arg);
 typedef void (*pleg_exit_fn)(const char *uid, const struct rt_container *, void *arg);
 
 struct pleg_stats {
-	uint64_t relists;            /* completed successfully */
-	uint64_t failures;           /* relists that failed (list call errors) */
-	int64_t  last_duration_us;   /* start of the lists to the cache update */
+	uint64_t relists;          /* completed successfully */
+	uint64_t failures;         /* relists that failed (list call errors) */
+	int64_t  last_duration_us; /* start of the lists to the cache update */
 	int64_t  max_duration_us;
-	int64_t  last_success_ms;    /* monotonic; 0 before the first */
+	int64_t  last_success_ms; /* monotonic; 0 before the first */
 	uint64_t events;
-	size_t   pods;               /* pods seen by the last relist */
+	size_t   pods; /* pods seen by the last relist */
 	size_t   containers;
 	size_t   sandboxes;
-	size_t   status_calls;       /* status calls made by the last relist */
+	size_t   status_calls; /* status calls made by the last relist */
 	/* The first successful relist (recovery): objects listed, how many took their details
 	 * from the store, status calls made. */
-	size_t   first_objects;
-	size_t   first_from_store;
-	size_t   first_status_calls;
-	int      in_flight;
+	size_t first_objects;
+	size_t first_from_store;
+	size_t first_status_calls;
+	int    in_flight;
 };
 
 /* The threshold of the kubelet's PLEG health check. */
 #define PLEG_RELIST_THRESHOLD_MS (3 * 60 * 1000)
 
 /* Returns a new PLEG over cri writing into cache. fn / exit_fn may be NULL. Never NULL. */
-struct pleg *pleg_new(struct event_base *, struct cri *, struct podcache *, pleg_event_fn fn,
-                 void *arg);
+struct pleg *pleg_new(
+    struct event_base *, struct cri *, struct podcache *, pleg_event_fn fn, void *arg);
 void pleg_set_exit_fn(struct pleg *, pleg_exit_fn, void *arg);
 /* Recovery: with a store (kletd's), the details each status call reads are kept there (a
  * row per sandbox and container, written only when they change, deleted when the object
@@ -91,10 +91,10 @@ void pleg_free(struct pleg *);
 int  pleg_relist(struct pleg *, void (*done)(int rc, void *arg), void *arg);
 void pleg_stats(const struct pleg *, struct pleg_stats *);
 /* 1 when the last relist saw container id exited and its exit was reported (exit_fn). */
-int  pleg_exit_reported(const struct pleg *, const char *id);
+int pleg_exit_reported(const struct pleg *, const char *id);
 /* 1 when a relist succeeded within PLEG_RELIST_THRESHOLD_MS of now (or the PLEG is younger
  * than that); else 0 with a reason in why. */
-int  pleg_healthy(const struct pleg *, int64_t now_ms, char *why, size_t whylen);
+int pleg_healthy(const struct pleg *, int64_t now_ms, char *why, size_t whylen);
 
 /* The kubelet's generateEvents: the events (0, 1 or 2, written to out) for one container
  * whose state went from old to new. */

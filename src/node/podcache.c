@@ -10,30 +10,30 @@
 #include "core/util.h"
 
 struct pc_entry {
-	struct rt_pod_status  e_st;
-	int64_t               e_ts;       /* when e_st was read */
-	int                   e_absent;   /* deleted: the runtime had nothing as of e_ts */
+	struct rt_pod_status e_st;
+	int64_t              e_ts;     /* when e_st was read */
+	int                  e_absent; /* deleted: the runtime had nothing as of e_ts */
 };
 
 struct podcache_wait {
-	struct podcache      *w_pc;
-	char                 *w_uid;
-	int64_t               w_min_ts;
-	void                (*w_cb)(void *);
+	struct podcache *w_pc;
+	char            *w_uid;
+	int64_t          w_min_ts;
+	void (*w_cb)(void *);
 	void                 *w_arg;
 	int                   w_ready;
 	struct podcache_wait *w_next;
 };
 
 struct podcache {
-	struct event_base     *c_base;
-	struct event          *c_fire;
-	int                    c_fire_armed;
-	struct pc_entry      **c_entries;
-	size_t                 c_n;
-	size_t                 c_cap;
-	int64_t                c_time;
-	struct podcache_wait  *c_waits;
+	struct event_base    *c_base;
+	struct event         *c_fire;
+	int                   c_fire_armed;
+	struct pc_entry     **c_entries;
+	size_t                c_n;
+	size_t                c_cap;
+	int64_t               c_time;
+	struct podcache_wait *c_waits;
 };
 
 static struct pc_entry *
@@ -62,7 +62,7 @@ pc_as_of(const struct podcache *pc, const struct pc_entry *e)
 static void
 pc_fire(evutil_socket_t fd, short what, void *arg)
 {
-	struct podcache *pc = arg;
+	struct podcache       *pc = arg;
 	struct podcache_wait **pp, *w;
 
 	(void)fd;
@@ -88,7 +88,7 @@ static void
 pc_check_waits(struct podcache *pc)
 {
 	struct podcache_wait *w;
-	int any = 0;
+	int                   any = 0;
 
 	for (w = pc->c_waits; w != NULL; w = w->w_next) {
 		if (w->w_ready)
@@ -127,7 +127,7 @@ void
 podcache_free(struct podcache *pc)
 {
 	struct podcache_wait *w;
-	size_t i;
+	size_t                i;
 
 	if (pc == NULL)
 		return;
@@ -232,10 +232,10 @@ podcache_get(struct podcache *pc, const char *uid, int64_t *as_of_ms)
 }
 
 int
-podcache_get_newer_than(struct podcache *pc, const char *uid, int64_t min_ts_ms,
-    const struct rt_pod_status **out)
+podcache_get_newer_than(
+    struct podcache *pc, const char *uid, int64_t min_ts_ms, const struct rt_pod_status **out)
 {
-	int64_t as_of;
+	int64_t                     as_of;
 	const struct rt_pod_status *st = podcache_get(pc, uid, &as_of);
 
 	if (as_of < min_ts_ms || as_of == 0)
@@ -245,8 +245,8 @@ podcache_get_newer_than(struct podcache *pc, const char *uid, int64_t min_ts_ms,
 }
 
 struct podcache_wait *
-podcache_wait_newer(struct podcache *pc, const char *uid, int64_t min_ts_ms,
-    void (*cb)(void *), void *arg)
+podcache_wait_newer(
+    struct podcache *pc, const char *uid, int64_t min_ts_ms, void (*cb)(void *), void *arg)
 {
 	struct podcache_wait *w = xcalloc(1, sizeof(*w));
 
@@ -280,8 +280,7 @@ podcache_wait_cancel(struct podcache_wait *w)
 }
 
 void
-podcache_foreach(struct podcache *pc, void (*cb)(const struct rt_pod_status *, void *),
-    void *arg)
+podcache_foreach(struct podcache *pc, void (*cb)(const struct rt_pod_status *, void *), void *arg)
 {
 	size_t i;
 

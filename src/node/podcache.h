@@ -29,7 +29,7 @@ void podcache_free(struct podcache *);
 /* Stores a deep copy of st (st->uid must be set) as read at ts_ms; st->timestamp is
  * ignored and the copy's timestamp is ts_ms. An older ts_ms than the entry's is ignored
  * (returns 0). Returns 1 when stored. Waiters satisfied by it are called on a later turn. */
-int  podcache_set(struct podcache *, const struct rt_pod_status *st, int64_t ts_ms);
+int podcache_set(struct podcache *, const struct rt_pod_status *st, int64_t ts_ms);
 /* Drops uid's entry (the runtime has nothing left for it) as of ts_ms. */
 void podcache_delete(struct podcache *, const char *uid, int64_t ts_ms);
 /* A relist that started at ts_ms succeeded: everything not set since is unchanged as of
@@ -42,24 +42,23 @@ int64_t podcache_time(const struct podcache *);
  * free (so do not keep it across loop turns: copy it with rt_pod_status_copy). NULL when
  * the runtime has nothing for uid. *as_of_ms (may be NULL) gets the time the answer is
  * known to hold: the newer of the entry's time and the global time (0: never listed). */
-const struct rt_pod_status *podcache_get(struct podcache *, const char *uid,
-                                int64_t *as_of_ms);
+const struct rt_pod_status *podcache_get(struct podcache *, const char *uid, int64_t *as_of_ms);
 /* The kubelet's GetNewerThan without blocking: returns 1 and sets *out (NULL when the
  * runtime has nothing for uid) when the cache knows uid as of min_ts_ms or later; returns
  * 0 (and leaves *out alone) when its data is older. */
-int  podcache_get_newer_than(struct podcache *, const char *uid, int64_t min_ts_ms,
-         const struct rt_pod_status **out);
+int podcache_get_newer_than(
+    struct podcache *, const char *uid, int64_t min_ts_ms, const struct rt_pod_status **out);
 /* Calls cb(arg) once, on a later loop turn, when podcache_get_newer_than(uid, min_ts_ms)
  * would return 1 (at once if it already does). Returns a handle valid until cb runs or
  * podcache_wait_cancel is called; cancelling after cb ran is not allowed. */
-struct podcache_wait *podcache_wait_newer(struct podcache *, const char *uid,
-                          int64_t min_ts_ms, void (*cb)(void *arg), void *arg);
+struct podcache_wait *podcache_wait_newer(
+    struct podcache *, const char *uid, int64_t min_ts_ms, void (*cb)(void *arg), void *arg);
 /* Cancels a pending wait: cb will not run. NULL is a no-op. */
 void podcache_wait_cancel(struct podcache_wait *);
 
 /* Calls cb for each entry (in no particular order). cb must not change the cache. */
-void podcache_foreach(struct podcache *, void (*cb)(const struct rt_pod_status *, void *),
-         void *arg);
+void podcache_foreach(
+    struct podcache *, void (*cb)(const struct rt_pod_status *, void *), void *arg);
 size_t podcache_count(const struct podcache *);
 
 #endif

@@ -19,9 +19,9 @@ struct pc_pod {
 	uint64_t    p_spec_hash;
 	uint64_t    p_status_hash;
 	int         p_admitted;
-	char       *p_reason;      /* rejection */
+	char       *p_reason; /* rejection */
 	char       *p_message;
-	int         p_mark;        /* set_source: seen in the new set */
+	int         p_mark; /* set_source: seen in the new set */
 };
 
 struct pc_source {
@@ -30,25 +30,24 @@ struct pc_source {
 };
 
 struct podconfig {
-	podconfig_fn        c_fn;
-	void               *c_arg;
-	char               *c_node;
-	int                 c_max_pods;
-	struct kvlist       c_labels;
-	int               (*c_is_active)(const char *, void *);
-	void               *c_is_active_arg;
-	struct pc_pod     **c_pods;
-	size_t              c_n;
-	size_t              c_cap;
-	struct pc_source   *c_sources;
-	size_t              c_nsources;
+	podconfig_fn  c_fn;
+	void         *c_arg;
+	char         *c_node;
+	int           c_max_pods;
+	struct kvlist c_labels;
+	int (*c_is_active)(const char *, void *);
+	void             *c_is_active_arg;
+	struct pc_pod   **c_pods;
+	size_t            c_n;
+	size_t            c_cap;
+	struct pc_source *c_sources;
+	size_t            c_nsources;
 };
 
 const char *
 pod_op_name(enum pod_op op)
 {
-	static const char *names[] = { "ADD", "UPDATE", "REMOVE", "DELETE", "RECONCILE",
-		"REJECT" };
+	static const char *names[] = { "ADD", "UPDATE", "REMOVE", "DELETE", "RECONCILE", "REJECT" };
 
 	return (unsigned)op < nitems(names) ? names[op] : "?";
 }
@@ -92,14 +91,14 @@ hash_value(uint64_t h, const char *tag, const struct json *v)
 }
 
 int
-podconfig_doc_hashes(const char *doc, size_t len, const char *format, uint64_t *spec_hash,
-    uint64_t *status_hash)
+podconfig_doc_hashes(
+    const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash)
 {
-	struct json_doc *d;
+	struct json_doc   *d;
 	const struct json *root, *md, *ann;
-	char err[256];
-	uint64_t h = FNV64_INIT;
-	size_t i;
+	char               err[256];
+	uint64_t           h = FNV64_INIT;
+	size_t             i;
 
 	if (format != NULL && strcmp(format, "yaml") == 0)
 		d = json_parse_yaml(doc, len, NULL, err, sizeof(err));
@@ -120,8 +119,7 @@ podconfig_doc_hashes(const char *doc, size_t len, const char *format, uint64_t *
 		h = hash_value(h, k, json_index(ann, i));
 	}
 	h = hash_value(h, "deletionTimestamp", json_get(md, "deletionTimestamp"));
-	h = hash_value(h, "deletionGracePeriodSeconds",
-	    json_get(md, "deletionGracePeriodSeconds"));
+	h = hash_value(h, "deletionGracePeriodSeconds", json_get(md, "deletionGracePeriodSeconds"));
 	h = hash_value(h, "spec", json_get(root, "spec"));
 	*spec_hash = h;
 	*status_hash = hash_value(FNV64_INIT, "status", json_get(root, "status"));
@@ -133,7 +131,7 @@ struct podconfig *
 podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 {
 	struct podconfig *c = xcalloc(1, sizeof(*c));
-	size_t i;
+	size_t            i;
 
 	c->c_fn = fn;
 	c->c_arg = arg;
@@ -143,8 +141,8 @@ podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 	c->c_is_active_arg = o->is_active_arg;
 	if (o->node_labels != NULL)
 		for (i = 0; i < o->node_labels->n; i++)
-			kv_set(&c->c_labels, o->node_labels->items[i].k,
-			    o->node_labels->items[i].v);
+			kv_set(
+			    &c->c_labels, o->node_labels->items[i].k, o->node_labels->items[i].v);
 	if (c->c_node != NULL && kvlist_get(&c->c_labels, "kubernetes.io/hostname") == NULL)
 		kv_set(&c->c_labels, "kubernetes.io/hostname", c->c_node);
 	if (kvlist_get(&c->c_labels, "kubernetes.io/os") == NULL)
@@ -231,10 +229,12 @@ pc_admit(struct podconfig *c, const struct pod *pod, char **reason, char **messa
 
 		if (have == NULL || !streq_null(have, pod->node_selector.items[i].v)) {
 			*reason = xstrdup("NodeAffinity");
-			xasprintf(message, "Pod Predicate NodeAffinity failed: node has no label "
-			    "%s=%s", pod->node_selector.items[i].k,
-			    pod->node_selector.items[i].v != NULL ?
-			    pod->node_selector.items[i].v : "");
+			xasprintf(message,
+			    "Pod Predicate NodeAffinity failed: node has no label "
+			    "%s=%s",
+			    pod->node_selector.items[i].k,
+			    pod->node_selector.items[i].v != NULL ? pod->node_selector.items[i].v
+			                                          : "");
 			return -1;
 		}
 	}
@@ -251,8 +251,10 @@ pc_admit(struct podconfig *c, const struct pod *pod, char **reason, char **messa
 		}
 		if (used >= (size_t)c->c_max_pods) {
 			*reason = xstrdup("OutOfpods");
-			xasprintf(message, "Node didn't have enough resource: pods, requested: 1, "
-			    "used: %zu, capacity: %d", used, c->c_max_pods);
+			xasprintf(message,
+			    "Node didn't have enough resource: pods, requested: 1, "
+			    "used: %zu, capacity: %d",
+			    used, c->c_max_pods);
 			return -1;
 		}
 	}
@@ -279,10 +281,10 @@ pc_item_clear(struct podconfig_item *it)
 static struct pc_pod *
 pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 {
-	struct pod *pod = it->pod;
+	struct pod    *pod = it->pod;
 	struct pc_pod *p;
-	uint64_t sh = 0, st = 0;
-	char seen[64];
+	uint64_t       sh = 0, st = 0;
+	char           seen[64];
 
 	if (pod == NULL)
 		return NULL;
@@ -294,14 +296,14 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 	}
 	if (it->doc != NULL &&
 	    podconfig_doc_hashes(it->doc, it->doc_len, it->format, &sh, &st) == -1) {
-		log_warnx("source %s: pod %s: document does not parse again; ignored", source,
-		    pod->uid);
+		log_warnx(
+		    "source %s: pod %s: document does not parse again; ignored", source, pod->uid);
 		pc_item_clear(it);
 		return NULL;
 	}
 	if ((p = pc_find(c, pod->uid, NULL)) != NULL) {
 		const char *old_seen;
-		int spec_changed, status_changed, deleting;
+		int         spec_changed, status_changed, deleting;
 
 		if (strcmp(p->p_source, source) != 0) {
 			log_warnx("pod %s/%s uid=%s from source %s is already given by %s; ignored",
@@ -353,13 +355,13 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 	p->p_mark = 1;
 	if (kvlist_get(&pod->annotations, "kubernetes.io/config.seen") == NULL) {
 		struct timespec ts;
-		struct tm tm;
+		struct tm       tm;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		gmtime_r(&ts.tv_sec, &tm);
 		snprintf(seen, sizeof(seen), "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ",
-		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		    tm.tm_sec, ts.tv_nsec);
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		    ts.tv_nsec);
 		kv_set(&pod->annotations, "kubernetes.io/config.seen", seen);
 	}
 	if (!streq_null(kvlist_get(&pod->annotations, "kubernetes.io/config.source"), source))
@@ -393,8 +395,8 @@ pc_remove_at(struct podconfig *c, size_t i)
 }
 
 void
-podconfig_set_source(struct podconfig *c, const char *source, struct podconfig_item *items,
-    size_t n)
+podconfig_set_source(
+    struct podconfig *c, const char *source, struct podconfig_item *items, size_t n)
 {
 	size_t i, j;
 
@@ -413,8 +415,8 @@ podconfig_set_source(struct podconfig *c, const char *source, struct podconfig_i
 			    strcmp(items[j].pod->uid, items[i].pod->uid) == 0)
 				break;
 		if (j < i) {
-			log_warnx("source %s: pod uid=%s given twice; the first one wins",
-			    source, items[i].pod->uid);
+			log_warnx("source %s: pod uid=%s given twice; the first one wins", source,
+			    items[i].pod->uid);
 			pc_item_clear(&items[i]);
 			continue;
 		}
@@ -444,7 +446,7 @@ podconfig_upsert(struct podconfig *c, const char *source, struct podconfig_item 
 void
 podconfig_remove(struct podconfig *c, const char *source, const char *uid)
 {
-	size_t i;
+	size_t         i;
 	struct pc_pod *p = pc_find(c, uid, &i);
 
 	if (p == NULL || strcmp(p->p_source, source) != 0)
@@ -509,8 +511,8 @@ podconfig_doc(const struct podconfig *c, const char *uid, size_t *len, const cha
 }
 
 int
-podconfig_rejection(const struct podconfig *c, const char *uid, const char **reason,
-    const char **message)
+podconfig_rejection(
+    const struct podconfig *c, const char *uid, const char **reason, const char **message)
 {
 	struct pc_pod *p = pc_find(c, uid, NULL);
 
@@ -524,8 +526,8 @@ podconfig_rejection(const struct podconfig *c, const char *uid, const char **rea
 }
 
 void
-podconfig_foreach(const struct podconfig *c,
-    void (*cb)(const struct pod *, const char *, int, void *), void *arg)
+podconfig_foreach(
+    const struct podconfig *c, void (*cb)(const struct pod *, const char *, int, void *), void *arg)
 {
 	size_t i;
 

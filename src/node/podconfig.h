@@ -42,25 +42,24 @@ enum pod_op {
 
 /* One pod as a source gives it. */
 struct podconfig_item {
-	struct pod *pod;        /* decoded (and validated) pod; podconfig takes ownership */
-	const char *doc;        /* the document it was decoded from (copied) */
+	struct pod *pod; /* decoded (and validated) pod; podconfig takes ownership */
+	const char *doc; /* the document it was decoded from (copied) */
 	size_t      doc_len;
-	const char *format;     /* "json" or "yaml" */
+	const char *format; /* "json" or "yaml" */
 };
 
 /* pod is owned by podconfig and valid during the call only (pod_dup to keep it). */
-typedef void (*podconfig_fn)(enum pod_op op, const struct pod *pod, const char *source,
-                             void *arg);
+typedef void (*podconfig_fn)(enum pod_op op, const struct pod *pod, const char *source, void *arg);
 
 struct podconfig_options {
-	const char          *node_name;    /* pods with another spec.nodeName are rejected */
-	int                  max_pods;     /* 0: no limit */
-	const struct kvlist *node_labels;  /* for nodeSelector; kubernetes.io/hostname,
-	                                    * kubernetes.io/os=linux are implied. May be NULL. */
+	const char          *node_name;   /* pods with another spec.nodeName are rejected */
+	int                  max_pods;    /* 0: no limit */
+	const struct kvlist *node_labels; /* for nodeSelector; kubernetes.io/hostname,
+	                                   * kubernetes.io/os=linux are implied. May be NULL. */
 	/* Whether an admitted pod still counts against max_pods (the kubelet counts only pods
 	 * not yet terminated); NULL: every admitted pod counts. */
-	int                (*is_active)(const char *uid, void *arg);
-	void                *is_active_arg;
+	int (*is_active)(const char *uid, void *arg);
+	void *is_active_arg;
 };
 
 /* Returns a new, empty config. opts strings are copied. Never NULL. */
@@ -71,8 +70,8 @@ void podconfig_free(struct podconfig *);
 /* Replaces source's whole set with items[0..n) (ownership of each item's pod passes to
  * podconfig; items with no UID or a UID given twice are dropped and logged). Emits the
  * differences. Marks the source ready. */
-void podconfig_set_source(struct podconfig *, const char *source, struct podconfig_item *items,
-         size_t n);
+void podconfig_set_source(
+    struct podconfig *, const char *source, struct podconfig_item *items, size_t n);
 /* Adds or updates one pod of source (ownership of item->pod passes). Emits ADD / REJECT /
  * UPDATE / DELETE / RECONCILE or nothing. */
 void podconfig_upsert(struct podconfig *, const char *source, struct podconfig_item *item);
@@ -84,30 +83,30 @@ void podconfig_add_source(struct podconfig *, const char *source);
 /* Marks source as having delivered its initial set (set_source does it too). */
 void podconfig_source_ready(struct podconfig *, const char *source);
 /* 1 when every source named so far is ready (the kubelet's sourcesReady). */
-int  podconfig_sources_ready(const struct podconfig *);
+int podconfig_sources_ready(const struct podconfig *);
 
 /* The pod with uid (any source), or NULL. Owned by podconfig; valid until the next mutator. */
 const struct pod *podconfig_get(const struct podconfig *, const char *uid);
 /* 1 if uid is present in a source and admitted (a worker should run it), else 0. */
-int  podconfig_wanted(const struct podconfig *, const char *uid);
+int podconfig_wanted(const struct podconfig *, const char *uid);
 /* The stored document of uid (NULL if unknown); *len, *format, *source set when not NULL.
  * Valid until the next mutator. */
 const char *podconfig_doc(const struct podconfig *, const char *uid, size_t *len,
-                const char **format, const char **source);
+    const char **format, const char **source);
 /* 0 and *reason / *message (owned, may be NULL) when uid was rejected; -1 otherwise. */
-int  podconfig_rejection(const struct podconfig *, const char *uid, const char **reason,
-         const char **message);
+int podconfig_rejection(
+    const struct podconfig *, const char *uid, const char **reason, const char **message);
 /* Calls cb for every pod of every source (admitted or not). */
-void podconfig_foreach(const struct podconfig *,
-         void (*cb)(const struct pod *, const char *source, int admitted, void *), void *arg);
-size_t podconfig_count(const struct podconfig *);
+void        podconfig_foreach(const struct podconfig *,
+           void (*cb)(const struct pod *, const char *source, int admitted, void *), void *arg);
+size_t      podconfig_count(const struct podconfig *);
 const char *pod_op_name(enum pod_op);
 
 /* Hashes of a document's parts, as podconfig compares them: *spec_hash covers
  * metadata.labels, metadata.annotations (but kubernetes.io/config.seen),
  * metadata.deletionTimestamp, metadata.deletionGracePeriodSeconds and spec; *status_hash
  * covers status. Returns 0, or -1 when the document does not parse. */
-int  podconfig_doc_hashes(const char *doc, size_t len, const char *format, uint64_t *spec_hash,
-         uint64_t *status_hash);
+int podconfig_doc_hashes(
+    const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash);
 
 #endif

@@ -11,48 +11,48 @@
 
 struct pw_txn {
 	struct podworkers *t_p;
-	struct podworker *t_w;
-	const char       *t_kind;
-	int               t_done;
-	int               t_cancelled;   /* by the worker: ends without moving the state */
-	int               t_rc;
-	unsigned          t_flags;
-	char             *t_err;
+	struct podworker  *t_w;
+	const char        *t_kind;
+	int                t_done;
+	int                t_cancelled; /* by the worker: ends without moving the state */
+	int                t_rc;
+	unsigned           t_flags;
+	char              *t_err;
 };
 
 struct podworker {
-	char                *w_uid;
-	char                *w_fullname;     /* ns/name for logs */
-	struct pod          *w_pod;          /* the pod of the latest update applied */
-	enum pw_state        w_state;
-	struct pod          *w_pending;      /* the latest update not yet applied */
-	enum pw_update_type  w_pending_type;
-	int64_t              w_pending_grace; /* KILL override, -1 none */
-	int                  w_has_pending;
-	struct pw_txn       *w_txn;          /* in flight, or NULL */
-	int64_t              w_txn_started_ms;
-	int                  w_run_now;      /* start the phase's transaction at the next dispatch */
-	int64_t              w_next_sync_ms; /* queued retry/resync; 0 none */
-	int64_t              w_grace_s;      /* in force while terminating; 0 before */
-	int64_t              w_grace_deadline_ms;
-	char                *w_last_error;
-	int                  w_failures;
-	int                  w_removed;      /* killed because its source no longer has it */
-	struct pod          *w_restart_pod;  /* re-added while terminating: start it afterwards */
-	enum pw_update_type  w_sync_type;    /* what the next sync_pod is for */
-	int                  w_started;      /* a sync transaction has run */
-	int                  w_static;       /* a static pod (kubernetes.io/config.source != api) */
+	char               *w_uid;
+	char               *w_fullname; /* ns/name for logs */
+	struct pod         *w_pod;      /* the pod of the latest update applied */
+	enum pw_state       w_state;
+	struct pod         *w_pending; /* the latest update not yet applied */
+	enum pw_update_type w_pending_type;
+	int64_t             w_pending_grace; /* KILL override, -1 none */
+	int                 w_has_pending;
+	struct pw_txn      *w_txn; /* in flight, or NULL */
+	int64_t             w_txn_started_ms;
+	int                 w_run_now;      /* start the phase's transaction at the next dispatch */
+	int64_t             w_next_sync_ms; /* queued retry/resync; 0 none */
+	int64_t             w_grace_s;      /* in force while terminating; 0 before */
+	int64_t             w_grace_deadline_ms;
+	char               *w_last_error;
+	int                 w_failures;
+	int                 w_removed;     /* killed because its source no longer has it */
+	struct pod         *w_restart_pod; /* re-added while terminating: start it afterwards */
+	enum pw_update_type w_sync_type;   /* what the next sync_pod is for */
+	int                 w_started;     /* a sync transaction has run */
+	int                 w_static;      /* a static pod (kubernetes.io/config.source != api) */
 };
 
 struct podworkers {
-	struct pw_syncer    p_syncer;
-	struct pw_options   p_opts;
-	struct event       *p_dispatch;
-	int                 p_dispatch_armed;
-	int                 p_kick_all;     /* re-dispatch every worker (a blocker finished) */
-	struct podworker  **p_workers;
-	size_t              p_n;
-	size_t              p_cap;
+	struct pw_syncer   p_syncer;
+	struct pw_options  p_opts;
+	struct event      *p_dispatch;
+	int                p_dispatch_armed;
+	int                p_kick_all; /* re-dispatch every worker (a blocker finished) */
+	struct podworker **p_workers;
+	size_t             p_n;
+	size_t             p_cap;
 };
 
 static void pw_schedule(struct podworkers *);
@@ -172,8 +172,8 @@ static void
 pw_persist(struct podworkers *p, struct podworker *w)
 {
 	if (p->p_syncer.state_changed != NULL)
-		p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, w->w_state,
-		    w->w_grace_deadline_ms);
+		p->p_syncer.state_changed(
+		    p->p_syncer.arg, w->w_uid, w->w_state, w->w_grace_deadline_ms);
 }
 
 /* A pod that must terminate does not wait for a sync in flight (which may be pulling an
@@ -183,8 +183,7 @@ pw_interrupt(struct podworkers *p, struct podworker *w)
 {
 	struct pw_txn *t = w->w_txn;
 
-	if (t == NULL || t->t_done || strcmp(t->t_kind, "sync") != 0 ||
-	    p->p_syncer.cancel == NULL)
+	if (t == NULL || t->t_done || strcmp(t->t_kind, "sync") != 0 || p->p_syncer.cancel == NULL)
 		return;
 	log_v(2, "pod %s: sync in flight cancelled for termination", w->w_fullname);
 	p->p_syncer.cancel(p->p_syncer.arg, t);
@@ -247,9 +246,9 @@ pw_restart(struct podworkers *p, struct podworker *w)
 static void
 pw_apply_pending(struct podworkers *p, struct podworker *w)
 {
-	struct pod *pod = w->w_pending;
+	struct pod         *pod = w->w_pending;
 	enum pw_update_type type = w->w_pending_type;
-	int64_t override = w->w_pending_grace;
+	int64_t             override = w->w_pending_grace;
 
 	w->w_pending = NULL;
 	w->w_has_pending = 0;
@@ -264,7 +263,7 @@ pw_apply_pending(struct podworkers *p, struct podworker *w)
 		if (type == PW_UPDATE_KILL && !w->w_removed) {
 			w->w_removed = 1;
 			if (before != PW_SYNC)
-				pw_persist(p, w);  /* no state change will store it */
+				pw_persist(p, w); /* no state change will store it */
 		}
 		pw_terminate(p, w, override);
 	} else if (w->w_state == PW_SYNC) {
@@ -278,7 +277,7 @@ static int
 pw_static_blocked(struct podworkers *p, struct podworker *w)
 {
 	size_t i;
-	int before = 1;
+	int    before = 1;
 
 	for (i = 0; i < p->p_n; i++) {
 		struct podworker *o = p->p_workers[i];
@@ -301,16 +300,15 @@ pw_static_blocked(struct podworkers *p, struct podworker *w)
 static void
 pw_start(struct podworkers *p, struct podworker *w)
 {
-	struct pw_txn *t;
-	int64_t now = now_mono_ms(), left;
+	struct pw_txn      *t;
+	int64_t             now = now_mono_ms(), left;
 	enum pw_update_type type;
 
 	if (w->w_state == PW_FINISHED) {
 		w->w_run_now = 0;
 		return;
 	}
-	if (w->w_state == PW_SYNC && !w->w_started && w->w_static &&
-	    pw_static_blocked(p, w)) {
+	if (w->w_state == PW_SYNC && !w->w_started && w->w_static && pw_static_blocked(p, w)) {
 		/* Stays run_now; dispatched again when the other worker finishes. */
 		log_v(4, "pod %s: waiting for the previous static pod of that name to stop",
 		    w->w_fullname);
@@ -361,7 +359,7 @@ static void
 pw_finish(struct podworkers *p, struct podworker *w)
 {
 	struct pw_txn *t = w->w_txn;
-	int64_t now = now_mono_ms();
+	int64_t        now = now_mono_ms();
 
 	w->w_txn = NULL;
 	if (t->t_cancelled) {
@@ -408,7 +406,7 @@ static void
 pw_dispatch(evutil_socket_t fd, short what, void *arg)
 {
 	struct podworkers *p = arg;
-	size_t i;
+	size_t             i;
 
 	(void)fd;
 	(void)what;
@@ -480,8 +478,8 @@ podworkers_free(struct podworkers *p)
 }
 
 void
-podworkers_update(struct podworkers *p, const struct pod *pod, enum pw_update_type type,
-    int64_t grace_override)
+podworkers_update(
+    struct podworkers *p, const struct pod *pod, enum pw_update_type type, int64_t grace_override)
 {
 	struct podworker *w;
 
@@ -499,8 +497,8 @@ podworkers_update(struct podworkers *p, const struct pod *pod, enum pw_update_ty
 			p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, PW_SYNC, 0);
 	}
 	log_v(4, "pod %s: update %s queued", w->w_fullname, pw_update_name(type));
-	if (type == PW_UPDATE_CREATE && pod->deletion_ts == 0 && (w->w_removed ||
-	    (w->w_has_pending && w->w_pending_type == PW_UPDATE_KILL))) {
+	if (type == PW_UPDATE_CREATE && pod->deletion_ts == 0 &&
+	    (w->w_removed || (w->w_has_pending && w->w_pending_type == PW_UPDATE_KILL))) {
 		/* The same UID wanted again after its source removed it (a static manifest
 		 * put back): termination is sticky, so it runs again once that is over. */
 		log_v(2, "pod %s: re-added while %s; restart requested", w->w_fullname,
@@ -536,7 +534,7 @@ void
 podworkers_restore(struct podworkers *p, const struct pod *pod, const struct pw_restore *r)
 {
 	struct podworker *w = pw_find(p, pod->uid, NULL);
-	int64_t now = now_mono_ms();
+	int64_t           now = now_mono_ms();
 
 	if (w != NULL)
 		return;
@@ -564,7 +562,7 @@ int
 podworkers_sync_due(struct podworkers *p, int64_t now_ms)
 {
 	size_t i;
-	int n = 0;
+	int    n = 0;
 
 	for (i = 0; i < p->p_n; i++) {
 		struct podworker *w = p->p_workers[i];
@@ -596,7 +594,7 @@ int
 podworkers_forget(struct podworkers *p, int (*is_wanted)(const char *, void *), void *arg)
 {
 	size_t i = 0;
-	int removed = 0;
+	int    removed = 0;
 
 	while (i < p->p_n) {
 		struct podworker *w = p->p_workers[i];
@@ -612,8 +610,8 @@ podworkers_forget(struct podworkers *p, int (*is_wanted)(const char *, void *), 
 			removed++;
 			continue;
 		}
-		if (w->w_state == PW_SYNC && !(w->w_has_pending &&
-		    w->w_pending_type == PW_UPDATE_KILL))
+		if (w->w_state == PW_SYNC &&
+		    !(w->w_has_pending && w->w_pending_type == PW_UPDATE_KILL))
 			podworkers_update(p, w->w_pod, PW_UPDATE_KILL, -1);
 		i++;
 	}
@@ -674,7 +672,7 @@ void
 podworkers_foreach(struct podworkers *p, void (*cb)(const struct pw_view *, void *), void *arg)
 {
 	struct pw_view v;
-	size_t i;
+	size_t         i;
 
 	for (i = 0; i < p->p_n; i++) {
 		pw_fill_view(p->p_workers[i], &v);

@@ -22,10 +22,10 @@ struct podworkers;
 struct pw_txn;
 
 enum pw_state {
-	PW_SYNC = 0,      /* the pod should run: SyncPod */
-	PW_TERMINATING,   /* stop its containers within the grace period: SyncTerminatingPod */
-	PW_TERMINATED,    /* containers stopped: SyncTerminatedPod cleans up */
-	PW_FINISHED,      /* nothing left to do; removed once the pod is no longer wanted */
+	PW_SYNC = 0,    /* the pod should run: SyncPod */
+	PW_TERMINATING, /* stop its containers within the grace period: SyncTerminatingPod */
+	PW_TERMINATED,  /* containers stopped: SyncTerminatedPod cleans up */
+	PW_FINISHED,    /* nothing left to do; removed once the pod is no longer wanted */
 };
 
 enum pw_update_type {
@@ -46,8 +46,8 @@ struct pw_syncer {
 	/* type: PW_UPDATE_CREATE for the first sync of a worker, UPDATE after a spec change,
 	 * else SYNC. */
 	void (*sync_pod)(void *arg, struct pw_txn *, const struct pod *, enum pw_update_type);
-	void (*sync_terminating)(void *arg, struct pw_txn *, const struct pod *,
-	    int64_t grace_seconds);
+	void (*sync_terminating)(
+	    void *arg, struct pw_txn *, const struct pod *, int64_t grace_seconds);
 	void (*sync_terminated)(void *arg, struct pw_txn *, const struct pod *);
 	void (*cancel)(void *arg, struct pw_txn *);
 	/* cancel is also called when a pod must terminate while its sync_pod transaction is in
@@ -55,56 +55,55 @@ struct pw_syncer {
 	 * starts at once. */
 	/* Told of every state change (to persist it), and of a new worker's initial SYNC;
 	 * may be NULL. */
-	void (*state_changed)(void *arg, const char *uid, enum pw_state,
-	    int64_t grace_deadline_ms);
+	void (*state_changed)(void *arg, const char *uid, enum pw_state, int64_t grace_deadline_ms);
 	void *arg;
 };
 
 struct pw_options {
-	int64_t backoff_ms;    /* retry delay after a failed transaction (kubelet: 10 s) */
-	int64_t resync_ms;     /* resync period of a healthy pod (kubelet's syncFrequency: 1 min) */
+	int64_t backoff_ms; /* retry delay after a failed transaction (kubelet: 10 s) */
+	int64_t resync_ms;  /* resync period of a healthy pod (kubelet's syncFrequency: 1 min) */
 };
 
 /* A read-only view of one worker, for housekeeping and podctl. Valid until the next call
  * into podworkers. */
 struct pw_view {
-	const char       *uid;
-	const struct pod *pod;
-	enum pw_state     state;
-	int               working;        /* a transaction is in flight */
-	const char       *txn_kind;       /* "sync", "terminating", "terminated" or NULL */
-	int64_t           txn_started_ms;
-	int               has_pending;
+	const char         *uid;
+	const struct pod   *pod;
+	enum pw_state       state;
+	int                 working;  /* a transaction is in flight */
+	const char         *txn_kind; /* "sync", "terminating", "terminated" or NULL */
+	int64_t             txn_started_ms;
+	int                 has_pending;
 	enum pw_update_type pending_type;
-	int64_t           next_sync_ms;   /* 0: not queued */
-	int64_t           grace_seconds;  /* while terminating */
-	int64_t           grace_deadline_ms; /* monotonic; 0 when not terminating */
-	const char       *last_error;
-	int               failures;       /* consecutive failed transactions */
-	int               removed;        /* terminating because its source removed the pod */
+	int64_t             next_sync_ms;      /* 0: not queued */
+	int64_t             grace_seconds;     /* while terminating */
+	int64_t             grace_deadline_ms; /* monotonic; 0 when not terminating */
+	const char         *last_error;
+	int                 failures; /* consecutive failed transactions */
+	int                 removed;  /* terminating because its source removed the pod */
 };
 
 /* What a restarted daemon knows of a worker (podworkers_restore). */
 struct pw_restore {
-	enum pw_state     state;
-	int64_t           grace_deadline_ms; /* TERMINATING: monotonic, may be past */
-	int               removed;        /* its source had removed the pod */
-	int               failures;       /* consecutive failed transactions */
-	const char       *last_error;     /* may be NULL; copied */
-	int64_t           next_sync_ms;   /* monotonic retry time of a failing SYNC worker; 0 */
+	enum pw_state state;
+	int64_t       grace_deadline_ms; /* TERMINATING: monotonic, may be past */
+	int           removed;           /* its source had removed the pod */
+	int           failures;          /* consecutive failed transactions */
+	const char   *last_error;        /* may be NULL; copied */
+	int64_t       next_sync_ms;      /* monotonic retry time of a failing SYNC worker; 0 */
 };
 
 /* Returns a new set of workers on base. Never NULL. The syncer is copied. */
-struct podworkers *podworkers_new(struct event_base *, const struct pw_syncer *,
-                       const struct pw_options *);
+struct podworkers *podworkers_new(
+    struct event_base *, const struct pw_syncer *, const struct pw_options *);
 /* Cancels in-flight transactions (syncer->cancel) and frees everything. NULL is a no-op. */
 void podworkers_free(struct podworkers *);
 
 /* Delivers an update. pod is copied. For KILL, grace_override < 0 means none.
  * Updates for a pod that is terminating or beyond never bring it back to SYNC (sticky);
  * a pod with deletion_ts set is terminated with its deletion grace period. */
-void podworkers_update(struct podworkers *, const struct pod *, enum pw_update_type,
-         int64_t grace_override);
+void podworkers_update(
+    struct podworkers *, const struct pod *, enum pw_update_type, int64_t grace_override);
 
 /* Resumes a worker from stored state after a restart (before any update for it): the
  * pod is copied; a TERMINATING worker keeps its grace deadline; a removed one starts over
@@ -115,15 +114,14 @@ void podworkers_restore(struct podworkers *, const struct pod *, const struct pw
 
 /* The 1 s sync tick: starts a SYNC transaction for every idle worker that is due. Returns how
  * many were started. */
-int  podworkers_sync_due(struct podworkers *, int64_t now_ms);
+int podworkers_sync_due(struct podworkers *, int64_t now_ms);
 
 /* Asks for a sync of uid at the next dispatch (a PLEG event). No-op for unknown pods. */
 void podworkers_kick(struct podworkers *, const char *uid);
 
 /* Removes FINISHED workers whose UID is_wanted() says is no longer desired, and starts a KILL
  * for unwanted workers still in SYNC (orphans). Returns the number removed. */
-int  podworkers_forget(struct podworkers *, int (*is_wanted)(const char *uid, void *),
-         void *arg);
+int podworkers_forget(struct podworkers *, int (*is_wanted)(const char *uid, void *), void *arg);
 
 /* Ends a transaction: rc 0 success, -1 failure (err says why; copied). flags: PW_DONE_*.
  * Safe to call from inside the syncer's start function. */
@@ -133,9 +131,8 @@ const char *pw_txn_uid(const struct pw_txn *);
 
 /* Look-ups and iteration (views valid until the next call that changes workers). */
 int  podworkers_get(struct podworkers *, const char *uid, struct pw_view *);
-void podworkers_foreach(struct podworkers *, void (*cb)(const struct pw_view *, void *),
-         void *arg);
-size_t podworkers_count(struct podworkers *);
+void podworkers_foreach(struct podworkers *, void (*cb)(const struct pw_view *, void *), void *arg);
+size_t      podworkers_count(struct podworkers *);
 const char *pw_state_name(enum pw_state);
 
 /* The grace period the kubelet applies when terminating pod: the deletion grace period,

@@ -23,44 +23,44 @@
 #include "node/source_file.h"
 #include "core/util.h"
 
-#define SF_SETTLE_MS 100   /* coalesce the inotify events of one edit */
+#define SF_SETTLE_MS 100 /* coalesce the inotify events of one edit */
 
 /* What the last scan found in one file: its decoded pod, or the error reported. */
 struct sf_file {
-	char        *f_name;
-	uint64_t     f_content_hash;
-	struct pod  *f_pod;           /* NULL when invalid */
-	char        *f_doc;
-	size_t       f_doc_len;
-	char        *f_error;
-	int          f_seen;          /* in the current scan */
+	char       *f_name;
+	uint64_t    f_content_hash;
+	struct pod *f_pod; /* NULL when invalid */
+	char       *f_doc;
+	size_t      f_doc_len;
+	char       *f_error;
+	int         f_seen; /* in the current scan */
 };
 
 struct source_file {
-	struct event_base  *s_base;
-	struct podconfig   *s_pc;
-	struct events      *s_ev;
-	char               *s_dir;
-	char               *s_node;
-	int64_t             s_check_ms;
-	int                 s_ifd;
-	int                 s_wd;
-	struct event       *s_ievent;
-	struct event       *s_settle;
-	struct event       *s_rescan;
-	struct sf_file    **s_files;
-	size_t              s_nfiles;
-	uint64_t            s_scans;
-	int                 s_dir_missing_logged;
+	struct event_base *s_base;
+	struct podconfig  *s_pc;
+	struct events     *s_ev;
+	char              *s_dir;
+	char              *s_node;
+	int64_t            s_check_ms;
+	int                s_ifd;
+	int                s_wd;
+	struct event      *s_ievent;
+	struct event      *s_settle;
+	struct event      *s_rescan;
+	struct sf_file   **s_files;
+	size_t             s_nfiles;
+	uint64_t           s_scans;
+	int                s_dir_missing_logged;
 };
 
 static char *
 sf_hex_uid(const char *canon, const char *path, const char *node)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	char *out;
+	unsigned int  mdlen = 0, i;
+	EVP_MD_CTX   *ctx = EVP_MD_CTX_new();
+	char         *out;
 
 	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_md5(), NULL) != 1)
 		fatalx("%s: EVP digest unavailable", __func__);
@@ -79,11 +79,11 @@ sf_hex_uid(const char *canon, const char *path, const char *node)
 
 /* Writes metadata with the static pod defaults applied. */
 static void
-sf_gen_metadata(yajl_gen g, const struct json *md, const char *name, const char *ns,
-    const char *uid)
+sf_gen_metadata(
+    yajl_gen g, const struct json *md, const char *name, const char *ns, const char *uid)
 {
 	const struct json *ann = json_get(md, "annotations");
-	size_t i;
+	size_t             i;
 
 	yajl_gen_map_open(g);
 	for (i = 0; i < json_len(md); i++) {
@@ -119,16 +119,16 @@ int
 source_file_decode(const char *buf, size_t len, const char *path, const char *node,
     struct pod **podp, char **docp, size_t *doc_lenp, char *err, size_t errlen)
 {
-	struct json_doc *d;
+	struct json_doc   *d;
 	const struct json *root, *md, *spec;
-	const char *name, *ns, *kind;
-	char perr[256], *canon, *uid, *fullname, *doc;
-	size_t i, k, doclen;
-	struct pod *pod;
-	yajl_gen g;
+	const char        *name, *ns, *kind;
+	char               perr[256], *canon, *uid, *fullname, *doc;
+	size_t             i, k, doclen;
+	struct pod        *pod;
+	yajl_gen           g;
 
-	for (k = 0; k < len && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\n' ||
-	    buf[k] == '\r'); k++)
+	for (k = 0;
+	     k < len && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\n' || buf[k] == '\r'); k++)
 		;
 	if (k < len && buf[k] == '{')
 		d = json_parse(buf, len, NULL, perr, sizeof(perr));
@@ -249,15 +249,14 @@ sf_report(struct source_file *s, const char *path, const char *why)
 static void
 sf_load(struct source_file *s, struct sf_file *f, const char *path)
 {
-	char err[512], *buf = NULL;
-	size_t len = 0;
-	uint64_t h;
+	char        err[512], *buf = NULL;
+	size_t      len = 0;
+	uint64_t    h;
 	struct stat st;
-	int fd;
-	ssize_t r;
+	int         fd;
+	ssize_t     r;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 ||
-	    fstat(fd, &st) == -1) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 || fstat(fd, &st) == -1) {
 		snprintf(err, sizeof(err), "%s", strerror(errno));
 		goto bad;
 	}
@@ -292,11 +291,11 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 		snprintf(err, sizeof(err), "empty file");
 		goto bad_reported;
 	}
-	if (source_file_decode(buf, len, path, s->s_node, &f->f_pod, &f->f_doc, &f->f_doc_len,
-	    err, sizeof(err)) == -1)
+	if (source_file_decode(buf, len, path, s->s_node, &f->f_pod, &f->f_doc, &f->f_doc_len, err,
+	        sizeof(err)) == -1)
 		goto bad_reported;
-	log_v(2, "manifest %s: pod %s/%s uid=%s", path, f->f_pod->ns, f->f_pod->name,
-	    f->f_pod->uid);
+	log_v(
+	    2, "manifest %s: pod %s/%s uid=%s", path, f->f_pod->ns, f->f_pod->name, f->f_pod->uid);
 	free(buf);
 	return;
 bad:
@@ -321,8 +320,7 @@ bad_reported:
 static int
 sf_cmp_name(const void *a, const void *b)
 {
-	return strcmp((*(struct sf_file *const *)a)->f_name,
-	    (*(struct sf_file *const *)b)->f_name);
+	return strcmp((*(struct sf_file *const *)a)->f_name, (*(struct sf_file *const *)b)->f_name);
 }
 
 static void
@@ -330,9 +328,9 @@ sf_watch(struct source_file *s)
 {
 	if (s->s_ifd == -1 || s->s_wd != -1)
 		return;
-	s->s_wd = inotify_add_watch(s->s_ifd, s->s_dir, IN_CREATE | IN_DELETE | IN_MODIFY |
-	    IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
-	    IN_MOVE_SELF);
+	s->s_wd = inotify_add_watch(s->s_ifd, s->s_dir,
+	    IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
+	        IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
 	if (s->s_wd == -1 && errno != ENOENT)
 		log_warn("inotify_add_watch %s", s->s_dir);
 }
@@ -341,9 +339,9 @@ int
 source_file_scan(struct source_file *s)
 {
 	struct podconfig_item *items;
-	struct dirent *de;
-	DIR *dir;
-	size_t i, n = 0;
+	struct dirent         *de;
+	DIR                   *dir;
+	size_t                 i, n = 0;
 
 	s->s_scans++;
 	sf_watch(s);
@@ -351,15 +349,15 @@ source_file_scan(struct source_file *s)
 		s->s_files[i]->f_seen = 0;
 	if ((dir = opendir(s->s_dir)) == NULL) {
 		if (!s->s_dir_missing_logged)
-			log_warnx("--pod-manifest-path %s: %s; looking again every %llds",
-			    s->s_dir, strerror(errno), (long long)(s->s_check_ms / 1000));
+			log_warnx("--pod-manifest-path %s: %s; looking again every %llds", s->s_dir,
+			    strerror(errno), (long long)(s->s_check_ms / 1000));
 		s->s_dir_missing_logged = 1;
 	} else {
 		s->s_dir_missing_logged = 0;
 		while ((de = readdir(dir)) != NULL) {
-			struct stat st;
+			struct stat     st;
 			struct sf_file *f;
-			char *path;
+			char           *path;
 
 			if (de->d_name[0] == '.')
 				continue;
@@ -371,8 +369,8 @@ source_file_scan(struct source_file *s)
 			if ((f = sf_find(s, de->d_name)) == NULL) {
 				f = xcalloc(1, sizeof(*f));
 				f->f_name = xstrdup(de->d_name);
-				s->s_files = xreallocarray(s->s_files, s->s_nfiles + 1,
-				    sizeof(*s->s_files));
+				s->s_files =
+				    xreallocarray(s->s_files, s->s_nfiles + 1, sizeof(*s->s_files));
 				s->s_files[s->s_nfiles++] = f;
 			}
 			f->f_seen = 1;
@@ -438,10 +436,10 @@ static void
 sf_inotify_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct source_file *s = arg;
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	struct timeval tv = { 0, SF_SETTLE_MS * 1000 };
-	int gone = 0;
-	ssize_t r;
+	char                buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct timeval      tv = { 0, SF_SETTLE_MS * 1000 };
+	int                 gone = 0;
+	ssize_t             r;
 
 	(void)what;
 	while ((r = read(fd, buf, sizeof(buf))) > 0) {
@@ -463,11 +461,11 @@ sf_inotify_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct source_file *
-source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev,
-    const char *dir, const char *node, int64_t check_ms)
+source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev, const char *dir,
+    const char *node, int64_t check_ms)
 {
 	struct source_file *s = xcalloc(1, sizeof(*s));
-	struct timeval now = { 0, 0 }, every;
+	struct timeval      now = { 0, 0 }, every;
 
 	s->s_base = base;
 	s->s_pc = pc;
@@ -494,8 +492,7 @@ source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev
 	every.tv_usec = (s->s_check_ms % 1000) * 1000;
 	event_add(s->s_rescan, &every);
 	evtimer_add(s->s_settle, &now);
-	log_info("static pods from %s (rescan every %lldms)", s->s_dir,
-	    (long long)s->s_check_ms);
+	log_info("static pods from %s (rescan every %lldms)", s->s_dir, (long long)s->s_check_ms);
 	return s;
 }
 

@@ -28,11 +28,11 @@ struct source_file;
  * outlive the source. check_ms is the rescan period (0: 20 s). A missing directory is
  * logged and looked for again at every rescan. Never NULL. */
 struct source_file *source_file_new(struct event_base *, struct podconfig *, struct events *,
-                        const char *dir, const char *node_name, int64_t check_ms);
+    const char *dir, const char *node_name, int64_t check_ms);
 /* Stops watching and frees. NULL is a no-op. */
 void source_file_free(struct source_file *);
 /* Scans now (synchronously). Returns the number of pods handed to podconfig. */
-int  source_file_scan(struct source_file *);
+int source_file_scan(struct source_file *);
 /* Scans done so far, for tests and podctl. */
 uint64_t source_file_scans(const struct source_file *);
 
@@ -40,7 +40,7 @@ uint64_t source_file_scans(const struct source_file *);
  * final JSON document (what podconfig and the store keep). Returns 0 with *pod (caller
  * frees with pod_free) and *doc (NUL-terminated, caller frees; *doc_len set); -1 with a
  * one-line reason in err. */
-int  source_file_decode(const char *buf, size_t len, const char *path, const char *node_name,
-         struct pod **pod, char **doc, size_t *doc_len, char *err, size_t errlen);
+int source_file_decode(const char *buf, size_t len, const char *path, const char *node_name,
+    struct pod **pod, char **doc, size_t *doc_len, char *err, size_t errlen);
 
 #endif

@@ -15,24 +15,23 @@
 #include "core/util.h"
 
 struct dec {
-	char    path[512];
-	size_t  plen;
-	char   *err;
-	size_t  errlen;
+	char   path[512];
+	size_t plen;
+	char  *err;
+	size_t errlen;
 };
 
 typedef const struct json J;
 
-static size_t
-dpush(struct dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static size_t dpush(struct dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Appends to the path; returns the previous length for dpop(). */
 static size_t
 dpush(struct dec *d, const char *fmt, ...)
 {
-	size_t old = d->plen;
+	size_t  old = d->plen;
 	va_list ap;
-	int n;
+	int     n;
 
 	if (d->plen < sizeof(d->path) - 1) {
 		va_start(ap, fmt);
@@ -65,13 +64,12 @@ dpop(struct dec *d, size_t old)
 	d->path[old] = '\0';
 }
 
-static int
-dfail(struct dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int dfail(struct dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int
 dfail(struct dec *d, const char *fmt, ...)
 {
-	char msg[256];
+	char    msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -94,7 +92,7 @@ static int
 v_str(struct dec *d, J *v, char **out)
 {
 	const char *s;
-	size_t len;
+	size_t      len;
 
 	if (absent(v))
 		return 0;
@@ -105,7 +103,7 @@ v_str(struct dec *d, J *v, char **out)
 			return dfail(d, "contains a NUL byte");
 	} else if (json_is_yaml_plain(v) && json_type(v) != JSON_ARRAY &&
 	    json_type(v) != JSON_OBJECT) {
-		s = json_text(v);      /* sigs.k8s.io/yaml: a plain scalar fits a string field */
+		s = json_text(v); /* sigs.k8s.io/yaml: a plain scalar fits a string field */
 	} else
 		return dfail(d, "expected a string, got %s", json_type_name(json_type(v)));
 	free(*out);
@@ -117,7 +115,7 @@ static int
 v_int(struct dec *d, J *v, int64_t *out, int64_t min, int64_t max)
 {
 	int64_t i;
-	double x;
+	double  x;
 
 	if (json_int(v, &i) < 0) {
 		/* Range first: converting an out-of-range double is undefined. */
@@ -125,8 +123,8 @@ v_int(struct dec *d, J *v, int64_t *out, int64_t min, int64_t max)
 		    x <= 9.2e18 && x == (double)(int64_t)x)
 			i = (int64_t)x;
 		else
-			return dfail(d, "expected an integer, got %s",
-			    json_type_name(json_type(v)));
+			return dfail(
+			    d, "expected an integer, got %s", json_type_name(json_type(v)));
 	}
 	if (i < min || i > max)
 		return dfail(d, "%lld is out of range", (long long)i);
@@ -150,7 +148,7 @@ static int
 f_str(struct dec *d, J *obj, const char *key, char **out)
 {
 	size_t o = dkey(d, key);
-	int rc = v_str(d, json_get(obj, key), out);
+	int    rc = v_str(d, json_get(obj, key), out);
 
 	dpop(d, o);
 	return rc;
@@ -159,9 +157,9 @@ f_str(struct dec *d, J *obj, const char *key, char **out)
 static int
 f_i64(struct dec *d, J *obj, const char *key, int64_t *out)
 {
-	J *v = json_get(obj, key);
+	J     *v = json_get(obj, key);
 	size_t o;
-	int rc;
+	int    rc;
 
 	if (absent(v))
 		return 0;
@@ -174,10 +172,10 @@ f_i64(struct dec *d, J *obj, const char *key, int64_t *out)
 static int
 f_i32(struct dec *d, J *obj, const char *key, int32_t *out)
 {
-	J *v = json_get(obj, key);
+	J      *v = json_get(obj, key);
 	int64_t i;
-	size_t o;
-	int rc;
+	size_t  o;
+	int     rc;
 
 	if (absent(v))
 		return 0;
@@ -204,7 +202,7 @@ static int
 f_bool(struct dec *d, J *obj, const char *key, int *out)
 {
 	size_t o = dkey(d, key);
-	int rc = v_bool(d, json_get(obj, key), out);
+	int    rc = v_bool(d, json_get(obj, key), out);
 
 	dpop(d, o);
 	return rc;
@@ -224,9 +222,9 @@ f_opt_bool(struct dec *d, J *obj, const char *key, struct opt_bool *out)
 static int
 f_time(struct dec *d, J *obj, const char *key, int64_t *out)
 {
-	char *s = NULL;
+	char  *s = NULL;
 	size_t o = dkey(d, key);
-	int rc;
+	int    rc;
 
 	rc = v_str(d, json_get(obj, key), &s);
 	if (rc == 0 && s != NULL && time_parse_rfc3339(s, out) < 0)
@@ -240,7 +238,7 @@ f_time(struct dec *d, J *obj, const char *key, int64_t *out)
 static int
 f_obj(struct dec *d, J *obj, const char *key, J **out)
 {
-	J *v = json_get(obj, key);
+	J     *v = json_get(obj, key);
 	size_t o;
 
 	*out = NULL;
@@ -259,7 +257,7 @@ f_obj(struct dec *d, J *obj, const char *key, J **out)
 static int
 f_arr(struct dec *d, J *obj, const char *key, J **out)
 {
-	J *v = json_get(obj, key);
+	J     *v = json_get(obj, key);
 	size_t o;
 
 	*out = NULL;
@@ -278,7 +276,7 @@ f_arr(struct dec *d, J *obj, const char *key, J **out)
 static int
 f_strv(struct dec *d, J *obj, const char *key, struct strv *sv)
 {
-	J *a;
+	J     *a;
 	size_t i, o, oi;
 
 	if (f_arr(d, obj, key, &a) < 0)
@@ -306,7 +304,7 @@ f_strv(struct dec *d, J *obj, const char *key, struct strv *sv)
 static int
 f_map(struct dec *d, J *obj, const char *key, struct kvlist *kl)
 {
-	J *m;
+	J     *m;
 	size_t i, o, ok;
 
 	if (f_obj(d, obj, key, &m) < 0)
@@ -336,7 +334,7 @@ typedef int (*elem_fn)(struct dec *, J *, void *);
 static int
 f_list(struct dec *d, J *obj, const char *key, size_t sz, void **arr, size_t *n, elem_fn fn)
 {
-	J *a;
+	J     *a;
 	size_t i, o, oi;
 
 	if (f_arr(d, obj, key, &a) < 0)
@@ -360,16 +358,16 @@ f_list(struct dec *d, J *obj, const char *key, size_t sz, void **arr, size_t *n,
 	return 0;
 }
 
-#define F_LIST(d, obj, key, arr, n, fn) \
+#define F_LIST(d, obj, key, arr, n, fn)                                                            \
 	f_list((d), (obj), (key), sizeof(*(arr)), (void **)&(arr), &(n), (elem_fn)(fn))
 
 /* An enum from its API spelling; absent keeps *out (the default). */
 static int
 f_enum(struct dec *d, J *obj, const char *key, const char *const *names, int *out)
 {
-	char *s = NULL;
+	char  *s = NULL;
 	size_t o = dkey(d, key);
-	int i, rc = 0;
+	int    i, rc = 0;
 
 	if (v_str(d, json_get(obj, key), &s) < 0) {
 		dpop(d, o);
@@ -413,9 +411,9 @@ v_quantity(struct dec *d, J *v, int64_t *milli)
 static int
 f_quantity(struct dec *d, J *obj, const char *key, int64_t *milli)
 {
-	J *v = json_get(obj, key);
+	J     *v = json_get(obj, key);
 	size_t o;
-	int rc;
+	int    rc;
 
 	if (absent(v))
 		return 0;
@@ -428,7 +426,7 @@ f_quantity(struct dec *d, J *obj, const char *key, int64_t *milli)
 static int
 f_resource_list(struct dec *d, J *obj, const char *key, struct resource_list *rl)
 {
-	J *m;
+	J     *m;
 	size_t i, o, ok;
 
 	if (f_obj(d, obj, key, &m) < 0)
@@ -452,10 +450,10 @@ f_resource_list(struct dec *d, J *obj, const char *key, struct resource_list *rl
 static int
 f_int_or_str(struct dec *d, J *obj, const char *key, struct int_or_str *ios)
 {
-	J *v = json_get(obj, key);
-	size_t o;
+	J      *v = json_get(obj, key);
+	size_t  o;
 	int64_t i;
-	int rc = 0;
+	int     rc = 0;
 
 	if (absent(v))
 		return 0;
@@ -468,8 +466,8 @@ f_int_or_str(struct dec *d, J *obj, const char *key, struct int_or_str *ios)
 		if ((rc = v_int(d, v, &i, INT32_MIN, INT32_MAX)) == 0)
 			ios->num = (int32_t)i;
 	} else
-		rc = dfail(d, "expected an integer or a string, got %s",
-		    json_type_name(json_type(v)));
+		rc = dfail(
+		    d, "expected an integer or a string, got %s", json_type_name(json_type(v)));
 	dpop(d, o);
 	return rc;
 }
@@ -534,7 +532,7 @@ dec_handler(struct dec *d, J *o, struct handler *h)
 			h->h_kind = HANDLER_TCP_SOCKET;
 		if (h->h_kind == HANDLER_TCP_SOCKET &&
 		    (f_str(d, x, "host", &h->h_host) < 0 ||
-		    f_int_or_str(d, x, "port", &h->h_port) < 0))
+		        f_int_or_str(d, x, "port", &h->h_port) < 0))
 			return -1;
 		dpop(d, p);
 	}
@@ -568,8 +566,8 @@ static int
 dec_probe(struct dec *d, J *c, const char *key, struct probe **out)
 {
 	struct probe *p;
-	J *o;
-	size_t old;
+	J            *o;
+	size_t        old;
 
 	if (f_obj(d, c, key, &o) < 0)
 		return -1;
@@ -601,7 +599,7 @@ dec_probe(struct dec *d, J *c, const char *key, struct probe **out)
 static int
 dec_hook(struct dec *d, J *lc, const char *key, struct handler **out)
 {
-	J *o;
+	J     *o;
 	size_t old;
 
 	if (f_obj(d, lc, key, &o) < 0)
@@ -627,9 +625,9 @@ dec_ref_optional(struct dec *d, J *o, int *optional)
 static int
 dec_env(struct dec *d, J *o, struct env_var *e)
 {
-	J *vf, *x;
+	J     *vf, *x;
 	size_t old;
-	int nsrc = 0;
+	int    nsrc = 0;
 
 	if (f_str(d, o, "name", &e->name) < 0 || f_str(d, o, "value", &e->value) < 0)
 		return -1;
@@ -705,7 +703,7 @@ dec_env(struct dec *d, J *o, struct env_var *e)
 static int
 dec_env_from(struct dec *d, J *o, struct env_from *ef)
 {
-	J *cm, *sec, *x;
+	J     *cm, *sec, *x;
 	size_t old;
 
 	if (f_str(d, o, "prefix", &ef->prefix) < 0 || f_obj(d, o, "configMapRef", &cm) < 0 ||
@@ -726,7 +724,7 @@ static int
 dec_port(struct dec *d, J *o, struct container_port *p)
 {
 	static const char *const protos[] = { "TCP", "UDP", "SCTP", NULL };
-	int proto = PROTO_TCP;
+	int                      proto = PROTO_TCP;
 
 	if (f_str(d, o, "name", &p->name) < 0 ||
 	    f_i32(d, o, "containerPort", &p->container_port) < 0 ||
@@ -741,7 +739,7 @@ static int
 dec_mount(struct dec *d, J *o, struct volume_mount *m)
 {
 	static const char *const props[] = { "None", "HostToContainer", "Bidirectional", NULL };
-	int prop = PROP_NONE;
+	int                      prop = PROP_NONE;
 
 	if (f_str(d, o, "name", &m->name) < 0 || f_str(d, o, "mountPath", &m->mount_path) < 0 ||
 	    f_str(d, o, "subPath", &m->sub_path) < 0 ||
@@ -755,7 +753,7 @@ dec_mount(struct dec *d, J *o, struct volume_mount *m)
 static int
 dec_seccomp(struct dec *d, J *o, struct seccomp_profile *sp)
 {
-	J *x;
+	J     *x;
 	size_t old;
 
 	if (f_obj(d, o, "seccompProfile", &x) < 0)
@@ -774,8 +772,8 @@ static int
 dec_security(struct dec *d, J *c, struct security_context **out)
 {
 	struct security_context *sc;
-	J *o, *caps;
-	size_t old, oc;
+	J                       *o, *caps;
+	size_t                   old, oc;
 
 	if (f_obj(d, c, "securityContext", &o) < 0)
 		return -1;
@@ -809,15 +807,15 @@ static enum pull_policy
 default_pull_policy(const char *image)
 {
 	const char *at, *slash, *colon;
-	size_t n;
+	size_t      n;
 
 	if (image == NULL)
 		return PULL_IF_NOT_PRESENT;
 	at = strchr(image, '@');
 	n = at != NULL ? (size_t)(at - image) : strlen(image);
 	slash = memrchr(image, '/', n);
-	colon = memrchr(slash != NULL ? slash : image, ':', n - (size_t)(slash != NULL ?
-	    slash - image : 0));
+	colon = memrchr(
+	    slash != NULL ? slash : image, ':', n - (size_t)(slash != NULL ? slash - image : 0));
 	if (colon == NULL)
 		return at != NULL ? PULL_IF_NOT_PRESENT : PULL_ALWAYS;
 	if ((size_t)(image + n - colon - 1) == 6 && strncmp(colon + 1, "latest", 6) == 0)
@@ -829,9 +827,9 @@ default_pull_policy(const char *image)
 static void
 default_requests(struct container *c)
 {
-	struct resource_list *rq = &c->c_resources.requests;
+	struct resource_list       *rq = &c->c_resources.requests;
 	const struct resource_list *lim = &c->c_resources.limits;
-	size_t i, n = 0;
+	size_t                      i, n = 0;
 
 	for (i = 0; i < lim->n; i++)
 		if (resource_list_get(rq, lim->items[i].name) == NULL)
@@ -866,9 +864,9 @@ dec_container(struct dec *d, J *o, struct container *c)
 	static const char *const pulls[] = { "Always", "IfNotPresent", "Never", NULL };
 	static const char *const rps[] = { "Always", "OnFailure", "Never", NULL };
 	static const char *const tmps[] = { "File", "FallbackToLogsOnError", NULL };
-	J *res, *lc;
-	size_t old;
-	int pull = -1, rp = -1, tmp = TERM_MSG_FILE;
+	J                       *res, *lc;
+	size_t                   old;
+	int                      pull = -1, rp = -1, tmp = TERM_MSG_FILE;
 
 	if (f_str(d, o, "name", &c->c_name) < 0 || f_str(d, o, "image", &c->c_image) < 0 ||
 	    f_strv(d, o, "command", &c->c_command) < 0 || f_strv(d, o, "args", &c->c_args) < 0 ||
@@ -888,8 +886,7 @@ dec_container(struct dec *d, J *o, struct container *c)
 	}
 	if (dec_probe(d, o, "livenessProbe", &c->c_liveness) < 0 ||
 	    dec_probe(d, o, "readinessProbe", &c->c_readiness) < 0 ||
-	    dec_probe(d, o, "startupProbe", &c->c_startup) < 0 ||
-	    f_obj(d, o, "lifecycle", &lc) < 0)
+	    dec_probe(d, o, "startupProbe", &c->c_startup) < 0 || f_obj(d, o, "lifecycle", &lc) < 0)
 		return -1;
 	if (lc != NULL) {
 		old = dkey(d, "lifecycle");
@@ -945,14 +942,14 @@ dec_ephemeral(struct dec *d, J *o, struct container *c)
 static int
 dec_key_to_path(struct dec *d, J *o, struct key_to_path *kp)
 {
-	J *fr;
+	J     *fr;
 	size_t old;
 
 	kp->mode = -1;
 	if (f_str(d, o, "key", &kp->key) < 0 || f_str(d, o, "path", &kp->path) < 0 ||
 	    f_i32(d, o, "mode", &kp->mode) < 0 || f_obj(d, o, "fieldRef", &fr) < 0)
 		return -1;
-	if (fr != NULL) {       /* downwardAPI items name a field instead of a key */
+	if (fr != NULL) { /* downwardAPI items name a field instead of a key */
 		old = dkey(d, "fieldRef");
 		if (f_str(d, fr, "fieldPath", &kp->key) < 0)
 			return -1;
@@ -960,7 +957,7 @@ dec_key_to_path(struct dec *d, J *o, struct key_to_path *kp)
 	}
 	if (f_obj(d, o, "resourceFieldRef", &fr) < 0)
 		return -1;
-	if (fr != NULL) {       /* or a container's resource */
+	if (fr != NULL) { /* or a container's resource */
 		old = dkey(d, "resourceFieldRef");
 		if (f_str(d, fr, "containerName", &kp->res_container) < 0 ||
 		    f_str(d, fr, "resource", &kp->resource) < 0 ||
@@ -976,14 +973,16 @@ static int
 dec_projection(struct dec *d, J *o, struct volume_projection *p)
 {
 	static const struct {
-		const char           *key;
-		enum projection_kind  kind;
+		const char          *key;
+		enum projection_kind kind;
 	} kinds[] = {
-		{ "configMap", PROJ_CONFIG_MAP }, { "secret", PROJ_SECRET },
-		{ "downwardAPI", PROJ_DOWNWARD_API }, { "serviceAccountToken", PROJ_SA_TOKEN },
+		{ "configMap", PROJ_CONFIG_MAP },
+		{ "secret", PROJ_SECRET },
+		{ "downwardAPI", PROJ_DOWNWARD_API },
+		{ "serviceAccountToken", PROJ_SA_TOKEN },
 		{ "clusterTrustBundle", PROJ_OTHER },
 	};
-	J *src = NULL, *x;
+	J     *src = NULL, *x;
 	size_t i, old = 0;
 
 	for (i = 0; i < nitems(kinds) && src == NULL; i++) {
@@ -1010,7 +1009,7 @@ dec_projection(struct dec *d, J *o, struct volume_projection *p)
 			return -1;
 		break;
 	case PROJ_SA_TOKEN:
-		p->p_expiration = 3600;   /* SetDefaults_ServiceAccountTokenProjection */
+		p->p_expiration = 3600; /* SetDefaults_ServiceAccountTokenProjection */
 		if (f_str(d, src, "audience", &p->p_audience) < 0 ||
 		    f_i64(d, src, "expirationSeconds", &p->p_expiration) < 0 ||
 		    f_str(d, src, "path", &p->p_path) < 0)
@@ -1025,29 +1024,46 @@ dec_projection(struct dec *d, J *o, struct volume_projection *p)
 }
 
 static const struct {
-	const char       *key;
-	enum volume_kind  kind;
+	const char      *key;
+	enum volume_kind kind;
 } volume_kinds[] = {
-	{ "emptyDir", VOL_EMPTY_DIR }, { "hostPath", VOL_HOST_PATH },
-	{ "configMap", VOL_CONFIG_MAP }, { "secret", VOL_SECRET },
-	{ "projected", VOL_PROJECTED }, { "downwardAPI", VOL_DOWNWARD_API },
-	{ "persistentVolumeClaim", VOL_PVC }, { "csi", VOL_CSI }, { "nfs", VOL_NFS },
+	{ "emptyDir", VOL_EMPTY_DIR },
+	{ "hostPath", VOL_HOST_PATH },
+	{ "configMap", VOL_CONFIG_MAP },
+	{ "secret", VOL_SECRET },
+	{ "projected", VOL_PROJECTED },
+	{ "downwardAPI", VOL_DOWNWARD_API },
+	{ "persistentVolumeClaim", VOL_PVC },
+	{ "csi", VOL_CSI },
+	{ "nfs", VOL_NFS },
 	{ "ephemeral", VOL_EPHEMERAL },
 	/* Other in-tree kinds: kept as VOL_OTHER with their name. */
-	{ "gitRepo", VOL_OTHER }, { "iscsi", VOL_OTHER }, { "glusterfs", VOL_OTHER },
-	{ "rbd", VOL_OTHER }, { "flexVolume", VOL_OTHER }, { "cinder", VOL_OTHER },
-	{ "cephfs", VOL_OTHER }, { "flocker", VOL_OTHER }, { "fc", VOL_OTHER },
-	{ "azureFile", VOL_OTHER }, { "azureDisk", VOL_OTHER }, { "vsphereVolume", VOL_OTHER },
-	{ "quobyte", VOL_OTHER }, { "photonPersistentDisk", VOL_OTHER },
-	{ "portworxVolume", VOL_OTHER }, { "scaleIO", VOL_OTHER }, { "storageos", VOL_OTHER },
-	{ "gcePersistentDisk", VOL_OTHER }, { "awsElasticBlockStore", VOL_OTHER },
+	{ "gitRepo", VOL_OTHER },
+	{ "iscsi", VOL_OTHER },
+	{ "glusterfs", VOL_OTHER },
+	{ "rbd", VOL_OTHER },
+	{ "flexVolume", VOL_OTHER },
+	{ "cinder", VOL_OTHER },
+	{ "cephfs", VOL_OTHER },
+	{ "flocker", VOL_OTHER },
+	{ "fc", VOL_OTHER },
+	{ "azureFile", VOL_OTHER },
+	{ "azureDisk", VOL_OTHER },
+	{ "vsphereVolume", VOL_OTHER },
+	{ "quobyte", VOL_OTHER },
+	{ "photonPersistentDisk", VOL_OTHER },
+	{ "portworxVolume", VOL_OTHER },
+	{ "scaleIO", VOL_OTHER },
+	{ "storageos", VOL_OTHER },
+	{ "gcePersistentDisk", VOL_OTHER },
+	{ "awsElasticBlockStore", VOL_OTHER },
 	{ "image", VOL_OTHER },
 };
 
 static int
 dec_volume(struct dec *d, J *o, struct volume *v)
 {
-	J *src = NULL, *x;
+	J     *src = NULL, *x;
 	size_t i, old;
 
 	v->v_default_mode = -1;
@@ -1084,8 +1100,8 @@ dec_volume(struct dec *d, J *o, struct volume *v)
 		break;
 	case VOL_CONFIG_MAP:
 	case VOL_SECRET:
-		if (f_str(d, src, v->v_kind == VOL_SECRET ? "secretName" : "name",
-		    &v->v_source) < 0 ||
+		if (f_str(d, src, v->v_kind == VOL_SECRET ? "secretName" : "name", &v->v_source) <
+		        0 ||
 		    F_LIST(d, src, "items", v->v_items, v->v_nitems, dec_key_to_path) < 0 ||
 		    f_i32(d, src, "defaultMode", &v->v_default_mode) < 0 ||
 		    f_bool(d, src, "optional", &v->v_optional) < 0)
@@ -1098,8 +1114,8 @@ dec_volume(struct dec *d, J *o, struct volume *v)
 		break;
 	case VOL_PROJECTED:
 		if (f_i32(d, src, "defaultMode", &v->v_default_mode) < 0 ||
-		    F_LIST(d, src, "sources", v->v_projections, v->v_nprojections,
-		    dec_projection) < 0)
+		    F_LIST(d, src, "sources", v->v_projections, v->v_nprojections, dec_projection) <
+		        0)
 			return -1;
 		break;
 	case VOL_PVC:
@@ -1128,8 +1144,9 @@ dec_volume(struct dec *d, J *o, struct volume *v)
 		break;
 	}
 	/* SetDefaults_*VolumeSource: defaultMode 0644. */
-	if (v->v_default_mode == -1 && (v->v_kind == VOL_CONFIG_MAP || v->v_kind == VOL_SECRET ||
-	    v->v_kind == VOL_PROJECTED || v->v_kind == VOL_DOWNWARD_API))
+	if (v->v_default_mode == -1 &&
+	    (v->v_kind == VOL_CONFIG_MAP || v->v_kind == VOL_SECRET || v->v_kind == VOL_PROJECTED ||
+	        v->v_kind == VOL_DOWNWARD_API))
 		v->v_default_mode = 0644;
 	dpop(d, old);
 	return 0;
@@ -1174,7 +1191,7 @@ dec_name_only(struct dec *d, J *o, char **name)
 static int
 dec_dns_config(struct dec *d, J *spec, struct pod *p)
 {
-	J *o;
+	J     *o;
 	size_t old;
 
 	if (f_obj(d, spec, "dnsConfig", &o) < 0)
@@ -1186,7 +1203,7 @@ dec_dns_config(struct dec *d, J *spec, struct pod *p)
 	if (f_strv(d, o, "nameservers", &p->dns_config->nameservers) < 0 ||
 	    f_strv(d, o, "searches", &p->dns_config->searches) < 0 ||
 	    F_LIST(d, o, "options", p->dns_config->options.items, p->dns_config->options.n,
-	    dec_name_value) < 0)
+	        dec_name_value) < 0)
 		return -1;
 	dpop(d, old);
 	return 0;
@@ -1196,8 +1213,8 @@ static int
 dec_pod_security(struct dec *d, J *spec, struct pod *p)
 {
 	struct pod_security_context *sc;
-	J *o, *a;
-	size_t old, i, oi;
+	J                           *o, *a;
+	size_t                       old, i, oi;
 
 	if (f_obj(d, spec, "securityContext", &o) < 0)
 		return -1;
@@ -1220,7 +1237,7 @@ dec_pod_security(struct dec *d, J *spec, struct pod *p)
 		for (i = 0; i < sc->nsupplemental_groups; i++) {
 			oi = didx(d, i);
 			if (v_int(d, json_index(a, i), &sc->supplemental_groups[i], INT64_MIN,
-			    INT64_MAX) < 0)
+			        INT64_MAX) < 0)
 				return -1;
 			dpop(d, oi);
 		}
@@ -1234,7 +1251,7 @@ dec_pod_security(struct dec *d, J *spec, struct pod *p)
 static int
 dec_host_aliases(struct dec *d, J *spec, struct pod *p)
 {
-	J *a;
+	J     *a;
 	size_t i, j, old, oi;
 
 	if (f_arr(d, spec, "hostAliases", &a) < 0)
@@ -1245,10 +1262,10 @@ dec_host_aliases(struct dec *d, J *spec, struct pod *p)
 	p->host_aliases.items = xcalloc(p->host_aliases.n, sizeof(struct kv));
 	old = dkey(d, "hostAliases");
 	for (i = 0; i < p->host_aliases.n; i++) {
-		J *e = json_index(a, i);
+		J          *e = json_index(a, i);
 		struct strv names = { NULL, 0 };
-		struct kv *kv = &p->host_aliases.items[i];
-		size_t len = 1;
+		struct kv  *kv = &p->host_aliases.items[i];
+		size_t      len = 1;
 
 		oi = didx(d, i);
 		if (json_type(e) != JSON_OBJECT)
@@ -1280,7 +1297,7 @@ dec_host_aliases(struct dec *d, J *spec, struct pod *p)
 static int
 dec_cstate(struct dec *d, J *o, const char *key, struct container_state *st)
 {
-	J *s, *x;
+	J     *s, *x;
 	size_t old, ok;
 
 	if (f_obj(d, o, key, &s) < 0)
@@ -1344,7 +1361,7 @@ static int
 dec_condition(struct dec *d, J *o, struct pod_condition *c)
 {
 	static const char *const sts[] = { "True", "False", "Unknown", NULL };
-	int st = COND_UNKNOWN;
+	int                      st = COND_UNKNOWN;
 
 	if (f_str(d, o, "type", &c->type) < 0 || f_enum(d, o, "status", sts, &st) < 0 ||
 	    f_time(d, o, "lastProbeTime", &c->last_probe_time) < 0 ||
@@ -1367,9 +1384,9 @@ dec_status(struct dec *d, J *root, struct pod_status *st)
 	static const char *const phases[] = { "Pending", "Running", "Succeeded", "Failed",
 		"Unknown", NULL };
 	static const char *const qos[] = { "BestEffort", "Burstable", "Guaranteed", NULL };
-	J *o;
-	size_t old;
-	int phase = PHASE_PENDING, q = -1;
+	J                       *o;
+	size_t                   old;
+	int                      phase = PHASE_PENDING, q = -1;
 
 	if (f_obj(d, root, "status", &o) < 0)
 		return -1;
@@ -1383,10 +1400,10 @@ dec_status(struct dec *d, J *root, struct pod_status *st)
 	    F_LIST(d, o, "podIPs", st->pod_ips.v, st->pod_ips.n, dec_pod_ip) < 0 ||
 	    f_time(d, o, "startTime", &st->start_time) < 0 ||
 	    F_LIST(d, o, "initContainerStatuses", st->init_statuses, st->ninit_statuses,
-	    dec_cstatus) < 0 ||
+	        dec_cstatus) < 0 ||
 	    F_LIST(d, o, "containerStatuses", st->statuses, st->nstatuses, dec_cstatus) < 0 ||
 	    F_LIST(d, o, "ephemeralContainerStatuses", st->ephemeral_statuses,
-	    st->nephemeral_statuses, dec_cstatus) < 0 ||
+	        st->nephemeral_statuses, dec_cstatus) < 0 ||
 	    f_enum(d, o, "qosClass", qos, &q) < 0)
 		return -1;
 	st->phase = (enum pod_phase)phase;
@@ -1403,7 +1420,7 @@ dec_status(struct dec *d, J *root, struct pod_status *st)
 static int
 dec_metadata(struct dec *d, J *root, struct pod *p)
 {
-	J *m;
+	J     *m;
 	size_t old;
 
 	if (f_obj(d, root, "metadata", &m) < 0)
@@ -1432,11 +1449,11 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 	static const char *const rps[] = { "Always", "OnFailure", "Never", NULL };
 	static const char *const dnss[] = { "ClusterFirst", "ClusterFirstWithHostNet", "Default",
 		"None", NULL };
-	J *s;
-	size_t old, i;
-	int rp = RESTART_ALWAYS, dns = DNS_CLUSTER_FIRST;
+	J                       *s;
+	size_t                   old, i;
+	int                      rp = RESTART_ALWAYS, dns = DNS_CLUSTER_FIRST;
 
-	p->termination_grace.set = 1;   /* the API's default */
+	p->termination_grace.set = 1; /* the API's default */
 	p->termination_grace.v = 30;
 	if (f_obj(d, root, "spec", &s) < 0)
 		return -1;
@@ -1445,8 +1462,8 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 	old = dkey(d, "spec");
 	if (F_LIST(d, s, "containers", p->containers, p->ncontainers, dec_app) < 0 ||
 	    F_LIST(d, s, "initContainers", p->init_containers, p->ninit_containers, dec_init) < 0 ||
-	    F_LIST(d, s, "ephemeralContainers", p->ephemeral_containers,
-	    p->nephemeral_containers, dec_ephemeral) < 0 ||
+	    F_LIST(d, s, "ephemeralContainers", p->ephemeral_containers, p->nephemeral_containers,
+	        dec_ephemeral) < 0 ||
 	    F_LIST(d, s, "volumes", p->volumes, p->nvolumes, dec_volume) < 0 ||
 	    f_enum(d, s, "restartPolicy", rps, &rp) < 0 ||
 	    f_opt_i64(d, s, "terminationGracePeriodSeconds", &p->termination_grace) < 0 ||
@@ -1468,7 +1485,7 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 	    f_str(d, s, "priorityClassName", &p->priority_class) < 0 ||
 	    f_i32(d, s, "priority", &p->priority) < 0 || dec_pod_security(d, s, p) < 0 ||
 	    F_LIST(d, s, "imagePullSecrets", p->image_pull_secrets.v, p->image_pull_secrets.n,
-	    dec_name_only) < 0 ||
+	        dec_name_only) < 0 ||
 	    dec_host_aliases(d, s, p) < 0)
 		return -1;
 	p->restart_policy = (enum restart_policy)rp;
@@ -1490,11 +1507,11 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 static struct pod *
 pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 {
-	struct dec d;
+	struct dec  d;
 	struct pod *p;
-	J *root = json_root(doc);
-	char *kind = NULL;
-	int rc;
+	J          *root = json_root(doc);
+	char       *kind = NULL;
+	int         rc;
 
 	memset(&d, 0, sizeof(d));
 	d.err = err;
@@ -1531,7 +1548,9 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 }
 
 static const struct json_limits pod_limits = {
-	POD_MAX_DOC_BYTES, POD_MAX_DEPTH, POD_MAX_DOC_BYTES,
+	POD_MAX_DOC_BYTES,
+	POD_MAX_DEPTH,
+	POD_MAX_DOC_BYTES,
 };
 
 struct pod *
@@ -1545,13 +1564,12 @@ pod_from_json(const char *buf, size_t len, char *err, size_t errlen)
 }
 
 int
-pod_status_from_json(const char *buf, size_t len, struct pod_status *out, char *err,
-    size_t errlen)
+pod_status_from_json(const char *buf, size_t len, struct pod_status *out, char *err, size_t errlen)
 {
 	struct json_doc *doc;
-	struct dec d;
-	char *wrapped;
-	int rc;
+	struct dec       d;
+	char            *wrapped;
+	int              rc;
 
 	memset(out, 0, sizeof(*out));
 	/* The decoder reads "status" of a pod object: give it one. */

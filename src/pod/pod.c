@@ -481,7 +481,7 @@ static struct container *
 containers_dup(const struct container *s, size_t n)
 {
 	struct container *d;
-	size_t i;
+	size_t            i;
 
 	if (n == 0 || s == NULL)
 		return NULL;
@@ -495,7 +495,7 @@ static struct key_to_path *
 key_to_path_dup(const struct key_to_path *s, size_t n)
 {
 	struct key_to_path *d = dup_array(s, n, sizeof(*s));
-	size_t i;
+	size_t              i;
 
 	for (i = 0; i < n; i++) {
 		d[i].key = xstrdup(d[i].key);
@@ -519,8 +519,8 @@ volume_copy(struct volume *d, const struct volume *s)
 	d->v_host_path_type = xstrdup(s->v_host_path_type);
 	d->v_source = xstrdup(s->v_source);
 	d->v_items = key_to_path_dup(s->v_items, s->v_nitems);
-	d->v_projections = dup_array(s->v_projections, s->v_nprojections,
-	    sizeof(struct volume_projection));
+	d->v_projections =
+	    dup_array(s->v_projections, s->v_nprojections, sizeof(struct volume_projection));
 	for (i = 0; i < d->v_nprojections; i++) {
 		struct volume_projection *p = &d->v_projections[i];
 
@@ -544,7 +544,7 @@ static struct container_status *
 statuses_dup(const struct container_status *s, size_t n)
 {
 	struct container_status *d;
-	size_t i;
+	size_t                   i;
 
 	if (n == 0 || s == NULL)
 		return NULL;
@@ -587,7 +587,7 @@ struct pod *
 pod_dup(const struct pod *s)
 {
 	struct pod *d;
-	size_t i;
+	size_t      i;
 
 	d = xcalloc(1, sizeof(*d));
 	if (s == NULL)
@@ -608,8 +608,7 @@ pod_dup(const struct pod *s)
 	}
 	d->containers = containers_dup(s->containers, s->ncontainers);
 	d->init_containers = containers_dup(s->init_containers, s->ninit_containers);
-	d->ephemeral_containers = containers_dup(s->ephemeral_containers,
-	    s->nephemeral_containers);
+	d->ephemeral_containers = containers_dup(s->ephemeral_containers, s->nephemeral_containers);
 	d->volumes = NULL;
 	if (s->nvolumes > 0) {
 		d->volumes = xcalloc(s->nvolumes, sizeof(struct volume));
@@ -756,16 +755,28 @@ quantity_parse(const char *s, int64_t *milli)
 		int         pow10;
 		int         pow1024;
 	} sfx[] = {
-		{ "Ki", 0, 1 }, { "Mi", 0, 2 }, { "Gi", 0, 3 }, { "Ti", 0, 4 },
-		{ "Pi", 0, 5 }, { "Ei", 0, 6 }, { "n", -9, 0 }, { "u", -6, 0 },
-		{ "m", -3, 0 }, { "", 0, 0 }, { "k", 3, 0 }, { "M", 6, 0 },
-		{ "G", 9, 0 }, { "T", 12, 0 }, { "P", 15, 0 }, { "E", 18, 0 },
+		{ "Ki", 0, 1 },
+		{ "Mi", 0, 2 },
+		{ "Gi", 0, 3 },
+		{ "Ti", 0, 4 },
+		{ "Pi", 0, 5 },
+		{ "Ei", 0, 6 },
+		{ "n", -9, 0 },
+		{ "u", -6, 0 },
+		{ "m", -3, 0 },
+		{ "", 0, 0 },
+		{ "k", 3, 0 },
+		{ "M", 6, 0 },
+		{ "G", 9, 0 },
+		{ "T", 12, 0 },
+		{ "P", 15, 0 },
+		{ "E", 18, 0 },
 	};
 	const char *p = s;
-	i128 mant = 0, v;
-	int neg = 0, ndigits = 0, sig = 0, frac = 0, pow10 = 0, pow1024 = -1;
-	int exp10, i;
-	size_t k;
+	i128        mant = 0, v;
+	int         neg = 0, ndigits = 0, sig = 0, frac = 0, pow10 = 0, pow1024 = -1;
+	int         exp10, i;
+	size_t      k;
 
 	if (s == NULL || milli == NULL)
 		return -1;
@@ -837,7 +848,7 @@ quantity_parse(const char *s, int64_t *milli)
 		}
 	} else {
 		i128 div = 1;
-		int up = 0;
+		int  up = 0;
 
 		for (i = 0; i < -exp10; i++) {
 			if (div > v) {
@@ -897,7 +908,7 @@ static int
 digits(const char **pp, int n, int *out)
 {
 	const char *p = *pp;
-	int v = 0, i;
+	int         v = 0, i;
 
 	for (i = 0; i < n; i++) {
 		if (p[i] < '0' || p[i] > '9')
@@ -913,8 +924,8 @@ int
 time_parse_rfc3339(const char *s, int64_t *out)
 {
 	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	const char *p = s;
-	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0, leap;
+	const char      *p = s;
+	int              y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0, leap;
 
 	if (s == NULL || out == NULL)
 		return -1;
@@ -954,7 +965,7 @@ void
 time_format_rfc3339(int64_t t, char *buf, size_t len)
 {
 	int64_t days, rem, y;
-	int m, d;
+	int     m, d;
 
 	if (buf == NULL || len == 0)
 		return;
@@ -984,9 +995,9 @@ struct hasher {
 static void
 hs_bytes(struct hasher *hs, uint8_t tag, const void *p, size_t n)
 {
-	uint8_t hdr[9];
+	uint8_t  hdr[9];
 	uint64_t ln = n;
-	int i;
+	int      i;
 
 	hdr[0] = tag;
 	for (i = 0; i < 8; i++)
@@ -1005,9 +1016,9 @@ hs_str(struct hasher *hs, uint8_t tag, const char *s)
 static void
 hs_int(struct hasher *hs, uint8_t tag, int64_t v)
 {
-	uint8_t b[8];
+	uint8_t  b[8];
 	uint64_t u = (uint64_t)v;
-	int i;
+	int      i;
 
 	for (i = 0; i < 8; i++)
 		b[i] = (uint8_t)(u >> (8 * i));
@@ -1038,7 +1049,7 @@ static void
 hs_resources(struct hasher *hs, uint8_t tag, const struct resource_list *rl)
 {
 	const struct quantity **v;
-	size_t i;
+	size_t                  i;
 
 	hs_int(hs, tag, (int64_t)rl->n);
 	if (rl->n == 0)
@@ -1113,9 +1124,9 @@ hs_oi64(struct hasher *hs, uint8_t tag, struct opt_i64 o)
 uint64_t
 container_hash(const struct container *c)
 {
-	struct hasher hs = { FNV64_INIT };
+	struct hasher                  hs = { FNV64_INIT };
 	const struct security_context *sc;
-	size_t i;
+	size_t                         i;
 
 	if (c == NULL)
 		return 0;

@@ -16,8 +16,8 @@
 #define POD_MAX_DEPTH     64
 
 struct strv {
-	char  **v;
-	size_t  n;
+	char **v;
+	size_t n;
 };
 
 struct kv {
@@ -44,14 +44,14 @@ struct opt_bool {
 
 /* IntOrString (probe and hook ports). */
 struct int_or_str {
-	int      is_str;
-	int32_t  num;
-	char    *str;
+	int     is_str;
+	int32_t num;
+	char   *str;
 };
 
 struct quantity {
-	char    *name;  /* cpu, memory, ephemeral-storage, hugepages-2Mi, ... */
-	int64_t  milli;
+	char   *name; /* cpu, memory, ephemeral-storage, hugepages-2Mi, ... */
+	int64_t milli;
 };
 
 struct resource_list {
@@ -81,29 +81,29 @@ struct http_header {
 };
 
 struct handler {
-	enum handler_kind    h_kind;
-	struct strv          h_exec;        /* exec.command */
-	char                *h_host;        /* httpGet.host, tcpSocket.host */
-	char                *h_path;        /* httpGet.path */
-	char                *h_scheme;      /* "HTTP" (default) or "HTTPS" */
-	struct int_or_str    h_port;        /* httpGet.port, tcpSocket.port */
-	struct http_header  *h_headers;
-	size_t               h_nheaders;
-	int32_t              h_grpc_port;
-	char                *h_grpc_service; /* NULL: "" */
-	int64_t              h_sleep_seconds;
-	int                  h_nkinds;      /* handler kinds the document gave (valid: 1) */
+	enum handler_kind   h_kind;
+	struct strv         h_exec;   /* exec.command */
+	char               *h_host;   /* httpGet.host, tcpSocket.host */
+	char               *h_path;   /* httpGet.path */
+	char               *h_scheme; /* "HTTP" (default) or "HTTPS" */
+	struct int_or_str   h_port;   /* httpGet.port, tcpSocket.port */
+	struct http_header *h_headers;
+	size_t              h_nheaders;
+	int32_t             h_grpc_port;
+	char               *h_grpc_service; /* NULL: "" */
+	int64_t             h_sleep_seconds;
+	int                 h_nkinds; /* handler kinds the document gave (valid: 1) */
 };
 
 /* API defaults applied at decode: timeout 1, period 10, success 1, failure 3. */
 struct probe {
-	struct handler  pr_handler;
-	int32_t         pr_initial_delay;
-	int32_t         pr_timeout;
-	int32_t         pr_period;
-	int32_t         pr_success_threshold;
-	int32_t         pr_failure_threshold;
-	struct opt_i64  pr_termination_grace; /* probe-level terminationGracePeriodSeconds */
+	struct handler pr_handler;
+	int32_t        pr_initial_delay;
+	int32_t        pr_timeout;
+	int32_t        pr_period;
+	int32_t        pr_success_threshold;
+	int32_t        pr_failure_threshold;
+	struct opt_i64 pr_termination_grace; /* probe-level terminationGracePeriodSeconds */
 };
 
 /* ---- env ---- */
@@ -117,20 +117,20 @@ enum env_source {
 };
 
 struct env_var {
-	char            *name;
-	enum env_source  src;
-	char            *value;
-	char            *ref_name;
-	char            *ref_key;
-	char            *ref_container;
-	char            *ref_api_version;
-	int64_t          ref_divisor_milli; /* 0: unset (means 1) */
-	int              optional;
+	char           *name;
+	enum env_source src;
+	char           *value;
+	char           *ref_name;
+	char           *ref_key;
+	char           *ref_container;
+	char           *ref_api_version;
+	int64_t         ref_divisor_milli; /* 0: unset (means 1) */
+	int             optional;
 };
 
 struct env_from {
 	char *prefix;
-	int   is_secret;        /* 0: configMapRef, 1: secretRef */
+	int   is_secret; /* 0: configMapRef, 1: secretRef */
 	char *name;
 	int   optional;
 };
@@ -140,50 +140,50 @@ struct env_from {
 enum protocol { PROTO_TCP = 0, PROTO_UDP, PROTO_SCTP };
 
 struct container_port {
-	char          *name;
-	int32_t        container_port;
-	int32_t        host_port;
-	enum protocol  protocol;
-	char          *host_ip;
+	char         *name;
+	int32_t       container_port;
+	int32_t       host_port;
+	enum protocol protocol;
+	char         *host_ip;
 };
 
 enum mount_propagation { PROP_NONE = 0, PROP_HOST_TO_CONTAINER, PROP_BIDIRECTIONAL };
 
 struct volume_mount {
-	char                    *name;
-	char                    *mount_path;
-	char                    *sub_path;
-	int                      read_only;
-	enum mount_propagation   propagation;
+	char                  *name;
+	char                  *mount_path;
+	char                  *sub_path;
+	int                    read_only;
+	enum mount_propagation propagation;
 };
 
 struct seccomp_profile {
-	char *type;             /* RuntimeDefault, Unconfined, Localhost; NULL: unset */
+	char *type; /* RuntimeDefault, Unconfined, Localhost; NULL: unset */
 	char *localhost;
 };
 
-struct security_context {       /* container-level */
-	struct opt_bool         privileged;
-	struct opt_i64          run_as_user;
-	struct opt_i64          run_as_group;
-	struct opt_bool         run_as_non_root;
-	struct opt_bool         read_only_root_fs;
-	struct opt_bool         allow_privilege_escalation;
-	struct strv             cap_add;
-	struct strv             cap_drop;
-	struct seccomp_profile  seccomp;
-	char                   *proc_mount;
+struct security_context { /* container-level */
+	struct opt_bool        privileged;
+	struct opt_i64         run_as_user;
+	struct opt_i64         run_as_group;
+	struct opt_bool        run_as_non_root;
+	struct opt_bool        read_only_root_fs;
+	struct opt_bool        allow_privilege_escalation;
+	struct strv            cap_add;
+	struct strv            cap_drop;
+	struct seccomp_profile seccomp;
+	char                  *proc_mount;
 };
 
 struct pod_security_context {
-	struct opt_i64          run_as_user;
-	struct opt_i64          run_as_group;
-	struct opt_bool         run_as_non_root;
-	struct opt_i64          fs_group;
-	int64_t                *supplemental_groups;
-	size_t                  nsupplemental_groups;
-	struct kvlist           sysctls;
-	struct seccomp_profile  seccomp;
+	struct opt_i64         run_as_user;
+	struct opt_i64         run_as_group;
+	struct opt_bool        run_as_non_root;
+	struct opt_i64         fs_group;
+	int64_t               *supplemental_groups;
+	size_t                 nsupplemental_groups;
+	struct kvlist          sysctls;
+	struct seccomp_profile seccomp;
 };
 
 /* ---- containers ---- */
@@ -194,37 +194,37 @@ enum term_msg_policy { TERM_MSG_FILE = 0, TERM_MSG_FALLBACK_TO_LOGS };
 enum container_kind { CK_APP = 0, CK_INIT, CK_EPHEMERAL };
 
 struct container {
-	enum container_kind       c_kind;
-	char                     *c_name;
-	char                     *c_image;
-	struct strv               c_command;
-	struct strv               c_args;
-	char                     *c_working_dir;
-	struct env_var           *c_env;
-	size_t                    c_nenv;
-	struct env_from          *c_env_from;
-	size_t                    c_nenv_from;
-	struct container_port    *c_ports;
-	size_t                    c_nports;
-	struct resources          c_resources;
-	struct volume_mount      *c_mounts;
-	size_t                    c_nmounts;
-	struct probe             *c_liveness;   /* NULL: none */
-	struct probe             *c_readiness;
-	struct probe             *c_startup;
-	struct handler           *c_post_start; /* NULL: none */
-	struct handler           *c_pre_stop;
-	char                     *c_term_msg_path; /* default /dev/termination-log */
-	enum term_msg_policy      c_term_msg_policy;
-	enum pull_policy          c_pull_policy;   /* API default rule applied at decode */
-	struct security_context  *c_security;      /* NULL: none */
-	int                       c_stdin;
-	int                       c_stdin_once;
-	int                       c_tty;
+	enum container_kind      c_kind;
+	char                    *c_name;
+	char                    *c_image;
+	struct strv              c_command;
+	struct strv              c_args;
+	char                    *c_working_dir;
+	struct env_var          *c_env;
+	size_t                   c_nenv;
+	struct env_from         *c_env_from;
+	size_t                   c_nenv_from;
+	struct container_port   *c_ports;
+	size_t                   c_nports;
+	struct resources         c_resources;
+	struct volume_mount     *c_mounts;
+	size_t                   c_nmounts;
+	struct probe            *c_liveness; /* NULL: none */
+	struct probe            *c_readiness;
+	struct probe            *c_startup;
+	struct handler          *c_post_start; /* NULL: none */
+	struct handler          *c_pre_stop;
+	char                    *c_term_msg_path; /* default /dev/termination-log */
+	enum term_msg_policy     c_term_msg_policy;
+	enum pull_policy         c_pull_policy; /* API default rule applied at decode */
+	struct security_context *c_security;    /* NULL: none */
+	int                      c_stdin;
+	int                      c_stdin_once;
+	int                      c_tty;
 	/* Init containers only: restartPolicy Always makes a sidecar. */
-	int                       c_has_restart_policy;
-	enum restart_policy       c_restart_policy;
-	char                     *c_target_container; /* ephemeral only */
+	int                 c_has_restart_policy;
+	enum restart_policy c_restart_policy;
+	char               *c_target_container; /* ephemeral only */
 };
 
 /* ---- volumes ---- */
@@ -244,18 +244,18 @@ enum volume_kind {
 };
 
 struct key_to_path {
-	char    *key;   /* downwardAPI items: fieldRef.fieldPath (NULL for a resourceFieldRef) */
-	char    *path;
-	int32_t  mode;  /* -1: unset */
+	char   *key; /* downwardAPI items: fieldRef.fieldPath (NULL for a resourceFieldRef) */
+	char   *path;
+	int32_t mode; /* -1: unset */
 	/* downwardAPI items: resourceFieldRef (resource NULL when the item has none) */
-	char    *res_container;
-	char    *resource;
-	int64_t  res_divisor_milli; /* 0: unset (means 1) */
+	char   *res_container;
+	char   *resource;
+	int64_t res_divisor_milli; /* 0: unset (means 1) */
 };
 
 /* One source of a projected volume. */
 enum projection_kind {
-	PROJ_OTHER = 0,       /* clusterTrustBundle and anything newer: kind name in p_name */
+	PROJ_OTHER = 0, /* clusterTrustBundle and anything newer: kind name in p_name */
 	PROJ_CONFIG_MAP,
 	PROJ_SECRET,
 	PROJ_DOWNWARD_API,
@@ -263,45 +263,45 @@ enum projection_kind {
 };
 
 struct volume_projection {
-	enum projection_kind  p_kind;
-	char                 *p_name;        /* configMap / secret name */
-	struct key_to_path   *p_items;       /* configMap, secret, downwardAPI */
-	size_t                p_nitems;
-	int                   p_optional;
-	char                 *p_audience;    /* serviceAccountToken ("" / NULL: the API's) */
-	int64_t               p_expiration;  /* serviceAccountToken seconds (default 3600) */
-	char                 *p_path;        /* serviceAccountToken file */
+	enum projection_kind p_kind;
+	char                *p_name;  /* configMap / secret name */
+	struct key_to_path  *p_items; /* configMap, secret, downwardAPI */
+	size_t               p_nitems;
+	int                  p_optional;
+	char                *p_audience;   /* serviceAccountToken ("" / NULL: the API's) */
+	int64_t              p_expiration; /* serviceAccountToken seconds (default 3600) */
+	char                *p_path;       /* serviceAccountToken file */
 };
 
 struct volume {
-	char                *v_name;
-	enum volume_kind     v_kind;
-	char                *v_kind_name;  /* the JSON key, for errors about VOL_OTHER */
+	char            *v_name;
+	enum volume_kind v_kind;
+	char            *v_kind_name; /* the JSON key, for errors about VOL_OTHER */
 	/* emptyDir */
-	char                *v_medium;     /* "" or "Memory" */
-	int64_t              v_size_limit_milli; /* 0: unset */
+	char   *v_medium;           /* "" or "Memory" */
+	int64_t v_size_limit_milli; /* 0: unset */
 	/* hostPath */
-	char                *v_path;
-	char                *v_host_path_type;
+	char *v_path;
+	char *v_host_path_type;
 	/* configMap, secret (v_source = name / secretName), pvc (claimName), nfs (server:path) */
-	char                *v_source;
-	struct key_to_path  *v_items;
-	size_t               v_nitems;
-	int32_t              v_default_mode; /* -1: unset */
-	int                  v_optional;
-	int                  v_read_only;
-	int                  v_nsources;   /* volume sources the document gave (valid: 1) */
+	char               *v_source;
+	struct key_to_path *v_items;
+	size_t              v_nitems;
+	int32_t             v_default_mode; /* -1: unset */
+	int                 v_optional;
+	int                 v_read_only;
+	int                 v_nsources; /* volume sources the document gave (valid: 1) */
 	/* projected */
 	struct volume_projection *v_projections;
 	size_t                    v_nprojections;
 };
 
 struct toleration {
-	char           *key;
-	char           *op;      /* Equal, Exists */
-	char           *value;
-	char           *effect;
-	struct opt_i64  toleration_seconds;
+	char          *key;
+	char          *op; /* Equal, Exists */
+	char          *value;
+	char          *effect;
+	struct opt_i64 toleration_seconds;
 };
 
 struct owner_ref {
@@ -315,9 +315,9 @@ struct owner_ref {
 enum dns_policy { DNS_CLUSTER_FIRST = 0, DNS_CLUSTER_FIRST_WITH_HOST_NET, DNS_DEFAULT, DNS_NONE };
 
 struct dns_config {
-	struct strv    nameservers;
-	struct strv    searches;
-	struct kvlist  options;   /* name -> value (value may be NULL) */
+	struct strv   nameservers;
+	struct strv   searches;
+	struct kvlist options; /* name -> value (value may be NULL) */
 };
 
 /* ---- status (the API's, for merges and reporting) ---- */
@@ -327,111 +327,111 @@ enum cond_status { COND_TRUE = 0, COND_FALSE, COND_UNKNOWN };
 enum cstate_kind { CSTATE_NONE = 0, CSTATE_WAITING, CSTATE_RUNNING, CSTATE_TERMINATED };
 
 struct container_state {
-	enum cstate_kind  kind;
-	char             *reason;       /* waiting, terminated */
-	char             *message;
-	int32_t           exit_code;    /* terminated */
-	int32_t           signal;
-	int64_t           started_at;   /* running, terminated */
-	int64_t           finished_at;
-	char             *container_id; /* terminated: RUNTIME://ID */
+	enum cstate_kind kind;
+	char            *reason; /* waiting, terminated */
+	char            *message;
+	int32_t          exit_code; /* terminated */
+	int32_t          signal;
+	int64_t          started_at; /* running, terminated */
+	int64_t          finished_at;
+	char            *container_id; /* terminated: RUNTIME://ID */
 };
 
 struct container_status {
-	char                   *name;
-	struct container_state  state;
-	struct container_state  last_state;
-	int                     ready;
-	struct opt_bool         started;
-	int32_t                 restart_count;
-	char                   *image;
-	char                   *image_id;
-	char                   *container_id; /* RUNTIME://ID */
+	char                  *name;
+	struct container_state state;
+	struct container_state last_state;
+	int                    ready;
+	struct opt_bool        started;
+	int32_t                restart_count;
+	char                  *image;
+	char                  *image_id;
+	char                  *container_id; /* RUNTIME://ID */
 };
 
 struct pod_condition {
-	char              *type;
-	enum cond_status   status;
-	int64_t            last_probe_time;
-	int64_t            last_transition_time;
-	char              *reason;
-	char              *message;
+	char            *type;
+	enum cond_status status;
+	int64_t          last_probe_time;
+	int64_t          last_transition_time;
+	char            *reason;
+	char            *message;
 };
 
 enum qos_class { QOS_BEST_EFFORT = 0, QOS_BURSTABLE, QOS_GUARANTEED };
 
 struct pod_status {
-	enum pod_phase            phase;
-	struct pod_condition     *conditions;
-	size_t                    nconditions;
-	char                     *message;
-	char                     *reason;
-	char                     *host_ip;
-	char                     *pod_ip;
-	struct strv               pod_ips;
-	int64_t                   start_time;
-	struct container_status  *init_statuses;
-	size_t                    ninit_statuses;
-	struct container_status  *statuses;
-	size_t                    nstatuses;
-	struct container_status  *ephemeral_statuses;
-	size_t                    nephemeral_statuses;
-	enum qos_class            qos_class;
-	int                       has_qos_class;
+	enum pod_phase           phase;
+	struct pod_condition    *conditions;
+	size_t                   nconditions;
+	char                    *message;
+	char                    *reason;
+	char                    *host_ip;
+	char                    *pod_ip;
+	struct strv              pod_ips;
+	int64_t                  start_time;
+	struct container_status *init_statuses;
+	size_t                   ninit_statuses;
+	struct container_status *statuses;
+	size_t                   nstatuses;
+	struct container_status *ephemeral_statuses;
+	size_t                   nephemeral_statuses;
+	enum qos_class           qos_class;
+	int                      has_qos_class;
 };
 
 /* ---- the pod ---- */
 
 struct pod {
 	/* metadata */
-	char                        *name;
-	char                        *ns;
-	char                        *uid;
-	char                        *resource_version;
-	int64_t                      generation;
-	struct kvlist                labels;
-	struct kvlist                annotations;
-	int64_t                      creation_ts;
-	int64_t                      deletion_ts;     /* 0: not being deleted */
-	struct opt_i64               deletion_grace;  /* deletionGracePeriodSeconds */
-	struct owner_ref            *owners;
-	size_t                       nowners;
+	char             *name;
+	char             *ns;
+	char             *uid;
+	char             *resource_version;
+	int64_t           generation;
+	struct kvlist     labels;
+	struct kvlist     annotations;
+	int64_t           creation_ts;
+	int64_t           deletion_ts;    /* 0: not being deleted */
+	struct opt_i64    deletion_grace; /* deletionGracePeriodSeconds */
+	struct owner_ref *owners;
+	size_t            nowners;
 
 	/* spec */
-	struct container            *containers;
-	size_t                       ncontainers;
-	struct container            *init_containers;
-	size_t                       ninit_containers;
-	struct container            *ephemeral_containers;
-	size_t                       nephemeral_containers;
-	struct volume               *volumes;
-	size_t                       nvolumes;
-	enum restart_policy          restart_policy;  /* default Always */
-	struct opt_i64               termination_grace; /* terminationGracePeriodSeconds (API default 30) */
-	struct opt_i64               active_deadline;
-	int                          host_network;
-	int                          host_pid;
-	int                          host_ipc;
-	int                          share_process_ns;
-	char                        *hostname;
-	char                        *subdomain;
-	enum dns_policy              dns_policy;
-	struct dns_config           *dns_config;      /* NULL: none */
-	char                        *node_name;
-	struct kvlist                node_selector;
-	struct toleration           *tolerations;
-	size_t                       ntolerations;
-	char                        *runtime_class;
-	char                        *service_account;
-	char                        *scheduler_name;
-	char                        *priority_class;
-	int32_t                      priority;
-	struct pod_security_context *security;        /* NULL: none */
+	struct container   *containers;
+	size_t              ncontainers;
+	struct container   *init_containers;
+	size_t              ninit_containers;
+	struct container   *ephemeral_containers;
+	size_t              nephemeral_containers;
+	struct volume      *volumes;
+	size_t              nvolumes;
+	enum restart_policy restart_policy;    /* default Always */
+	struct opt_i64      termination_grace; /* terminationGracePeriodSeconds (API default 30) */
+	struct opt_i64      active_deadline;
+	int                 host_network;
+	int                 host_pid;
+	int                 host_ipc;
+	int                 share_process_ns;
+	char               *hostname;
+	char               *subdomain;
+	enum dns_policy     dns_policy;
+	struct dns_config  *dns_config; /* NULL: none */
+	char               *node_name;
+	struct kvlist       node_selector;
+	struct toleration  *tolerations;
+	size_t              ntolerations;
+	char               *runtime_class;
+	char               *service_account;
+	char               *scheduler_name;
+	char               *priority_class;
+	int32_t             priority;
+	struct pod_security_context *security; /* NULL: none */
 	struct strv                  image_pull_secrets;
-	struct kvlist                host_aliases;    /* ip -> comma-separated hostnames */
+	struct kvlist                host_aliases; /* ip -> comma-separated hostnames */
 
 	/* status (as read from the API, for merges) */
-	struct pod_status            status;
+	struct pod_status status;
 };
 
 /* Decoding. On failure: returns NULL and writes a one-line reason to err (errlen bytes),
@@ -454,12 +454,12 @@ struct pod {
 struct pod *pod_from_json(const char *buf, size_t len, char *err, size_t errlen);
 /* Decodes a PodStatus object (what podstatus_to_json_string writes) into out (overwritten;
  * free with pod_status_clear). Returns 0, or -1 with err set and out empty. */
-int pod_status_from_json(const char *buf, size_t len, struct pod_status *out, char *err,
-    size_t errlen);
+int pod_status_from_json(
+    const char *buf, size_t len, struct pod_status *out, char *err, size_t errlen);
 struct pod *pod_from_yaml(const char *buf, size_t len, char *err, size_t errlen);
 
 /* Validation: 0 if valid; else -1 with the first error as "field.path: reason" in err. */
-int  pod_validate(const struct pod *, char *err, size_t errlen);
+int pod_validate(const struct pod *, char *err, size_t errlen);
 
 /* Frees everything; NULL is a no-op. pod_status_clear frees a status's members only. */
 void pod_free(struct pod *);
@@ -481,7 +481,7 @@ uint64_t container_hash(const struct container *);
 
 /* Kubernetes quantity ("100m", "1Gi", "1e3", "0.5", "500Mi") to milli-units.
  * Returns 0, or -1 for a malformed or out-of-range value. */
-int  quantity_parse(const char *s, int64_t *milli);
+int quantity_parse(const char *s, int64_t *milli);
 
 /* RFC 3339 ("2024-01-02T03:04:05Z", fractional seconds and offsets allowed) to Unix seconds
  * and back (UTC, "Z"). Parse returns 0 or -1. Format writes into buf (at least 21 bytes). */

@@ -9,7 +9,7 @@ const struct rt_container *
 rt_find_container(const struct rt_pod_status *st, const char *name)
 {
 	const struct rt_container *best = NULL;
-	size_t i;
+	size_t                     i;
 
 	if (st == NULL || name == NULL)
 		return NULL;

@@ -17,44 +17,44 @@ enum rt_sbstate { RT_SB_READY = 0, RT_SB_NOTREADY = 1 };
 enum rt_nsmode { RT_NS_POD = 0, RT_NS_CONTAINER = 1, RT_NS_NODE = 2, RT_NS_TARGET = 3 };
 
 struct rt_container {
-	char            *id;
-	char            *name;           /* io.kubernetes.container.name */
-	char            *sandbox_id;
-	enum rt_cstate   state;
-	int64_t          created_at;
-	int64_t          started_at;
-	int64_t          finished_at;
-	int32_t          exit_code;
-	char            *reason;         /* runtime's reason: Completed, Error, OOMKilled */
-	char            *message;
-	char            *image;          /* spec image */
-	char            *image_ref;      /* resolved image id */
-	uint64_t         hash;           /* io.kubernetes.container.hash, parsed (hex) */
-	int32_t          restart_count;  /* io.kubernetes.container.restartCount */
+	char          *id;
+	char          *name; /* io.kubernetes.container.name */
+	char          *sandbox_id;
+	enum rt_cstate state;
+	int64_t        created_at;
+	int64_t        started_at;
+	int64_t        finished_at;
+	int32_t        exit_code;
+	char          *reason; /* runtime's reason: Completed, Error, OOMKilled */
+	char          *message;
+	char          *image;         /* spec image */
+	char          *image_ref;     /* resolved image id */
+	uint64_t       hash;          /* io.kubernetes.container.hash, parsed (hex) */
+	int32_t        restart_count; /* io.kubernetes.container.restartCount */
 };
 
 struct rt_sandbox {
-	char             *id;
-	uint32_t          attempt;
-	enum rt_sbstate   state;
-	enum rt_nsmode    network_mode;
-	char             *ip;            /* NULL or "" when none */
-	char            **extra_ips;
-	size_t            nextra_ips;
-	int64_t           created_at;
+	char           *id;
+	uint32_t        attempt;
+	enum rt_sbstate state;
+	enum rt_nsmode  network_mode;
+	char           *ip; /* NULL or "" when none */
+	char          **extra_ips;
+	size_t          nextra_ips;
+	int64_t         created_at;
 };
 
 struct rt_pod_status {
-	char               *uid;
-	char               *name;
-	char               *ns;
+	char *uid;
+	char *name;
+	char *ns;
 	/* Newest first (by created_at). */
-	struct rt_sandbox  *sandboxes;
-	size_t              nsandboxes;
+	struct rt_sandbox *sandboxes;
+	size_t             nsandboxes;
 	/* Newest first (by created_at); several entries may share a name (restarts). */
 	struct rt_container *containers;
-	size_t              ncontainers;
-	int64_t             timestamp;   /* monotonic ms when this status was read */
+	size_t               ncontainers;
+	int64_t              timestamp; /* monotonic ms when this status was read */
 };
 
 /* Returns the newest container of that name, or NULL. */

@@ -11,12 +11,12 @@
 #include "core/util.h"
 
 struct val {
-	char           *err;
-	size_t          errlen;
-	unsigned char  *cdup;     /* per container (init, app, ephemeral): name seen before */
-	const char    **vols;     /* volume names, sorted, for look-ups */
-	size_t          nvols;
-	unsigned char  *vdup;     /* per volume: name seen before */
+	char          *err;
+	size_t         errlen;
+	unsigned char *cdup; /* per container (init, app, ephemeral): name seen before */
+	const char   **vols; /* volume names, sorted, for look-ups */
+	size_t         nvols;
+	unsigned char *vdup; /* per volume: name seen before */
 };
 
 struct sref {
@@ -28,7 +28,7 @@ static int
 sref_cmp(const void *a, const void *b)
 {
 	const struct sref *x = a, *y = b;
-	int c = strcmp(x->s, y->s);
+	int                c = strcmp(x->s, y->s);
 
 	if (c != 0)
 		return c;
@@ -42,8 +42,8 @@ static unsigned char *
 find_dups(const char *const *strs, size_t n)
 {
 	unsigned char *dup = xcalloc(n > 0 ? n : 1, 1);
-	struct sref *r;
-	size_t i, m = 0;
+	struct sref   *r;
+	size_t         i, m = 0;
 
 	if (n < 2)
 		return dup;
@@ -67,8 +67,7 @@ str_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int
-vfail(struct val *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int vfail(struct val *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int
 vfail(struct val *v, const char *fmt, ...)
@@ -113,9 +112,9 @@ dns_label(const char *s)
 static int
 dns_subdomain(const char *s)
 {
-	char label[254];
+	char        label[254];
 	const char *p, *dot;
-	size_t n;
+	size_t      n;
 
 	if (s == NULL || (n = strlen(s)) == 0 || n > 253)
 		return 0;
@@ -152,8 +151,8 @@ static int
 label_key(const char *k)
 {
 	const char *slash;
-	char prefix[254];
-	size_t n;
+	char        prefix[254];
+	size_t      n;
 
 	if (k == NULL)
 		return 0;
@@ -173,7 +172,7 @@ static int
 port_name(const char *s)
 {
 	size_t i, n = s != NULL ? strlen(s) : 0;
-	int letter = 0;
+	int    letter = 0;
 
 	if (n == 0 || n > 15 || s[0] == '-' || s[n - 1] == '-' || strstr(s, "--") != NULL)
 		return 0;
@@ -211,8 +210,8 @@ check_port_ref(struct val *v, const char *path, const struct int_or_str *p)
 {
 	if (p->is_str) {
 		if (!port_name(p->str))
-			return vfail(v, "%s.port: must be a port number or an IANA service name",
-			    path);
+			return vfail(
+			    v, "%s.port: must be a port number or an IANA service name", path);
 	} else if (p->num < 1 || p->num > 65535)
 		return vfail(v, "%s.port: must be between 1 and 65535", path);
 	return 0;
@@ -223,7 +222,7 @@ static int
 check_handler(struct val *v, const char *path, const struct handler *h, int is_probe)
 {
 	static const char *const kinds[] = { "", "exec", "httpGet", "tcpSocket", "grpc", "sleep" };
-	size_t i;
+	size_t                   i;
 
 	if (h->h_nkinds == 0 || h->h_kind == HANDLER_NONE)
 		return vfail(v, "%s: must specify a handler type", path);
@@ -259,8 +258,8 @@ check_handler(struct val *v, const char *path, const struct handler *h, int is_p
 		break;
 	case HANDLER_SLEEP:
 		if (h->h_sleep_seconds < 0)
-			return vfail(v, "%s.sleep.seconds: must be greater than or equal to 0",
-			    path);
+			return vfail(
+			    v, "%s.sleep.seconds: must be greater than or equal to 0", path);
 		break;
 	case HANDLER_NONE:
 		break;
@@ -270,7 +269,7 @@ check_handler(struct val *v, const char *path, const struct handler *h, int is_p
 
 static int
 check_probe(struct val *v, const char *cpath, const char *name, const struct probe *p,
-            int must_succeed_once)
+    int must_succeed_once)
 {
 	char path[300];
 
@@ -299,7 +298,7 @@ check_probe(struct val *v, const char *cpath, const char *name, const struct pro
 static int
 check_resources(struct val *v, const char *cpath, const struct resources *r)
 {
-	size_t i;
+	size_t                 i;
 	const struct quantity *lim;
 
 	for (i = 0; i < r->limits.n; i++) {
@@ -309,8 +308,8 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 			return vfail(v, "%s.resources.limits: empty resource name", cpath);
 		if (q->milli < 0)
 			return vfail(v,
-			    "%s.resources.limits.%s: must be greater than or equal to 0",
-			    cpath, q->name);
+			    "%s.resources.limits.%s: must be greater than or equal to 0", cpath,
+			    q->name);
 	}
 	for (i = 0; i < r->requests.n; i++) {
 		const struct quantity *q = &r->requests.items[i];
@@ -319,13 +318,14 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 			return vfail(v, "%s.resources.requests: empty resource name", cpath);
 		if (q->milli < 0)
 			return vfail(v,
-			    "%s.resources.requests.%s: must be greater than or equal to 0",
-			    cpath, q->name);
+			    "%s.resources.requests.%s: must be greater than or equal to 0", cpath,
+			    q->name);
 		lim = resource_list_get(&r->limits, q->name);
 		if (lim != NULL && q->milli > lim->milli)
 			return vfail(v,
 			    "%s.resources.requests.%s: must be less than or equal to the "
-			    "%s limit", cpath, q->name, q->name);
+			    "%s limit",
+			    cpath, q->name, q->name);
 	}
 	return 0;
 }
@@ -341,13 +341,17 @@ check_security(struct val *v, const char *path, const struct security_context *s
 		return vfail(v, "%s.runAsGroup: must be between 0 and 2147483647", path);
 	if (sc->privileged.set && sc->privileged.v && sc->allow_privilege_escalation.set &&
 	    !sc->allow_privilege_escalation.v)
-		return vfail(v, "%s: cannot set allowPrivilegeEscalation to false and "
-		    "privileged to true", path);
+		return vfail(v,
+		    "%s: cannot set allowPrivilegeEscalation to false and "
+		    "privileged to true",
+		    path);
 	if (sc->seccomp.type != NULL) {
 		if (strcmp(sc->seccomp.type, "Localhost") == 0) {
 			if (empty(sc->seccomp.localhost))
-				return vfail(v, "%s.seccompProfile.localhostProfile: required when "
-				    "type is Localhost", path);
+				return vfail(v,
+				    "%s.seccompProfile.localhostProfile: required when "
+				    "type is Localhost",
+				    path);
 		} else if (strcmp(sc->seccomp.type, "RuntimeDefault") != 0 &&
 		    strcmp(sc->seccomp.type, "Unconfined") != 0)
 			return vfail(v, "%s.seccompProfile.type: unsupported value \"%s\"", path,
@@ -365,14 +369,14 @@ volume_exists(const struct val *v, const char *name)
 
 static int
 check_container(struct val *v, const struct pod *p, const struct container *c,
-                enum container_kind kind, size_t idx, size_t flat)
+    enum container_kind kind, size_t idx, size_t flat)
 {
-	char path[128];
-	const char **names;
+	char           path[128];
+	const char   **names;
 	unsigned char *dup;
-	size_t i;
-	int sidecar = kind == CK_INIT && c->c_has_restart_policy &&
-	    c->c_restart_policy == RESTART_ALWAYS;
+	size_t         i;
+	int            sidecar =
+	    kind == CK_INIT && c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS;
 
 	snprintf(path, sizeof(path), "%s[%zu]", list_name(kind), idx);
 	if (empty(c->c_name))
@@ -385,8 +389,8 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		return vfail(v, "%s.image: required", path);
 	if (c->c_has_restart_policy) {
 		if (kind != CK_INIT)
-			return vfail(v, "%s.restartPolicy: may only be set on init containers",
-			    path);
+			return vfail(
+			    v, "%s.restartPolicy: may only be set on init containers", path);
 		if (c->c_restart_policy != RESTART_ALWAYS)
 			return vfail(v, "%s.restartPolicy: must be Always (got %s)", path,
 			    restart_policy_name(c->c_restart_policy));
@@ -397,14 +401,16 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		if (kind == CK_EPHEMERAL)
 			return vfail(v, "%s.ports: may not be set for ephemeral containers", path);
 		if (cp->container_port < 1 || cp->container_port > 65535)
-			return vfail(v, "%s.ports[%zu].containerPort: must be between 1 and 65535",
-			    path, i);
+			return vfail(
+			    v, "%s.ports[%zu].containerPort: must be between 1 and 65535", path, i);
 		if (cp->host_port < 0 || cp->host_port > 65535)
-			return vfail(v, "%s.ports[%zu].hostPort: must be between 0 and 65535",
-			    path, i);
+			return vfail(
+			    v, "%s.ports[%zu].hostPort: must be between 0 and 65535", path, i);
 		if (p->host_network && cp->host_port != 0 && cp->host_port != cp->container_port)
-			return vfail(v, "%s.ports[%zu].hostPort: must match containerPort when "
-			    "hostNetwork is true", path, i);
+			return vfail(v,
+			    "%s.ports[%zu].hostPort: must match containerPort when "
+			    "hostNetwork is true",
+			    path, i);
 		if (cp->name != NULL && !port_name(cp->name))
 			return vfail(v, "%s.ports[%zu].name: \"%s\" is not an IANA service name",
 			    path, i, cp->name);
@@ -418,8 +424,8 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		;
 	free(dup);
 	if (i < c->c_nports)
-		return vfail(v, "%s.ports[%zu].name: duplicate name \"%s\"", path, i,
-		    c->c_ports[i].name);
+		return vfail(
+		    v, "%s.ports[%zu].name: duplicate name \"%s\"", path, i, c->c_ports[i].name);
 	for (i = 0; i < c->c_nenv; i++) {
 		const char *n = c->c_env[i].name;
 
@@ -428,13 +434,13 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		if (strchr(n, '=') != NULL)
 			return vfail(v, "%s.env[%zu].name: may not contain '='", path, i);
 		if ((c->c_env[i].src == ENV_CONFIG_MAP_KEY_REF ||
-		    c->c_env[i].src == ENV_SECRET_KEY_REF) &&
+		        c->c_env[i].src == ENV_SECRET_KEY_REF) &&
 		    (empty(c->c_env[i].ref_name) || empty(c->c_env[i].ref_key)))
-			return vfail(v, "%s.env[%zu].valueFrom: name and key are required",
-			    path, i);
+			return vfail(
+			    v, "%s.env[%zu].valueFrom: name and key are required", path, i);
 		if (c->c_env[i].src == ENV_FIELD_REF && empty(c->c_env[i].ref_key))
-			return vfail(v, "%s.env[%zu].valueFrom.fieldRef.fieldPath: required",
-			    path, i);
+			return vfail(
+			    v, "%s.env[%zu].valueFrom.fieldRef.fieldPath: required", path, i);
 		if (c->c_env[i].src == ENV_RESOURCE_FIELD_REF && empty(c->c_env[i].ref_key))
 			return vfail(v, "%s.env[%zu].valueFrom.resourceFieldRef.resource: required",
 			    path, i);
@@ -443,8 +449,7 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		if (empty(c->c_env_from[i].name))
 			return vfail(v, "%s.envFrom[%zu].%s.name: required", path, i,
 			    c->c_env_from[i].is_secret ? "secretRef" : "configMapRef");
-	if (kind == CK_EPHEMERAL &&
-	    (c->c_resources.requests.n > 0 || c->c_resources.limits.n > 0))
+	if (kind == CK_EPHEMERAL && (c->c_resources.requests.n > 0 || c->c_resources.limits.n > 0))
 		return vfail(v, "%s.resources: may not be set for ephemeral containers", path);
 	if (check_resources(v, path, &c->c_resources) < 0)
 		return -1;
@@ -454,14 +459,16 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 		if (empty(m->name))
 			return vfail(v, "%s.volumeMounts[%zu].name: required", path, i);
 		if (!volume_exists(v, m->name))
-			return vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found",
-			    path, i, m->name);
+			return vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found", path,
+			    i, m->name);
 		if (empty(m->mount_path))
 			return vfail(v, "%s.volumeMounts[%zu].mountPath: required", path, i);
 		if (m->sub_path != NULL &&
 		    (m->sub_path[0] == '/' || strstr(m->sub_path, "..") != NULL))
-			return vfail(v, "%s.volumeMounts[%zu].subPath: must be a relative path "
-			    "without '..'", path, i);
+			return vfail(v,
+			    "%s.volumeMounts[%zu].subPath: must be a relative path "
+			    "without '..'",
+			    path, i);
 	}
 	names = xcalloc(c->c_nmounts + 1, sizeof(*names));
 	for (i = 0; i < c->c_nmounts; i++)
@@ -474,9 +481,9 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 	if (i < c->c_nmounts)
 		return vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique", path, i);
 	if ((kind == CK_INIT && !sidecar) || kind == CK_EPHEMERAL) {
-		const char *why = kind == CK_INIT ?
-		    "may not be set for init containers without restartPolicy=Always" :
-		    "may not be set for ephemeral containers";
+		const char *why = kind == CK_INIT
+		    ? "may not be set for init containers without restartPolicy=Always"
+		    : "may not be set for ephemeral containers";
 
 		if (c->c_liveness != NULL)
 			return vfail(v, "%s.livenessProbe: %s", path, why);
@@ -536,15 +543,19 @@ check_mode(struct val *v, const char *path, int32_t mode)
 
 /* volumes: a downwardAPI item names exactly one of fieldRef and resourceFieldRef. */
 static int
-check_downward_item(struct val *v, const char *path, const char *what, size_t i,
-    const struct key_to_path *kp)
+check_downward_item(
+    struct val *v, const char *path, const char *what, size_t i, const struct key_to_path *kp)
 {
 	if (kp->key == NULL && kp->resource == NULL)
-		return vfail(v, "%s.%s.items[%zu]: must specify one of fieldRef and "
-		    "resourceFieldRef", path, what, i);
+		return vfail(v,
+		    "%s.%s.items[%zu]: must specify one of fieldRef and "
+		    "resourceFieldRef",
+		    path, what, i);
 	if (kp->key != NULL && kp->resource != NULL)
-		return vfail(v, "%s.%s.items[%zu]: fieldRef and resourceFieldRef can not be "
-		    "specified simultaneously", path, what, i);
+		return vfail(v,
+		    "%s.%s.items[%zu]: fieldRef and resourceFieldRef can not be "
+		    "specified simultaneously",
+		    path, what, i);
 	return 0;
 }
 
@@ -562,7 +573,7 @@ check_rel_path(struct val *v, const char *path, const char *p)
 static int
 check_projections(struct val *v, const char *path, const struct volume *vol)
 {
-	char sub[300];
+	char   sub[300];
 	size_t i, k;
 
 	for (i = 0; i < vol->v_nprojections; i++) {
@@ -572,14 +583,16 @@ check_projections(struct val *v, const char *path, const struct volume *vol)
 		case PROJ_CONFIG_MAP:
 		case PROJ_SECRET:
 			if (empty(p->p_name))
-				return vfail(v, "%s.projected.sources[%zu].%s.name: required",
-				    path, i, p->p_kind == PROJ_SECRET ? "secret" : "configMap");
+				return vfail(v, "%s.projected.sources[%zu].%s.name: required", path,
+				    i, p->p_kind == PROJ_SECRET ? "secret" : "configMap");
 			for (k = 0; k < p->p_nitems; k++) {
 				if (empty(p->p_items[k].key))
-					return vfail(v, "%s.projected.sources[%zu].items[%zu].key: "
-					    "required", path, i, k);
-				snprintf(sub, sizeof(sub), "%s.projected.sources[%zu].items[%zu].path",
-				    path, i, k);
+					return vfail(v,
+					    "%s.projected.sources[%zu].items[%zu].key: "
+					    "required",
+					    path, i, k);
+				snprintf(sub, sizeof(sub),
+				    "%s.projected.sources[%zu].items[%zu].path", path, i, k);
 				if (check_rel_path(v, sub, p->p_items[k].path) < 0)
 					return -1;
 			}
@@ -587,27 +600,32 @@ check_projections(struct val *v, const char *path, const struct volume *vol)
 		case PROJ_DOWNWARD_API:
 			for (k = 0; k < p->p_nitems; k++) {
 				snprintf(sub, sizeof(sub), "%s.projected.sources[%zu]", path, i);
-				if (check_downward_item(v, sub, "downwardAPI", k, &p->p_items[k]) < 0)
+				if (check_downward_item(v, sub, "downwardAPI", k, &p->p_items[k]) <
+				    0)
 					return -1;
-				snprintf(sub, sizeof(sub), "%s.projected.sources[%zu].items[%zu].path",
-				    path, i, k);
+				snprintf(sub, sizeof(sub),
+				    "%s.projected.sources[%zu].items[%zu].path", path, i, k);
 				if (check_rel_path(v, sub, p->p_items[k].path) < 0)
 					return -1;
 			}
 			break;
 		case PROJ_SA_TOKEN:
-			snprintf(sub, sizeof(sub), "%s.projected.sources[%zu].serviceAccountToken.path",
-			    path, i);
+			snprintf(sub, sizeof(sub),
+			    "%s.projected.sources[%zu].serviceAccountToken.path", path, i);
 			if (check_rel_path(v, sub, p->p_path) < 0)
 				return -1;
 			if (p->p_expiration < 600)
-				return vfail(v, "%s.projected.sources[%zu].serviceAccountToken."
+				return vfail(v,
+				    "%s.projected.sources[%zu].serviceAccountToken."
 				    "expirationSeconds: may not specify a duration less than 10 "
-				    "minutes", path, i);
+				    "minutes",
+				    path, i);
 			if (p->p_expiration > 4294967296LL)
-				return vfail(v, "%s.projected.sources[%zu].serviceAccountToken."
+				return vfail(v,
+				    "%s.projected.sources[%zu].serviceAccountToken."
 				    "expirationSeconds: may not specify a duration larger than 2^32 "
-				    "seconds", path, i);
+				    "seconds",
+				    path, i);
 			break;
 		case PROJ_OTHER:
 			break;
@@ -619,7 +637,7 @@ check_projections(struct val *v, const char *path, const struct volume *vol)
 static int
 check_volume(struct val *v, const struct volume *vol, size_t idx)
 {
-	char path[128], sub[300];
+	char   path[128], sub[300];
 	size_t i;
 
 	snprintf(path, sizeof(path), "spec.volumes[%zu]", idx);
@@ -662,11 +680,11 @@ check_volume(struct val *v, const struct volume *vol, size_t idx)
 		if (vol->v_medium != NULL && *vol->v_medium != '\0' &&
 		    strcmp(vol->v_medium, "Memory") != 0 &&
 		    strncmp(vol->v_medium, "HugePages", 9) != 0)
-			return vfail(v, "%s.emptyDir.medium: unsupported value \"%s\"", path,
-			    vol->v_medium);
+			return vfail(
+			    v, "%s.emptyDir.medium: unsupported value \"%s\"", path, vol->v_medium);
 		if (vol->v_size_limit_milli < 0)
-			return vfail(v, "%s.emptyDir.sizeLimit: must be greater than or equal to 0",
-			    path);
+			return vfail(
+			    v, "%s.emptyDir.sizeLimit: must be greater than or equal to 0", path);
 		break;
 	default:
 		break;
@@ -678,15 +696,15 @@ check_volume(struct val *v, const struct volume *vol, size_t idx)
 		const struct key_to_path *kp = &vol->v_items[i];
 
 		if (vol->v_kind != VOL_DOWNWARD_API && empty(kp->key))
-			return vfail(v, "%s.%s.items[%zu].key: required",
-			    path, vol->v_kind_name, i);
+			return vfail(
+			    v, "%s.%s.items[%zu].key: required", path, vol->v_kind_name, i);
 		if (empty(kp->path))
-			return vfail(v, "%s.%s.items[%zu].path: required",
-			    path, vol->v_kind_name, i);
+			return vfail(
+			    v, "%s.%s.items[%zu].path: required", path, vol->v_kind_name, i);
 		if (kp->path[0] == '/' || strstr(kp->path, "..") != NULL)
 			return vfail(v,
-			    "%s.%s.items[%zu].path: must be a relative path without '..'",
-			    path, vol->v_kind_name, i);
+			    "%s.%s.items[%zu].path: must be a relative path without '..'", path,
+			    vol->v_kind_name, i);
 		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].mode", path, vol->v_kind_name, i);
 		if (check_mode(v, sub, kp->mode) < 0)
 			return -1;
@@ -724,7 +742,8 @@ check_metadata(struct val *v, const struct pod *p)
 			    "metadata.annotations: \"%s\" is not a valid annotation key",
 			    p->annotations.items[i].k);
 	if (p->deletion_grace.set && p->deletion_grace.v < 0)
-		return vfail(v, "metadata.deletionGracePeriodSeconds: must be greater than or "
+		return vfail(v,
+		    "metadata.deletionGracePeriodSeconds: must be greater than or "
 		    "equal to 0");
 	return 0;
 }
@@ -737,7 +756,8 @@ check_pod_spec(struct val *v, const struct pod *p)
 	if (p->ncontainers == 0)
 		return vfail(v, "spec.containers: required");
 	if (p->termination_grace.set && p->termination_grace.v < 0)
-		return vfail(v, "spec.terminationGracePeriodSeconds: must be greater than or "
+		return vfail(v,
+		    "spec.terminationGracePeriodSeconds: must be greater than or "
 		    "equal to 0");
 	if (p->active_deadline.set && p->active_deadline.v < 1)
 		return vfail(v, "spec.activeDeadlineSeconds: must be greater than 0");
@@ -749,7 +769,8 @@ check_pod_spec(struct val *v, const struct pod *p)
 		return vfail(v, "spec.dnsConfig: required when dnsPolicy is None");
 	if (p->dns_config != NULL) {
 		if (p->dns_policy == DNS_NONE && p->dns_config->nameservers.n == 0)
-			return vfail(v, "spec.dnsConfig.nameservers: at least one required when "
+			return vfail(v,
+			    "spec.dnsConfig.nameservers: at least one required when "
 			    "dnsPolicy is None");
 		if (p->dns_config->nameservers.n > 3)
 			return vfail(v, "spec.dnsConfig.nameservers: at most 3 allowed");
@@ -764,14 +785,17 @@ check_pod_spec(struct val *v, const struct pod *p)
 
 		if (t->op != NULL && strcmp(t->op, "Exists") != 0 && strcmp(t->op, "Equal") != 0)
 			return vfail(v, "spec.tolerations[%zu].operator: unsupported value \"%s\"",
-			    i,
-			    t->op);
+			    i, t->op);
 		if (t->op != NULL && strcmp(t->op, "Exists") == 0 && !empty(t->value))
-			return vfail(v, "spec.tolerations[%zu].value: must be empty when operator "
-			    "is Exists", i);
+			return vfail(v,
+			    "spec.tolerations[%zu].value: must be empty when operator "
+			    "is Exists",
+			    i);
 		if (empty(t->key) && (t->op == NULL || strcmp(t->op, "Exists") != 0))
-			return vfail(v, "spec.tolerations[%zu].operator: must be Exists when key "
-			    "is empty", i);
+			return vfail(v,
+			    "spec.tolerations[%zu].operator: must be Exists when key "
+			    "is empty",
+			    i);
 		if (t->effect != NULL && *t->effect != '\0' &&
 		    strcmp(t->effect, "NoSchedule") != 0 &&
 		    strcmp(t->effect, "PreferNoSchedule") != 0 &&
@@ -786,25 +810,29 @@ check_pod_spec(struct val *v, const struct pod *p)
 		const struct pod_security_context *sc = p->security;
 
 		if (sc->run_as_user.set && (sc->run_as_user.v < 0 || sc->run_as_user.v > INT32_MAX))
-			return vfail(v, "spec.securityContext.runAsUser: must be between 0 and "
+			return vfail(v,
+			    "spec.securityContext.runAsUser: must be between 0 and "
 			    "2147483647");
-		if (sc->run_as_group.set && (sc->run_as_group.v < 0 ||
-		    sc->run_as_group.v > INT32_MAX))
-			return vfail(v, "spec.securityContext.runAsGroup: must be between 0 and "
+		if (sc->run_as_group.set &&
+		    (sc->run_as_group.v < 0 || sc->run_as_group.v > INT32_MAX))
+			return vfail(v,
+			    "spec.securityContext.runAsGroup: must be between 0 and "
 			    "2147483647");
 		if (sc->fs_group.set && (sc->fs_group.v < 0 || sc->fs_group.v > INT32_MAX))
-			return vfail(v, "spec.securityContext.fsGroup: must be between 0 and "
+			return vfail(v,
+			    "spec.securityContext.fsGroup: must be between 0 and "
 			    "2147483647");
 		for (i = 0; i < sc->nsupplemental_groups; i++)
 			if (sc->supplemental_groups[i] < 0 ||
 			    sc->supplemental_groups[i] > INT32_MAX)
 				return vfail(v,
 				    "spec.securityContext.supplementalGroups[%zu]: must be "
-				    "between 0 and 2147483647", i);
+				    "between 0 and 2147483647",
+				    i);
 		for (i = 0; i < sc->sysctls.n; i++)
 			if (empty(sc->sysctls.items[i].k))
-				return vfail(v, "spec.securityContext.sysctls[%zu].name: required",
-				    i);
+				return vfail(
+				    v, "spec.securityContext.sysctls[%zu].name: required", i);
 		if (sc->seccomp.type != NULL) {
 			struct security_context tmp;
 
@@ -824,12 +852,12 @@ check_pod_spec(struct val *v, const struct pod *p)
 		if (check_container(v, p, &p->init_containers[i], CK_INIT, i, i) < 0)
 			return -1;
 	for (i = 0; i < p->ncontainers; i++)
-		if (check_container(v, p, &p->containers[i], CK_APP, i,
-		    p->ninit_containers + i) < 0)
+		if (check_container(v, p, &p->containers[i], CK_APP, i, p->ninit_containers + i) <
+		    0)
 			return -1;
 	for (i = 0; i < p->nephemeral_containers; i++)
 		if (check_container(v, p, &p->ephemeral_containers[i], CK_EPHEMERAL, i,
-		    p->ninit_containers + p->ncontainers + i) < 0)
+		        p->ninit_containers + p->ncontainers + i) < 0)
 			return -1;
 	return 0;
 }
@@ -837,10 +865,10 @@ check_pod_spec(struct val *v, const struct pod *p)
 int
 pod_validate(const struct pod *p, char *err, size_t errlen)
 {
-	struct val v;
+	struct val   v;
 	const char **names;
-	size_t i, n;
-	int rc;
+	size_t       i, n;
+	int          rc;
 
 	memset(&v, 0, sizeof(v));
 	v.err = err;

@@ -52,11 +52,11 @@ usage(FILE *f)
 	    "  -n, --namespace NS   namespace (default \"default\"); -A, --all-namespaces: all\n"
 	    "  -o, --output FMT     wide (get pods), json or yaml\n"
 	    "  -w, --watch          events: keep printing new events\n"
-	    "Exit status: 0 success, 1 error, 2 usage.\n", PODCTL_DEFAULT_SOCKET);
+	    "Exit status: 0 success, 1 error, 2 usage.\n",
+	    PODCTL_DEFAULT_SOCKET);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -73,7 +73,7 @@ static int
 take(int argc, char **argv, int *i, const char *lng, const char *shrt, const char **val)
 {
 	const char *a = argv[*i];
-	size_t l = strlen(lng);
+	size_t      l = strlen(lng);
 
 	if (strcmp(a, lng) == 0 || (shrt != NULL && strcmp(a, shrt) == 0)) {
 		if (*i + 1 >= argc)
@@ -140,8 +140,8 @@ static FILE *
 ctl_connect(const char *path)
 {
 	struct sockaddr_un sun;
-	int fd;
-	FILE *f;
+	int                fd;
+	FILE              *f;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -152,10 +152,11 @@ ctl_connect(const char *path)
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd == -1 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		fprintf(stderr, "podctl: cannot connect to kletd at %s: %s\n", path,
-		    strerror(errno));
+		fprintf(
+		    stderr, "podctl: cannot connect to kletd at %s: %s\n", path, strerror(errno));
 		if (errno == ENOENT || errno == ECONNREFUSED)
-			fprintf(stderr, "podctl: is kletd running? (--socket or "
+			fprintf(stderr,
+			    "podctl: is kletd running? (--socket or "
 			    "KLET_PODCTL_SOCKET picks another socket)\n");
 		exit(1);
 	}
@@ -168,12 +169,12 @@ ctl_connect(const char *path)
 }
 
 static void
-ctl_send(FILE *f, const struct opts *o, const char *cmd, const char *ns, const char *name,
-    int watch)
+ctl_send(
+    FILE *f, const struct opts *o, const char *cmd, const char *ns, const char *name, int watch)
 {
-	yajl_gen g = json_gen_new(0);
+	yajl_gen             g = json_gen_new(0);
 	const unsigned char *buf;
-	size_t len;
+	size_t               len;
 
 	yajl_gen_map_open(g);
 	json_gen_kv_int(g, "v", CTL_PROTO_VERSION);
@@ -189,8 +190,8 @@ ctl_send(FILE *f, const struct opts *o, const char *cmd, const char *ns, const c
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
 	if (fwrite(buf, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) == EOF) {
-		fprintf(stderr, "podctl: cannot send to kletd at %s: %s\n", o->socket,
-		    strerror(errno));
+		fprintf(
+		    stderr, "podctl: cannot send to kletd at %s: %s\n", o->socket, strerror(errno));
 		exit(1);
 	}
 	yajl_gen_free(g);
@@ -201,10 +202,10 @@ static struct json_doc *
 ctl_read(FILE *f, const struct opts *o, int eof_ok)
 {
 	struct json_limits lim = { PODCTL_MAX_REPLY, 64, PODCTL_MAX_REPLY };
-	struct json_doc *doc;
-	char *line = NULL, err[256];
-	size_t cap = 0;
-	ssize_t n;
+	struct json_doc   *doc;
+	char              *line = NULL, err[256];
+	size_t             cap = 0;
+	ssize_t            n;
 
 	n = getline(&line, &cap, f);
 	if (n <= 0) {
@@ -267,7 +268,7 @@ static const char *
 dur_ms(int64_t ms, char *buf, size_t len)
 {
 	const char *sign = ms < 0 ? "-" : "";
-	char a[32];
+	char        a[32];
 
 	if (ms < 0)
 		ms = -ms;
@@ -284,7 +285,7 @@ static const char *
 wall(int64_t unix_s, char *buf, size_t len)
 {
 	struct tm tm;
-	time_t t = (time_t)unix_s;
+	time_t    t = (time_t)unix_s;
 
 	if (unix_s <= 0) {
 		snprintf(buf, len, "<unknown>");
@@ -298,9 +299,9 @@ wall(int64_t unix_s, char *buf, size_t len)
 /* ---- tables ---- */
 
 struct table {
-	size_t  ncols;
-	size_t  nrows;   /* including the header */
-	char  **cells;
+	size_t ncols;
+	size_t nrows; /* including the header */
+	char **cells;
 };
 
 static void
@@ -328,7 +329,7 @@ static void
 table_print(struct table *t)
 {
 	size_t *w = xcalloc(t->ncols, sizeof(size_t)), r, i, total;
-	int tw = term_width();
+	int     tw = term_width();
 
 	for (r = 0; r < t->nrows; r++)
 		for (i = 0; i < t->ncols; i++) {
@@ -359,7 +360,7 @@ table_print(struct table *t)
 	for (r = 0; r < t->nrows; r++) {
 		for (i = 0; i < t->ncols; i++) {
 			const char *c = t->cells[r * t->ncols + i];
-			size_t l = strlen(c);
+			size_t      l = strlen(c);
 
 			if (l > w[i])
 				printf("%.*s~", (int)w[i] - 1, c);
@@ -384,7 +385,7 @@ static void
 print_json(const struct json *v)
 {
 	yajl_gen g = json_gen_new(1);
-	char *s;
+	char    *s;
 
 	json_gen_value(g, v);
 	s = json_gen_take(g, NULL);
@@ -398,10 +399,10 @@ print_json(const struct json *v)
 static int
 yaml_plain_ok(const char *s)
 {
-	static const char *const typed[] = { "true", "false", "null", "yes", "no", "on", "off",
-		"y", "n", "~" };
-	const char *p;
-	size_t i;
+	static const char *const typed[] = { "true", "false", "null", "yes", "no", "on", "off", "y",
+		"n", "~" };
+	const char              *p;
+	size_t                   i;
 
 	if (*s == '\0' || strchr("-?:,[]{}#&*!|>'\"%@` ", *s) != NULL)
 		return 0;
@@ -412,8 +413,8 @@ yaml_plain_ok(const char *s)
 	if (strspn(s, "0123456789.+-eE") == strlen(s))
 		return 0;
 	for (p = s; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == '#' || (*p == ':' && (p[1] == ' ' ||
-		    p[1] == '\0')))
+		if ((unsigned char)*p < 0x20 || *p == '#' ||
+		    (*p == ':' && (p[1] == ' ' || p[1] == '\0')))
 			return 0;
 	return s[strlen(s) - 1] != ' ';
 }
@@ -428,7 +429,7 @@ yaml_scalar(const struct json *v)
 			fputs(s, stdout);
 		else { /* a JSON string is a valid YAML double-quoted scalar */
 			yajl_gen g = json_gen_new(0);
-			char *q;
+			char    *q;
 
 			json_gen_str(g, s);
 			q = json_gen_take(g, NULL);
@@ -446,7 +447,7 @@ yaml_scalar(const struct json *v)
 static void
 yaml_value(const struct json *v, int indent, int inline_first)
 {
-	size_t i, n = json_len(v);
+	size_t         i, n = json_len(v);
 	enum json_type t = json_type(v);
 
 	if ((t == JSON_OBJECT || t == JSON_ARRAY) && n == 0) {
@@ -508,8 +509,8 @@ print_yaml(const struct json *v)
 
 /* Sends one request and returns the reply's data (exits 1 on an error reply). */
 static const struct json *
-request(FILE *f, const struct opts *o, struct json_doc **docp, const char *cmd,
-    const char *ns, const char *name, int watch)
+request(FILE *f, const struct opts *o, struct json_doc **docp, const char *cmd, const char *ns,
+    const char *name, int watch)
 {
 	const struct json *root;
 
@@ -517,8 +518,8 @@ request(FILE *f, const struct opts *o, struct json_doc **docp, const char *cmd,
 	*docp = ctl_read(f, o, 0);
 	root = json_root(*docp);
 	if (!jb(root, "ok")) {
-		fprintf(stderr, "podctl: error from kletd: %s\n",
-		    jsd(root, "error", "(no message)"));
+		fprintf(
+		    stderr, "podctl: error from kletd: %s\n", jsd(root, "error", "(no message)"));
 		exit(1);
 	}
 	return json_get(root, "data");
@@ -547,12 +548,12 @@ ns_of(const struct opts *o)
 static int
 cmd_get_pods(FILE *f, const struct opts *o)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *data = request(f, o, &doc, "get_pods", ns_of(o), NULL, 0);
-	const char *hdr[] = { "NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE",
-		"STATE", "IP", "NODE", "UID", "CRI CALL" };
+	const char  *hdr[] = { "NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "STATE",
+		 "IP", "NODE", "UID", "CRI CALL" };
 	struct table t;
-	size_t i, off = o->all_ns ? 0 : 1;
+	size_t       i, off = o->all_ns ? 0 : 1;
 
 	if (emit_structured(o, data))
 		goto out;
@@ -568,8 +569,8 @@ cmd_get_pods(FILE *f, const struct opts *o)
 	table_row(&t, hdr + off);
 	for (i = 0; i < json_len(data); i++) {
 		const struct json *p = json_index(data, i);
-		char restarts[32], a[32], call[96], ab[32];
-		const char *row[11];
+		char               restarts[32], a[32], call[96], ab[32];
+		const char        *row[11];
 
 		snprintf(restarts, sizeof(restarts), "%lld", (long long)ji(p, "restarts", 0));
 		if (js(p, "criCall") != NULL)
@@ -599,12 +600,12 @@ out:
 static int
 cmd_get_containers(FILE *f, const struct opts *o)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *data = request(f, o, &doc, "get_containers", ns_of(o), NULL, 0);
-	const char *hdr[] = { "NAMESPACE", "CONTAINER", "POD", "NAME", "STATE", "ATTEMPT",
-		"EXIT", "AGE" };
+	const char  *hdr[] = { "NAMESPACE", "CONTAINER", "POD", "NAME", "STATE", "ATTEMPT", "EXIT",
+		 "AGE" };
 	struct table t;
-	size_t i, off = o->all_ns ? 0 : 1;
+	size_t       i, off = o->all_ns ? 0 : 1;
 
 	if (emit_structured(o, data))
 		goto out;
@@ -613,9 +614,9 @@ cmd_get_containers(FILE *f, const struct opts *o)
 	table_row(&t, hdr + off);
 	for (i = 0; i < json_len(data); i++) {
 		const struct json *c = json_index(data, i);
-		char id[16], att[16], ex[16], a[32];
-		const char *row[8];
-		int64_t code;
+		char               id[16], att[16], ex[16], a[32];
+		const char        *row[8];
+		int64_t            code;
 
 		snprintf(id, sizeof(id), "%.13s", jsd(c, "id", ""));
 		snprintf(att, sizeof(att), "%lld", (long long)ji(c, "attempt", 0));
@@ -642,7 +643,7 @@ out:
 static void
 event_cells(const struct json *e, char *seen, size_t seenlen, char *obj, size_t objlen)
 {
-	char a[32], b[32];
+	char    a[32], b[32];
 	int64_t now = time(NULL) * 1000, cnt = ji(e, "count", 1);
 
 	age((now - ji(e, "lastTimestampMs", now)) / 1000, a, sizeof(a));
@@ -651,18 +652,18 @@ event_cells(const struct json *e, char *seen, size_t seenlen, char *obj, size_t 
 		    age((now - ji(e, "firstTimestampMs", now)) / 1000, b, sizeof(b)));
 	else
 		snprintf(seen, seenlen, "%s", a);
-	snprintf(obj, objlen, "%s/%s", strcmp(jsd(e, "kind", "Pod"), "Pod") == 0 ? "pod" :
-	    "node", jsd(e, "name", "?"));
+	snprintf(obj, objlen, "%s/%s", strcmp(jsd(e, "kind", "Pod"), "Pod") == 0 ? "pod" : "node",
+	    jsd(e, "name", "?"));
 }
 
 static int
 cmd_events(FILE *f, const struct opts *o)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *data = request(f, o, &doc, "events", ns_of(o), NULL, o->watch);
-	const char *hdr[] = { "LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE" };
-	struct table t;
-	size_t i;
+	const char        *hdr[] = { "LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE" };
+	struct table       t;
+	size_t             i;
 
 	if (o->fmt == FMT_JSON && o->watch) {
 		for (i = 0; i < json_len(data); i++) { /* one compact object per line */
@@ -677,8 +678,8 @@ cmd_events(FILE *f, const struct opts *o)
 		table_row(&t, hdr);
 		for (i = 0; i < json_len(data); i++) {
 			const struct json *e = json_index(data, i);
-			char seen[96], obj[300];
-			const char *row[5];
+			char               seen[96], obj[300];
+			const char        *row[5];
 
 			event_cells(e, seen, sizeof(seen), obj, sizeof(obj));
 			row[0] = seen;
@@ -694,7 +695,7 @@ cmd_events(FILE *f, const struct opts *o)
 	fflush(stdout);
 	while (o->watch) {
 		const struct json *e;
-		const char *want = ns_of(o);
+		const char        *want = ns_of(o);
 
 		doc = ctl_read(f, o, 1);
 		if (doc == NULL) {
@@ -708,8 +709,9 @@ cmd_events(FILE *f, const struct opts *o)
 			json_free(doc);
 			return 1;
 		}
-		if (e != NULL && (want == NULL || strcmp(jsd(e, "namespace", ""), want) == 0 ||
-		    strcmp(jsd(e, "kind", ""), "Node") == 0)) {
+		if (e != NULL &&
+		    (want == NULL || strcmp(jsd(e, "namespace", ""), want) == 0 ||
+		        strcmp(jsd(e, "kind", ""), "Node") == 0)) {
 			if (o->fmt == FMT_JSON) {
 				char *s = json_to_string(e);
 
@@ -737,8 +739,8 @@ static void
 describe_state(const char *label, const struct json *st, int indent)
 {
 	const char *kind = jsd(st, "state", "none");
-	char wb[40], ab[32];
-	int64_t t;
+	char        wb[40], ab[32];
+	int64_t     t;
 
 	if (strcmp(kind, "none") == 0) {
 		if (strcmp(label, "Last State") == 0)
@@ -747,21 +749,22 @@ describe_state(const char *label, const struct json *st, int indent)
 			printf("%*s%-16sWaiting\n", indent, "", "State:");
 		return;
 	}
-	printf("%*s%-16s%c%s", indent, "", strcmp(label, "State") == 0 ? "State:" :
-	    "Last State:", kind[0] - 32, kind + 1);
+	printf("%*s%-16s%c%s", indent, "",
+	    strcmp(label, "State") == 0 ? "State:" : "Last State:", kind[0] - 32, kind + 1);
 	if (js(st, "reason") != NULL)
 		printf(" (%s)", js(st, "reason"));
 	printf("\n");
 	if (strcmp(kind, "terminated") == 0)
-		printf("%*s  %-14s%lld\n", indent, "", "Exit Code:", (long long)ji(st, "exitCode", 0));
+		printf(
+		    "%*s  %-14s%lld\n", indent, "", "Exit Code:", (long long)ji(st, "exitCode", 0));
 	if (js(st, "message") != NULL && *js(st, "message") != '\0')
 		printf("%*s  %-14s%s\n", indent, "", "Message:", js(st, "message"));
 	if ((t = ji(st, "startedAt", 0)) > 0)
 		printf("%*s  %-14s%s (%s ago)\n", indent, "", "Started:", wall(t, wb, sizeof(wb)),
 		    age(time(NULL) - t, ab, sizeof(ab)));
 	if ((t = ji(st, "finishedAt", 0)) > 0)
-		printf("%*s  %-14s%s (%s ago)\n", indent, "", "Finished:",
-		    wall(t, wb, sizeof(wb)), age(time(NULL) - t, ab, sizeof(ab)));
+		printf("%*s  %-14s%s (%s ago)\n", indent, "", "Finished:", wall(t, wb, sizeof(wb)),
+		    age(time(NULL) - t, ab, sizeof(ab)));
 }
 
 static void
@@ -780,12 +783,12 @@ describe_strv(const char *label, const struct json *a)
 static int
 cmd_describe(FILE *f, const struct opts *o, const char *what)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *d, *w, *r, *a;
-	char ns[256], name[256], wb[40], ab[32], db[32];
-	const char *slash = strchr(what, '/');
-	size_t i, j;
-	int64_t t;
+	char               ns[256], name[256], wb[40], ab[32], db[32];
+	const char        *slash = strchr(what, '/');
+	size_t             i, j;
+	int64_t            t;
 
 	if (slash != NULL) {
 		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - what), what);
@@ -814,8 +817,8 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 	printf("%-16s%s\n", "IP:", jsd(d, "ip", "<none>"));
 	printf("%-16s%s\n", "QoS Class:", js(d, "qosClass"));
 	printf("%-16s%s\n", "Restart Policy:", js(d, "restartPolicy"));
-	printf("%-16s%llds\n", "Grace Period:",
-	    (long long)ji(d, "terminationGracePeriodSeconds", 30));
+	printf(
+	    "%-16s%llds\n", "Grace Period:", (long long)ji(d, "terminationGracePeriodSeconds", 30));
 
 	w = json_get(d, "worker");
 	printf("Pod Worker:\n");
@@ -827,14 +830,14 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 		printf("  %-18s<idle>\n", "Transaction:");
 	printf("  %-18s%s\n", "Pending Update:", jsd(w, "pendingUpdate", "<none>"));
 	if (json_get(w, "nextSyncInMs") != NULL)
-		printf("  %-18sin %s%s\n", "Next Sync:",
-		    dur_ms(ji(w, "nextSyncInMs", 0), db, sizeof(db)),
+		printf("  %-18sin %s%s\n",
+		    "Next Sync:", dur_ms(ji(w, "nextSyncInMs", 0), db, sizeof(db)),
 		    ji(w, "failures", 0) > 0 ? " (backoff after failure)" : "");
 	else
 		printf("  %-18s<not queued>\n", "Next Sync:");
 	if (json_get(w, "graceSeconds") != NULL)
-		printf("  %-18s%llds, deadline in %s\n", "Grace:",
-		    (long long)ji(w, "graceSeconds", 0),
+		printf("  %-18s%llds, deadline in %s\n",
+		    "Grace:", (long long)ji(w, "graceSeconds", 0),
 		    dur_ms(ji(w, "graceDeadlineInMs", 0), db, sizeof(db)));
 	printf("  %-18s%s\n", "Last Error:", jsd(w, "lastError", "<none>"));
 	printf("  %-18s%lld\n", "Failures:", (long long)ji(w, "failures", 0));
@@ -854,8 +857,8 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 		printf("  %-18s%s\n", "Sandbox Error:", js(r, "sandboxError"));
 	printf("  %-18s%s\n", "Last Error:", jsd(r, "lastError", "<none>"));
 	if (json_get(r, "lastSyncAgoMs") != NULL)
-		printf("  %-18s%s ago\n", "Last Sync:",
-		    dur_ms(ji(r, "lastSyncAgoMs", 0), db, sizeof(db)));
+		printf("  %-18s%s ago\n",
+		    "Last Sync:", dur_ms(ji(r, "lastSyncAgoMs", 0), db, sizeof(db)));
 	a = json_get(r, "startErrors");
 	for (i = 0; i < json_len(a); i++) {
 		const struct json *e = json_index(a, i);
@@ -885,8 +888,8 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 			describe_state("State", json_get(c, "current"), 4);
 			describe_state("Last State", json_get(c, "lastState"), 4);
 			printf("    %-16s%s\n", "Ready:", jb(c, "ready") ? "True" : "False");
-			printf("    %-16s%lld\n", "Restart Count:",
-			    (long long)ji(c, "restartCount", 0));
+			printf("    %-16s%lld\n",
+			    "Restart Count:", (long long)ji(c, "restartCount", 0));
 		} else {
 			printf("    %-16s<no status>\n", "State:");
 		}
@@ -913,7 +916,7 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 		printf("          <none>\n");
 	} else {
 		struct table et;
-		const char *hdr[] = { "  Type", "Reason", "Age", "Message" };
+		const char  *hdr[] = { "  Type", "Reason", "Age", "Message" };
 
 		printf("\n");
 		memset(&et, 0, sizeof(et));
@@ -921,8 +924,8 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 		table_row(&et, hdr);
 		for (i = 0; i < json_len(a); i++) {
 			const struct json *e = json_index(a, i);
-			char seen[96], obj[300], type[32];
-			const char *row[4];
+			char               seen[96], obj[300], type[32];
+			const char        *row[4];
 
 			event_cells(e, seen, sizeof(seen), obj, sizeof(obj));
 			snprintf(type, sizeof(type), "  %s", jsd(e, "type", ""));
@@ -943,16 +946,16 @@ static void
 status_tasks(const struct json *tasks)
 {
 	struct table t;
-	const char *hdr[] = { "  TASK", "EVERY", "RUNS", "LAST", "MAX", "LAG", "MAX LAG" };
-	size_t i;
+	const char  *hdr[] = { "  TASK", "EVERY", "RUNS", "LAST", "MAX", "LAG", "MAX LAG" };
+	size_t       i;
 
 	memset(&t, 0, sizeof(t));
 	t.ncols = 7;
 	table_row(&t, hdr);
 	for (i = 0; i < json_len(tasks); i++) {
 		const struct json *k = json_index(tasks, i);
-		char name[64], every[32], runs[32], l[32], m[32], lag[32], ml[32];
-		const char *row[7];
+		char               name[64], every[32], runs[32], l[32], m[32], lag[32], ml[32];
+		const char        *row[7];
 
 		snprintf(name, sizeof(name), "  %s", jsd(k, "name", "?"));
 		dur_ms(ji(k, "intervalMs", 0), every, sizeof(every));
@@ -976,15 +979,15 @@ status_tasks(const struct json *tasks)
 static int
 cmd_status(FILE *f, const struct opts *o)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *d = request(f, o, &doc, "status", NULL, NULL, 0), *s;
-	char ab[32], db[32];
+	char               ab[32], db[32];
 
 	if (emit_structured(o, d))
 		goto out;
 	printf("%-16s%s\n", "Node:", js(d, "node"));
-	printf("%-16skletd %s (pid %lld)\n", "Server:", js(d, "version"),
-	    (long long)ji(d, "pid", 0));
+	printf(
+	    "%-16skletd %s (pid %lld)\n", "Server:", js(d, "version"), (long long)ji(d, "pid", 0));
 	printf("%-16s%s\n", "Uptime:", age(ji(d, "uptimeSeconds", 0), ab, sizeof(ab)));
 	printf("%-16s%.1f MiB\n", "Memory (RSS):", (double)ji(d, "rssKiB", 0) / 1024);
 	printf("%-16s%lld\n", "Pods:", (long long)ji(d, "pods", 0));
@@ -994,8 +997,8 @@ cmd_status(FILE *f, const struct opts *o)
 	    jb(s, "ready") ? "ready" : "NOT READY", jsd(s, "endpoint", "?"));
 	if (js(s, "lastError") != NULL)
 		printf("%-16s%s\n", "  Error:", js(s, "lastError"));
-	printf("%-16s%lld calls, %lld errors, %lld in flight, %lld reconnects\n", "  CRI Calls:",
-	    (long long)ji(s, "calls", 0), (long long)ji(s, "errors", 0),
+	printf("%-16s%lld calls, %lld errors, %lld in flight, %lld reconnects\n",
+	    "  CRI Calls:", (long long)ji(s, "calls", 0), (long long)ji(s, "errors", 0),
 	    (long long)ji(s, "inFlight", 0), (long long)ji(s, "reconnects", 0));
 	s = json_get(d, "api");
 	if (!jb(s, "configured"))
@@ -1004,27 +1007,28 @@ cmd_status(FILE *f, const struct opts *o)
 		int64_t ea = ji(s, "lastEventAgeMs", -1);
 
 		printf("%-16s%s, watch %s, resourceVersion %s, last event %s%s\n", "API Server:",
-		    jb(s, "connected") ? "connected" : (js(s, "watchState") ? "disconnected" :
-		    "configured"), jsd(s, "watchState", "<unknown>"),
-		    jsd(s, "resourceVersion", "<unknown>"),
+		    jb(s, "connected") ? "connected"
+		                       : (js(s, "watchState") ? "disconnected" : "configured"),
+		    jsd(s, "watchState", "<unknown>"), jsd(s, "resourceVersion", "<unknown>"),
 		    ea >= 0 ? dur_ms(ea, db, sizeof(db)) : "<unknown>", ea >= 0 ? " ago" : "");
 	}
 	s = json_get(d, "pleg");
 	printf("%-16s%s%s%s, last relist %s ago took %lldus (max %lldus), %lld relists, "
-	    "%lld failures\n", "PLEG:", jb(s, "healthy") ? "healthy" : "UNHEALTHY",
-	    js(s, "why") ? ": " : "", jsd(s, "why", ""),
-	    dur_ms(ji(s, "lastRelistAgoMs", -1), db, sizeof(db)),
+	       "%lld failures\n",
+	    "PLEG:", jb(s, "healthy") ? "healthy" : "UNHEALTHY", js(s, "why") ? ": " : "",
+	    jsd(s, "why", ""), dur_ms(ji(s, "lastRelistAgoMs", -1), db, sizeof(db)),
 	    (long long)ji(s, "lastDurationUs", 0), (long long)ji(s, "maxDurationUs", 0),
 	    (long long)ji(s, "relists", 0), (long long)ji(s, "failures", 0));
-	printf("%-16s%lld pods, %lld containers, %lld sandboxes\n", "  Seen:",
-	    (long long)ji(s, "pods", 0), (long long)ji(s, "containers", 0),
+	printf("%-16s%lld pods, %lld containers, %lld sandboxes\n",
+	    "  Seen:", (long long)ji(s, "pods", 0), (long long)ji(s, "containers", 0),
 	    (long long)ji(s, "sandboxes", 0));
 	s = json_get(s, "recovery");
 	if (ji(s, "recoveredInMs", -1) >= 0)
 		printf("%-16srecovered in %lldms; first relist: %lld of %lld runtime objects from "
-		    "the store, %lld status calls\n", "Recovery:",
-		    (long long)ji(s, "recoveredInMs", 0), (long long)ji(s, "fromStore", 0),
-		    (long long)ji(s, "objects", 0), (long long)ji(s, "statusCalls", 0));
+		       "the store, %lld status calls\n",
+		    "Recovery:", (long long)ji(s, "recoveredInMs", 0),
+		    (long long)ji(s, "fromStore", 0), (long long)ji(s, "objects", 0),
+		    (long long)ji(s, "statusCalls", 0));
 	s = json_get(d, "store");
 	if (js(s, "health") != NULL)
 		printf("%-16s%s, %.1f KiB, %lld commits, %lld failures, %lld journal ops%s%s\n",
@@ -1034,8 +1038,7 @@ cmd_status(FILE *f, const struct opts *o)
 		    jsd(s, "lastError", ""));
 	else
 		printf("%-16sunavailable\n", "Store:");
-	printf("%-16s%lld stored\n", "Events:",
-	    (long long)ji(json_get(d, "events"), "stored", 0));
+	printf("%-16s%lld stored\n", "Events:", (long long)ji(json_get(d, "events"), "stored", 0));
 	s = json_get(d, "loop");
 	printf("%-16slag %lldus\n", "Loop:", (long long)ji(s, "lagUs", 0));
 	status_tasks(json_get(s, "tasks"));
@@ -1047,9 +1050,9 @@ out:
 static int
 cmd_version(const struct opts *o)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *d;
-	FILE *f;
+	FILE              *f;
 
 	if (o->fmt == FMT_TABLE || o->fmt == FMT_WIDE)
 		printf("Client Version: %s\n", KLET_VERSION);
@@ -1057,8 +1060,8 @@ cmd_version(const struct opts *o)
 	f = ctl_connect(o->socket);
 	d = request(f, o, &doc, "version", NULL, NULL, 0);
 	if (o->fmt == FMT_JSON || o->fmt == FMT_YAML) {
-		yajl_gen g = json_gen_new(0);
-		char *s;
+		yajl_gen         g = json_gen_new(0);
+		char            *s;
 		struct json_doc *vd;
 
 		yajl_gen_map_open(g);
@@ -1086,8 +1089,8 @@ int
 main(int argc, char **argv)
 {
 	struct opts o;
-	FILE *f;
-	int rc;
+	FILE       *f;
+	int         rc;
 	const char *w0, *w1;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -1104,8 +1107,9 @@ main(int argc, char **argv)
 		    strcmp(w1, "containers") != 0 && strcmp(w1, "container") != 0)
 			usage_error("unknown resource \"%s\" (pods, containers)", w1);
 	} else if (strcmp(w0, "describe") == 0) {
-		if (w1 == NULL || (strcmp(w1, "pod") != 0 && strcmp(w1, "pods") != 0 &&
-		    strcmp(w1, "po") != 0) || o.nwords != 3)
+		if (w1 == NULL ||
+		    (strcmp(w1, "pod") != 0 && strcmp(w1, "pods") != 0 && strcmp(w1, "po") != 0) ||
+		    o.nwords != 3)
 			usage_error("%s", "usage: podctl describe pod [NS/]NAME");
 	} else if (strcmp(w0, "events") != 0 && strcmp(w0, "status") != 0) {
 		usage_error("unknown command \"%s\"", w0);

@@ -23,21 +23,21 @@
 #define PR_MAX_REDIRECTS 10
 
 struct pr_check {
-	struct prober     *c_prober;
-	struct pr_worker  *c_worker;
-	enum handler_kind  c_kind;
-	struct cri_call   *c_call;     /* exec */
-	struct http1_req  *c_req;      /* httpGet */
-	struct pr_grpc    *c_grpc;     /* grpc */
-	int                c_fd;       /* tcpSocket */
-	struct event      *c_ev;       /* tcp connect / deferred end */
-	char              *c_host;
-	int                c_port;
-	char              *c_scheme;
-	int                c_redirects;
-	int                c_fake;
-	enum pr_outcome    c_outcome;  /* deferred end */
-	char              *c_output;
+	struct prober    *c_prober;
+	struct pr_worker *c_worker;
+	enum handler_kind c_kind;
+	struct cri_call  *c_call; /* exec */
+	struct http1_req *c_req;  /* httpGet */
+	struct pr_grpc   *c_grpc; /* grpc */
+	int               c_fd;   /* tcpSocket */
+	struct event     *c_ev;   /* tcp connect / deferred end */
+	char             *c_host;
+	int               c_port;
+	char             *c_scheme;
+	int               c_redirects;
+	int               c_fake;
+	enum pr_outcome   c_outcome; /* deferred end */
+	char             *c_output;
 };
 
 static void
@@ -58,7 +58,7 @@ static void
 check_finish(struct pr_check *c, enum pr_outcome o, const char *output)
 {
 	struct pr_worker *w = c->c_worker;
-	char buf[PR_MAX_OUTPUT + 1];
+	char              buf[PR_MAX_OUTPUT + 1];
 
 	snprintf(buf, sizeof(buf), "%s", output != NULL ? output : "");
 	check_free(c);
@@ -69,7 +69,7 @@ static void
 check_deferred_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pr_check *c = arg;
-	char *out = c->c_output;
+	char            *out = c->c_output;
 
 	(void)fd;
 	(void)what;
@@ -103,13 +103,13 @@ static void
 exec_done(int code, const char *message, const Runtime__V1__ExecSyncResponse *resp, void *arg)
 {
 	struct pr_check *c = arg;
-	char *out;
-	size_t n = 0;
+	char            *out;
+	size_t           n = 0;
 
 	c->c_call = NULL;
 	if (code == GRPC_DEADLINE_EXCEEDED ||
 	    (code != GRPC_OK && strstr(message, "timeout") != NULL &&
-	    strstr(message, "exceeded") != NULL)) {
+	        strstr(message, "exceeded") != NULL)) {
 		check_finish(c, PR_FAILURE, "command timed out");
 		return;
 	}
@@ -127,8 +127,8 @@ exec_done(int code, const char *message, const Runtime__V1__ExecSyncResponse *re
 		memcpy(out, resp->stdout.data, n);
 	}
 	if (resp->stderr.len > 0 && n < PR_MAX_OUTPUT) {
-		size_t m = resp->stderr.len < PR_MAX_OUTPUT - n ? resp->stderr.len :
-		    PR_MAX_OUTPUT - n;
+		size_t m =
+		    resp->stderr.len < PR_MAX_OUTPUT - n ? resp->stderr.len : PR_MAX_OUTPUT - n;
 
 		memcpy(out + n, resp->stderr.data, m);
 		n += m;
@@ -141,7 +141,7 @@ exec_done(int code, const char *message, const Runtime__V1__ExecSyncResponse *re
 static void
 exec_start(struct pr_check *c)
 {
-	struct pr_worker *w = c->c_worker;
+	struct pr_worker            *w = c->c_worker;
 	Runtime__V1__ExecSyncRequest req = RUNTIME__V1__EXEC_SYNC_REQUEST__INIT;
 
 	if (c->c_prober->cri == NULL) {
@@ -154,8 +154,8 @@ exec_start(struct pr_check *c)
 	req.timeout = w->w_spec.timeout;
 	/* The runtime enforces the command's timeout; ours is a backstop for a runtime that
 	 * does not answer. */
-	c->c_call = cri_exec_sync(c->c_prober->cri, &req, (int64_t)w->w_spec.timeout * 1000 + 1000,
-	    exec_done, c, c);
+	c->c_call = cri_exec_sync(
+	    c->c_prober->cri, &req, (int64_t)w->w_spec.timeout * 1000 + 1000, exec_done, c, c);
 }
 
 /* ---- tcpSocket ---- */
@@ -164,9 +164,9 @@ static void
 tcp_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct pr_check *c = arg;
-	char buf[512];
-	int err = 0;
-	socklen_t len = sizeof(err);
+	char             buf[512];
+	int              err = 0;
+	socklen_t        len = sizeof(err);
 
 	(void)fd;
 	if (what & EV_TIMEOUT) {
@@ -189,11 +189,11 @@ static void
 tcp_start(struct pr_check *c)
 {
 	struct sockaddr_storage ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-	socklen_t slen;
-	struct timeval tv;
-	char buf[512];
+	struct sockaddr_in     *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6    *sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t               slen;
+	struct timeval          tv;
+	char                    buf[512];
 
 	memset(&ss, 0, sizeof(ss));
 	if (c->c_host == NULL) {
@@ -248,7 +248,7 @@ static int
 http_same_host(struct pr_check *c, const char *loc, char **path)
 {
 	const char *p, *slash;
-	size_t hlen;
+	size_t      hlen;
 
 	if (loc[0] == '/') {
 		*path = xstrdup(loc);
@@ -265,7 +265,7 @@ http_same_host(struct pr_check *c, const char *loc, char **path)
 	/* host or host:port; the kubelet compares the host name only. */
 	{
 		char *hp = xstrndup(p, hlen), *colon;
-		int same;
+		int   same;
 
 		if (hp[0] == '[') {
 			colon = strchr(hp, ']');
@@ -299,8 +299,8 @@ static void
 http_done(const struct http1_result *r, void *arg)
 {
 	struct pr_check *c = arg;
-	char buf[1024];
-	char *path = NULL;
+	char             buf[1024];
+	char            *path = NULL;
 
 	c->c_req = NULL;
 	if (r->error != NULL) {

@@ -19,7 +19,7 @@ struct pr_grpc {
 	struct h2_session *g_sess;
 	struct h2_stream  *g_stream;
 	struct event      *g_timer;
-	int                g_status;      /* grpc-status, -1 none */
+	int                g_status; /* grpc-status, -1 none */
 	char              *g_message;
 	uint8_t            g_buf[HEALTH_MAX_RESP];
 	size_t             g_len;
@@ -51,8 +51,8 @@ int
 pr_grpc_health_status(const uint8_t *msg, size_t len)
 {
 	const uint8_t *p = msg, *end = msg + len;
-	uint64_t key, v;
-	int status = 0;
+	uint64_t       key, v;
+	int            status = 0;
 
 	while (p < end) {
 		if (varint(&p, end, &key) == -1)
@@ -89,9 +89,9 @@ pr_grpc_health_status(const uint8_t *msg, size_t len)
 size_t
 pr_grpc_health_request(const char *service, uint8_t *buf, size_t len)
 {
-	size_t n = strlen(service), i = 5, vlen;
+	size_t  n = strlen(service), i = 5, vlen;
 	uint8_t tmp[10];
-	size_t t = 0, v;
+	size_t  t = 0, v;
 
 	if (n > 0) {
 		v = n;
@@ -118,8 +118,8 @@ static void
 g_finish(struct pr_grpc *g, int outcome, const char *msg)
 {
 	pr_grpc_done_fn done = g->g_done;
-	void *arg = g->g_arg;
-	char buf[600];
+	void           *arg = g->g_arg;
+	char            buf[600];
 
 	snprintf(buf, sizeof(buf), "%s", msg);
 	g->g_done = NULL;
@@ -131,7 +131,7 @@ static int
 g_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end_stream)
 {
 	struct pr_grpc *g = arg;
-	size_t i;
+	size_t          i;
 
 	(void)trailers;
 	(void)end_stream;
@@ -164,11 +164,11 @@ static void
 g_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 {
 	struct pr_grpc *g = arg;
-	const uint8_t *msg;
-	size_t mlen;
-	const char *ferr;
-	char buf[512];
-	int st;
+	const uint8_t  *msg;
+	size_t          mlen;
+	const char     *ferr;
+	char            buf[512];
+	int             st;
 
 	(void)rst;
 	g->g_stream = NULL;
@@ -189,8 +189,7 @@ g_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 		g_finish(g, 0, buf);
 		return;
 	}
-	if (grpc_frame_parse(g->g_buf, g->g_len, HEALTH_MAX_RESP, &msg, &mlen, &ferr) !=
-	    GRPC_OK) {
+	if (grpc_frame_parse(g->g_buf, g->g_len, HEALTH_MAX_RESP, &msg, &mlen, &ferr) != GRPC_OK) {
 		snprintf(buf, sizeof(buf), "health rpc: %s", ferr);
 		g_finish(g, 0, buf);
 		return;
@@ -201,8 +200,10 @@ g_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 		return;
 	}
 	snprintf(buf, sizeof(buf), "service unhealthy (responded with \"%s\")",
-	    st == 0 ? "UNKNOWN" : st == 2 ? "NOT_SERVING" : st == 3 ? "SERVICE_UNKNOWN" :
-	    "malformed");
+	    st == 0       ? "UNKNOWN"
+	        : st == 2 ? "NOT_SERVING"
+	        : st == 3 ? "SERVICE_UNKNOWN"
+	                  : "malformed");
 	g_finish(g, 0, buf);
 }
 
@@ -210,12 +211,14 @@ static void
 g_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct pr_grpc *g = arg;
-	char buf[400];
+	char            buf[400];
 
 	(void)fd;
 	(void)what;
-	snprintf(buf, sizeof(buf), "timeout: health rpc did not complete within the probe "
-	    "timeout (%s)", g->g_target);
+	snprintf(buf, sizeof(buf),
+	    "timeout: health rpc did not complete within the probe "
+	    "timeout (%s)",
+	    g->g_target);
 	g_finish(g, 0, buf);
 }
 
@@ -223,14 +226,14 @@ struct pr_grpc *
 pr_grpc_check(struct event_base *base, const char *host, int port, const char *service,
     int64_t timeout_ms, pr_grpc_done_fn done, void *arg)
 {
-	struct pr_grpc *g = xcalloc(1, sizeof(*g));
-	struct h2_options o;
+	struct pr_grpc      *g = xcalloc(1, sizeof(*g));
+	struct h2_options    o;
 	struct h2_stream_cbs cbs = { g_headers, g_data, g_close };
-	char portstr[16], authority[300];
-	uint8_t body[600];
-	size_t blen;
-	struct timeval tv;
-	int v6 = strchr(host, ':') != NULL;
+	char                 portstr[16], authority[300];
+	uint8_t              body[600];
+	size_t               blen;
+	struct timeval       tv;
+	int                  v6 = strchr(host, ':') != NULL;
 
 	g->g_status = -1;
 	g->g_done = done;
@@ -258,11 +261,14 @@ pr_grpc_check(struct event_base *base, const char *host, int port, const char *s
 		return g;
 	}
 	{
-		char tmo[16];
+		char             tmo[16];
 		struct h2_header h[] = {
-			{ ":method", "POST" }, { ":scheme", "http" },
-			{ ":path", "/grpc.health.v1.Health/Check" }, { ":authority", authority },
-			{ "content-type", "application/grpc" }, { "te", "trailers" },
+			{ ":method", "POST" },
+			{ ":scheme", "http" },
+			{ ":path", "/grpc.health.v1.Health/Check" },
+			{ ":authority", authority },
+			{ "content-type", "application/grpc" },
+			{ "te", "trailers" },
 			{ "grpc-timeout", grpc_timeout_format(timeout_ms, tmo, sizeof(tmo)) },
 			{ "user-agent", "klet-prober" },
 		};

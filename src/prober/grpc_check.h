@@ -13,8 +13,8 @@ typedef void (*pr_grpc_done_fn)(int ok, const char *msg, void *arg);
 
 /* Starts Health/Check(service) to host:port (an IP literal) over h2c. done runs once on a
  * later loop turn unless pr_grpc_cancel comes first. Never NULL. */
-struct pr_grpc *pr_grpc_check(struct event_base *, const char *host, int port,
-                    const char *service, int64_t timeout_ms, pr_grpc_done_fn, void *arg);
+struct pr_grpc *pr_grpc_check(struct event_base *, const char *host, int port, const char *service,
+    int64_t timeout_ms, pr_grpc_done_fn, void *arg);
 /* Cancels (done never runs) and frees. NULL is a no-op. */
 void pr_grpc_cancel(struct pr_grpc *);
 

@@ -17,11 +17,11 @@ struct pr_spec {
 	enum handler_kind    kind;
 	char               **argv;
 	size_t               argc;
-	char                *host;      /* NULL: the pod IP */
+	char                *host; /* NULL: the pod IP */
 	char                *path;
 	char                *scheme;
-	int                  port;      /* resolved (named ports looked up); 0: not found */
-	struct http1_header *headers;   /* owned strings */
+	int                  port;    /* resolved (named ports looked up); 0: not found */
+	struct http1_header *headers; /* owned strings */
 	size_t               nheaders;
 	char                *grpc_service;
 	int32_t              initial_delay;
@@ -38,29 +38,29 @@ struct pr_worker {
 	struct pr_pod   *w_pod;
 	enum probe_kind  w_kind;
 	char            *w_cname;
-	char            *w_cid;        /* the container instance probed */
-	char            *w_pod_ip;     /* NULL: none known */
-	int64_t          w_started_s;  /* the container's start, Unix seconds */
+	char            *w_cid;       /* the container instance probed */
+	char            *w_pod_ip;    /* NULL: none known */
+	int64_t          w_started_s; /* the container's start, Unix seconds */
 	struct pr_spec   w_spec;
 	struct event    *w_timer;
-	struct event    *w_first;      /* the first check, at once */
-	struct pr_check *w_check;      /* in flight, or NULL */
-	enum probe_res   w_result;     /* the cached result (results manager) */
-	enum probe_res   w_last;       /* last check's outcome (threshold run) */
+	struct event    *w_first;  /* the first check, at once */
+	struct pr_check *w_check;  /* in flight, or NULL */
+	enum probe_res   w_result; /* the cached result (results manager) */
+	enum probe_res   w_last;   /* last check's outcome (threshold run) */
 	int              w_run;
 	int              w_on_hold;
 };
 
 struct pr_pod {
 	LIST_ENTRY(pr_pod) pp_entry;
-	struct prober     *pp_prober;
-	char              *pp_uid;
-	struct pod        *pp_pod;     /* copy, for events */
+	struct prober *pp_prober;
+	char          *pp_uid;
+	struct pod    *pp_pod; /* copy, for events */
 	LIST_HEAD(, pr_worker) pp_workers;
 	struct probe_state *pp_states; /* prober_probe_states scratch */
-	uint64_t           pp_seen;
-	int                pp_dirty;
-	int                pp_respec;
+	uint64_t            pp_seen;
+	int                 pp_dirty;
+	int                 pp_respec;
 };
 
 struct prober {
@@ -68,18 +68,18 @@ struct prober {
 	struct cri        *cri;
 	struct events     *events;
 	LIST_HEAD(, pr_pod) pods;
-	struct event      *kick_ev;
-	uint64_t           generation;
-	size_t             nworkers;
+	struct event       *kick_ev;
+	uint64_t            generation;
+	size_t              nworkers;
 	struct prober_stats stats;
-	void             (*notify)(const char *, void *);
-	void              *notify_arg;
-	prober_fake_fn     fake;
-	void             (*fake_cancel)(void *, void *);
-	void              *fake_arg;
+	void (*notify)(const char *, void *);
+	void          *notify_arg;
+	prober_fake_fn fake;
+	void (*fake_cancel)(void *, void *);
+	void *fake_arg;
 	/* Recovery: containers that were ready when the previous daemon stopped. */
-	struct strv        ready_ids;
-	int64_t            ready_ids_ms;     /* monotonic time they were given */
+	struct strv ready_ids;
+	int64_t     ready_ids_ms; /* monotonic time they were given */
 };
 
 enum pr_outcome { PR_SUCCESS = 0, PR_FAILURE, PR_ERROR };
@@ -92,6 +92,6 @@ void pr_check_cancel(struct pr_check *);
 /* The end of a check: output (may be NULL) says why it failed. */
 void pr_worker_done(struct pr_worker *, enum pr_outcome, const char *output);
 /* One step of the threshold run: returns the new run length for outcome r after *last. */
-int  pr_threshold_step(enum probe_res *last, int run, enum probe_res r);
+int pr_threshold_step(enum probe_res *last, int run, enum probe_res r);
 
 #endif

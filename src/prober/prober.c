@@ -76,7 +76,7 @@ static void
 spec_copy(struct pr_spec *s, const struct container *c, const struct probe *p)
 {
 	const struct handler *h = &p->pr_handler;
-	size_t i;
+	size_t                i;
 
 	memset(s, 0, sizeof(*s));
 	s->kind = h->h_kind;
@@ -93,10 +93,10 @@ spec_copy(struct pr_spec *s, const struct container *c, const struct probe *p)
 	if (h->h_nheaders > 0) {
 		s->headers = xcalloc(h->h_nheaders, sizeof(*s->headers));
 		for (i = 0; i < h->h_nheaders; i++) {
-			s->headers[i].name = xstrdup(h->h_headers[i].name != NULL ?
-			    h->h_headers[i].name : "");
-			s->headers[i].value = xstrdup(h->h_headers[i].value != NULL ?
-			    h->h_headers[i].value : "");
+			s->headers[i].name =
+			    xstrdup(h->h_headers[i].name != NULL ? h->h_headers[i].name : "");
+			s->headers[i].value =
+			    xstrdup(h->h_headers[i].value != NULL ? h->h_headers[i].value : "");
 		}
 		s->nheaders = h->h_nheaders;
 	}
@@ -131,8 +131,8 @@ pod_lookup(struct prober *p, const char *uid)
 	struct pr_pod *pp;
 
 	LIST_FOREACH(pp, &p->pods, pp_entry)
-		if (strcmp(pp->pp_uid, uid) == 0)
-			return pp;
+	if (strcmp(pp->pp_uid, uid) == 0)
+		return pp;
 	return NULL;
 }
 
@@ -176,13 +176,14 @@ prober_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct prober *p = arg;
 	struct pr_pod *pp;
-	char **uids = NULL;
-	size_t n = 0, i;
+	char         **uids = NULL;
+	size_t         n = 0, i;
 
 	(void)fd;
 	(void)what;
 	/* Copy first: the hook may call back into the prober. */
-	LIST_FOREACH(pp, &p->pods, pp_entry) {
+	LIST_FOREACH(pp, &p->pods, pp_entry)
+	{
 		if (!pp->pp_dirty)
 			continue;
 		pp->pp_dirty = 0;
@@ -205,8 +206,8 @@ worker_set_result(struct pr_worker *w, enum probe_res r)
 	if (w->w_result == r)
 		return;
 	log_v(2, "probe pod=%s/%s container=%s %s: %s -> %s", w->w_pod->pp_pod->ns,
-	    w->w_pod->pp_pod->name, w->w_cname, probe_kind_name(w->w_kind),
-	    res_name(w->w_result), res_name(r));
+	    w->w_pod->pp_pod->name, w->w_cname, probe_kind_name(w->w_kind), res_name(w->w_result),
+	    res_name(r));
 	w->w_result = r;
 	p->stats.changes++;
 	w->w_pod->pp_dirty = 1;
@@ -219,8 +220,8 @@ pod_worker(struct pr_pod *pp, const char *cname, enum probe_kind k)
 	struct pr_worker *w;
 
 	LIST_FOREACH(w, &pp->pp_workers, w_entry)
-		if (w->w_kind == k && strcmp(w->w_cname, cname) == 0)
-			return w;
+	if (w->w_kind == k && strcmp(w->w_cname, cname) == 0)
+		return w;
 	return NULL;
 }
 
@@ -239,7 +240,7 @@ pr_worker_done(struct pr_worker *w, enum pr_outcome o, const char *output)
 {
 	struct prober *p = w->w_pod->pp_prober;
 	enum probe_res r;
-	char msg[EVENTS_MAX_MESSAGE];
+	char           msg[EVENTS_MAX_MESSAGE];
 
 	w->w_check = NULL;
 	if (o == PR_ERROR) {
@@ -283,8 +284,8 @@ static void
 worker_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct pr_worker *w = arg;
-	struct prober *p = w->w_pod->pp_prober;
-	int64_t now_s;
+	struct prober    *p = w->w_pod->pp_prober;
+	int64_t           now_s;
 
 	(void)fd;
 	(void)what;
@@ -347,8 +348,9 @@ worker_reset(struct pr_worker *w, const struct container *c, const struct rt_con
 	w->w_run = 0;
 	w->w_last = PROBE_NONE;
 	/* The kubelet's initial values: not ready until proven, alive until proven dead. */
-	w->w_result = w->w_kind == PROBE_READINESS ? PROBE_FAILURE :
-	    w->w_kind == PROBE_LIVENESS ? PROBE_SUCCESS : PROBE_NONE;
+	w->w_result = w->w_kind == PROBE_READINESS ? PROBE_FAILURE
+	    : w->w_kind == PROBE_LIVENESS          ? PROBE_SUCCESS
+	                                           : PROBE_NONE;
 	if (w->w_kind != PROBE_LIVENESS && ready_id_known(p, w->w_cid)) {
 		/* Ready when the previous daemon stopped: its startup probe had succeeded and
 		 * readiness holds until a check says otherwise (no NotReady blip on restart). */
@@ -378,9 +380,9 @@ sync_container(struct pr_pod *pp, const struct container *c, const struct rt_pod
     const char *pod_ip)
 {
 	const struct rt_container *rc = rt != NULL ? rt_find_container(rt, c->c_name) : NULL;
-	int running = rc != NULL && rc->state == RT_RUNNING && rc->id != NULL;
+	int               running = rc != NULL && rc->state == RT_RUNNING && rc->id != NULL;
 	struct pr_worker *w;
-	enum probe_kind k;
+	enum probe_kind   k;
 
 	for (k = 0; k < PROBE_NKINDS; k++) {
 		const struct probe *pr = container_probe(c, k);
@@ -414,14 +416,13 @@ pod_has_container(const struct pod *pod, const char *name)
 }
 
 void
-prober_sync_pod(struct prober *p, const struct pod *pod, const struct rt_pod_status *rt,
-    int active)
+prober_sync_pod(struct prober *p, const struct pod *pod, const struct rt_pod_status *rt, int active)
 {
-	struct pr_pod *pp;
+	struct pr_pod    *pp;
 	struct pr_worker *w, *next;
-	const char *ip = NULL;
-	size_t i;
-	int any = 0;
+	const char       *ip = NULL;
+	size_t            i;
+	int               any = 0;
 
 	if (pod == NULL || pod->uid == NULL)
 		return;
@@ -490,7 +491,7 @@ prober_sweep(struct prober *p)
 	struct pr_pod *pp, *next;
 
 	if (p->ready_ids.n > 0 && now_mono_ms() - p->ready_ids_ms > PROBER_READY_IDS_MS)
-		strv_clear(&p->ready_ids);  /* every restored pod has synced by now */
+		strv_clear(&p->ready_ids); /* every restored pod has synced by now */
 	for (pp = LIST_FIRST(&p->pods); pp != NULL; pp = next) {
 		next = LIST_NEXT(pp, pp_entry);
 		if (pp->pp_seen != p->generation)
@@ -511,24 +512,24 @@ prober_remove_pod(struct prober *p, const char *uid)
 int
 prober_probe_states(struct prober *p, const char *uid, struct probe_set *out)
 {
-	struct pr_pod *pp = pod_lookup(p, uid);
+	struct pr_pod    *pp = pod_lookup(p, uid);
 	struct pr_worker *w;
-	size_t n = 0, i;
+	size_t            n = 0, i;
 
 	memset(out, 0, sizeof(*out));
 	if (pp == NULL || LIST_EMPTY(&pp->pp_workers))
 		return -1;
 	free(pp->pp_states);
 	pp->pp_states = NULL;
-	LIST_FOREACH(w, &pp->pp_workers, w_entry) {
+	LIST_FOREACH(w, &pp->pp_workers, w_entry)
+	{
 		struct probe_state *st = NULL;
 
 		for (i = 0; i < n; i++)
 			if (strcmp(pp->pp_states[i].container_id, w->w_cid) == 0)
 				st = &pp->pp_states[i];
 		if (st == NULL) {
-			pp->pp_states = xreallocarray(pp->pp_states, n + 1,
-			    sizeof(*pp->pp_states));
+			pp->pp_states = xreallocarray(pp->pp_states, n + 1, sizeof(*pp->pp_states));
 			st = &pp->pp_states[n++];
 			memset(st, 0, sizeof(*st));
 			st->container_id = w->w_cid;

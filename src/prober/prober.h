@@ -44,8 +44,8 @@ void prober_set_notify(struct prober *, void (*fn)(const char *uid, void *arg), 
  * probe of each running app container (rt may be NULL); workers of containers that are gone
  * or not running stop, a new container ID resets them. active 0 (the pod is terminating or
  * finished) stops every worker of the pod. pod and rt are read, not kept. */
-void prober_sync_pod(struct prober *, const struct pod *, const struct rt_pod_status *rt,
-         int active);
+void prober_sync_pod(
+    struct prober *, const struct pod *, const struct rt_pod_status *rt, int active);
 /* Recovery: the container was ready when the previous daemon stopped (its stored status
  * says so). A readiness or startup worker started for it in the next minute begins at
  * Success instead of the kubelet's initial Failure / none, so a daemon restart does not
@@ -60,13 +60,13 @@ void prober_remove_pod(struct prober *, const char *uid);
 /* Fills out with the latest results of uid's containers (one entry per container ID with
  * a worker). The entries are owned by the prober and valid until the next prober_* call
  * or loop turn. Returns 0, or -1 when the pod has no probe worker. */
-int  prober_probe_states(struct prober *, const char *uid, struct probe_set *out);
+int prober_probe_states(struct prober *, const char *uid, struct probe_set *out);
 
 struct prober_stats {
 	size_t   workers;
-	uint64_t runs;        /* checks completed */
-	uint64_t failures;    /* checks that failed */
-	uint64_t changes;     /* result changes */
+	uint64_t runs;     /* checks completed */
+	uint64_t failures; /* checks that failed */
+	uint64_t changes;  /* result changes */
 };
 void prober_get_stats(const struct prober *, struct prober_stats *);
 
@@ -75,10 +75,10 @@ void prober_get_stats(const struct prober *, struct prober_stats *);
 /* Replaces every handler by fn: called when a check starts; it must later call
  * prober_check_done(token, ...) exactly once (never inside fn) unless the check is
  * cancelled, in which case cancel(token, arg) is called. */
-typedef void (*prober_fake_fn)(void *token, const char *uid, const char *container,
-                 enum probe_kind, void *arg);
-void prober_set_fake(struct prober *, prober_fake_fn fn, void (*cancel)(void *token, void *arg),
-         void *arg);
+typedef void (*prober_fake_fn)(
+    void *token, const char *uid, const char *container, enum probe_kind, void *arg);
+void prober_set_fake(
+    struct prober *, prober_fake_fn fn, void (*cancel)(void *token, void *arg), void *arg);
 /* Reports a fake check's outcome: success 1/0 and its output (may be NULL). */
 void prober_check_done(void *token, int success, const char *output);
 

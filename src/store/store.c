@@ -28,12 +28,12 @@ static const struct migration {
 #include "store-schema.h"
 };
 
-#define STORE_BUSY_TIMEOUT_MS  100
-#define STORE_RETRY_MIN_MS     250
-#define STORE_RETRY_MAX_MS     5000
-#define STORE_COMPACT_MIN      256    /* journal length that triggers a compaction */
-#define STORE_VACUUM_PAGES     64     /* free pages that make a checkpoint vacuum */
-#define STORE_WAL_AUTOCKPT     "10000" /* pages; a safety net: housekeeping checkpoints */
+#define STORE_BUSY_TIMEOUT_MS 100
+#define STORE_RETRY_MIN_MS    250
+#define STORE_RETRY_MAX_MS    5000
+#define STORE_COMPACT_MIN     256     /* journal length that triggers a compaction */
+#define STORE_VACUUM_PAGES    64      /* free pages that make a checkpoint vacuum */
+#define STORE_WAL_AUTOCKPT    "10000" /* pages; a safety net: housekeeping checkpoints */
 
 /* Cached write statements; an op names one of them. */
 enum stmt_id {
@@ -63,70 +63,69 @@ enum stmt_id {
 };
 
 static const struct stmt_def {
-	const char *name;   /* for messages */
+	const char *name; /* for messages */
 	const char *sql;
-	char        cls;    /* ops of one class on one key replace each other; 0: never */
-	int         nkey;   /* leading parameters that form the key */
+	char        cls;  /* ops of one class on one key replace each other; 0: never */
+	int         nkey; /* leading parameters that form the key */
 } stmt_defs[S_NSTMT] = {
 	[S_PUT_POD] = { "put pod",
 	    "INSERT OR REPLACE INTO pods (uid, source, ns, name, doc, format,"
-	    " updated_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?)", 'p', 1 },
-	[S_DEL_POD] = { "del pod",
-	    "DELETE FROM pods WHERE uid = ?", 'p', 1 },
+	    " updated_wall_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	    'p', 1 },
+	[S_DEL_POD] = { "del pod", "DELETE FROM pods WHERE uid = ?", 'p', 1 },
 	[S_PUT_WORKER] = { "put worker",
 	    "INSERT OR REPLACE INTO workers (uid, state, grace_seconds,"
 	    " grace_deadline_wall_ms, step, last_error, failures,"
-	    " next_retry_wall_ms, removed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", 'w', 1 },
-	[S_DEL_WORKER] = { "del worker",
-	    "DELETE FROM workers WHERE uid = ?", 'w', 1 },
+	    " next_retry_wall_ms, removed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    'w', 1 },
+	[S_DEL_WORKER] = { "del worker", "DELETE FROM workers WHERE uid = ?", 'w', 1 },
 	[S_PUT_STATUS] = { "put status",
 	    "INSERT INTO statuses (uid, version, json) VALUES (?, ?, ?)"
 	    " ON CONFLICT (uid) DO UPDATE SET version = excluded.version,"
-	    " json = excluded.json", 's', 1 },
+	    " json = excluded.json",
+	    's', 1 },
 	[S_ACK_STATUS] = { "ack status",
 	    "INSERT INTO statuses (uid, acked_version) VALUES (?, ?)"
 	    " ON CONFLICT (uid) DO UPDATE SET"
-	    " acked_version = max(acked_version, excluded.acked_version)", 'a', 1 },
-	[S_DEL_STATUS] = { "del status",
-	    "DELETE FROM statuses WHERE uid = ?", 's', 1 },
+	    " acked_version = max(acked_version, excluded.acked_version)",
+	    'a', 1 },
+	[S_DEL_STATUS] = { "del status", "DELETE FROM statuses WHERE uid = ?", 's', 1 },
 	[S_PUT_EXIT] = { "put exit",
 	    "INSERT OR REPLACE INTO container_exits (container_id, uid, name,"
 	    " restart_count, exit_code, reason, message, started_ns, finished_ns)"
-	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", 'x', 1 },
-	[S_DEL_EXITS_FOR] = { "del exits for",
-	    "DELETE FROM container_exits WHERE uid = ?", 0, 0 },
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    'x', 1 },
+	[S_DEL_EXITS_FOR] = { "del exits for", "DELETE FROM container_exits WHERE uid = ?", 0, 0 },
 	[S_PUT_INTENT] = { "put intent",
 	    "INSERT OR REPLACE INTO intents (uid, kind, name, attempt,"
-	    " created_wall_ms) VALUES (?, ?, ?, ?, ?)", 'i', 4 },
+	    " created_wall_ms) VALUES (?, ?, ?, ?, ?)",
+	    'i', 4 },
 	[S_DEL_INTENT] = { "del intent",
 	    "DELETE FROM intents WHERE uid = ? AND kind = ? AND name = ?"
-	    " AND attempt = ?", 'i', 4 },
-	[S_DEL_INTENTS_FOR] = { "del intents for",
-	    "DELETE FROM intents WHERE uid = ?", 0, 0 },
-	[S_SET_META] = { "set meta",
-	    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", 'm', 1 },
-	[S_DEL_META] = { "del meta",
-	    "DELETE FROM meta WHERE key = ?", 'm', 1 },
+	    " AND attempt = ?",
+	    'i', 4 },
+	[S_DEL_INTENTS_FOR] = { "del intents for", "DELETE FROM intents WHERE uid = ?", 0, 0 },
+	[S_SET_META] = { "set meta", "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", 'm',
+	    1 },
+	[S_DEL_META] = { "del meta", "DELETE FROM meta WHERE key = ?", 'm', 1 },
 	[S_PUT_EVENT] = { "put event",
 	    "INSERT INTO events (uid, reason, message, wall_ms)"
-	    " VALUES (?, ?, ?, ?)", 'e', 0 },
-	[S_DEL_EVENTS_FOR] = { "del events for",
-	    "DELETE FROM events WHERE uid = ?", 0, 0 },
+	    " VALUES (?, ?, ?, ?)",
+	    'e', 0 },
+	[S_DEL_EVENTS_FOR] = { "del events for", "DELETE FROM events WHERE uid = ?", 0, 0 },
 	[S_TRIM_EVENTS] = { "trim events",
-	    "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
-	                    0, 0 },
+	    "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?", 0, 0 },
 	[S_PUT_RTOBJ] = { "put runtime object",
 	    "INSERT OR REPLACE INTO runtime_objects (id, uid, sandbox, state, started_ns,"
 	    " finished_ns, exit_code, reason, message, image_ref, ip, extra_ips, network_mode)"
-	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 'o', 1 },
-	[S_DEL_RTOBJ] = { "del runtime object",
-	    "DELETE FROM runtime_objects WHERE id = ?", 'o', 1 },
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    'o', 1 },
+	[S_DEL_RTOBJ] = { "del runtime object", "DELETE FROM runtime_objects WHERE id = ?", 'o',
+	    1 },
 	[S_DEL_RTOBJS_FOR] = { "del runtime objects for",
 	    "DELETE FROM runtime_objects WHERE uid = ?", 0, 0 },
-	[S_BEGIN] = { "begin",
-	    "BEGIN IMMEDIATE", 0, 0 },
-	[S_COMMIT] = { "commit",
-	    "COMMIT", 0, 0 },
+	[S_BEGIN] = { "begin", "BEGIN IMMEDIATE", 0, 0 },
+	[S_COMMIT] = { "commit", "COMMIT", 0, 0 },
 };
 
 enum param_type { P_NULL = 0, P_INT, P_TEXT, P_BLOB };
@@ -134,18 +133,18 @@ enum param_type { P_NULL = 0, P_INT, P_TEXT, P_BLOB };
 struct param {
 	enum param_type t;
 	int64_t         i;
-	char           *s;   /* owned (text or blob) */
-	size_t          n;   /* blob length */
+	char           *s; /* owned (text or blob) */
+	size_t          n; /* blob length */
 };
 
 #define OP_MAXP 13
 
 /* One journaled write: a statement and its (owned) parameters. */
 struct op {
-	enum stmt_id  stmt;
-	int           np;
-	int           dead;  /* replaced by a later op (compaction) */
-	struct param  p[OP_MAXP];
+	enum stmt_id stmt;
+	int          np;
+	int          dead; /* replaced by a later op (compaction) */
+	struct param p[OP_MAXP];
 };
 
 struct after_cb {
@@ -157,8 +156,8 @@ struct store {
 	sqlite3           *st_db;
 	char              *st_path;
 	struct event_base *st_base;
-	struct event      *st_turn_ev;    /* LOOP_PRI_LOW: commit at the end of the turn */
-	struct event      *st_retry_ev;   /* retries the journal while degraded */
+	struct event      *st_turn_ev;  /* LOOP_PRI_LOW: commit at the end of the turn */
+	struct event      *st_retry_ev; /* retries the journal while degraded */
 	sqlite3_stmt      *st_stmt[S_NSTMT];
 	int                st_in_txn;
 	int                st_turn_active;
@@ -170,19 +169,19 @@ struct store {
 	uint64_t           st_commits;
 	uint64_t           st_failures;
 	/* Writes not yet committed, in order. */
-	struct op         *st_ops;
-	size_t             st_nops;
-	size_t             st_ops_cap;
-	size_t             st_compact_at;
+	struct op *st_ops;
+	size_t     st_nops;
+	size_t     st_ops_cap;
+	size_t     st_compact_at;
 	/* after_commit callbacks waiting for the journal to be committed. */
-	struct after_cb   *st_cbs;
-	size_t             st_ncbs;
-	size_t             st_cbs_cap;
-	int                st_running_cbs;
+	struct after_cb *st_cbs;
+	size_t           st_ncbs;
+	size_t           st_cbs_cap;
+	int              st_running_cbs;
 	/* The file could not be written at start (read-only file system or mode, disk full
 	 * for a new file): st_db is a private in-memory copy of it, writes go to the copy and
 	 * the journal, and the retry timer reopens the file and replays the journal. */
-	int                st_mem;
+	int st_mem;
 };
 
 static int  store_commit(struct store *);
@@ -198,14 +197,14 @@ store_schema_version(void)
 
 /* ---- small helpers ---- */
 
-static void
-store_set_error(char **errp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void store_set_error(char **errp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void
 store_set_error(char **errp, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
+	char   *msg;
 
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) == -1)
@@ -223,10 +222,10 @@ store_stmt(struct store *st, enum stmt_id id)
 {
 	if (st->st_stmt[id] == NULL &&
 	    sqlite3_prepare_v3(st->st_db, stmt_defs[id].sql, -1, SQLITE_PREPARE_PERSISTENT,
-	    &st->st_stmt[id], NULL) != SQLITE_OK) {
+	        &st->st_stmt[id], NULL) != SQLITE_OK) {
 		/* Our SQL against our schema: only out of memory or a broken file gets here. */
-		log_error("%s: prepare %s: %s", __func__, stmt_defs[id].name,
-		    sqlite3_errmsg(st->st_db));
+		log_error(
+		    "%s: prepare %s: %s", __func__, stmt_defs[id].name, sqlite3_errmsg(st->st_db));
 		return NULL;
 	}
 	return st->st_stmt[id];
@@ -303,8 +302,8 @@ static uint64_t
 op_key_hash(const struct op *op)
 {
 	const struct stmt_def *d = &stmt_defs[op->stmt];
-	uint64_t h = fnv64(FNV64_INIT, &d->cls, 1);
-	int i;
+	uint64_t               h = fnv64(FNV64_INIT, &d->cls, 1);
+	int                    i;
 
 	for (i = 0; i < d->nkey; i++) {
 		const struct param *p = &op->p[i];
@@ -321,7 +320,7 @@ static int
 op_same_key(const struct op *a, const struct op *b)
 {
 	const struct stmt_def *da = &stmt_defs[a->stmt], *db = &stmt_defs[b->stmt];
-	int i;
+	int                    i;
 
 	if (da->cls == 0 || da->cls != db->cls || da->nkey == 0)
 		return 0;
@@ -336,14 +335,14 @@ op_same_key(const struct op *a, const struct op *b)
 static void
 journal_compact(struct store *st)
 {
-	size_t cap = 1, i, j, n, kept = 0, events = 0;
+	size_t  cap = 1, i, j, n, kept = 0, events = 0;
 	size_t *slot;
 
 	while (cap < st->st_nops * 2)
 		cap <<= 1;
 	slot = xcalloc(cap, sizeof(*slot)); /* op index + 1; 0 = empty */
 	for (i = st->st_nops; i-- > 0;) {
-		struct op *op = &st->st_ops[i];
+		struct op             *op = &st->st_ops[i];
 		const struct stmt_def *d = &stmt_defs[op->stmt];
 
 		if (d->cls == 'e') {
@@ -435,7 +434,7 @@ static int
 store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
 {
 	sqlite3_stmt *s = store_stmt(st, id);
-	int rc;
+	int           rc;
 
 	if (s == NULL)
 		return SQLITE_ERROR;
@@ -454,7 +453,7 @@ static enum exec_result
 store_exec_op(struct store *st, const struct op *op)
 {
 	sqlite3_stmt *s = store_bind(st, op);
-	int rc;
+	int           rc;
 
 	if (s == NULL)
 		return EXEC_FAILED;
@@ -499,7 +498,7 @@ store_arm_retry(struct store *st)
 static void
 store_fail(struct store *st, const char *what)
 {
-	int code = sqlite3_extended_errcode(st->st_db);
+	int   code = sqlite3_extended_errcode(st->st_db);
 	char *msg = xsprintf("%s: %s (code %d)", what, sqlite3_errmsg(st->st_db), code);
 
 	if (!sqlite3_get_autocommit(st->st_db))
@@ -671,7 +670,7 @@ static void
 store_run_callbacks(struct store *st)
 {
 	struct after_cb *cbs;
-	size_t i, n;
+	size_t           i, n;
 
 	if (st->st_running_cbs)
 		return;
@@ -727,8 +726,8 @@ static int64_t
 store_pragma_int(sqlite3 *db, const char *sql, int *rcp)
 {
 	sqlite3_stmt *s = NULL;
-	int64_t v = -1;
-	int rc;
+	int64_t       v = -1;
+	int           rc;
 
 	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
 	if (rc == SQLITE_OK) {
@@ -748,8 +747,8 @@ static int
 store_quick_check(sqlite3 *db, char **why)
 {
 	sqlite3_stmt *s = NULL;
-	const char *res;
-	int rc;
+	const char   *res;
+	int           rc;
 
 	rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &s, NULL);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -768,14 +767,14 @@ store_quick_check(sqlite3 *db, char **why)
 static int
 store_migrate(sqlite3 *db, const char *path, int64_t from, char **errp)
 {
-	char *sql;
+	char  *sql;
 	size_t i;
 
 	if (from == (int64_t)nitems(migrations))
 		return 0;
 	if (store_exec_sql(db, "BEGIN IMMEDIATE") != SQLITE_OK) {
-		store_set_error(errp, "%s: cannot start the migration: %s", path,
-		    sqlite3_errmsg(db));
+		store_set_error(
+		    errp, "%s: cannot start the migration: %s", path, sqlite3_errmsg(db));
 		return -1;
 	}
 	for (i = (size_t)from; i < nitems(migrations); i++) {
@@ -788,10 +787,9 @@ store_migrate(sqlite3 *db, const char *path, int64_t from, char **errp)
 		log_info("store %s: applied migration %s", path, migrations[i].name);
 	}
 	sql = xsprintf("PRAGMA user_version = %zu", nitems(migrations));
-	if (store_exec_sql(db, sql) != SQLITE_OK ||
-	    store_exec_sql(db, "COMMIT") != SQLITE_OK) {
-		store_set_error(errp, "%s: cannot commit the migrations: %s", path,
-		    sqlite3_errmsg(db));
+	if (store_exec_sql(db, sql) != SQLITE_OK || store_exec_sql(db, "COMMIT") != SQLITE_OK) {
+		store_set_error(
+		    errp, "%s: cannot commit the migrations: %s", path, sqlite3_errmsg(db));
 		store_exec_sql(db, "ROLLBACK");
 		free(sql);
 		return -1;
@@ -800,15 +798,14 @@ store_migrate(sqlite3 *db, const char *path, int64_t from, char **errp)
 	return 0;
 }
 
-
 /* The checks before anything is written: the file is ours (or empty), not from a newer
  * kletd, and sound. 0, or -1 with *errp set. */
 static int
 store_check_file(sqlite3 *db, const char *path, char **errp)
 {
-	char *why = NULL;
+	char   *why = NULL;
 	int64_t uv;
-	int rc;
+	int     rc;
 
 	uv = store_pragma_int(db, "PRAGMA user_version", &rc);
 	if (uv < 0) {
@@ -817,20 +814,25 @@ store_check_file(sqlite3 *db, const char *path, char **errp)
 		return -1;
 	}
 	if (uv > (int64_t)nitems(migrations)) {
-		store_set_error(errp, "%s: database schema version %lld is newer than this "
-		    "kletd's (%zu); refusing to touch it (use a newer kletd)", path, (long long)uv,
-		    nitems(migrations));
+		store_set_error(errp,
+		    "%s: database schema version %lld is newer than this "
+		    "kletd's (%zu); refusing to touch it (use a newer kletd)",
+		    path, (long long)uv, nitems(migrations));
 		return -1;
 	}
 	/* Version 0 with tables: some other program's database, not an empty one. */
 	if (uv == 0 && store_pragma_int(db, "SELECT count(*) FROM sqlite_master", &rc) != 0) {
-		store_set_error(errp, "%s: an SQLite database without a klet schema version; "
-		    "refusing to touch it", path);
+		store_set_error(errp,
+		    "%s: an SQLite database without a klet schema version; "
+		    "refusing to touch it",
+		    path);
 		return -1;
 	}
 	if (store_quick_check(db, &why) == -1) {
-		store_set_error(errp, "%s: database is corrupt (quick_check: %s); refusing to "
-		    "touch it", path, why);
+		store_set_error(errp,
+		    "%s: database is corrupt (quick_check: %s); refusing to "
+		    "touch it",
+		    path, why);
 		free(why);
 		return -1;
 	}
@@ -842,9 +844,9 @@ store_check_file(sqlite3 *db, const char *path, char **errp)
 static int
 store_setup_file(sqlite3 *db, const char *path, char **why)
 {
-	char *err = NULL;
+	char   *err = NULL;
 	int64_t uv;
-	int rc;
+	int     rc;
 
 	if (chmod(path, 0600) == -1)
 		log_warn("%s: chmod 0600", path);
@@ -857,19 +859,18 @@ store_setup_file(sqlite3 *db, const char *path, char **why)
 		return sqlite3_extended_errcode(db);
 	}
 	store_pragma_int(db, "PRAGMA journal_mode = WAL", &rc);
-	if (rc != SQLITE_OK ||
-	    store_exec_sql(db, "PRAGMA synchronous = NORMAL") != SQLITE_OK ||
+	if (rc != SQLITE_OK || store_exec_sql(db, "PRAGMA synchronous = NORMAL") != SQLITE_OK ||
 	    store_exec_sql(db, "PRAGMA wal_autocheckpoint = " STORE_WAL_AUTOCKPT) != SQLITE_OK ||
 	    store_exec_sql(db, "PRAGMA journal_size_limit = 2097152") != SQLITE_OK) {
 		*why = xsprintf("cannot set up WAL: %s", sqlite3_errmsg(db));
-		return sqlite3_extended_errcode(db) != SQLITE_OK ? sqlite3_extended_errcode(db) :
-		    SQLITE_ERROR;
+		return sqlite3_extended_errcode(db) != SQLITE_OK ? sqlite3_extended_errcode(db)
+		                                                 : SQLITE_ERROR;
 	}
 	uv = store_pragma_int(db, "PRAGMA user_version", &rc);
 	if (rc != SQLITE_OK || store_migrate(db, path, uv, &err) == -1) {
 		*why = err != NULL ? err : xsprintf("%s", sqlite3_errmsg(db));
-		return sqlite3_extended_errcode(db) != SQLITE_OK ? sqlite3_extended_errcode(db) :
-		    SQLITE_ERROR;
+		return sqlite3_extended_errcode(db) != SQLITE_OK ? sqlite3_extended_errcode(db)
+		                                                 : SQLITE_ERROR;
 	}
 	return SQLITE_OK;
 }
@@ -896,13 +897,14 @@ static int
 store_to_memory(struct store *st, const char *why, char **errp)
 {
 	sqlite3_backup *b;
-	sqlite3 *m = NULL;
-	char *err = NULL;
-	int64_t uv;
-	int rc;
+	sqlite3        *m = NULL;
+	char           *err = NULL;
+	int64_t         uv;
+	int             rc;
 
-	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(":memory:", &m,
+	        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	        NULL) != SQLITE_OK) {
 		store_set_error(errp, "%s: %s, and no memory for a copy", st->st_path, why);
 		sqlite3_close(m);
 		return -1;
@@ -934,9 +936,11 @@ store_to_memory(struct store *st, const char *why, char **errp)
 	st->st_failed_since = now_wall_ns() / 1000000;
 	free(st->st_last_error);
 	st->st_last_error = xsprintf("cannot write the file (%s): running from a copy in "
-	    "memory", why);
+	                             "memory",
+	    why);
 	log_error("store %s: cannot write the file (%s); running from a copy in memory, "
-	    "degraded, and retrying", st->st_path, why);
+	          "degraded, and retrying",
+	    st->st_path, why);
 	return 0;
 }
 
@@ -946,10 +950,10 @@ static int
 store_reopen_file(struct store *st)
 {
 	static const char *const sfx[] = { "-wal", "-shm" };
-	sqlite3 *db = NULL;
-	char *why = NULL, *side;
-	size_t i;
-	int fd;
+	sqlite3                 *db = NULL;
+	char                    *why = NULL, *side;
+	size_t                   i;
+	int                      fd;
 
 	/* A read-only open made the WAL files with the file's mode then: not writable now. */
 	for (i = 0; i < nitems(sfx); i++) {
@@ -967,8 +971,9 @@ store_reopen_file(struct store *st)
 		}
 		close(fd);
 	}
-	if (sqlite3_open_v2(st->st_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-	    NULL) != SQLITE_OK || sqlite3_db_readonly(db, "main") == 1) {
+	if (sqlite3_open_v2(st->st_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	        SQLITE_OK ||
+	    sqlite3_db_readonly(db, "main") == 1) {
 		why = xsprintf("still read-only: %s", db != NULL ? sqlite3_errmsg(db) : "?");
 		goto fail;
 	}
@@ -1006,12 +1011,12 @@ store_check_migrations(char **errp)
 
 	for (i = 0; i < nitems(migrations); i++) {
 		const char *n = migrations[i].name;
-		char *end;
-		long v = strtol(n, &end, 10);
+		char       *end;
+		long        v = strtol(n, &end, 10);
 
 		if (end == n || *end != '-' || v != (long)i + 1) {
-			store_set_error(errp, "schema: migration %s is out of order (want %03zu-*)",
-			    n, i + 1);
+			store_set_error(
+			    errp, "schema: migration %s is out of order (want %03zu-*)", n, i + 1);
 			return -1;
 		}
 	}
@@ -1022,9 +1027,9 @@ struct store *
 store_open(struct event_base *base, const char *path, char **errp)
 {
 	struct store *st;
-	struct stat sb;
-	char *why = NULL;
-	int rc, fd, pri, nofile = 0;
+	struct stat   sb;
+	char         *why = NULL;
+	int           rc, fd, pri, nofile = 0;
 
 	if (errp != NULL)
 		*errp = NULL;
@@ -1043,7 +1048,7 @@ store_open(struct event_base *base, const char *path, char **errp)
 			return NULL;
 		}
 		if (fd == -1)
-			nofile = errno;  /* read-only or full file system: from memory for now */
+			nofile = errno; /* read-only or full file system: from memory for now */
 		else
 			close(fd);
 	} else {
@@ -1148,14 +1153,14 @@ void
 store_close(struct store *st)
 {
 	size_t i;
-	int rc, round;
+	int    rc, round;
 
 	if (st == NULL)
 		return;
 	rc = store_flush(st);
 	/* Callbacks run by the flush may have written (and queued) more. */
 	for (round = 0; !st->st_degraded && (st->st_in_txn || st->st_ncbs > 0) && round < 8;
-	    round++)
+	     round++)
 		rc = store_flush(st);
 	if (rc == -1 || st->st_nops > 0)
 		log_error("store %s: closing with %zu writes not committed: %s", st->st_path,
@@ -1219,9 +1224,10 @@ store_put_pod(struct store *st, const struct store_pod *p)
 {
 	static const char *const sources[] = { "file", "api", NULL };
 	static const char *const formats[] = { "json", "yaml", NULL };
-	struct op op = { .stmt = S_PUT_POD, .np = 7 };
+	struct op                op = { .stmt = S_PUT_POD, .np = 7 };
 
-	if (!store_valid_key(__func__, "uid", p->uid) || !store_valid("source", p->source, sources) ||
+	if (!store_valid_key(__func__, "uid", p->uid) ||
+	    !store_valid("source", p->source, sources) ||
 	    !store_valid("format", p->format, formats))
 		return;
 	param_text(&op.p[0], p->uid);
@@ -1257,10 +1263,10 @@ store_put_worker(struct store *st, const struct store_worker *w)
 {
 	static const char *const states[] = { "sync", "terminating", "terminated", "finished",
 		NULL };
-	struct op op = { .stmt = S_PUT_WORKER, .np = 9 };
+	struct op                op = { .stmt = S_PUT_WORKER, .np = 9 };
 
-	if (!store_valid_key(__func__, "uid", w->uid) || !store_valid("worker state", w->state,
-	    states))
+	if (!store_valid_key(__func__, "uid", w->uid) ||
+	    !store_valid("worker state", w->state, states))
 		return;
 	param_text(&op.p[0], w->uid);
 	param_text(&op.p[1], w->state);
@@ -1350,8 +1356,8 @@ store_put_intent(struct store *st, const struct store_intent *in)
 }
 
 void
-store_del_intent(struct store *st, const char *uid, const char *kind, const char *name,
-    int64_t attempt)
+store_del_intent(
+    struct store *st, const char *uid, const char *kind, const char *name, int64_t attempt)
 {
 	struct op op = { .stmt = S_DEL_INTENT, .np = 4 };
 
@@ -1408,8 +1414,8 @@ store_del_rtobj(struct store *st, const char *id)
 }
 
 void
-store_put_event(struct store *st, const char *uid, const char *reason, const char *message,
-    int64_t wall_ms)
+store_put_event(
+    struct store *st, const char *uid, const char *reason, const char *message, int64_t wall_ms)
 {
 	struct op op = { .stmt = S_PUT_EVENT, .np = 4 };
 
@@ -1423,9 +1429,9 @@ store_put_event(struct store *st, const char *uid, const char *reason, const cha
 void
 store_forget_pod(struct store *st, const char *uid)
 {
-	static const enum stmt_id dels[] = { S_DEL_POD, S_DEL_WORKER, S_DEL_STATUS,
-		S_DEL_EXITS_FOR, S_DEL_INTENTS_FOR, S_DEL_EVENTS_FOR, S_DEL_RTOBJS_FOR };
-	size_t i;
+	static const enum stmt_id dels[] = { S_DEL_POD, S_DEL_WORKER, S_DEL_STATUS, S_DEL_EXITS_FOR,
+		S_DEL_INTENTS_FOR, S_DEL_EVENTS_FOR, S_DEL_RTOBJS_FOR };
+	size_t                    i;
 
 	if (!store_valid_key(__func__, "uid", uid))
 		return;
@@ -1451,13 +1457,14 @@ static sqlite3 *
 store_overlay(struct store *st)
 {
 	sqlite3_stmt *s = NULL;
-	sqlite3 *m = NULL;
-	size_t i;
-	char *sql;
-	int rc;
+	sqlite3      *m = NULL;
+	size_t        i;
+	char         *sql;
+	int           rc;
 
-	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+	if (sqlite3_open_v2(":memory:", &m,
+	        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	        NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_busy_timeout(m, STORE_BUSY_TIMEOUT_MS);
 	for (i = 0; i < nitems(migrations); i++)
@@ -1472,8 +1479,8 @@ store_overlay(struct store *st)
 	if (rc != SQLITE_DONE || store_exec_sql(m, "BEGIN") != SQLITE_OK)
 		goto fail;
 	for (i = 0; i < nitems(store_tables); i++) {
-		sql = xsprintf("INSERT INTO main.%s SELECT * FROM disk.%s", store_tables[i],
-		    store_tables[i]);
+		sql = xsprintf(
+		    "INSERT INTO main.%s SELECT * FROM disk.%s", store_tables[i], store_tables[i]);
 		rc = store_exec_sql(m, sql);
 		free(sql);
 		if (rc != SQLITE_OK)
@@ -1492,8 +1499,8 @@ store_overlay(struct store *st)
 		if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CONSTRAINT)
 			goto fail;
 	}
-	if (store_exec_sql(m, "COMMIT") != SQLITE_OK || store_exec_sql(m, "DETACH disk") !=
-	    SQLITE_OK)
+	if (store_exec_sql(m, "COMMIT") != SQLITE_OK ||
+	    store_exec_sql(m, "DETACH disk") != SQLITE_OK)
 		goto fail;
 	return m;
 fail:
@@ -1510,7 +1517,7 @@ static sqlite3_stmt *
 store_query(struct store *st, const char *sql, const char *uid)
 {
 	sqlite3_stmt *s = NULL;
-	sqlite3 *db;
+	sqlite3      *db;
 
 	if (st == NULL)
 		return NULL;
@@ -1547,10 +1554,12 @@ store_query_end(struct store *st, sqlite3_stmt *s, int rc)
 int
 store_foreach_pod(struct store *st, int (*cb)(const struct store_pod *, void *), void *arg)
 {
-	sqlite3_stmt *s = store_query(st, "SELECT uid, source, ns, name, doc, format,"
-	    " updated_wall_ms FROM pods ORDER BY uid", NULL);
+	sqlite3_stmt    *s = store_query(st,
+	       "SELECT uid, source, ns, name, doc, format,"
+	          " updated_wall_ms FROM pods ORDER BY uid",
+	       NULL);
 	struct store_pod p;
-	int rc;
+	int              rc;
 
 	if (s == NULL)
 		return st == NULL ? 0 : -1;
@@ -1572,14 +1581,15 @@ store_foreach_pod(struct store *st, int (*cb)(const struct store_pod *, void *),
 }
 
 int
-store_foreach_worker(struct store *st, int (*cb)(const struct store_worker *, void *),
-    void *arg)
+store_foreach_worker(struct store *st, int (*cb)(const struct store_worker *, void *), void *arg)
 {
-	sqlite3_stmt *s = store_query(st, "SELECT uid, state, grace_seconds,"
-	    " grace_deadline_wall_ms, step, last_error, failures, next_retry_wall_ms,"
-	    " removed FROM workers ORDER BY uid", NULL);
+	sqlite3_stmt       *s = store_query(st,
+	          "SELECT uid, state, grace_seconds,"
+	                " grace_deadline_wall_ms, step, last_error, failures, next_retry_wall_ms,"
+	                " removed FROM workers ORDER BY uid",
+	          NULL);
 	struct store_worker w;
-	int rc;
+	int                 rc;
 
 	if (s == NULL)
 		return st == NULL ? 0 : -1;
@@ -1600,13 +1610,14 @@ store_foreach_worker(struct store *st, int (*cb)(const struct store_worker *, vo
 }
 
 int
-store_foreach_status(struct store *st, int (*cb)(const struct store_status *, void *),
-    void *arg)
+store_foreach_status(struct store *st, int (*cb)(const struct store_status *, void *), void *arg)
 {
-	sqlite3_stmt *s = store_query(st, "SELECT uid, version, json, acked_version"
-	    " FROM statuses ORDER BY uid", NULL);
+	sqlite3_stmt       *s = store_query(st,
+	          "SELECT uid, version, json, acked_version"
+	                " FROM statuses ORDER BY uid",
+	          NULL);
 	struct store_status x;
-	int rc;
+	int                 rc;
 
 	if (s == NULL)
 		return st == NULL ? 0 : -1;
@@ -1622,18 +1633,20 @@ store_foreach_status(struct store *st, int (*cb)(const struct store_status *, vo
 }
 
 int
-store_foreach_exit(struct store *st, const char *uid,
-    int (*cb)(const struct store_exit *, void *), void *arg)
+store_foreach_exit(
+    struct store *st, const char *uid, int (*cb)(const struct store_exit *, void *), void *arg)
 {
-	sqlite3_stmt *s = store_query(st, uid != NULL ?
-	    "SELECT container_id, uid, name, restart_count, exit_code, reason, message,"
-	    " started_ns, finished_ns FROM container_exits WHERE uid = ?"
-	    " ORDER BY uid, name, restart_count, container_id" :
-	    "SELECT container_id, uid, name, restart_count, exit_code, reason, message,"
-	    " started_ns, finished_ns FROM container_exits"
-	    " ORDER BY uid, name, restart_count, container_id", uid);
+	sqlite3_stmt     *s = store_query(st,
+            uid != NULL
+	            ? "SELECT container_id, uid, name, restart_count, exit_code, reason, message,"
+	              " started_ns, finished_ns FROM container_exits WHERE uid = ?"
+	              " ORDER BY uid, name, restart_count, container_id"
+	            : "SELECT container_id, uid, name, restart_count, exit_code, reason, message,"
+	              " started_ns, finished_ns FROM container_exits"
+	              " ORDER BY uid, name, restart_count, container_id",
+	        uid);
 	struct store_exit x;
-	int rc;
+	int               rc;
 
 	if (s == NULL)
 		return st == NULL ? 0 : -1;
@@ -1654,16 +1667,18 @@ store_foreach_exit(struct store *st, const char *uid,
 }
 
 int
-store_foreach_intent(struct store *st, const char *uid,
-    int (*cb)(const struct store_intent *, void *), void *arg)
+store_foreach_intent(
+    struct store *st, const char *uid, int (*cb)(const struct store_intent *, void *), void *arg)
 {
-	sqlite3_stmt *s = store_query(st, uid != NULL ?
-	    "SELECT uid, kind, name, attempt, created_wall_ms FROM intents WHERE uid = ?"
-	    " ORDER BY uid, kind, name, attempt" :
-	    "SELECT uid, kind, name, attempt, created_wall_ms FROM intents"
-	    " ORDER BY uid, kind, name, attempt", uid);
+	sqlite3_stmt       *s = store_query(st,
+            uid != NULL
+	              ? "SELECT uid, kind, name, attempt, created_wall_ms FROM intents WHERE uid = ?"
+	                " ORDER BY uid, kind, name, attempt"
+	              : "SELECT uid, kind, name, attempt, created_wall_ms FROM intents"
+	                " ORDER BY uid, kind, name, attempt",
+	          uid);
 	struct store_intent x;
-	int rc;
+	int                 rc;
 
 	if (s == NULL)
 		return st == NULL ? 0 : -1;
@@ -1680,14 +1695,15 @@ store_foreach_intent(struct store *st, const char *uid,
 }
 
 int
-store_foreach_rtobj(struct store *st, int (*cb)(const struct store_rtobj *, void *),
-    void *arg)
+store_foreach_rtobj(struct store *st, int (*cb)(const struct store_rtobj *, void *), void *arg)
 {
-	sqlite3_stmt *s = store_query(st, "SELECT id, uid, sandbox, state, started_ns,"
-	    " finished_ns, exit_code, reason, message, image_ref, ip, extra_ips, network_mode"
-	    " FROM runtime_objects ORDER BY id", NULL);
+	sqlite3_stmt      *s = store_query(st,
+	         "SELECT id, uid, sandbox, state, started_ns,"
+	              " finished_ns, exit_code, reason, message, image_ref, ip, extra_ips, network_mode"
+	              " FROM runtime_objects ORDER BY id",
+	         NULL);
 	struct store_rtobj o;
-	int rc;
+	int                rc;
 
 	if (s == NULL)
 		return st == NULL ? 0 : -1;
@@ -1715,8 +1731,8 @@ char *
 store_get_meta(struct store *st, const char *key)
 {
 	sqlite3_stmt *s;
-	char *v = NULL;
-	int rc;
+	char         *v = NULL;
+	int           rc;
 
 	s = store_query(st, "SELECT value FROM meta WHERE key = ?", key);
 	if (s == NULL)
@@ -1746,8 +1762,8 @@ store_checkpoint(struct store *st)
 	if (!st->st_degraded &&
 	    store_pragma_int(st->st_db, "PRAGMA freelist_count", &rc) > STORE_VACUUM_PAGES &&
 	    store_exec_sql(st->st_db, "PRAGMA incremental_vacuum") != SQLITE_OK)
-		log_v(2, "store %s: incremental_vacuum: %s", st->st_path,
-		    sqlite3_errmsg(st->st_db));
+		log_v(
+		    2, "store %s: incremental_vacuum: %s", st->st_path, sqlite3_errmsg(st->st_db));
 	rc = sqlite3_wal_checkpoint_v2(st->st_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &nckpt);
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
 		log_error("store %s: checkpoint: %s", st->st_path, sqlite3_errmsg(st->st_db));
@@ -1779,8 +1795,8 @@ int64_t
 store_file_size(struct store *st)
 {
 	struct stat sb;
-	int64_t n = 0;
-	char *wal;
+	int64_t     n = 0;
+	char       *wal;
 
 	if (st == NULL)
 		return 0;

@@ -36,87 +36,87 @@ struct store;
 /* One desired pod, as its source last gave it. */
 struct store_pod {
 	const char *uid;
-	const char *source;     /* "file" or "api" */
+	const char *source; /* "file" or "api" */
 	const char *ns;
 	const char *name;
-	const void *doc;        /* the raw document, as received */
+	const void *doc; /* the raw document, as received */
 	size_t      doc_len;
-	const char *format;     /* "json" or "yaml" */
+	const char *format; /* "json" or "yaml" */
 	int64_t     updated_wall_ms;
 };
 
 /* One pod worker's durable state (see podworkers.h). */
 struct store_worker {
 	const char *uid;
-	const char *state;            /* "sync", "terminating", "terminated" or "finished" */
-	int64_t     grace_seconds;    /* while terminating, else 0 */
+	const char *state;                  /* "sync", "terminating", "terminated" or "finished" */
+	int64_t     grace_seconds;          /* while terminating, else 0 */
 	int64_t     grace_deadline_wall_ms; /* absolute; 0 when not terminating */
-	const char *step;             /* the step it is in (free text), may be NULL */
-	const char *last_error;       /* may be NULL */
-	int         failures;         /* consecutive failed transactions */
-	int64_t     next_retry_wall_ms; /* 0: none */
-	int         removed;          /* terminating because its source removed the pod */
+	const char *step;                   /* the step it is in (free text), may be NULL */
+	const char *last_error;             /* may be NULL */
+	int         failures;               /* consecutive failed transactions */
+	int64_t     next_retry_wall_ms;     /* 0: none */
+	int         removed;                /* terminating because its source removed the pod */
 };
 
 /* The latest generated status of a pod and the version the API server acknowledged. */
 struct store_status {
 	const char *uid;
-	int64_t     version;        /* increases with every generated status */
-	const char *json;           /* the status document */
-	int64_t     acked_version;  /* 0: none acknowledged yet */
+	int64_t     version;       /* increases with every generated status */
+	const char *json;          /* the status document */
+	int64_t     acked_version; /* 0: none acknowledged yet */
 };
 
 /* A container exit seen, kept until its pod is forgotten. */
 struct store_exit {
-	const char *container_id;  /* key */
-	const char *uid;           /* pod UID */
-	const char *name;          /* container name */
+	const char *container_id; /* key */
+	const char *uid;          /* pod UID */
+	const char *name;         /* container name */
 	int         restart_count;
 	int         exit_code;
-	const char *reason;        /* may be NULL */
-	const char *message;       /* may be NULL */
-	int64_t     started_ns;    /* wall, 0 if unknown */
-	int64_t     finished_ns;   /* wall, 0 if unknown */
+	const char *reason;      /* may be NULL */
+	const char *message;     /* may be NULL */
+	int64_t     started_ns;  /* wall, 0 if unknown */
+	int64_t     finished_ns; /* wall, 0 if unknown */
 };
 
 /* Written before a CRI call that creates something; looked up after a restart so that the
  * object is adopted (found by its labels) rather than created twice. */
 struct store_intent {
 	const char *uid;
-	const char *kind;          /* "sandbox" or "container" */
-	const char *name;          /* container name; "" for a sandbox (NULL means "") */
-	int64_t     attempt;       /* sandbox attempt or container restart count */
+	const char *kind;    /* "sandbox" or "container" */
+	const char *name;    /* container name; "" for a sandbox (NULL means "") */
+	int64_t     attempt; /* sandbox attempt or container restart count */
 	int64_t     created_wall_ms;
 };
 
 /* The details of one runtime object as a status call last gave them (see the PLEG), with
  * the object's state then, so that a restart can reuse them while the state is the same. */
 struct store_rtobj {
-	const char *id;            /* sandbox or container id: key */
-	const char *uid;           /* pod UID */
-	int         sandbox;       /* 1: a sandbox */
-	int         state;         /* the PLEG's state of the object when read */
-	int64_t     started_ns;    /* containers: wall times, exit code, reason, message */
+	const char *id;         /* sandbox or container id: key */
+	const char *uid;        /* pod UID */
+	int         sandbox;    /* 1: a sandbox */
+	int         state;      /* the PLEG's state of the object when read */
+	int64_t     started_ns; /* containers: wall times, exit code, reason, message */
 	int64_t     finished_ns;
 	int         exit_code;
-	const char *reason;        /* may be NULL */
-	const char *message;       /* may be NULL */
-	const char *image_ref;     /* may be NULL */
-	const char *ip;            /* sandboxes: primary IP, may be NULL */
-	const char *extra_ips;     /* sandboxes: further IPs separated by spaces, may be NULL */
-	int         network_mode;  /* sandboxes: enum rt_nsmode */
+	const char *reason;       /* may be NULL */
+	const char *message;      /* may be NULL */
+	const char *image_ref;    /* may be NULL */
+	const char *ip;           /* sandboxes: primary IP, may be NULL */
+	const char *extra_ips;    /* sandboxes: further IPs separated by spaces, may be NULL */
+	int         network_mode; /* sandboxes: enum rt_nsmode */
 };
 
 enum store_health_state { STORE_OK = 0, STORE_DEGRADED };
 
 struct store_health_info {
 	enum store_health_state state;
-	const char *last_error;     /* NULL when never failed; owned by the store, valid until
-	                             * the next store call */
-	int64_t     failed_since_wall_ms; /* 0 when ok */
-	size_t      journal_ops;    /* writes waiting for a successful commit */
-	uint64_t    commits;        /* transactions committed since open */
-	uint64_t    failures;       /* failed writes or commits since open */
+	const char *last_error;        /* NULL when never failed; owned by the store, valid until
+	                                * the next store call */
+	int64_t  failed_since_wall_ms; /* 0 when ok */
+	size_t   journal_ops;          /* writes waiting for a successful commit */
+	uint64_t commits;              /* transactions committed since open */
+	uint64_t failures;             /* failed writes or commits since open */
 };
 
 typedef void (*store_done_fn)(void *arg);
@@ -128,20 +128,21 @@ typedef void (*store_done_fn)(void *arg);
  * is refused and left untouched. A file that cannot be written now (read-only file system
  * or mode, a full disk for a new file) is not refused: the store starts degraded from a
  * private in-memory copy of it (reads see its rows and every write since), the file is not
- * touched, and the retry timer reopens it and replays the journal once it can be written. Returns the store, or NULL with *errp set to a message
- * (owned by the caller, free() it) when errp is not NULL. */
+ * touched, and the retry timer reopens it and replays the journal once it can be written. Returns
+ * the store, or NULL with *errp set to a message (owned by the caller, free() it) when errp is not
+ * NULL. */
 struct store *store_open(struct event_base *base, const char *path, char **errp);
 /* Commits what it can (store_flush) and frees everything; pending after_commit callbacks
  * whose data could not be committed are dropped (not run). NULL is a no-op. */
 void store_close(struct store *);
 /* Commits the current turn now (or, when degraded, retries the journal). Returns 0 when
  * nothing is left uncommitted, -1 otherwise (health says why). */
-int  store_flush(struct store *);
+int store_flush(struct store *);
 /* Commits what this turn wrote so far, now, without running after_commit callbacks (they
  * still run at the end of the turn): for a record that must be durable before a side effect
  * leaves in the same turn. While degraded it does nothing (the retry timer replays).
  * Returns 0 when nothing is left uncommitted, -1 otherwise. */
-int  store_commit_now(struct store *);
+int store_commit_now(struct store *);
 /* Runs fn(arg) once everything written so far is committed (at the end of this turn, or
  * after a later successful retry). With nothing pending it still runs at the end of the
  * turn, never from inside this call. Callbacks run in the order they were queued. */
@@ -151,54 +152,51 @@ void store_after_commit(struct store *, store_done_fn fn, void *arg);
 void store_put_pod(struct store *, const struct store_pod *);
 void store_del_pod(struct store *, const char *uid);
 /* Calls cb for every stored pod, ordered by uid; cb returns 0 to go on, non-zero to stop. */
-int  store_foreach_pod(struct store *, int (*cb)(const struct store_pod *, void *), void *arg);
+int store_foreach_pod(struct store *, int (*cb)(const struct store_pod *, void *), void *arg);
 
 /* ---- pod workers ---- */
 void store_put_worker(struct store *, const struct store_worker *);
 void store_del_worker(struct store *, const char *uid);
-int  store_foreach_worker(struct store *, int (*cb)(const struct store_worker *, void *),
-         void *arg);
+int store_foreach_worker(struct store *, int (*cb)(const struct store_worker *, void *), void *arg);
 
 /* ---- statuses ---- */
 /* Sets the pod's status version and document; keeps its acked_version. */
 void store_put_status(struct store *, const char *uid, int64_t version, const char *json);
 /* Records that the API server acknowledged version (acked_version only grows). */
 void store_ack_status(struct store *, const char *uid, int64_t version);
-int  store_foreach_status(struct store *, int (*cb)(const struct store_status *, void *),
-         void *arg);
+int store_foreach_status(struct store *, int (*cb)(const struct store_status *, void *), void *arg);
 
 /* ---- container exits ---- */
 void store_put_exit(struct store *, const struct store_exit *);
 /* uid NULL: every exit. Ordered by uid, container name, restart_count. */
-int  store_foreach_exit(struct store *, const char *uid,
-         int (*cb)(const struct store_exit *, void *), void *arg);
+int store_foreach_exit(
+    struct store *, const char *uid, int (*cb)(const struct store_exit *, void *), void *arg);
 void store_del_exits_for(struct store *, const char *uid);
 
 /* ---- intents ---- */
 void store_put_intent(struct store *, const struct store_intent *);
-void store_del_intent(struct store *, const char *uid, const char *kind, const char *name,
-         int64_t attempt);
+void store_del_intent(
+    struct store *, const char *uid, const char *kind, const char *name, int64_t attempt);
 /* uid NULL: every intent. */
-int  store_foreach_intent(struct store *, const char *uid,
-         int (*cb)(const struct store_intent *, void *), void *arg);
+int store_foreach_intent(
+    struct store *, const char *uid, int (*cb)(const struct store_intent *, void *), void *arg);
 
 /* ---- runtime objects (what the first relist after a restart reuses) ---- */
 void store_put_rtobj(struct store *, const struct store_rtobj *);
 void store_del_rtobj(struct store *, const char *id);
 /* Every stored runtime object, ordered by id. */
-int  store_foreach_rtobj(struct store *, int (*cb)(const struct store_rtobj *, void *),
-         void *arg);
+int store_foreach_rtobj(struct store *, int (*cb)(const struct store_rtobj *, void *), void *arg);
 
 /* ---- meta (e.g. "pods.resourceVersion") ---- */
 /* value NULL deletes the key. */
-void  store_set_meta(struct store *, const char *key, const char *value);
+void store_set_meta(struct store *, const char *key, const char *value);
 /* Returns the value (caller frees) or NULL when unset or unreadable. */
 char *store_get_meta(struct store *, const char *key);
 
 /* ---- events (optional, bounded to the newest STORE_MAX_EVENTS rows) ---- */
 #define STORE_MAX_EVENTS 1000
-void store_put_event(struct store *, const char *uid, const char *reason, const char *message,
-         int64_t wall_ms);
+void store_put_event(
+    struct store *, const char *uid, const char *reason, const char *message, int64_t wall_ms);
 
 /* Deletes every row of a pod that is fully gone (pod, worker, status, exits, intents,
  * events, runtime objects), so the file stays bounded. */
@@ -207,16 +205,16 @@ void store_forget_pod(struct store *, const char *uid);
 /* ---- housekeeping and health ---- */
 /* wal_checkpoint(PASSIVE): the one point where the data is fsynced. Call from housekeeping.
  * Also retries a degraded journal. Returns 0, or -1 (logged; health degraded). */
-int  store_checkpoint(struct store *);
+int store_checkpoint(struct store *);
 /* Fills *h; returns h->state. */
 enum store_health_state store_health(struct store *, struct store_health_info *h);
 /* Bytes of the database file plus its WAL (0 if unknown). */
 int64_t store_file_size(struct store *);
 /* The latest schema version this binary knows (PRAGMA user_version after open). */
-int  store_schema_version(void);
+int store_schema_version(void);
 
 /* Test hook: runs sql on the store's connection (e.g. "PRAGMA query_only=1" to simulate a
  * read-only file, "PRAGMA max_page_count=N" for a full disk). Returns 0 or -1. */
-int  store_test_exec(struct store *, const char *sql);
+int store_test_exec(struct store *, const char *sql);
 
 #endif

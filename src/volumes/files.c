@@ -74,9 +74,9 @@ vobj_parse_map(struct vobj *o, const struct json *m, const char *field, int b64,
     char *err, size_t errlen)
 {
 	const struct json *x;
-	const char *s;
-	char *val;
-	size_t i, len;
+	const char        *s;
+	char              *val;
+	size_t             i, len;
 
 	if (m == NULL || json_type(m) == JSON_NULL)
 		return 0;
@@ -92,7 +92,8 @@ vobj_parse_map(struct vobj *o, const struct json *m, const char *field, int b64,
 		}
 		if (b64) {
 			if ((val = kubeconfig_base64_decode(s, json_str_len(x), &len)) == NULL) {
-				snprintf(err, errlen, "%s.%s: invalid base64", field, json_key(m, i));
+				snprintf(
+				    err, errlen, "%s.%s: invalid base64", field, json_key(m, i));
 				return -1;
 			}
 		} else {
@@ -107,14 +108,14 @@ vobj_parse_map(struct vobj *o, const struct json *m, const char *field, int b64,
 }
 
 int
-vobj_parse(enum vobj_kind kind, const char *json, size_t len, struct vobj *o, char *err,
-    size_t errlen)
+vobj_parse(
+    enum vobj_kind kind, const char *json, size_t len, struct vobj *o, char *err, size_t errlen)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *root;
-	const char *rv;
-	char e[256];
-	int rc;
+	const char        *rv;
+	char               e[256];
+	int                rc;
 
 	vobj_clear(o);
 	o->kind = kind;
@@ -136,8 +137,10 @@ vobj_parse(enum vobj_kind kind, const char *json, size_t len, struct vobj *o, ch
 		rc = vobj_parse_map(o, json_get(root, "data"), "data", 1, 0, err, errlen);
 	else
 		rc = vobj_parse_map(o, json_get(root, "data"), "data", 0, 0, err, errlen) == -1 ||
-		    vobj_parse_map(o, json_get(root, "binaryData"), "binaryData", 1, 1, err,
-		    errlen) == -1 ? -1 : 0;
+		        vobj_parse_map(
+		            o, json_get(root, "binaryData"), "binaryData", 1, 1, err, errlen) == -1
+		    ? -1
+		    : 0;
 	json_free(doc);
 	if (rc == -1)
 		vobj_clear(o);
@@ -148,7 +151,7 @@ int
 vobj_same(const struct vobj *a, const struct vobj *b)
 {
 	const struct vobj_item *x;
-	size_t i;
+	size_t                  i;
 
 	if (a->nitems != b->nitems)
 		return 0;
@@ -178,8 +181,7 @@ vol_payload_clear(struct vol_payload *p)
 }
 
 void
-vol_payload_add(struct vol_payload *p, const char *path, const char *data, size_t len,
-    int32_t mode)
+vol_payload_add(struct vol_payload *p, const char *path, const char *data, size_t len, int32_t mode)
 {
 	struct vol_file *f;
 
@@ -198,15 +200,15 @@ vol_payload_make(const struct volume *vol, const struct vobj *obj, struct vol_pa
     char *err, size_t errlen)
 {
 	const struct vobj_item *it;
-	int32_t dmode = vol->v_default_mode >= 0 ? vol->v_default_mode : 0644;
-	size_t i;
+	int32_t                 dmode = vol->v_default_mode >= 0 ? vol->v_default_mode : 0644;
+	size_t                  i;
 
 	if (obj == NULL)
-		return 0;   /* optional and missing: an empty volume */
+		return 0; /* optional and missing: an empty volume */
 	if (vol->v_nitems == 0) {
 		for (i = 0; i < obj->nitems; i++)
-			vol_payload_add(out, obj->items[i].key, obj->items[i].val,
-			    obj->items[i].len, dmode);
+			vol_payload_add(
+			    out, obj->items[i].key, obj->items[i].val, obj->items[i].len, dmode);
 		return 0;
 	}
 	for (i = 0; i < vol->v_nitems; i++) {
@@ -237,15 +239,14 @@ static int
 path_ok(const char *p)
 {
 	const char *s;
-	size_t n;
+	size_t      n;
 
 	if (p == NULL || p[0] == '\0' || p[0] == '/' || strlen(p) >= VOL_MAX_PATH ||
 	    strncmp(p, "..", 2) == 0)
 		return 0;
 	for (s = p; *s != '\0'; s += n + (s[n] == '/')) {
 		n = strcspn(s, "/");
-		if (n == 0 || (n == 2 && strncmp(s, "..", 2) == 0) ||
-		    (n == 1 && s[0] == '.'))
+		if (n == 0 || (n == 2 && strncmp(s, "..", 2) == 0) || (n == 1 && s[0] == '.'))
 			return 0;
 	}
 	return 1;
@@ -255,10 +256,10 @@ path_ok(const char *p)
 static void
 rm_tree(const char *path)
 {
-	DIR *d;
+	DIR           *d;
 	struct dirent *de;
-	struct stat st;
-	char *sub;
+	struct stat    st;
+	char          *sub;
 
 	if (lstat(path, &st) == -1)
 		return;
@@ -282,11 +283,11 @@ rm_tree(const char *path)
 static size_t
 count_files(const char *path)
 {
-	DIR *d;
+	DIR           *d;
 	struct dirent *de;
-	struct stat st;
-	char *sub;
-	size_t n = 0;
+	struct stat    st;
+	char          *sub;
+	size_t         n = 0;
 
 	if ((d = opendir(path)) == NULL)
 		return 0;
@@ -315,10 +316,10 @@ eff_mode(const struct vol_payload *pl, const struct vol_file *f)
 static void
 own_tree(const char *path, int64_t gid)
 {
-	DIR *d;
+	DIR           *d;
 	struct dirent *de;
-	struct stat st;
-	char *sub;
+	struct stat    st;
+	char          *sub;
 
 	if (lstat(path, &st) == -1)
 		return;
@@ -343,10 +344,10 @@ own_tree(const char *path, int64_t gid)
 static int
 file_same(const char *dir, const struct vol_payload *pl, const struct vol_file *f)
 {
-	char *p = xsprintf("%s/%s", dir, f->path), *buf;
+	char       *p = xsprintf("%s/%s", dir, f->path), *buf;
 	struct stat st;
-	int fd, same = 0;
-	ssize_t r;
+	int         fd, same = 0;
+	ssize_t     r;
 
 	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	free(p);
@@ -365,13 +366,13 @@ file_same(const char *dir, const struct vol_payload *pl, const struct vol_file *
 }
 
 static int
-write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_file *f,
-    char *err, size_t errlen)
+write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_file *f, char *err,
+    size_t errlen)
 {
-	char *p = xsprintf("%s/%s", tsdir, f->path), *sl;
-	size_t off = 0;
+	char   *p = xsprintf("%s/%s", tsdir, f->path), *sl;
+	size_t  off = 0;
 	ssize_t w;
-	int fd;
+	int     fd;
 
 	sl = strrchr(p, '/');
 	*sl = '\0';
@@ -424,15 +425,15 @@ top_name(const char *path, char *buf, size_t len)
 int
 vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_t errlen)
 {
-	char old[256], *link, *tmplink, *tsdir = NULL, *olddir = NULL, *p, top[256];
-	char stamp[64];
+	char            old[256], *link, *tmplink, *tsdir = NULL, *olddir = NULL, *p, top[256];
+	char            stamp[64];
 	struct timespec ts;
-	struct tm tm;
-	DIR *d;
-	struct dirent *de;
-	ssize_t n;
-	size_t i, j;
-	int same, found;
+	struct tm       tm;
+	DIR            *d;
+	struct dirent  *de;
+	ssize_t         n;
+	size_t          i, j;
+	int             same, found;
 
 	for (i = 0; i < pl->n; i++) {
 		if (!path_ok(pl->files[i].path)) {
@@ -489,7 +490,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 		if (write_file(tsdir, pl, &pl->files[i], err, errlen) == -1)
 			goto fail;
 	if (pl->has_gid)
-		own_tree(dir, pl->gid);     /* the volume dir, the new version, the links */
+		own_tree(dir, pl->gid); /* the volume dir, the new version, the links */
 	unlink(tmplink);
 	if (symlink(strrchr(tsdir, '/') + 1, tmplink) == -1 || rename(tmplink, link) == -1) {
 		snprintf(err, errlen, "swap %s: %s", link, strerror(errno));
@@ -499,7 +500,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 	/* The names users see: NAME -> ..data/NAME for every top-level name. */
 	for (i = 0; i < pl->n; i++) {
 		struct stat st;
-		char *target;
+		char       *target;
 
 		top_name(pl->files[i].path, top, sizeof(top));
 		p = xsprintf("%s/%s", dir, top);
@@ -521,7 +522,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 			found = 0;
 			for (i = 0; !found && i < pl->n; i++)
 				found = strcmp(top_name(pl->files[i].path, top, sizeof(top)),
-				    de->d_name) == 0;
+				            de->d_name) == 0;
 			if (!found) {
 				p = xsprintf("%s/%s", dir, de->d_name);
 				unlink(p);
@@ -591,9 +592,9 @@ char *
 vol_format_map(const struct kvlist *m)
 {
 	const struct kv **v;
-	char *buf = NULL;
-	size_t len = 0, i;
-	FILE *f = open_memstream(&buf, &len);
+	char             *buf = NULL;
+	size_t            len = 0, i;
+	FILE             *f = open_memstream(&buf, &len);
 
 	if (f == NULL)
 		fatal("%s: open_memstream", __func__);
@@ -629,11 +630,10 @@ subscript(const char *path, const char *prefix)
 }
 
 int
-vol_field_value(const struct pod *pod, const char *path, char **out, char *err,
-    size_t errlen)
+vol_field_value(const struct pod *pod, const char *path, char **out, char *err, size_t errlen)
 {
 	const char *v;
-	char *key;
+	char       *key;
 
 	*out = NULL;
 	if (path == NULL)
@@ -658,10 +658,8 @@ vol_field_value(const struct pod *pod, const char *path, char **out, char *err,
 		free(key);
 	}
 	if (*out == NULL) {
-		snprintf(err, errlen, "unsupported fieldPath \"%s\" in a downwardAPI volume",
-		    path);
+		snprintf(err, errlen, "unsupported fieldPath \"%s\" in a downwardAPI volume", path);
 		return -1;
 	}
 	return 0;
 }
-

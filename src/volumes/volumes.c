@@ -23,68 +23,68 @@
 #include "core/util.h"
 #include "volumes/volumes.h"
 
-#define VOL_DEFAULT_TTL_MS   60000
-#define VOL_RETRY_MS         1000     /* a missing or failed object is asked again after */
-#define VOL_DEFAULT_MAX      1000
+#define VOL_DEFAULT_TTL_MS 60000
+#define VOL_RETRY_MS       1000 /* a missing or failed object is asked again after */
+#define VOL_DEFAULT_MAX    1000
 
 enum ve_state { VE_PENDING = 0, VE_OK, VE_NOT_FOUND, VE_ERROR };
 
 struct ventry {
-	TAILQ_ENTRY(ventry)  e_lru;        /* least recently used first */
-	struct volumes      *e_v;
-	struct vobj          e_obj;        /* kind, ns, name always set */
-	enum ve_state        e_state;
-	char                *e_msg;        /* NOT_FOUND / ERROR message */
-	int64_t              e_fetched_ms; /* monotonic time of the last answer, 0: none */
-	struct api_call     *e_call;
-	char               **e_waiters;    /* pod UIDs to kick on an answer */
-	size_t               e_nwaiters;
-	int                  e_fails;      /* answers in a row that were not the object */
+	TAILQ_ENTRY(ventry) e_lru; /* least recently used first */
+	struct volumes  *e_v;
+	struct vobj      e_obj; /* kind, ns, name always set */
+	enum ve_state    e_state;
+	char            *e_msg;        /* NOT_FOUND / ERROR message */
+	int64_t          e_fetched_ms; /* monotonic time of the last answer, 0: none */
+	struct api_call *e_call;
+	char           **e_waiters; /* pod UIDs to kick on an answer */
+	size_t           e_nwaiters;
+	int              e_fails; /* answers in a row that were not the object */
 };
 TAILQ_HEAD(ventries, ventry);
 
 struct vmount {
-	TAILQ_ENTRY(vmount)  m_entry;
-	struct pod          *m_pod;        /* copy (labels and annotations kept current) */
-	char                *m_vol;        /* volume name */
-	char                *m_dir;
-	vol_resource_fn      m_res_fn;     /* downwardAPI resourceFieldRef items */
-	void                *m_res_arg;
+	TAILQ_ENTRY(vmount) m_entry;
+	struct pod     *m_pod; /* copy (labels and annotations kept current) */
+	char           *m_vol; /* volume name */
+	char           *m_dir;
+	vol_resource_fn m_res_fn; /* downwardAPI resourceFieldRef items */
+	void           *m_res_arg;
 };
 
 /* A service account token for one pod (TokenRequest bound to the pod). */
 struct vtoken {
-	TAILQ_ENTRY(vtoken)  t_entry;
-	struct volumes      *t_v;
-	char                *t_uid;        /* the pod */
-	char                *t_ns;
-	char                *t_pod;        /* pod name */
-	char                *t_sa;
-	char                *t_audience;   /* "" : the API server's audiences */
-	int64_t              t_expiration; /* seconds asked */
-	char                *t_token;      /* NULL until the first answer */
-	char                *t_msg;        /* last failure */
-	int64_t              t_refresh_ms; /* monotonic: ask again from then on */
-	int                  t_fails;
-	struct api_call     *t_call;
+	TAILQ_ENTRY(vtoken) t_entry;
+	struct volumes  *t_v;
+	char            *t_uid; /* the pod */
+	char            *t_ns;
+	char            *t_pod; /* pod name */
+	char            *t_sa;
+	char            *t_audience;   /* "" : the API server's audiences */
+	int64_t          t_expiration; /* seconds asked */
+	char            *t_token;      /* NULL until the first answer */
+	char            *t_msg;        /* last failure */
+	int64_t          t_refresh_ms; /* monotonic: ask again from then on */
+	int              t_fails;
+	struct api_call *t_call;
 };
 TAILQ_HEAD(vtokens, vtoken);
 TAILQ_HEAD(vmounts, vmount);
 
 struct volumes {
-	struct event_base  *v_base;
-	struct api         *v_api;
-	char               *v_root;
-	int64_t             v_ttl_ms;
-	size_t              v_max;
-	struct ventries     v_entries;
-	size_t              v_nentries;
-	struct vmounts      v_mounts;
-	size_t              v_nmounts;
-	struct vtokens      v_tokens;
-	struct event       *v_timer;
-	void              (*v_kick)(const char *, void *);
-	void               *v_kick_arg;
+	struct event_base *v_base;
+	struct api        *v_api;
+	char              *v_root;
+	int64_t            v_ttl_ms;
+	size_t             v_max;
+	struct ventries    v_entries;
+	size_t             v_nentries;
+	struct vmounts     v_mounts;
+	size_t             v_nmounts;
+	struct vtokens     v_tokens;
+	struct event      *v_timer;
+	void (*v_kick)(const char *, void *);
+	void                *v_kick_arg;
 	struct volumes_stats v_stats;
 };
 
@@ -111,7 +111,7 @@ entry_ttl(const struct volumes *v, const struct ventry *e)
 {
 	int64_t d;
 
-	if (e->e_state == VE_OK)   /* an immutable object is never read again */
+	if (e->e_state == VE_OK) /* an immutable object is never read again */
 		return e->e_obj.immutable ? INT64_MAX / 2 : v->v_ttl_ms;
 	d = (int64_t)VOL_RETRY_MS << (e->e_fails > 6 ? 6 : (e->e_fails > 0 ? e->e_fails - 1 : 0));
 	return d < v->v_ttl_ms ? d : v->v_ttl_ms;
@@ -124,9 +124,9 @@ entry_find(struct volumes *v, enum vobj_kind kind, const char *ns, const char *n
 	struct ventry *e;
 
 	TAILQ_FOREACH(e, &v->v_entries, e_lru)
-		if (e->e_obj.kind == kind && strcmp(e->e_obj.ns, ns) == 0 &&
-		    strcmp(e->e_obj.name, name) == 0)
-			return e;
+	if (e->e_obj.kind == kind && strcmp(e->e_obj.ns, ns) == 0 &&
+	    strcmp(e->e_obj.name, name) == 0)
+		return e;
 	return NULL;
 }
 
@@ -137,7 +137,7 @@ static int
 mount_uses(const struct vmount *m, enum vobj_kind kind, const char *ns, const char *name)
 {
 	const struct volume *vol = pod_volume(m->m_pod, m->m_vol);
-	size_t i;
+	size_t               i;
 
 	if (vol == NULL || strcmp(m->m_pod->ns != NULL ? m->m_pod->ns : "default", ns) != 0)
 		return 0;
@@ -167,8 +167,8 @@ entry_mounted(struct volumes *v, const struct ventry *e)
 	struct vmount *m;
 
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
-		if (mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
-			return 1;
+	if (mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
+		return 1;
 	return 0;
 }
 
@@ -237,8 +237,8 @@ static void
 entry_kick(struct ventry *e)
 {
 	struct volumes *v = e->e_v;
-	char **w = e->e_waiters;
-	size_t i, n = e->e_nwaiters;
+	char          **w = e->e_waiters;
+	size_t          i, n = e->e_nwaiters;
 
 	e->e_waiters = NULL;
 	e->e_nwaiters = 0;
@@ -253,12 +253,12 @@ entry_kick(struct ventry *e)
 static void
 fetch_done(const struct api_response *r, void *arg)
 {
-	struct ventry *e = arg;
+	struct ventry  *e = arg;
 	struct volumes *v = e->e_v;
-	enum ve_state was = e->e_state;
-	struct vobj o;
-	char err[512];
-	int changed = 0;
+	enum ve_state   was = e->e_state;
+	struct vobj     o;
+	char            err[512];
+	int             changed = 0;
 
 	e->e_call = NULL;
 	memset(&o, 0, sizeof(o));
@@ -289,15 +289,15 @@ fetch_done(const struct api_response *r, void *arg)
 		if (r->message != NULL && r->message[0] != '\0')
 			e->e_msg = xstrdup(r->message);
 		else
-			e->e_msg = xsprintf("%s \"%s\" not found", kind_plural(e->e_obj.kind),
-			    e->e_obj.name);
+			e->e_msg = xsprintf(
+			    "%s \"%s\" not found", kind_plural(e->e_obj.kind), e->e_obj.name);
 		e->e_fetched_ms = now_mono_ms();
 	} else if (was != VE_OK) {
 		/* A failed read keeps an object we had (autonomy while the server is away). */
 		free(e->e_msg);
 		e->e_msg = xsprintf("%s \"%s\": %s", kind_word(e->e_obj.kind), e->e_obj.name,
-		    r->status == 0 ? (r->message[0] != '\0' ? r->message : "no answer") :
-		    (r->message[0] != '\0' ? r->message : "server error"));
+		    r->status == 0 ? (r->message[0] != '\0' ? r->message : "no answer")
+		                   : (r->message[0] != '\0' ? r->message : "server error"));
 		e->e_state = VE_ERROR;
 		e->e_fetched_ms = now_mono_ms();
 		changed = was != VE_ERROR;
@@ -318,12 +318,12 @@ static void
 fetch(struct ventry *e)
 {
 	struct volumes *v = e->e_v;
-	char *path;
+	char           *path;
 
 	if (e->e_call != NULL || v->v_api == NULL)
 		return;
-	path = xsprintf("/api/v1/namespaces/%s/%s/%s", e->e_obj.ns, kind_plural(e->e_obj.kind),
-	    e->e_obj.name);
+	path = xsprintf(
+	    "/api/v1/namespaces/%s/%s/%s", e->e_obj.ns, kind_plural(e->e_obj.kind), e->e_obj.name);
 	v->v_stats.gets++;
 	e->e_call = api_request(v->v_api, "GET", path, NULL, NULL, 0, 0, fetch_done, e);
 	free(path);
@@ -332,8 +332,8 @@ fetch(struct ventry *e)
 static int
 name_ok(const char *s)
 {
-	return s != NULL && s[0] != '\0' && strlen(s) <= 253 && strcspn(s, "/?#%& ") == strlen(s)
-	    && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+	return s != NULL && s[0] != '\0' && strlen(s) <= 253 && strcspn(s, "/?#%& ") == strlen(s) &&
+	    strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 
 int
@@ -341,7 +341,7 @@ volumes_get(struct volumes *v, enum vobj_kind kind, const char *ns, const char *
     const char *uid, const struct vobj **out, char *err, size_t errlen)
 {
 	struct ventry *e;
-	int64_t now = now_mono_ms(), age;
+	int64_t        now = now_mono_ms(), age;
 
 	*out = NULL;
 	if (!name_ok(ns) || !name_ok(name)) {
@@ -372,8 +372,8 @@ volumes_get(struct volumes *v, enum vobj_kind kind, const char *ns, const char *
 		return VOLUMES_OK;
 	case VE_PENDING:
 		entry_wait(e, uid);
-		snprintf(err, errlen, "%s \"%s\": waiting for the API server", kind_word(kind),
-		    name);
+		snprintf(
+		    err, errlen, "%s \"%s\": waiting for the API server", kind_word(kind), name);
 		return VOLUMES_ERROR;
 	case VE_NOT_FOUND:
 		entry_wait(e, uid);
@@ -388,15 +388,15 @@ volumes_get(struct volumes *v, enum vobj_kind kind, const char *ns, const char *
 }
 
 int
-volumes_put(struct volumes *v, enum vobj_kind kind, const char *json, size_t len, char *err,
-    size_t errlen)
+volumes_put(
+    struct volumes *v, enum vobj_kind kind, const char *json, size_t len, char *err, size_t errlen)
 {
-	struct json_doc *doc;
+	struct json_doc   *doc;
 	const struct json *md;
-	const char *ns, *name;
-	struct ventry *e;
-	char e2[256];
-	struct vobj o;
+	const char        *ns, *name;
+	struct ventry     *e;
+	char               e2[256];
+	struct vobj        o;
 
 	if ((doc = json_parse(json, len, NULL, e2, sizeof(e2))) == NULL) {
 		snprintf(err, errlen, "%s", e2);
@@ -450,8 +450,8 @@ plugin_name(enum volume_kind k)
 static char *
 mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol)
 {
-	return xsprintf("%s/pods/%s/volumes/kubernetes.io~%s/%s", v->v_root, uid,
-	    plugin_name(kind), vol);
+	return xsprintf(
+	    "%s/pods/%s/volumes/kubernetes.io~%s/%s", v->v_root, uid, plugin_name(kind), vol);
 }
 
 static const struct volume *
@@ -469,11 +469,10 @@ pod_volume(const struct pod *pod, const char *name)
 
 /* downwardAPI items (a volume's or a projection's) into pl. */
 static int
-downward_payload(const struct pod *pod, const struct key_to_path *items, size_t n,
-    int32_t dmode, vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err,
-    size_t errlen)
+downward_payload(const struct pod *pod, const struct key_to_path *items, size_t n, int32_t dmode,
+    vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err, size_t errlen)
 {
-	char *val;
+	char  *val;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -481,8 +480,8 @@ downward_payload(const struct pod *pod, const struct key_to_path *items, size_t 
 
 		if (kp->resource != NULL) {
 			if (res_fn == NULL) {
-				snprintf(err, errlen, "resourceFieldRef %s: no resolver",
-				    kp->resource);
+				snprintf(
+				    err, errlen, "resourceFieldRef %s: no resolver", kp->resource);
 				return -1;
 			}
 			if (res_fn(pod, kp, &val, err, errlen, res_arg) == -1)
@@ -519,7 +518,7 @@ static void rewrite_pod(struct volumes *, const char *uid);
 static int64_t
 rfc3339_s(const char *s)
 {
-	struct tm tm;
+	struct tm   tm;
 	const char *end;
 
 	memset(&tm, 0, sizeof(tm));
@@ -543,14 +542,14 @@ vol_token_refresh_s(int64_t expiration_s, int64_t lifetime_s)
 static void
 token_done(const struct api_response *r, void *arg)
 {
-	struct vtoken *t = arg;
-	struct volumes *v = t->t_v;
-	struct json_doc *doc = NULL;
+	struct vtoken     *t = arg;
+	struct volumes    *v = t->t_v;
+	struct json_doc   *doc = NULL;
 	const struct json *st;
-	const char *tok;
-	char err[256];
-	int64_t exp, life, now = now_mono_ms();
-	int had = t->t_token != NULL;
+	const char        *tok;
+	char               err[256];
+	int64_t            exp, life, now = now_mono_ms();
+	int                had = t->t_token != NULL;
 
 	t->t_call = NULL;
 	if (r->status == 200 || r->status == 201)
@@ -560,16 +559,17 @@ token_done(const struct api_response *r, void *arg)
 	if (tok == NULL || tok[0] == '\0') {
 		free(t->t_msg);
 		t->t_msg = xsprintf("token for service account %s/%s: %s", t->t_ns, t->t_sa,
-		    r->status == 0 ? (r->message[0] != '\0' ? r->message : "no answer") :
-		    r->message[0] != '\0' ? r->message : "no token in the answer");
+		    r->status == 0              ? (r->message[0] != '\0' ? r->message : "no answer")
+		        : r->message[0] != '\0' ? r->message
+		                                : "no token in the answer");
 		t->t_fails++;
 		/* Retry 1 s doubling up to 1 min; a token we have stays until it expires. */
-		t->t_refresh_ms = now + ((int64_t)VOL_RETRY_MS << (t->t_fails > 6 ? 6 :
-		    t->t_fails - 1));
+		t->t_refresh_ms =
+		    now + ((int64_t)VOL_RETRY_MS << (t->t_fails > 6 ? 6 : t->t_fails - 1));
 		log_warnx("volumes: pod %s/%s: %s", t->t_ns, t->t_pod, t->t_msg);
 		json_free(doc);
 		if (!had)
-			rewrite_pod(v, t->t_uid);   /* kicks the pod, which reports the error */
+			rewrite_pod(v, t->t_uid); /* kicks the pod, which reports the error */
 		return;
 	}
 	life = t->t_expiration;
@@ -592,11 +592,11 @@ token_done(const struct api_response *r, void *arg)
 static void
 token_fetch(struct vtoken *t)
 {
-	struct volumes *v = t->t_v;
-	char *path, *body;
-	yajl_gen g;
+	struct volumes      *v = t->t_v;
+	char                *path, *body;
+	yajl_gen             g;
 	const unsigned char *buf;
-	size_t len;
+	size_t               len;
 
 	if (t->t_call != NULL || v->v_api == NULL)
 		return;
@@ -632,8 +632,8 @@ token_fetch(struct vtoken *t)
 	body = xstrndup((const char *)buf, len);
 	yajl_gen_free(g);
 	path = xsprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token", t->t_ns, t->t_sa);
-	t->t_call = api_request(v->v_api, "POST", path, "application/json", body, strlen(body),
-	    0, token_done, t);
+	t->t_call = api_request(
+	    v->v_api, "POST", path, "application/json", body, strlen(body), 0, token_done, t);
 	free(path);
 	free(body);
 }
@@ -644,23 +644,26 @@ static int
 token_get(struct volumes *v, const struct pod *pod, const struct volume_projection *p,
     const char **tok, char *err, size_t errlen)
 {
-	const char *ns = pod->ns != NULL ? pod->ns : "default";
-	const char *sa = pod->service_account != NULL && pod->service_account[0] != '\0' ?
-	    pod->service_account : "default";
-	const char *aud = p->p_audience != NULL ? p->p_audience : "";
-	int64_t exp = p->p_expiration > 0 ? p->p_expiration : 3600;
+	const char    *ns = pod->ns != NULL ? pod->ns : "default";
+	const char    *sa = pod->service_account != NULL && pod->service_account[0] != '\0'
+	       ? pod->service_account
+	       : "default";
+	const char    *aud = p->p_audience != NULL ? p->p_audience : "";
+	int64_t        exp = p->p_expiration > 0 ? p->p_expiration : 3600;
 	struct vtoken *t;
 
 	*tok = NULL;
 	if (v->v_api == NULL) {
-		snprintf(err, errlen, "couldn't get a token for service account %s/%s: no API "
-		    "server", ns, sa);
+		snprintf(err, errlen,
+		    "couldn't get a token for service account %s/%s: no API "
+		    "server",
+		    ns, sa);
 		return -1;
 	}
 	TAILQ_FOREACH(t, &v->v_tokens, t_entry)
-		if (strcmp(t->t_uid, pod->uid) == 0 && strcmp(t->t_sa, sa) == 0 &&
-		    strcmp(t->t_audience, aud) == 0 && t->t_expiration == exp)
-			break;
+	if (strcmp(t->t_uid, pod->uid) == 0 && strcmp(t->t_sa, sa) == 0 &&
+	    strcmp(t->t_audience, aud) == 0 && t->t_expiration == exp)
+		break;
 	if (t == NULL) {
 		t = xcalloc(1, sizeof(*t));
 		t->t_v = v;
@@ -697,8 +700,8 @@ object_for(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const 
 {
 	int rc;
 
-	rc = volumes_get(v, kind, pod->ns != NULL ? pod->ns : "default", name, pod->uid, obj,
-	    err, errlen);
+	rc = volumes_get(
+	    v, kind, pod->ns != NULL ? pod->ns : "default", name, pod->uid, obj, err, errlen);
 	if (rc == VOLUMES_OK)
 		return 0;
 	if (rc == VOLUMES_NOT_FOUND && optional) {
@@ -713,11 +716,11 @@ static int
 volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vol,
     vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err, size_t errlen)
 {
-	int32_t dmode = vol->v_default_mode >= 0 ? vol->v_default_mode : 0644;
+	int32_t            dmode = vol->v_default_mode >= 0 ? vol->v_default_mode : 0644;
 	const struct vobj *obj;
-	const char *tok;
-	struct volume one;
-	size_t i;
+	const char        *tok;
+	struct volume      one;
+	size_t             i;
 
 	if (pod->security != NULL && pod->security->fs_group.set) {
 		pl->has_gid = 1;
@@ -727,12 +730,12 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 	case VOL_CONFIG_MAP:
 	case VOL_SECRET:
 		if (object_for(v, pod, vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
-		    vol->v_source, vol->v_optional, &obj, err, errlen) == -1)
+		        vol->v_source, vol->v_optional, &obj, err, errlen) == -1)
 			return -1;
 		return vol_payload_make(vol, obj, pl, err, errlen);
 	case VOL_DOWNWARD_API:
-		return downward_payload(pod, vol->v_items, vol->v_nitems, dmode, res_fn, res_arg,
-		    pl, err, errlen);
+		return downward_payload(
+		    pod, vol->v_items, vol->v_nitems, dmode, res_fn, res_arg, pl, err, errlen);
 	case VOL_PROJECTED:
 		for (i = 0; i < vol->v_nprojections; i++) {
 			const struct volume_projection *p = &vol->v_projections[i];
@@ -740,9 +743,9 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 			switch (p->p_kind) {
 			case PROJ_CONFIG_MAP:
 			case PROJ_SECRET:
-				if (object_for(v, pod, p->p_kind == PROJ_SECRET ? VOBJ_SECRET :
-				    VOBJ_CONFIG_MAP, p->p_name, p->p_optional, &obj, err,
-				    errlen) == -1)
+				if (object_for(v, pod,
+				        p->p_kind == PROJ_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
+				        p->p_name, p->p_optional, &obj, err, errlen) == -1)
 					return -1;
 				/* A projection reads like a volume of its own with our defaults. */
 				memset(&one, 0, sizeof(one));
@@ -755,7 +758,7 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 				break;
 			case PROJ_DOWNWARD_API:
 				if (downward_payload(pod, p->p_items, p->p_nitems, dmode, res_fn,
-				    res_arg, pl, err, errlen) == -1)
+				        res_arg, pl, err, errlen) == -1)
 					return -1;
 				break;
 			case PROJ_SA_TOKEN:
@@ -774,8 +777,10 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 		}
 		return 0;
 	default:
-		snprintf(err, errlen, "volume \"%s\": not a configMap, secret, downwardAPI or "
-		    "projected volume", vol->v_name);
+		snprintf(err, errlen,
+		    "volume \"%s\": not a configMap, secret, downwardAPI or "
+		    "projected volume",
+		    vol->v_name);
 		return -1;
 	}
 }
@@ -785,16 +790,15 @@ static int
 mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
 {
 	const struct volume *vol = pod_volume(m->m_pod, m->m_vol);
-	struct vol_payload pl = { NULL, 0, 0, 0 };
-	char e[512];
-	int rc;
+	struct vol_payload   pl = { NULL, 0, 0, 0 };
+	char                 e[512];
+	int                  rc;
 
 	if (vol == NULL) {
 		snprintf(err, errlen, "no volume \"%s\"", m->m_vol);
 		return -1;
 	}
-	if (volume_payload(v, m->m_pod, vol, m->m_res_fn, m->m_res_arg, &pl, err,
-	    errlen) == -1) {
+	if (volume_payload(v, m->m_pod, vol, m->m_res_fn, m->m_res_arg, &pl, err, errlen) == -1) {
 		vol_payload_clear(&pl);
 		return -1;
 	}
@@ -818,9 +822,10 @@ static void
 rewrite_mounts(struct volumes *v, const struct ventry *e)
 {
 	struct vmount *m;
-	char err[512];
+	char           err[512];
 
-	TAILQ_FOREACH(m, &v->v_mounts, m_entry) {
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
+	{
 		if (!mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
 			continue;
 		if (mount_write(v, m, err, sizeof(err)) == -1)
@@ -834,14 +839,14 @@ static void
 rewrite_pod(struct volumes *v, const char *uid)
 {
 	struct vmount *m;
-	char err[512], *u = xstrdup(uid);
+	char           err[512], *u = xstrdup(uid);
 
-	TAILQ_FOREACH(m, &v->v_mounts, m_entry) {
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
+	{
 		const struct volume *vol;
 
 		if (strcmp(m->m_pod->uid, u) != 0 ||
-		    (vol = pod_volume(m->m_pod, m->m_vol)) == NULL ||
-		    vol->v_kind != VOL_PROJECTED)
+		    (vol = pod_volume(m->m_pod, m->m_vol)) == NULL || vol->v_kind != VOL_PROJECTED)
 			continue;
 		if (mount_write(v, m, err, sizeof(err)) == -1)
 			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", m->m_pod->ns,
@@ -889,15 +894,17 @@ int
 volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol,
     vol_resource_fn res_fn, void *res_arg, char **host_dir, char *err, size_t errlen)
 {
-	const char *use;
+	const char    *use;
 	struct vmount *m;
-	char *dir, *parent;
+	char          *dir, *parent;
 
 	*host_dir = NULL;
 	if (vol->v_kind != VOL_CONFIG_MAP && vol->v_kind != VOL_SECRET &&
 	    vol->v_kind != VOL_PROJECTED && vol->v_kind != VOL_DOWNWARD_API) {
-		snprintf(err, errlen, "volume \"%s\": not a configMap, secret, downwardAPI or "
-		    "projected volume", vol->v_name);
+		snprintf(err, errlen,
+		    "volume \"%s\": not a configMap, secret, downwardAPI or "
+		    "projected volume",
+		    vol->v_name);
 		return -1;
 	}
 	if (is_static(pod) && (use = volume_api_use(vol)) != NULL) {
@@ -906,8 +913,8 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 		return -1;
 	}
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
-		if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
-			break;
+	if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
+		break;
 	if (m == NULL) {
 		dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name);
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
@@ -938,10 +945,10 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 static int
 pget(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *name)
 {
-	const char *ns = pod->ns != NULL ? pod->ns : "default";
+	const char        *ns = pod->ns != NULL ? pod->ns : "default";
 	const struct vobj *obj;
-	struct ventry *e;
-	char err[256];
+	struct ventry     *e;
+	char               err[256];
 
 	if (volumes_get(v, kind, ns, name, pod->uid, &obj, err, sizeof(err)) == VOLUMES_OK)
 		return 0;
@@ -950,22 +957,23 @@ pget(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *
 }
 
 static int
-prefetch_containers(struct volumes *v, const struct pod *pod, const struct container *cs,
-    size_t n)
+prefetch_containers(struct volumes *v, const struct pod *pod, const struct container *cs, size_t n)
 {
 	size_t i, k;
-	int pending = 0;
+	int    pending = 0;
 
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < cs[i].c_nenv_from; k++)
-			pending += pget(v, pod, cs[i].c_env_from[k].is_secret ? VOBJ_SECRET :
-			    VOBJ_CONFIG_MAP, cs[i].c_env_from[k].name);
+			pending += pget(v, pod,
+			    cs[i].c_env_from[k].is_secret ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
+			    cs[i].c_env_from[k].name);
 		for (k = 0; k < cs[i].c_nenv; k++) {
 			const struct env_var *e = &cs[i].c_env[k];
 
 			if (e->src == ENV_CONFIG_MAP_KEY_REF || e->src == ENV_SECRET_KEY_REF)
-				pending += pget(v, pod, e->src == ENV_SECRET_KEY_REF ?
-				    VOBJ_SECRET : VOBJ_CONFIG_MAP, e->ref_name);
+				pending += pget(v, pod,
+				    e->src == ENV_SECRET_KEY_REF ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
+				    e->ref_name);
 		}
 	}
 	return pending;
@@ -976,9 +984,9 @@ static int
 prefetch(struct volumes *v, const struct pod *pod)
 {
 	const char *tok;
-	char err[256];
-	size_t i, k;
-	int pending = 0;
+	char        err[256];
+	size_t      i, k;
+	int         pending = 0;
 
 	if (v == NULL || pod == NULL || pod->uid == NULL || is_static(pod))
 		return 0;
@@ -986,14 +994,16 @@ prefetch(struct volumes *v, const struct pod *pod)
 		const struct volume *vol = &pod->volumes[i];
 
 		if (vol->v_kind == VOL_CONFIG_MAP || vol->v_kind == VOL_SECRET)
-			pending += pget(v, pod, vol->v_kind == VOL_SECRET ? VOBJ_SECRET :
-			    VOBJ_CONFIG_MAP, vol->v_source);
+			pending +=
+			    pget(v, pod, vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
+			        vol->v_source);
 		for (k = 0; vol->v_kind == VOL_PROJECTED && k < vol->v_nprojections; k++) {
 			const struct volume_projection *p = &vol->v_projections[k];
 
 			if (p->p_kind == PROJ_CONFIG_MAP || p->p_kind == PROJ_SECRET)
-				pending += pget(v, pod, p->p_kind == PROJ_SECRET ? VOBJ_SECRET :
-				    VOBJ_CONFIG_MAP, p->p_name);
+				pending += pget(v, pod,
+				    p->p_kind == PROJ_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
+				    p->p_name);
 			else if (p->p_kind == PROJ_SA_TOKEN &&
 			    token_get(v, pod, p, &tok, err, sizeof(err)) == -2)
 				pending++;
@@ -1001,8 +1011,8 @@ prefetch(struct volumes *v, const struct pod *pod)
 	}
 	pending += prefetch_containers(v, pod, pod->init_containers, pod->ninit_containers);
 	pending += prefetch_containers(v, pod, pod->containers, pod->ncontainers);
-	pending += prefetch_containers(v, pod, pod->ephemeral_containers,
-	    pod->nephemeral_containers);
+	pending +=
+	    prefetch_containers(v, pod, pod->ephemeral_containers, pod->nephemeral_containers);
 	return pending;
 }
 
@@ -1022,9 +1032,9 @@ void
 volumes_track_pod(struct volumes *v, const struct pod *pod)
 {
 	const struct volume *vol;
-	struct vmount *m;
-	char err[512], *parent;
-	size_t i;
+	struct vmount       *m;
+	char                 err[512], *parent;
+	size_t               i;
 
 	if (v == NULL || pod == NULL || pod->uid == NULL)
 		return;
@@ -1037,9 +1047,8 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 		if (is_static(pod) && volume_api_use(vol) != NULL)
 			continue;
 		TAILQ_FOREACH(m, &v->v_mounts, m_entry)
-			if (strcmp(m->m_pod->uid, pod->uid) == 0 &&
-			    strcmp(m->m_vol, vol->v_name) == 0)
-				break;
+		if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
+			break;
 		if (m != NULL)
 			continue;
 		m = xcalloc(1, sizeof(*m));
@@ -1065,10 +1074,10 @@ int
 volumes_setup_once(const char *root_dir, const struct pod *pod, const struct volume *vol,
     vol_resource_fn res_fn, void *res_arg, char **host_dir, char *err, size_t errlen)
 {
-	struct volumes tmp;
+	struct volumes     tmp;
 	struct vol_payload pl = { NULL, 0, 0, 0 };
-	char *dir, e[512];
-	int rc;
+	char              *dir, e[512];
+	int                rc;
 
 	*host_dir = NULL;
 	/* A manager with no API client: objects and tokens fail "no API server". */
@@ -1120,21 +1129,23 @@ kvlist_same(const struct kvlist *a, const struct kvlist *b)
 void
 volumes_update_pod(struct volumes *v, const struct pod *pod)
 {
-	struct vmount *m;
+	struct vmount       *m;
 	const struct volume *vol;
-	char err[512];
+	char                 err[512];
 
 	if (v == NULL || pod == NULL || pod->uid == NULL)
 		return;
-	TAILQ_FOREACH(m, &v->v_mounts, m_entry) {
+	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
+	{
 		if (strcmp(m->m_pod->uid, pod->uid) != 0 ||
 		    (kvlist_same(&m->m_pod->labels, &pod->labels) &&
-		    kvlist_same(&m->m_pod->annotations, &pod->annotations)))
+		        kvlist_same(&m->m_pod->annotations, &pod->annotations)))
 			continue;
 		pod_free(m->m_pod);
 		m->m_pod = pod_dup(pod);
 		vol = pod_volume(m->m_pod, m->m_vol);
-		if (vol == NULL || (vol->v_kind != VOL_DOWNWARD_API && vol->v_kind != VOL_PROJECTED))
+		if (vol == NULL ||
+		    (vol->v_kind != VOL_DOWNWARD_API && vol->v_kind != VOL_PROJECTED))
 			continue;
 		if (mount_write(v, m, err, sizeof(err)) == -1)
 			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", pod->ns,
@@ -1148,11 +1159,12 @@ volumes_forget_pod(struct volumes *v, const char *uid)
 	struct vmount *m, *next;
 	struct vtoken *t, *tnext;
 	struct ventry *e;
-	size_t i;
+	size_t         i;
 
 	if (v == NULL || uid == NULL)
 		return;
-	TAILQ_FOREACH(e, &v->v_entries, e_lru) {
+	TAILQ_FOREACH(e, &v->v_entries, e_lru)
+	{
 		for (i = 0; i < e->e_nwaiters; i++) {
 			if (strcmp(e->e_waiters[i], uid) != 0)
 				continue;
@@ -1184,13 +1196,14 @@ static void
 refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct volumes *v = arg;
-	struct ventry *e;
-	struct vtoken *t;
-	int64_t now = now_mono_ms();
+	struct ventry  *e;
+	struct vtoken  *t;
+	int64_t         now = now_mono_ms();
 
 	(void)fd;
 	(void)what;
-	TAILQ_FOREACH(e, &v->v_entries, e_lru) {
+	TAILQ_FOREACH(e, &v->v_entries, e_lru)
+	{
 		if (e->e_call != NULL || e->e_state == VE_PENDING ||
 		    (e->e_nwaiters == 0 && !entry_mounted(v, e)))
 			continue;
@@ -1198,8 +1211,8 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 			fetch(e);
 	}
 	TAILQ_FOREACH(t, &v->v_tokens, t_entry)
-		if (t->t_call == NULL && now >= t->t_refresh_ms)
-			token_fetch(t);
+	if (t->t_call == NULL && now >= t->t_refresh_ms)
+		token_fetch(t);
 	evict(v);
 }
 
@@ -1207,8 +1220,8 @@ struct volumes *
 volumes_new(struct event_base *base, struct api *api, const struct volumes_options *o)
 {
 	struct volumes *v = xcalloc(1, sizeof(*v));
-	struct timeval tv;
-	int64_t period;
+	struct timeval  tv;
+	int64_t         period;
 
 	v->v_base = base;
 	v->v_api = api;

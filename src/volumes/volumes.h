@@ -4,9 +4,9 @@
  *
  * Objects are read with GET /api/v1/namespaces/NS/{configmaps,secrets}/NAME, asynchronously,
  * and kept in a small cache: an object is re-read when it is older than the TTL (default 60 s,
- * the kubelet's syncFrequency) and still used (never when it is immutable); a missing or failed one is retried after at
- * most 1 s when asked again. The cache holds at most max_objects (LRU; objects a mounted
- * volume uses are kept). A pod that asked for an object not read yet is kicked (kick
+ * the kubelet's syncFrequency) and still used (never when it is immutable); a missing or failed one
+ * is retried after at most 1 s when asked again. The cache holds at most max_objects (LRU; objects
+ * a mounted volume uses are kept). A pod that asked for an object not read yet is kicked (kick
  * callback) once the answer arrives, so its sync retries at once.
  *
  * Volume files are written the kubelet's way (atomic writer): VOLDIR/..TIMESTAMP.RANDOM/
@@ -30,10 +30,10 @@ enum vobj_kind { VOBJ_CONFIG_MAP = 0, VOBJ_SECRET };
 
 /* One key of an object: bytes (NUL-terminated for convenience; may contain NULs). */
 struct vobj_item {
-	char   *key;
-	char   *val;
-	size_t  len;
-	int     binary;   /* from a configMap's binaryData (not used for env) */
+	char  *key;
+	char  *val;
+	size_t len;
+	int    binary; /* from a configMap's binaryData (not used for env) */
 };
 
 /* A cached object. Borrowed: valid until the next loop turn. */
@@ -41,16 +41,16 @@ struct vobj {
 	enum vobj_kind    kind;
 	char             *ns;
 	char             *name;
-	char             *rv;        /* resourceVersion, "" when unknown */
+	char             *rv; /* resourceVersion, "" when unknown */
 	struct vobj_item *items;
 	size_t            nitems;
 	int               immutable; /* "immutable": true: never read again once cached */
 };
 
 struct volumes_options {
-	const char *root_dir;     /* ROOT/pods/UID/volumes/... (required) */
-	int64_t     ttl_ms;       /* 0: 60 s */
-	size_t      max_objects;  /* 0: 1000 */
+	const char *root_dir;    /* ROOT/pods/UID/volumes/... (required) */
+	int64_t     ttl_ms;      /* 0: 60 s */
+	size_t      max_objects; /* 0: 1000 */
 };
 
 /* Returns a manager. api may be NULL (no API server: every look-up fails with "no API
@@ -64,27 +64,27 @@ void volumes_set_kick(struct volumes *, void (*fn)(const char *uid, void *arg), 
 
 /* Return codes of volumes_get. */
 #define VOLUMES_OK        0
-#define VOLUMES_ERROR     (-1)   /* pending, or the server failed: err says which */
-#define VOLUMES_NOT_FOUND (-2)   /* the server said 404: err is its message */
+#define VOLUMES_ERROR     (-1) /* pending, or the server failed: err says which */
+#define VOLUMES_NOT_FOUND (-2) /* the server said 404: err is its message */
 
 /* Looks an object up for pod uid (who is kicked when a pending answer arrives). Returns
  * VOLUMES_OK with *out (borrowed, see struct vobj), VOLUMES_NOT_FOUND, or VOLUMES_ERROR; err
  * is filled unless VOLUMES_OK. Starts a read when the object is unknown or stale (a stale
  * object is still returned). v NULL: VOLUMES_ERROR "no API server"; a manager without an
  * API client knows only what volumes_put gave it (others: VOLUMES_NOT_FOUND). */
-int volumes_get(struct volumes *, enum vobj_kind, const char *ns, const char *name,
-        const char *uid, const struct vobj **out, char *err, size_t errlen);
+int volumes_get(struct volumes *, enum vobj_kind, const char *ns, const char *name, const char *uid,
+    const struct vobj **out, char *err, size_t errlen);
 
 /* Puts an object into the cache as if read from the server (tests, and a server's watch
  * later). json is a v1 ConfigMap or Secret. Returns 0, or -1 (err) when it does not parse. */
-int volumes_put(struct volumes *, enum vobj_kind, const char *json, size_t len, char *err,
-        size_t errlen);
+int volumes_put(
+    struct volumes *, enum vobj_kind, const char *json, size_t len, char *err, size_t errlen);
 
 /* Resolves a downwardAPI resourceFieldRef item (kp->resource, kp->res_container,
  * kp->res_divisor_milli) of pod: 0 with *out (malloc'd), or -1 with err. */
 struct key_to_path;
 typedef int (*vol_resource_fn)(const struct pod *, const struct key_to_path *kp, char **out,
-        char *err, size_t errlen, void *arg);
+    char *err, size_t errlen, void *arg);
 
 /* Sets up one configMap, secret, downwardAPI or projected volume of pod (static pods may not
  * use API objects: configMap, secret, serviceAccountToken): reads the objects (and the
@@ -95,11 +95,11 @@ typedef int (*vol_resource_fn)(const struct pod *, const struct key_to_path *kp,
  * with err (a CreateContainerConfig message: an object or token not read yet, not found and
  * not optional, a missing key). */
 int volumes_setup(struct volumes *, const struct pod *, const struct volume *,
-        vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
+    vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
 /* Without a manager (no API server): writes a volume that needs no API object (downwardAPI,
  * projected from downwardAPI only) under root_dir once; others fail "no API server". */
 int volumes_setup_once(const char *root_dir, const struct pod *, const struct volume *,
-        vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
+    vol_resource_fn res_fn, void *arg, char **host_dir, char *err, size_t errlen);
 /* The pod's labels or annotations may have changed: downwardAPI files are rewritten. */
 void volumes_update_pod(struct volumes *, const struct pod *);
 /* Starts reading every object and token the pod uses (volumes, env, envFrom of all its
@@ -109,7 +109,7 @@ void volumes_prefetch_pod(struct volumes *, const struct pod *);
 /* The same, and returns 1 while one of them was never answered (the pod is kicked when it
  * is): a pod sync waits instead of failing (the kubelet's wait for its volumes). An
  * object the server answered NotFound or failed is not waited for. v NULL: 0. */
-int  volumes_pod_waiting(struct volumes *, const struct pod *);
+int volumes_pod_waiting(struct volumes *, const struct pod *);
 /* A pod that is running here (after a restart too): its volumes are remembered (and written
  * when their objects are there), so updates and token refreshes go on for containers that
  * are not created again; also volumes_update_pod. Static pods' API volumes are left out. */
@@ -119,12 +119,12 @@ void volumes_forget_pod(struct volumes *, const char *uid);
 
 /* Counters for tests and podctl. */
 struct volumes_stats {
-	uint64_t gets;        /* GETs sent */
-	uint64_t hits;        /* look-ups answered from the cache */
-	uint64_t writes;      /* volume payloads written (changed) */
-	uint64_t tokens;      /* service account tokens received */
-	size_t   objects;     /* objects cached */
-	size_t   mounts;      /* volumes remembered */
+	uint64_t gets;    /* GETs sent */
+	uint64_t hits;    /* look-ups answered from the cache */
+	uint64_t writes;  /* volume payloads written (changed) */
+	uint64_t tokens;  /* service account tokens received */
+	size_t   objects; /* objects cached */
+	size_t   mounts;  /* volumes remembered */
 };
 void volumes_get_stats(const struct volumes *, struct volumes_stats *);
 
@@ -140,20 +140,20 @@ struct vol_file {
 struct vol_payload {
 	struct vol_file *files;
 	size_t           n;
-	int              has_gid;  /* the pod's fsGroup: files group gid, modes | 0440,   */
-	int64_t          gid;      /* directories setgid | 0550 (SetVolumeOwnership)     */
+	int              has_gid; /* the pod's fsGroup: files group gid, modes | 0440,   */
+	int64_t          gid;     /* directories setgid | 0550 (SetVolumeOwnership)     */
 };
 void vol_payload_clear(struct vol_payload *);
 /* Adds a file (copies path and data). */
-void vol_payload_add(struct vol_payload *, const char *path, const char *data, size_t len,
-        int32_t mode);
+void vol_payload_add(
+    struct vol_payload *, const char *path, const char *data, size_t len, int32_t mode);
 
 /* The payload of a configMap or secret volume from obj (NULL: the object is missing, allowed
  * only when optional): every key (items empty) or the items (key -> path, mode), modes from
  * the item or defaultMode. Returns 0, or -1 with err ("configmap references non-existent
  * config key: K" / "references non-existent secret key: K"). */
 int vol_payload_make(const struct volume *, const struct vobj *obj, struct vol_payload *out,
-        char *err, size_t errlen);
+    char *err, size_t errlen);
 
 /* Writes payload into dir (created) with the atomic writer layout. Returns 1 when it wrote a
  * new version, 0 when the directory already held exactly this payload, -1 with err. Paths
@@ -164,8 +164,7 @@ int vol_write_atomic(const char *dir, const struct vol_payload *, char *err, siz
  * (all: "k=\"v\"" lines sorted by key, Go-quoted) or one of them (metadata.labels['k']).
  * Returns 0 with *out (malloc'd), or -1 with err. */
 struct kvlist;
-int   vol_field_value(const struct pod *, const char *path, char **out, char *err,
-        size_t errlen);
+int   vol_field_value(const struct pod *, const char *path, char **out, char *err, size_t errlen);
 char *vol_format_map(const struct kvlist *);
 /* When to ask for a new token, in seconds after receiving one: 80% of its lifetime
  * (lifetime_s, or expiration_s when unknown), at most 24 h. */
@@ -173,8 +172,8 @@ int64_t vol_token_refresh_s(int64_t expiration_s, int64_t lifetime_s);
 
 /* Parses a ConfigMap (data, binaryData base64) or Secret (data base64) into obj (cleared
  * first). Returns 0, or -1 with err. */
-int vobj_parse(enum vobj_kind, const char *json, size_t len, struct vobj *obj, char *err,
-        size_t errlen);
+int vobj_parse(
+    enum vobj_kind, const char *json, size_t len, struct vobj *obj, char *err, size_t errlen);
 void vobj_clear(struct vobj *);
 /* 1 when a and b hold the same keys and bytes. */
 int vobj_same(const struct vobj *a, const struct vobj *b);

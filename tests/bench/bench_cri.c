@@ -18,9 +18,9 @@
 #include "core/util.h"
 
 static struct event_base *base;
-static struct cri *cri;
-static char *one_id;
-static size_t ncontainers;
+static struct cri        *cri;
+static char              *one_id;
+static size_t             ncontainers;
 
 struct run {
 	const char *method;
@@ -63,8 +63,7 @@ list_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *re
 }
 
 static void
-status_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse *resp,
-    void *arg)
+status_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse *resp, void *arg)
 {
 	(void)msg;
 	(void)resp;
@@ -84,7 +83,8 @@ start_one(struct run *r)
 
 		cri_list_containers(cri, &req, 30000, list_cb, o, NULL);
 	} else {
-		Runtime__V1__ContainerStatusRequest req = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
 
 		req.container_id = one_id;
 		cri_container_status(cri, &req, 30000, status_cb, o, NULL);
@@ -103,9 +103,9 @@ static void
 run_case(const char *method, int conc, int seconds)
 {
 	struct run r;
-	int64_t t0;
-	int i;
-	double secs;
+	int64_t    t0;
+	int        i;
+	double     secs;
 
 	memset(&r, 0, sizeof(r));
 	r.method = method;
@@ -121,8 +121,7 @@ run_case(const char *method, int conc, int seconds)
 	secs = (double)(now_mono_ms() - t0) / 1000.0;
 	qsort(r.lat, r.nlat, sizeof(*r.lat), cmp64);
 	printf("case %s %d calls %zu rate %.0f/s p50 %lld us p99 %lld us errors %zu\n", method,
-	    conc, r.nlat, (double)r.nlat / secs,
-	    r.nlat ? (long long)r.lat[r.nlat / 2] : -1LL,
+	    conc, r.nlat, (double)r.nlat / secs, r.nlat ? (long long)r.lat[r.nlat / 2] : -1LL,
 	    r.nlat ? (long long)r.lat[(size_t)((double)r.nlat * 0.99)] : -1LL, r.errors);
 	fflush(stdout);
 	free(r.lat);
@@ -131,8 +130,7 @@ run_case(const char *method, int conc, int seconds)
 static int ready_flag;
 
 static void
-first_list_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *resp,
-    void *arg)
+first_list_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *resp, void *arg)
 {
 	(void)arg;
 	if (code != GRPC_OK) {
@@ -149,7 +147,7 @@ static void
 rss(long *rss_kb, long *hwm_kb)
 {
 	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
+	char  line[256];
 
 	*rss_kb = *hwm_kb = -1;
 	if (f == NULL)
@@ -166,9 +164,9 @@ rss(long *rss_kb, long *hwm_kb)
 int
 main(int argc, char **argv)
 {
-	char ep[600];
-	int seconds = argc > 2 ? atoi(argv[2]) : 3;
-	long r0, h0, r1, h1;
+	char                               ep[600];
+	int                                seconds = argc > 2 ? atoi(argv[2]) : 3;
+	long                               r0, h0, r1, h1;
 	Runtime__V1__ListContainersRequest req = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
 
 	if (argc < 2) {
@@ -187,8 +185,7 @@ main(int argc, char **argv)
 	while (!ready_flag)
 		event_base_loop(base, EVLOOP_ONCE);
 	rss(&r1, &h1);
-	printf("rss_kb %ld hwm_kb %ld start_rss_kb %ld containers %zu\n", r1, h1, r0,
-	    ncontainers);
+	printf("rss_kb %ld hwm_kb %ld start_rss_kb %ld containers %zu\n", r1, h1, r0, ncontainers);
 	fflush(stdout);
 	if (one_id == NULL) {
 		fprintf(stderr, "no containers listed\n");

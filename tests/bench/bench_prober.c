@@ -24,15 +24,15 @@
 #include "pod/runtime.h"
 #include "core/util.h"
 
-static struct event_base *base;
-static struct prober *P;
-static struct pod **pods;
+static struct event_base    *base;
+static struct prober        *P;
+static struct pod          **pods;
 static struct rt_pod_status *rts;
-static int npods;
-static int port;
-static const char *mode;
-static char **ids;
-static size_t nids;
+static int                   npods;
+static int                   port;
+static const char           *mode;
+static char                **ids;
+static size_t                nids;
 
 static void
 stop_cb(evutil_socket_t fd, short w, void *arg)
@@ -46,7 +46,7 @@ stop_cb(evutil_socket_t fd, short w, void *arg)
 static void
 run_for(double secs)
 {
-	struct event *e = evtimer_new(base, stop_cb, NULL);
+	struct event  *e = evtimer_new(base, stop_cb, NULL);
 	struct timeval tv = { (time_t)secs, (suseconds_t)((secs - (time_t)secs) * 1e6) };
 
 	evtimer_add(e, &tv);
@@ -68,20 +68,21 @@ static void
 make_pods(void)
 {
 	char doc[1024], err[256];
-	int i;
+	int  i;
 
 	pods = xcalloc(npods, sizeof(*pods));
 	rts = xcalloc(npods, sizeof(*rts));
 	for (i = 0; i < npods; i++) {
-		const char *probe = strcmp(mode, "tcp") == 0 ? "tcpSocket: {port: %d}" :
-		    "exec: {command: [\"true\"]}";
-		char pr[128];
+		const char *probe = strcmp(mode, "tcp") == 0 ? "tcpSocket: {port: %d}"
+		                                             : "exec: {command: [\"true\"]}";
+		char        pr[128];
 
 		snprintf(pr, sizeof(pr), probe, port);
 		snprintf(doc, sizeof(doc),
 		    "apiVersion: v1\nkind: Pod\nmetadata: {name: p%d, namespace: default, uid: u%d}\n"
 		    "spec:\n  containers:\n  - name: c\n    image: busybox\n"
-		    "    readinessProbe:\n      %s\n      periodSeconds: 1\n", i, i, pr);
+		    "    readinessProbe:\n      %s\n      periodSeconds: 1\n",
+		    i, i, pr);
 		pods[i] = pod_from_yaml(doc, strlen(doc), err, sizeof(err));
 		if (pods[i] == NULL)
 			fatalx("pod: %s", err);
@@ -118,10 +119,10 @@ int
 main(int argc, char **argv)
 {
 	struct prober_stats st0, st1;
-	struct cri *cri = NULL;
-	pid_t child = -1;
-	double secs, c0, c1, t0, t1;
-	int i, lfd = -1;
+	struct cri         *cri = NULL;
+	pid_t               child = -1;
+	double              secs, c0, c1, t0, t1;
+	int                 i, lfd = -1;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: bench_prober tcp|exec N SECONDS [SOCK]\n");
@@ -135,13 +136,14 @@ main(int argc, char **argv)
 	base = event_base_new();
 	if (strcmp(mode, "tcp") == 0) {
 		struct sockaddr_in sin;
-		socklen_t sl = sizeof(sin);
+		socklen_t          sl = sizeof(sin);
 
 		lfd = socket(AF_INET, SOCK_STREAM, 0);
 		memset(&sin, 0, sizeof(sin));
 		sin.sin_family = AF_INET;
 		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 || listen(lfd, 4096) == -1)
+		if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+		    listen(lfd, 4096) == -1)
 			fatal("listen");
 		getsockname(lfd, (struct sockaddr *)&sin, &sl);
 		port = ntohs(sin.sin_port);
@@ -156,7 +158,7 @@ main(int argc, char **argv)
 		}
 		close(lfd);
 	} else {
-		char *ep;
+		char                              *ep;
 		Runtime__V1__ListContainersRequest req = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
 
 		if (argc < 5)
@@ -182,9 +184,9 @@ main(int argc, char **argv)
 	t1 = now_mono_us() / 1e6;
 	prober_get_stats(P, &st1);
 	printf("mode=%s probes=%d period=1s wall=%.2fs checks/s=%.0f failures=%llu "
-	    "cpu_ms_per_s=%.1f (%.1f us per check)\n", mode, npods, t1 - t0,
-	    (st1.runs - st0.runs) / (t1 - t0), (unsigned long long)(st1.failures - st0.failures),
-	    (c1 - c0) * 1000 / (t1 - t0),
+	       "cpu_ms_per_s=%.1f (%.1f us per check)\n",
+	    mode, npods, t1 - t0, (st1.runs - st0.runs) / (t1 - t0),
+	    (unsigned long long)(st1.failures - st0.failures), (c1 - c0) * 1000 / (t1 - t0),
 	    st1.runs > st0.runs ? (c1 - c0) * 1e6 / (double)(st1.runs - st0.runs) : 0.0);
 	prober_free(P);
 	cri_free(cri);

@@ -23,11 +23,12 @@ __attribute__((noinline)) static void
 bench_turn(struct store *st, int t)
 {
 	char uid[40];
-	int i;
+	int  i;
 
 	for (i = 0; i < NPODS; i++) {
-		struct store_worker w = { .uid = uid, .state = "sync", .step = "running",
-			.next_retry_wall_ms = t };
+		struct store_worker w = {
+			.uid = uid, .state = "sync", .step = "running", .next_retry_wall_ms = t
+		};
 
 		snprintf(uid, sizeof(uid), "0b6c2f2e-4b1c-4c3a-9a53-%012d", i);
 		store_put_worker(st, &w);
@@ -46,15 +47,15 @@ fill(char *buf, size_t n, char c)
 int
 main(int argc, char **argv)
 {
-	char dir[] = "/tmp/bench_store.XXXXXX", uid[40], doc[3000], *path, *cmd, *wal;
+	char        dir[] = "/tmp/bench_store.XXXXXX", uid[40], doc[3000], *path, *cmd, *wal;
 	struct stat sb;
-	int64_t dbsize = 0, walsize = 0;
+	int64_t     dbsize = 0, walsize = 0;
 	const char *env = getenv("KLET_BENCH_TURNS");
-	int turns = env ? atoi(env) : 200, t, i;
-	int64_t t0, t1, best = INT64_MAX, total = 0;
+	int         turns = env ? atoi(env) : 200, t, i;
+	int64_t     t0, t1, best = INT64_MAX, total = 0;
 	struct store_health_info h;
-	struct store *st;
-	char *err = NULL;
+	struct store            *st;
+	char                    *err = NULL;
 
 	(void)argc;
 	(void)argv;
@@ -70,10 +71,20 @@ main(int argc, char **argv)
 	fill(doc, sizeof(doc), 'd');
 	fill(status, sizeof(status), 's');
 	for (i = 0; i < NPODS; i++) {
-		struct store_pod p = { .uid = uid, .source = "api", .ns = "default", .name = uid,
-			.doc = doc, .doc_len = sizeof(doc) - 1, .format = "json" };
-		struct store_exit x = { .container_id = uid, .uid = uid, .name = "app",
-			.exit_code = 0, .reason = "Completed", .started_ns = 1, .finished_ns = 2 };
+		struct store_pod  p = { .uid = uid,
+			 .source = "api",
+			 .ns = "default",
+			 .name = uid,
+			 .doc = doc,
+			 .doc_len = sizeof(doc) - 1,
+			 .format = "json" };
+		struct store_exit x = { .container_id = uid,
+			.uid = uid,
+			.name = "app",
+			.exit_code = 0,
+			.reason = "Completed",
+			.started_ns = 1,
+			.finished_ns = 2 };
 
 		snprintf(uid, sizeof(uid), "0b6c2f2e-4b1c-4c3a-9a53-%012d", i);
 		store_put_pod(st, &p);
@@ -96,8 +107,7 @@ main(int argc, char **argv)
 	store_health(st, &h);
 	printf("bench_store: %d pods, %d turns of %d writes (worker+status) + 1 commit each\n",
 	    NPODS, turns, 2 * NPODS);
-	printf("  per turn: mean %.1f us, best %lld us\n", (double)total / turns,
-	    (long long)best);
+	printf("  per turn: mean %.1f us, best %lld us\n", (double)total / turns, (long long)best);
 	wal = xsprintf("%s-wal", path);
 	if (stat(path, &sb) == 0)
 		dbsize = sb.st_size;
@@ -105,8 +115,8 @@ main(int argc, char **argv)
 		walsize = sb.st_size;
 	free(wal);
 	printf("  size: db %lld bytes + wal %lld bytes (%d pods: manifest %zu B, status %zu B, "
-	    "worker, 1 exit each)\n", (long long)dbsize, (long long)walsize, NPODS,
-	    sizeof(doc) - 1, sizeof(status) - 1);
+	       "worker, 1 exit each)\n",
+	    (long long)dbsize, (long long)walsize, NPODS, sizeof(doc) - 1, sizeof(status) - 1);
 	printf("  commits %llu, failures %llu\n", (unsigned long long)h.commits,
 	    (unsigned long long)h.failures);
 	store_close(st);

@@ -15,14 +15,14 @@
 static void
 fuzz_pod_one(const uint8_t *data, size_t size, int yaml)
 {
-	char err[256];
-	struct pod *p, *q;
+	char             err[256];
+	struct pod      *p, *q;
 	struct json_doc *d, *d2;
-	size_t i;
-	char *s;
+	size_t           i;
+	char            *s;
 
-	p = yaml ? pod_from_yaml((const char *)data, size, err, sizeof(err)) :
-	    pod_from_json((const char *)data, size, err, sizeof(err));
+	p = yaml ? pod_from_yaml((const char *)data, size, err, sizeof(err))
+	         : pod_from_json((const char *)data, size, err, sizeof(err));
 	if (p != NULL) {
 		(void)pod_validate(p, err, sizeof(err));
 		for (i = 0; i < p->ncontainers; i++)
@@ -39,8 +39,8 @@ fuzz_pod_one(const uint8_t *data, size_t size, int yaml)
 		fprintf(stderr, "decode failed without a reason\n");
 		abort();
 	}
-	d = yaml ? json_parse_yaml((const char *)data, size, NULL, err, sizeof(err)) :
-	    json_parse((const char *)data, size, NULL, err, sizeof(err));
+	d = yaml ? json_parse_yaml((const char *)data, size, NULL, err, sizeof(err))
+	         : json_parse((const char *)data, size, NULL, err, sizeof(err));
 	if (d == NULL)
 		return;
 	s = json_to_string(json_root(d));

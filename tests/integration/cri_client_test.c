@@ -20,23 +20,23 @@
 #include "core/log.h"
 #include "core/util.h"
 
-static int npass, nfail;
-static int64_t t_start;
+static int                npass, nfail;
+static int64_t            t_start;
 static struct event_base *base;
-static struct cri *cri;
-static const char *ctl_path;
-static int state_ups, state_downs;
+static struct cri        *cri;
+static const char        *ctl_path;
+static int                state_ups, state_downs;
 
-#define CHECK(name, cond)                                                      \
-	do {                                                                   \
-		if (cond) {                                                    \
-			npass++;                                               \
+#define CHECK(name, cond)                                                                          \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			npass++;                                                                   \
 			printf("ok - %s [%lld ms]\n", name, (long long)(now_mono_ms() - t_start)); \
-		} else {                                                       \
-			nfail++;                                               \
-			printf("not ok - %s (line %d)\n", name, __LINE__);     \
-		}                                                              \
-		fflush(stdout);                                                \
+		} else {                                                                           \
+			nfail++;                                                                   \
+			printf("not ok - %s (line %d)\n", name, __LINE__);                         \
+		}                                                                                  \
+		fflush(stdout);                                                                    \
 	} while (0)
 
 /* ---- results ---- */
@@ -69,7 +69,7 @@ res_store(struct res *r, int code, const char *msg, const ProtobufCMessage *m)
 		r->m = NULL;
 	}
 	if (m != NULL) {
-		size_t len = protobuf_c_message_get_packed_size(m);
+		size_t   len = protobuf_c_message_get_packed_size(m);
 		uint8_t *buf = xmalloc(len + 1);
 
 		protobuf_c_message_pack(m, buf);
@@ -78,11 +78,10 @@ res_store(struct res *r, int code, const char *msg, const ProtobufCMessage *m)
 	}
 }
 
-#define RES_CB(fn, Resp)                                                                       \
-	static void fn##_cb(int code, const char *msg, const Runtime__V1__##Resp *resp,          \
-	    void *arg)                                                                           \
-	{                                                                                        \
-		res_store(arg, code, msg, resp ? &resp->base : NULL);                            \
+#define RES_CB(fn, Resp)                                                                           \
+	static void fn##_cb(int code, const char *msg, const Runtime__V1__##Resp *resp, void *arg) \
+	{                                                                                          \
+		res_store(arg, code, msg, resp ? &resp->base : NULL);                              \
 	}
 RES_CB(version, VersionResponse)
 RES_CB(status, StatusResponse)
@@ -158,19 +157,18 @@ on_state(struct cri *c, int ready, const char *reason, void *arg)
 
 /* ---- the fake's control socket ---- */
 
-static int
-ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Sends one JSON command; returns 0 when the reply says "ok": true. */
 static int
 ctl(const char *fmt, ...)
 {
 	struct sockaddr_un sun;
-	char cmd[4096], reply[65536];
-	size_t off = 0;
-	ssize_t n;
-	va_list ap;
-	int fd;
+	char               cmd[4096], reply[65536];
+	size_t             off = 0;
+	ssize_t            n;
+	va_list            ap;
+	int                fd;
 
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd) - 2, fmt, ap);
@@ -187,7 +185,8 @@ ctl(const char *fmt, ...)
 		close(fd);
 		return -1;
 	}
-	while (off < sizeof(reply) - 1 && (n = read(fd, reply + off, sizeof(reply) - 1 - off)) > 0) {
+	while (
+	    off < sizeof(reply) - 1 && (n = read(fd, reply + off, sizeof(reply) - 1 - off)) > 0) {
 		off += (size_t)n;
 		if (memchr(reply, '\n', off) != NULL)
 			break;
@@ -205,24 +204,24 @@ ctl(const char *fmt, ...)
 
 /* Kubelet-style sandbox config. */
 struct sbcfg {
-	Runtime__V1__PodSandboxConfig            cfg;
-	Runtime__V1__PodSandboxMetadata          md;
-	Runtime__V1__LinuxPodSandboxConfig       lx;
-	Runtime__V1__LinuxSandboxSecurityContext sc;
-	Runtime__V1__NamespaceOption             ns;
+	Runtime__V1__PodSandboxConfig               cfg;
+	Runtime__V1__PodSandboxMetadata             md;
+	Runtime__V1__LinuxPodSandboxConfig          lx;
+	Runtime__V1__LinuxSandboxSecurityContext    sc;
+	Runtime__V1__NamespaceOption                ns;
 	Runtime__V1__PodSandboxConfig__LabelsEntry *lab[4];
 };
 
 static void
 sb_init(struct sbcfg *s, const char *name, const char *uid, int hostnet, const char *logdir)
 {
-	static Runtime__V1__PodSandboxConfig__LabelsEntry le[4];
-	static Runtime__V1__PodSandboxConfig__AnnotationsEntry ae[1];
+	static Runtime__V1__PodSandboxConfig__LabelsEntry       le[4];
+	static Runtime__V1__PodSandboxConfig__AnnotationsEntry  ae[1];
 	static Runtime__V1__PodSandboxConfig__AnnotationsEntry *aep[1];
 	static const char *keys[4] = { "io.kubernetes.pod.name", "io.kubernetes.pod.namespace",
 		"io.kubernetes.pod.uid", "io.kubernetes.pod.created-by" };
-	const char *vals[4] = { name, "default", uid, "klet" };
-	int i;
+	const char        *vals[4] = { name, "default", uid, "klet" };
+	int                i;
 
 	memset(s, 0, sizeof(*s));
 	runtime__v1__pod_sandbox_config__init(&s->cfg);
@@ -252,7 +251,8 @@ sb_init(struct sbcfg *s, const char *name, const char *uid, int hostnet, const c
 	aep[0] = &ae[0];
 	s->cfg.n_annotations = 1;
 	s->cfg.annotations = aep;
-	s->ns.network = hostnet ? RUNTIME__V1__NAMESPACE_MODE__NODE : RUNTIME__V1__NAMESPACE_MODE__POD;
+	s->ns.network =
+	    hostnet ? RUNTIME__V1__NAMESPACE_MODE__NODE : RUNTIME__V1__NAMESPACE_MODE__POD;
 	s->ns.pid = RUNTIME__V1__NAMESPACE_MODE__CONTAINER;
 	s->ns.ipc = RUNTIME__V1__NAMESPACE_MODE__POD;
 	s->sc.namespace_options = &s->ns;
@@ -262,17 +262,17 @@ sb_init(struct sbcfg *s, const char *name, const char *uid, int hostnet, const c
 }
 
 struct ctrcfg {
-	Runtime__V1__ContainerConfig   cfg;
-	Runtime__V1__ContainerMetadata md;
-	Runtime__V1__ImageSpec         img;
-	Runtime__V1__LinuxContainerConfig lx;
-	Runtime__V1__LinuxContainerSecurityContext sc;
-	Runtime__V1__NamespaceOption   ns;
-	Runtime__V1__ContainerConfig__LabelsEntry le[4];
-	Runtime__V1__ContainerConfig__LabelsEntry *lep[4];
-	Runtime__V1__ContainerConfig__AnnotationsEntry ae[2];
+	Runtime__V1__ContainerConfig                    cfg;
+	Runtime__V1__ContainerMetadata                  md;
+	Runtime__V1__ImageSpec                          img;
+	Runtime__V1__LinuxContainerConfig               lx;
+	Runtime__V1__LinuxContainerSecurityContext      sc;
+	Runtime__V1__NamespaceOption                    ns;
+	Runtime__V1__ContainerConfig__LabelsEntry       le[4];
+	Runtime__V1__ContainerConfig__LabelsEntry      *lep[4];
+	Runtime__V1__ContainerConfig__AnnotationsEntry  ae[2];
 	Runtime__V1__ContainerConfig__AnnotationsEntry *aep[2];
-	char *argv[4];
+	char                                           *argv[4];
 };
 
 static void
@@ -282,7 +282,7 @@ ctr_init(struct ctrcfg *c, const char *name, const char *pod, const char *uid, c
 	const char *keys[4] = { "io.kubernetes.container.name", "io.kubernetes.pod.name",
 		"io.kubernetes.pod.namespace", "io.kubernetes.pod.uid" };
 	const char *vals[4] = { name, pod, "default", uid };
-	int i;
+	int         i;
 
 	memset(c, 0, sizeof(*c));
 	runtime__v1__container_config__init(&c->cfg);
@@ -319,7 +319,8 @@ ctr_init(struct ctrcfg *c, const char *name, const char *pod, const char *uid, c
 	c->aep[1] = &c->ae[1];
 	c->cfg.n_annotations = 2;
 	c->cfg.annotations = c->aep;
-	c->ns.network = hostnet ? RUNTIME__V1__NAMESPACE_MODE__NODE : RUNTIME__V1__NAMESPACE_MODE__POD;
+	c->ns.network =
+	    hostnet ? RUNTIME__V1__NAMESPACE_MODE__NODE : RUNTIME__V1__NAMESPACE_MODE__POD;
 	c->ns.pid = RUNTIME__V1__NAMESPACE_MODE__CONTAINER;
 	c->ns.ipc = RUNTIME__V1__NAMESPACE_MODE__POD;
 	c->sc.namespace_options = &c->ns;
@@ -335,8 +336,8 @@ static void
 t_version(const char *want_name)
 {
 	Runtime__V1__VersionRequest req = RUNTIME__V1__VERSION_REQUEST__INIT;
-	struct res r = { 0 };
-	struct cri_info info;
+	struct res                  r = { 0 };
+	struct cri_info             info;
 
 	req.version = "0.1.0";
 	cri_version(cri, &req, 0, version_cb, &r, NULL);
@@ -347,12 +348,13 @@ t_version(const char *want_name)
 
 		CHECK("Version runtime_api_version v1",
 		    v->runtime_api_version && strcmp(v->runtime_api_version, "v1") == 0);
-		CHECK("Version runtime_name", v->runtime_name && strcmp(v->runtime_name,
-		    want_name) == 0);
+		CHECK("Version runtime_name",
+		    v->runtime_name && strcmp(v->runtime_name, want_name) == 0);
 	}
 	cri_info(cri, &info);
-	CHECK("cri_info runtime name", info.ready && info.runtime_name &&
-	    strcmp(info.runtime_name, want_name) == 0 && info.last_error == NULL);
+	CHECK("cri_info runtime name",
+	    info.ready && info.runtime_name && strcmp(info.runtime_name, want_name) == 0 &&
+	        info.last_error == NULL);
 	res_clear(&r);
 }
 
@@ -360,9 +362,9 @@ static int
 image_present(const char *image)
 {
 	Runtime__V1__ImageStatusRequest req = RUNTIME__V1__IMAGE_STATUS_REQUEST__INIT;
-	Runtime__V1__ImageSpec spec = RUNTIME__V1__IMAGE_SPEC__INIT;
-	struct res r = { 0 };
-	int ok;
+	Runtime__V1__ImageSpec          spec = RUNTIME__V1__IMAGE_SPEC__INIT;
+	struct res                      r = { 0 };
+	int                             ok;
 
 	spec.image = (char *)image;
 	req.image = &spec;
@@ -378,11 +380,11 @@ image_present(const char *image)
 static void
 t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 {
-	struct sbcfg sb;
+	struct sbcfg  sb;
 	struct ctrcfg cc;
-	struct res r = { 0 };
-	char *sbid = NULL, *cid = NULL;
-	char label[96];
+	struct res    r = { 0 };
+	char         *sbid = NULL, *cid = NULL;
+	char          label[96];
 
 	snprintf(label, sizeof(label), "%s", hostnet ? "host network" : "pod network");
 	sb_init(&sb, hostnet ? "flow-host" : "flow-pod", hostnet ? "uid-flow-host" : "uid-flow-pod",
@@ -410,21 +412,23 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		req.pod_sandbox_id = sbid;
 		cri_pod_sandbox_status(cri, &req, 0, pod_sandbox_status_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("PodSandboxStatus READY", r.code == GRPC_OK && r.m &&
-		    ((Runtime__V1__PodSandboxStatusResponse *)r.m)->status &&
-		    ((Runtime__V1__PodSandboxStatusResponse *)r.m)->status->state ==
-		        RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY);
+		CHECK("PodSandboxStatus READY",
+		    r.code == GRPC_OK && r.m &&
+		        ((Runtime__V1__PodSandboxStatusResponse *)r.m)->status &&
+		        ((Runtime__V1__PodSandboxStatusResponse *)r.m)->status->state ==
+		            RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY);
 		if (r.m && !hostnet) {
 			Runtime__V1__PodSandboxStatus *st =
 			    ((Runtime__V1__PodSandboxStatusResponse *)r.m)->status;
 
-			CHECK("PodSandboxStatus has a pod IP", st && st->network && st->network->ip &&
-			    st->network->ip[0] != '\0');
+			CHECK("PodSandboxStatus has a pod IP",
+			    st && st->network && st->network->ip && st->network->ip[0] != '\0');
 		}
 		res_clear(&r);
 	}
 	{
-		Runtime__V1__ListPodSandboxRequest req = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
+		Runtime__V1__ListPodSandboxRequest req =
+		    RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
 		Runtime__V1__PodSandboxFilter f = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
 		Runtime__V1__PodSandboxFilter__LabelSelectorEntry e =
 		    RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT;
@@ -437,14 +441,17 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		req.filter = &f;
 		cri_list_pod_sandbox(cri, &req, 0, list_pod_sandbox_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("ListPodSandbox by label finds it", r.code == GRPC_OK && r.m &&
-		    ((Runtime__V1__ListPodSandboxResponse *)r.m)->n_items == 1 &&
-		    strcmp(((Runtime__V1__ListPodSandboxResponse *)r.m)->items[0]->id, sbid) == 0);
+		CHECK("ListPodSandbox by label finds it",
+		    r.code == GRPC_OK && r.m &&
+		        ((Runtime__V1__ListPodSandboxResponse *)r.m)->n_items == 1 &&
+		        strcmp(((Runtime__V1__ListPodSandboxResponse *)r.m)->items[0]->id, sbid) ==
+		            0);
 		res_clear(&r);
 	}
 	ctr_init(&cc, "sleeper", sb.md.name, sb.md.uid, image, hostnet, "sleep", "3600", NULL);
 	{
-		Runtime__V1__CreateContainerRequest req = RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
+		Runtime__V1__CreateContainerRequest req =
+		    RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
 
 		req.pod_sandbox_id = sbid;
 		req.config = &cc.cfg;
@@ -471,8 +478,8 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 	}
 	if (cid != NULL) {
 		Runtime__V1__ListContainersRequest req = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
-		Runtime__V1__ContainerFilter f = RUNTIME__V1__CONTAINER_FILTER__INIT;
-		Runtime__V1__ContainerStateValue sv = RUNTIME__V1__CONTAINER_STATE_VALUE__INIT;
+		Runtime__V1__ContainerFilter       f = RUNTIME__V1__CONTAINER_FILTER__INIT;
+		Runtime__V1__ContainerStateValue   sv = RUNTIME__V1__CONTAINER_STATE_VALUE__INIT;
 
 		sv.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
 		f.pod_sandbox_id = sbid;
@@ -480,26 +487,29 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		req.filter = &f;
 		cri_list_containers(cri, &req, 0, list_containers_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("ListContainers by sandbox and state RUNNING", r.code == GRPC_OK && r.m &&
-		    ((Runtime__V1__ListContainersResponse *)r.m)->n_containers == 1);
+		CHECK("ListContainers by sandbox and state RUNNING",
+		    r.code == GRPC_OK && r.m &&
+		        ((Runtime__V1__ListContainersResponse *)r.m)->n_containers == 1);
 		res_clear(&r);
 	}
 	if (cid != NULL) {
-		Runtime__V1__ContainerStatusRequest req = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
 		Runtime__V1__ContainerStatus *st;
 
 		req.container_id = cid;
 		cri_container_status(cri, &req, 0, container_status_cb, &r, NULL);
 		WAIT(&r);
 		st = r.m ? ((Runtime__V1__ContainerStatusResponse *)r.m)->status : NULL;
-		CHECK("ContainerStatus RUNNING with the kubelet labels", r.code == GRPC_OK && st &&
-		    st->state == RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING &&
-		    st->n_labels >= 4 && st->n_annotations >= 2);
+		CHECK("ContainerStatus RUNNING with the kubelet labels",
+		    r.code == GRPC_OK && st &&
+		        st->state == RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING &&
+		        st->n_labels >= 4 && st->n_annotations >= 2);
 		res_clear(&r);
 	}
 	if (cid != NULL) {
-		Runtime__V1__ExecSyncRequest req = RUNTIME__V1__EXEC_SYNC_REQUEST__INIT;
-		char *argv[3] = { "sh", "-c", "echo hello; exit 3" };
+		Runtime__V1__ExecSyncRequest   req = RUNTIME__V1__EXEC_SYNC_REQUEST__INIT;
+		char                          *argv[3] = { "sh", "-c", "echo hello; exit 3" };
 		Runtime__V1__ExecSyncResponse *e;
 
 		req.container_id = cid;
@@ -509,8 +519,9 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		cri_exec_sync(cri, &req, 20000, exec_sync_cb, &r, NULL);
 		WAIT(&r);
 		e = (Runtime__V1__ExecSyncResponse *)r.m;
-		CHECK("ExecSync exit 3 and stdout", r.code == GRPC_OK && e && e->exit_code == 3 &&
-		    e->stdout.len == 6 && memcmp(e->stdout.data, "hello\n", 6) == 0);
+		CHECK("ExecSync exit 3 and stdout",
+		    r.code == GRPC_OK && e && e->exit_code == 3 && e->stdout.len == 6 &&
+		        memcmp(e->stdout.data, "hello\n", 6) == 0);
 		if (r.code != GRPC_OK)
 			fprintf(stderr, "ExecSync: %s %s\n", grpc_code_name(r.code), r.msg);
 		res_clear(&r);
@@ -518,7 +529,8 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 	if (cid != NULL) {
 		Runtime__V1__UpdateContainerResourcesRequest req =
 		    RUNTIME__V1__UPDATE_CONTAINER_RESOURCES_REQUEST__INIT;
-		Runtime__V1__LinuxContainerResources lr = RUNTIME__V1__LINUX_CONTAINER_RESOURCES__INIT;
+		Runtime__V1__LinuxContainerResources lr =
+		    RUNTIME__V1__LINUX_CONTAINER_RESOURCES__INIT;
 
 		lr.cpu_shares = 512;
 		lr.cpu_period = 100000;
@@ -526,8 +538,8 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		lr.memory_limit_in_bytes = fake ? 64 << 20 : 0;
 		req.container_id = cid;
 		req.linux = &lr;
-		cri_update_container_resources(cri, &req, 0, update_container_resources_cb, &r,
-		    NULL);
+		cri_update_container_resources(
+		    cri, &req, 0, update_container_resources_cb, &r, NULL);
 		WAIT(&r);
 		CHECK("UpdateContainerResources", r.code == GRPC_OK);
 		if (r.code != GRPC_OK)
@@ -546,20 +558,23 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		res_clear(&r);
 	}
 	if (cid != NULL) {
-		Runtime__V1__ContainerStatusRequest req = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
 		Runtime__V1__ContainerStatus *st;
 
 		req.container_id = cid;
 		cri_container_status(cri, &req, 0, container_status_cb, &r, NULL);
 		WAIT(&r);
 		st = r.m ? ((Runtime__V1__ContainerStatusResponse *)r.m)->status : NULL;
-		CHECK("ContainerStatus EXITED after stop", r.code == GRPC_OK && st &&
-		    st->state == RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED &&
-		    st->finished_at > 0);
+		CHECK("ContainerStatus EXITED after stop",
+		    r.code == GRPC_OK && st &&
+		        st->state == RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED &&
+		        st->finished_at > 0);
 		res_clear(&r);
 	}
 	if (cid != NULL) {
-		Runtime__V1__RemoveContainerRequest req = RUNTIME__V1__REMOVE_CONTAINER_REQUEST__INIT;
+		Runtime__V1__RemoveContainerRequest req =
+		    RUNTIME__V1__REMOVE_CONTAINER_REQUEST__INIT;
 
 		req.container_id = cid;
 		cri_remove_container(cri, &req, 0, remove_container_cb, &r, NULL);
@@ -568,7 +583,8 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		res_clear(&r);
 	}
 	{
-		Runtime__V1__StopPodSandboxRequest req = RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
+		Runtime__V1__StopPodSandboxRequest req =
+		    RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
 
 		req.pod_sandbox_id = sbid;
 		cri_stop_pod_sandbox(cri, &req, 0, stop_pod_sandbox_cb, &r, NULL);
@@ -593,8 +609,7 @@ t_pod_flow(const char *image, const char *logdir, int hostnet, int fake)
 		req.pod_sandbox_id = sbid;
 		cri_pod_sandbox_status(cri, &req, 0, pod_sandbox_status_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("PodSandboxStatus of a removed sandbox: NOT_FOUND",
-		    r.code == GRPC_NOT_FOUND);
+		CHECK("PodSandboxStatus of a removed sandbox: NOT_FOUND", r.code == GRPC_NOT_FOUND);
 		res_clear(&r);
 	}
 	(void)label;
@@ -616,8 +631,9 @@ t_images(void)
 
 		cri_list_images(cri, &req, 0, list_images_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("ListImages", r.code == GRPC_OK && r.m &&
-		    ((Runtime__V1__ListImagesResponse *)r.m)->n_images >= 2);
+		CHECK("ListImages",
+		    r.code == GRPC_OK && r.m &&
+		        ((Runtime__V1__ListImagesResponse *)r.m)->n_images >= 2);
 		res_clear(&r);
 	}
 	{
@@ -625,8 +641,9 @@ t_images(void)
 
 		cri_image_fs_info(cri, &req, 0, image_fs_info_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("ImageFsInfo", r.code == GRPC_OK && r.m &&
-		    ((Runtime__V1__ImageFsInfoResponse *)r.m)->n_image_filesystems >= 1);
+		CHECK("ImageFsInfo",
+		    r.code == GRPC_OK && r.m &&
+		        ((Runtime__V1__ImageFsInfoResponse *)r.m)->n_image_filesystems >= 1);
 		res_clear(&r);
 	}
 	ctl("{\"cmd\":\"images\",\"pullable\":[\"reg.example/app:1\"]}");
@@ -634,8 +651,8 @@ t_images(void)
 	    "\"password\":\"p\"}");
 	{
 		Runtime__V1__PullImageRequest req = RUNTIME__V1__PULL_IMAGE_REQUEST__INIT;
-		Runtime__V1__ImageSpec spec = RUNTIME__V1__IMAGE_SPEC__INIT;
-		Runtime__V1__AuthConfig auth = RUNTIME__V1__AUTH_CONFIG__INIT;
+		Runtime__V1__ImageSpec        spec = RUNTIME__V1__IMAGE_SPEC__INIT;
+		Runtime__V1__AuthConfig       auth = RUNTIME__V1__AUTH_CONFIG__INIT;
 
 		spec.image = "reg.example/app:1";
 		req.image = &spec;
@@ -650,14 +667,16 @@ t_images(void)
 		auth.password = "p";
 		cri_pull_image(cri, &req, 0, pull_image_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("PullImage with auth", r.code == GRPC_OK && r.m &&
-		    strncmp(((Runtime__V1__PullImageResponse *)r.m)->image_ref, "sha256:", 7) == 0);
+		CHECK("PullImage with auth",
+		    r.code == GRPC_OK && r.m &&
+		        strncmp(((Runtime__V1__PullImageResponse *)r.m)->image_ref, "sha256:", 7) ==
+		            0);
 		res_clear(&r);
 	}
 	CHECK("ImageStatus pulled image present", image_present("reg.example/app:1"));
 	{
 		Runtime__V1__RemoveImageRequest req = RUNTIME__V1__REMOVE_IMAGE_REQUEST__INIT;
-		Runtime__V1__ImageSpec spec = RUNTIME__V1__IMAGE_SPEC__INIT;
+		Runtime__V1__ImageSpec          spec = RUNTIME__V1__IMAGE_SPEC__INIT;
 
 		spec.image = "reg.example/app:1";
 		req.image = &spec;
@@ -689,7 +708,7 @@ static int
 status_ok(void)
 {
 	struct res r = { 0 };
-	int ok;
+	int        ok;
 
 	status_call(&r, 5000, NULL);
 	WAIT(&r);
@@ -704,9 +723,11 @@ t_errors(void)
 	struct res r = { 0 };
 
 	{
-		Runtime__V1__StopPodSandboxRequest req = RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
+		Runtime__V1__StopPodSandboxRequest req =
+		    RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
 
-		req.pod_sandbox_id = "0000000000000000000000000000000000000000000000000000000000000000";
+		req.pod_sandbox_id =
+		    "0000000000000000000000000000000000000000000000000000000000000000";
 		cri_stop_pod_sandbox(cri, &req, 0, stop_pod_sandbox_cb, &r, NULL);
 		WAIT(&r);
 		CHECK("StopPodSandbox unknown id: NOT_FOUND (trailers-only)",
@@ -758,8 +779,8 @@ t_deadlines(void)
 	list_call(&r2, 10000, NULL); /* another method meanwhile */
 	WAIT(&r);
 	WAIT(&r2);
-	CHECK("never-answering call: DEADLINE_EXCEEDED", r.code == GRPC_DEADLINE_EXCEEDED &&
-	    r.ncalls == 1);
+	CHECK("never-answering call: DEADLINE_EXCEEDED",
+	    r.code == GRPC_DEADLINE_EXCEEDED && r.ncalls == 1);
 	if (r.code != GRPC_DEADLINE_EXCEEDED || r2.code != GRPC_OK)
 		fprintf(stderr, "hang: %s %s / %s %s\n", grpc_code_name(r.code), r.msg,
 		    grpc_code_name(r2.code), r2.msg);
@@ -799,9 +820,9 @@ static void
 t_big_request(void)
 {
 	Runtime__V1__ExecSyncRequest req = RUNTIME__V1__EXEC_SYNC_REQUEST__INIT;
-	size_t big = 17u << 20;
-	char *argv[1];
-	struct res r = { 0 };
+	size_t                       big = 17u << 20;
+	char                        *argv[1];
+	struct res                   r = { 0 };
 
 	argv[0] = xmalloc(big + 1);
 	memset(argv[0], 'x', big);
@@ -832,10 +853,10 @@ t_big_request(void)
 static void
 t_cancel(void)
 {
-	struct res ra[5], rb[2], rc = { 0 };
+	struct res       ra[5], rb[2], rc = { 0 };
 	struct cri_call *single;
 	struct cri_stats st;
-	int ownerA, ownerB, i, n, ran = 0;
+	int              ownerA, ownerB, i, n, ran = 0;
 
 	memset(ra, 0, sizeof(ra));
 	memset(rb, 0, sizeof(rb));
@@ -859,8 +880,8 @@ t_cancel(void)
 	for (i = 0; i < 2; i++)
 		res_clear(&rb[i]);
 	cri_stats(cri, &st);
-	CHECK("stats: nothing in flight, cancelled counted", st.in_flight == 0 &&
-	    st.cancelled >= 6);
+	CHECK(
+	    "stats: nothing in flight, cancelled counted", st.in_flight == 0 && st.cancelled >= 6);
 	/* cancel before the call is even sent */
 	list_call(&ra[0], 0, &ownerA);
 	cri_cancel_owner(cri, &ownerA);
@@ -887,8 +908,7 @@ many_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse *r
 }
 
 static void
-many_list_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *resp,
-    void *arg)
+many_list_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *resp, void *arg)
 {
 	struct many *m = arg;
 
@@ -903,12 +923,14 @@ static void
 t_many(void)
 {
 	struct many m = { 0, 0, 2000 };
-	int i, fin = 0;
-	int64_t t0 = now_mono_ms();
+	int         i, fin = 0;
+	int64_t     t0 = now_mono_ms();
 
 	for (i = 0; i < 1000; i++) {
-		Runtime__V1__ContainerStatusRequest req = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
-		Runtime__V1__ListContainersRequest lreq = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+		Runtime__V1__ListContainersRequest lreq =
+		    RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
 
 		req.container_id = "deadbeef";
 		cri_container_status(cri, &req, 0, many_cb, &m, NULL);
@@ -927,7 +949,7 @@ static void
 t_drop_and_reconnect(void)
 {
 	struct res r = { 0 };
-	int downs = state_downs, ups = state_ups;
+	int        downs = state_downs, ups = state_ups;
 
 	ctl("{\"cmd\":\"fault\",\"method\":\"Status\",\"drop\":true,\"count\":1}");
 	status_call(&r, 10000, NULL);
@@ -961,7 +983,7 @@ static void
 t_goaway(void)
 {
 	struct res r = { 0 }, r2 = { 0 };
-	int i, ok = 1;
+	int        i, ok = 1;
 
 	/* a slow call in flight while the server says GOAWAY and restarts */
 	ctl("{\"cmd\":\"fault\",\"method\":\"ListContainers\",\"latency_ms\":300,\"count\":1}");
@@ -1000,9 +1022,9 @@ t_goaway(void)
 static void
 t_unimplemented(const char *ep)
 {
-	struct cri *saved = cri;
+	struct cri     *saved = cri;
 	struct cri_info info;
-	int64_t end;
+	int64_t         end;
 
 	ctl("{\"cmd\":\"fault\",\"method\":\"Version\",\"code\":\"UNIMPLEMENTED\","
 	    "\"message\":\"unknown service runtime.v1.RuntimeService\"}");
@@ -1015,8 +1037,9 @@ t_unimplemented(const char *ep)
 			break;
 		run_for(20);
 	}
-	CHECK("runtime without runtime.v1: not ready, clear error", !info.ready &&
-	    info.last_error && strstr(info.last_error, "does not serve the CRI v1 API"));
+	CHECK("runtime without runtime.v1: not ready, clear error",
+	    !info.ready && info.last_error &&
+	        strstr(info.last_error, "does not serve the CRI v1 API"));
 	cri_free(cri);
 	cri = saved;
 	ctl("{\"cmd\":\"clear_faults\"}");
@@ -1025,7 +1048,7 @@ t_unimplemented(const char *ep)
 static void
 t_bad_endpoint(void)
 {
-	char err[256];
+	char  err[256];
 	char *p;
 
 	p = cri_parse_endpoint("/run/x.sock", err, sizeof(err));
@@ -1037,15 +1060,15 @@ t_bad_endpoint(void)
 	p = cri_parse_endpoint("unix:///run/containerd/containerd.sock", err, sizeof(err));
 	CHECK("unix:///path accepted", p && strcmp(p, "/run/containerd/containerd.sock") == 0);
 	free(p);
-	CHECK("cri_new on a bad endpoint: NULL", cri_new(base, "http://x", NULL, NULL,
-	    NULL) == NULL);
+	CHECK(
+	    "cri_new on a bad endpoint: NULL", cri_new(base, "http://x", NULL, NULL, NULL) == NULL);
 }
 
 static void
 t_missing_socket(void)
 {
-	struct cri *saved = cri;
-	struct res r = { 0 };
+	struct cri     *saved = cri;
+	struct res      r = { 0 };
 	struct cri_info info;
 
 	cri = cri_new(base, "unix:///nonexistent/klet-cri-test.sock", NULL, NULL, NULL);
@@ -1053,8 +1076,8 @@ t_missing_socket(void)
 	WAIT(&r);
 	CHECK("missing socket: UNAVAILABLE, fast", r.code == GRPC_UNAVAILABLE);
 	cri_info(cri, &info);
-	CHECK("missing socket: not ready, error names the socket", !info.ready &&
-	    info.last_error && strstr(info.last_error, "klet-cri-test.sock"));
+	CHECK("missing socket: not ready, error names the socket",
+	    !info.ready && info.last_error && strstr(info.last_error, "klet-cri-test.sock"));
 	res_clear(&r);
 	status_call(&r, 10000, NULL);
 	cri_free(cri); /* with a call pending: its callback never runs */
@@ -1079,14 +1102,14 @@ fake_main(const char *sock)
 	t_version("fakecri");
 	{
 		Runtime__V1__StatusRequest req = RUNTIME__V1__STATUS_REQUEST__INIT;
-		struct res r = { 0 };
+		struct res                 r = { 0 };
 
 		req.verbose = 1;
 		cri_status(cri, &req, 0, status_cb, &r, NULL);
 		WAIT(&r);
-		CHECK("Status: RuntimeReady and NetworkReady", r.code == GRPC_OK && r.m &&
-		    ((Runtime__V1__StatusResponse *)r.m)->status &&
-		    ((Runtime__V1__StatusResponse *)r.m)->status->n_conditions >= 2);
+		CHECK("Status: RuntimeReady and NetworkReady",
+		    r.code == GRPC_OK && r.m && ((Runtime__V1__StatusResponse *)r.m)->status &&
+		        ((Runtime__V1__StatusResponse *)r.m)->status->n_conditions >= 2);
 		res_clear(&r);
 	}
 	t_images();
@@ -1106,11 +1129,12 @@ fake_main(const char *sock)
 
 		cri_stats(cri, &st);
 		printf("# stats: calls %llu errors %llu cancelled %llu in_flight %llu "
-		       "reconnects %llu\n", (unsigned long long)st.calls,
-		    (unsigned long long)st.errors, (unsigned long long)st.cancelled,
-		    (unsigned long long)st.in_flight, (unsigned long long)st.reconnects);
-		CHECK("stats counted", st.calls > 2000 && st.errors > 0 && st.in_flight == 0 &&
-		    st.reconnects >= 2);
+		       "reconnects %llu\n",
+		    (unsigned long long)st.calls, (unsigned long long)st.errors,
+		    (unsigned long long)st.cancelled, (unsigned long long)st.in_flight,
+		    (unsigned long long)st.reconnects);
+		CHECK("stats counted",
+		    st.calls > 2000 && st.errors > 0 && st.in_flight == 0 && st.reconnects >= 2);
 	}
 	cri_free(cri);
 	return 0;
@@ -1130,15 +1154,16 @@ containerd_main(const char *sock, const char *logdir)
 	CHECK("ImageStatus klet.local/pause:3.9", image_present("klet.local/pause:3.9"));
 	{
 		Runtime__V1__StatusRequest req = RUNTIME__V1__STATUS_REQUEST__INIT;
-		struct res r = { 0 };
-		int netready = 0;
-		size_t i;
+		struct res                 r = { 0 };
+		int                        netready = 0;
+		size_t                     i;
 
 		cri_status(cri, &req, 0, status_cb, &r, NULL);
 		WAIT(&r);
 		CHECK("Status", r.code == GRPC_OK && r.m);
 		if (r.m && ((Runtime__V1__StatusResponse *)r.m)->status) {
-			Runtime__V1__RuntimeStatus *st = ((Runtime__V1__StatusResponse *)r.m)->status;
+			Runtime__V1__RuntimeStatus *st =
+			    ((Runtime__V1__StatusResponse *)r.m)->status;
 
 			for (i = 0; i < st->n_conditions; i++)
 				if (strcmp(st->conditions[i]->type, "NetworkReady") == 0)
@@ -1148,12 +1173,13 @@ containerd_main(const char *sock, const char *logdir)
 		if (netready)
 			t_pod_flow("klet.local/busybox:1.35", logdir, 0, 0);
 		else
-			printf("# NetworkReady false: pod network flow skipped, host network only\n");
+			printf(
+			    "# NetworkReady false: pod network flow skipped, host network only\n");
 	}
 	t_pod_flow("klet.local/busybox:1.35", logdir, 1, 0);
 	{
 		Runtime__V1__ListContainersRequest req = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
-		struct res r = { 0 };
+		struct res                         r = { 0 };
 
 		cri_list_containers(cri, &req, 0, list_containers_cb, &r, NULL);
 		WAIT(&r);

@@ -22,8 +22,8 @@
 #include "api/watch.h"
 
 static struct event_base *base;
-static const char *ctl_port;
-static int npass, nfail;
+static const char        *ctl_port;
+static int                npass, nfail;
 
 static void
 check(int ok, const char *fmt, ...)
@@ -54,10 +54,10 @@ tick(evutil_socket_t fd, short ev, void *arg)
 static int
 run_until(int (*cond)(void *), void *arg, int64_t ms)
 {
-	struct event *t = event_new(base, -1, EV_PERSIST, tick, NULL);
+	struct event  *t = event_new(base, -1, EV_PERSIST, tick, NULL);
 	struct timeval tv = { 0, 20000 };
-	int64_t end = now_mono_ms() + ms;
-	int r;
+	int64_t        end = now_mono_ms() + ms;
+	int            r;
 
 	event_add(t, &tv);
 	while (!(r = cond(arg)) && now_mono_ms() < end)
@@ -77,10 +77,10 @@ never(void *arg)
 static char *
 ctl(const char *fmt, ...)
 {
-	char path[512], *cmd, *out = xcalloc(1, 1 << 20);
+	char    path[512], *cmd, *out = xcalloc(1, 1 << 20);
 	va_list ap;
-	FILE *f;
-	size_t n;
+	FILE   *f;
+	size_t  n;
 
 	va_start(ap, fmt);
 	vsnprintf(path, sizeof(path), fmt, ap);
@@ -98,7 +98,8 @@ ctl(const char *fmt, ...)
 static void
 ctl_create_pod(const char *name)
 {
-	char *cmd = xsprintf("curl -s --max-time 20 -X POST 'http://127.0.0.1:%s/pods' -d "
+	char *cmd = xsprintf(
+	    "curl -s --max-time 20 -X POST 'http://127.0.0.1:%s/pods' -d "
 	    "'{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":{\"nodeName\":"
 	    "\"node1\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox:1\"}]}}' >/dev/null",
 	    ctl_port, name);
@@ -119,12 +120,12 @@ ctl_quiet(const char *fmt, const char *a1)
 /* ---- plain requests ---- */
 
 struct result {
-	int  done;
-	int  status;
-	char reason[64];
-	char message[512];
+	int     done;
+	int     status;
+	char    reason[64];
+	char    message[512];
 	int64_t retry_after;
-	char *body;
+	char   *body;
 };
 
 static void
@@ -148,8 +149,8 @@ is_done(void *arg)
 }
 
 static void
-call(struct api *a, struct result *res, const char *method, const char *path,
-    const char *ctype, const char *body)
+call(struct api *a, struct result *res, const char *method, const char *path, const char *ctype,
+    const char *body)
 {
 	free(res->body);
 	memset(res, 0, sizeof(*res));
@@ -160,7 +161,7 @@ call(struct api *a, struct result *res, const char *method, const char *path,
 /* ---- the reflector's output ---- */
 
 struct ops {
-	int add, update, remove, del, reconcile, reject;
+	int  add, update, remove, del, reconcile, reject;
 	char last[256];
 };
 
@@ -171,33 +172,44 @@ on_op(enum pod_op op, const struct pod *p, const char *source, void *arg)
 
 	(void)source;
 	switch (op) {
-	case POD_OP_ADD: o->add++; break;
-	case POD_OP_UPDATE: o->update++; break;
-	case POD_OP_REMOVE: o->remove++; break;
-	case POD_OP_DELETE: o->del++; break;
-	case POD_OP_RECONCILE: o->reconcile++; break;
-	case POD_OP_REJECT: o->reject++; break;
+	case POD_OP_ADD:
+		o->add++;
+		break;
+	case POD_OP_UPDATE:
+		o->update++;
+		break;
+	case POD_OP_REMOVE:
+		o->remove++;
+		break;
+	case POD_OP_DELETE:
+		o->del++;
+		break;
+	case POD_OP_RECONCILE:
+		o->reconcile++;
+		break;
+	case POD_OP_REJECT:
+		o->reject++;
+		break;
 	}
 	snprintf(o->last, sizeof(o->last), "%s %s", pod_op_name(op), p->name);
 }
 
 struct wait_ops {
-	struct ops *o;
+	struct ops   *o;
 	struct watch *w;
-	int add, remove, del;
-	uint64_t bookmarks, expired, watches;
+	int           add, remove, del;
+	uint64_t      bookmarks, expired, watches;
 };
 
 static int
 ops_reached(void *arg)
 {
-	struct wait_ops *wo = arg;
+	struct wait_ops   *wo = arg;
 	struct watch_stats st;
 
 	watch_get_stats(wo->w, &st);
 	return wo->o->add >= wo->add && wo->o->remove >= wo->remove && wo->o->del >= wo->del &&
-	    st.bookmarks >= wo->bookmarks && st.expired >= wo->expired &&
-	    st.watches >= wo->watches;
+	    st.bookmarks >= wo->bookmarks && st.expired >= wo->expired && st.watches >= wo->watches;
 }
 
 static int
@@ -219,7 +231,7 @@ static int
 server_open_watches(void)
 {
 	char *s = ctl("/stats"), *p = strstr(s, "\"open_watches\":");
-	int n = p ? atoi(p + 15) : -1;
+	int   n = p ? atoi(p + 15) : -1;
 
 	free(s);
 	return n;
@@ -235,14 +247,15 @@ one_open_watch(void *arg)
 static void
 test_requests(struct api *a)
 {
-	struct result r = { 0 };
+	struct result    r = { 0 };
 	struct api_stats st;
 
 	call(a, &r, "GET", "/api/v1/namespaces/default/pods", NULL, NULL);
 	check(r.status == 200 && strstr(r.body, "\"PodList\"") != NULL, "GET a list: 200 PodList");
 	call(a, &r, "GET", "/api/v1/namespaces/default/pods/nosuch", NULL, NULL);
 	check(r.status == 404 && strcmp(r.reason, "NotFound") == 0 &&
-	    strstr(r.message, "not found") != NULL, "404 with the Status reason and message");
+	        strstr(r.message, "not found") != NULL,
+	    "404 with the Status reason and message");
 	call(a, &r, "POST", "/api/v1/namespaces/default/pods", "application/json",
 	    "{\"metadata\":{\"name\":\"direct\"},\"spec\":{\"nodeName\":\"elsewhere\","
 	    "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}");
@@ -264,20 +277,22 @@ test_requests(struct api *a)
 	/* Many requests at once: multiplexed (the stand-in allows 100 streams at a time). */
 	{
 		struct result many[150];
-		int i, ok = 0;
+		int           i, ok = 0;
 
 		memset(many, 0, sizeof(many));
 		for (i = 0; i < 150; i++)
-			api_request(a, "GET", "/api/v1/namespaces/default/pods/direct", NULL, NULL, 0,
-			    0, got, &many[i]);
+			api_request(a, "GET", "/api/v1/namespaces/default/pods/direct", NULL, NULL,
+			    0, 0, got, &many[i]);
 		for (i = 0; i < 150; i++) {
 			run_until(is_done, &many[i], 30000);
 			ok += many[i].status == 200;
 			free(many[i].body);
 		}
 		api_get_stats(a, &st);
-		check(ok == 150 && st.connects == 1, "150 concurrent requests on one connection "
-		    "(ok=%d connects=%llu)", ok, (unsigned long long)st.connects);
+		check(ok == 150 && st.connects == 1,
+		    "150 concurrent requests on one connection "
+		    "(ok=%d connects=%llu)",
+		    ok, (unsigned long long)st.connects);
 	}
 	/* A response over the limit fails cleanly. */
 	free(r.body);
@@ -293,16 +308,19 @@ static void
 test_watch(struct api *a)
 {
 	struct podconfig_options po = { .node_name = "node1" };
-	struct ops o = { 0 };
-	struct podconfig *pc = podconfig_new(&po, on_op, &o);
-	struct watch_options wo = { .node = "node1", .pc = pc, .page_limit = 2,
-	                            .min_timeout_s = 300, .max_timeout_s = 600 };
-	struct wait_ops w8 = { .o = &o };
-	struct watch_stats st, st2;
-	struct api_stats as, as2;
-	struct watch *w;
-	char *s;
-	int i;
+	struct ops               o = { 0 };
+	struct podconfig        *pc = podconfig_new(&po, on_op, &o);
+	struct watch_options     wo = { .node = "node1",
+		    .pc = pc,
+		    .page_limit = 2,
+		    .min_timeout_s = 300,
+		    .max_timeout_s = 600 };
+	struct wait_ops          w8 = { .o = &o };
+	struct watch_stats       st, st2;
+	struct api_stats         as, as2;
+	struct watch            *w;
+	char                    *s;
+	int                      i;
 
 	for (i = 1; i <= 5; i++) {
 		char name[16];
@@ -321,8 +339,9 @@ test_watch(struct api *a)
 	run_until(one_open_watch, NULL, 5000);
 	s = ctl("/log");
 	check(strstr(s, "\"allowWatchBookmarks\":\"true\"") != NULL &&
-	    strstr(s, "\"fieldSelector\":\"spec.nodeName=node1\"") != NULL &&
-	    strstr(s, "\"timeoutSeconds\":\"") != NULL, "watch asks for bookmarks, the node's "
+	        strstr(s, "\"fieldSelector\":\"spec.nodeName=node1\"") != NULL &&
+	        strstr(s, "\"timeoutSeconds\":\"") != NULL,
+	    "watch asks for bookmarks, the node's "
 	    "pods and a timeout");
 	free(s);
 
@@ -334,8 +353,7 @@ test_watch(struct api *a)
 	check(run_until(ops_reached, &w8, 10000), "graceful delete -> DELETE (del=%d)", o.del);
 	ctl_quiet("/pods/default/%s?method=DELETE&grace=0", "new1");
 	w8.remove = 1;
-	check(run_until(ops_reached, &w8, 10000), "DELETED event -> REMOVE (remove=%d)",
-	    o.remove);
+	check(run_until(ops_reached, &w8, 10000), "DELETED event -> REMOVE (remove=%d)", o.remove);
 
 	/* Bookmarks advance the position. */
 	watch_get_stats(w, &st);
@@ -363,14 +381,16 @@ test_watch(struct api *a)
 	w8.add = 7;
 	run_until(ops_reached, &w8, 10000);
 	free(ctl("/refuse?seconds=1&drop=1"));
-	ctl_quiet("/pods/default/%s?method=DELETE&grace=0", "pre1");  /* gone while away */
+	ctl_quiet("/pods/default/%s?method=DELETE&grace=0", "pre1"); /* gone while away */
 	ctl_create_pod("c2");                                        /* new while away */
 	free(ctl("/compact"));
 	w8.expired = 1;
 	w8.add = 8;
 	w8.remove = 2;
-	check(run_until(ops_reached, &w8, 30000), "after an outage and compaction: 410, relist, "
-	    "diff (add=%d remove=%d)", o.add, o.remove);
+	check(run_until(ops_reached, &w8, 30000),
+	    "after an outage and compaction: 410, relist, "
+	    "diff (add=%d remove=%d)",
+	    o.add, o.remove);
 	watch_get_stats(w, &st);
 	check(st.relists >= 1 && st.expired >= 1, "relisted after 410 (relists=%llu)",
 	    (unsigned long long)st.relists);
@@ -407,7 +427,8 @@ test_watch(struct api *a)
 	free(ctl("/stall?seconds=4"));
 	ctl_create_pod("s1");
 	w8.add = o.add + 1;
-	check(run_until(ops_reached, &w8, 20000), "stalled connection: PING timeout, reconnect, "
+	check(run_until(ops_reached, &w8, 20000),
+	    "stalled connection: PING timeout, reconnect, "
 	    "event delivered");
 	api_get_stats(a, &as2);
 	check(as2.connects > as.connects, "a new connection after the stall");
@@ -420,13 +441,15 @@ test_watch(struct api *a)
 int
 main(void)
 {
-	const char *kcpath = getenv("KLET_TEST_KUBECONFIG");
-	const char *mode = getenv("KLET_TEST_MODE");
-	struct api_options ao = { .ping_interval_ms = 1000, .ping_timeout_ms = 1000,
-	                          .request_timeout_ms = 20000, .backoff_min_ms = 200 };
+	const char        *kcpath = getenv("KLET_TEST_KUBECONFIG");
+	const char        *mode = getenv("KLET_TEST_MODE");
+	struct api_options ao = { .ping_interval_ms = 1000,
+		.ping_timeout_ms = 1000,
+		.request_timeout_ms = 20000,
+		.backoff_min_ms = 200 };
 	struct kubeconfig *kc;
-	struct api *a;
-	char err[512];
+	struct api        *a;
+	char               err[512];
 
 	ctl_port = getenv("KLET_TEST_AS_CTL");
 	if (kcpath == NULL || ctl_port == NULL) {

@@ -31,17 +31,17 @@
 #include "node/podworkers.h"
 #include "core/util.h"
 
-static struct event_base *base;
-static struct cri *cri;
-static struct podcache *cache;
-static struct events *evs;
+static struct event_base  *base;
+static struct cri         *cri;
+static struct podcache    *cache;
+static struct events      *evs;
 static struct kuberuntime *kr;
-static struct podworkers *pws;
-static struct klet_config cfg;
-static const char *ctl_sock;
-static const char *workdir;
-static int npass, nfail;
-static int real;   /* KR_REAL=1: a real containerd (busybox commands, no control socket) */
+static struct podworkers  *pws;
+static struct klet_config  cfg;
+static const char         *ctl_sock;
+static const char         *workdir;
+static int                 npass, nfail;
+static int real; /* KR_REAL=1: a real containerd (busybox commands, no control socket) */
 
 static void
 check(int ok, const char *fmt, ...)
@@ -64,7 +64,7 @@ check(int ok, const char *fmt, ...)
 
 static int (*wait_pred)(void *);
 static void *wait_arg;
-static int wait_ok;
+static int   wait_ok;
 
 static void
 tick(evutil_socket_t fd, short what, void *arg)
@@ -93,8 +93,8 @@ limit_cb(evutil_socket_t fd, short what, void *arg)
 static int
 run_until(int (*pred)(void *), void *arg, int64_t limit_ms)
 {
-	struct event *t = event_new(base, -1, EV_PERSIST, tick, NULL);
-	struct event *lim = evtimer_new(base, limit_cb, NULL);
+	struct event  *t = event_new(base, -1, EV_PERSIST, tick, NULL);
+	struct event  *lim = evtimer_new(base, limit_cb, NULL);
 	struct timeval tv = { 0, 50 * 1000 };
 	struct timeval ltv;
 
@@ -131,10 +131,10 @@ cri_is_ready(void *arg)
 static char *
 ctl(const char *json)
 {
-	char *cmd = xsprintf("/usr/bin/python3 %s/tests/fakecri/ctl.py '%s' '%s' 2>&1",
-	    getenv("top_srcdir") ? getenv("top_srcdir") : ".", ctl_sock, json);
-	FILE *f = popen(cmd, "r");
-	char *out = xcalloc(1, 1 << 20);
+	char  *cmd = xsprintf("/usr/bin/python3 %s/tests/fakecri/ctl.py '%s' '%s' 2>&1",
+            getenv("top_srcdir") ? getenv("top_srcdir") : ".", ctl_sock, json);
+	FILE  *f = popen(cmd, "r");
+	char  *out = xcalloc(1, 1 << 20);
 	size_t n = 0, r;
 
 	free(cmd);
@@ -166,12 +166,11 @@ struct clist {
 };
 
 static void
-cstatus_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse *resp,
-    void *arg)
+cstatus_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse *resp, void *arg)
 {
 	struct clist *cl = arg;
 	struct cinfo *ci;
-	size_t i;
+	size_t        i;
 
 	(void)msg;
 	if (code == GRPC_OK && resp->status != NULL && cl->n < 64) {
@@ -184,7 +183,7 @@ cstatus_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse
 		ci->finished = resp->status->finished_at;
 		for (i = 0; i < resp->status->n_annotations; i++)
 			if (strcmp(resp->status->annotations[i]->key,
-			    "io.kubernetes.container.restartCount") == 0)
+			        "io.kubernetes.container.restartCount") == 0)
 				ci->restart = atoi(resp->status->annotations[i]->value);
 	}
 	if (--cl->pending == 0)
@@ -195,7 +194,7 @@ static void
 clist_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *resp, void *arg)
 {
 	struct clist *cl = arg;
-	size_t i;
+	size_t        i;
 
 	(void)msg;
 	if (code != GRPC_OK || resp->n_containers == 0) {
@@ -204,7 +203,8 @@ clist_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *r
 	}
 	cl->pending = (int)resp->n_containers;
 	for (i = 0; i < resp->n_containers; i++) {
-		Runtime__V1__ContainerStatusRequest req = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
 
 		req.container_id = resp->containers[i]->id;
 		cri_container_status(cri, &req, 5000, cstatus_cb, cl, cl);
@@ -217,8 +217,8 @@ clist_done(void *arg)
 	return ((struct clist *)arg)->done;
 }
 
-static void start_list(const char *, struct clist *);
-static int poll_busy;
+static void         start_list(const char *, struct clist *);
+static int          poll_busy;
 static struct clist poll_cur;
 
 /* Synchronous read, only from top-level test code (never inside a loop callback). */
@@ -238,7 +238,7 @@ static const struct cinfo *
 newest(const struct clist *cl, const char *name)
 {
 	const struct cinfo *best = NULL;
-	size_t i;
+	size_t              i;
 
 	for (i = 0; i < cl->n; i++)
 		if (strcmp(cl->v[i].name, name) == 0 &&
@@ -251,7 +251,7 @@ static int
 count_named(const struct clist *cl, const char *name)
 {
 	size_t i;
-	int n = 0;
+	int    n = 0;
 
 	for (i = 0; i < cl->n; i++)
 		n += strcmp(cl->v[i].name, name) == 0;
@@ -268,13 +268,13 @@ struct running_arg {
 
 /* An asynchronous poll of the runtime (predicates run inside the loop: no nesting). */
 static struct clist poll_last;
-static int64_t poll_at;
+static int64_t      poll_at;
 
 static void
 start_list(const char *uid, struct clist *cl)
 {
 	Runtime__V1__ListContainersRequest req = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
-	Runtime__V1__ContainerFilter f = RUNTIME__V1__CONTAINER_FILTER__INIT;
+	Runtime__V1__ContainerFilter       f = RUNTIME__V1__CONTAINER_FILTER__INIT;
 	Runtime__V1__ContainerFilter__LabelSelectorEntry e =
 	    RUNTIME__V1__CONTAINER_FILTER__LABEL_SELECTOR_ENTRY__INIT;
 	Runtime__V1__ContainerFilter__LabelSelectorEntry *ep = &e;
@@ -319,7 +319,7 @@ struct err_arg {
 static int
 has_start_error(void *arg)
 {
-	struct err_arg *ea = arg;
+	struct err_arg       *ea = arg;
 	struct kr_start_error e;
 
 	return kuberuntime_start_error(kr, ea->uid, ea->name, &e) == 0 &&
@@ -329,7 +329,7 @@ has_start_error(void *arg)
 static int
 is_state(void *arg)
 {
-	const char **a = arg;   /* uid, state name */
+	const char   **a = arg; /* uid, state name */
 	struct pw_view v;
 
 	return podworkers_get(pws, a[0], &v) == 0 && strcmp(pw_state_name(v.state), a[1]) == 0 &&
@@ -379,7 +379,7 @@ event_count(const char *uid, const char *reason, const char *msg_has, char *orde
 static int
 ev_pred(void *arg)
 {
-	const char **a = arg;   /* uid, reason */
+	const char **a = arg; /* uid, reason */
 
 	return event_count(a[0], a[1], NULL, NULL, 0) > 0;
 }
@@ -389,7 +389,7 @@ ev_pred(void *arg)
 static struct pod *
 mkpod(const char *yaml)
 {
-	char err[256];
+	char        err[256];
 	struct pod *p = pod_from_yaml(yaml, strlen(yaml), err, sizeof(err));
 
 	if (p == NULL) {
@@ -424,16 +424,17 @@ wait_finished(const char *uid)
 static void
 t_init_containers(void)
 {
-	struct pod *p = mkpod("metadata: {name: init, namespace: t, uid: u-init}\n"
+	struct pod *p = mkpod(
+	    "metadata: {name: init, namespace: t, uid: u-init}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 2\n  initContainers:\n"
 	    "  - {name: first, image: 'klet.local/busybox:1.35', command: [sh, -c, 'sleep 0.2; exit 0']}\n"
 	    "  - {name: second, image: 'klet.local/busybox:1.35', command: ['true']}\n"
 	    "  containers:\n"
 	    "  - {name: app, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n");
-	struct running_arg ra = { "u-init", "app", 0 };
-	struct clist cl;
+	struct running_arg  ra = { "u-init", "app", 0 };
+	struct clist        cl;
 	const struct cinfo *a, *b, *c;
-	char order[2048];
+	char                order[2048];
 
 	add(p);
 	check(run_until(is_running, &ra, 20000), "init: app container running");
@@ -446,8 +447,7 @@ t_init_containers(void)
 	check(a && b && c && a->finished <= b->started && b->finished <= c->started,
 	    "init: each started after the previous one finished");
 	event_count("u-init", "Started", NULL, order, sizeof(order));
-	check(strcmp(order, "first,second,app,") == 0, "init: Started events in order (%s)",
-	    order);
+	check(strcmp(order, "first,second,app,") == 0, "init: Started events in order (%s)", order);
 	check(event_count("u-init", "Pulled", "already present", NULL, 0) == 3,
 	    "init: Pulled 'already present' for each container (IfNotPresent, ImageStatus)");
 	kill_pod(p, -1);
@@ -462,18 +462,18 @@ t_init_containers(void)
 static void
 t_prestop_grace(void)
 {
-	char *y = xsprintf("metadata: {name: stop, namespace: t, uid: u-stop}\n"
-	    "spec:\n  terminationGracePeriodSeconds: 4\n  containers:\n"
-	    "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: %s\n"
-	    "    lifecycle:\n      preStop:\n        exec: {command: %s}\n",
-	    real ? "[sh, -c, \"trap '' TERM; while :; do sleep 1; done\"]" : "[fake-ignore-term]",
-	    real ? "[sh, -c, 'sleep 1.2']" : "[fake-exec, '0', ok, '', '1200']");
-	struct pod *p;
-	struct running_arg ra = { "u-stop", "app", 0 };
-	const char *a[2] = { "u-stop", "Killing" };
-	int64_t t0;
-	char *out;
-	struct clist cl;
+	char               *y = xsprintf("metadata: {name: stop, namespace: t, uid: u-stop}\n"
+	                                               "spec:\n  terminationGracePeriodSeconds: 4\n  containers:\n"
+	                                               "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: %s\n"
+	                                               "    lifecycle:\n      preStop:\n        exec: {command: %s}\n",
+            real ? "[sh, -c, \"trap '' TERM; while :; do sleep 1; done\"]" : "[fake-ignore-term]",
+            real ? "[sh, -c, 'sleep 1.2']" : "[fake-exec, '0', ok, '', '1200']");
+	struct pod         *p;
+	struct running_arg  ra = { "u-stop", "app", 0 };
+	const char         *a[2] = { "u-stop", "Killing" };
+	int64_t             t0;
+	char               *out;
+	struct clist        cl;
 	const struct cinfo *c;
 
 	p = mkpod(y);
@@ -481,7 +481,7 @@ t_prestop_grace(void)
 	add(p);
 	check(run_until(is_running, &ra, 20000), "preStop: app running");
 	if (real)
-		run_until(never, NULL, 1000);   /* let the shell install its trap */
+		run_until(never, NULL, 1000); /* let the shell install its trap */
 	free(ctl("{\"cmd\":\"reset_calls\"}"));
 	t0 = now_mono_ms();
 	kill_pod(p, -1);
@@ -510,15 +510,16 @@ real_checks:
 static void
 t_poststart_failure(void)
 {
-	struct pod *p = mkpod("metadata: {name: post, namespace: t, uid: u-post}\n"
+	struct pod *p = mkpod(
+	    "metadata: {name: post, namespace: t, uid: u-post}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 2\n  containers:\n"
 	    "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: [sleep, inf]\n"
 	    "    lifecycle:\n      postStart:\n        exec: {command: [sh, -c, 'echo out; exit 3']}\n");
-	struct err_arg ea = { "u-post", "app", "PostStartHookError" };
-	const char *a[2] = { "u-post", "FailedPostStartHook" };
+	struct err_arg        ea = { "u-post", "app", "PostStartHookError" };
+	const char           *a[2] = { "u-post", "FailedPostStartHook" };
 	struct kr_start_error e;
-	struct clist cl;
-	const struct cinfo *c;
+	struct clist          cl;
+	const struct cinfo   *c;
 
 	add(p);
 	check(run_until(has_start_error, &ea, 20000), "postStart: PostStartHookError recorded");
@@ -537,17 +538,18 @@ t_poststart_failure(void)
 static void
 t_images(void)
 {
-	struct pod *p = mkpod("metadata: {name: img, namespace: t, uid: u-img}\n"
+	struct pod *p = mkpod(
+	    "metadata: {name: img, namespace: t, uid: u-img}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 2\n  containers:\n"
 	    "  - {name: never, image: 'klet.local/missing:1', imagePullPolicy: Never,"
 	    " command: [sleep, inf]}\n"
 	    "  - {name: pull, image: 'registry.invalid/missing:2', imagePullPolicy: IfNotPresent,"
 	    " command: [sleep, inf]}\n"
 	    "  - {name: ok, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n");
-	struct err_arg never = { "u-img", "never", "ErrImageNeverPull" };
-	struct err_arg pull = { "u-img", "pull", "ErrImagePull" };
-	struct err_arg pullbo = { "u-img", "pull", "ImagePullBackOff" };
-	struct running_arg ra = { "u-img", "ok", 0 };
+	struct err_arg        never = { "u-img", "never", "ErrImageNeverPull" };
+	struct err_arg        pull = { "u-img", "pull", "ErrImagePull" };
+	struct err_arg        pullbo = { "u-img", "pull", "ImagePullBackOff" };
+	struct running_arg    ra = { "u-img", "ok", 0 };
 	struct kr_start_error e;
 
 	add(p);
@@ -559,7 +561,7 @@ t_images(void)
 	check(run_until(has_start_error, &pullbo, 20000), "images: then ImagePullBackOff");
 	check(run_until(is_running, &ra, 20000), "images: the other container still runs");
 	check(event_count("u-img", "Pulling", NULL, NULL, 0) >= 1 &&
-	    event_count("u-img", "Failed", "Failed to pull image", NULL, 0) >= 1,
+	        event_count("u-img", "Failed", "Failed to pull image", NULL, 0) >= 1,
 	    "images: Pulling and Failed events");
 	kill_pod(p, -1);
 	check(wait_finished("u-img"), "images: pod finished");
@@ -569,21 +571,22 @@ t_images(void)
 static void
 t_crashloop(void)
 {
-	struct pod *p = mkpod("metadata: {name: crash, namespace: t, uid: u-crash}\n"
+	struct pod *p = mkpod(
+	    "metadata: {name: crash, namespace: t, uid: u-crash}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 2\n  containers:\n"
 	    "  - {name: app, image: 'klet.local/busybox:1.35', command: [sh, -c, 'exit 2']}\n");
-	struct err_arg ea = { "u-crash", "app", "CrashLoopBackOff" };
-	struct clist cl;
-	int64_t starts[16];
-	size_t i, n = 0;
-	int ok = 1;
+	struct err_arg        ea = { "u-crash", "app", "CrashLoopBackOff" };
+	struct clist          cl;
+	int64_t               starts[16];
+	size_t                i, n = 0;
+	int                   ok = 1;
 	struct kr_start_error e;
 
 	add(p);
 	check(run_until(has_start_error, &ea, 20000), "crashloop: CrashLoopBackOff recorded");
 	if (kuberuntime_start_error(kr, "u-crash", "app", &e) == 0)
 		check(strstr(e.message, "back-off") != NULL &&
-		    strstr(e.message, "restarting failed container=app") != NULL,
+		        strstr(e.message, "restarting failed container=app") != NULL,
 		    "crashloop: message (%s)", e.message);
 	/* initial 400 ms, doubling: let it restart a few times */
 	run_until(never, NULL, 6000);
@@ -594,7 +597,7 @@ t_crashloop(void)
 	/* sort */
 	for (i = 1; i < n; i++) {
 		int64_t t = starts[i];
-		size_t j = i;
+		size_t  j = i;
 
 		for (; j > 0 && starts[j - 1] > t; j--)
 			starts[j] = starts[j - 1];
@@ -612,8 +615,9 @@ t_crashloop(void)
 	check(ok, "crashloop: restarts held back by a growing backoff");
 	check(newest(&cl, "app") && newest(&cl, "app")->restart == count_named(&cl, "app") - 1,
 	    "crashloop: restart count grows with each instance");
-	check(event_count("u-crash", "BackOff", "Back-off restarting failed container", NULL,
-	    0) >= 1, "crashloop: BackOff event");
+	check(
+	    event_count("u-crash", "BackOff", "Back-off restarting failed container", NULL, 0) >= 1,
+	    "crashloop: BackOff event");
 	kill_pod(p, -1);
 	check(wait_finished("u-crash"), "crashloop: pod finished");
 	pod_free(p);
@@ -621,13 +625,13 @@ t_crashloop(void)
 
 /* A local HTTP endpoint for httpGet hooks. */
 static char hook_req[2048];
-static int hook_port;
+static int  hook_port;
 
 static void
 hook_read(struct bufferevent *bev, void *arg)
 {
-	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t n = evbuffer_get_length(in), have = strlen(hook_req);
+	struct evbuffer  *in = bufferevent_get_input(bev);
+	size_t            n = evbuffer_get_length(in), have = strlen(hook_req);
 	static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
 	(void)arg;
@@ -649,8 +653,7 @@ hook_event(struct bufferevent *bev, short what, void *arg)
 }
 
 static void
-hook_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
-    void *arg)
+hook_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
 {
 	struct bufferevent *bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
 
@@ -665,33 +668,36 @@ hook_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, i
 static void
 t_hooks(void)
 {
-	struct sockaddr_in sin;
-	socklen_t sl = sizeof(sin);
+	struct sockaddr_in     sin;
+	socklen_t              sl = sizeof(sin);
 	struct evconnlistener *lis;
-	struct running_arg ra = { "u-hooks", "app", 0 };
-	struct pod *p;
-	char *y, *out;
+	struct running_arg     ra = { "u-hooks", "app", 0 };
+	struct pod            *p;
+	char                  *y, *out;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lis = evconnlistener_new_bind(base, hook_accept, NULL, LEV_OPT_CLOSE_ON_FREE |
-	    LEV_OPT_REUSEABLE, 8, (struct sockaddr *)&sin, sizeof(sin));
+	lis = evconnlistener_new_bind(base, hook_accept, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 8, (struct sockaddr *)&sin, sizeof(sin));
 	getsockname(evconnlistener_get_fd(lis), (struct sockaddr *)&sin, &sl);
 	hook_port = ntohs(sin.sin_port);
-	y = xsprintf("metadata: {name: hooks, namespace: t, uid: u-hooks}\n"
+	y = xsprintf(
+	    "metadata: {name: hooks, namespace: t, uid: u-hooks}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 3\n  containers:\n"
 	    "  - name: app\n    image: 'klet.local/busybox:1.35'\n    command: [sleep, inf]\n"
 	    "    lifecycle:\n"
 	    "      postStart:\n        httpGet: {host: 127.0.0.1, port: %d, path: /started,"
 	    " httpHeaders: [{name: X-Hook, value: post}]}\n"
-	    "      preStop:\n        sleep: {seconds: 1}\n", hook_port);
+	    "      preStop:\n        sleep: {seconds: 1}\n",
+	    hook_port);
 	p = mkpod(y);
 	free(y);
 	add(p);
 	check(run_until(is_running, &ra, 20000), "hooks: app running after an httpGet postStart");
 	check(strstr(hook_req, "GET /started HTTP/1.1") != NULL &&
-	    strstr(hook_req, "X-Hook: post") != NULL, "hooks: postStart httpGet reached the "
+	        strstr(hook_req, "X-Hook: post") != NULL,
+	    "hooks: postStart httpGet reached the "
 	    "endpoint with its header");
 	free(ctl("{\"cmd\":\"reset_calls\"}"));
 	kill_pod(p, -1);
@@ -707,18 +713,19 @@ t_hooks(void)
 static void
 t_sidecar_and_update(void)
 {
-	static const char *fmt = "metadata: {name: side, namespace: t, uid: u-side}\n"
+	static const char *fmt =
+	    "metadata: {name: side, namespace: t, uid: u-side}\n"
 	    "spec:\n  terminationGracePeriodSeconds: 2\n  initContainers:\n"
 	    "  - {name: proxy, image: 'klet.local/busybox:1.35', restartPolicy: Always,"
 	    " command: [sleep, inf]}\n"
 	    "  containers:\n"
 	    "  - {name: app, image: 'klet.local/busybox:1.35', command: [sleep, '%s']}\n";
-	char *y = xsprintf(fmt, "inf");
-	struct pod *p = mkpod(y), *p2;
+	char              *y = xsprintf(fmt, "inf");
+	struct pod        *p = mkpod(y), *p2;
 	struct running_arg ra = { "u-side", "app", 0 };
 	struct running_arg rs = { "u-side", "proxy", 0 };
 	struct running_arg ra1 = { "u-side", "app", 1 };
-	char order[2048];
+	char               order[2048];
 
 	free(y);
 	add(p);
@@ -736,7 +743,7 @@ t_sidecar_and_update(void)
 	kill_pod(p2, -1);
 	check(wait_finished("u-side"), "sidecar: pod finished");
 	{
-		struct clist cl;
+		struct clist        cl;
 		const struct cinfo *a, *sc;
 
 		containers("u-side", &cl);
@@ -769,16 +776,17 @@ orphan_finished(void *arg)
 static void
 t_orphan(struct pw_syncer *syncer, struct pw_options *po)
 {
-	struct pod *p = mkpod("metadata: {name: orphan, namespace: t, uid: u-orphan}\n"
-	    "spec:\n  containers:\n"
-	    "  - {name: a, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n"
-	    "  - {name: b, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n");
-	struct running_arg ra = { "u-orphan", "b", 0 };
+	struct pod *p =
+	    mkpod("metadata: {name: orphan, namespace: t, uid: u-orphan}\n"
+	          "spec:\n  containers:\n"
+	          "  - {name: a, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n"
+	          "  - {name: b, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n");
+	struct running_arg          ra = { "u-orphan", "b", 0 };
 	const struct rt_pod_status *st;
-	struct rt_pod_status copy;
-	struct clist cl;
-	size_t i;
-	int all_exited = 1;
+	struct rt_pod_status        copy;
+	struct clist                cl;
+	size_t                      i;
+	int                         all_exited = 1;
 
 	add(p);
 	check(run_until(is_running, &ra, 20000), "orphan: pod running");
@@ -820,16 +828,19 @@ in_call(void *arg)
 static void
 t_cancel(void)
 {
-	struct pod *p = mkpod("metadata: {name: cancel, namespace: t, uid: u-cancel}\n"
-	    "spec:\n  containers:\n"
-	    "  - {name: app, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n");
+	struct pod *p =
+	    mkpod("metadata: {name: cancel, namespace: t, uid: u-cancel}\n"
+	          "spec:\n  containers:\n"
+	          "  - {name: app, image: 'klet.local/busybox:1.35', command: [sleep, inf]}\n");
 	struct kr_pod_view v;
-	char *out;
+	char              *out;
 
-	free(ctl("{\"cmd\":\"fault\",\"method\":\"RunPodSandbox\",\"latency_ms\":1500,\"count\":1}"));
+	free(ctl(
+	    "{\"cmd\":\"fault\",\"method\":\"RunPodSandbox\",\"latency_ms\":1500,\"count\":1}"));
 	free(ctl("{\"cmd\":\"reset_calls\"}"));
 	add(p);
-	check(run_until(in_call, "u-cancel", 10000), "cancel: RunPodSandbox in flight (podctl view)");
+	check(
+	    run_until(in_call, "u-cancel", 10000), "cancel: RunPodSandbox in flight (podctl view)");
 	if (kuberuntime_get(kr, "u-cancel", &v) == 0)
 		printf("# machine=%s step=%s call=%s\n", v.machine, v.step, v.call);
 	/* The worker goes away with the call in flight: nothing may run afterwards. */
@@ -841,7 +852,7 @@ t_cancel(void)
 	out = ctl("{\"cmd\":\"calls\"}");
 	printf("# calls: %s", out);
 	check(strstr(out, "RunPodSandbox") != NULL && strstr(out, "PodSandboxStatus") == NULL &&
-	    strstr(out, "CreateContainer") == NULL,
+	        strstr(out, "CreateContainer") == NULL,
 	    "cancel: the machine stopped at the cancelled call (no PodSandboxStatus, no "
 	    "CreateContainer)");
 	free(out);
@@ -887,7 +898,8 @@ list_sb_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResponse 
 	if (code != GRPC_OK)
 		return;
 	for (i = 0; i < resp->n_items; i++) {
-		Runtime__V1__StopPodSandboxRequest req = RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
+		Runtime__V1__StopPodSandboxRequest req =
+		    RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
 		char *id = xstrdup(resp->items[i]->id);
 
 		req.pod_sandbox_id = id;
@@ -907,7 +919,7 @@ static void
 cleanup_runtime(void)
 {
 	Runtime__V1__ListPodSandboxRequest req = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
-	Runtime__V1__PodSandboxFilter f = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
+	Runtime__V1__PodSandboxFilter      f = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
 	Runtime__V1__PodSandboxFilter__LabelSelectorEntry e =
 	    RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT;
 	Runtime__V1__PodSandboxFilter__LabelSelectorEntry *ep = &e;
@@ -933,11 +945,11 @@ resync(const char *uid, void *arg)
 int
 main(int argc, char **argv)
 {
-	struct pw_syncer syncer;
+	struct pw_syncer  syncer;
 	struct pw_options po;
 	struct kr_options ko;
-	char *endpoint;
-	const char *only = getenv("KR_ONLY");
+	char             *endpoint;
+	const char       *only = getenv("KR_ONLY");
 
 	real = getenv("KR_REAL") != NULL && atoi(getenv("KR_REAL")) == 1;
 

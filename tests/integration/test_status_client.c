@@ -23,9 +23,9 @@
 #include "core/util.h"
 
 static struct event_base *base;
-static struct api *api;
-static const char *ctl_port;
-static int npass, nfail;
+static struct api        *api;
+static const char        *ctl_port;
+static int                npass, nfail;
 
 static void
 check(int ok, const char *fmt, ...)
@@ -55,10 +55,10 @@ tick(evutil_socket_t fd, short ev, void *arg)
 static int
 run_until(int (*cond)(void *), void *arg, int64_t ms)
 {
-	struct event *t = event_new(base, -1, EV_PERSIST, tick, NULL);
+	struct event  *t = event_new(base, -1, EV_PERSIST, tick, NULL);
 	struct timeval tv = { 0, 20000 };
-	int64_t end = now_mono_ms() + ms;
-	int r;
+	int64_t        end = now_mono_ms() + ms;
+	int            r;
 
 	event_add(t, &tv);
 	while (!(r = cond(arg)) && now_mono_ms() < end)
@@ -77,8 +77,8 @@ never(void *arg)
 static char *
 sh_out(const char *cmd)
 {
-	char *out = xcalloc(1, 4 << 20);
-	FILE *f = popen(cmd, "r");
+	char  *out = xcalloc(1, 4 << 20);
+	FILE  *f = popen(cmd, "r");
 	size_t n = f ? fread(out, 1, (4 << 20) - 1, f) : 0;
 
 	out[n] = '\0';
@@ -90,7 +90,7 @@ sh_out(const char *cmd)
 static char *
 ctl(const char *fmt, ...)
 {
-	char path[512], *cmd, *out;
+	char    path[512], *cmd, *out;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -105,7 +105,8 @@ ctl(const char *fmt, ...)
 static void
 ctl_create_pod(const char *name)
 {
-	char *cmd = xsprintf("curl -s --max-time 20 -X POST 'http://127.0.0.1:%s/pods' -d "
+	char *cmd = xsprintf(
+	    "curl -s --max-time 20 -X POST 'http://127.0.0.1:%s/pods' -d "
 	    "'{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":{\"nodeName\":"
 	    "\"node1\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox:1\"}]}}' >/dev/null",
 	    ctl_port, name);
@@ -119,7 +120,7 @@ ctl_create_pod(const char *name)
 static struct pod *
 get_pod(const char *name)
 {
-	char *s = ctl("/pods/default/%s/get", name), err[256];
+	char       *s = ctl("/pods/default/%s/get", name), err[256];
 	struct pod *p = pod_from_json(s, strlen(s), err, sizeof(err));
 
 	free(s);
@@ -135,9 +136,9 @@ get_pod(const char *name)
 static char *
 log_bodies(int since, const char *method, const char *path_has, int *n)
 {
-	char *s = ctl("/log?since=%d", since), err[128], *out = xstrdup("");
-	struct json_doc *doc = json_parse(s, strlen(s), &(struct json_limits){ 64 << 20, 0, 0 },
-	    err, sizeof(err));
+	char            *s = ctl("/log?since=%d", since), err[128], *out = xstrdup("");
+	struct json_doc *doc =
+	    json_parse(s, strlen(s), &(struct json_limits){ 64 << 20, 0, 0 }, err, sizeof(err));
 	size_t i;
 
 	*n = 0;
@@ -147,7 +148,7 @@ log_bodies(int since, const char *method, const char *path_has, int *n)
 	for (i = 0; i < json_len(json_root(doc)); i++) {
 		const struct json *e = json_index(json_root(doc), i);
 		const char *m = json_str(json_get(e, "method")), *p = json_str(json_get(e, "path"));
-		char *b, *o;
+		char       *b, *o;
 
 		if (m == NULL || p == NULL || strcmp(m, method) != 0 || strstr(p, path_has) == NULL)
 			continue;
@@ -166,7 +167,7 @@ static int
 log_seq(void)
 {
 	char *s = ctl("/stats"), *p = strstr(s, "\"requests\":");
-	int n = p ? atoi(p + 11) : 0;
+	int   n = p ? atoi(p + 11) : 0;
 
 	free(s);
 	return n;
@@ -213,15 +214,15 @@ rt_running(struct rt_pod_status *rt, const struct pod *p, int exited, int code)
 
 struct acked_wait {
 	struct status_mgr *m;
-	const char *uid;
-	int64_t version;
+	const char        *uid;
+	int64_t            version;
 };
 
 static int
 acked_reached(void *arg)
 {
 	struct acked_wait *w = arg;
-	int64_t v = 0, a = 0;
+	int64_t            v = 0, a = 0;
 
 	if (status_get(w->m, w->uid, NULL, &v, &a) == -1)
 		return 0;
@@ -230,13 +231,13 @@ acked_reached(void *arg)
 
 struct stat_wait {
 	struct status_mgr *m;
-	uint64_t dropped, deletes, retries;
+	uint64_t           dropped, deletes, retries;
 };
 
 static int
 stats_reached(void *arg)
 {
-	struct stat_wait *w = arg;
+	struct stat_wait   *w = arg;
 	struct status_stats st;
 
 	status_get_stats(w->m, &st);
@@ -247,7 +248,7 @@ static int
 pod_gone(void *arg)
 {
 	char *s = ctl("/pods/default/%s/get", (const char *)arg);
-	int gone = strstr(s, "\"NotFound\"") != NULL;
+	int   gone = strstr(s, "\"NotFound\"") != NULL;
 
 	free(s);
 	return gone;
@@ -256,17 +257,18 @@ pod_gone(void *arg)
 static void
 test_status(void)
 {
-	struct status_options so = { .host_ip = "192.0.2.10", .backoff_min_ms = 200,
-	                             .backoff_max_ms = 2000 };
-	struct status_mgr *m = status_new(base, api, &so);
-	struct acked_wait aw = { .m = m };
-	struct stat_wait sw = { .m = m };
-	struct status_stats st, st2;
+	struct status_options so = {
+		.host_ip = "192.0.2.10", .backoff_min_ms = 200, .backoff_max_ms = 2000
+	};
+	struct status_mgr   *m = status_new(base, api, &so);
+	struct acked_wait    aw = { .m = m };
+	struct stat_wait     sw = { .m = m };
+	struct status_stats  st, st2;
 	struct rt_pod_status rt;
-	struct pod *p, *p2;
-	char *bodies, *s, uidbuf[64];
-	int seq, n;
-	int64_t v, a;
+	struct pod          *p, *p2;
+	char                *bodies, *s, uidbuf[64];
+	int                  seq, n;
+	int64_t              v, a;
 
 	ctl_create_pod("web");
 	p = get_pod("web");
@@ -290,10 +292,12 @@ test_status(void)
 	check(strstr(bodies, "\"uid\":\"") != NULL && strstr(bodies, p->uid) != NULL,
 	    "the patch carries metadata.uid");
 	check(strstr(bodies, "\"phase\":\"Running\"") != NULL &&
-	    strstr(bodies, "\"podIP\":\"10.88.0.7\"") != NULL, "the patch has phase and IP");
+	        strstr(bodies, "\"podIP\":\"10.88.0.7\"") != NULL,
+	    "the patch has phase and IP");
 	free(bodies);
 	s = ctl("/pods/default/web/get");
-	check(strstr(s, "\"phase\":\"Running\"") != NULL && strstr(s, "\"containerStatuses\"") != NULL,
+	check(strstr(s, "\"phase\":\"Running\"") != NULL &&
+	        strstr(s, "\"containerStatuses\"") != NULL,
 	    "the server has the status");
 	free(s);
 
@@ -322,8 +326,8 @@ test_status(void)
 	bodies = log_bodies(seq, "PATCH", "/pods/web/status", &n);
 	check(n == 1 && strstr(bodies, "\"exitCode\":3") != NULL, "the exit is patched");
 	check(strstr(bodies, "\"hostIP\"") == NULL && strstr(bodies, "\"qosClass\"") == NULL &&
-	    strstr(bodies, "\"startTime\"") == NULL, "unchanged fields are not in the patch: %s",
-	    bodies);
+	        strstr(bodies, "\"startTime\"") == NULL,
+	    "unchanged fields are not in the patch: %s", bodies);
 	free(bodies);
 
 	/* Several updates in one turn coalesce into one PATCH. */
@@ -368,15 +372,15 @@ test_status(void)
 	seq = log_seq();
 	run_until(acked_reached, &aw, 15000);
 	{
-		char *l = ctl("/log?since=%d", seq), err[64];
+		char            *l = ctl("/log?since=%d", seq), err[64];
 		struct json_doc *doc = json_parse(l, strlen(l), NULL, err, sizeof(err));
-		double t0 = 0, t1 = 0;
-		size_t i;
+		double           t0 = 0, t1 = 0;
+		size_t           i;
 
 		for (i = 0; doc != NULL && i < json_len(json_root(doc)); i++) {
 			const struct json *e = json_index(json_root(doc), i);
-			int64_t code = 0;
-			double t = 0;
+			int64_t            code = 0;
+			double             t = 0;
 
 			if (!streq_null(json_str(json_get(e, "method")), "PATCH"))
 				continue;
@@ -403,7 +407,8 @@ test_status(void)
 	rt_running(&rt, p, 1, 8);
 	status_update(m, p, &rt, NULL, NULL, 0);
 	rt_pod_status_clear(&rt);
-	check(run_until(stats_reached, &sw, 10000), "recreated pod: uid precondition fails, "
+	check(run_until(stats_reached, &sw, 10000),
+	    "recreated pod: uid precondition fails, "
 	    "entry dropped");
 	s = ctl("/pods/default/web/get");
 	check(strstr(s, "\"phase\":\"Pending\"") != NULL, "the new pod was not patched");
@@ -433,7 +438,7 @@ test_status(void)
 	rt_running(&rt, p, 0, 0);
 	status_update(m, p, &rt, NULL, NULL, 0);
 	rt_pod_status_clear(&rt);
-	free(ctl("/pods/default/bye?method=DELETE"));   /* deletionTimestamp set */
+	free(ctl("/pods/default/bye?method=DELETE")); /* deletionTimestamp set */
 	pod_free(p);
 	p = get_pod("bye");
 	check(p != NULL && p->deletion_ts != 0, "pod bye is terminating");
@@ -444,7 +449,8 @@ test_status(void)
 	check(run_until(pod_gone, "bye", 10000), "terminated pod deleted from the API");
 	bodies = log_bodies(seq, "DELETE", "/pods/bye", &n);
 	check(n == 1 && strstr(bodies, "\"gracePeriodSeconds\":0") != NULL &&
-	    strstr(bodies, p->uid) != NULL, "DELETE with grace 0 and the uid precondition");
+	        strstr(bodies, p->uid) != NULL,
+	    "DELETE with grace 0 and the uid precondition");
 	free(bodies);
 	bodies = log_bodies(seq, "PATCH", "/pods/bye/status", &n);
 	check(n == 1, "the final status was patched before the delete (%d)", n);
@@ -457,8 +463,8 @@ test_status(void)
 
 struct node_wait {
 	struct node *n;
-	uint64_t registrations, renewals, creates, patches;
-	int registered;
+	uint64_t     registrations, renewals, creates, patches;
+	int          registered;
 };
 
 static int
@@ -477,7 +483,7 @@ static int
 node_ready_false(void *arg)
 {
 	char *s = ctl("/objects?kind=nodes");
-	int r = strstr(s, "\"type\":\"Ready\",\"status\":\"False\"") != NULL ||
+	int   r = strstr(s, "\"type\":\"Ready\",\"status\":\"False\"") != NULL ||
 	    strstr(s, "\"status\":\"False\", \"lastHeartbeatTime\"") != NULL;
 
 	(void)arg;
@@ -488,34 +494,42 @@ node_ready_false(void *arg)
 static void
 test_node(void)
 {
-	struct kv lab = { "example.com/zone", "z1" };
-	struct kvlist labels = { &lab, 1 };
-	struct node_options no = { .name = "node1", .labels = &labels, .max_pods = 7,
-	                           .root_dir = "/", .register_node = 1, .status_check_ms = 200,
-	                           .report_ms = 600000, .lease_renew_ms = 300 };
-	struct node *n = node_new(base, api, &no);
-	struct node_wait w = { .n = n, .registered = 1, .registrations = 1, .renewals = 2,
-	                       .creates = 1 };
+	struct kv           lab = { "example.com/zone", "z1" };
+	struct kvlist       labels = { &lab, 1 };
+	struct node_options no = { .name = "node1",
+		.labels = &labels,
+		.max_pods = 7,
+		.root_dir = "/",
+		.register_node = 1,
+		.status_check_ms = 200,
+		.report_ms = 600000,
+		.lease_renew_ms = 300 };
+	struct node        *n = node_new(base, api, &no);
+	struct node_wait    w = {
+		   .n = n, .registered = 1, .registrations = 1, .renewals = 2, .creates = 1
+	};
 	struct node_stats st, st2;
-	char *s;
-	int seq, cnt;
+	char             *s;
+	int               seq, cnt;
 
 	node_set_runtime_version(n, "containerd", "1.6.20");
 	check(run_until(node_reached, &w, 15000), "registered; lease created and renewed");
 	s = ctl("/objects?kind=nodes");
 	check(strstr(s, "\"kubernetes.io/hostname\":\"node1\"") != NULL &&
-	    strstr(s, "\"kubernetes.io/os\":\"linux\"") != NULL &&
-	    strstr(s, "\"kubernetes.io/arch\"") != NULL &&
-	    strstr(s, "\"beta.kubernetes.io/os\"") != NULL &&
-	    strstr(s, "\"example.com/zone\":\"z1\"") != NULL, "node labels");
+	        strstr(s, "\"kubernetes.io/os\":\"linux\"") != NULL &&
+	        strstr(s, "\"kubernetes.io/arch\"") != NULL &&
+	        strstr(s, "\"beta.kubernetes.io/os\"") != NULL &&
+	        strstr(s, "\"example.com/zone\":\"z1\"") != NULL,
+	    "node labels");
 	check(strstr(s, "\"pods\":\"7\"") != NULL && strstr(s, "\"ephemeral-storage\"") != NULL &&
-	    strstr(s, "\"memory\"") != NULL && strstr(s, "\"cpu\"") != NULL,
+	        strstr(s, "\"memory\"") != NULL && strstr(s, "\"cpu\"") != NULL,
 	    "capacity: cpu, memory, pods, ephemeral-storage");
 	check(strstr(s, "\"InternalIP\"") != NULL && strstr(s, "\"Hostname\"") != NULL &&
-	    strstr(s, "\"osImage\"") != NULL && strstr(s, "\"kernelVersion\"") != NULL,
+	        strstr(s, "\"osImage\"") != NULL && strstr(s, "\"kernelVersion\"") != NULL,
 	    "addresses and nodeInfo");
 	check(strstr(s, "\"type\":\"Ready\", \"status\":\"True\"") != NULL ||
-	    strstr(s, "\"KubeletReady\"") != NULL, "Ready True");
+	        strstr(s, "\"KubeletReady\"") != NULL,
+	    "Ready True");
 	check(strstr(s, "MemoryPressure") && strstr(s, "DiskPressure") && strstr(s, "PIDPressure"),
 	    "pressure conditions");
 	free(s);
@@ -527,8 +541,9 @@ test_node(void)
 	free(s);
 	s = ctl("/objects?kind=leases");
 	check(strstr(s, "\"holderIdentity\":\"node1\"") != NULL &&
-	    strstr(s, "\"leaseDurationSeconds\":40") != NULL &&
-	    strstr(s, "\"kind\":\"Node\"") != NULL, "lease: holder, 40 s, owned by the Node");
+	        strstr(s, "\"leaseDurationSeconds\":40") != NULL &&
+	        strstr(s, "\"kind\":\"Node\"") != NULL,
+	    "lease: holder, 40 s, owned by the Node");
 	free(s);
 
 	/* No change: no status patch (report period is long), the lease keeps renewing. */
@@ -536,7 +551,8 @@ test_node(void)
 	seq = log_seq();
 	run_until(never, NULL, 1500);
 	node_get_stats(n, &st2);
-	check(st2.status_patches == st.status_patches && st2.lease_renewals >= st.lease_renewals + 3,
+	check(
+	    st2.status_patches == st.status_patches && st2.lease_renewals >= st.lease_renewals + 3,
 	    "idle: lease renewals only (patches %llu -> %llu, renewals %llu -> %llu)",
 	    (unsigned long long)st.status_patches, (unsigned long long)st2.status_patches,
 	    (unsigned long long)st.lease_renewals, (unsigned long long)st2.lease_renewals);
@@ -569,22 +585,22 @@ test_node(void)
 
 struct ev_wait {
 	const char *name;
-	int count;
+	int         count;
 };
 
 static int
 event_count_reached(void *arg)
 {
-	struct ev_wait *w = arg;
-	char *s = ctl("/objects?kind=events"), err[64];
-	struct json_doc *doc = json_parse(s, strlen(s), &(struct json_limits){ 16 << 20, 0, 0 },
-	    err, sizeof(err));
+	struct ev_wait  *w = arg;
+	char            *s = ctl("/objects?kind=events"), err[64];
+	struct json_doc *doc =
+	    json_parse(s, strlen(s), &(struct json_limits){ 16 << 20, 0, 0 }, err, sizeof(err));
 	size_t i;
-	int ok = 0;
+	int    ok = 0;
 
 	for (i = 0; doc != NULL && i < json_len(json_root(doc)); i++) {
 		const struct json *e = json_index(json_root(doc), i);
-		int64_t c = 0;
+		int64_t            c = 0;
 
 		if (!streq_null(json_str(json_get(json_get(e, "involvedObject"), "name")), w->name))
 			continue;
@@ -599,19 +615,21 @@ event_count_reached(void *arg)
 static void
 test_events(void)
 {
-	struct events *ev = events_new(0);
+	struct events     *ev = events_new(0);
 	struct api_events *ae = api_events_new(base, api, ev, "node1", 500, 5);
-	struct ev_object obj = { "Pod", "default", "loopy", "uid-loopy", "spec.containers{c}" };
-	struct ev_wait w = { "loopy", 40 };
-	uint64_t posts, patches, dropped;
-	int i, seq = log_seq(), n;
-	char *b;
+	struct ev_object   obj = { "Pod", "default", "loopy", "uid-loopy", "spec.containers{c}" };
+	struct ev_wait     w = { "loopy", 40 };
+	uint64_t           posts, patches, dropped;
+	int                i, seq = log_seq(), n;
+	char              *b;
 
 	for (i = 0; i < 40; i++) {
-		events_record(ev, &obj, EV_WARNING, "BackOff", "Back-off restarting failed container");
+		events_record(
+		    ev, &obj, EV_WARNING, "BackOff", "Back-off restarting failed container");
 		run_until(never, NULL, 25);
 	}
-	check(run_until(event_count_reached, &w, 10000), "crash-loop events aggregated: one Event "
+	check(run_until(event_count_reached, &w, 10000),
+	    "crash-loop events aggregated: one Event "
 	    "with count 40");
 	api_events_stats(ae, &posts, &patches, &dropped);
 	b = log_bodies(seq, "POST", "/events", &n);
@@ -624,7 +642,7 @@ test_events(void)
 	seq = log_seq();
 	for (i = 0; i < 30; i++) {
 		struct ev_object o = { "Pod", "default", NULL, NULL, NULL };
-		char name[32];
+		char             name[32];
 
 		snprintf(name, sizeof(name), "burst%d", i);
 		o.name = name;
@@ -644,10 +662,10 @@ test_events(void)
 int
 main(void)
 {
-	const char *kcpath = getenv("KLET_TEST_KUBECONFIG");
+	const char        *kcpath = getenv("KLET_TEST_KUBECONFIG");
 	struct api_options ao = { .request_timeout_ms = 10000, .backoff_min_ms = 200 };
 	struct kubeconfig *kc;
-	char err[512];
+	char               err[512];
 
 	ctl_port = getenv("KLET_TEST_AS_CTL");
 	if (kcpath == NULL || ctl_port == NULL) {

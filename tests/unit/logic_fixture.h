@@ -135,8 +135,7 @@ fx_state(char c)
 /* Times: the container at position k of n was created at (n - k) * 100 s (ns units),
  * started 1 s later, finished (exited ones) 50 s later. */
 FX_UNUSED static void
-fx_rt(const struct pod *p, const char *sandboxes, const char *containers,
-    struct rt_pod_status *rt)
+fx_rt(const struct pod *p, const char *sandboxes, const char *containers, struct rt_pod_status *rt)
 {
 	char  *dup, *ent, *save = NULL;
 	size_t n = 0, k;
@@ -164,8 +163,8 @@ fx_rt(const struct pod *p, const char *sandboxes, const char *containers,
 		k = 0;
 		for (ent = strtok_r(dup, ";", &save); ent; ent = strtok_r(NULL, ";", &save), k++) {
 			struct rt_sandbox *sb = &rt->sandboxes[k];
-			char id[32], st, mode, ip[32];
-			unsigned att;
+			char               id[32], st, mode, ip[32];
+			unsigned           att;
 
 			if (sscanf(ent, "%31[^,],%c,%c,%31[^,],%u", id, &st, &mode, ip, &att) != 5)
 				abort();
@@ -194,8 +193,8 @@ fx_rt(const struct pod *p, const char *sandboxes, const char *containers,
 	for (ent = strtok_r(dup, ";", &save); ent; ent = strtok_r(NULL, ";", &save), k++) {
 		struct rt_container    *rc = &rt->containers[k];
 		const struct container *c;
-		char name[32], st, flags[8] = "";
-		int  code, got;
+		char                    name[32], st, flags[8] = "";
+		int                     code, got;
 
 		got = sscanf(ent, "%31[^,],%c,%d,%7s", name, &st, &code, flags);
 		if (got < 3)
@@ -210,8 +209,9 @@ fx_rt(const struct pod *p, const char *sandboxes, const char *containers,
 		if (rc->state == RT_EXITED) {
 			rc->finished_at = rc->created_at + 50 * 1000000000LL;
 			rc->exit_code = code;
-			rc->reason = xstrdup(strchr(flags, 'O') ? "OOMKilled" :
-			    code == 0 ? "Completed" : "Error");
+			rc->reason = xstrdup(strchr(flags, 'O') ? "OOMKilled"
+			        : code == 0                     ? "Completed"
+			                                        : "Error");
 		} else if (strchr(flags, 'O'))
 			rc->reason = xstrdup("OOMKilled");
 		rc->image = xstrdup(c ? c->c_image : "img");
@@ -245,9 +245,9 @@ fx_pres(char c)
 FX_UNUSED static void
 fx_probes(const struct rt_pod_status *rt, const char *spec, struct probe_set *ps)
 {
-	char *dup, *ent, *save = NULL;
+	char               *dup, *ent, *save = NULL;
 	struct probe_state *v = NULL;
-	size_t n = 0;
+	size_t              n = 0;
 
 	ps->v = NULL;
 	ps->n = 0;
@@ -255,7 +255,7 @@ fx_probes(const struct rt_pod_status *rt, const char *spec, struct probe_set *ps
 		return;
 	dup = xstrdup(spec);
 	for (ent = strtok_r(dup, ";", &save); ent; ent = strtok_r(NULL, ";", &save)) {
-		char name[32], l, r, s;
+		char                       name[32], l, r, s;
 		const struct rt_container *rc;
 
 		if (sscanf(ent, "%31[^,],%c,%c,%c", name, &l, &r, &s) != 4)

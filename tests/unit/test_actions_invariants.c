@@ -33,8 +33,8 @@ gen_case(char *apps, char *inits, char *sb, char *conts, char *probes, size_t le
 	static const char *const app_names[] = { "a", "b", "c" };
 	static const char *const init_names[] = { "i", "j" };
 	static const char *const flags[] = { "", ":L", ":S", ":R", ":LRS" };
-	static const char states[] = "rceu";
-	size_t i, na = 1 + rnd(3), ni = rnd(3), nc;
+	static const char        states[] = "rceu";
+	size_t                   i, na = 1 + rnd(3), ni = rnd(3), nc;
 
 	*pol = (enum restart_policy)rnd(3);
 	apps[0] = inits[0] = conts[0] = probes[0] = '\0';
@@ -63,15 +63,16 @@ gen_case(char *apps, char *inits, char *sb, char *conts, char *probes, size_t le
 	}
 	nc = rnd(6);
 	for (i = 0; i < nc; i++) {
-		const char *name = rnd(3) ? app_names[rnd((uint32_t)na)] :
-		    (ni ? init_names[rnd((uint32_t)ni)] : "a");
-		char st = states[rnd(4)];
+		const char *name = rnd(3) ? app_names[rnd((uint32_t)na)]
+		                          : (ni ? init_names[rnd((uint32_t)ni)] : "a");
+		char        st = states[rnd(4)];
 
-		snprintf(conts + strlen(conts), len - strlen(conts), "%s%s,%c,%d%s",
-		    i ? ";" : "", name, st, rnd(2) ? 0 : 1, rnd(5) == 0 ? ",H" : (rnd(7) == 0 ? ",O" : ""));
+		snprintf(conts + strlen(conts), len - strlen(conts), "%s%s,%c,%d%s", i ? ";" : "",
+		    name, st, rnd(2) ? 0 : 1, rnd(5) == 0 ? ",H" : (rnd(7) == 0 ? ",O" : ""));
 		if (rnd(2))
 			snprintf(probes + strlen(probes), len - strlen(probes), "%s%s,%c,%c,%c",
-			    probes[0] ? ";" : "", name, "-SF"[rnd(3)], "-SF"[rnd(3)], "-SF"[rnd(3)]);
+			    probes[0] ? ";" : "", name, "-SF"[rnd(3)], "-SF"[rnd(3)],
+			    "-SF"[rnd(3)]);
 	}
 }
 
@@ -123,9 +124,9 @@ check_status(const struct pod *p, const struct pod_status *s, const char *what)
 {
 	static const char *const owned[] = { "PodReadyToStartContainers", "Initialized", "Ready",
 		"ContainersReady", "PodScheduled" };
-	size_t i, j, n;
-	char  *json;
-	yajl_val v;
+	size_t                   i, j, n;
+	char                    *json;
+	yajl_val                 v;
 
 	if (s->nstatuses != p->ncontainers || s->ninit_statuses != p->ninit_containers)
 		fail_msg("%s: status counts", what);
@@ -151,10 +152,11 @@ check_status(const struct pod *p, const struct pod_status *s, const char *what)
 	yajl_tree_free(v);
 	{
 		/* what the API server echoes back decodes to the same status */
-		char        *doc = xsprintf("{\"metadata\":{\"name\":\"web\",\"uid\":\"uid-1\"},"
-		    "\"status\":%s}", json);
-		char         err[256];
-		struct pod  *back = pod_from_json(doc, strlen(doc), err, sizeof(err));
+		char       *doc = xsprintf("{\"metadata\":{\"name\":\"web\",\"uid\":\"uid-1\"},"
+		                                 "\"status\":%s}",
+		          json);
+		char        err[256];
+		struct pod *back = pod_from_json(doc, strlen(doc), err, sizeof(err));
 
 		if (back == NULL)
 			fail_msg("%s: status does not decode: %s", what, err);
@@ -172,8 +174,8 @@ check_status(const struct pod *p, const struct pod_status *s, const char *what)
 static void
 test_invariants(void **state)
 {
-	char   apps[128], inits[64], sb[64], conts[256], probes[256], what[900];
-	size_t round, rounds = ROUNDS;
+	char        apps[128], inits[64], sb[64], conts[256], probes[256], what[900];
+	size_t      round, rounds = ROUNDS;
 	const char *env = getenv("KLET_INVARIANT_ROUNDS");
 
 	(void)state;
@@ -190,8 +192,10 @@ test_invariants(void **state)
 		char                  *patch;
 
 		gen_case(apps, inits, sb, conts, probes, sizeof(conts), &pol);
-		snprintf(what, sizeof(what), "round %zu pol=%d apps=[%s] inits=[%s] sb=[%s] "
-		    "conts=[%s] probes=[%s]", round, pol, apps, inits, sb, conts, probes);
+		snprintf(what, sizeof(what),
+		    "round %zu pol=%d apps=[%s] inits=[%s] sb=[%s] "
+		    "conts=[%s] probes=[%s]",
+		    round, pol, apps, inits, sb, conts, probes);
 		p = fx_pod(pol, apps, inits[0] ? inits : NULL, rnd(4) == 0 ? "dbg" : NULL);
 		p->deletion_ts = rnd(10) == 0 ? 1 : 0;
 		fx_rt(p, sb, conts, &rt);

@@ -18,64 +18,63 @@ enum op { END = 0, NEXT, IN, GET, GC, RESET, COUNT };
 struct step {
 	enum op     op;
 	const char *key;
-	int64_t     since, now;     /* seconds */
-	int64_t     want;           /* IN: 0/1; GET: delay s; GC: removed; COUNT: entries */
-	int64_t     remaining;      /* IN: remaining s when in backoff */
+	int64_t     since, now; /* seconds */
+	int64_t     want;       /* IN: 0/1; GET: delay s; GC: removed; COUNT: entries */
+	int64_t     remaining;  /* IN: remaining s when in backoff */
 };
 
 struct backoff_case {
-	const char  *name;
-	int64_t      initial_s, max_s;  /* 0: defaults */
-	struct step  steps[16];
+	const char *name;
+	int64_t     initial_s, max_s; /* 0: defaults */
+	struct step steps[16];
 };
 
 #define K "pod_ns_uid_c_1"
 
 static const struct backoff_case cases[] = {
-	{ "first_failure_waits_10s", 0, 0, {
-		{ NEXT, K, 0, 0, 0, 0 },
-		{ GET, K, 0, 0, 10, 0 },
-		{ IN, K, 0, 5, 1, 5 },
-		{ IN, K, 0, 9, 1, 1 },
-		{ IN, K, 0, 10, 0, 0 } } },
-	{ "doubles_each_failure", 0, 0, {
-		{ NEXT, K, 0, 0, 0, 0 }, { NEXT, K, 10, 20, 0, 0 }, { GET, K, 0, 0, 20, 0 },
-		{ NEXT, K, 30, 40, 0, 0 }, { GET, K, 0, 0, 40, 0 },
-		{ NEXT, K, 80, 90, 0, 0 }, { GET, K, 0, 0, 80, 0 } } },
-	{ "capped_at_five_minutes", 0, 0, {
-		{ NEXT, K, 0, 0, 0, 0 }, { NEXT, K, 0, 1, 0, 0 }, { NEXT, K, 0, 2, 0, 0 },
-		{ NEXT, K, 0, 3, 0, 0 }, { NEXT, K, 0, 4, 0, 0 }, { GET, K, 0, 0, 160, 0 },
-		{ NEXT, K, 0, 5, 0, 0 }, { GET, K, 0, 0, 300, 0 },
-		{ NEXT, K, 0, 6, 0, 0 }, { GET, K, 0, 0, 300, 0 } } },
-	{ "reset_after_ten_minutes_clean", 0, 0, {
-		{ NEXT, K, 0, 100, 0, 0 }, { NEXT, K, 0, 100, 0, 0 }, { NEXT, K, 0, 100, 0, 0 },
-		{ GET, K, 0, 0, 40, 0 },
-		{ IN, K, 701, 702, 0, 0 },              /* stale relative to its exit */
-		{ NEXT, K, 701, 702, 0, 0 }, { GET, K, 0, 0, 10, 0 } } },
-	{ "exactly_ten_minutes_still_doubles", 0, 0, {
-		{ NEXT, K, 0, 100, 0, 0 }, { NEXT, K, 700, 710, 0, 0 }, { GET, K, 0, 0, 20, 0 } } },
-	{ "unknown_key_not_in_backoff", 0, 0, {
-		{ IN, "other", 0, 1, 0, 0 }, { GET, "other", 0, 0, 0, 0 }, { COUNT, NULL, 0, 0, 0, 0 } } },
-	{ "keys_are_independent", 0, 0, {
-		{ NEXT, "a", 0, 0, 0, 0 }, { NEXT, "a", 0, 1, 0, 0 }, { NEXT, "b", 0, 1, 0, 0 },
-		{ GET, "a", 0, 0, 20, 0 }, { GET, "b", 0, 0, 10, 0 }, { COUNT, NULL, 0, 0, 2, 0 } } },
-	{ "reset_forgets_key", 0, 0, {
-		{ NEXT, K, 0, 0, 0, 0 }, { NEXT, K, 0, 1, 0, 0 }, { RESET, K, 0, 0, 0, 0 },
-		{ GET, K, 0, 0, 0, 0 }, { IN, K, 0, 2, 0, 0 }, { NEXT, K, 0, 3, 0, 0 },
-		{ GET, K, 0, 0, 10, 0 } } },
-	{ "gc_drops_only_stale_entries", 0, 0, {
-		{ NEXT, "old", 0, 0, 0, 0 }, { NEXT, "new", 0, 500, 0, 0 },
-		{ GC, NULL, 0, 600, 0, 0 },             /* exactly 2 x max: kept */
-		{ GC, NULL, 0, 601, 1, 0 }, { COUNT, NULL, 0, 0, 1, 0 }, { GET, "new", 0, 0, 10, 0 },
-		{ GC, NULL, 0, 1101, 1, 0 }, { COUNT, NULL, 0, 0, 0, 0 } } },
-	{ "custom_initial_and_max", 1, 5, {
-		{ NEXT, K, 0, 0, 0, 0 }, { GET, K, 0, 0, 1, 0 }, { NEXT, K, 0, 0, 0, 0 },
-		{ NEXT, K, 0, 0, 0, 0 }, { GET, K, 0, 0, 4, 0 }, { NEXT, K, 0, 0, 0, 0 },
-		{ GET, K, 0, 0, 5, 0 }, { IN, K, 0, 4, 1, 1 }, { IN, K, 0, 5, 0, 0 } } },
-	{ "backoff_measured_from_exit_not_from_now", 0, 0, {
-		{ NEXT, K, 100, 100, 0, 0 }, { NEXT, K, 100, 105, 0, 0 },   /* 20 s */
-		{ IN, K, 100, 119, 1, 1 }, { IN, K, 100, 120, 0, 0 },
-		{ IN, K, 110, 120, 1, 10 } } },
+	{ "first_failure_waits_10s", 0, 0,
+	    { { NEXT, K, 0, 0, 0, 0 }, { GET, K, 0, 0, 10, 0 }, { IN, K, 0, 5, 1, 5 },
+	        { IN, K, 0, 9, 1, 1 }, { IN, K, 0, 10, 0, 0 } } },
+	{ "doubles_each_failure", 0, 0,
+	    { { NEXT, K, 0, 0, 0, 0 }, { NEXT, K, 10, 20, 0, 0 }, { GET, K, 0, 0, 20, 0 },
+	        { NEXT, K, 30, 40, 0, 0 }, { GET, K, 0, 0, 40, 0 }, { NEXT, K, 80, 90, 0, 0 },
+	        { GET, K, 0, 0, 80, 0 } } },
+	{ "capped_at_five_minutes", 0, 0,
+	    { { NEXT, K, 0, 0, 0, 0 }, { NEXT, K, 0, 1, 0, 0 }, { NEXT, K, 0, 2, 0, 0 },
+	        { NEXT, K, 0, 3, 0, 0 }, { NEXT, K, 0, 4, 0, 0 }, { GET, K, 0, 0, 160, 0 },
+	        { NEXT, K, 0, 5, 0, 0 }, { GET, K, 0, 0, 300, 0 }, { NEXT, K, 0, 6, 0, 0 },
+	        { GET, K, 0, 0, 300, 0 } } },
+	{ "reset_after_ten_minutes_clean", 0, 0,
+	    { { NEXT, K, 0, 100, 0, 0 }, { NEXT, K, 0, 100, 0, 0 }, { NEXT, K, 0, 100, 0, 0 },
+	        { GET, K, 0, 0, 40, 0 }, { IN, K, 701, 702, 0, 0 }, /* stale relative to its exit */
+	        { NEXT, K, 701, 702, 0, 0 }, { GET, K, 0, 0, 10, 0 } } },
+	{ "exactly_ten_minutes_still_doubles", 0, 0,
+	    { { NEXT, K, 0, 100, 0, 0 }, { NEXT, K, 700, 710, 0, 0 }, { GET, K, 0, 0, 20, 0 } } },
+	{ "unknown_key_not_in_backoff", 0, 0,
+	    { { IN, "other", 0, 1, 0, 0 }, { GET, "other", 0, 0, 0, 0 },
+	        { COUNT, NULL, 0, 0, 0, 0 } } },
+	{ "keys_are_independent", 0, 0,
+	    { { NEXT, "a", 0, 0, 0, 0 }, { NEXT, "a", 0, 1, 0, 0 }, { NEXT, "b", 0, 1, 0, 0 },
+	        { GET, "a", 0, 0, 20, 0 }, { GET, "b", 0, 0, 10, 0 },
+	        { COUNT, NULL, 0, 0, 2, 0 } } },
+	{ "reset_forgets_key", 0, 0,
+	    { { NEXT, K, 0, 0, 0, 0 }, { NEXT, K, 0, 1, 0, 0 }, { RESET, K, 0, 0, 0, 0 },
+	        { GET, K, 0, 0, 0, 0 }, { IN, K, 0, 2, 0, 0 }, { NEXT, K, 0, 3, 0, 0 },
+	        { GET, K, 0, 0, 10, 0 } } },
+	{ "gc_drops_only_stale_entries", 0, 0,
+	    { { NEXT, "old", 0, 0, 0, 0 }, { NEXT, "new", 0, 500, 0, 0 },
+	        { GC, NULL, 0, 600, 0, 0 }, /* exactly 2 x max: kept */
+	        { GC, NULL, 0, 601, 1, 0 }, { COUNT, NULL, 0, 0, 1, 0 },
+	        { GET, "new", 0, 0, 10, 0 }, { GC, NULL, 0, 1101, 1, 0 },
+	        { COUNT, NULL, 0, 0, 0, 0 } } },
+	{ "custom_initial_and_max", 1, 5,
+	    { { NEXT, K, 0, 0, 0, 0 }, { GET, K, 0, 0, 1, 0 }, { NEXT, K, 0, 0, 0, 0 },
+	        { NEXT, K, 0, 0, 0, 0 }, { GET, K, 0, 0, 4, 0 }, { NEXT, K, 0, 0, 0, 0 },
+	        { GET, K, 0, 0, 5, 0 }, { IN, K, 0, 4, 1, 1 }, { IN, K, 0, 5, 0, 0 } } },
+	{ "backoff_measured_from_exit_not_from_now", 0, 0,
+	    { { NEXT, K, 100, 100, 0, 0 }, { NEXT, K, 100, 105, 0, 0 }, /* 20 s */
+	        { IN, K, 100, 119, 1, 1 }, { IN, K, 100, 120, 0, 0 },
+	        { IN, K, 110, 120, 1, 10 } } },
 };
 
 static void
@@ -94,8 +93,9 @@ run_case(void **state)
 			backoff_next(b, s->key, s->since * 1000, s->now * 1000);
 			break;
 		case IN:
-			assert_int_equal(backoff_in_backoff(b, s->key, s->since * 1000, s->now * 1000,
-			    &rem), s->want);
+			assert_int_equal(
+			    backoff_in_backoff(b, s->key, s->since * 1000, s->now * 1000, &rem),
+			    s->want);
 			assert_int_equal(rem, s->remaining * 1000);
 			break;
 		case GET:
@@ -141,7 +141,7 @@ test_key(void **state)
 
 struct check_case {
 	const char *name;
-	int64_t     now_s;          /* relative to the exit (finishedAt) */
+	int64_t     now_s; /* relative to the exit (finishedAt) */
 	int         want;
 	const char *msg;
 };
@@ -150,13 +150,14 @@ struct check_case {
 static const struct check_case check_cases[] = {
 	{ "first_exit_restarts_at_once", 0, 0, NULL },
 	{ "second_try_within_10s_backs_off", 5, 1,
-	  "back-off 10s restarting failed container=a pod=web_default(uid-1)" },
+	    "back-off 10s restarting failed container=a pod=web_default(uid-1)" },
 	{ "after_10s_restarts_and_doubles", 10, 0, NULL },
 	{ "then_20s", 15, 1, "back-off 20s restarting failed container=a pod=web_default(uid-1)" },
 	{ "after_20s_restarts", 20, 0, NULL },
 	{ "then_40s", 39, 1, "back-off 40s restarting failed container=a pod=web_default(uid-1)" },
 	{ "after_40s_restarts", 40, 0, NULL },
-	{ "then_1m20s", 41, 1, "back-off 1m20s restarting failed container=a pod=web_default(uid-1)" },
+	{ "then_1m20s", 41, 1,
+	    "back-off 1m20s restarting failed container=a pod=web_default(uid-1)" },
 };
 
 static void
@@ -174,8 +175,8 @@ test_check_container(void **state)
 	assert_int_equal(rt.containers[0].finished_at, 150 * 1000000000LL);
 	for (i = 0; i < nitems(check_cases); i++) {
 		const struct check_case *tc = &check_cases[i];
-		int r = backoff_check_container(b, p, &p->containers[0], &rt,
-		    (150 + tc->now_s) * 1000, &msg);
+		int                      r = backoff_check_container(
+		                         b, p, &p->containers[0], &rt, (150 + tc->now_s) * 1000, &msg);
 
 		if (r != tc->want)
 			fail_msg("check case %s: got %d", tc->name, r);

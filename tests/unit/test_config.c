@@ -15,9 +15,9 @@
 struct flag_case {
 	const char *name;
 	const char *args[8];
-	int         result;     /* CONFIG_OK / CONFIG_ERROR */
-	const char *err_has;    /* substring of the error line */
-	void      (*check)(const struct klet_config *);
+	int         result;  /* CONFIG_OK / CONFIG_ERROR */
+	const char *err_has; /* substring of the error line */
+	void (*check)(const struct klet_config *);
 };
 
 static void
@@ -107,15 +107,15 @@ check_log_rotation_off(const struct klet_config *c)
 static const struct flag_case flag_cases[] = {
 	{ "no_flags_gives_defaults", { NULL }, CONFIG_OK, NULL, check_defaults },
 	{ "common_flags_space_and_equals",
-	    { "--root-dir", "/tmp/k", "--pod-manifest-path=/etc/m", "--hostname-override",
-		"node-1", "--max-pods=20", "-v=4", NULL },
+	    { "--root-dir", "/tmp/k", "--pod-manifest-path=/etc/m", "--hostname-override", "node-1",
+	        "--max-pods=20", "-v=4", NULL },
 	    CONFIG_OK, NULL, check_common },
 	{ "single_dash_long_flags_like_pflag",
 	    { "-root-dir=/tmp/k", "-pod-manifest-path", "/etc/m", "-hostname-override=node-1",
-		"-max-pods", "20", "-v", "4" },
+	        "-max-pods", "20", "-v", "4" },
 	    CONFIG_OK, NULL, check_common },
-	{ "node_labels_parsed", { "--node-labels=zone=a,example.com/tier=", NULL }, CONFIG_OK,
-	    NULL, check_labels },
+	{ "node_labels_parsed", { "--node-labels=zone=a,example.com/tier=", NULL }, CONFIG_OK, NULL,
+	    check_labels },
 	{ "cluster_dns_v4_and_v6",
 	    { "--cluster-dns=10.96.0.10,fd00::a", "--cluster-domain", "cluster.local", NULL },
 	    CONFIG_OK, NULL, check_dns },
@@ -125,7 +125,7 @@ static const struct flag_case flag_cases[] = {
 	    check_last_flag_wins },
 	{ "json_logging_handlers_durations",
 	    { "--logging-format=json", "--runtime-handler", "gvisor=runsc",
-		"--file-check-frequency=1m30s500ms", NULL },
+	        "--file-check-frequency=1m30s500ms", NULL },
 	    CONFIG_OK, NULL, check_json_and_handlers },
 	{ "unknown_flag", { "--no-such-flag", NULL }, CONFIG_ERROR, "unknown flag: --no-such-flag",
 	    NULL },
@@ -139,8 +139,8 @@ static const struct flag_case flag_cases[] = {
 	    CONFIG_ERROR, "must be absolute", NULL },
 	{ "label_without_value", { "--node-labels=zone", NULL }, CONFIG_ERROR,
 	    "label \"zone\": expected key=value", NULL },
-	{ "label_bad_key", { "--node-labels=-bad=x", NULL }, CONFIG_ERROR,
-	    "not a valid label key", NULL },
+	{ "label_bad_key", { "--node-labels=-bad=x", NULL }, CONFIG_ERROR, "not a valid label key",
+	    NULL },
 	{ "label_bad_value", { "--node-labels=k=not ok", NULL }, CONFIG_ERROR,
 	    "is not a valid label value", NULL },
 	{ "cluster_dns_not_ip", { "--cluster-dns=dns.example", NULL }, CONFIG_ERROR,
@@ -158,8 +158,9 @@ static const struct flag_case flag_cases[] = {
 	{ "runtime_handler_without_equals", { "--runtime-handler=gvisor", NULL }, CONFIG_ERROR,
 	    "RUNTIMECLASS=HANDLER", NULL },
 	{ "missing_value", { "--root-dir", NULL }, CONFIG_ERROR, "requires a value", NULL },
-	{ "log_rotation", { "--container-log-max-size=2Mi", "--container-log-max-files", "3",
-		NULL }, CONFIG_OK, NULL, check_log_rotation },
+	{ "log_rotation",
+	    { "--container-log-max-size=2Mi", "--container-log-max-files", "3", NULL }, CONFIG_OK,
+	    NULL, check_log_rotation },
 	{ "log_rotation_off", { "--container-log-max-size=-1", NULL }, CONFIG_OK, NULL,
 	    check_log_rotation_off },
 	{ "log_max_size_tiny", { "--container-log-max-size=100", NULL }, CONFIG_ERROR,
@@ -174,10 +175,10 @@ static const struct flag_case flag_cases[] = {
 static void
 run_flag_case(const struct flag_case *fc)
 {
-	char *argv[10];
+	char              *argv[10];
 	struct klet_config cfg;
-	char err[512] = "";
-	int argc = 0, i, res;
+	char               err[512] = "";
+	int                argc = 0, i, res;
 
 	argv[argc++] = "kletd";
 	for (i = 0; i < 8 && fc->args[i] != NULL; i++)
@@ -213,10 +214,19 @@ static void
 test_durations(void **state)
 {
 	static const struct dur_case cases[] = {
-		{ "20s", 0, 20000 }, { "1m30s", 0, 90000 }, { "500ms", 0, 500 },
-		{ "2h", 0, 7200000 }, { "1.5s", 0, 1500 }, { "0", 0, 0 },
-		{ "1000us", 0, 1 }, { "3000000ns", 0, 3 }, { "", -1, 0 },
-		{ "10", -1, 0 }, { "s", -1, 0 }, { "1x", -1, 0 }, { "-5s", -1, 0 },
+		{ "20s", 0, 20000 },
+		{ "1m30s", 0, 90000 },
+		{ "500ms", 0, 500 },
+		{ "2h", 0, 7200000 },
+		{ "1.5s", 0, 1500 },
+		{ "0", 0, 0 },
+		{ "1000us", 0, 1 },
+		{ "3000000ns", 0, 3 },
+		{ "", -1, 0 },
+		{ "10", -1, 0 },
+		{ "s", -1, 0 },
+		{ "1x", -1, 0 },
+		{ "-5s", -1, 0 },
 		{ "1m 30s", -1, 0 },
 	};
 	size_t i;
@@ -224,7 +234,7 @@ test_durations(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int64_t ms = -42;
-		int rc = config_parse_duration(cases[i].in, &ms);
+		int     rc = config_parse_duration(cases[i].in, &ms);
 
 		if (rc != cases[i].rc)
 			fail_msg("duration \"%s\": rc %d want %d", cases[i].in, rc, cases[i].rc);
@@ -238,10 +248,10 @@ test_durations(void **state)
 struct file_case {
 	const char *name;
 	const char *text;
-	const char *flag;       /* one extra flag or NULL */
+	const char *flag; /* one extra flag or NULL */
 	int         result;
 	const char *err_has;
-	void      (*check)(const struct klet_config *);
+	void (*check)(const struct klet_config *);
 };
 
 static void
@@ -267,49 +277,47 @@ check_file_full(const struct klet_config *c)
 static void
 check_flag_beats_file(const struct klet_config *c)
 {
-	assert_int_equal(c->max_pods, 7);               /* the flag */
+	assert_int_equal(c->max_pods, 7);                /* the flag */
 	assert_string_equal(c->pod_manifest_path, "/m"); /* the file */
 }
 
 static const struct file_case file_cases[] = {
 	{ "full",
-	  "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-	  "staticPodPath: /etc/klet/manifests\ncontainerRuntimeEndpoint: unix:///run/x.sock\n"
-	  "maxPods: 42\nclusterDNS: [10.0.0.10, 10.0.0.11]\nclusterDomain: cluster.local\n"
-	  "podLogsDir: /var/log/k\nregisterNode: false\nresolvConf: /run/resolv.conf\n"
-	  "fileCheckFrequency: 5s\nruntimeRequestTimeout: 1m\n"
-	  "nodeStatusUpdateFrequency: 20s\nnodeLeaseDurationSeconds: 30\n"
-	  "logging: {format: json, verbosity: 3}\nevictionHard: {memory.available: 100Mi}\n",
-	  NULL, CONFIG_OK, NULL, check_file_full },
-	{ "flag_beats_file", "maxPods: 9\nstaticPodPath: /m\n", "--max-pods=7", CONFIG_OK,
-	  NULL, check_flag_beats_file },
+	    "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	    "staticPodPath: /etc/klet/manifests\ncontainerRuntimeEndpoint: unix:///run/x.sock\n"
+	    "maxPods: 42\nclusterDNS: [10.0.0.10, 10.0.0.11]\nclusterDomain: cluster.local\n"
+	    "podLogsDir: /var/log/k\nregisterNode: false\nresolvConf: /run/resolv.conf\n"
+	    "fileCheckFrequency: 5s\nruntimeRequestTimeout: 1m\n"
+	    "nodeStatusUpdateFrequency: 20s\nnodeLeaseDurationSeconds: 30\n"
+	    "logging: {format: json, verbosity: 3}\nevictionHard: {memory.available: 100Mi}\n",
+	    NULL, CONFIG_OK, NULL, check_file_full },
+	{ "flag_beats_file", "maxPods: 9\nstaticPodPath: /m\n", "--max-pods=7", CONFIG_OK, NULL,
+	    check_flag_beats_file },
 	{ "json_file", "{\"maxPods\": 5}", NULL, CONFIG_OK, NULL, NULL },
 	{ "wrong_kind", "kind: Pod\n", NULL, CONFIG_ERROR, "field kind in", NULL },
 	{ "wrong_api_version", "apiVersion: v1\n", NULL, CONFIG_ERROR,
-	  "expected kubelet.config.k8s.io/v1beta1", NULL },
-	{ "max_pods_string", "maxPods: lots\n", NULL, CONFIG_ERROR,
-	  "field maxPods in", NULL },
+	    "expected kubelet.config.k8s.io/v1beta1", NULL },
+	{ "max_pods_string", "maxPods: lots\n", NULL, CONFIG_ERROR, "field maxPods in", NULL },
 	{ "max_pods_range", "maxPods: 0\n", NULL, CONFIG_ERROR, "from 1 to 10000", NULL },
 	{ "dns_not_list", "clusterDNS: 10.0.0.10\n", NULL, CONFIG_ERROR,
-	  "expected a list of strings", NULL },
-	{ "dns_bad_ip", "clusterDNS: [nope]\n", NULL, CONFIG_ERROR, "is not an IP address",
-	  NULL },
+	    "expected a list of strings", NULL },
+	{ "dns_bad_ip", "clusterDNS: [nope]\n", NULL, CONFIG_ERROR, "is not an IP address", NULL },
 	{ "bad_duration", "fileCheckFrequency: soon\n", NULL, CONFIG_ERROR,
-	  "field fileCheckFrequency in", NULL },
+	    "field fileCheckFrequency in", NULL },
 	{ "bad_yaml", "maxPods: [1,\n", NULL, CONFIG_ERROR, "config file", NULL },
 	{ "not_an_object", "- a\n- b\n", NULL, CONFIG_ERROR,
-	  "expected a KubeletConfiguration object", NULL },
+	    "expected a KubeletConfiguration object", NULL },
 	{ "logging_verbosity_range", "logging: {verbosity: 11}\n", NULL, CONFIG_ERROR,
-	  "field logging.verbosity in", NULL },
+	    "field logging.verbosity in", NULL },
 };
 
 static void
 test_config_file(void **state)
 {
-	char dir[] = "/tmp/test_config.XXXXXX", path[64], err[512], arg[80];
+	char               dir[] = "/tmp/test_config.XXXXXX", path[64], err[512], arg[80];
 	struct klet_config cfg;
-	size_t i;
-	FILE *f;
+	size_t             i;
+	FILE              *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -317,8 +325,8 @@ test_config_file(void **state)
 	snprintf(arg, sizeof(arg), "--config=%s", path);
 	for (i = 0; i < sizeof(file_cases) / sizeof(file_cases[0]); i++) {
 		const struct file_case *fc = &file_cases[i];
-		char *argv[4] = { "kletd", arg, (char *)fc->flag, NULL };
-		int res;
+		char                   *argv[4] = { "kletd", arg, (char *)fc->flag, NULL };
+		int                     res;
 
 		f = fopen(path, "w");
 		assert_non_null(f);
@@ -327,8 +335,8 @@ test_config_file(void **state)
 		err[0] = '\0';
 		res = config_load(&cfg, fc->flag != NULL ? 3 : 2, argv, err, sizeof(err));
 		if (res != fc->result)
-			fail_msg("%s: result %d, want %d (err: %s)", fc->name, res, fc->result,
-			    err);
+			fail_msg(
+			    "%s: result %d, want %d (err: %s)", fc->name, res, fc->result, err);
 		if (fc->err_has != NULL && strstr(err, fc->err_has) == NULL)
 			fail_msg("%s: error \"%s\" lacks \"%s\"", fc->name, err, fc->err_has);
 		if (fc->check != NULL)

@@ -16,23 +16,23 @@
 struct req_case {
 	const char *line;
 	int         rc;
-	const char *cmd;       /* rc 0 */
+	const char *cmd; /* rc 0 */
 	const char *ns, *name;
 	int         all, watch;
-	const char *err_part;  /* rc -1: substring of the reason */
+	const char *err_part; /* rc -1: substring of the reason */
 };
 
 static const struct req_case req_cases[] = {
 	{ "{\"v\":1,\"cmd\":\"version\"}", 0, "version", "", "", 0, 0, NULL },
-	{ "{\"v\":1,\"cmd\":\"get_pods\",\"ns\":\"kube-system\"}", 0, "get_pods", "kube-system",
-	  "", 0, 0, NULL },
+	{ "{\"v\":1,\"cmd\":\"get_pods\",\"ns\":\"kube-system\"}", 0, "get_pods", "kube-system", "",
+	    0, 0, NULL },
 	{ "{\"v\":1,\"cmd\":\"get_pods\",\"all\":true}", 0, "get_pods", "", "", 1, 0, NULL },
-	{ "{\"v\":1,\"cmd\":\"describe_pod\",\"ns\":\"a\",\"name\":\"b\"}", 0, "describe_pod",
-	  "a", "b", 0, 0, NULL },
+	{ "{\"v\":1,\"cmd\":\"describe_pod\",\"ns\":\"a\",\"name\":\"b\"}", 0, "describe_pod", "a",
+	    "b", 0, 0, NULL },
 	{ "{\"v\":1,\"cmd\":\"events\",\"watch\":true}", 0, "events", "", "", 0, 1, NULL },
 	{ "{\"cmd\":\"status\",\"v\":1,\"extra\":[1,2]}", 0, "status", "", "", 0, 0, NULL },
-	{ "{\"v\":1,\"cmd\":\"get_containers\",\"ns\":null}", 0, "get_containers", "", "", 0,
-	  0, NULL },
+	{ "{\"v\":1,\"cmd\":\"get_containers\",\"ns\":null}", 0, "get_containers", "", "", 0, 0,
+	    NULL },
 	{ "not json", -1, NULL, NULL, NULL, 0, 0, "invalid JSON" },
 	{ "{\"v\":1,\"cmd\":\"get_pods\"", -1, NULL, NULL, NULL, 0, 0, "invalid JSON" },
 	{ "[1,2]", -1, NULL, NULL, NULL, 0, 0, "JSON object" },
@@ -42,9 +42,9 @@ static const struct req_case req_cases[] = {
 	{ "{\"v\":1}", -1, NULL, NULL, NULL, 0, 0, "cmd" },
 	{ "{\"v\":1,\"cmd\":\"delete_pod\"}", -1, NULL, NULL, NULL, 0, 0, "unknown cmd" },
 	{ "{\"v\":1,\"cmd\":\"get_pods\",\"ns\":5}", -1, NULL, NULL, NULL, 0, 0,
-	  "ns: expected a string" },
+	    "ns: expected a string" },
 	{ "{\"v\":1,\"cmd\":\"events\",\"watch\":\"yes\"}", -1, NULL, NULL, NULL, 0, 0,
-	  "watch: expected a boolean" },
+	    "watch: expected a boolean" },
 	{ "{\"v\":1,\"cmd\":\"describe_pod\"}", -1, NULL, NULL, NULL, 0, 0, "needs \"name\"" },
 	{ NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
 };
@@ -53,8 +53,8 @@ static void
 test_parse_request(void **state)
 {
 	const struct req_case *tc;
-	struct ctl_request rq;
-	char err[256];
+	struct ctl_request     rq;
+	char                   err[256];
 
 	(void)state;
 	for (tc = req_cases; tc->line != NULL; tc++) {
@@ -79,8 +79,8 @@ test_parse_request(void **state)
 static void
 test_parse_oversized(void **state)
 {
-	size_t n = CTL_MAX_REQUEST + 100;
-	char *big = xmalloc(n + 1), err[256];
+	size_t             n = CTL_MAX_REQUEST + 100;
+	char              *big = xmalloc(n + 1), err[256];
 	struct ctl_request rq;
 
 	(void)state;
@@ -101,52 +101,53 @@ struct cs_spec {
 };
 
 struct reason_case {
-	const char     *name;
-	enum pod_phase  phase;
-	const char     *pod_reason;
-	struct cs_spec  init[2];
-	size_t          ninit;
-	struct cs_spec  app[2];
-	size_t          napp;
-	int             terminating;
-	int             deleting;
-	const char     *want;
+	const char    *name;
+	enum pod_phase phase;
+	const char    *pod_reason;
+	struct cs_spec init[2];
+	size_t         ninit;
+	struct cs_spec app[2];
+	size_t         napp;
+	int            terminating;
+	int            deleting;
+	const char    *want;
 };
 
 static const struct reason_case reason_cases[] = {
-	{ "running", PHASE_RUNNING, NULL, { { 0 } }, 0,
-	  { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1, 0, 0, "Running" },
+	{ "running", PHASE_RUNNING, NULL, { { 0 } }, 0, { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1, 0,
+	    0, "Running" },
 	{ "crash loop", PHASE_RUNNING, NULL, { { 0 } }, 0,
-	  { { CSTATE_WAITING, "CrashLoopBackOff", 0, 0, 0 } }, 1, 0, 0, "CrashLoopBackOff" },
+	    { { CSTATE_WAITING, "CrashLoopBackOff", 0, 0, 0 } }, 1, 0, 0, "CrashLoopBackOff" },
 	{ "creating", PHASE_PENDING, NULL, { { 0 } }, 0,
-	  { { CSTATE_WAITING, "ContainerCreating", 0, 0, 0 } }, 1, 0, 0, "ContainerCreating" },
+	    { { CSTATE_WAITING, "ContainerCreating", 0, 0, 0 } }, 1, 0, 0, "ContainerCreating" },
 	{ "never pull", PHASE_PENDING, NULL, { { 0 } }, 0,
-	  { { CSTATE_WAITING, "ErrImageNeverPull", 0, 0, 0 } }, 1, 0, 0, "ErrImageNeverPull" },
+	    { { CSTATE_WAITING, "ErrImageNeverPull", 0, 0, 0 } }, 1, 0, 0, "ErrImageNeverPull" },
 	{ "completed", PHASE_SUCCEEDED, NULL, { { 0 } }, 0,
-	  { { CSTATE_TERMINATED, "Completed", 0, 0, 0 } }, 1, 0, 0, "Completed" },
-	{ "exit code", PHASE_FAILED, NULL, { { 0 } }, 0,
-	  { { CSTATE_TERMINATED, NULL, 3, 0, 0 } }, 1, 0, 0, "ExitCode:3" },
-	{ "signal", PHASE_FAILED, NULL, { { 0 } }, 0,
-	  { { CSTATE_TERMINATED, NULL, 137, 9, 0 } }, 1, 0, 0, "Signal:9" },
+	    { { CSTATE_TERMINATED, "Completed", 0, 0, 0 } }, 1, 0, 0, "Completed" },
+	{ "exit code", PHASE_FAILED, NULL, { { 0 } }, 0, { { CSTATE_TERMINATED, NULL, 3, 0, 0 } },
+	    1, 0, 0, "ExitCode:3" },
+	{ "signal", PHASE_FAILED, NULL, { { 0 } }, 0, { { CSTATE_TERMINATED, NULL, 137, 9, 0 } }, 1,
+	    0, 0, "Signal:9" },
 	{ "completed one still running", PHASE_RUNNING, NULL, { { 0 } }, 0,
-	  { { CSTATE_RUNNING, NULL, 0, 0, 1 }, { CSTATE_TERMINATED, "Completed", 0, 0, 0 } }, 2,
-	  0, 0, "Running" },
+	    { { CSTATE_RUNNING, NULL, 0, 0, 1 }, { CSTATE_TERMINATED, "Completed", 0, 0, 0 } }, 2,
+	    0, 0, "Running" },
 	{ "init waiting", PHASE_PENDING, NULL, { { CSTATE_WAITING, "PodInitializing", 0, 0, 0 } },
-	  1, { { CSTATE_WAITING, "PodInitializing", 0, 0, 0 } }, 1, 0, 0, "Init:0/1" },
+	    1, { { CSTATE_WAITING, "PodInitializing", 0, 0, 0 } }, 1, 0, 0, "Init:0/1" },
 	{ "init crash", PHASE_PENDING, NULL,
-	  { { CSTATE_TERMINATED, NULL, 0, 0, 0 }, { CSTATE_WAITING, "CrashLoopBackOff", 0, 0, 0 } },
-	  2, { { CSTATE_WAITING, "PodInitializing", 0, 0, 0 } }, 1, 0, 0,
-	  "Init:CrashLoopBackOff" },
+	    { { CSTATE_TERMINATED, NULL, 0, 0, 0 },
+	        { CSTATE_WAITING, "CrashLoopBackOff", 0, 0, 0 } },
+	    2, { { CSTATE_WAITING, "PodInitializing", 0, 0, 0 } }, 1, 0, 0,
+	    "Init:CrashLoopBackOff" },
 	{ "init failed", PHASE_FAILED, NULL, { { CSTATE_TERMINATED, "Error", 1, 0, 0 } }, 1,
-	  { { CSTATE_WAITING, "PodInitializing", 0, 0, 0 } }, 1, 0, 0, "Init:Error" },
+	    { { CSTATE_WAITING, "PodInitializing", 0, 0, 0 } }, 1, 0, 0, "Init:Error" },
 	{ "sidecar started", PHASE_RUNNING, NULL, { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1,
-	  { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1, 0, 0, "Running" },
+	    { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1, 0, 0, "Running" },
 	{ "evicted", PHASE_FAILED, "DeadlineExceeded", { { 0 } }, 0, { { 0 } }, 0, 0, 0,
-	  "DeadlineExceeded" },
+	    "DeadlineExceeded" },
 	{ "terminating worker", PHASE_RUNNING, NULL, { { 0 } }, 0,
-	  { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1, 1, 0, "Terminating" },
-	{ "deleting", PHASE_RUNNING, NULL, { { 0 } }, 0,
-	  { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1, 0, 1, "Terminating" },
+	    { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1, 1, 0, "Terminating" },
+	{ "deleting", PHASE_RUNNING, NULL, { { 0 } }, 0, { { CSTATE_RUNNING, NULL, 0, 0, 1 } }, 1,
+	    0, 1, "Terminating" },
 	{ NULL, 0, NULL, { { 0 } }, 0, { { 0 } }, 0, 0, 0, NULL },
 };
 
@@ -171,11 +172,11 @@ test_status_reason(void **state)
 	(void)state;
 	for (tc = reason_cases; tc->name != NULL; tc++) {
 		struct container_status init[2], app[2];
-		struct pod_status st;
-		struct pod pod;
-		char buf[64];
-		size_t i;
-		const char *got;
+		struct pod_status       st;
+		struct pod              pod;
+		char                    buf[64];
+		size_t                  i;
+		const char             *got;
 
 		memset(&st, 0, sizeof(st));
 		memset(&pod, 0, sizeof(pod));
@@ -203,11 +204,18 @@ test_age(void **state)
 		int64_t     s;
 		const char *want;
 	} cases[] = {
-		{ -1, "<unknown>" }, { 0, "0s" }, { 59, "59s" }, { 119, "119s" },
-		{ 192, "3m12s" }, { 900, "15m" }, { 4 * 3600 + 120, "4h2m" },
-		{ 20 * 3600, "20h" }, { 3 * 86400 + 7200, "3d2h" }, { 30 * 86400, "30d" },
+		{ -1, "<unknown>" },
+		{ 0, "0s" },
+		{ 59, "59s" },
+		{ 119, "119s" },
+		{ 192, "3m12s" },
+		{ 900, "15m" },
+		{ 4 * 3600 + 120, "4h2m" },
+		{ 20 * 3600, "20h" },
+		{ 3 * 86400 + 7200, "3d2h" },
+		{ 30 * 86400, "30d" },
 	};
-	char buf[32];
+	char   buf[32];
 	size_t i;
 
 	(void)state;
@@ -219,7 +227,7 @@ static void
 test_error_line(void **state)
 {
 	yajl_gen g = json_gen_new(0);
-	char *s;
+	char    *s;
 
 	(void)state;
 	ctl_gen_error(g, "bad \"thing\"");

@@ -13,9 +13,9 @@
 #include "core/util.h"
 
 struct seen {
-	int news;
-	int aggs;
-	char last_reason[64];
+	int     news;
+	int     aggs;
+	char    last_reason[64];
 	int32_t last_count;
 };
 
@@ -44,11 +44,11 @@ collect(const struct ev_record *r, void *arg)
 static void
 test_aggregation(void **state)
 {
-	struct events *ev = events_new(0);
+	struct events   *ev = events_new(0);
 	struct ev_object o = { "Pod", "default", "web", "u1", "spec.containers{c}" };
-	struct seen s;
-	char order[256] = "";
-	int id;
+	struct seen      s;
+	char             order[256] = "";
+	int              id;
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
@@ -75,11 +75,11 @@ test_aggregation(void **state)
 static void
 test_ring_bound(void **state)
 {
-	struct events *ev = events_new(5);
+	struct events   *ev = events_new(5);
 	struct ev_object o = { NULL, "ns", "p", "u", NULL };
-	char order[256] = "";
-	char reason[16];
-	int i;
+	char             order[256] = "";
+	char             reason[16];
+	int              i;
 
 	(void)state;
 	for (i = 0; i < 12; i++) {
@@ -102,18 +102,17 @@ test_ring_bound(void **state)
 static void
 path_cb(const struct ev_record *r, void *arg)
 {
-	snprintf(arg, 128, "%s %s %s", r->kind, r->field_path ? r->field_path : "-",
-	    r->message);
+	snprintf(arg, 128, "%s %s %s", r->kind, r->field_path ? r->field_path : "-", r->message);
 }
 
 static void
 test_field_paths(void **state)
 {
-	struct pod pod;
+	struct pod       pod;
 	struct container app, init;
-	struct events *ev = events_new(10);
-	char buf[128];
-	char big[3000];
+	struct events   *ev = events_new(10);
+	char             buf[128];
+	char             big[3000];
 
 	(void)state;
 	memset(&pod, 0, sizeof(pod));
@@ -130,10 +129,10 @@ test_field_paths(void **state)
 	pod.ncontainers = 1;
 	pod.init_containers = &init;
 	pod.ninit_containers = 1;
-	assert_string_equal(events_field_path(&pod, "web", buf, sizeof(buf)),
-	    "spec.containers{web}");
-	assert_string_equal(events_field_path(&pod, "setup", buf, sizeof(buf)),
-	    "spec.initContainers{setup}");
+	assert_string_equal(
+	    events_field_path(&pod, "web", buf, sizeof(buf)), "spec.containers{web}");
+	assert_string_equal(
+	    events_field_path(&pod, "setup", buf, sizeof(buf)), "spec.initContainers{setup}");
 	assert_string_equal(events_field_path(&pod, "nope", buf, sizeof(buf)), "");
 	events_pod(ev, &pod, "setup", EV_NORMAL, "Started", "Started container %s", "setup");
 	events_foreach(ev, path_cb, buf);

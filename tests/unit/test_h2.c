@@ -45,12 +45,19 @@ test_timeout_format(void **state)
 		int64_t     ms;
 		const char *want;
 	} t[] = {
-		{ 0, "0n" }, { -5, "0n" }, { 1, "1m" }, { 250, "250m" }, { 120000, "120000m" },
-		{ 99999999, "99999999m" }, { 100000000, "100000S" }, { 100000001, "100001S" },
-		{ 99999999000LL, "99999999S" }, { 99999999001LL, "1666667M" },
+		{ 0, "0n" },
+		{ -5, "0n" },
+		{ 1, "1m" },
+		{ 250, "250m" },
+		{ 120000, "120000m" },
+		{ 99999999, "99999999m" },
+		{ 100000000, "100000S" },
+		{ 100000001, "100001S" },
+		{ 99999999000LL, "99999999S" },
+		{ 99999999001LL, "1666667M" },
 		{ INT64_MAX, "99999999H" },
 	};
-	char buf[16];
+	char   buf[16];
 	size_t i;
 
 	(void)state;
@@ -64,9 +71,16 @@ test_percent_decode(void **state)
 	static const struct {
 		const char *in, *want;
 	} t[] = {
-		{ "", "" }, { "plain", "plain" }, { "a%20b", "a b" }, { "100%25", "100%" },
-		{ "caf%C3%A9", "caf\xc3\xa9" }, { "%0A", "\n" }, { "bad%zz", "bad%zz" },
-		{ "end%", "end%" }, { "end%4", "end%4" }, { "%41%42", "AB" },
+		{ "", "" },
+		{ "plain", "plain" },
+		{ "a%20b", "a b" },
+		{ "100%25", "100%" },
+		{ "caf%C3%A9", "caf\xc3\xa9" },
+		{ "%0A", "\n" },
+		{ "bad%zz", "bad%zz" },
+		{ "end%", "end%" },
+		{ "end%4", "end%4" },
+		{ "%41%42", "AB" },
 	};
 	size_t i;
 
@@ -85,9 +99,15 @@ test_status_mapping(void **state)
 	static const struct {
 		int http, code;
 	} h[] = {
-		{ 400, GRPC_INTERNAL }, { 401, GRPC_UNAUTHENTICATED }, { 403, GRPC_PERMISSION_DENIED },
-		{ 404, GRPC_UNIMPLEMENTED }, { 429, GRPC_UNAVAILABLE }, { 502, GRPC_UNAVAILABLE },
-		{ 503, GRPC_UNAVAILABLE }, { 504, GRPC_UNAVAILABLE }, { 500, GRPC_UNKNOWN },
+		{ 400, GRPC_INTERNAL },
+		{ 401, GRPC_UNAUTHENTICATED },
+		{ 403, GRPC_PERMISSION_DENIED },
+		{ 404, GRPC_UNIMPLEMENTED },
+		{ 429, GRPC_UNAVAILABLE },
+		{ 502, GRPC_UNAVAILABLE },
+		{ 503, GRPC_UNAVAILABLE },
+		{ 504, GRPC_UNAVAILABLE },
+		{ 500, GRPC_UNKNOWN },
 		{ 301, GRPC_UNKNOWN },
 	};
 	static const struct {
@@ -95,12 +115,18 @@ test_status_mapping(void **state)
 		uint32_t rst;
 		int      code;
 	} e[] = {
-		{ H2_OK, 0, GRPC_OK }, { H2_ERR_CONNECT, 0, GRPC_UNAVAILABLE },
-		{ H2_ERR_CLOSED, 0, GRPC_UNAVAILABLE }, { H2_ERR_GOAWAY, 0, GRPC_UNAVAILABLE },
-		{ H2_ERR_REFUSED, 7, GRPC_UNAVAILABLE }, { H2_ERR_TIMEOUT, 0, GRPC_UNAVAILABLE },
-		{ H2_ERR_PROTOCOL, 0, GRPC_INTERNAL }, { H2_ERR_OVERLOAD, 0, GRPC_RESOURCE_EXHAUSTED },
-		{ H2_ERR_RESET, 0, GRPC_INTERNAL }, { H2_ERR_RESET, 2, GRPC_INTERNAL },
-		{ H2_ERR_RESET, 7, GRPC_UNAVAILABLE }, { H2_ERR_RESET, 8, GRPC_CANCELLED },
+		{ H2_OK, 0, GRPC_OK },
+		{ H2_ERR_CONNECT, 0, GRPC_UNAVAILABLE },
+		{ H2_ERR_CLOSED, 0, GRPC_UNAVAILABLE },
+		{ H2_ERR_GOAWAY, 0, GRPC_UNAVAILABLE },
+		{ H2_ERR_REFUSED, 7, GRPC_UNAVAILABLE },
+		{ H2_ERR_TIMEOUT, 0, GRPC_UNAVAILABLE },
+		{ H2_ERR_PROTOCOL, 0, GRPC_INTERNAL },
+		{ H2_ERR_OVERLOAD, 0, GRPC_RESOURCE_EXHAUSTED },
+		{ H2_ERR_RESET, 0, GRPC_INTERNAL },
+		{ H2_ERR_RESET, 2, GRPC_INTERNAL },
+		{ H2_ERR_RESET, 7, GRPC_UNAVAILABLE },
+		{ H2_ERR_RESET, 8, GRPC_CANCELLED },
 		{ H2_ERR_RESET, 0xb, GRPC_RESOURCE_EXHAUSTED },
 		{ H2_ERR_RESET, 0xc, GRPC_PERMISSION_DENIED },
 	};
@@ -133,26 +159,26 @@ test_frame_parse(void **state)
 		int         code;
 		size_t      msglen;
 	} t[] = {
-		{ "", 0, 100, GRPC_INTERNAL, 0 },                           /* no message */
-		{ "\0\0\0", 3, 100, GRPC_INTERNAL, 0 },                    /* short prefix */
-		{ "\0\0\0\0\0", 5, 100, GRPC_OK, 0 },                      /* empty message */
+		{ "", 0, 100, GRPC_INTERNAL, 0 },       /* no message */
+		{ "\0\0\0", 3, 100, GRPC_INTERNAL, 0 }, /* short prefix */
+		{ "\0\0\0\0\0", 5, 100, GRPC_OK, 0 },   /* empty message */
 		{ "\0\0\0\0\3abc", 8, 100, GRPC_OK, 3 },
-		{ "\0\0\0\0\4abc", 8, 100, GRPC_INTERNAL, 0 },             /* truncated */
-		{ "\0\0\0\0\2abc", 8, 100, GRPC_INTERNAL, 0 },             /* trailing bytes */
-		{ "\1\0\0\0\3abc", 8, 100, GRPC_INTERNAL, 0 },             /* compressed */
-		{ "\2\0\0\0\3abc", 8, 100, GRPC_INTERNAL, 0 },             /* bad flags */
-		{ "\0\0\0\0\3abc", 8, 2, GRPC_RESOURCE_EXHAUSTED, 0 },     /* over max */
+		{ "\0\0\0\0\4abc", 8, 100, GRPC_INTERNAL, 0 },         /* truncated */
+		{ "\0\0\0\0\2abc", 8, 100, GRPC_INTERNAL, 0 },         /* trailing bytes */
+		{ "\1\0\0\0\3abc", 8, 100, GRPC_INTERNAL, 0 },         /* compressed */
+		{ "\2\0\0\0\3abc", 8, 100, GRPC_INTERNAL, 0 },         /* bad flags */
+		{ "\0\0\0\0\3abc", 8, 2, GRPC_RESOURCE_EXHAUSTED, 0 }, /* over max */
 		{ "\0\xff\xff\xff\xff", 5, 1u << 24, GRPC_RESOURCE_EXHAUSTED, 0 },
 	};
 	const uint8_t *msg;
-	const char *err;
-	size_t i, mlen;
-	uint8_t hdr[5];
+	const char    *err;
+	size_t         i, mlen;
+	uint8_t        hdr[5];
 
 	(void)state;
 	for (i = 0; i < nitems(t); i++) {
-		int code = grpc_frame_parse((const uint8_t *)t[i].bytes, t[i].len, t[i].max, &msg,
-		    &mlen, &err);
+		int code = grpc_frame_parse(
+		    (const uint8_t *)t[i].bytes, t[i].len, t[i].max, &msg, &mlen, &err);
 
 		assert_int_equal(code, t[i].code);
 		assert_non_null(err);
@@ -170,13 +196,13 @@ struct srv {
 	struct evconnlistener *lis;
 	char                   path[108];
 	uint32_t               max_streams;
-	SSL_CTX               *ssl_ctx;      /* TLS server when set */
+	SSL_CTX               *ssl_ctx; /* TLS server when set */
 	int                    port;
 	int                    open, max_open;
 	int                    refused_once;
 	int                    requests;
 	int                    strays;
-	LIST_HEAD(, sconn)     conns;
+	LIST_HEAD(, sconn) conns;
 };
 
 struct sconn {
@@ -185,10 +211,10 @@ struct sconn {
 	nghttp2_session    *ng;
 	int                 close_after_flush;
 	int32_t             goaway_last;
-	int32_t             stray_id;     /* write a DATA frame for this closed stream */
+	int32_t             stray_id; /* write a DATA frame for this closed stream */
 	int                 stray_closed;
-	LIST_ENTRY(sconn)   entry;
-	LIST_HEAD(, sreq)   reqs;
+	LIST_ENTRY(sconn) entry;
+	LIST_HEAD(, sreq) reqs;
 };
 
 struct sreq {
@@ -203,7 +229,7 @@ struct sreq {
 };
 
 static struct event_base *base;
-static struct srv *srv;
+static struct srv        *srv;
 
 static void sconn_flush(struct sconn *);
 
@@ -233,7 +259,7 @@ s_body_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length, uint32
     nghttp2_data_source *src, void *ud)
 {
 	struct sreq *rq = src->ptr;
-	size_t n = rq->len - rq->off;
+	size_t       n = rq->len - rq->off;
 
 	(void)ud;
 	if (n > length)
@@ -241,9 +267,9 @@ s_body_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length, uint32
 	memcpy(buf, rq->body + rq->off, n);
 	rq->off += n;
 	if (rq->off == rq->len) {
-		char st[8];
+		char       st[8];
 		nghttp2_nv tr[1] = { { (uint8_t *)"grpc-status", (uint8_t *)st, 11, 0,
-			NGHTTP2_NV_FLAG_NONE } };
+		    NGHTTP2_NV_FLAG_NONE } };
 
 		snprintf(st, sizeof(st), "%d", rq->trailer_status);
 		tr[0].valuelen = strlen(st);
@@ -253,7 +279,10 @@ s_body_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length, uint32
 	return (ssize_t)n;
 }
 
-#define NV(n, v) { (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, 0 }
+#define NV(n, v)                                                                                   \
+	{                                                                                          \
+		(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, 0                    \
+	}
 
 /* Answers with a VersionResponse whose runtime_name has name_len bytes. */
 static void
@@ -262,8 +291,8 @@ respond_ok(struct sreq *rq, size_t name_len, int trailer_status)
 	Runtime__V1__VersionResponse r = RUNTIME__V1__VERSION_RESPONSE__INIT;
 	nghttp2_nv h[] = { NV(":status", "200"), NV("content-type", "application/grpc") };
 	nghttp2_data_provider prd;
-	char *name = xmalloc(name_len + 1);
-	size_t len;
+	char                 *name = xmalloc(name_len + 1);
+	size_t                len;
 
 	memset(name, 'n', name_len);
 	name[name_len] = '\0';
@@ -296,8 +325,8 @@ static void
 handle(struct sreq *rq)
 {
 	struct sconn *sc = rq->sc;
-	struct srv *sv = sc->sv;
-	const char *m = strrchr(rq->path, '/') ? strrchr(rq->path, '/') + 1 : rq->path;
+	struct srv   *sv = sc->sv;
+	const char   *m = strrchr(rq->path, '/') ? strrchr(rq->path, '/') + 1 : rq->path;
 
 	sv->requests++;
 	if (sc->goaway_last > 0 && rq->id > sc->goaway_last)
@@ -354,18 +383,18 @@ handle(struct sreq *rq)
 		sc->close_after_flush = 1;
 	} else if (strcmp(m, "Refuse") == 0) {
 		if (sv->refused_once++ == 0)
-			nghttp2_submit_rst_stream(sc->ng, NGHTTP2_FLAG_NONE, rq->id,
-			    NGHTTP2_REFUSED_STREAM);
+			nghttp2_submit_rst_stream(
+			    sc->ng, NGHTTP2_FLAG_NONE, rq->id, NGHTTP2_REFUSED_STREAM);
 		else
 			respond_ok(rq, 4, 0);
 	} else if (strcmp(m, "Reset") == 0) {
-		nghttp2_submit_rst_stream(sc->ng, NGHTTP2_FLAG_NONE, rq->id,
-		    NGHTTP2_ENHANCE_YOUR_CALM);
+		nghttp2_submit_rst_stream(
+		    sc->ng, NGHTTP2_FLAG_NONE, rq->id, NGHTTP2_ENHANCE_YOUR_CALM);
 	} else if (strcmp(m, "GoawayAfter") == 0) {
 		respond_ok(rq, 4, 0);
 		sc->goaway_last = rq->id;
-		nghttp2_submit_goaway(sc->ng, NGHTTP2_FLAG_NONE, rq->id, NGHTTP2_NO_ERROR,
-		    (const uint8_t *)"bye", 3);
+		nghttp2_submit_goaway(
+		    sc->ng, NGHTTP2_FLAG_NONE, rq->id, NGHTTP2_NO_ERROR, (const uint8_t *)"bye", 3);
 	} else if (strcmp(m, "Slow") == 0) {
 		struct timeval tv = { 0, 30000 };
 
@@ -385,7 +414,7 @@ static int
 s_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 {
 	struct sconn *sc = ud;
-	struct sreq *rq;
+	struct sreq  *rq;
 
 	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
@@ -401,8 +430,8 @@ s_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *ud)
 }
 
 static int
-s_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *n, size_t nl,
-    const uint8_t *v, size_t vl, uint8_t flags, void *ud)
+s_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *n, size_t nl, const uint8_t *v,
+    size_t vl, uint8_t flags, void *ud)
 {
 	struct sreq *rq = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
 
@@ -430,7 +459,7 @@ static int
 s_stream_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 {
 	struct sconn *sc = ud;
-	struct sreq *rq = nghttp2_session_get_stream_user_data(ng, id);
+	struct sreq  *rq = nghttp2_session_get_stream_user_data(ng, id);
 
 	(void)code;
 	if (rq == NULL)
@@ -446,7 +475,7 @@ static void
 sconn_flush(struct sconn *sc)
 {
 	const uint8_t *data;
-	ssize_t n;
+	ssize_t        n;
 
 	while ((n = nghttp2_session_mem_send(sc->ng, &data)) > 0)
 		bufferevent_write(sc->bev, data, (size_t)n);
@@ -467,10 +496,10 @@ sconn_flush(struct sconn *sc)
 static void
 s_read(struct bufferevent *bev, void *arg)
 {
-	struct sconn *sc = arg;
+	struct sconn    *sc = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t len = evbuffer_get_length(in);
-	const uint8_t *d = evbuffer_pullup(in, (ssize_t)len);
+	size_t           len = evbuffer_get_length(in);
+	const uint8_t   *d = evbuffer_pullup(in, (ssize_t)len);
 
 	if (nghttp2_session_mem_recv(sc->ng, d, len) < 0) {
 		sconn_free(sc);
@@ -501,10 +530,10 @@ s_event(struct bufferevent *bev, short what, void *arg)
 static void
 s_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
 {
-	struct srv *sv = arg;
-	struct sconn *sc = xcalloc(1, sizeof(*sc));
+	struct srv                *sv = arg;
+	struct sconn              *sc = xcalloc(1, sizeof(*sc));
 	nghttp2_session_callbacks *cbs;
-	nghttp2_settings_entry iv[1] = { { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 0 } };
+	nghttp2_settings_entry     iv[1] = { { NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 0 } };
 
 	(void)l;
 	(void)sa;
@@ -534,7 +563,7 @@ s_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int 
 static struct srv *
 srv_new(uint32_t max_streams)
 {
-	struct srv *sv = xcalloc(1, sizeof(*sv));
+	struct srv        *sv = xcalloc(1, sizeof(*sv));
 	struct sockaddr_un sun;
 
 	sv->base = base;
@@ -545,8 +574,8 @@ srv_new(uint32_t max_streams)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sv->path);
-	sv->lis = evconnlistener_new_bind(base, s_accept, sv, LEV_OPT_CLOSE_ON_FREE, 16,
-	    (struct sockaddr *)&sun, sizeof(sun));
+	sv->lis = evconnlistener_new_bind(
+	    base, s_accept, sv, LEV_OPT_CLOSE_ON_FREE, 16, (struct sockaddr *)&sun, sizeof(sun));
 	assert_non_null(sv->lis);
 	return sv;
 }
@@ -565,10 +594,10 @@ srv_free(struct srv *sv)
 /* ---- client side ---- */
 
 struct res {
-	int   done;
-	int   code;
-	char  msg[256];
-	char *name;
+	int    done;
+	int    code;
+	char   msg[256];
+	char  *name;
 	size_t name_len;
 };
 
@@ -587,7 +616,7 @@ done_cb(void *arg, int code, const char *msg, ProtobufCMessage *m)
 	}
 }
 
-static int lost, connected, goaways;
+static int  lost, connected, goaways;
 static char lost_reason[256];
 
 static void
@@ -633,15 +662,15 @@ static struct grpc_call *
 call(struct h2_session *s, const char *method, struct res *r, int64_t timeout_ms)
 {
 	Runtime__V1__VersionRequest req = RUNTIME__V1__VERSION_REQUEST__INIT;
-	struct grpc_call_opts o = { 0 };
-	char path[64];
+	struct grpc_call_opts       o = { 0 };
+	char                        path[64];
 
 	memset(r, 0, sizeof(*r));
 	snprintf(path, sizeof(path), "/t.S/%s", method);
 	o.timeout_ms = timeout_ms;
 	req.version = "x";
-	return grpc_unary(s, path, &req.base, &runtime__v1__version_response__descriptor, &o,
-	    done_cb, r);
+	return grpc_unary(
+	    s, path, &req.base, &runtime__v1__version_response__descriptor, &o, done_cb, r);
 }
 
 static int
@@ -687,10 +716,10 @@ test_grpc_calls(void **state)
 		{ "Stray", GRPC_OK, "" },
 		{ "Ok", GRPC_OK, "" },
 	};
-	struct h2_session *s;
+	struct h2_session      *s;
 	struct h2_session_stats st;
-	struct res r;
-	size_t i;
+	struct res              r;
+	size_t                  i;
 
 	(void)state;
 	s = client(srv->path, 0, 0);
@@ -705,7 +734,7 @@ test_grpc_calls(void **state)
 	}
 	h2_session_stats(s, &st);
 	assert_int_equal(st.connects, 1); /* one connection lived through every error */
-	assert_int_equal(srv->strays, 1);  /* and a DATA frame for a closed stream */
+	assert_int_equal(srv->strays, 1); /* and a DATA frame for a closed stream */
 	assert_int_equal(st.retries, 1);  /* the refused stream */
 	assert_int_equal(lost, 0);
 	h2_session_free(s);
@@ -715,7 +744,7 @@ static void
 test_close_mid_stream(void **state)
 {
 	struct h2_session *s;
-	struct res r, r2;
+	struct res         r, r2;
 
 	(void)state;
 	s = client(srv->path, 0, 0);
@@ -733,8 +762,8 @@ static void
 test_max_concurrent(void **state)
 {
 	struct h2_session *s;
-	struct res r[10];
-	int i, all = 0;
+	struct res         r[10];
+	int                i, all = 0;
 
 	(void)state;
 	srv->max_streams = 2;
@@ -754,10 +783,10 @@ test_max_concurrent(void **state)
 static void
 test_goaway_retry(void **state)
 {
-	struct h2_session *s;
+	struct h2_session      *s;
 	struct h2_session_stats st;
-	struct res r[3];
-	int i;
+	struct res              r[3];
+	int                     i;
 
 	(void)state;
 	s = client(srv->path, 0, 0);
@@ -780,8 +809,8 @@ static void
 test_cancel_and_free_in_callback(void **state)
 {
 	struct h2_session *s;
-	struct grpc_call *c;
-	struct res r, r2;
+	struct grpc_call  *c;
+	struct res         r, r2;
 
 	(void)state;
 	s = client(srv->path, 0, 0);
@@ -797,8 +826,8 @@ test_cancel_and_free_in_callback(void **state)
 	{
 		static const struct h2_header h[] = { { ":method", "GET" }, { ":scheme", "http" },
 			{ ":path", "/t.S/Hang" }, { ":authority", "x" } };
-		static int closed;
-		struct h2_stream_cbs cbs = { 0 };
+		static int                    closed;
+		struct h2_stream_cbs          cbs = { 0 };
 
 		h2_request(s, h, nitems(h), NULL, 0, &cbs, &closed);
 		event_base_loop(base, EVLOOP_NONBLOCK);
@@ -814,8 +843,8 @@ test_ping_timeout(void **state)
 {
 	struct sockaddr_un sun;
 	struct h2_session *s;
-	char path[108];
-	int lfd, cfd = -1;
+	char               path[108];
+	int                lfd, cfd = -1;
 
 	(void)state;
 	snprintf(path, sizeof(path), "/tmp/klet-test-h2-dead-%d.sock", (int)getpid());
@@ -848,9 +877,9 @@ test_connect_timeout(void **state)
 {
 	struct sockaddr_un sun;
 	struct h2_session *s;
-	struct res r;
-	char path[108];
-	int lfd;
+	struct res         r;
+	char               path[108];
+	int                lfd;
 
 	(void)state;
 	snprintf(path, sizeof(path), "/tmp/klet-test-h2-silent-%d.sock", (int)getpid());
@@ -898,11 +927,11 @@ alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen, const un
 static void
 make_cert(EVP_PKEY **keyp, X509 **certp)
 {
-	EVP_PKEY *key = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	X509_NAME *name;
+	EVP_PKEY       *key = EVP_EC_gen("P-256");
+	X509           *x = X509_new();
+	X509_NAME      *name;
 	X509_EXTENSION *ext;
-	X509V3_CTX v3;
+	X509V3_CTX      v3;
 
 	assert_non_null(key);
 	X509_set_version(x, 2);
@@ -911,8 +940,8 @@ make_cert(EVP_PKEY **keyp, X509 **certp)
 	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
 	X509_set_pubkey(x, key);
 	name = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"klet-test",
-	    -1, -1, 0);
+	X509_NAME_add_entry_by_txt(
+	    name, "CN", MBSTRING_ASC, (const unsigned char *)"klet-test", -1, -1, 0);
 	X509_set_issuer_name(x, name);
 	X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
 	ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1");
@@ -926,9 +955,9 @@ make_cert(EVP_PKEY **keyp, X509 **certp)
 static int
 tls_call(SSL_CTX *cctx, const char *tls_name, struct res *r)
 {
-	struct h2_options o;
+	struct h2_options  o;
 	struct h2_session *s;
-	char port[16];
+	char               port[16];
 
 	snprintf(port, sizeof(port), "%d", srv->port);
 	h2_options_init(&o);
@@ -950,7 +979,7 @@ static void
 srv_tcp(SSL_CTX *sctx)
 {
 	struct sockaddr_in sin;
-	socklen_t slen = sizeof(sin);
+	socklen_t          slen = sizeof(sin);
 
 	srv_free(srv);
 	srv = xcalloc(1, sizeof(*srv));
@@ -961,8 +990,8 @@ srv_tcp(SSL_CTX *sctx)
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	srv->lis = evconnlistener_new_bind(base, s_accept, srv, LEV_OPT_CLOSE_ON_FREE |
-	    LEV_OPT_REUSEABLE, 16, (struct sockaddr *)&sin, sizeof(sin));
+	srv->lis = evconnlistener_new_bind(base, s_accept, srv,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 16, (struct sockaddr *)&sin, sizeof(sin));
 	assert_non_null(srv->lis);
 	getsockname(evconnlistener_get_fd(srv->lis), (struct sockaddr *)&sin, &slen);
 	srv->port = ntohs(sin.sin_port);
@@ -972,10 +1001,10 @@ srv_tcp(SSL_CTX *sctx)
 static void
 test_tcp(void **state)
 {
-	struct h2_options o;
+	struct h2_options  o;
 	struct h2_session *s;
-	struct res r;
-	char port[16];
+	struct res         r;
+	char               port[16];
 
 	(void)state;
 	srv_tcp(NULL);
@@ -1008,9 +1037,9 @@ test_tcp(void **state)
 static void
 test_tls(void **state)
 {
-	EVP_PKEY *key;
-	X509 *cert;
-	SSL_CTX *sctx, *cctx;
+	EVP_PKEY  *key;
+	X509      *cert;
+	SSL_CTX   *sctx, *cctx;
 	struct res r;
 
 	(void)state;
@@ -1026,7 +1055,7 @@ test_tls(void **state)
 	srv_tcp(sctx);
 
 	alpn_h2 = 1;
-	assert_int_equal(tls_call(cctx, NULL, &r), GRPC_OK); /* IP address verified */
+	assert_int_equal(tls_call(cctx, NULL, &r), GRPC_OK);        /* IP address verified */
 	assert_int_equal(tls_call(cctx, "localhost", &r), GRPC_OK); /* name verified (SNI) */
 	assert_int_equal(tls_call(cctx, "other.example", &r), GRPC_UNAVAILABLE);
 	if (strstr(r.msg, "verify") == NULL)

@@ -29,7 +29,7 @@ struct server {
 	struct event_base     *base;
 	struct evconnlistener *lis;
 	int                    port;
-	const char            *reply;    /* NULL: never answer */
+	const char            *reply; /* NULL: never answer */
 	int                    close_after;
 	int                    replied;
 	char                   request[4096];
@@ -40,9 +40,9 @@ struct server {
 static void
 srv_read(struct bufferevent *bev, void *arg)
 {
-	struct server *s = arg;
+	struct server   *s = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t have = strlen(s->request), n = evbuffer_get_length(in);
+	size_t           have = strlen(s->request), n = evbuffer_get_length(in);
 
 	if (have + n >= sizeof(s->request))
 		n = sizeof(s->request) - 1 - have;
@@ -61,8 +61,7 @@ srv_write(struct bufferevent *bev, void *arg)
 {
 	struct server *s = arg;
 
-	if (s->close_after && s->replied &&
-	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	if (s->close_after && s->replied && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		shutdown(bufferevent_getfd(bev), SHUT_WR);
 }
 
@@ -70,7 +69,7 @@ static void
 srv_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct server *s = arg;
-	int i;
+	int            i;
 
 	(void)what;
 	for (i = 0; i < s->nconns; i++)
@@ -80,10 +79,9 @@ srv_event(struct bufferevent *bev, short what, void *arg)
 }
 
 static void
-srv_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
-    void *arg)
+srv_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
 {
-	struct server *s = arg;
+	struct server      *s = arg;
 	struct bufferevent *bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 
 	(void)l;
@@ -101,7 +99,7 @@ static void
 srv_start(struct server *s, struct event_base *base, const char *reply, int close_after)
 {
 	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
+	socklen_t          len = sizeof(sin);
 
 	memset(s, 0, sizeof(*s));
 	s->base = base;
@@ -110,8 +108,8 @@ srv_start(struct server *s, struct event_base *base, const char *reply, int clos
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s->lis = evconnlistener_new_bind(base, srv_accept, s, LEV_OPT_CLOSE_ON_FREE |
-	    LEV_OPT_REUSEABLE, 16, (struct sockaddr *)&sin, sizeof(sin));
+	s->lis = evconnlistener_new_bind(base, srv_accept, s,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 16, (struct sockaddr *)&sin, sizeof(sin));
 	assert_non_null(s->lis);
 	getsockname(evconnlistener_get_fd(s->lis), (struct sockaddr *)&sin, &len);
 	s->port = ntohs(sin.sin_port);
@@ -137,7 +135,7 @@ struct got {
 	char   body[256];
 	size_t body_len;
 	int    truncated;
-	int    in_call;   /* set while http1_get runs: the callback must not see it */
+	int    in_call; /* set while http1_get runs: the callback must not see it */
 	int    during;
 };
 
@@ -184,9 +182,9 @@ get(struct event_base *base, const char *host, int port, const char *path,
 static void
 test_ok_and_headers(void **state)
 {
-	struct event_base *base = event_base_new();
-	struct server s;
-	struct got g;
+	struct event_base  *base = event_base_new();
+	struct server       s;
+	struct got          g;
 	struct http1_header h[] = { { "X-Probe", "yes" }, { "Bad\r\nInject", "x" } };
 
 	(void)state;
@@ -215,8 +213,8 @@ static void
 test_status_codes_and_bodies(void **state)
 {
 	struct event_base *base = event_base_new();
-	struct server s;
-	struct got g;
+	struct server      s;
+	struct got         g;
 
 	(void)state;
 	/* A body delimited by the connection close, truncated at max_body. */
@@ -247,9 +245,9 @@ static void
 test_failures(void **state)
 {
 	struct event_base *base = event_base_new();
-	struct server s;
-	struct got g;
-	int port;
+	struct server      s;
+	struct got         g;
+	int                port;
 
 	(void)state;
 	/* Refused: a port that was just free. */
@@ -298,10 +296,10 @@ static void
 test_cancel(void **state)
 {
 	struct event_base *base = event_base_new();
-	struct server s;
-	struct got g;
-	struct http1_req *r;
-	struct timeval tv = { 0, 100000 };
+	struct server      s;
+	struct got         g;
+	struct http1_req  *r;
+	struct timeval     tv = { 0, 100000 };
 
 	(void)state;
 	srv_start(&s, base, NULL, 0);
@@ -331,7 +329,7 @@ main(void)
 		cmocka_unit_test(test_cancel),
 	};
 
-	signal(SIGPIPE, SIG_IGN);   /* as kletd's loop does */
+	signal(SIGPIPE, SIG_IGN); /* as kletd's loop does */
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

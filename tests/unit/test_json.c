@@ -12,25 +12,30 @@
 #include "core/json.h"
 
 static int nfail;
-#define CASE_FAIL(...) do { print_error(__VA_ARGS__); print_error("\n"); nfail++; } while (0)
+#define CASE_FAIL(...)                                                                             \
+	do {                                                                                       \
+		print_error(__VA_ARGS__);                                                          \
+		print_error("\n");                                                                 \
+		nfail++;                                                                           \
+	} while (0)
 
 struct parse_case {
 	const char *name;
 	int         yaml;
 	const char *in;
-	const char *out;        /* compact JSON re-serialization, or NULL for an error */
-	const char *err_has;    /* substring of the error */
+	const char *out;     /* compact JSON re-serialization, or NULL for an error */
+	const char *err_has; /* substring of the error */
 };
 
 static const struct parse_case parse_cases[] = {
 	{ "json object", 0, "{\"a\":1,\"b\":[true,false,null],\"c\":\"x\"}",
-	  "{\"a\":1,\"b\":[true,false,null],\"c\":\"x\"}", NULL },
+	    "{\"a\":1,\"b\":[true,false,null],\"c\":\"x\"}", NULL },
 	{ "json nested empty", 0, "{\"a\":{},\"b\":[[]]}", "{\"a\":{},\"b\":[[]]}", NULL },
 	{ "json scalar root", 0, "\"x\"", "\"x\"", NULL },
 	{ "json number kept as written", 0, "[1.50,-0,1e3,99999999999999999999]",
-	  "[1.50,0,1e3,99999999999999999999]", NULL },
+	    "[1.50,0,1e3,99999999999999999999]", NULL },
 	{ "json int64 extremes", 0, "[-9223372036854775808,9223372036854775807]",
-	  "[-9223372036854775808,9223372036854775807]", NULL },
+	    "[-9223372036854775808,9223372036854775807]", NULL },
 	{ "json escapes", 0, "[\"a\\nb\\u00e9\\\"\"]", "[\"a\\nb\xc3\xa9\\\"\"]", NULL },
 	{ "json whitespace", 0, " \n {\n \"a\" : [ 1 , 2 ] } \n", "{\"a\":[1,2]}", NULL },
 	{ "json truncated", 0, "{\"a\":", NULL, "line 1, offset 5: parse error: premature EOF" },
@@ -39,27 +44,27 @@ static const struct parse_case parse_cases[] = {
 	{ "json missing colon", 0, "{\n\"a\" 1}", NULL, "line 2, offset" },
 	{ "json bad utf8", 0, "[\"\xff\"]", NULL, "invalid bytes in UTF8 string" },
 	{ "json comments refused", 0, "[1 /* c */]", NULL, "comments are not enabled" },
-	{ "json single quotes refused", 0, "{'a':1}", NULL, "line 1, offset 2: lexical error: invalid char" },
+	{ "json single quotes refused", 0, "{'a':1}", NULL,
+	    "line 1, offset 2: lexical error: invalid char" },
 	{ "yaml block mapping", 1, "a: 1\nb: x\nc:\n  d: [1, 2]\n",
-	  "{\"a\":1,\"b\":\"x\",\"c\":{\"d\":[1,2]}}", NULL },
-	{ "yaml block sequence of maps", 1, "- a\n- b: 1\n  c: 2\n",
-	  "[\"a\",{\"b\":1,\"c\":2}]", NULL },
+	    "{\"a\":1,\"b\":\"x\",\"c\":{\"d\":[1,2]}}", NULL },
+	{ "yaml block sequence of maps", 1, "- a\n- b: 1\n  c: 2\n", "[\"a\",{\"b\":1,\"c\":2}]",
+	    NULL },
 	{ "yaml flow mapping", 1, "{a: 1, b: [x, z]}", "{\"a\":1,\"b\":[\"x\",\"z\"]}", NULL },
 	{ "yaml quoted are strings", 1, "[\"1\", '2', \"true\", 'null', \"\"]",
-	  "[\"1\",\"2\",\"true\",\"null\",\"\"]", NULL },
+	    "[\"1\",\"2\",\"true\",\"null\",\"\"]", NULL },
 	{ "yaml nulls", 1, "[~, null, Null, NULL]", "[null,null,null,null]", NULL },
 	{ "yaml empty value is null", 1, "a:\nb: 1\n", "{\"a\":null,\"b\":1}", NULL },
 	{ "yaml 1.1 bools", 1, "[true, True, yes, Yes, on, ON, y, false, no, off, n, N]",
-	  "[true,true,true,true,true,true,true,false,false,false,false,false]", NULL },
-	{ "yaml ints", 1, "[0, 42, -7, +3, 1_000, 0x1f, 0o17, 0b101]",
-	  "[0,42,-7,3,1000,31,15,5]", NULL },
+	    "[true,true,true,true,true,true,true,false,false,false,false,false]", NULL },
+	{ "yaml ints", 1, "[0, 42, -7, +3, 1_000, 0x1f, 0o17, 0b101]", "[0,42,-7,3,1000,31,15,5]",
+	    NULL },
 	{ "yaml leading zero is octal", 1, "[0644, 0400, 0777]", "[420,256,511]", NULL },
 	{ "yaml floats", 1, "[0.5, .5, 1e3, -2.5E-1, 1.]", "[0.5,0.5,1000.0,-0.25,1.0]", NULL },
 	{ "yaml inf and nan", 1, "[.inf, -.Inf, .nan]", "[null,null,null]", NULL },
 	{ "yaml other plain scalars are strings", 1, "[1.5Gi, 100m, 1.2.3, 0x, v1, 08a]",
-	  "[\"1.5Gi\",\"100m\",\"1.2.3\",\"0x\",\"v1\",\"08a\"]", NULL },
-	{ "yaml int overflow becomes float", 1, "[99999999999999999999]",
-	  "[1e+20]", NULL },
+	    "[\"1.5Gi\",\"100m\",\"1.2.3\",\"0x\",\"v1\",\"08a\"]", NULL },
+	{ "yaml int overflow becomes float", 1, "[99999999999999999999]", "[1e+20]", NULL },
 	{ "yaml str tag", 1, "[!!str 1, !!str true]", "[\"1\",\"true\"]", NULL },
 	{ "yaml literal block", 1, "a: |\n  x\n  y\n", "{\"a\":\"x\\ny\\n\"}", NULL },
 	{ "yaml folded block", 1, "a: >\n  x\n  y\n", "{\"a\":\"x y\\n\"}", NULL },
@@ -72,7 +77,7 @@ static const struct parse_case parse_cases[] = {
 	{ "yaml empty stream", 1, "", NULL, "no YAML document" },
 	{ "yaml comment only", 1, "# nothing\n", NULL, "no YAML document" },
 	{ "yaml alias refused", 1, "a: &x 1\nb: *x\n", NULL,
-	  "line 2, column 4: YAML aliases are not supported" },
+	    "line 2, column 4: YAML aliases are not supported" },
 	{ "yaml complex key refused", 1, "? [a]\n: b\n", NULL, "as a mapping key" },
 	{ "yaml unclosed flow", 1, "a: [1\n", NULL, "line 2, column 1: did not find expected" },
 	{ "yaml bad indentation", 1, "a:\n  b: 1\n c: 2\n", NULL, "line 3" },
@@ -88,11 +93,11 @@ test_parse_table(void **state)
 	nfail = 0;
 	for (i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
 		const struct parse_case *c = &parse_cases[i];
-		char err[256] = "";
-		struct json_doc *d;
+		char                     err[256] = "";
+		struct json_doc         *d;
 
-		d = c->yaml ? json_parse_yaml(c->in, strlen(c->in), NULL, err, sizeof(err)) :
-		    json_parse(c->in, strlen(c->in), NULL, err, sizeof(err));
+		d = c->yaml ? json_parse_yaml(c->in, strlen(c->in), NULL, err, sizeof(err))
+		            : json_parse(c->in, strlen(c->in), NULL, err, sizeof(err));
 		if (c->out != NULL) {
 			char *s;
 
@@ -112,33 +117,36 @@ test_parse_table(void **state)
 				continue;
 			}
 			if (strstr(err, c->err_has) == NULL)
-				CASE_FAIL("%s: error \"%s\" lacks \"%s\"", c->name, err, c->err_has);
+				CASE_FAIL(
+				    "%s: error \"%s\" lacks \"%s\"", c->name, err, c->err_has);
 		}
 	}
 	assert_int_equal(nfail, 0);
 }
 
 struct limit_case {
-	const char         *name;
-	int                 yaml;
-	struct json_limits  lim;
-	const char         *in;
-	const char         *err_has;   /* NULL: must parse */
+	const char        *name;
+	int                yaml;
+	struct json_limits lim;
+	const char        *in;
+	const char        *err_has; /* NULL: must parse */
 };
 
 static const struct limit_case limit_cases[] = {
 	{ "depth at limit", 0, { 0, 3, 0 }, "[[[1]]]", NULL },
 	{ "depth over limit", 0, { 0, 3, 0 }, "[[[[1]]]]", "nesting deeper than the limit of 3" },
 	{ "yaml depth over limit", 1, { 0, 2, 0 }, "a:\n  b:\n    c: 1\n",
-	  "nesting deeper than the limit of 2" },
+	    "nesting deeper than the limit of 2" },
 	{ "objects count as depth", 0, { 0, 2, 0 }, "{\"a\":{\"b\":{}}}", "nesting deeper" },
 	{ "string at limit", 0, { 0, 0, 4 }, "[\"abcd\"]", NULL },
-	{ "string over limit", 0, { 0, 0, 4 }, "[\"abcde\"]", "string of 5 bytes, over the limit of 4" },
+	{ "string over limit", 0, { 0, 0, 4 }, "[\"abcde\"]",
+	    "string of 5 bytes, over the limit of 4" },
 	{ "key over limit", 0, { 0, 0, 4 }, "{\"abcde\":1}", "key of 5 bytes" },
 	{ "yaml string over limit", 1, { 0, 0, 4 }, "[abcde]", "over the limit of 4" },
 	{ "yaml key over limit", 1, { 0, 0, 4 }, "abcde: 1", "key of 5 bytes" },
 	{ "bytes at limit", 0, { 5, 0, 0 }, "[1,2]", NULL },
-	{ "bytes over limit", 0, { 5, 0, 0 }, "[1,23]", "document is 6 bytes, over the limit of 5" },
+	{ "bytes over limit", 0, { 5, 0, 0 }, "[1,23]",
+	    "document is 6 bytes, over the limit of 5" },
 	{ "yaml bytes over limit", 1, { 5, 0, 0 }, "a: 123", "document is 6 bytes" },
 };
 
@@ -151,11 +159,11 @@ test_limits_table(void **state)
 	nfail = 0;
 	for (i = 0; i < sizeof(limit_cases) / sizeof(limit_cases[0]); i++) {
 		const struct limit_case *c = &limit_cases[i];
-		char err[256] = "";
-		struct json_doc *d;
+		char                     err[256] = "";
+		struct json_doc         *d;
 
-		d = c->yaml ? json_parse_yaml(c->in, strlen(c->in), &c->lim, err, sizeof(err)) :
-		    json_parse(c->in, strlen(c->in), &c->lim, err, sizeof(err));
+		d = c->yaml ? json_parse_yaml(c->in, strlen(c->in), &c->lim, err, sizeof(err))
+		            : json_parse(c->in, strlen(c->in), &c->lim, err, sizeof(err));
 		if (c->err_has == NULL) {
 			if (d == NULL)
 				CASE_FAIL("%s: unexpected error %s", c->name, err);
@@ -167,7 +175,8 @@ test_limits_table(void **state)
 				continue;
 			}
 			if (strstr(err, c->err_has) == NULL)
-				CASE_FAIL("%s: error \"%s\" lacks \"%s\"", c->name, err, c->err_has);
+				CASE_FAIL(
+				    "%s: error \"%s\" lacks \"%s\"", c->name, err, c->err_has);
 		}
 	}
 	assert_int_equal(nfail, 0);
@@ -178,7 +187,7 @@ static void
 test_default_depth(void **state)
 {
 	size_t n = 100000, i;
-	char *buf = malloc(2 * n + 1), err[256];
+	char  *buf = malloc(2 * n + 1), err[256];
 
 	(void)state;
 	for (i = 0; i < n; i++) {
@@ -199,13 +208,14 @@ test_default_depth(void **state)
 static void
 test_lookups(void **state)
 {
-	const char *in = "{\"a\":{\"b\":[10,\"s\",2.5,true]},\"dup\":1,\"dup\":2,\"nul\":\"x\\u0000y\"}";
-	struct json_doc *d;
+	const char *in =
+	    "{\"a\":{\"b\":[10,\"s\",2.5,true]},\"dup\":1,\"dup\":2,\"nul\":\"x\\u0000y\"}";
+	struct json_doc   *d;
 	const struct json *r, *arr;
-	char err[128];
-	int64_t i;
-	double x;
-	int b;
+	char               err[128];
+	int64_t            i;
+	double             x;
+	int                b;
 
 	(void)state;
 	d = json_parse(in, strlen(in), NULL, err, sizeof(err));
@@ -256,10 +266,10 @@ test_lookups(void **state)
 static void
 test_yaml_plain(void **state)
 {
-	const char *in = "a: 0644\nb: \"0644\"\nc: yes\nd: 1.50\n";
-	struct json_doc *d;
+	const char        *in = "a: 0644\nb: \"0644\"\nc: yes\nd: 1.50\n";
+	struct json_doc   *d;
 	const struct json *r;
-	char err[128];
+	char               err[128];
 
 	(void)state;
 	d = json_parse_yaml(in, strlen(in), NULL, err, sizeof(err));
@@ -277,11 +287,11 @@ test_yaml_plain(void **state)
 static void
 test_writer(void **state)
 {
-	yajl_gen g = json_gen_new(0);
-	const char *in = "{\"x\":[1,2.50,\"s\",null,{\"y\":false}]}";
+	yajl_gen         g = json_gen_new(0);
+	const char      *in = "{\"x\":[1,2.50,\"s\",null,{\"y\":false}]}";
 	struct json_doc *d;
-	char err[64], *s;
-	size_t len;
+	char             err[64], *s;
+	size_t           len;
 
 	(void)state;
 	yajl_gen_map_open(g);
@@ -289,7 +299,9 @@ test_writer(void **state)
 	json_gen_kv_str(g, "gone", NULL);
 	json_gen_kv_int(g, "n", -42);
 	json_gen_kv_bool(g, "ok", 1);
-	json_gen_kv_str(g, "bad", "a\xff" "b\xc3");
+	json_gen_kv_str(g, "bad",
+	    "a\xff"
+	    "b\xc3");
 	json_gen_key(g, "q\"");
 	json_gen_str(g, "\n");
 	json_gen_key(g, "dom");
@@ -300,8 +312,10 @@ test_writer(void **state)
 	json_gen_value(g, NULL);
 	yajl_gen_map_close(g);
 	s = json_gen_take(g, &len);
-	assert_string_equal(s, "{\"name\":\"web\",\"gone\":null,\"n\":-42,\"ok\":true,"
-	    "\"bad\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd\",\"q\\\"\":\"\\n\","
+	assert_string_equal(s,
+	    "{\"name\":\"web\",\"gone\":null,\"n\":-42,\"ok\":true,"
+	    "\"bad\":\"a\xef\xbf\xbd"
+	    "b\xef\xbf\xbd\",\"q\\\"\":\"\\n\","
 	    "\"dom\":[1,2.50,\"s\",null,{\"y\":false}],\"none\":null}");
 	assert_int_equal(len, strlen(s));
 	free(s);

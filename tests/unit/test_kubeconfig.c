@@ -23,18 +23,15 @@ static char tmpdir[] = "/tmp/klet-kc-test.XXXXXX";
 /* "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n" in base64 */
 #define PEM_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBPT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 
-#define HEAD \
-	"apiVersion: v1\nkind: Config\n"
-#define CLUSTER(server, extra) \
-	"clusters:\n- name: c1\n  cluster:\n    server: " server "\n" extra
-#define CTX(user) \
-	"contexts:\n- name: x\n  context:\n    cluster: c1\n" user "current-context: x\n"
+#define HEAD                   "apiVersion: v1\nkind: Config\n"
+#define CLUSTER(server, extra) "clusters:\n- name: c1\n  cluster:\n    server: " server "\n" extra
+#define CTX(user)              "contexts:\n- name: x\n  context:\n    cluster: c1\n" user "current-context: x\n"
 
 struct kc_case {
 	const char *name;
 	const char *doc;
-	const char *err_has;    /* NULL: must parse */
-	void      (*check)(const struct kubeconfig *);
+	const char *err_has; /* NULL: must parse */
+	void (*check)(const struct kubeconfig *);
 };
 
 static void
@@ -98,83 +95,88 @@ check_multi(const struct kubeconfig *kc)
 
 static const struct kc_case cases[] = {
 	{ "paths resolved against the kubeconfig dir",
-	  HEAD CLUSTER("https://127.0.0.1:6443", "    certificate-authority: ca.crt\n")
-	  "users:\n- name: u\n  user:\n    client-certificate: sub/node.crt\n"
-	  "    client-key: /etc/hostname\n"
-	  CTX("    user: u\n"), NULL, check_basic },
+	    HEAD CLUSTER("https://127.0.0.1:6443",
+	        "    certificate-authority: ca.crt\n") "users:\n- name: u\n  user:\n    client-certificate: sub/node.crt\n"
+	                                               "    client-key: /etc/hostname\n" CTX(
+	                                                   "    user: u\n"),
+	    NULL, check_basic },
 	{ "data fields and token",
-	  HEAD CLUSTER("https://127.0.0.1:6443", "    certificate-authority-data: " PEM_B64 "\n")
-	  "users:\n- name: u\n  user:\n    client-certificate-data: " PEM_B64 "\n"
-	  "    client-key-data: " PEM_B64 "\n    token: abc.def\n"
-	  CTX("    user: u\n"), NULL, check_data },
+	    HEAD CLUSTER("https://127.0.0.1:6443",
+	        "    certificate-authority-data: " PEM_B64
+	        "\n") "users:\n- name: u\n  user:\n    client-certificate-data: " PEM_B64 "\n"
+	              "    client-key-data: " PEM_B64 "\n    token: abc.def\n" CTX("    user: u\n"),
+	    NULL, check_data },
 	{ "tokenFile",
-	  HEAD CLUSTER("https://127.0.0.1:6443", "    certificate-authority: ca.crt\n")
-	  "users:\n- name: u\n  user:\n    tokenFile: token\n"
-	  CTX("    user: u\n"), NULL, check_token_file },
+	    HEAD CLUSTER("https://127.0.0.1:6443",
+	        "    certificate-authority: ca.crt\n") "users:\n- name: u\n  user:\n    tokenFile: token\n" CTX("    user: u\n"),
+	    NULL, check_token_file },
 	{ "insecure, no user, default port",
-	  HEAD CLUSTER("https://api.example.com", "    insecure-skip-tls-verify: true\n")
-	  CTX(""), NULL, check_insecure },
+	    HEAD CLUSTER("https://api.example.com", "    insecure-skip-tls-verify: true\n") CTX(""),
+	    NULL, check_insecure },
 	{ "IPv6 server and tls-server-name",
-	  HEAD CLUSTER("https://[::1]:8443/", "    tls-server-name: kubernetes\n") CTX(""), NULL,
-	  check_ipv6 },
+	    HEAD CLUSTER("https://[::1]:8443/", "    tls-server-name: kubernetes\n") CTX(""), NULL,
+	    check_ipv6 },
 	{ "current-context picks among several (flow style)",
-	  "{\"clusters\":[{\"name\":\"c1\",\"cluster\":{\"server\":\"https://10.0.0.1\"}},"
-	  "{\"name\":\"c2\",\"cluster\":{\"server\":\"https://10.0.0.2\"}}],"
-	  "\"users\":[{\"name\":\"u1\",\"user\":{\"token\":\"t1\"}},"
-	  "{\"name\":\"u2\",\"user\":{\"token\":\"t2\"}}],"
-	  "\"contexts\":[{\"name\":\"first\",\"context\":{\"cluster\":\"c1\",\"user\":\"u1\"}},"
-	  "{\"name\":\"second\",\"context\":{\"cluster\":\"c2\",\"user\":\"u2\"}}],"
-	  "\"current-context\":\"second\"}", NULL, check_multi },
+	    "{\"clusters\":[{\"name\":\"c1\",\"cluster\":{\"server\":\"https://10.0.0.1\"}},"
+	    "{\"name\":\"c2\",\"cluster\":{\"server\":\"https://10.0.0.2\"}}],"
+	    "\"users\":[{\"name\":\"u1\",\"user\":{\"token\":\"t1\"}},"
+	    "{\"name\":\"u2\",\"user\":{\"token\":\"t2\"}}],"
+	    "\"contexts\":[{\"name\":\"first\",\"context\":{\"cluster\":\"c1\",\"user\":\"u1\"}},"
+	    "{\"name\":\"second\",\"context\":{\"cluster\":\"c2\",\"user\":\"u2\"}}],"
+	    "\"current-context\":\"second\"}",
+	    NULL, check_multi },
 	{ "not YAML", "clusters: [\n", "", NULL },
 	{ "not a mapping", "- a\n- b\n", "expected a mapping", NULL },
 	{ "no current-context, two contexts",
-	  HEAD CLUSTER("https://h:1", "")
-	  "contexts:\n- name: a\n  context: {cluster: c1}\n- name: b\n  context: {cluster: c1}\n",
-	  "current-context: not set", NULL },
+	    HEAD CLUSTER("https://h:1",
+	        "") "contexts:\n- name: a\n  context: {cluster: c1}\n- name: b\n  context: {cluster: c1}\n",
+	    "current-context: not set", NULL },
 	{ "current-context names a missing context",
-	  HEAD CLUSTER("https://h:1", "") "contexts: []\ncurrent-context: nope\n",
-	  "current-context: \"nope\": no such entry in contexts", NULL },
-	{ "context names a missing cluster",
-	  HEAD "clusters: []\n" CTX(""), "contexts[0].context.cluster: \"c1\": no such entry", NULL },
+	    HEAD CLUSTER("https://h:1", "") "contexts: []\ncurrent-context: nope\n",
+	    "current-context: \"nope\": no such entry in contexts", NULL },
+	{ "context names a missing cluster", HEAD "clusters: []\n" CTX(""),
+	    "contexts[0].context.cluster: \"c1\": no such entry", NULL },
 	{ "missing server", HEAD "clusters:\n- name: c1\n  cluster: {}\n" CTX(""),
-	  "clusters[0].cluster.server: required", NULL },
+	    "clusters[0].cluster.server: required", NULL },
 	{ "http server refused", HEAD CLUSTER("http://127.0.0.1:8080", "") CTX(""),
-	  "clusters[0].cluster.server: \"http://127.0.0.1:8080\": only https://", NULL },
+	    "clusters[0].cluster.server: \"http://127.0.0.1:8080\": only https://", NULL },
 	{ "bad port", HEAD CLUSTER("https://h:99999", "") CTX(""), "bad port", NULL },
 	{ "path prefix refused", HEAD CLUSTER("https://h:1/prefix", "") CTX(""),
-	  "path prefix is not supported", NULL },
+	    "path prefix is not supported", NULL },
 	{ "missing CA file",
-	  HEAD CLUSTER("https://h:1", "    certificate-authority: nosuch.crt\n") CTX(""),
-	  "clusters[0].cluster.certificate-authority: ", NULL },
+	    HEAD CLUSTER("https://h:1", "    certificate-authority: nosuch.crt\n") CTX(""),
+	    "clusters[0].cluster.certificate-authority: ", NULL },
 	{ "bad base64",
-	  HEAD CLUSTER("https://h:1", "    certificate-authority-data: '!!notbase64'\n") CTX(""),
-	  "clusters[0].cluster.certificate-authority-data: invalid base64", NULL },
+	    HEAD CLUSTER("https://h:1", "    certificate-authority-data: '!!notbase64'\n") CTX(""),
+	    "clusters[0].cluster.certificate-authority-data: invalid base64", NULL },
 	{ "base64 but not PEM",
-	  HEAD CLUSTER("https://h:1", "    certificate-authority-data: aGVsbG8=\n") CTX(""),
-	  "certificate-authority-data: not PEM data", NULL },
+	    HEAD CLUSTER("https://h:1", "    certificate-authority-data: aGVsbG8=\n") CTX(""),
+	    "certificate-authority-data: not PEM data", NULL },
 	{ "insecure as a string",
-	  HEAD CLUSTER("https://h:1", "    insecure-skip-tls-verify: \"maybe\"\n") CTX(""),
-	  "insecure-skip-tls-verify: expected true or false", NULL },
+	    HEAD CLUSTER("https://h:1", "    insecure-skip-tls-verify: \"maybe\"\n") CTX(""),
+	    "insecure-skip-tls-verify: expected true or false", NULL },
 	{ "insecure with a CA",
-	  HEAD CLUSTER("https://h:1", "    insecure-skip-tls-verify: true\n"
-	  "    certificate-authority-data: " PEM_B64 "\n") CTX(""), "mutually exclusive", NULL },
-	{ "missing user",
-	  HEAD CLUSTER("https://h:1", "") CTX("    user: ghost\n"),
-	  "user \"ghost\": no such entry in users", NULL },
+	    HEAD CLUSTER("https://h:1",
+	        "    insecure-skip-tls-verify: true\n"
+	        "    certificate-authority-data: " PEM_B64 "\n") CTX(""),
+	    "mutually exclusive", NULL },
+	{ "missing user", HEAD CLUSTER("https://h:1", "") CTX("    user: ghost\n"),
+	    "user \"ghost\": no such entry in users", NULL },
 	{ "cert without key",
-	  HEAD CLUSTER("https://h:1", "")
-	  "users:\n- name: u\n  user:\n    client-certificate-data: " PEM_B64 "\n"
-	  CTX("    user: u\n"), "users[0].user: client-certificate and client-key", NULL },
+	    HEAD CLUSTER("https://h:1",
+	        "") "users:\n- name: u\n  user:\n    client-certificate-data: " PEM_B64
+	            "\n" CTX("    user: u\n"),
+	    "users[0].user: client-certificate and client-key", NULL },
 	{ "missing token file",
-	  HEAD CLUSTER("https://h:1", "")
-	  "users:\n- name: u\n  user:\n    tokenFile: /nonexistent/tok\n"
-	  CTX("    user: u\n"), "users[0].user.tokenFile: /nonexistent/tok: No such file", NULL },
+	    HEAD CLUSTER("https://h:1",
+	        "") "users:\n- name: u\n  user:\n    tokenFile: /nonexistent/tok\n" CTX("    user: u\n"),
+	    "users[0].user.tokenFile: /nonexistent/tok: No such file", NULL },
 	{ "server not a string", HEAD CLUSTER("[1, 2]", "") CTX(""),
-	  "clusters[0].cluster.server: expected a string", NULL },
+	    "clusters[0].cluster.server: expected a string", NULL },
 	{ "exec credentials",
-	  HEAD CLUSTER("https://h:1", "")
-	  "users:\n- name: u\n  user:\n    exec: {command: foo}\n" CTX("    user: u\n"),
-	  "exec and auth-provider credentials are not supported", NULL },
+	    HEAD CLUSTER("https://h:1",
+	        "") "users:\n- name: u\n  user:\n    exec: {command: foo}\n" CTX("    user: u\n"),
+	    "exec and auth-provider credentials are not supported", NULL },
 };
 
 static void
@@ -225,8 +227,8 @@ test_cases(void **state)
 	(void)state;
 	for (i = 0; i < nitems(cases); i++) {
 		const struct kc_case *c = &cases[i];
-		char err[512] = "";
-		struct kubeconfig *kc;
+		char                  err[512] = "";
+		struct kubeconfig    *kc;
 
 		kc = kubeconfig_parse(c->doc, strlen(c->doc), tmpdir, "kc.yaml", err, sizeof(err));
 		if (c->err_has == NULL) {
@@ -248,12 +250,18 @@ test_cases(void **state)
 static void
 test_base64(void **state)
 {
-	static const struct { const char *in, *out; } ok[] = {
-		{ "", "" }, { "YQ==", "a" }, { "YQ", "a" }, { "YWI=", "ab" }, { "YWJj", "abc" },
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{ "", "" },
+		{ "YQ==", "a" },
+		{ "YQ", "a" },
+		{ "YWI=", "ab" },
+		{ "YWJj", "abc" },
 		{ "YW Jj\nZA==", "abcd" },
 	};
 	static const char *bad[] = { "Y", "YQ=x", "Y===", "YR==", "a*b=" };
-	size_t i, n;
+	size_t             i, n;
 
 	(void)state;
 	for (i = 0; i < nitems(ok); i++) {
@@ -283,10 +291,10 @@ test_load_missing(void **state)
 static void
 test_ssl_ctx(void **state)
 {
-	const char *top = getenv("top_srcdir");
-	char *cmd, *dir, *doc, err[512];
+	const char        *top = getenv("top_srcdir");
+	char              *cmd, *dir, *doc, err[512];
 	struct kubeconfig *kc;
-	SSL_CTX *ctx;
+	SSL_CTX           *ctx;
 
 	(void)state;
 	if (top == NULL || system("command -v openssl >/dev/null 2>&1") != 0)
@@ -295,9 +303,10 @@ test_ssl_ctx(void **state)
 	cmd = xsprintf("sh '%s/tests/apiserver/mkcerts.sh' '%s' n1", top, dir);
 	assert_int_equal(system(cmd), 0);
 	free(cmd);
-	doc = xsprintf(HEAD CLUSTER("https://127.0.0.1:1", "    certificate-authority: ca.crt\n")
-	    "users:\n- name: u\n  user:\n    client-certificate: node.crt\n"
-	    "    client-key: node.key\n" CTX("    user: u\n"));
+	doc = xsprintf(HEAD CLUSTER("https://127.0.0.1:1",
+	    "    certificate-authority: ca.crt\n") "users:\n- name: u\n  user:\n    client-certificate: node.crt\n"
+	                                           "    client-key: node.key\n" CTX(
+	                                               "    user: u\n"));
 	kc = kubeconfig_parse(doc, strlen(doc), dir, NULL, err, sizeof(err));
 	assert_non_null(kc);
 	ctx = kubeconfig_ssl_ctx(kc, err, sizeof(err));
@@ -310,9 +319,10 @@ test_ssl_ctx(void **state)
 	free(doc);
 
 	/* A key that does not match the certificate. */
-	doc = xsprintf(HEAD CLUSTER("https://127.0.0.1:1", "    certificate-authority: ca.crt\n")
-	    "users:\n- name: u\n  user:\n    client-certificate: node.crt\n"
-	    "    client-key: admin.key\n" CTX("    user: u\n"));
+	doc = xsprintf(HEAD CLUSTER("https://127.0.0.1:1",
+	    "    certificate-authority: ca.crt\n") "users:\n- name: u\n  user:\n    client-certificate: node.crt\n"
+	                                           "    client-key: admin.key\n" CTX(
+	                                               "    user: u\n"));
 	kc = kubeconfig_parse(doc, strlen(doc), dir, NULL, err, sizeof(err));
 	assert_non_null(kc);
 	assert_null(kubeconfig_ssl_ctx(kc, err, sizeof(err)));
@@ -322,8 +332,8 @@ test_ssl_ctx(void **state)
 	free(doc);
 
 	/* A CA file that is not a certificate. */
-	doc = xsprintf(HEAD CLUSTER("https://127.0.0.1:1", "    certificate-authority: node.key\n")
-	    CTX(""));
+	doc = xsprintf(
+	    HEAD CLUSTER("https://127.0.0.1:1", "    certificate-authority: node.key\n") CTX(""));
 	kc = kubeconfig_parse(doc, strlen(doc), dir, NULL, err, sizeof(err));
 	assert_non_null(kc);
 	assert_null(kubeconfig_ssl_ctx(kc, err, sizeof(err)));

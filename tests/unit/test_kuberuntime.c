@@ -23,7 +23,7 @@ static char tmpdir[256];
 static struct pod *
 yaml_pod(const char *y)
 {
-	char err[256];
+	char        err[256];
 	struct pod *p = pod_from_yaml(y, strlen(y), err, sizeof(err));
 
 	if (p == NULL)
@@ -55,7 +55,7 @@ static char *
 join(char **v, size_t n)
 {
 	static char buf[1024];
-	size_t i;
+	size_t      i;
 
 	buf[0] = '\0';
 	for (i = 0; i < n; i++) {
@@ -70,7 +70,7 @@ join(char **v, size_t n)
 
 struct dns_case {
 	const char *name;
-	const char *spec;         /* appended to a pod's spec */
+	const char *spec; /* appended to a pod's spec */
 	int         no_cluster_dns;
 	int         no_resolv;
 	const char *servers;
@@ -81,39 +81,45 @@ struct dns_case {
 
 static const struct dns_case dns_cases[] = {
 	{ "cluster-first", "", 0, 0, "10.96.0.10",
-	  "ns1.svc.cluster.local svc.cluster.local cluster.local corp.example example.org",
-	  "ndots:5", 0 },
+	    "ns1.svc.cluster.local svc.cluster.local cluster.local corp.example example.org",
+	    "ndots:5", 0 },
 	{ "cluster-first-no-dns-falls-back", "", 1, 0, "192.0.2.53 192.0.2.54",
-	  "corp.example example.org", "timeout:2", 1 },
+	    "corp.example example.org", "timeout:2", 1 },
 	{ "default", "  dnsPolicy: Default\n", 0, 0, "192.0.2.53 192.0.2.54",
-	  "corp.example example.org", "timeout:2", 0 },
+	    "corp.example example.org", "timeout:2", 0 },
 	{ "default-no-resolv-conf", "  dnsPolicy: Default\n", 0, 1, "127.0.0.1", ".", "", 0 },
 	{ "host-network-cluster-first-is-default", "  hostNetwork: true\n", 0, 0,
-	  "192.0.2.53 192.0.2.54", "corp.example example.org", "timeout:2", 0 },
-	{ "cluster-first-with-host-net", "  hostNetwork: true\n"
-	  "  dnsPolicy: ClusterFirstWithHostNet\n", 0, 0, "10.96.0.10",
-	  "ns1.svc.cluster.local svc.cluster.local cluster.local corp.example example.org",
-	  "ndots:5", 0 },
-	{ "none-with-dns-config", "  dnsPolicy: None\n  dnsConfig:\n"
-	  "    nameservers: [1.1.1.1]\n    searches: [a.example]\n"
-	  "    options:\n    - name: ndots\n      value: \"2\"\n    - name: edns0\n",
-	  0, 0, "1.1.1.1", "a.example", "ndots:2 edns0", 0 },
-	{ "cluster-first-plus-dns-config", "  dnsConfig:\n    nameservers: [10.96.0.10, 9.9.9.9]\n"
-	  "    searches: [extra.example]\n    options:\n    - name: ndots\n      value: \"1\"\n",
-	  0, 0, "10.96.0.10 9.9.9.9",
-	  "ns1.svc.cluster.local svc.cluster.local cluster.local corp.example example.org "
-	  "extra.example", "ndots:1", 0 },
+	    "192.0.2.53 192.0.2.54", "corp.example example.org", "timeout:2", 0 },
+	{ "cluster-first-with-host-net",
+	    "  hostNetwork: true\n"
+	    "  dnsPolicy: ClusterFirstWithHostNet\n",
+	    0, 0, "10.96.0.10",
+	    "ns1.svc.cluster.local svc.cluster.local cluster.local corp.example example.org",
+	    "ndots:5", 0 },
+	{ "none-with-dns-config",
+	    "  dnsPolicy: None\n  dnsConfig:\n"
+	    "    nameservers: [1.1.1.1]\n    searches: [a.example]\n"
+	    "    options:\n    - name: ndots\n      value: \"2\"\n    - name: edns0\n",
+	    0, 0, "1.1.1.1", "a.example", "ndots:2 edns0", 0 },
+	{ "cluster-first-plus-dns-config",
+	    "  dnsConfig:\n    nameservers: [10.96.0.10, 9.9.9.9]\n"
+	    "    searches: [extra.example]\n    options:\n    - name: ndots\n      value: \"1\"\n",
+	    0, 0, "10.96.0.10 9.9.9.9",
+	    "ns1.svc.cluster.local svc.cluster.local cluster.local corp.example example.org "
+	    "extra.example",
+	    "ndots:1", 0 },
 };
 
 static void
 test_dns(void **state)
 {
-	static const char resolv[] = "# comment\nnameserver 192.0.2.53\nnameserver 192.0.2.54\n"
+	static const char resolv[] =
+	    "# comment\nnameserver 192.0.2.53\nnameserver 192.0.2.54\n"
 	    "search old.example\nsearch corp.example example.org\noptions timeout:2\n";
 	struct kr_resolv host;
-	struct kr_env env;
-	struct strv dns;
-	size_t i;
+	struct kr_env    env;
+	struct strv      dns;
+	size_t           i;
 
 	(void)state;
 	kr_resolv_parse(resolv, &host);
@@ -121,11 +127,12 @@ test_dns(void **state)
 	assert_int_equal(host.searches.n, 2);
 	for (i = 0; i < nitems(dns_cases); i++) {
 		const struct dns_case *c = &dns_cases[i];
-		char *y = xsprintf("metadata:\n  name: p\n  namespace: ns1\n  uid: u1\n"
-		    "spec:\n  containers:\n  - name: c\n    image: busybox\n%s", c->spec);
+		char       *y = xsprintf("metadata:\n  name: p\n  namespace: ns1\n  uid: u1\n"
+		                               "spec:\n  containers:\n  - name: c\n    image: busybox\n%s",
+		          c->spec);
 		struct pod *p = yaml_pod(y);
 		Runtime__V1__DNSConfig *d;
-		int fb;
+		int                     fb;
 
 		env_init(&env, &dns, c->no_resolv ? NULL : "/etc/resolv.conf");
 		if (c->no_cluster_dns)
@@ -148,30 +155,30 @@ test_dns(void **state)
 static void
 test_sandbox_config(void **state)
 {
-	struct kr_env env;
-	struct strv dns;
-	struct pod *p;
+	struct kr_env                  env;
+	struct strv                    dns;
+	struct pod                    *p;
 	Runtime__V1__PodSandboxConfig *c;
-	char err[256], *logdir;
-	const char *h;
-	struct kvlist handlers;
-	struct kv kvs[1] = { { "gvisor", "runsc" } };
+	char                           err[256], *logdir;
+	const char                    *h;
+	struct kvlist                  handlers;
+	struct kv                      kvs[1] = { { "gvisor", "runsc" } };
 
 	(void)state;
 	env_init(&env, &dns, NULL);
 	p = yaml_pod("metadata:\n  name: web\n  namespace: prod\n  uid: 1234\n"
-	    "  labels: {app: web, io.kubernetes.pod.name: spoofed}\n"
-	    "  annotations: {note: hi}\n"
-	    "spec:\n  hostname: custom\n  runtimeClassName: gvisor\n"
-	    "  securityContext:\n    runAsUser: 1000\n    fsGroup: 2000\n"
-	    "    supplementalGroups: [3000]\n"
-	    "    sysctls:\n    - name: net.core.somaxconn\n      value: \"1024\"\n"
-	    "  containers:\n  - name: c\n    image: busybox\n"
-	    "    resources: {limits: {cpu: 500m, memory: 64Mi}}\n"
-	    "    ports:\n    - containerPort: 80\n      hostPort: 8080\n"
-	    "    - containerPort: 53\n      protocol: UDP\n"
-	    "  - name: d\n    image: busybox\n"
-	    "    ports:\n    - containerPort: 80\n      hostPort: 8080\n");
+	             "  labels: {app: web, io.kubernetes.pod.name: spoofed}\n"
+	             "  annotations: {note: hi}\n"
+	             "spec:\n  hostname: custom\n  runtimeClassName: gvisor\n"
+	             "  securityContext:\n    runAsUser: 1000\n    fsGroup: 2000\n"
+	             "    supplementalGroups: [3000]\n"
+	             "    sysctls:\n    - name: net.core.somaxconn\n      value: \"1024\"\n"
+	             "  containers:\n  - name: c\n    image: busybox\n"
+	             "    resources: {limits: {cpu: 500m, memory: 64Mi}}\n"
+	             "    ports:\n    - containerPort: 80\n      hostPort: 8080\n"
+	             "    - containerPort: 53\n      protocol: UDP\n"
+	             "  - name: d\n    image: busybox\n"
+	             "    ports:\n    - containerPort: 80\n      hostPort: 8080\n");
 	c = kr_sandbox_config(&env, p, 3, err, sizeof(err));
 	assert_non_null(c);
 	assert_string_equal(c->metadata->name, "web");
@@ -182,18 +189,19 @@ test_sandbox_config(void **state)
 	logdir = xsprintf("%s/prod_web_1234", tmpdir);
 	assert_string_equal(c->log_directory, logdir);
 	free(logdir);
-	assert_int_equal(c->n_port_mappings, 2);  /* the duplicate is dropped */
+	assert_int_equal(c->n_port_mappings, 2); /* the duplicate is dropped */
 	assert_int_equal(c->port_mappings[0]->host_port, 8080);
 	assert_int_equal(c->port_mappings[1]->protocol, RUNTIME__V1__PROTOCOL__UDP);
 	assert_string_equal(kr_map_get((void *const *)c->labels, c->n_labels, "app"), "web");
-	assert_string_equal(kr_map_get((void *const *)c->labels, c->n_labels,
-	    "io.kubernetes.pod.name"), "web");
-	assert_string_equal(kr_map_get((void *const *)c->labels, c->n_labels,
-	    "io.kubernetes.pod.namespace"), "prod");
-	assert_string_equal(kr_map_get((void *const *)c->labels, c->n_labels,
-	    "io.kubernetes.pod.uid"), "1234");
-	assert_string_equal(kr_map_get((void *const *)c->annotations, c->n_annotations,
-	    "note"), "hi");
+	assert_string_equal(
+	    kr_map_get((void *const *)c->labels, c->n_labels, "io.kubernetes.pod.name"), "web");
+	assert_string_equal(
+	    kr_map_get((void *const *)c->labels, c->n_labels, "io.kubernetes.pod.namespace"),
+	    "prod");
+	assert_string_equal(
+	    kr_map_get((void *const *)c->labels, c->n_labels, "io.kubernetes.pod.uid"), "1234");
+	assert_string_equal(
+	    kr_map_get((void *const *)c->annotations, c->n_annotations, "note"), "hi");
 	/* Burstable: limits without equal requests on every container. */
 	assert_string_equal(c->linux->cgroup_parent, "/kubepods/burstable/pod1234");
 	assert_int_equal(c->linux->security_context->namespace_options->network,
@@ -204,8 +212,9 @@ test_sandbox_config(void **state)
 	assert_int_equal(c->linux->security_context->n_supplemental_groups, 2);
 	assert_int_equal(c->linux->security_context->seccomp->profile_type,
 	    RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__Unconfined);
-	assert_string_equal(kr_map_get((void *const *)c->linux->sysctls, c->linux->n_sysctls,
-	    "net.core.somaxconn"), "1024");
+	assert_string_equal(
+	    kr_map_get((void *const *)c->linux->sysctls, c->linux->n_sysctls, "net.core.somaxconn"),
+	    "1024");
 	kr_msg_free(c);
 
 	/* RuntimeClass through the configured map. */
@@ -220,15 +229,15 @@ test_sandbox_config(void **state)
 
 	/* Host network: no hostname, NODE namespaces; besteffort cgroup. */
 	p = yaml_pod("metadata: {name: hn, namespace: default, uid: u2}\n"
-	    "spec:\n  hostNetwork: true\n  hostPID: true\n  containers:\n"
-	    "  - {name: c, image: busybox}\n");
+	             "spec:\n  hostNetwork: true\n  hostPID: true\n  containers:\n"
+	             "  - {name: c, image: busybox}\n");
 	c = kr_sandbox_config(&env, p, 0, err, sizeof(err));
 	assert_non_null(c);
 	assert_true(c->hostname == NULL || c->hostname[0] == '\0');
 	assert_int_equal(c->linux->security_context->namespace_options->network,
 	    RUNTIME__V1__NAMESPACE_MODE__NODE);
-	assert_int_equal(c->linux->security_context->namespace_options->pid,
-	    RUNTIME__V1__NAMESPACE_MODE__NODE);
+	assert_int_equal(
+	    c->linux->security_context->namespace_options->pid, RUNTIME__V1__NAMESPACE_MODE__NODE);
 	assert_string_equal(c->linux->cgroup_parent, "/kubepods/besteffort/podu2");
 	assert_int_equal(kr_map_get((void *const *)c->labels, c->n_labels, "app") == NULL, 1);
 	kr_msg_free(c);
@@ -236,8 +245,8 @@ test_sandbox_config(void **state)
 
 	/* Guaranteed: no tier; cgroups disabled with "". */
 	p = yaml_pod("metadata: {name: g, uid: u3}\nspec:\n  containers:\n"
-	    "  - name: c\n    image: busybox\n"
-	    "    resources: {limits: {cpu: '1', memory: 1Gi}}\n");
+	             "  - name: c\n    image: busybox\n"
+	             "    resources: {limits: {cpu: '1', memory: 1Gi}}\n");
 	c = kr_sandbox_config(&env, p, 0, err, sizeof(err));
 	assert_string_equal(c->linux->cgroup_parent, "/kubepods/podu3");
 	assert_string_equal(c->hostname, "g");
@@ -252,12 +261,12 @@ test_sandbox_config(void **state)
 static void
 test_hostname(void **state)
 {
-	char buf[80], *y;
+	char        buf[80], *y;
 	struct pod *p;
 
 	(void)state;
 	y = xsprintf("metadata: {name: %s, uid: u}\nspec:\n  containers:\n"
-	    "  - {name: c, image: busybox}\n",
+	             "  - {name: c, image: busybox}\n",
 	    "a23456789-123456789-123456789-123456789-123456789-123456789-12-xyz");
 	p = yaml_pod(y);
 	kr_pod_hostname(p, buf, sizeof(buf));
@@ -283,21 +292,22 @@ env_get(const Runtime__V1__ContainerConfig *cc, const char *k)
 static void
 test_container_config(void **state)
 {
-	struct kr_env env;
-	struct strv dns;
-	struct pod *p;
+	struct kr_env                 env;
+	struct strv                   dns;
+	struct pod                   *p;
 	Runtime__V1__ContainerConfig *cc;
-	struct kr_cinput in;
-	char err[512], *y, *path, hash[32];
-	const char *ips[] = { "10.88.0.5", "fd00::5" };
-	struct strv podips = { (char **)ips, 2 };
-	struct stat st;
-	size_t i;
-	int found_empty = 0, found_host = 0, found_term = 0;
+	struct kr_cinput              in;
+	char                          err[512], *y, *path, hash[32];
+	const char                   *ips[] = { "10.88.0.5", "fd00::5" };
+	struct strv                   podips = { (char **)ips, 2 };
+	struct stat                   st;
+	size_t                        i;
+	int                           found_empty = 0, found_host = 0, found_term = 0;
 
 	(void)state;
 	env_init(&env, &dns, NULL);
-	y = xsprintf("metadata:\n  name: web\n  namespace: prod\n  uid: u9\n"
+	y = xsprintf(
+	    "metadata:\n  name: web\n  namespace: prod\n  uid: u9\n"
 	    "  labels: {app: web}\n  annotations: {team: blue}\n"
 	    "spec:\n  serviceAccountName: sa\n"
 	    "  volumes:\n  - name: scratch\n    emptyDir: {}\n"
@@ -327,7 +337,8 @@ test_container_config(void **state)
 	    "    volumeMounts:\n    - {name: scratch, mountPath: /scratch}\n"
 	    "    - {name: data, mountPath: /data, readOnly: true}\n"
 	    "    lifecycle:\n      preStop:\n        exec: {command: [sh, -c, 'echo \"bye\"']}\n"
-	    "    ports:\n    - {name: http, containerPort: 80}\n", tmpdir);
+	    "    ports:\n    - {name: http, containerPort: 80}\n",
+	    tmpdir);
 	p = yaml_pod(y);
 	free(y);
 	memset(&in, 0, sizeof(in));
@@ -344,8 +355,7 @@ test_container_config(void **state)
 	assert_string_equal(cc->image->user_specified_image, "busybox");
 	assert_string_equal(cc->log_path, "c/2.log");
 	assert_string_equal(cc->working_dir, "/work");
-	assert_string_equal(join(cc->command, cc->n_command),
-	    "sh -c echo hello $(HOME) $(NOPE)");
+	assert_string_equal(join(cc->command, cc->n_command), "sh -c echo hello $(HOME) $(NOPE)");
 	assert_string_equal(join(cc->args, cc->n_args), "web");
 	assert_string_equal(env_get(cc, "BOTH"), "hello world $(GREETING)");
 	assert_string_equal(env_get(cc, "POD_NAME"), "web");
@@ -359,35 +369,40 @@ test_container_config(void **state)
 	assert_string_equal(env_get(cc, "IPS"), "10.88.0.5,fd00::5");
 	assert_string_equal(env_get(cc, "HOSTIP"), "192.0.2.7");
 	assert_string_equal(env_get(cc, "CPU_LIMIT_M"), "500");
-	assert_string_equal(env_get(cc, "CPU_REQ"), "1");   /* 250m rounded up to 1 core */
+	assert_string_equal(env_get(cc, "CPU_REQ"), "1"); /* 250m rounded up to 1 core */
 	assert_string_equal(env_get(cc, "MEM_MI"), "64");
 	assert_null(env_get(cc, "OPT"));
-	assert_string_equal(kr_map_get((void *const *)cc->labels, cc->n_labels,
-	    "io.kubernetes.container.name"), "c");
-	assert_string_equal(kr_map_get((void *const *)cc->labels, cc->n_labels,
-	    "io.kubernetes.pod.uid"), "u9");
+	assert_string_equal(
+	    kr_map_get((void *const *)cc->labels, cc->n_labels, "io.kubernetes.container.name"),
+	    "c");
+	assert_string_equal(
+	    kr_map_get((void *const *)cc->labels, cc->n_labels, "io.kubernetes.pod.uid"), "u9");
 	snprintf(hash, sizeof(hash), "%llx", (unsigned long long)container_hash(&p->containers[0]));
 	assert_string_equal(kr_map_get((void *const *)cc->annotations, cc->n_annotations,
-	    "io.kubernetes.container.hash"), hash);
+	                        "io.kubernetes.container.hash"),
+	    hash);
 	assert_string_equal(kr_map_get((void *const *)cc->annotations, cc->n_annotations,
-	    "io.kubernetes.container.restartCount"), "2");
+	                        "io.kubernetes.container.restartCount"),
+	    "2");
 	assert_string_equal(kr_map_get((void *const *)cc->annotations, cc->n_annotations,
-	    "io.kubernetes.container.terminationMessagePath"), "/dev/termination-log");
+	                        "io.kubernetes.container.terminationMessagePath"),
+	    "/dev/termination-log");
 	assert_string_equal(kr_map_get((void *const *)cc->annotations, cc->n_annotations,
-	    "io.kubernetes.pod.terminationGracePeriod"), "30");
+	                        "io.kubernetes.pod.terminationGracePeriod"),
+	    "30");
 	assert_string_equal(kr_map_get((void *const *)cc->annotations, cc->n_annotations,
-	    "io.kubernetes.container.preStopHandler"),
+	                        "io.kubernetes.container.preStopHandler"),
 	    "{\"exec\":{\"command\":[\"sh\",\"-c\",\"echo \\\"bye\\\"\"]}}");
 	assert_string_equal(kr_map_get((void *const *)cc->annotations, cc->n_annotations,
-	    "io.kubernetes.container.ports"),
+	                        "io.kubernetes.container.ports"),
 	    "[{\"name\":\"http\",\"containerPort\":80,\"protocol\":\"TCP\"}]");
 	for (i = 0; i < cc->n_mounts; i++) {
 		const Runtime__V1__Mount *m = cc->mounts[i];
 
 		if (strcmp(m->container_path, "/scratch") == 0) {
 			found_empty = 1;
-			assert_non_null(strstr(m->host_path,
-			    "/pods/u9/volumes/kubernetes.io~empty-dir/scratch"));
+			assert_non_null(strstr(
+			    m->host_path, "/pods/u9/volumes/kubernetes.io~empty-dir/scratch"));
 			assert_int_equal(stat(m->host_path, &st), 0);
 			assert_true(S_ISDIR(st.st_mode));
 		} else if (strcmp(m->container_path, "/data") == 0) {
@@ -405,11 +420,11 @@ test_container_config(void **state)
 	assert_int_equal(cc->linux->resources->cpu_quota, 50000);
 	assert_int_equal(cc->linux->resources->cpu_period, 100000);
 	assert_int_equal(cc->linux->resources->memory_limit_in_bytes, 64 * 1024 * 1024);
-	assert_true(cc->linux->resources->oom_score_adj >= 2 &&
-	    cc->linux->resources->oom_score_adj <= 999);
+	assert_true(
+	    cc->linux->resources->oom_score_adj >= 2 && cc->linux->resources->oom_score_adj <= 999);
 	assert_true(cc->linux->security_context->n_masked_paths > 0);
 	path = xsprintf("%s/prod_web_u9/c", tmpdir);
-	assert_int_equal(stat(path, &st), 0);    /* the container's log dir */
+	assert_int_equal(stat(path, &st), 0); /* the container's log dir */
 	free(path);
 	kr_msg_free(cc);
 	pod_free(p);
@@ -422,39 +437,43 @@ struct cfg_err_case {
 };
 
 static const struct cfg_err_case cfg_err_cases[] = {
-	{ "configmap-ref", "    env:\n    - name: X\n      valueFrom: {configMapKeyRef: {name: cm, key: k}}\n",
-	  "configmap \"cm\" in namespace default: no API server" },
-	{ "secret-ref", "    env:\n    - name: X\n      valueFrom: {secretKeyRef: {name: s, key: k}}\n",
-	  "secret \"s\"" },
+	{ "configmap-ref",
+	    "    env:\n    - name: X\n      valueFrom: {configMapKeyRef: {name: cm, key: k}}\n",
+	    "configmap \"cm\" in namespace default: no API server" },
+	{ "secret-ref",
+	    "    env:\n    - name: X\n      valueFrom: {secretKeyRef: {name: s, key: k}}\n",
+	    "secret \"s\"" },
 	{ "env-from", "    envFrom:\n    - configMapRef: {name: cm}\n", "configmap \"cm\"" },
 	{ "configmap-volume", "    volumeMounts:\n    - {name: cmv, mountPath: /c}\n",
-	  "no API server" },
-	{ "missing-volume", "    volumeMounts:\n    - {name: nope, mountPath: /c}\n",
-	  "no volume" },
+	    "no API server" },
+	{ "missing-volume", "    volumeMounts:\n    - {name: nope, mountPath: /c}\n", "no volume" },
 	{ "hostpath-directory-missing", "    volumeMounts:\n    - {name: hpd, mountPath: /c}\n",
-	  "does not exist" },
-	{ "bad-field-ref", "    env:\n    - name: X\n      valueFrom: {fieldRef: {fieldPath: spec.bogus}}\n",
-	  "fieldPath" },
+	    "does not exist" },
+	{ "bad-field-ref",
+	    "    env:\n    - name: X\n      valueFrom: {fieldRef: {fieldPath: spec.bogus}}\n",
+	    "fieldPath" },
 };
 
 static void
 test_container_config_errors(void **state)
 {
-	struct kr_env env;
-	struct strv dns;
+	struct kr_env    env;
+	struct strv      dns;
 	struct kr_cinput in;
-	char err[512];
-	size_t i;
+	char             err[512];
+	size_t           i;
 
 	(void)state;
 	env_init(&env, &dns, NULL);
 	memset(&in, 0, sizeof(in));
 	for (i = 0; i < nitems(cfg_err_cases); i++) {
-		char *y = xsprintf("metadata: {name: p, uid: ue}\nspec:\n  volumes:\n"
+		char *y = xsprintf(
+		    "metadata: {name: p, uid: ue}\nspec:\n  volumes:\n"
 		    "  - name: cmv\n    configMap: {name: x}\n"
 		    "  - name: hpd\n    hostPath: {path: /nonexistent/klet/x, type: Directory}\n"
-		    "  containers:\n  - name: c\n    image: busybox\n%s", cfg_err_cases[i].spec);
-		struct pod *p = yaml_pod(y);
+		    "  containers:\n  - name: c\n    image: busybox\n%s",
+		    cfg_err_cases[i].spec);
+		struct pod                   *p = yaml_pod(y);
 		Runtime__V1__ContainerConfig *cc;
 
 		err[0] = '\0';
@@ -472,9 +491,18 @@ test_expand(void **state)
 {
 	char *keys[] = { "A", "B", "A" };
 	char *vals[] = { "1", "two", "3" };
-	static const struct { const char *in, *out; } cases[] = {
-		{ "x", "x" }, { "$(A)", "3" }, { "$(B)-$(A)", "two-3" }, { "$$(A)", "$(A)" },
-		{ "$(C)", "$(C)" }, { "$(A", "$(A" }, { "$", "$" }, { "a$$b", "a$b" }, { "", "" },
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "x", "x" },
+		{ "$(A)", "3" },
+		{ "$(B)-$(A)", "two-3" },
+		{ "$$(A)", "$(A)" },
+		{ "$(C)", "$(C)" },
+		{ "$(A", "$(A" },
+		{ "$", "$" },
+		{ "a$$b", "a$b" },
+		{ "", "" },
 	};
 	size_t i;
 
@@ -493,16 +521,16 @@ static void
 test_grace(void **state)
 {
 	static const struct {
-		const char *spec;      /* extra metadata/spec lines */
+		const char *spec; /* extra metadata/spec lines */
 		int64_t     override;
 		int64_t     want;
 	} cases[] = {
-		{ "", -1, 30 },                                     /* API default */
+		{ "", -1, 30 }, /* API default */
 		{ "spec_tgp: 60", -1, 60 },
-		{ "spec_tgp: 0", -1, KR_MIN_GRACE_SECONDS },        /* never below 2 */
+		{ "spec_tgp: 0", -1, KR_MIN_GRACE_SECONDS }, /* never below 2 */
 		{ "spec_tgp: 1", -1, KR_MIN_GRACE_SECONDS },
-		{ "del: 10", -1, 10 },                               /* deletion grace wins */
-		{ "spec_tgp: 60", 5, 5 },                            /* override wins */
+		{ "del: 10", -1, 10 },    /* deletion grace wins */
+		{ "spec_tgp: 60", 5, 5 }, /* override wins */
 		{ "spec_tgp: 60", 0, KR_MIN_GRACE_SECONDS },
 	};
 	size_t i;
@@ -510,8 +538,8 @@ test_grace(void **state)
 	(void)state;
 	for (i = 0; i < nitems(cases); i++) {
 		struct pod *p = yaml_pod("metadata: {name: p, uid: u}\nspec:\n  containers:\n"
-		    "  - {name: c, image: busybox}\n");
-		int64_t v;
+		                         "  - {name: c, image: busybox}\n");
+		int64_t     v;
 
 		if (strncmp(cases[i].spec, "spec_tgp: ", 10) == 0) {
 			p->termination_grace.set = 1;
@@ -544,10 +572,10 @@ test_restart_count_from_logs(void **state)
 	char *pod = xsprintf("%s/ns_p_u", tmpdir), *c = xsprintf("%s/c", pod);
 
 	(void)state;
-	assert_int_equal(kuberuntime_restart_count_from_logs(pod, "c"), 0);  /* no dir */
+	assert_int_equal(kuberuntime_restart_count_from_logs(pod, "c"), 0); /* no dir */
 	mkdir(pod, 0755);
 	mkdir(c, 0755);
-	assert_int_equal(kuberuntime_restart_count_from_logs(pod, "c"), 0);  /* empty */
+	assert_int_equal(kuberuntime_restart_count_from_logs(pod, "c"), 0); /* empty */
 	touch(c, "0.log");
 	assert_int_equal(kuberuntime_restart_count_from_logs(pod, "c"), 1);
 	touch(c, "3.log.20240101-000000");
@@ -574,7 +602,7 @@ static int
 teardown(void **state)
 {
 	char *cmd = xsprintf("rm -rf '%s'", tmpdir);
-	int rc;
+	int   rc;
 
 	(void)state;
 	rc = system(cmd);

@@ -35,9 +35,20 @@ test_path_and_name(void **state)
 static void
 test_excess(void **state)
 {
-	static const struct { size_t nrotated; int max_files; size_t want; } cases[] = {
-		{ 0, 5, 0 }, { 3, 5, 0 }, { 4, 5, 1 }, { 9, 5, 6 },
-		{ 0, 2, 0 }, { 1, 2, 1 }, { 5, 2, 5 }, { 1, 3, 0 }, { 2, 3, 1 },
+	static const struct {
+		size_t nrotated;
+		int    max_files;
+		size_t want;
+	} cases[] = {
+		{ 0, 5, 0 },
+		{ 3, 5, 0 },
+		{ 4, 5, 1 },
+		{ 9, 5, 6 },
+		{ 0, 2, 0 },
+		{ 1, 2, 1 },
+		{ 5, 2, 5 },
+		{ 1, 3, 0 },
+		{ 2, 3, 1 },
 	};
 	size_t i;
 
@@ -45,8 +56,8 @@ test_excess(void **state)
 	for (i = 0; i < nitems(cases); i++)
 		if (logrotate_excess(cases[i].nrotated, cases[i].max_files) != cases[i].want)
 			fail_msg("excess(%zu, %d) = %zu, want %zu", cases[i].nrotated,
-			    cases[i].max_files, logrotate_excess(cases[i].nrotated,
-			    cases[i].max_files), cases[i].want);
+			    cases[i].max_files,
+			    logrotate_excess(cases[i].nrotated, cases[i].max_files), cases[i].want);
 }
 
 int

@@ -30,8 +30,8 @@ static void
 test_task_runs_periodically(void **state)
 {
 	struct loop_task_stats st;
-	struct counter c = { 0 };
-	struct loop_task *t;
+	struct counter         c = { 0 };
+	struct loop_task      *t;
 
 	(void)state;
 	c.l = loop_new();
@@ -52,7 +52,7 @@ test_task_runs_periodically(void **state)
 static void
 test_kick_runs_on_next_turn(void **state)
 {
-	struct counter c = { 0 };
+	struct counter    c = { 0 };
 	struct loop_task *t;
 
 	(void)state;
@@ -76,7 +76,7 @@ stop_loop(void *arg)
 static void
 test_paused_task_does_not_run(void **state)
 {
-	struct counter c = { 0 };
+	struct counter    c = { 0 };
 	struct loop_task *t;
 
 	(void)state;

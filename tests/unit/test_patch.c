@@ -17,100 +17,86 @@
 struct patch_case {
 	const char *name;
 	const char *old, *nw;
-	const char *want;       /* NULL: no change */
+	const char *want; /* NULL: no change */
 };
 
 static const struct patch_case cases[] = {
 	{ "identical_documents_no_patch",
-	  "{\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\"}],\"phase\":\"Running\"}}",
-	  NULL },
-	{ "scalar_changed",
-	  "{\"status\":{\"phase\":\"Pending\",\"hostIP\":\"1.2.3.4\"}}",
-	  "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"1.2.3.4\"}}",
-	  "{\"status\":{\"phase\":\"Running\"}}" },
-	{ "field_removed_becomes_null",
-	  "{\"status\":{\"phase\":\"Running\",\"reason\":\"X\"}}",
-	  "{\"status\":{\"phase\":\"Running\"}}",
-	  "{\"status\":{\"reason\":null}}" },
-	{ "field_added",
-	  "{\"status\":{\"phase\":\"Running\"}}",
-	  "{\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.5\"}}",
-	  "{\"status\":{\"podIP\":\"10.0.0.5\"}}" },
-	{ "number_and_bool_changed",
-	  "{\"a\":1,\"b\":true,\"c\":null}",
-	  "{\"a\":2,\"b\":false,\"c\":null}",
-	  "{\"a\":2,\"b\":false}" },
-	{ "nested_object_only_changed_leaf",
-	  "{\"status\":{\"x\":{\"y\":{\"z\":1,\"w\":2}}}}",
-	  "{\"status\":{\"x\":{\"y\":{\"z\":1,\"w\":3}}}}",
-	  "{\"status\":{\"x\":{\"y\":{\"w\":3}}}}" },
+	    "{\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\"}],\"phase\":\"Running\"}}",
+	    NULL },
+	{ "scalar_changed", "{\"status\":{\"phase\":\"Pending\",\"hostIP\":\"1.2.3.4\"}}",
+	    "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"1.2.3.4\"}}",
+	    "{\"status\":{\"phase\":\"Running\"}}" },
+	{ "field_removed_becomes_null", "{\"status\":{\"phase\":\"Running\",\"reason\":\"X\"}}",
+	    "{\"status\":{\"phase\":\"Running\"}}", "{\"status\":{\"reason\":null}}" },
+	{ "field_added", "{\"status\":{\"phase\":\"Running\"}}",
+	    "{\"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.5\"}}",
+	    "{\"status\":{\"podIP\":\"10.0.0.5\"}}" },
+	{ "number_and_bool_changed", "{\"a\":1,\"b\":true,\"c\":null}",
+	    "{\"a\":2,\"b\":false,\"c\":null}", "{\"a\":2,\"b\":false}" },
+	{ "nested_object_only_changed_leaf", "{\"status\":{\"x\":{\"y\":{\"z\":1,\"w\":2}}}}",
+	    "{\"status\":{\"x\":{\"y\":{\"z\":1,\"w\":3}}}}",
+	    "{\"status\":{\"x\":{\"y\":{\"w\":3}}}}" },
 	{ "condition_status_changed_merged_by_type",
-	  "{\"status\":{\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\"},"
-	  "{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"ContainersNotReady\","
-	  "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\"},"
-	  "{\"type\":\"Ready\",\"status\":\"True\","
-	  "\"lastTransitionTime\":\"2024-01-01T00:01:00Z\"}]}}",
-	  "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"Initialized\"},{\"type\":\"Ready\"}],"
-	  "\"conditions\":[{\"lastTransitionTime\":\"2024-01-01T00:01:00Z\",\"reason\":null,"
-	  "\"status\":\"True\",\"type\":\"Ready\"}]}}" },
+	    "{\"status\":{\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\"},"
+	    "{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"ContainersNotReady\","
+	    "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"type\":\"Initialized\",\"status\":\"True\"},"
+	    "{\"type\":\"Ready\",\"status\":\"True\","
+	    "\"lastTransitionTime\":\"2024-01-01T00:01:00Z\"}]}}",
+	    "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"Initialized\"},{\"type\":\"Ready\"}],"
+	    "\"conditions\":[{\"lastTransitionTime\":\"2024-01-01T00:01:00Z\",\"reason\":null,"
+	    "\"status\":\"True\",\"type\":\"Ready\"}]}}" },
 	{ "condition_added",
-	  "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},"
-	  "{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"PodScheduled\"},{\"type\":\"Ready\"}],"
-	  "\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\"}]}}" },
+	    "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+	    "{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"PodScheduled\"},{\"type\":\"Ready\"}],"
+	    "\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\"}]}}" },
 	{ "condition_removed_patch_delete",
-	  "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},"
-	  "{\"type\":\"Old\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"PodScheduled\"}],"
-	  "\"conditions\":[{\"$patch\":\"delete\",\"type\":\"Old\"}]}}" },
+	    "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+	    "{\"type\":\"Old\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"PodScheduled\"}],"
+	    "\"conditions\":[{\"$patch\":\"delete\",\"type\":\"Old\"}]}}" },
 	{ "conditions_reordered_only_order_sent",
-	  "{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"},{\"type\":\"B\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"type\":\"B\",\"status\":\"True\"},{\"type\":\"A\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"B\"},{\"type\":\"A\"}]}}" },
-	{ "pod_ips_merged_by_ip",
-	  "{\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.5\"}]}}",
-	  "{\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.5\"},{\"ip\":\"fd00::5\"}]}}",
-	  "{\"status\":{\"$setElementOrder/podIPs\":[{\"ip\":\"10.0.0.5\"},{\"ip\":\"fd00::5\"}],"
-	  "\"podIPs\":[{\"ip\":\"fd00::5\"}]}}" },
+	    "{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"},{\"type\":\"B\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"type\":\"B\",\"status\":\"True\"},{\"type\":\"A\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"$setElementOrder/conditions\":[{\"type\":\"B\"},{\"type\":\"A\"}]}}" },
+	{ "pod_ips_merged_by_ip", "{\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.5\"}]}}",
+	    "{\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.5\"},{\"ip\":\"fd00::5\"}]}}",
+	    "{\"status\":{\"$setElementOrder/podIPs\":[{\"ip\":\"10.0.0.5\"},{\"ip\":\"fd00::5\"}],"
+	    "\"podIPs\":[{\"ip\":\"fd00::5\"}]}}" },
 	{ "container_statuses_atomic_whole_list",
-	  "{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"ready\":false,\"restartCount\":0},"
-	  "{\"name\":\"b\",\"ready\":true,\"restartCount\":0}]}}",
-	  "{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"ready\":true,\"restartCount\":0},"
-	  "{\"name\":\"b\",\"ready\":true,\"restartCount\":0}]}}",
-	  "{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"ready\":true,\"restartCount\":0},"
-	  "{\"name\":\"b\",\"ready\":true,\"restartCount\":0}]}}" },
+	    "{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"ready\":false,\"restartCount\":0},"
+	    "{\"name\":\"b\",\"ready\":true,\"restartCount\":0}]}}",
+	    "{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"ready\":true,\"restartCount\":0},"
+	    "{\"name\":\"b\",\"ready\":true,\"restartCount\":0}]}}",
+	    "{\"status\":{\"containerStatuses\":[{\"name\":\"a\",\"ready\":true,\"restartCount\":0},"
+	    "{\"name\":\"b\",\"ready\":true,\"restartCount\":0}]}}" },
 	{ "init_container_statuses_atomic",
-	  "{\"status\":{\"initContainerStatuses\":[{\"name\":\"i\",\"ready\":false}]}}",
-	  "{\"status\":{\"initContainerStatuses\":[{\"name\":\"i\",\"ready\":true}]}}",
-	  "{\"status\":{\"initContainerStatuses\":[{\"name\":\"i\",\"ready\":true}]}}" },
+	    "{\"status\":{\"initContainerStatuses\":[{\"name\":\"i\",\"ready\":false}]}}",
+	    "{\"status\":{\"initContainerStatuses\":[{\"name\":\"i\",\"ready\":true}]}}",
+	    "{\"status\":{\"initContainerStatuses\":[{\"name\":\"i\",\"ready\":true}]}}" },
 	{ "list_outside_known_paths_atomic",
-	  "{\"spec\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"}]}}",
-	  "{\"spec\":{\"conditions\":[{\"type\":\"A\",\"status\":\"False\"}]}}",
-	  "{\"spec\":{\"conditions\":[{\"status\":\"False\",\"type\":\"A\"}]}}" },
-	{ "keyed_list_without_keys_atomic",
-	  "{\"status\":{\"conditions\":[{\"status\":\"True\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"status\":\"False\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"status\":\"False\"}]}}" },
-	{ "list_appears_sent_whole",
-	  "{\"status\":{\"phase\":\"Pending\"}}",
-	  "{\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"A\",\"status\":\"True\"}]}}",
-	  "{\"status\":{\"conditions\":[{\"status\":\"True\",\"type\":\"A\"}]}}" },
-	{ "list_disappears_null",
-	  "{\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.5\"}]}}",
-	  "{\"status\":{}}",
-	  "{\"status\":{\"podIPs\":null}}" },
-	{ "metadata_uid_precondition",
-	  "{\"status\":{\"phase\":\"Pending\"}}",
-	  "{\"metadata\":{\"uid\":\"u-1\"},\"status\":{\"phase\":\"Running\"}}",
-	  "{\"metadata\":{\"uid\":\"u-1\"},\"status\":{\"phase\":\"Running\"}}" },
-	{ "strings_with_escapes",
-	  "{\"status\":{\"message\":\"a\"}}",
-	  "{\"status\":{\"message\":\"quote \\\" and \\n newline\"}}",
-	  "{\"status\":{\"message\":\"quote \\\" and \\n newline\"}}" },
+	    "{\"spec\":{\"conditions\":[{\"type\":\"A\",\"status\":\"True\"}]}}",
+	    "{\"spec\":{\"conditions\":[{\"type\":\"A\",\"status\":\"False\"}]}}",
+	    "{\"spec\":{\"conditions\":[{\"status\":\"False\",\"type\":\"A\"}]}}" },
+	{ "keyed_list_without_keys_atomic", "{\"status\":{\"conditions\":[{\"status\":\"True\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"status\":\"False\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"status\":\"False\"}]}}" },
+	{ "list_appears_sent_whole", "{\"status\":{\"phase\":\"Pending\"}}",
+	    "{\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"A\",\"status\":\"True\"}]}}",
+	    "{\"status\":{\"conditions\":[{\"status\":\"True\",\"type\":\"A\"}]}}" },
+	{ "list_disappears_null", "{\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.5\"}]}}",
+	    "{\"status\":{}}", "{\"status\":{\"podIPs\":null}}" },
+	{ "metadata_uid_precondition", "{\"status\":{\"phase\":\"Pending\"}}",
+	    "{\"metadata\":{\"uid\":\"u-1\"},\"status\":{\"phase\":\"Running\"}}",
+	    "{\"metadata\":{\"uid\":\"u-1\"},\"status\":{\"phase\":\"Running\"}}" },
+	{ "strings_with_escapes", "{\"status\":{\"message\":\"a\"}}",
+	    "{\"status\":{\"message\":\"quote \\\" and \\n newline\"}}",
+	    "{\"status\":{\"message\":\"quote \\\" and \\n newline\"}}" },
 };
 
 static void

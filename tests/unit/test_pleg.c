@@ -13,8 +13,8 @@ static void
 test_transition_table(void **state)
 {
 	static const struct {
-		enum pleg_cstate old, new;
-		size_t n;
+		enum pleg_cstate     old, new;
+		size_t               n;
 		enum pleg_event_type ev[2];
 	} cases[] = {
 		{ PLEG_NONEXISTENT, PLEG_NONEXISTENT, 0, { 0, 0 } },
@@ -33,7 +33,7 @@ test_transition_table(void **state)
 		    { PLEG_CONTAINER_DIED, PLEG_CONTAINER_REMOVED } },
 	};
 	enum pleg_event_type out[2];
-	size_t i, j, n;
+	size_t               i, j, n;
 
 	(void)state;
 	for (i = 0; i < nitems(cases); i++) {
@@ -48,15 +48,15 @@ test_transition_table(void **state)
 static void
 test_health(void **state)
 {
-	struct pleg *p = pleg_new(NULL, NULL, NULL, NULL, NULL);
+	struct pleg      *p = pleg_new(NULL, NULL, NULL, NULL, NULL);
 	struct pleg_stats st;
-	char why[128];
-	int64_t now = now_mono_ms();
+	char              why[128];
+	int64_t           now = now_mono_ms();
 
 	(void)state;
 	assert_int_equal(pleg_healthy(p, now, why, sizeof(why)), 1);
-	assert_int_equal(pleg_healthy(p, now + PLEG_RELIST_THRESHOLD_MS + 1000, why,
-	    sizeof(why)), 0);
+	assert_int_equal(
+	    pleg_healthy(p, now + PLEG_RELIST_THRESHOLD_MS + 1000, why, sizeof(why)), 0);
 	assert_non_null(strstr(why, "threshold is 180s"));
 	pleg_stats(p, &st);
 	assert_int_equal(st.relists, 0);

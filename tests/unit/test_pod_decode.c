@@ -15,10 +15,10 @@ static char *
 slurp(const char *name, size_t *len)
 {
 	const char *top = getenv("top_srcdir");
-	char path[1024];
-	FILE *f;
-	char *buf;
-	long n;
+	char        path[1024];
+	FILE       *f;
+	char       *buf;
+	long        n;
 
 	snprintf(path, sizeof(path), "%s/tests/data/pods/%s", top != NULL ? top : ".", name);
 	f = fopen(path, "rb");
@@ -38,13 +38,13 @@ slurp(const char *name, size_t *len)
 static struct pod *
 load(const char *name)
 {
-	char err[256] = "";
-	size_t len;
-	char *buf = slurp(name, &len);
+	char        err[256] = "";
+	size_t      len;
+	char       *buf = slurp(name, &len);
 	struct pod *p;
 
-	p = strstr(name, ".json") != NULL ? pod_from_json(buf, len, err, sizeof(err)) :
-	    pod_from_yaml(buf, len, err, sizeof(err));
+	p = strstr(name, ".json") != NULL ? pod_from_json(buf, len, err, sizeof(err))
+	                                  : pod_from_yaml(buf, len, err, sizeof(err));
 	free(buf);
 	if (p == NULL)
 		fail_msg("%s: %s", name, err);
@@ -54,8 +54,8 @@ load(const char *name)
 static struct pod *
 decode(int yaml, const char *doc, char *err, size_t errlen)
 {
-	return yaml ? pod_from_yaml(doc, strlen(doc), err, errlen) :
-	    pod_from_json(doc, strlen(doc), err, errlen);
+	return yaml ? pod_from_yaml(doc, strlen(doc), err, errlen)
+	            : pod_from_json(doc, strlen(doc), err, errlen);
 }
 
 static int64_t
@@ -71,9 +71,9 @@ rl(const struct resource_list *l, const char *name)
 static void
 check_full(const struct pod *p)
 {
-	const struct container *c, *w;
-	const struct env_var *e;
-	const struct volume *v;
+	const struct container        *c, *w;
+	const struct env_var          *e;
+	const struct volume           *v;
 	const struct container_status *cs;
 
 	/* metadata */
@@ -173,7 +173,7 @@ check_full(const struct pod *p)
 	v = &p->volumes[3];
 	assert_int_equal(v->v_kind, VOL_SECRET);
 	assert_string_equal(v->v_source, "web-secret");
-	assert_int_equal(v->v_default_mode, 0644);         /* default */
+	assert_int_equal(v->v_default_mode, 0644); /* default */
 	v = &p->volumes[4];
 	assert_int_equal(v->v_kind, VOL_DOWNWARD_API);
 	assert_string_equal(v->v_items[0].key, "metadata.labels");
@@ -195,7 +195,7 @@ check_full(const struct pod *p)
 	assert_int_equal(p->volumes[9].v_kind, VOL_EPHEMERAL);
 	assert_int_equal(p->volumes[10].v_kind, VOL_OTHER);
 	assert_string_equal(p->volumes[10].v_kind_name, "gitRepo");
-	assert_int_equal(p->volumes[11].v_kind, VOL_EMPTY_DIR);   /* no source: emptyDir */
+	assert_int_equal(p->volumes[11].v_kind, VOL_EMPTY_DIR); /* no source: emptyDir */
 	assert_int_equal(p->volumes[11].v_nsources, 0);
 	assert_string_equal(p->volumes[12].v_name, "config-extra");
 	assert_int_equal(p->volumes[12].v_nsources, 1);
@@ -211,7 +211,7 @@ check_full(const struct pod *p)
 	assert_false(container_is_sidecar(c));
 	c = &p->init_containers[1];
 	assert_true(container_is_sidecar(c));
-	assert_int_equal(c->c_pull_policy, PULL_IF_NOT_PRESENT);    /* digest */
+	assert_int_equal(c->c_pull_policy, PULL_IF_NOT_PRESENT); /* digest */
 	assert_non_null(c->c_startup);
 	assert_int_equal(c->c_startup->pr_handler.h_kind, HANDLER_EXEC);
 
@@ -300,7 +300,7 @@ check_full(const struct pod *p)
 	assert_int_equal(w->c_readiness->pr_handler.h_kind, HANDLER_TCP_SOCKET);
 	assert_int_equal(w->c_readiness->pr_handler.h_port.is_str, 1);
 	assert_string_equal(w->c_readiness->pr_handler.h_port.str, "http");
-	assert_int_equal(w->c_readiness->pr_timeout, 1);            /* defaults */
+	assert_int_equal(w->c_readiness->pr_timeout, 1); /* defaults */
 	assert_int_equal(w->c_readiness->pr_period, 10);
 	assert_int_equal(w->c_readiness->pr_success_threshold, 1);
 	assert_int_equal(w->c_readiness->pr_failure_threshold, 3);
@@ -410,7 +410,7 @@ static void
 test_full_yaml(void **state)
 {
 	struct pod *p = load("full.yaml");
-	char err[256];
+	char        err[256];
 
 	(void)state;
 	check_full(p);
@@ -433,7 +433,7 @@ static void
 test_json_yaml_same(void **state)
 {
 	struct pod *a = load("full.yaml"), *b = load("full.json"), *c;
-	size_t i;
+	size_t      i;
 
 	(void)state;
 	assert_int_equal(a->ncontainers, b->ncontainers);
@@ -464,8 +464,8 @@ test_examples(void **state)
 {
 	static const char *const files[] = { "nginx.yaml", "sidecar.yaml", "static.json",
 		"job.yaml" };
-	size_t i;
-	char err[256];
+	size_t                   i;
+	char                     err[256];
 
 	(void)state;
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -482,7 +482,7 @@ test_examples(void **state)
 struct default_case {
 	const char *name;
 	const char *yaml;
-	void      (*check)(const struct pod *);
+	void (*check)(const struct pod *);
 };
 
 static void
@@ -625,7 +625,7 @@ chk_requests_from_limits(const struct pod *p)
 	const struct container *c = &p->containers[0];
 
 	assert_int_equal(c->c_resources.requests.n, 2);
-	assert_int_equal(rl(&c->c_resources.requests, "cpu"), 100);     /* kept */
+	assert_int_equal(rl(&c->c_resources.requests, "cpu"), 100); /* kept */
 	assert_int_equal(rl(&c->c_resources.requests, "memory"), 2097152000LL);
 	assert_int_equal(rl(&p->init_containers[0].c_resources.requests, "cpu"), 1000);
 	assert_int_equal(p->ephemeral_containers[0].c_resources.requests.n, 0);
@@ -665,54 +665,74 @@ chk_status_enums(const struct pod *p)
 static const struct default_case default_cases[] = {
 	{ "minimal pod", "metadata: {name: x}\n" C0, chk_minimal },
 	{ "probe defaults", C0 "    livenessProbe:\n      httpGet: {port: 80}\n",
-	  chk_probe_defaults },
-	{ "probe zero means default", C0 "    readinessProbe:\n      exec: {command: [x]}\n"
-	  "      timeoutSeconds: 0\n      periodSeconds: 0\n      failureThreshold: 0\n",
-	  chk_probe_zero_is_default },
-	{ "handler kinds counted", C0 "    livenessProbe:\n      exec: {command: [x]}\n"
-	  "      tcpSocket: {port: 1}\n    readinessProbe: {periodSeconds: 3}\n",
-	  chk_two_handlers_counted },
-	{ "port protocol default", C0 "    ports:\n    - containerPort: 80\n"
-	  "    - containerPort: 81\n      protocol: SCTP\n", chk_port_defaults },
-	{ "volume defaults", C0 "  volumes:\n  - name: a\n  - name: b\n    configMap: {name: b}\n"
-	  "  - name: c\n    secret: {secretName: c, defaultMode: 0400}\n"
-	  "  - name: d\n    emptyDir: {}\n    hostPath: {path: /}\n", chk_volume_defaults },
+	    chk_probe_defaults },
+	{ "probe zero means default",
+	    C0 "    readinessProbe:\n      exec: {command: [x]}\n"
+	       "      timeoutSeconds: 0\n      periodSeconds: 0\n      failureThreshold: 0\n",
+	    chk_probe_zero_is_default },
+	{ "handler kinds counted",
+	    C0 "    livenessProbe:\n      exec: {command: [x]}\n"
+	       "      tcpSocket: {port: 1}\n    readinessProbe: {periodSeconds: 3}\n",
+	    chk_two_handlers_counted },
+	{ "port protocol default",
+	    C0 "    ports:\n    - containerPort: 80\n"
+	       "    - containerPort: 81\n      protocol: SCTP\n",
+	    chk_port_defaults },
+	{ "volume defaults",
+	    C0 "  volumes:\n  - name: a\n  - name: b\n    configMap: {name: b}\n"
+	       "  - name: c\n    secret: {secretName: c, defaultMode: 0400}\n"
+	       "  - name: d\n    emptyDir: {}\n    hostPath: {path: /}\n",
+	    chk_volume_defaults },
 	{ "yaml plain scalars in string fields",
-	  "metadata:\n  labels: {v: 1}\nspec:\n  containers:\n  - name: c\n    image: 1.5\n"
-	  "    args: [123]\n    env:\n    - {name: A, value: true}\n    - {name: B, value: 0644}\n"
-	  "    resources:\n      limits: {cpu: 0.5, memory: 1e9}\n"
-	  "  volumes:\n  - name: v\n    secret: {secretName: s, defaultMode: 0644}\n",
-	  chk_yaml_scalars_in_string_fields },
-	{ "nulls are absent", "metadata: {name: x, namespace: null, labels: null}\n"
-	  "spec:\n  restartPolicy: null\n  containers:\n  - name: c\n    image: i\n"
-	  "    workingDir: ~\n    command: null\n", chk_nulls_are_absent },
+	    "metadata:\n  labels: {v: 1}\nspec:\n  containers:\n  - name: c\n    image: 1.5\n"
+	    "    args: [123]\n    env:\n    - {name: A, value: true}\n    - {name: B, value: 0644}\n"
+	    "    resources:\n      limits: {cpu: 0.5, memory: 1e9}\n"
+	    "  volumes:\n  - name: v\n    secret: {secretName: s, defaultMode: 0644}\n",
+	    chk_yaml_scalars_in_string_fields },
+	{ "nulls are absent",
+	    "metadata: {name: x, namespace: null, labels: null}\n"
+	    "spec:\n  restartPolicy: null\n  containers:\n  - name: c\n    image: i\n"
+	    "    workingDir: ~\n    command: null\n",
+	    chk_nulls_are_absent },
 	{ "serviceAccount legacy", "spec:\n  serviceAccount: legacy\n  containers: []\n",
-	  chk_service_account_legacy },
+	    chk_service_account_legacy },
 	{ "explicit pull policies",
-	  "spec:\n  containers:\n  - {name: a, image: a, imagePullPolicy: IfNotPresent}\n"
-	  "  - {name: b, image: 'b:1', imagePullPolicy: Always}\n"
-	  "  - {name: c, image: c, imagePullPolicy: Never}\n", chk_pull_policy_explicit },
-	{ "env refs", C0 "    env:\n    - name: A\n      valueFrom:\n        resourceFieldRef: "
-	  "{resource: limits.cpu}\n    - name: B\n      valueFrom:\n        fieldRef: "
-	  "{fieldPath: metadata.name}\n", chk_env_optional_and_divisor },
-	{ "unknown fields ignored", "apiVersion: v1\nkind: Pod\nfoo: {bar: [1, 2]}\n"
-	  "metadata: {name: x, managedFields: [{manager: m}]}\n"
-	  "spec:\n  overhead: {cpu: 1}\n  containers:\n  - name: c\n    image: i\n"
-	  "    resizePolicy: [{resourceName: cpu}]\n", chk_unknown_fields },
-	{ "requests default to limits", C0 "    resources:\n      requests: {cpu: 100m}\n"
-	  "      limits: {cpu: 1, memory: 2Mi}\n  initContainers:\n  - name: i\n    image: i\n"
-	  "    resources: {limits: {cpu: 1}}\n  ephemeralContainers:\n  - name: e\n"
-	  "    image: e\n    resources: {limits: {cpu: 1}}\n", chk_requests_from_limits },
-	{ "hostNetwork host ports", C0 "    ports: [{containerPort: 80}, {containerPort: 90, "
-	  "hostPort: 9000}]\n  hostNetwork: true\n  initContainers:\n  - name: i\n    image: i\n"
-	  "    ports: [{containerPort: 53, protocol: UDP}]\n", chk_host_network_ports },
+	    "spec:\n  containers:\n  - {name: a, image: a, imagePullPolicy: IfNotPresent}\n"
+	    "  - {name: b, image: 'b:1', imagePullPolicy: Always}\n"
+	    "  - {name: c, image: c, imagePullPolicy: Never}\n",
+	    chk_pull_policy_explicit },
+	{ "env refs",
+	    C0 "    env:\n    - name: A\n      valueFrom:\n        resourceFieldRef: "
+	       "{resource: limits.cpu}\n    - name: B\n      valueFrom:\n        fieldRef: "
+	       "{fieldPath: metadata.name}\n",
+	    chk_env_optional_and_divisor },
+	{ "unknown fields ignored",
+	    "apiVersion: v1\nkind: Pod\nfoo: {bar: [1, 2]}\n"
+	    "metadata: {name: x, managedFields: [{manager: m}]}\n"
+	    "spec:\n  overhead: {cpu: 1}\n  containers:\n  - name: c\n    image: i\n"
+	    "    resizePolicy: [{resourceName: cpu}]\n",
+	    chk_unknown_fields },
+	{ "requests default to limits",
+	    C0 "    resources:\n      requests: {cpu: 100m}\n"
+	       "      limits: {cpu: 1, memory: 2Mi}\n  initContainers:\n  - name: i\n    image: i\n"
+	       "    resources: {limits: {cpu: 1}}\n  ephemeralContainers:\n  - name: e\n"
+	       "    image: e\n    resources: {limits: {cpu: 1}}\n",
+	    chk_requests_from_limits },
+	{ "hostNetwork host ports",
+	    C0
+	    "    ports: [{containerPort: 80}, {containerPort: 90, "
+	    "hostPort: 9000}]\n  hostNetwork: true\n  initContainers:\n  - name: i\n    image: i\n"
+	    "    ports: [{containerPort: 53, protocol: UDP}]\n",
+	    chk_host_network_ports },
 	{ "no hostNetwork no host ports", C0 "    ports: [{containerPort: 80}]\n",
-	  chk_no_host_network_ports },
-	{ "yaml integral floats fit integer fields", "metadata: {generation: 3.0}\n" C0
-	  "    ports: [{containerPort: 8e1}]\n", chk_yaml_integral_float },
-	{ "status enums", "spec: {containers: []}\nstatus:\n  phase: Succeeded\n"
-	  "  qosClass: Guaranteed\n  conditions:\n  - {type: Ready, status: Unknown}\n",
-	  chk_status_enums },
+	    chk_no_host_network_ports },
+	{ "yaml integral floats fit integer fields",
+	    "metadata: {generation: 3.0}\n" C0 "    ports: [{containerPort: 8e1}]\n",
+	    chk_yaml_integral_float },
+	{ "status enums",
+	    "spec: {containers: []}\nstatus:\n  phase: Succeeded\n"
+	    "  qosClass: Guaranteed\n  conditions:\n  - {type: Ready, status: Unknown}\n",
+	    chk_status_enums },
 };
 
 static void
@@ -722,7 +742,7 @@ test_defaults_table(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(default_cases) / sizeof(default_cases[0]); i++) {
-		char err[256] = "";
+		char        err[256] = "";
 		struct pod *p = decode(1, default_cases[i].yaml, err, sizeof(err));
 
 		if (p == NULL)
@@ -735,8 +755,8 @@ test_defaults_table(void **state)
 
 /* The API's imagePullPolicy rule. */
 static const struct {
-	const char       *image;
-	enum pull_policy  want;
+	const char      *image;
+	enum pull_policy want;
 } pull_cases[] = {
 	{ "busybox", PULL_ALWAYS },
 	{ "busybox:latest", PULL_ALWAYS },
@@ -746,13 +766,13 @@ static const struct {
 	{ "registry.example.com:5000/busybox:1", PULL_IF_NOT_PRESENT },
 	{ "localhost:5000/a/b:latest", PULL_ALWAYS },
 	{ "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-	  PULL_IF_NOT_PRESENT },
+	    PULL_IF_NOT_PRESENT },
 	{ "busybox:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-	  PULL_ALWAYS },        /* ParseImageName keeps the tag next to a digest */
+	    PULL_ALWAYS }, /* ParseImageName keeps the tag next to a digest */
 	{ "busybox:1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-	  PULL_IF_NOT_PRESENT },
+	    PULL_IF_NOT_PRESENT },
 	{ "registry:5000/busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef01234567",
-	  PULL_IF_NOT_PRESENT },
+	    PULL_IF_NOT_PRESENT },
 	{ "registry:5000/busybox:latest", PULL_ALWAYS },
 	{ "busybox:latestx", PULL_IF_NOT_PRESENT },
 	{ "busybox:Latest", PULL_IF_NOT_PRESENT },
@@ -765,11 +785,13 @@ test_pull_policy_table(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(pull_cases) / sizeof(pull_cases[0]); i++) {
-		char doc[512], err[256];
+		char        doc[512], err[256];
 		struct pod *p;
 
-		snprintf(doc, sizeof(doc), "{\"spec\":{\"containers\":[{\"name\":\"c\","
-		    "\"image\":\"%s\"}]}}", pull_cases[i].image);
+		snprintf(doc, sizeof(doc),
+		    "{\"spec\":{\"containers\":[{\"name\":\"c\","
+		    "\"image\":\"%s\"}]}}",
+		    pull_cases[i].image);
 		p = decode(0, doc, err, sizeof(err));
 		assert_non_null(p);
 		if (p->containers[0].c_pull_policy != pull_cases[i].want)
@@ -785,135 +807,149 @@ struct err_case {
 	const char *name;
 	int         yaml;
 	const char *doc;
-	const char *want;       /* the exact error */
+	const char *want; /* the exact error */
 };
 
 static const struct err_case err_cases[] = {
 	{ "port not an integer", 0,
-	  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80},"
-	  "{\"containerPort\":\"80\"}]}]}}",
-	  "spec.containers[0].ports[1].containerPort: expected an integer, got string" },
+	    "{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80},"
+	    "{\"containerPort\":\"80\"}]}]}}",
+	    "spec.containers[0].ports[1].containerPort: expected an integer, got string" },
 	{ "port out of int32", 0,
-	  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":4294967296}]}]}}",
-	  "spec.containers[0].ports[0].containerPort: 4294967296 is out of range" },
+	    "{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":4294967296}]}]}}",
+	    "spec.containers[0].ports[0].containerPort: 4294967296 is out of range" },
 	{ "port a float", 0,
-	  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80.5}]}]}}",
-	  "spec.containers[0].ports[0].containerPort: expected an integer, got number" },
+	    "{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{\"containerPort\":80.5}]}]}}",
+	    "spec.containers[0].ports[0].containerPort: expected an integer, got number" },
 	{ "name not a string", 0, "{\"metadata\":{\"name\":5}}",
-	  "metadata.name: expected a string, got integer" },
+	    "metadata.name: expected a string, got integer" },
 	{ "name an object (yaml)", 1, "metadata:\n  name: {a: 1}\n",
-	  "metadata.name: expected a string, got object" },
+	    "metadata.name: expected a string, got object" },
 	{ "root is an array", 0, "[1]", "expected an object, got array" },
 	{ "root is a scalar (yaml)", 1, "hello\n", "expected an object, got string" },
 	{ "kind not Pod", 1, "kind: Deployment\nspec: {}\n",
-	  "kind: expected Pod, got \"Deployment\"" },
+	    "kind: expected Pod, got \"Deployment\"" },
 	{ "spec not an object", 0, "{\"spec\":[]}", "spec: expected an object, got array" },
 	{ "containers not an array", 1, "spec:\n  containers: {a: 1}\n",
-	  "spec.containers: expected an array, got object" },
+	    "spec.containers: expected an array, got object" },
 	{ "container not an object", 1, "spec:\n  containers: [x]\n",
-	  "spec.containers[0]: expected an object, got string" },
+	    "spec.containers[0]: expected an object, got string" },
 	{ "bad quantity", 1, C0 "    resources:\n      requests:\n        cpu: 1.5x\n",
-	  "spec.containers[0].resources.requests.cpu: invalid quantity \"1.5x\"" },
+	    "spec.containers[0].resources.requests.cpu: invalid quantity \"1.5x\"" },
 	{ "quantity not scalar", 1, C0 "    resources:\n      limits:\n        memory: [1]\n",
-	  "spec.containers[0].resources.limits.memory: expected a quantity, got array" },
-	{ "quantity overflow", 0, "{\"spec\":{\"initContainers\":[{\"resources\":{\"limits\":"
-	  "{\"memory\":\"100Ei\"}}}]}}",
-	  "spec.initContainers[0].resources.limits.memory: invalid quantity \"100Ei\"" },
+	    "spec.containers[0].resources.limits.memory: expected a quantity, got array" },
+	{ "quantity overflow", 0,
+	    "{\"spec\":{\"initContainers\":[{\"resources\":{\"limits\":"
+	    "{\"memory\":\"100Ei\"}}}]}}",
+	    "spec.initContainers[0].resources.limits.memory: invalid quantity \"100Ei\"" },
 	{ "bad restartPolicy", 1, "spec:\n  restartPolicy: Sometimes\n",
-	  "spec.restartPolicy: unsupported value \"Sometimes\"" },
-	{ "bad container restartPolicy", 1, "spec:\n  initContainers:\n  - name: s\n"
-	  "    restartPolicy: always\n",
-	  "spec.initContainers[0].restartPolicy: unsupported value \"always\"" },
+	    "spec.restartPolicy: unsupported value \"Sometimes\"" },
+	{ "bad container restartPolicy", 1,
+	    "spec:\n  initContainers:\n  - name: s\n"
+	    "    restartPolicy: always\n",
+	    "spec.initContainers[0].restartPolicy: unsupported value \"always\"" },
 	{ "bad protocol", 1, C0 "    ports:\n    - containerPort: 1\n      protocol: tcp\n",
-	  "spec.containers[0].ports[0].protocol: unsupported value \"tcp\"" },
+	    "spec.containers[0].ports[0].protocol: unsupported value \"tcp\"" },
 	{ "bad pull policy", 1, C0 "    imagePullPolicy: Sometimes\n",
-	  "spec.containers[0].imagePullPolicy: unsupported value \"Sometimes\"" },
+	    "spec.containers[0].imagePullPolicy: unsupported value \"Sometimes\"" },
 	{ "bad dnsPolicy", 1, "spec:\n  dnsPolicy: Google\n",
-	  "spec.dnsPolicy: unsupported value \"Google\"" },
+	    "spec.dnsPolicy: unsupported value \"Google\"" },
 	{ "bad termination message policy", 1, C0 "    terminationMessagePolicy: Logs\n",
-	  "spec.containers[0].terminationMessagePolicy: unsupported value \"Logs\"" },
-	{ "bad mount propagation", 1, C0 "    volumeMounts:\n    - name: v\n      mountPath: /v\n"
-	  "      mountPropagation: Shared\n",
-	  "spec.containers[0].volumeMounts[0].mountPropagation: unsupported value \"Shared\"" },
+	    "spec.containers[0].terminationMessagePolicy: unsupported value \"Logs\"" },
+	{ "bad mount propagation", 1,
+	    C0 "    volumeMounts:\n    - name: v\n      mountPath: /v\n"
+	       "      mountPropagation: Shared\n",
+	    "spec.containers[0].volumeMounts[0].mountPropagation: unsupported value \"Shared\"" },
 	{ "bad time", 1, "metadata:\n  creationTimestamp: yesterday\n",
-	  "metadata.creationTimestamp: invalid time \"yesterday\"" },
-	{ "bad status time", 1, "status:\n  containerStatuses:\n  - name: c\n    state:\n"
-	  "      running: {startedAt: 2024-13-01T00:00:00Z}\n",
-	  "status.containerStatuses[0].state.running.startedAt: invalid time "
-	  "\"2024-13-01T00:00:00Z\"" },
+	    "metadata.creationTimestamp: invalid time \"yesterday\"" },
+	{ "bad status time", 1,
+	    "status:\n  containerStatuses:\n  - name: c\n    state:\n"
+	    "      running: {startedAt: 2024-13-01T00:00:00Z}\n",
+	    "status.containerStatuses[0].state.running.startedAt: invalid time "
+	    "\"2024-13-01T00:00:00Z\"" },
 	{ "bad phase", 1, "status: {phase: Done}\n", "status.phase: unsupported value \"Done\"" },
 	{ "bool as string", 0, "{\"spec\":{\"hostNetwork\":\"true\"}}",
-	  "spec.hostNetwork: expected a boolean, got string" },
+	    "spec.hostNetwork: expected a boolean, got string" },
 	{ "label value not a string", 0, "{\"metadata\":{\"labels\":{\"a\":{}}}}",
-	  "metadata.labels[a]: expected a string, got object" },
+	    "metadata.labels[a]: expected a string, got object" },
 	{ "command element", 1, C0 "    command: [sh, [x]]\n",
-	  "spec.containers[0].command[1]: expected a string, got array" },
+	    "spec.containers[0].command[1]: expected a string, got array" },
 	{ "probe not an object", 1, C0 "    livenessProbe: yes\n",
-	  "spec.containers[0].livenessProbe: expected an object, got boolean" },
+	    "spec.containers[0].livenessProbe: expected an object, got boolean" },
 	{ "probe period type", 1, C0 "    readinessProbe:\n      periodSeconds: ten\n",
-	  "spec.containers[0].readinessProbe.periodSeconds: expected an integer, got string" },
+	    "spec.containers[0].readinessProbe.periodSeconds: expected an integer, got string" },
 	{ "probe port type", 1, C0 "    startupProbe:\n      httpGet: {port: [80]}\n",
-	  "spec.containers[0].startupProbe.httpGet.port: expected an integer or a string, "
-	  "got array" },
+	    "spec.containers[0].startupProbe.httpGet.port: expected an integer or a string, "
+	    "got array" },
 	{ "hook exec type", 1, C0 "    lifecycle:\n      preStop:\n        exec: {command: x}\n",
-	  "spec.containers[0].lifecycle.preStop.exec.command: expected an array, got string" },
-	{ "env two sources", 1, C0 "    env:\n    - name: A\n      valueFrom:\n"
-	  "        fieldRef: {fieldPath: x}\n        secretKeyRef: {name: s, key: k}\n",
-	  "spec.containers[0].env[0].valueFrom: must have exactly one source, got 2" },
+	    "spec.containers[0].lifecycle.preStop.exec.command: expected an array, got string" },
+	{ "env two sources", 1,
+	    C0 "    env:\n    - name: A\n      valueFrom:\n"
+	       "        fieldRef: {fieldPath: x}\n        secretKeyRef: {name: s, key: k}\n",
+	    "spec.containers[0].env[0].valueFrom: must have exactly one source, got 2" },
 	{ "env no source", 1, C0 "    env:\n    - name: A\n      valueFrom: {}\n",
-	  "spec.containers[0].env[0].valueFrom: must have exactly one source, got 0" },
-	{ "env value and valueFrom", 1, C0 "    env:\n    - name: A\n      value: x\n"
-	  "      valueFrom:\n        fieldRef: {fieldPath: x}\n",
-	  "spec.containers[0].env[0].valueFrom: may not be specified when value is not empty" },
-	{ "env divisor", 1, C0 "    env:\n    - name: A\n      valueFrom:\n"
-	  "        resourceFieldRef: {resource: limits.cpu, divisor: lots}\n",
-	  "spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: invalid quantity "
-	  "\"lots\"" },
-	{ "envFrom both", 1, C0 "    envFrom:\n    - configMapRef: {name: a}\n"
-	  "      secretRef: {name: b}\n",
-	  "spec.containers[0].envFrom[0]: must have exactly one of configMapRef and secretRef" },
+	    "spec.containers[0].env[0].valueFrom: must have exactly one source, got 0" },
+	{ "env value and valueFrom", 1,
+	    C0 "    env:\n    - name: A\n      value: x\n"
+	       "      valueFrom:\n        fieldRef: {fieldPath: x}\n",
+	    "spec.containers[0].env[0].valueFrom: may not be specified when value is not empty" },
+	{ "env divisor", 1,
+	    C0 "    env:\n    - name: A\n      valueFrom:\n"
+	       "        resourceFieldRef: {resource: limits.cpu, divisor: lots}\n",
+	    "spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: invalid quantity "
+	    "\"lots\"" },
+	{ "envFrom both", 1,
+	    C0 "    envFrom:\n    - configMapRef: {name: a}\n"
+	       "      secretRef: {name: b}\n",
+	    "spec.containers[0].envFrom[0]: must have exactly one of configMapRef and secretRef" },
 	{ "volume source not an object", 1, "spec:\n  volumes:\n  - name: v\n    hostPath: /x\n",
-	  "spec.volumes[0].hostPath: expected an object, got string" },
-	{ "volume mode type", 1, "spec:\n  volumes:\n  - name: v\n    configMap:\n"
-	  "      name: c\n      defaultMode: rw\n",
-	  "spec.volumes[0].configMap.defaultMode: expected an integer, got string" },
-	{ "emptyDir sizeLimit", 1, "spec:\n  volumes:\n  - name: v\n    emptyDir:\n"
-	  "      sizeLimit: big\n",
-	  "spec.volumes[0].emptyDir.sizeLimit: invalid quantity \"big\"" },
+	    "spec.volumes[0].hostPath: expected an object, got string" },
+	{ "volume mode type", 1,
+	    "spec:\n  volumes:\n  - name: v\n    configMap:\n"
+	    "      name: c\n      defaultMode: rw\n",
+	    "spec.volumes[0].configMap.defaultMode: expected an integer, got string" },
+	{ "emptyDir sizeLimit", 1,
+	    "spec:\n  volumes:\n  - name: v\n    emptyDir:\n"
+	    "      sizeLimit: big\n",
+	    "spec.volumes[0].emptyDir.sizeLimit: invalid quantity \"big\"" },
 	{ "security context type", 1, C0 "    securityContext:\n      runAsUser: root\n",
-	  "spec.containers[0].securityContext.runAsUser: expected an integer, got string" },
+	    "spec.containers[0].securityContext.runAsUser: expected an integer, got string" },
 	{ "capabilities type", 1, C0 "    securityContext:\n      capabilities: {add: NET_ADMIN}\n",
-	  "spec.containers[0].securityContext.capabilities.add: expected an array, got string" },
+	    "spec.containers[0].securityContext.capabilities.add: expected an array, got string" },
 	{ "supplemental groups", 1, "spec:\n  securityContext:\n    supplementalGroups: [1, x]\n",
-	  "spec.securityContext.supplementalGroups[1]: expected an integer, got string" },
+	    "spec.securityContext.supplementalGroups[1]: expected an integer, got string" },
 	{ "tolerations", 1, "spec:\n  tolerations:\n  - {key: k, tolerationSeconds: soon}\n",
-	  "spec.tolerations[0].tolerationSeconds: expected an integer, got string" },
+	    "spec.tolerations[0].tolerationSeconds: expected an integer, got string" },
 	{ "host aliases", 1, "spec:\n  hostAliases:\n  - {ip: 1.2.3.4, hostnames: a}\n",
-	  "spec.hostAliases[0].hostnames: expected an array, got string" },
+	    "spec.hostAliases[0].hostnames: expected an array, got string" },
 	{ "dnsConfig options", 1, "spec:\n  dnsConfig:\n    options: [ndots]\n",
-	  "spec.dnsConfig.options[0]: expected an object, got string" },
+	    "spec.dnsConfig.options[0]: expected an object, got string" },
 	{ "owner reference", 1, "metadata:\n  ownerReferences:\n  - {controller: maybe}\n",
-	  "metadata.ownerReferences[0].controller: expected a boolean, got string" },
-	{ "yaml huge float as an integer (fuzz)", 1, "spec:\n  securityContext:\n"
-	  "    supplementalGroups: [5e30]\n",
-	  "spec.securityContext.supplementalGroups[0]: expected an integer, got number" },
+	    "metadata.ownerReferences[0].controller: expected a boolean, got string" },
+	{ "yaml huge float as an integer (fuzz)", 1,
+	    "spec:\n  securityContext:\n"
+	    "    supplementalGroups: [5e30]\n",
+	    "spec.securityContext.supplementalGroups[0]: expected an integer, got number" },
 	{ "yaml nan as an integer", 1, "metadata: {generation: .nan}\n",
-	  "metadata.generation: expected an integer, got number" },
+	    "metadata.generation: expected an integer, got number" },
 	{ "yaml fraction as an integer", 1, "metadata: {generation: 1.5}\n",
-	  "metadata.generation: expected an integer, got number" },
+	    "metadata.generation: expected an integer, got number" },
 	{ "generation", 0, "{\"metadata\":{\"generation\":1.5}}",
-	  "metadata.generation: expected an integer, got number" },
-	{ "status restartCount", 0, "{\"status\":{\"initContainerStatuses\":[{\"restartCount\":"
-	  "-3000000000}]}}",
-	  "status.initContainerStatuses[0].restartCount: -3000000000 is out of range" },
+	    "metadata.generation: expected an integer, got number" },
+	{ "status restartCount", 0,
+	    "{\"status\":{\"initContainerStatuses\":[{\"restartCount\":"
+	    "-3000000000}]}}",
+	    "status.initContainerStatuses[0].restartCount: -3000000000 is out of range" },
 	{ "NUL in a string", 0, "{\"metadata\":{\"name\":\"a\\u0000b\"}}",
-	  "metadata.name: contains a NUL byte" },
-	{ "json syntax", 0, "{\"metadata\":}", "line 1, offset 13: parse error: unallowed token "
-	  "at this point in JSON text" },
-	{ "yaml syntax", 1, "metadata:\n  name: [x\n", "line 3, column 1: did not find expected "
-	  "',' or ']' while parsing a flow sequence" },
+	    "metadata.name: contains a NUL byte" },
+	{ "json syntax", 0, "{\"metadata\":}",
+	    "line 1, offset 13: parse error: unallowed token "
+	    "at this point in JSON text" },
+	{ "yaml syntax", 1, "metadata:\n  name: [x\n",
+	    "line 3, column 1: did not find expected "
+	    "',' or ']' while parsing a flow sequence" },
 	{ "yaml alias", 1, "metadata:\n  name: &n x\n  namespace: *n\n",
-	  "line 3, column 14: YAML aliases are not supported" },
+	    "line 3, column 14: YAML aliases are not supported" },
 	{ "yaml empty", 1, "", "no YAML document" },
 	{ "json empty", 0, "", "line 1, offset 0: parse error: premature EOF" },
 };
@@ -922,11 +958,11 @@ static void
 test_errors_table(void **state)
 {
 	size_t i;
-	int nfail = 0;
+	int    nfail = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++) {
-		char err[256] = "";
+		char        err[256] = "";
 		struct pod *p = decode(err_cases[i].yaml, err_cases[i].doc, err, sizeof(err));
 
 		if (p != NULL) {
@@ -947,8 +983,8 @@ test_errors_table(void **state)
 static void
 test_size_limit(void **state)
 {
-	size_t n = POD_MAX_DOC_BYTES + 1, i;
-	char *doc = malloc(n + 1), err[256];
+	size_t      n = POD_MAX_DOC_BYTES + 1, i;
+	char       *doc = malloc(n + 1), err[256];
 	const char *head = "{\"metadata\":{\"annotations\":{\"a\":\"";
 
 	(void)state;
@@ -967,8 +1003,8 @@ test_size_limit(void **state)
 
 		if (p == NULL)
 			fail_msg("%s", err);
-		assert_int_equal(strlen(kvlist_get(&p->annotations, "a")),
-		    n - 1 - strlen(head) - 4);
+		assert_int_equal(
+		    strlen(kvlist_get(&p->annotations, "a")), n - 1 - strlen(head) - 4);
 		pod_free(p);
 	}
 	(void)i;
@@ -980,7 +1016,7 @@ static size_t
 nested(char *doc, int levels)
 {
 	size_t n;
-	int i;
+	int    i;
 
 	n = (size_t)sprintf(doc, "{\"metadata\":{\"name\":\"x\"},\"x\":");
 	for (i = 1; i < levels; i++)
@@ -995,8 +1031,8 @@ nested(char *doc, int levels)
 static void
 test_depth_limit(void **state)
 {
-	char doc[4096], err[256];
-	size_t n;
+	char        doc[4096], err[256];
+	size_t      n;
 	struct pod *p;
 
 	(void)state;

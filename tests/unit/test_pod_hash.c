@@ -12,30 +12,30 @@
 #include "pod/pod.h"
 
 static const char base[] =
-	"metadata: {name: p}\n"
-	"spec:\n"
-	"  volumes: [{name: v}, {name: w}]\n"
-	"  containers:\n"
-	"  - name: c\n"
-	"    image: busybox:1.36\n"
-	"    command: [sh]\n"
-	"    args: [-c, sleep 1]\n"
-	"    workingDir: /w\n"
-	"    env:\n"
-	"    - {name: A, value: \"1\"}\n"
-	"    - name: B\n"
-	"      valueFrom: {secretKeyRef: {name: s, key: k}}\n"
-	"    envFrom: [{configMapRef: {name: cm}}]\n"
-	"    ports: [{containerPort: 80, name: http}]\n"
-	"    resources: {requests: {cpu: 100m, memory: 1Mi}, limits: {memory: 2Mi}}\n"
-	"    volumeMounts: [{name: v, mountPath: /v}]\n"
-	"    livenessProbe: {httpGet: {port: 80}, periodSeconds: 10}\n"
-	"    readinessProbe: {exec: {command: [true]}}\n"
-	"    lifecycle: {preStop: {exec: {command: [x]}}}\n"
-	"    securityContext: {runAsUser: 1}\n"
-	"    terminationMessagePath: /dev/termination-log\n"
-	"status:\n"
-	"  phase: Running\n";
+    "metadata: {name: p}\n"
+    "spec:\n"
+    "  volumes: [{name: v}, {name: w}]\n"
+    "  containers:\n"
+    "  - name: c\n"
+    "    image: busybox:1.36\n"
+    "    command: [sh]\n"
+    "    args: [-c, sleep 1]\n"
+    "    workingDir: /w\n"
+    "    env:\n"
+    "    - {name: A, value: \"1\"}\n"
+    "    - name: B\n"
+    "      valueFrom: {secretKeyRef: {name: s, key: k}}\n"
+    "    envFrom: [{configMapRef: {name: cm}}]\n"
+    "    ports: [{containerPort: 80, name: http}]\n"
+    "    resources: {requests: {cpu: 100m, memory: 1Mi}, limits: {memory: 2Mi}}\n"
+    "    volumeMounts: [{name: v, mountPath: /v}]\n"
+    "    livenessProbe: {httpGet: {port: 80}, periodSeconds: 10}\n"
+    "    readinessProbe: {exec: {command: [true]}}\n"
+    "    lifecycle: {preStop: {exec: {command: [x]}}}\n"
+    "    securityContext: {runAsUser: 1}\n"
+    "    terminationMessagePath: /dev/termination-log\n"
+    "status:\n"
+    "  phase: Running\n";
 
 /* The hash of base, pinned: if this changes, every running container would be restarted
  * after an upgrade. Change it only on purpose. */
@@ -43,7 +43,7 @@ static const char base[] =
 
 struct hcase {
 	const char *name;
-	const char *from;       /* replaced once in base */
+	const char *from; /* replaced once in base */
 	const char *to;
 	int         changes;
 };
@@ -53,17 +53,20 @@ static const struct hcase hcases[] = {
 	{ "image", "busybox:1.36", "busybox:1.37", 1 },
 	{ "command", "command: [sh]", "command: [bash]", 1 },
 	{ "command moved into args", "command: [sh]\n    args: [-c, sleep 1]",
-	  "command: [sh, -c]\n    args: [sleep 1]", 1 },
+	    "command: [sh, -c]\n    args: [sleep 1]", 1 },
 	{ "args", "sleep 1", "sleep 2", 1 },
 	{ "workingDir", "workingDir: /w", "workingDir: /x", 1 },
 	{ "env value", "value: \"1\"", "value: \"2\"", 1 },
 	{ "env name", "{name: A,", "{name: Z,", 1 },
-	{ "env order", "    - {name: A, value: \"1\"}\n    - name: B\n"
-	  "      valueFrom: {secretKeyRef: {name: s, key: k}}\n",
-	  "    - name: B\n      valueFrom: {secretKeyRef: {name: s, key: k}}\n"
-	  "    - {name: A, value: \"1\"}\n", 1 },
+	{ "env order",
+	    "    - {name: A, value: \"1\"}\n    - name: B\n"
+	    "      valueFrom: {secretKeyRef: {name: s, key: k}}\n",
+	    "    - name: B\n      valueFrom: {secretKeyRef: {name: s, key: k}}\n"
+	    "    - {name: A, value: \"1\"}\n",
+	    1 },
 	{ "env valueFrom key", "key: k}", "key: j}", 1 },
-	{ "env valueFrom kind", "secretKeyRef: {name: s, key: k}", "configMapKeyRef: {name: s, key: k}", 1 },
+	{ "env valueFrom kind", "secretKeyRef: {name: s, key: k}",
+	    "configMapKeyRef: {name: s, key: k}", 1 },
 	{ "env valueFrom optional", "key: k}", "key: k, optional: true}", 1 },
 	{ "envFrom", "configMapRef: {name: cm}", "secretRef: {name: cm}", 1 },
 	{ "envFrom prefix", "envFrom: [{", "envFrom: [{prefix: X_, ", 1 },
@@ -78,36 +81,47 @@ static const struct hcase hcases[] = {
 	{ "mount readOnly", "mountPath: /v}", "mountPath: /v, readOnly: true}", 1 },
 	{ "security runAsUser", "runAsUser: 1}", "runAsUser: 2}", 1 },
 	{ "security privileged", "runAsUser: 1}", "runAsUser: 1, privileged: true}", 1 },
-	{ "security capabilities", "runAsUser: 1}", "runAsUser: 1, capabilities: {add: [NET_ADMIN]}}", 1 },
-	{ "preStop command", "preStop: {exec: {command: [x]}}", "preStop: {exec: {command: [y]}}", 1 },
+	{ "security capabilities", "runAsUser: 1}",
+	    "runAsUser: 1, capabilities: {add: [NET_ADMIN]}}", 1 },
+	{ "preStop command", "preStop: {exec: {command: [x]}}", "preStop: {exec: {command: [y]}}",
+	    1 },
 	{ "preStop kind", "preStop: {exec: {command: [x]}}", "preStop: {sleep: {seconds: 3}}", 1 },
 	{ "postStart added", "lifecycle: {", "lifecycle: {postStart: {exec: {command: [x]}}, ", 1 },
 	{ "stdin", "workingDir: /w\n", "workingDir: /w\n    stdin: true\n", 1 },
-	{ "stdinOnce", "workingDir: /w\n", "workingDir: /w\n    stdin: true\n    stdinOnce: true\n", 1 },
+	{ "stdinOnce", "workingDir: /w\n", "workingDir: /w\n    stdin: true\n    stdinOnce: true\n",
+	    1 },
 	{ "tty", "workingDir: /w\n", "workingDir: /w\n    tty: true\n", 1 },
 	{ "termination message path", "/dev/termination-log", "/tmp/t", 1 },
 	{ "termination message policy", "workingDir: /w\n",
-	  "workingDir: /w\n    terminationMessagePolicy: FallbackToLogsOnError\n", 1 },
+	    "workingDir: /w\n    terminationMessagePolicy: FallbackToLogsOnError\n", 1 },
 	{ "pull policy", "workingDir: /w\n", "workingDir: /w\n    imagePullPolicy: Always\n", 1 },
 	{ "name", "  - name: c\n", "  - name: d\n", 1 },
 	/* not restart-relevant */
 	{ "liveness period", "periodSeconds: 10}", "periodSeconds: 30}", 0 },
 	{ "liveness timing", "periodSeconds: 10}",
-	  "periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 9, initialDelaySeconds: 3}", 0 },
-	{ "liveness handler", "livenessProbe: {httpGet: {port: 80}", "livenessProbe: {tcpSocket: {port: 80}", 0 },
+	    "periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 9, initialDelaySeconds: 3}",
+	    0 },
+	{ "liveness handler", "livenessProbe: {httpGet: {port: 80}",
+	    "livenessProbe: {tcpSocket: {port: 80}", 0 },
 	{ "readiness removed", "    readinessProbe: {exec: {command: [true]}}\n", "", 0 },
-	{ "startup added", "    readinessProbe:", "    startupProbe: {exec: {command: [x]}}\n    readinessProbe:", 0 },
+	{ "startup added", "    readinessProbe:",
+	    "    startupProbe: {exec: {command: [x]}}\n    readinessProbe:", 0 },
 	{ "status phase", "phase: Running", "phase: Failed", 0 },
-	{ "status added", "  phase: Running\n", "  phase: Running\n  containerStatuses: [{name: c, "
-	  "restartCount: 5, ready: true}]\n", 0 },
+	{ "status added", "  phase: Running\n",
+	    "  phase: Running\n  containerStatuses: [{name: c, "
+	    "restartCount: 5, ready: true}]\n",
+	    0 },
 	{ "pod labels", "metadata: {name: p}", "metadata: {name: p, labels: {a: b}}", 0 },
 	{ "pod grace", "spec:\n", "spec:\n  terminationGracePeriodSeconds: 5\n", 0 },
 	{ "default pull policy written out", "workingDir: /w\n",
-	  "workingDir: /w\n    imagePullPolicy: IfNotPresent\n", 0 },
-	{ "default message path written out", "    terminationMessagePath: /dev/termination-log\n", "", 0 },
-	{ "resource order", "requests: {cpu: 100m, memory: 1Mi}", "requests: {memory: 1Mi, cpu: 100m}", 0 },
+	    "workingDir: /w\n    imagePullPolicy: IfNotPresent\n", 0 },
+	{ "default message path written out", "    terminationMessagePath: /dev/termination-log\n",
+	    "", 0 },
+	{ "resource order", "requests: {cpu: 100m, memory: 1Mi}",
+	    "requests: {memory: 1Mi, cpu: 100m}", 0 },
 	{ "same quantity spelled otherwise", "cpu: 100m", "cpu: 0.1", 0 },
-	{ "same memory spelled otherwise", "limits: {memory: 2Mi}", "limits: {memory: 2097152}", 0 },
+	{ "same memory spelled otherwise", "limits: {memory: 2Mi}", "limits: {memory: 2097152}",
+	    0 },
 	{ "key order", "{name: A, value: \"1\"}", "{value: \"1\", name: A}", 0 },
 };
 
@@ -115,8 +129,8 @@ static char *
 replace(const char *s, const char *from, const char *to)
 {
 	const char *at = strstr(s, from);
-	size_t n;
-	char *out;
+	size_t      n;
+	char       *out;
 
 	if (at == NULL)
 		fail_msg("\"%s\" not in base", from);
@@ -131,12 +145,12 @@ replace(const char *s, const char *from, const char *to)
 static uint64_t
 hash_of(const char *yaml, int json)
 {
-	char err[256];
+	char        err[256];
 	struct pod *p;
-	uint64_t h;
+	uint64_t    h;
 
-	p = json ? pod_from_json(yaml, strlen(yaml), err, sizeof(err)) :
-	    pod_from_yaml(yaml, strlen(yaml), err, sizeof(err));
+	p = json ? pod_from_json(yaml, strlen(yaml), err, sizeof(err))
+	         : pod_from_yaml(yaml, strlen(yaml), err, sizeof(err));
 	if (p == NULL)
 		fail_msg("decode: %s\n%s", err, yaml);
 	if (pod_validate(p, err, sizeof(err)) != 0)
@@ -150,8 +164,8 @@ static void
 test_hash_table(void **state)
 {
 	uint64_t h0 = hash_of(base, 0), h;
-	size_t i;
-	int nfail = 0;
+	size_t   i;
+	int      nfail = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(hcases) / sizeof(hcases[0]); i++) {

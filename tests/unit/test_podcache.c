@@ -42,7 +42,7 @@ mk_status(struct rt_pod_status *st, const char *uid, int ncont)
 static void
 test_rt_helpers(void **state)
 {
-	struct rt_pod_status st, cp;
+	struct rt_pod_status       st, cp;
 	const struct rt_container *c;
 
 	(void)state;
@@ -65,11 +65,11 @@ test_rt_helpers(void **state)
 static void
 test_set_get_newer(void **state)
 {
-	struct event_base *base = event_base_new();
-	struct podcache *pc;
-	struct rt_pod_status st;
+	struct event_base          *base = event_base_new();
+	struct podcache            *pc;
+	struct rt_pod_status        st;
 	const struct rt_pod_status *out = NULL;
-	int64_t asof;
+	int64_t                     asof;
 
 	(void)state;
 	event_base_priority_init(base, LOOP_NPRI);
@@ -110,7 +110,7 @@ test_set_get_newer(void **state)
 }
 
 struct waited {
-	int fired;
+	int                fired;
 	struct event_base *base;
 };
 
@@ -125,10 +125,10 @@ on_ready(void *arg)
 static void
 test_waiters(void **state)
 {
-	struct event_base *base = event_base_new();
-	struct podcache *pc;
-	struct rt_pod_status st;
-	struct waited a = { 0 }, b = { 0 }, c = { 0 };
+	struct event_base    *base = event_base_new();
+	struct podcache      *pc;
+	struct rt_pod_status  st;
+	struct waited         a = { 0 }, b = { 0 }, c = { 0 };
 	struct podcache_wait *wc;
 
 	(void)state;

@@ -22,8 +22,7 @@ on_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
 	struct seen *s = arg;
 
 	assert_true(s->n < 64);
-	snprintf(s->ops[s->n++], sizeof(s->ops[0]), "%s %s %s", pod_op_name(op), pod->uid,
-	    source);
+	snprintf(s->ops[s->n++], sizeof(s->ops[0]), "%s %s %s", pod_op_name(op), pod->uid, source);
 }
 
 /* A pod and its document. spec/status/ann are JSON fragments. */
@@ -32,7 +31,7 @@ item(const char *uid, const char *name, const char *spec, const char *status, in
     char **docp)
 {
 	struct podconfig_item it;
-	struct pod *p = xcalloc(1, sizeof(*p));
+	struct pod           *p = xcalloc(1, sizeof(*p));
 
 	p->uid = xstrdup(uid);
 	p->name = xstrdup(name);
@@ -42,9 +41,10 @@ item(const char *uid, const char *name, const char *spec, const char *status, in
 		p->deletion_grace.set = 1;
 		p->deletion_grace.v = 5;
 	}
-	xasprintf(docp, "{\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"%s},\"spec\":%s,"
-	    "\"status\":%s}", name, uid,
-	    del ? ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"" : "", spec, status);
+	xasprintf(docp,
+	    "{\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"%s},\"spec\":%s,"
+	    "\"status\":%s}",
+	    name, uid, del ? ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"" : "", spec, status);
 	it.pod = p;
 	it.doc = *docp;
 	it.doc_len = strlen(*docp);
@@ -53,10 +53,10 @@ item(const char *uid, const char *name, const char *spec, const char *status, in
 }
 
 static void
-upsert(struct podconfig *c, const char *src, const char *uid, const char *spec,
-    const char *status, int64_t del)
+upsert(struct podconfig *c, const char *src, const char *uid, const char *spec, const char *status,
+    int64_t del)
 {
-	char *doc;
+	char                 *doc;
 	struct podconfig_item it = item(uid, uid, spec, status, del, &doc);
 
 	podconfig_upsert(c, src, &it);
@@ -66,15 +66,15 @@ upsert(struct podconfig *c, const char *src, const char *uid, const char *spec,
 static void
 test_incremental_ops(void **state)
 {
-	struct seen s = { 0 };
+	struct seen              s = { 0 };
 	struct podconfig_options o = { .node_name = "n1" };
-	struct podconfig *c = podconfig_new(&o, on_update, &s);
-	const char *fmt, *src;
-	size_t len;
+	struct podconfig        *c = podconfig_new(&o, on_update, &s);
+	const char              *fmt, *src;
+	size_t                   len;
 
 	(void)state;
 	upsert(c, "api", "u1", "{\"a\":1}", "{}", 0);
-	upsert(c, "api", "u1", "{\"a\":1}", "{}", 0);         /* unchanged: nothing */
+	upsert(c, "api", "u1", "{\"a\":1}", "{}", 0);            /* unchanged: nothing */
 	upsert(c, "api", "u1", "{\"a\":1}", "{\"phase\":1}", 0); /* status only */
 	upsert(c, "api", "u1", "{\"a\":2}", "{\"phase\":1}", 0); /* spec */
 	upsert(c, "api", "u1", "{\"a\":2}", "{\"phase\":1}", 1); /* deletion */
@@ -92,10 +92,10 @@ test_incremental_ops(void **state)
 	assert_non_null(podconfig_doc(c, "u2", &len, &fmt, &src));
 	assert_string_equal(fmt, "json");
 	assert_string_equal(src, "api");
-	assert_non_null(kvlist_get(&podconfig_get(c, "u2")->annotations,
-	    "kubernetes.io/config.seen"));
-	assert_string_equal(kvlist_get(&podconfig_get(c, "u2")->annotations,
-	    "kubernetes.io/config.source"), "api");
+	assert_non_null(
+	    kvlist_get(&podconfig_get(c, "u2")->annotations, "kubernetes.io/config.seen"));
+	assert_string_equal(
+	    kvlist_get(&podconfig_get(c, "u2")->annotations, "kubernetes.io/config.source"), "api");
 	/* Another source cannot take over a UID. */
 	upsert(c, "file", "u2", "{\"x\":1}", "{}", 0);
 	assert_int_equal(s.n, 6);
@@ -105,12 +105,12 @@ test_incremental_ops(void **state)
 static void
 test_full_set(void **state)
 {
-	struct seen s = { 0 };
+	struct seen              s = { 0 };
 	struct podconfig_options o = { .node_name = "n1" };
-	struct podconfig *c = podconfig_new(&o, on_update, &s);
-	struct podconfig_item it[3];
-	char *docs[3];
-	int i;
+	struct podconfig        *c = podconfig_new(&o, on_update, &s);
+	struct podconfig_item    it[3];
+	char                    *docs[3];
+	int                      i;
 
 	(void)state;
 	it[0] = item("a", "a", "{}", "{}", 0, &docs[0]);
@@ -163,15 +163,17 @@ active_not_done(const char *uid, void *arg)
 static void
 test_admission(void **state)
 {
-	struct seen s = { 0 };
-	struct kvlist labels = { 0 };
-	struct kv l = { "disk", "ssd" };
-	struct podconfig_options o = { .node_name = "n1", .max_pods = 2, .node_labels = &labels,
+	struct seen              s = { 0 };
+	struct kvlist            labels = { 0 };
+	struct kv                l = { "disk", "ssd" };
+	struct podconfig_options o = { .node_name = "n1",
+		.max_pods = 2,
+		.node_labels = &labels,
 		.is_active = active_not_done };
-	struct podconfig *c;
-	const char *reason, *msg;
-	char *doc;
-	struct podconfig_item it;
+	struct podconfig        *c;
+	const char              *reason, *msg;
+	char                    *doc;
+	struct podconfig_item    it;
 
 	(void)state;
 	labels.items = &l;
@@ -222,9 +224,11 @@ test_admission(void **state)
 static void
 test_doc_hashes(void **state)
 {
-	static const char *y1 = "metadata:\n  name: a\n  annotations:\n    x: '1'\n"
+	static const char *y1 =
+	    "metadata:\n  name: a\n  annotations:\n    x: '1'\n"
 	    "    kubernetes.io/config.seen: t1\nspec:\n  containers: []\nstatus:\n  phase: Running\n";
-	static const char *y2 = "metadata:\n  name: a\n  annotations:\n    x: '1'\n"
+	static const char *y2 =
+	    "metadata:\n  name: a\n  annotations:\n    x: '1'\n"
 	    "    kubernetes.io/config.seen: t2\nspec:\n  containers: []\nstatus:\n  phase: Pending\n";
 	uint64_t a, b, c, d;
 

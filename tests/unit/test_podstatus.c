@@ -19,8 +19,7 @@
 
 /* ---- describing a status in one line ---- */
 
-static void
-cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void
 cat(char *buf, size_t len, const char *fmt, ...)
@@ -81,7 +80,9 @@ desc_conds(char *buf, size_t len, const struct pod_status *s)
 		const struct pod_condition *c = &s->conditions[i];
 
 		cat(buf, len, "%s%s=%s", i ? " " : "", c->type,
-		    c->status == COND_TRUE ? "True" : c->status == COND_FALSE ? "False" : "Unknown");
+		    c->status == COND_TRUE        ? "True"
+		        : c->status == COND_FALSE ? "False"
+		                                  : "Unknown");
 		if (c->reason)
 			cat(buf, len, "/%s", c->reason);
 	}
@@ -175,7 +176,7 @@ api_foreign_conditions(struct pod *p, struct pod_status *old)
 {
 	(void)old;
 	add_cond(&p->status, "example.com/gate", COND_TRUE, 50);
-	add_cond(&p->status, "Ready", COND_TRUE, 50);  /* kubelet-owned: regenerated */
+	add_cond(&p->status, "Ready", COND_TRUE, 50); /* kubelet-owned: regenerated */
 	add_cond(&p->status, "DisruptionTarget", COND_TRUE, 60);
 }
 
@@ -205,8 +206,7 @@ static void
 chk_times(const struct pod_status *s)
 {
 	assert_int_equal(podstatus_find_condition(s, "Ready")->last_transition_time, 100);
-	assert_int_equal(podstatus_find_condition(s, "ContainersReady")->last_transition_time,
-	    NOW);
+	assert_int_equal(podstatus_find_condition(s, "ContainersReady")->last_transition_time, NOW);
 	assert_int_equal(podstatus_find_condition(s, "PodScheduled")->last_transition_time, 90);
 	assert_int_equal(podstatus_find_condition(s, "Initialized")->last_transition_time, NOW);
 	assert_int_equal(s->start_time, 80);
@@ -215,8 +215,7 @@ chk_times(const struct pod_status *s)
 static void
 chk_foreign(const struct pod_status *s)
 {
-	assert_int_equal(podstatus_find_condition(s, "example.com/gate")->last_transition_time,
-	    50);
+	assert_int_equal(podstatus_find_condition(s, "example.com/gate")->last_transition_time, 50);
 	assert_string_equal(s->conditions[0].type, "example.com/gate");
 	assert_string_equal(s->conditions[1].type, "DisruptionTarget");
 }
@@ -270,13 +269,15 @@ static void
 chk_evicted(const struct pod_status *s)
 {
 	assert_string_equal(s->reason, "DeadlineExceeded");
-	assert_string_equal(s->message, "Pod was active on the node longer than the specified deadline");
+	assert_string_equal(
+	    s->message, "Pod was active on the node longer than the specified deadline");
 }
 
 static void
 chk_error_message(const struct pod_status *s)
 {
-	assert_string_equal(s->statuses[0].state.message, "back-off 10s restarting failed container=a pod=web_default(uid-1)");
+	assert_string_equal(s->statuses[0].state.message,
+	    "back-off 10s restarting failed container=a pod=web_default(uid-1)");
 }
 
 static void
@@ -299,215 +300,423 @@ chk_guaranteed(const struct pod_status *s)
 }
 
 struct ps_case {
-	const char          *name;
-	enum restart_policy  pol;
-	int                  hostnet, deleting, terminal;
-	const char          *apps, *inits, *ephem, *sb, *conts, *probes;
-	const char          *errors;        /* "name,reason,message;..." */
-	void               (*prep)(struct pod *, struct pod_status *old);
-	const char          *evict;
+	const char         *name;
+	enum restart_policy pol;
+	int                 hostnet, deleting, terminal;
+	const char         *apps, *inits, *ephem, *sb, *conts, *probes;
+	const char         *errors; /* "name,reason,message;..." */
+	void (*prep)(struct pod *, struct pod_status *old);
+	const char *evict;
 	/* expected */
-	enum pod_phase       phase;
-	const char          *conds;         /* NULL: not checked */
-	const char          *init, *app, *eph; /* descriptions; NULL: not checked */
-	void               (*check)(const struct pod_status *);
+	enum pod_phase phase;
+	const char    *conds;            /* NULL: not checked */
+	const char    *init, *app, *eph; /* descriptions; NULL: not checked */
+	void (*check)(const struct pod_status *);
 };
 
-#define C_READY "PodReadyToStartContainers=True Initialized=True Ready=True ContainersReady=True PodScheduled=True"
+#define C_READY                                                                                    \
+	"PodReadyToStartContainers=True Initialized=True Ready=True ContainersReady=True PodScheduled=True"
 
 static const struct ps_case cases[] = {
 	/* ---- phase and waiting reasons ---- */
-	{ .name = "pending_no_sandbox_container_creating", .apps = "a", .sb = "-",
-	  .phase = PHASE_PENDING,
-	  .conds = "PodReadyToStartContainers=False Initialized=True Ready=False/ContainersNotReady "
-		   "ContainersReady=False/ContainersNotReady PodScheduled=True",
-	  .app = "a=W(ContainerCreating)" },
-	{ .name = "running_all_ready", .apps = "a b", .conts = "a,r,0;b,r,0",
-	  .phase = PHASE_RUNNING, .conds = C_READY, .app = "a=R+ready+started b=R+ready+started" },
-	{ .name = "one_running_one_creating_is_pending", .apps = "a b", .conts = "a,r,0",
-	  .phase = PHASE_PENDING, .app = "a=R+ready+started b=W(ContainerCreating)" },
-	{ .name = "readiness_probe_not_run_not_ready", .apps = "a:R", .conts = "a,r,0",
-	  .phase = PHASE_RUNNING,
-	  .conds = "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
-		   "ContainersReady=False/ContainersNotReady PodScheduled=True",
-	  .app = "a=R+started" },
-	{ .name = "readiness_probe_success_ready", .apps = "a:R", .conts = "a,r,0",
-	  .probes = "a,-,S,-", .phase = PHASE_RUNNING, .conds = C_READY,
-	  .app = "a=R+ready+started" },
-	{ .name = "readiness_probe_failure_not_ready", .apps = "a:R", .conts = "a,r,0",
-	  .probes = "a,-,F,-", .phase = PHASE_RUNNING, .app = "a=R+started" },
-	{ .name = "startup_probe_pending_neither_started_nor_ready", .apps = "a:S",
-	  .conts = "a,r,0", .phase = PHASE_RUNNING, .app = "a=R" },
-	{ .name = "startup_probe_success_started_and_ready", .apps = "a:S", .conts = "a,r,0",
-	  .probes = "a,-,-,S", .phase = PHASE_RUNNING, .app = "a=R+ready+started" },
-	{ .name = "created_not_started_waiting_without_reason", .apps = "a", .conts = "a,c,0",
-	  .phase = PHASE_PENDING, .app = "a=W()" },
+	{ .name = "pending_no_sandbox_container_creating",
+	    .apps = "a",
+	    .sb = "-",
+	    .phase = PHASE_PENDING,
+	    .conds =
+	        "PodReadyToStartContainers=False Initialized=True Ready=False/ContainersNotReady "
+	        "ContainersReady=False/ContainersNotReady PodScheduled=True",
+	    .app = "a=W(ContainerCreating)" },
+	{ .name = "running_all_ready",
+	    .apps = "a b",
+	    .conts = "a,r,0;b,r,0",
+	    .phase = PHASE_RUNNING,
+	    .conds = C_READY,
+	    .app = "a=R+ready+started b=R+ready+started" },
+	{ .name = "one_running_one_creating_is_pending",
+	    .apps = "a b",
+	    .conts = "a,r,0",
+	    .phase = PHASE_PENDING,
+	    .app = "a=R+ready+started b=W(ContainerCreating)" },
+	{ .name = "readiness_probe_not_run_not_ready",
+	    .apps = "a:R",
+	    .conts = "a,r,0",
+	    .phase = PHASE_RUNNING,
+	    .conds =
+	        "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
+	        "ContainersReady=False/ContainersNotReady PodScheduled=True",
+	    .app = "a=R+started" },
+	{ .name = "readiness_probe_success_ready",
+	    .apps = "a:R",
+	    .conts = "a,r,0",
+	    .probes = "a,-,S,-",
+	    .phase = PHASE_RUNNING,
+	    .conds = C_READY,
+	    .app = "a=R+ready+started" },
+	{ .name = "readiness_probe_failure_not_ready",
+	    .apps = "a:R",
+	    .conts = "a,r,0",
+	    .probes = "a,-,F,-",
+	    .phase = PHASE_RUNNING,
+	    .app = "a=R+started" },
+	{ .name = "startup_probe_pending_neither_started_nor_ready",
+	    .apps = "a:S",
+	    .conts = "a,r,0",
+	    .phase = PHASE_RUNNING,
+	    .app = "a=R" },
+	{ .name = "startup_probe_success_started_and_ready",
+	    .apps = "a:S",
+	    .conts = "a,r,0",
+	    .probes = "a,-,-,S",
+	    .phase = PHASE_RUNNING,
+	    .app = "a=R+ready+started" },
+	{ .name = "created_not_started_waiting_without_reason",
+	    .apps = "a",
+	    .conts = "a,c,0",
+	    .phase = PHASE_PENDING,
+	    .app = "a=W()" },
 
 	/* ---- init containers ---- */
-	{ .name = "init_pending_pod_initializing", .apps = "a", .inits = "i1",
-	  .phase = PHASE_PENDING,
-	  .conds = "PodReadyToStartContainers=True Initialized=False/ContainersNotInitialized "
-		   "Ready=False/ContainersNotReady ContainersReady=False/ContainersNotReady "
-		   "PodScheduled=True",
-	  .init = "i1=W(PodInitializing)", .app = "a=W(PodInitializing)" },
-	{ .name = "init_running_pending", .apps = "a", .inits = "i1 i2", .conts = "i1,r,0",
-	  .phase = PHASE_PENDING, .init = "i1=R+started i2=W(PodInitializing)" },
-	{ .name = "init_done_apps_starting", .apps = "a", .inits = "i1", .conts = "i1,e,0",
-	  .phase = PHASE_PENDING,
-	  .conds = "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
-		   "ContainersReady=False/ContainersNotReady PodScheduled=True",
-	  .init = "i1=T(Completed,0)+ready", .app = "a=W(PodInitializing)" },
-	{ .name = "init_failed_never_pod_failed", .pol = NEVER, .apps = "a", .inits = "i1",
-	  .conts = "i1,e,1", .phase = PHASE_FAILED, .init = "i1=T(Error,1)" },
-	{ .name = "init_failed_always_crashloop_pending", .apps = "a", .inits = "i1",
-	  .conts = "i1,e,1", .errors = "i1,CrashLoopBackOff,back-off 10s",
-	  .phase = PHASE_PENDING, .init = "i1=W(CrashLoopBackOff)/last=T(Error,1)" },
-	{ .name = "init_statuses_in_spec_order", .apps = "a", .inits = "zz aa",
-	  .conts = "aa,e,0;zz,e,0", .init = "zz=T(Completed,0)+ready aa=T(Completed,0)+ready",
-	  .phase = PHASE_PENDING },
-	{ .name = "init_succeeded_ignores_start_error", .apps = "a", .inits = "i1",
-	  .conts = "a,r,0;i1,e,0", .errors = "i1,CrashLoopBackOff,x", .phase = PHASE_RUNNING,
-	  .init = "i1=T(Completed,0)+ready" },
+	{ .name = "init_pending_pod_initializing",
+	    .apps = "a",
+	    .inits = "i1",
+	    .phase = PHASE_PENDING,
+	    .conds = "PodReadyToStartContainers=True Initialized=False/ContainersNotInitialized "
+	             "Ready=False/ContainersNotReady ContainersReady=False/ContainersNotReady "
+	             "PodScheduled=True",
+	    .init = "i1=W(PodInitializing)",
+	    .app = "a=W(PodInitializing)" },
+	{ .name = "init_running_pending",
+	    .apps = "a",
+	    .inits = "i1 i2",
+	    .conts = "i1,r,0",
+	    .phase = PHASE_PENDING,
+	    .init = "i1=R+started i2=W(PodInitializing)" },
+	{ .name = "init_done_apps_starting",
+	    .apps = "a",
+	    .inits = "i1",
+	    .conts = "i1,e,0",
+	    .phase = PHASE_PENDING,
+	    .conds =
+	        "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
+	        "ContainersReady=False/ContainersNotReady PodScheduled=True",
+	    .init = "i1=T(Completed,0)+ready",
+	    .app = "a=W(PodInitializing)" },
+	{ .name = "init_failed_never_pod_failed",
+	    .pol = NEVER,
+	    .apps = "a",
+	    .inits = "i1",
+	    .conts = "i1,e,1",
+	    .phase = PHASE_FAILED,
+	    .init = "i1=T(Error,1)" },
+	{ .name = "init_failed_always_crashloop_pending",
+	    .apps = "a",
+	    .inits = "i1",
+	    .conts = "i1,e,1",
+	    .errors = "i1,CrashLoopBackOff,back-off 10s",
+	    .phase = PHASE_PENDING,
+	    .init = "i1=W(CrashLoopBackOff)/last=T(Error,1)" },
+	{ .name = "init_statuses_in_spec_order",
+	    .apps = "a",
+	    .inits = "zz aa",
+	    .conts = "aa,e,0;zz,e,0",
+	    .init = "zz=T(Completed,0)+ready aa=T(Completed,0)+ready",
+	    .phase = PHASE_PENDING },
+	{ .name = "init_succeeded_ignores_start_error",
+	    .apps = "a",
+	    .inits = "i1",
+	    .conts = "a,r,0;i1,e,0",
+	    .errors = "i1,CrashLoopBackOff,x",
+	    .phase = PHASE_RUNNING,
+	    .init = "i1=T(Completed,0)+ready" },
 
 	/* ---- restart policies and terminal phases ---- */
-	{ .name = "never_all_succeeded_pod_succeeded", .pol = NEVER, .apps = "a b",
-	  .conts = "a,e,0;b,e,0", .phase = PHASE_SUCCEEDED,
-	  .conds = "PodReadyToStartContainers=True Initialized=True/PodCompleted "
-		   "Ready=False/PodCompleted ContainersReady=False/PodCompleted PodScheduled=True" },
-	{ .name = "never_one_failed_pod_failed", .pol = NEVER, .apps = "a b",
-	  .conts = "a,e,0;b,e,1", .phase = PHASE_FAILED,
-	  .conds = "PodReadyToStartContainers=True Initialized=True Ready=False/PodFailed "
-		   "ContainersReady=False/PodFailed PodScheduled=True" },
-	{ .name = "never_one_still_running", .pol = NEVER, .apps = "a b", .conts = "a,e,1;b,r,0",
-	  .phase = PHASE_RUNNING },
-	{ .name = "onfailure_failed_restarting_running", .pol = ONFAIL, .apps = "a",
-	  .conts = "a,e,1", .phase = PHASE_RUNNING },
-	{ .name = "onfailure_all_succeeded", .pol = ONFAIL, .apps = "a", .conts = "a,e,0",
-	  .phase = PHASE_SUCCEEDED },
-	{ .name = "always_all_exited_running", .apps = "a", .conts = "a,e,0",
-	  .phase = PHASE_RUNNING },
-	{ .name = "always_terminal_worker_succeeded", .terminal = 1, .apps = "a b",
-	  .conts = "a,e,0;b,e,0", .phase = PHASE_SUCCEEDED },
-	{ .name = "always_terminal_worker_failed", .terminal = 1, .apps = "a b",
-	  .conts = "a,e,0;b,e,137", .phase = PHASE_FAILED },
-	{ .name = "static_pod_never_terminal_by_worker", .terminal = 1, .apps = "a",
-	  .conts = "a,e,0", .prep = static_pod, .phase = PHASE_RUNNING },
-	{ .name = "oom_killed_reason_reported", .pol = NEVER, .apps = "a", .conts = "a,e,137,O",
-	  .phase = PHASE_FAILED, .app = "a=T(OOMKilled,137)" },
-	{ .name = "terminal_phase_of_status_manager_kept", .apps = "a", .conts = "a,r,0",
-	  .prep = old_succeeded, .phase = PHASE_SUCCEEDED },
-	{ .name = "api_terminal_phase_is_final", .apps = "a", .conts = "a,r,0",
-	  .prep = api_failed, .phase = PHASE_FAILED },
-	{ .name = "deadline_exceeded_eviction_fails_pod", .apps = "a", .conts = "a,r,0",
-	  .evict = "DeadlineExceeded", .phase = PHASE_FAILED, .check = chk_evicted },
-	{ .name = "reason_and_message_kept_in_same_phase", .apps = "a", .conts = "a,r,0",
-	  .prep = old_running_with_reason, .phase = PHASE_RUNNING, .check = chk_reason_kept },
+	{ .name = "never_all_succeeded_pod_succeeded",
+	    .pol = NEVER,
+	    .apps = "a b",
+	    .conts = "a,e,0;b,e,0",
+	    .phase = PHASE_SUCCEEDED,
+	    .conds =
+	        "PodReadyToStartContainers=True Initialized=True/PodCompleted "
+	        "Ready=False/PodCompleted ContainersReady=False/PodCompleted PodScheduled=True" },
+	{ .name = "never_one_failed_pod_failed",
+	    .pol = NEVER,
+	    .apps = "a b",
+	    .conts = "a,e,0;b,e,1",
+	    .phase = PHASE_FAILED,
+	    .conds = "PodReadyToStartContainers=True Initialized=True Ready=False/PodFailed "
+	             "ContainersReady=False/PodFailed PodScheduled=True" },
+	{ .name = "never_one_still_running",
+	    .pol = NEVER,
+	    .apps = "a b",
+	    .conts = "a,e,1;b,r,0",
+	    .phase = PHASE_RUNNING },
+	{ .name = "onfailure_failed_restarting_running",
+	    .pol = ONFAIL,
+	    .apps = "a",
+	    .conts = "a,e,1",
+	    .phase = PHASE_RUNNING },
+	{ .name = "onfailure_all_succeeded",
+	    .pol = ONFAIL,
+	    .apps = "a",
+	    .conts = "a,e,0",
+	    .phase = PHASE_SUCCEEDED },
+	{ .name = "always_all_exited_running",
+	    .apps = "a",
+	    .conts = "a,e,0",
+	    .phase = PHASE_RUNNING },
+	{ .name = "always_terminal_worker_succeeded",
+	    .terminal = 1,
+	    .apps = "a b",
+	    .conts = "a,e,0;b,e,0",
+	    .phase = PHASE_SUCCEEDED },
+	{ .name = "always_terminal_worker_failed",
+	    .terminal = 1,
+	    .apps = "a b",
+	    .conts = "a,e,0;b,e,137",
+	    .phase = PHASE_FAILED },
+	{ .name = "static_pod_never_terminal_by_worker",
+	    .terminal = 1,
+	    .apps = "a",
+	    .conts = "a,e,0",
+	    .prep = static_pod,
+	    .phase = PHASE_RUNNING },
+	{ .name = "oom_killed_reason_reported",
+	    .pol = NEVER,
+	    .apps = "a",
+	    .conts = "a,e,137,O",
+	    .phase = PHASE_FAILED,
+	    .app = "a=T(OOMKilled,137)" },
+	{ .name = "terminal_phase_of_status_manager_kept",
+	    .apps = "a",
+	    .conts = "a,r,0",
+	    .prep = old_succeeded,
+	    .phase = PHASE_SUCCEEDED },
+	{ .name = "api_terminal_phase_is_final",
+	    .apps = "a",
+	    .conts = "a,r,0",
+	    .prep = api_failed,
+	    .phase = PHASE_FAILED },
+	{ .name = "deadline_exceeded_eviction_fails_pod",
+	    .apps = "a",
+	    .conts = "a,r,0",
+	    .evict = "DeadlineExceeded",
+	    .phase = PHASE_FAILED,
+	    .check = chk_evicted },
+	{ .name = "reason_and_message_kept_in_same_phase",
+	    .apps = "a",
+	    .conts = "a,r,0",
+	    .prep = old_running_with_reason,
+	    .phase = PHASE_RUNNING,
+	    .check = chk_reason_kept },
 
 	/* ---- start errors (reason cache) ---- */
-	{ .name = "crash_loop_back_off_shows_last_termination", .apps = "a", .conts = "a,e,1",
-	  .errors = "a,CrashLoopBackOff,back-off 10s restarting failed container=a pod=web_default(uid-1)",
-	  .phase = PHASE_RUNNING, .app = "a=W(CrashLoopBackOff)/last=T(Error,1)",
-	  .check = chk_error_message },
-	{ .name = "err_image_pull_first_start", .apps = "a",
-	  .errors = "a,ErrImagePull,pull access denied", .phase = PHASE_PENDING,
-	  .app = "a=W(ErrImagePull)" },
-	{ .name = "image_pull_back_off", .apps = "a b", .conts = "b,r,0",
-	  .errors = "a,ImagePullBackOff,Back-off pulling image", .phase = PHASE_PENDING,
-	  .app = "a=W(ImagePullBackOff) b=R+ready+started" },
-	{ .name = "err_image_never_pull", .apps = "a", .errors = "a,ErrImageNeverPull,x",
-	  .phase = PHASE_PENDING, .app = "a=W(ErrImageNeverPull)" },
-	{ .name = "create_container_config_error", .apps = "a",
-	  .errors = "a,CreateContainerConfigError,secret \"s\" not found", .phase = PHASE_PENDING,
-	  .app = "a=W(CreateContainerConfigError)" },
-	{ .name = "run_container_error_after_exit", .apps = "a", .conts = "a,e,128",
-	  .errors = "a,RunContainerError,exec: not found", .phase = PHASE_RUNNING,
-	  .app = "a=W(RunContainerError)/last=T(Error,128)" },
-	{ .name = "never_policy_exited_ignores_start_error", .pol = NEVER, .apps = "a",
-	  .conts = "a,e,1", .errors = "a,CrashLoopBackOff,x", .phase = PHASE_FAILED,
-	  .app = "a=T(Error,1)" },
-	{ .name = "running_container_ignores_start_error", .apps = "a", .conts = "a,r,0",
-	  .errors = "a,CrashLoopBackOff,x", .phase = PHASE_RUNNING, .app = "a=R+ready+started" },
-	{ .name = "deleting_pod_ignores_start_error", .deleting = 1, .apps = "a",
-	  .conts = "a,e,1", .errors = "a,CrashLoopBackOff,x", .app = "a=T(Error,1)",
-	  .phase = PHASE_RUNNING },
+	{ .name = "crash_loop_back_off_shows_last_termination",
+	    .apps = "a",
+	    .conts = "a,e,1",
+	    .errors =
+	        "a,CrashLoopBackOff,back-off 10s restarting failed container=a pod=web_default(uid-1)",
+	    .phase = PHASE_RUNNING,
+	    .app = "a=W(CrashLoopBackOff)/last=T(Error,1)",
+	    .check = chk_error_message },
+	{ .name = "err_image_pull_first_start",
+	    .apps = "a",
+	    .errors = "a,ErrImagePull,pull access denied",
+	    .phase = PHASE_PENDING,
+	    .app = "a=W(ErrImagePull)" },
+	{ .name = "image_pull_back_off",
+	    .apps = "a b",
+	    .conts = "b,r,0",
+	    .errors = "a,ImagePullBackOff,Back-off pulling image",
+	    .phase = PHASE_PENDING,
+	    .app = "a=W(ImagePullBackOff) b=R+ready+started" },
+	{ .name = "err_image_never_pull",
+	    .apps = "a",
+	    .errors = "a,ErrImageNeverPull,x",
+	    .phase = PHASE_PENDING,
+	    .app = "a=W(ErrImageNeverPull)" },
+	{ .name = "create_container_config_error",
+	    .apps = "a",
+	    .errors = "a,CreateContainerConfigError,secret \"s\" not found",
+	    .phase = PHASE_PENDING,
+	    .app = "a=W(CreateContainerConfigError)" },
+	{ .name = "run_container_error_after_exit",
+	    .apps = "a",
+	    .conts = "a,e,128",
+	    .errors = "a,RunContainerError,exec: not found",
+	    .phase = PHASE_RUNNING,
+	    .app = "a=W(RunContainerError)/last=T(Error,128)" },
+	{ .name = "never_policy_exited_ignores_start_error",
+	    .pol = NEVER,
+	    .apps = "a",
+	    .conts = "a,e,1",
+	    .errors = "a,CrashLoopBackOff,x",
+	    .phase = PHASE_FAILED,
+	    .app = "a=T(Error,1)" },
+	{ .name = "running_container_ignores_start_error",
+	    .apps = "a",
+	    .conts = "a,r,0",
+	    .errors = "a,CrashLoopBackOff,x",
+	    .phase = PHASE_RUNNING,
+	    .app = "a=R+ready+started" },
+	{ .name = "deleting_pod_ignores_start_error",
+	    .deleting = 1,
+	    .apps = "a",
+	    .conts = "a,e,1",
+	    .errors = "a,CrashLoopBackOff,x",
+	    .app = "a=T(Error,1)",
+	    .phase = PHASE_RUNNING },
 
 	/* ---- continuity with the runtime's history and the old status ---- */
-	{ .name = "restart_count_and_last_state_from_previous_instance", .apps = "a",
-	  .conts = "a,r,0;a,e,137", .phase = PHASE_RUNNING,
-	  .app = "a=R+ready+started#1/last=T(Error,137)", .check = chk_ids },
-	{ .name = "unknown_state_after_running_is_terminated", .apps = "a", .conts = "a,u,0",
-	  .prep = old_a_running, .app = "a=T(ContainerStatusUnknown,137)#3",
-	  .phase = PHASE_RUNNING },
-	{ .name = "unknown_state_never_ran_is_waiting", .apps = "a", .conts = "a,u,0",
-	  .app = "a=W()", .phase = PHASE_PENDING },
-	{ .name = "vanished_running_container_gets_last_state", .apps = "a",
-	  .prep = old_a_running,
-	  .app = "a=W(ContainerCreating)#3/last=T(ContainerStatusUnknown,137)",
-	  .phase = PHASE_RUNNING },
-	{ .name = "old_terminated_status_kept_when_runtime_forgot", .pol = NEVER, .apps = "a",
-	  .prep = old_a_completed, .app = "a=T(Completed,0)", .phase = PHASE_SUCCEEDED },
+	{ .name = "restart_count_and_last_state_from_previous_instance",
+	    .apps = "a",
+	    .conts = "a,r,0;a,e,137",
+	    .phase = PHASE_RUNNING,
+	    .app = "a=R+ready+started#1/last=T(Error,137)",
+	    .check = chk_ids },
+	{ .name = "unknown_state_after_running_is_terminated",
+	    .apps = "a",
+	    .conts = "a,u,0",
+	    .prep = old_a_running,
+	    .app = "a=T(ContainerStatusUnknown,137)#3",
+	    .phase = PHASE_RUNNING },
+	{ .name = "unknown_state_never_ran_is_waiting",
+	    .apps = "a",
+	    .conts = "a,u,0",
+	    .app = "a=W()",
+	    .phase = PHASE_PENDING },
+	{ .name = "vanished_running_container_gets_last_state",
+	    .apps = "a",
+	    .prep = old_a_running,
+	    .app = "a=W(ContainerCreating)#3/last=T(ContainerStatusUnknown,137)",
+	    .phase = PHASE_RUNNING },
+	{ .name = "old_terminated_status_kept_when_runtime_forgot",
+	    .pol = NEVER,
+	    .apps = "a",
+	    .prep = old_a_completed,
+	    .app = "a=T(Completed,0)",
+	    .phase = PHASE_SUCCEEDED },
 
-	{ .name = "init_restart_count_and_last_state", .apps = "a", .inits = "i1",
-	  .conts = "i1,r,0;i1,e,1", .phase = PHASE_PENDING,
-	  .init = "i1=R+started#1/last=T(Error,1)" },
-	{ .name = "init_oom_killed_always_restarting_pending", .apps = "a", .inits = "i1",
-	  .conts = "i1,e,137,O", .phase = PHASE_PENDING, .init = "i1=T(OOMKilled,137)" },
+	{ .name = "init_restart_count_and_last_state",
+	    .apps = "a",
+	    .inits = "i1",
+	    .conts = "i1,r,0;i1,e,1",
+	    .phase = PHASE_PENDING,
+	    .init = "i1=R+started#1/last=T(Error,1)" },
+	{ .name = "init_oom_killed_always_restarting_pending",
+	    .apps = "a",
+	    .inits = "i1",
+	    .conts = "i1,e,137,O",
+	    .phase = PHASE_PENDING,
+	    .init = "i1=T(OOMKilled,137)" },
 
 	/* ---- sidecars ---- */
-	{ .name = "sidecar_running_apps_running", .apps = "a", .inits = "s:r",
-	  .conts = "a,r,0;s,r,0", .phase = PHASE_RUNNING, .conds = C_READY,
-	  .init = "s=R+ready+started" },
-	{ .name = "sidecar_readiness_probe_gates_pod_ready", .apps = "a", .inits = "s:rR",
-	  .conts = "a,r,0;s,r,0", .phase = PHASE_RUNNING, .init = "s=R+started",
-	  .conds = "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
-		   "ContainersReady=False/ContainersNotReady PodScheduled=True" },
-	{ .name = "sidecar_startup_pending_pod_pending", .apps = "a", .inits = "s:rS",
-	  .conts = "s,r,0", .phase = PHASE_PENDING,
-	  .conds = "PodReadyToStartContainers=True Initialized=False/ContainersNotInitialized "
-		   "Ready=False/ContainersNotReady ContainersReady=False/ContainersNotReady "
-		   "PodScheduled=True",
-	  .init = "s=R" },
-	{ .name = "sidecar_restarting_after_apps_started_stays_running", .apps = "a",
-	  .inits = "s:r", .conts = "a,r,0;s,e,1", .phase = PHASE_RUNNING,
-	  .conds = "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
-		   "ContainersReady=False/ContainersNotReady PodScheduled=True" },
-	{ .name = "sidecar_stopped_app_succeeded_onfailure_succeeded", .pol = ONFAIL,
-	  .apps = "a", .inits = "s:r", .conts = "a,e,0;s,e,0", .phase = PHASE_SUCCEEDED },
+	{ .name = "sidecar_running_apps_running",
+	    .apps = "a",
+	    .inits = "s:r",
+	    .conts = "a,r,0;s,r,0",
+	    .phase = PHASE_RUNNING,
+	    .conds = C_READY,
+	    .init = "s=R+ready+started" },
+	{ .name = "sidecar_readiness_probe_gates_pod_ready",
+	    .apps = "a",
+	    .inits = "s:rR",
+	    .conts = "a,r,0;s,r,0",
+	    .phase = PHASE_RUNNING,
+	    .init = "s=R+started",
+	    .conds =
+	        "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
+	        "ContainersReady=False/ContainersNotReady PodScheduled=True" },
+	{ .name = "sidecar_startup_pending_pod_pending",
+	    .apps = "a",
+	    .inits = "s:rS",
+	    .conts = "s,r,0",
+	    .phase = PHASE_PENDING,
+	    .conds = "PodReadyToStartContainers=True Initialized=False/ContainersNotInitialized "
+	             "Ready=False/ContainersNotReady ContainersReady=False/ContainersNotReady "
+	             "PodScheduled=True",
+	    .init = "s=R" },
+	{ .name = "sidecar_restarting_after_apps_started_stays_running",
+	    .apps = "a",
+	    .inits = "s:r",
+	    .conts = "a,r,0;s,e,1",
+	    .phase = PHASE_RUNNING,
+	    .conds =
+	        "PodReadyToStartContainers=True Initialized=True Ready=False/ContainersNotReady "
+	        "ContainersReady=False/ContainersNotReady PodScheduled=True" },
+	{ .name = "sidecar_stopped_app_succeeded_onfailure_succeeded",
+	    .pol = ONFAIL,
+	    .apps = "a",
+	    .inits = "s:r",
+	    .conts = "a,e,0;s,e,0",
+	    .phase = PHASE_SUCCEEDED },
 
 	/* ---- ordering, conditions, addresses ---- */
-	{ .name = "app_statuses_sorted_by_name", .apps = "zeta alpha",
-	  .conts = "zeta,r,0;alpha,r,0", .app = "alpha=R+ready+started zeta=R+ready+started",
-	  .phase = PHASE_RUNNING },
-	{ .name = "ephemeral_container_status", .apps = "a", .ephem = "dbg",
-	  .conts = "dbg,r,0;a,r,0", .eph = "dbg=R", .phase = PHASE_RUNNING, .conds = C_READY },
-	{ .name = "transition_times_kept_when_unchanged", .apps = "a", .conts = "a,r,0",
-	  .prep = old_ready_since_100, .phase = PHASE_RUNNING, .check = chk_times },
-	{ .name = "foreign_conditions_kept_kubelet_ones_regenerated", .apps = "a",
-	  .conts = "a,r,0", .prep = api_foreign_conditions, .phase = PHASE_RUNNING,
-	  .conds = "example.com/gate=True DisruptionTarget=True " C_READY,
-	  .check = chk_foreign },
-	{ .name = "sandbox_not_ready_condition_false", .apps = "a", .sb = "sb1,N,P,10.0.0.5,0",
-	  .conts = "a,e,137", .phase = PHASE_RUNNING,
-	  .conds = "PodReadyToStartContainers=False Initialized=True Ready=False/ContainersNotReady "
-		   "ContainersReady=False/ContainersNotReady PodScheduled=True" },
-	{ .name = "host_network_pod_ip_is_host_ip", .hostnet = 1, .apps = "a",
-	  .sb = "sb1,R,H,-,0", .conts = "a,r,0", .phase = PHASE_RUNNING,
-	  .check = chk_hostnet_ip },
-	{ .name = "pod_ip_kept_when_sandbox_gone", .apps = "a", .sb = "-", .prep = old_pod_ip,
-	  .phase = PHASE_PENDING, .check = chk_old_ip },
-	{ .name = "condition_messages_list_unknown_and_unready", .apps = "a:R b:R",
-	  .inits = "s:r", .conts = "a,r,0;b,r,0", .phase = PHASE_PENDING,
-	  .check = chk_unready_message },
-	{ .name = "guaranteed_qos_class", .apps = "a:c b:c", .conts = "a,r,0;b,r,0",
-	  .phase = PHASE_RUNNING, .check = chk_guaranteed },
+	{ .name = "app_statuses_sorted_by_name",
+	    .apps = "zeta alpha",
+	    .conts = "zeta,r,0;alpha,r,0",
+	    .app = "alpha=R+ready+started zeta=R+ready+started",
+	    .phase = PHASE_RUNNING },
+	{ .name = "ephemeral_container_status",
+	    .apps = "a",
+	    .ephem = "dbg",
+	    .conts = "dbg,r,0;a,r,0",
+	    .eph = "dbg=R",
+	    .phase = PHASE_RUNNING,
+	    .conds = C_READY },
+	{ .name = "transition_times_kept_when_unchanged",
+	    .apps = "a",
+	    .conts = "a,r,0",
+	    .prep = old_ready_since_100,
+	    .phase = PHASE_RUNNING,
+	    .check = chk_times },
+	{ .name = "foreign_conditions_kept_kubelet_ones_regenerated",
+	    .apps = "a",
+	    .conts = "a,r,0",
+	    .prep = api_foreign_conditions,
+	    .phase = PHASE_RUNNING,
+	    .conds = "example.com/gate=True DisruptionTarget=True " C_READY,
+	    .check = chk_foreign },
+	{ .name = "sandbox_not_ready_condition_false",
+	    .apps = "a",
+	    .sb = "sb1,N,P,10.0.0.5,0",
+	    .conts = "a,e,137",
+	    .phase = PHASE_RUNNING,
+	    .conds =
+	        "PodReadyToStartContainers=False Initialized=True Ready=False/ContainersNotReady "
+	        "ContainersReady=False/ContainersNotReady PodScheduled=True" },
+	{ .name = "host_network_pod_ip_is_host_ip",
+	    .hostnet = 1,
+	    .apps = "a",
+	    .sb = "sb1,R,H,-,0",
+	    .conts = "a,r,0",
+	    .phase = PHASE_RUNNING,
+	    .check = chk_hostnet_ip },
+	{ .name = "pod_ip_kept_when_sandbox_gone",
+	    .apps = "a",
+	    .sb = "-",
+	    .prep = old_pod_ip,
+	    .phase = PHASE_PENDING,
+	    .check = chk_old_ip },
+	{ .name = "condition_messages_list_unknown_and_unready",
+	    .apps = "a:R b:R",
+	    .inits = "s:r",
+	    .conts = "a,r,0;b,r,0",
+	    .phase = PHASE_PENDING,
+	    .check = chk_unready_message },
+	{ .name = "guaranteed_qos_class",
+	    .apps = "a:c b:c",
+	    .conts = "a,r,0;b,r,0",
+	    .phase = PHASE_RUNNING,
+	    .check = chk_guaranteed },
 };
 
 static void
 fx_errors(const char *spec, struct start_errors *e, char **keep)
 {
-	char *ent, *save = NULL;
+	char               *ent, *save = NULL;
 	struct start_error *v = NULL;
-	size_t n = 0;
+	size_t              n = 0;
 
 	e->v = NULL;
 	e->n = 0;
@@ -609,8 +818,11 @@ run_case(void **state)
 static void
 test_dual_stack(void **state)
 {
-	static const struct ps_case tc = { .name = "pod_ip_dual_stack", .apps = "a",
-		.sb = "sb1,R,P,10.0.0.7,0", .conts = "a,r,0", .phase = PHASE_RUNNING,
+	static const struct ps_case tc = { .name = "pod_ip_dual_stack",
+		.apps = "a",
+		.sb = "sb1,R,P,10.0.0.7,0",
+		.conts = "a,r,0",
+		.phase = PHASE_RUNNING,
 		.check = chk_dual_stack };
 
 	(void)state;
@@ -621,10 +833,10 @@ test_dual_stack(void **state)
 /* ---- QoS ---- */
 
 struct qos_case {
-	const char     *name;
-	const char     *apps;
-	const char     *inits;
-	enum qos_class  want;
+	const char    *name;
+	const char    *apps;
+	const char    *inits;
+	enum qos_class want;
 };
 
 static const struct qos_case qos_cases[] = {
@@ -667,32 +879,34 @@ test_qos(void **state)
 /* ---- merge ---- */
 
 struct merge_case {
-	const char     *name;
-	enum pod_phase  old_phase, new_phase;
-	int             running;
-	int             new_ready;      /* Ready/ContainersReady True in new */
-	enum pod_phase  want_phase;
-	const char     *want_conds;
+	const char    *name;
+	enum pod_phase old_phase, new_phase;
+	int            running;
+	int            new_ready; /* Ready/ContainersReady True in new */
+	enum pod_phase want_phase;
+	const char    *want_conds;
 };
 
 static const struct merge_case merge_cases[] = {
 	{ "kubelet_conditions_from_new_others_from_old", PHASE_RUNNING, PHASE_RUNNING, 0, 1,
-	  PHASE_RUNNING, "example.com/x=True Ready=True ContainersReady=True PodScheduled=True" },
+	    PHASE_RUNNING, "example.com/x=True Ready=True ContainersReady=True PodScheduled=True" },
 	{ "terminal_delayed_while_containers_may_run", PHASE_RUNNING, PHASE_SUCCEEDED, 1, 0,
-	  PHASE_RUNNING, "example.com/x=True Ready=False ContainersReady=False PodScheduled=True" },
+	    PHASE_RUNNING,
+	    "example.com/x=True Ready=False ContainersReady=False PodScheduled=True" },
 	{ "terminal_allowed_once_containers_stopped", PHASE_RUNNING, PHASE_FAILED, 0, 0,
-	  PHASE_FAILED, "example.com/x=True Ready=False ContainersReady=False PodScheduled=True" },
+	    PHASE_FAILED,
+	    "example.com/x=True Ready=False ContainersReady=False PodScheduled=True" },
 	{ "terminal_phase_never_left", PHASE_SUCCEEDED, PHASE_RUNNING, 0, 0, PHASE_SUCCEEDED,
-	  "example.com/x=True Ready=False ContainersReady=False PodScheduled=True" },
+	    "example.com/x=True Ready=False ContainersReady=False PodScheduled=True" },
 	{ "ready_forced_false_in_terminal_phase", PHASE_RUNNING, PHASE_SUCCEEDED, 0, 1,
-	  PHASE_SUCCEEDED,
-	  "example.com/x=True Ready=False/PodCompleted ContainersReady=False/PodCompleted "
-	  "PodScheduled=True" },
+	    PHASE_SUCCEEDED,
+	    "example.com/x=True Ready=False/PodCompleted ContainersReady=False/PodCompleted "
+	    "PodScheduled=True" },
 	{ "ready_forced_false_failed", PHASE_RUNNING, PHASE_FAILED, 0, 1, PHASE_FAILED,
-	  "example.com/x=True Ready=False/PodFailed ContainersReady=False/PodFailed "
-	  "PodScheduled=True" },
+	    "example.com/x=True Ready=False/PodFailed ContainersReady=False/PodFailed "
+	    "PodScheduled=True" },
 	{ "pending_to_running", PHASE_PENDING, PHASE_RUNNING, 1, 1, PHASE_RUNNING,
-	  "example.com/x=True Ready=True ContainersReady=True PodScheduled=True" },
+	    "example.com/x=True Ready=True ContainersReady=True PodScheduled=True" },
 };
 
 static void
@@ -725,8 +939,8 @@ test_merge(void **state)
 		if (out.phase == tc->old_phase && tc->old_phase != tc->new_phase)
 			assert_string_equal(out.reason, "OldReason");
 		if (tc->new_ready && out.phase == PHASE_SUCCEEDED)
-			assert_int_equal(podstatus_find_condition(&out, "Ready")->last_transition_time,
-			    NOW);
+			assert_int_equal(
+			    podstatus_find_condition(&out, "Ready")->last_transition_time, NOW);
 		pod_status_clear(&old);
 		pod_status_clear(&nw);
 		pod_status_clear(&out);
@@ -741,7 +955,7 @@ test_json(void **state)
 	struct pod_status        s, c;
 	struct container_status *cs;
 	char                    *j;
-	static const char *want =
+	static const char       *want =
 	    "{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
 	    "\"lastProbeTime\":null,\"lastTransitionTime\":\"2023-11-14T22:13:20Z\","
 	    "\"reason\":\"ContainersNotReady\",\"message\":\"containers with unready status: [b]\"}],"

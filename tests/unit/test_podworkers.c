@@ -17,26 +17,26 @@
 #define MAXCALLS 64
 
 struct call {
-	char                *kind;   /* sync, terminating, terminated, cancel */
-	char                *uid;
-	char                *rv;     /* the pod's resource_version */
-	enum pw_update_type  type;
-	int64_t              grace;
-	struct pw_txn       *txn;
+	char               *kind; /* sync, terminating, terminated, cancel */
+	char               *uid;
+	char               *rv; /* the pod's resource_version */
+	enum pw_update_type type;
+	int64_t             grace;
+	struct pw_txn      *txn;
 };
 
 struct fake {
-	struct call  calls[MAXCALLS];
-	int          n;
-	int          auto_done;      /* complete every transaction at once with auto_rc */
-	int          auto_rc;
-	unsigned     auto_flags;
-	int          states[8];
-	int          nstates;
+	struct call calls[MAXCALLS];
+	int         n;
+	int         auto_done; /* complete every transaction at once with auto_rc */
+	int         auto_rc;
+	unsigned    auto_flags;
+	int         states[8];
+	int         nstates;
 };
 
 static struct event_base *base;
-static struct fake F;
+static struct fake        F;
 static struct podworkers *P;
 
 static void
@@ -111,7 +111,7 @@ fake_reset(void)
 static int
 setup(void **state)
 {
-	struct pw_syncer s = { 0 };
+	struct pw_syncer  s = { 0 };
 	struct pw_options o = { .backoff_ms = 10000, .resync_ms = 60000 };
 
 	(void)state;
@@ -208,7 +208,7 @@ static void
 test_create_then_resync_queued(void **state)
 {
 	struct pw_view v;
-	int64_t now;
+	int64_t        now;
 
 	(void)state;
 	update("u1", "a", "1", PW_UPDATE_CREATE, -1);
@@ -368,7 +368,7 @@ static void
 test_failure_backoff_queue(void **state)
 {
 	struct pw_view v;
-	int64_t t0;
+	int64_t        t0;
 
 	(void)state;
 	F.auto_done = 1;
@@ -507,25 +507,27 @@ test_restore_terminating_keeps_deadline(void **state)
 	struct pod *p = mkpod("u1", "a", "1", "file");
 
 	(void)state;
-	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_TERMINATING,
-	    .grace_deadline_ms = now_mono_ms() + 4500 });
+	podworkers_restore(P, p,
+	    &(struct pw_restore){
+	        .state = PW_TERMINATING, .grace_deadline_ms = now_mono_ms() + 4500 });
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_true(last()->grace >= 4 && last()->grace <= 5);
 	/* A restore after the deadline: the grace is over, 0 (kill at once; recovery). */
 	pod_free(p);
 	p = mkpod("u2", "b", "1", "file");
-	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_TERMINATING,
-	    .grace_deadline_ms = now_mono_ms() - 10000 });
+	podworkers_restore(P, p,
+	    &(struct pw_restore){
+	        .state = PW_TERMINATING, .grace_deadline_ms = now_mono_ms() - 10000 });
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_int_equal(last()->grace, 0);
 	pod_free(p);
 	p = mkpod("u3", "c", "1", "file");
-	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_SYNC,
-	    .grace_deadline_ms = 0 });
-	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_FINISHED,
-	    .grace_deadline_ms = 0 }); /* already known: ignored */
+	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_SYNC, .grace_deadline_ms = 0 });
+	podworkers_restore(P, p,
+	    &(struct pw_restore){
+	        .state = PW_FINISHED, .grace_deadline_ms = 0 }); /* already known: ignored */
 	spin();
 	assert_string_equal(last()->kind, "sync");
 	assert_int_equal(state_of("u3"), PW_SYNC);
@@ -540,7 +542,7 @@ static void
 test_effective_grace_table(void **state)
 {
 	static const struct {
-		int has_del, del, has_spec, spec;
+		int     has_del, del, has_spec, spec;
 		int64_t prev, over, want;
 	} cases[] = {
 		{ 0, 0, 0, 0, 0, -1, 30 },
@@ -548,9 +550,9 @@ test_effective_grace_table(void **state)
 		{ 1, 5, 1, 10, 0, -1, 5 },
 		{ 1, 5, 1, 10, 0, 2, 2 },
 		{ 1, 5, 1, 10, 0, 8, 5 },
-		{ 0, 0, 1, 10, 3, -1, 3 },   /* never extended */
-		{ 0, 0, 1, 0, 0, -1, 1 },    /* at least 1 */
-		{ 1, 0, 1, 10, 0, -1, 10 },  /* deletion grace 0 falls back, as the kubelet */
+		{ 0, 0, 1, 10, 3, -1, 3 },  /* never extended */
+		{ 0, 0, 1, 0, 0, -1, 1 },   /* at least 1 */
+		{ 1, 0, 1, 10, 0, -1, 10 }, /* deletion grace 0 falls back, as the kubelet */
 		{ 0, 0, 1, 10, 0, 0, 10 },
 	};
 	size_t i;
@@ -564,8 +566,8 @@ test_effective_grace_table(void **state)
 		p.deletion_grace.v = cases[i].del;
 		p.termination_grace.set = cases[i].has_spec;
 		p.termination_grace.v = cases[i].spec;
-		assert_int_equal(pw_effective_grace(&p, cases[i].prev, cases[i].over),
-		    cases[i].want);
+		assert_int_equal(
+		    pw_effective_grace(&p, cases[i].prev, cases[i].over), cases[i].want);
 	}
 }
 
@@ -595,10 +597,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_terminal_sync_terminates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_same_name_waits, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_readd_restarts_after_termination, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_restore_terminating_keeps_deadline, setup,
-		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_readd_restarts_after_termination, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_restore_terminating_keeps_deadline, setup, teardown),
 		cmocka_unit_test(test_effective_grace_table),
 		cmocka_unit_test_setup_teardown(test_free_cancels_in_flight, setup, teardown),
 	};

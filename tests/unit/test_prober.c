@@ -20,13 +20,13 @@
 #include "core/util.h"
 
 static struct event_base *base;
-static struct prober *P;
-static void *pending[16];
-static char pending_what[16][64];
-static int npending;
-static int ncancelled;
-static char notified[8][64];
-static int nnotified;
+static struct prober     *P;
+static void              *pending[16];
+static char               pending_what[16][64];
+static int                npending;
+static int                ncancelled;
+static char               notified[8][64];
+static int                nnotified;
 
 static void
 fake(void *token, const char *uid, const char *container, enum probe_kind k, void *arg)
@@ -113,18 +113,19 @@ has_pending(const char *what)
 static void
 tick(const char *uid, const char *cname, enum probe_kind k)
 {
-	struct pr_pod *pp;
+	struct pr_pod    *pp;
 	struct pr_worker *w;
 
-	LIST_FOREACH(pp, &P->pods, pp_entry) {
+	LIST_FOREACH(pp, &P->pods, pp_entry)
+	{
 		if (strcmp(pp->pp_uid, uid) != 0)
 			continue;
 		LIST_FOREACH(w, &pp->pp_workers, w_entry)
-			if (w->w_kind == k && strcmp(w->w_cname, cname) == 0) {
-				event_active(w->w_timer, EV_TIMEOUT, 0);
-				spin();
-				return;
-			}
+		if (w->w_kind == k && strcmp(w->w_cname, cname) == 0) {
+			event_active(w->w_timer, EV_TIMEOUT, 0);
+			spin();
+			return;
+		}
 	}
 	fail_msg("no worker %s/%s", cname, probe_kind_name(k));
 }
@@ -132,12 +133,13 @@ tick(const char *uid, const char *cname, enum probe_kind k)
 static struct pod *
 mkpod(const char *probes)
 {
-	char doc[4096], err[256];
+	char        doc[4096], err[256];
 	struct pod *p;
 
 	snprintf(doc, sizeof(doc),
 	    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\n"
-	    "  uid: u1\nspec:\n  containers:\n  - name: c\n    image: busybox\n%s", probes);
+	    "  uid: u1\nspec:\n  containers:\n  - name: c\n    image: busybox\n%s",
+	    probes);
 	p = pod_from_yaml(doc, strlen(doc), err, sizeof(err));
 	if (p == NULL)
 		fail_msg("pod: %s", err);
@@ -164,7 +166,7 @@ mkrt(struct rt_pod_status *rt, const char *cid, enum rt_cstate st)
 static enum probe_res
 result(const char *cid, enum probe_kind k)
 {
-	struct probe_set ps;
+	struct probe_set          ps;
 	const struct probe_state *s;
 
 	if (prober_probe_states(P, "u1", &ps) == -1)
@@ -172,8 +174,7 @@ result(const char *cid, enum probe_kind k)
 	s = probe_set_find(&ps, cid);
 	if (s == NULL)
 		return PROBE_NONE;
-	return k == PROBE_LIVENESS ? s->liveness : k == PROBE_READINESS ? s->readiness :
-	    s->startup;
+	return k == PROBE_LIVENESS ? s->liveness : k == PROBE_READINESS ? s->readiness : s->startup;
 }
 
 static int
@@ -201,8 +202,8 @@ teardown(void **state)
 static void
 test_initial_results(void **state)
 {
-	struct pod *pod = mkpod("    livenessProbe:\n      exec: {command: [true]}\n"
-	    "    readinessProbe:\n      tcpSocket: {port: 80}\n");
+	struct pod          *pod = mkpod("    livenessProbe:\n      exec: {command: [true]}\n"
+	                                          "    readinessProbe:\n      tcpSocket: {port: 80}\n");
 	struct rt_pod_status rt;
 
 	(void)state;
@@ -233,11 +234,11 @@ test_initial_results(void **state)
 }
 
 struct thr_case {
-	const char *name;
+	const char     *name;
 	enum probe_kind kind;
-	int success, failure;
-	const char *outcomes;   /* s / f per check */
-	const char *expect;     /* S / F / N (none) result after each check */
+	int             success, failure;
+	const char     *outcomes; /* s / f per check */
+	const char     *expect;   /* S / F / N (none) result after each check */
 };
 
 static const struct thr_case thr_cases[] = {
@@ -254,27 +255,30 @@ static void
 test_thresholds(void **state)
 {
 	size_t i, j;
-	char probes[512];
+	char   probes[512];
 
 	(void)state;
 	for (i = 0; i < nitems(thr_cases); i++) {
 		const struct thr_case *tc = &thr_cases[i];
-		const char *key = tc->kind == PROBE_LIVENESS ? "livenessProbe" :
-		    tc->kind == PROBE_READINESS ? "readinessProbe" : "startupProbe";
-		struct rt_pod_status rt;
-		struct pod *pod;
+		const char            *key = tc->kind == PROBE_LIVENESS ? "livenessProbe"
+		               : tc->kind == PROBE_READINESS            ? "readinessProbe"
+		                                                        : "startupProbe";
+		struct rt_pod_status   rt;
+		struct pod            *pod;
 
-		snprintf(probes, sizeof(probes), "    %s:\n      exec: {command: [x]}\n"
-		    "      successThreshold: %d\n      failureThreshold: %d\n", key, tc->success,
-		    tc->failure);
+		snprintf(probes, sizeof(probes),
+		    "    %s:\n      exec: {command: [x]}\n"
+		    "      successThreshold: %d\n      failureThreshold: %d\n",
+		    key, tc->success, tc->failure);
 		pod = mkpod(probes);
 		mkrt(&rt, "c1", RT_RUNNING);
 		prober_sync_pod(P, pod, &rt, 1);
 		spin();
 		for (j = 0; tc->outcomes[j] != '\0'; j++) {
-			char what[64];
-			enum probe_res want = tc->expect[j] == 'S' ? PROBE_SUCCESS :
-			    tc->expect[j] == 'F' ? PROBE_FAILURE : PROBE_NONE;
+			char           what[64];
+			enum probe_res want = tc->expect[j] == 'S' ? PROBE_SUCCESS
+			    : tc->expect[j] == 'F'                 ? PROBE_FAILURE
+			                                           : PROBE_NONE;
 
 			snprintf(what, sizeof(what), "c/%s", probe_kind_name(tc->kind));
 			if (j > 0)
@@ -295,8 +299,8 @@ test_thresholds(void **state)
 static void
 test_liveness_hold_and_new_container(void **state)
 {
-	struct pod *pod = mkpod("    livenessProbe:\n      exec: {command: [x]}\n"
-	    "      failureThreshold: 1\n");
+	struct pod          *pod = mkpod("    livenessProbe:\n      exec: {command: [x]}\n"
+	                                          "      failureThreshold: 1\n");
 	struct rt_pod_status rt;
 
 	(void)state;
@@ -327,9 +331,10 @@ test_liveness_hold_and_new_container(void **state)
 static void
 test_startup_gate(void **state)
 {
-	struct pod *pod = mkpod("    livenessProbe:\n      exec: {command: [x]}\n"
-	    "    readinessProbe:\n      exec: {command: [x]}\n"
-	    "    startupProbe:\n      exec: {command: [x]}\n      failureThreshold: 5\n");
+	struct pod *pod =
+	    mkpod("    livenessProbe:\n      exec: {command: [x]}\n"
+	          "    readinessProbe:\n      exec: {command: [x]}\n"
+	          "    startupProbe:\n      exec: {command: [x]}\n      failureThreshold: 5\n");
 	struct rt_pod_status rt;
 
 	(void)state;
@@ -364,8 +369,8 @@ test_startup_gate(void **state)
 static void
 test_initial_delay(void **state)
 {
-	struct pod *pod = mkpod("    readinessProbe:\n      exec: {command: [x]}\n"
-	    "      initialDelaySeconds: 100\n");
+	struct pod          *pod = mkpod("    readinessProbe:\n      exec: {command: [x]}\n"
+	                                          "      initialDelaySeconds: 100\n");
 	struct rt_pod_status rt;
 
 	(void)state;
@@ -391,9 +396,9 @@ test_initial_delay(void **state)
 static void
 test_sweep(void **state)
 {
-	struct pod *pod = mkpod("    readinessProbe:\n      exec: {command: [x]}\n");
+	struct pod          *pod = mkpod("    readinessProbe:\n      exec: {command: [x]}\n");
 	struct rt_pod_status rt;
-	struct prober_stats st;
+	struct prober_stats  st;
 
 	(void)state;
 	mkrt(&rt, "c1", RT_RUNNING);
@@ -416,7 +421,7 @@ test_sweep(void **state)
 static void
 test_grpc_messages(void **state)
 {
-	uint8_t buf[64];
+	uint8_t              buf[64];
 	static const uint8_t serving[] = { 0x08, 0x01 };
 	static const uint8_t notserving[] = { 0x08, 0x02 };
 	static const uint8_t bad[] = { 0x08 };
@@ -439,8 +444,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_initial_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thresholds, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_liveness_hold_and_new_container, setup,
-		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_liveness_hold_and_new_container, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_startup_gate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_delay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),

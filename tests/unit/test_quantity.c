@@ -36,7 +36,7 @@ static const struct qcase qcases[] = {
 	{ "0.001", 0, 1 },
 	{ "000000000000000000000000000000000000000000001", 0, 1000 },
 	/* decimal SI suffixes */
-	{ "1n", 0, 1 },          /* rounds up, as MilliValue() */
+	{ "1n", 0, 1 }, /* rounds up, as MilliValue() */
 	{ "1u", 0, 1 },
 	{ "1500u", 0, 2 },
 	{ "1000u", 0, 1 },
@@ -67,7 +67,7 @@ static const struct qcase qcases[] = {
 	{ "9223372036854775808m", -1, 0 },
 	{ "-9223372036854775807m", 0, -INT64_MAX },
 	/* overflow */
-	{ "1E", -1, 0 },         /* 10^18 units is 10^21 milli */
+	{ "1E", -1, 0 }, /* 10^18 units is 10^21 milli */
 	{ "8Ei", -1, 0 },
 	{ "100000Pi", -1, 0 },
 	{ "1e100", -1, 0 },
@@ -101,16 +101,17 @@ static void
 test_quantity_table(void **state)
 {
 	size_t i;
-	int nfail = 0;
+	int    nfail = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(qcases) / sizeof(qcases[0]); i++) {
 		int64_t m = 12345;
-		int rc = quantity_parse(qcases[i].in, &m);
+		int     rc = quantity_parse(qcases[i].in, &m);
 
 		if (rc != qcases[i].rc || (rc == 0 && m != qcases[i].milli)) {
 			print_error("quantity \"%s\": rc %d milli %lld, want rc %d milli %lld\n",
-			    qcases[i].in, rc, (long long)m, qcases[i].rc, (long long)qcases[i].milli);
+			    qcases[i].in, rc, (long long)m, qcases[i].rc,
+			    (long long)qcases[i].milli);
 			nfail++;
 		}
 	}
@@ -162,16 +163,16 @@ static void
 test_time_parse_table(void **state)
 {
 	size_t i;
-	int nfail = 0;
+	int    nfail = 0;
 
 	(void)state;
 	for (i = 0; i < sizeof(tcases) / sizeof(tcases[0]); i++) {
 		int64_t t = 7;
-		int rc = time_parse_rfc3339(tcases[i].in, &t);
+		int     rc = time_parse_rfc3339(tcases[i].in, &t);
 
 		if (rc != tcases[i].rc || (rc == 0 && t != tcases[i].t)) {
-			print_error("time \"%s\": rc %d t %lld, want rc %d t %lld\n", tcases[i].in, rc,
-			    (long long)t, tcases[i].rc, (long long)tcases[i].t);
+			print_error("time \"%s\": rc %d t %lld, want rc %d t %lld\n", tcases[i].in,
+			    rc, (long long)t, tcases[i].rc, (long long)tcases[i].t);
 			nfail++;
 		}
 	}
@@ -183,21 +184,18 @@ static const struct {
 	int64_t     t;
 	const char *out;
 } fcases[] = {
-	{ 0, "1970-01-01T00:00:00Z" },
-	{ 1704164645, "2024-01-02T03:04:05Z" },
-	{ -1, "1969-12-31T23:59:59Z" },
-	{ 951782400, "2000-02-29T00:00:00Z" },
-	{ 253402300799LL, "9999-12-31T23:59:59Z" },
-	{ -62135596800LL, "0001-01-01T00:00:00Z" },
-	{ 253402300800LL, "9999-12-31T23:59:59Z" },     /* clamped */
-	{ INT64_MIN / 2, "0000-01-01T00:00:00Z" },      /* clamped */
+	{ 0, "1970-01-01T00:00:00Z" }, { 1704164645, "2024-01-02T03:04:05Z" },
+	{ -1, "1969-12-31T23:59:59Z" }, { 951782400, "2000-02-29T00:00:00Z" },
+	{ 253402300799LL, "9999-12-31T23:59:59Z" }, { -62135596800LL, "0001-01-01T00:00:00Z" },
+	{ 253402300800LL, "9999-12-31T23:59:59Z" }, /* clamped */
+	{ INT64_MIN / 2, "0000-01-01T00:00:00Z" },  /* clamped */
 };
 
 static void
 test_time_format(void **state)
 {
-	char buf[32];
-	size_t i;
+	char    buf[32];
+	size_t  i;
 	int64_t t, back;
 
 	(void)state;

@@ -67,12 +67,13 @@ static void
 test_decode_defaults(void **state)
 {
 	struct pod *p, *p2;
-	char *doc, *doc2, err[256];
-	size_t len, len2;
+	char       *doc, *doc2, err[256];
+	size_t      len, len2;
 
 	(void)state;
-	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node1",
-	    &p, &doc, &len, err, sizeof(err)), 0);
+	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node1", &p,
+	                     &doc, &len, err, sizeof(err)),
+	    0);
 	assert_string_equal(p->name, "web-node1");
 	assert_string_equal(p->ns, "default");
 	assert_string_equal(p->node_name, "node1");
@@ -82,47 +83,52 @@ test_decode_defaults(void **state)
 	assert_string_equal(kvlist_get(&p->labels, "app"), "web");
 	assert_int_equal(strlen(doc), len);
 	/* Deterministic; depends on the node and the path. */
-	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node1",
-	    &p2, &doc2, &len2, err, sizeof(err)), 0);
+	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node1", &p2,
+	                     &doc2, &len2, err, sizeof(err)),
+	    0);
 	assert_string_equal(p->uid, p2->uid);
 	assert_string_equal(doc, doc2);
 	pod_free(p2);
 	free(doc2);
-	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node2",
-	    &p2, &doc2, &len2, err, sizeof(err)), 0);
+	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node2", &p2,
+	                     &doc2, &len2, err, sizeof(err)),
+	    0);
 	assert_string_not_equal(p->uid, p2->uid);
 	pod_free(p2);
 	free(doc2);
 	pod_free(p);
 	free(doc);
-	assert_int_equal(source_file_decode(db_json, strlen(db_json), "/m/db.json", "n", &p,
-	    &doc, &len, err, sizeof(err)), 0);
+	assert_int_equal(source_file_decode(db_json, strlen(db_json), "/m/db.json", "n", &p, &doc,
+	                     &len, err, sizeof(err)),
+	    0);
 	assert_string_equal(p->ns, "data");
 	assert_string_equal(p->name, "db-n");
 	assert_string_equal(kvlist_get(&p->annotations, "a"), "b");
 	pod_free(p);
 	free(doc);
-	assert_int_equal(source_file_decode("kind: Service\nmetadata: {name: x}\n", 33, "/x",
-	    "n", &p, &doc, &len, err, sizeof(err)), -1);
-	assert_int_equal(source_file_decode("{nope", 5, "/x", "n", &p, &doc, &len, err,
-	    sizeof(err)), -1);
-	assert_int_equal(source_file_decode("metadata: {}\n", 13, "/x", "n", &p, &doc, &len, err,
-	    sizeof(err)), -1);
+	assert_int_equal(source_file_decode("kind: Service\nmetadata: {name: x}\n", 33, "/x", "n",
+	                     &p, &doc, &len, err, sizeof(err)),
+	    -1);
+	assert_int_equal(
+	    source_file_decode("{nope", 5, "/x", "n", &p, &doc, &len, err, sizeof(err)), -1);
+	assert_int_equal(
+	    source_file_decode("metadata: {}\n", 13, "/x", "n", &p, &doc, &len, err, sizeof(err)),
+	    -1);
 	assert_non_null(strstr(err, "metadata.name"));
 }
 
 static void
 test_scan_and_inotify(void **state)
 {
-	char tmpl[] = "/tmp/klet-sf-XXXXXX", *dir;
-	struct event_base *base = event_base_new();
+	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir;
+	struct event_base       *base = event_base_new();
 	struct podconfig_options o = { .node_name = "n1" };
-	struct seen s = { 0 };
-	struct podconfig *pc;
-	struct events *ev = events_new(0);
-	struct source_file *sf;
-	struct timeval limit = { 5, 0 };
-	char *cmd;
+	struct seen              s = { 0 };
+	struct podconfig        *pc;
+	struct events           *ev = events_new(0);
+	struct source_file      *sf;
+	struct timeval           limit = { 5, 0 };
+	char                    *cmd;
 
 	(void)state;
 	event_base_priority_init(base, LOOP_NPRI);
@@ -147,7 +153,8 @@ test_scan_and_inotify(void **state)
 	assert_int_equal(s.n, 2);
 	assert_int_equal(events_count(ev), 1);
 	/* An edit (seen through inotify): the old UID goes, the new one comes. */
-	write_file(dir, "web.yaml", "metadata:\n  name: web\nspec:\n  containers:\n  - name: x\n"
+	write_file(dir, "web.yaml",
+	    "metadata:\n  name: web\nspec:\n  containers:\n  - name: x\n"
 	    "    image: klet.local/busybox:1.35\n");
 	s.stop_at = 4;
 	event_base_loopexit(base, &limit);
@@ -164,7 +171,8 @@ test_scan_and_inotify(void **state)
 	event_base_dispatch(base);
 	assert_int_equal(s.n, 5);
 	assert_string_equal(s.ops[4], "REMOVE data/db-n1 file");
-	write_file(dir, "bad.yaml", "metadata:\n  name: good\nspec:\n  containers:\n  - name: x\n"
+	write_file(dir, "bad.yaml",
+	    "metadata:\n  name: good\nspec:\n  containers:\n  - name: x\n"
 	    "    image: klet.local/busybox:1.35\n");
 	s.stop_at = 6;
 	event_base_loopexit(base, &limit);
@@ -184,11 +192,11 @@ test_scan_and_inotify(void **state)
 static void
 test_missing_dir(void **state)
 {
-	struct event_base *base = event_base_new();
+	struct event_base       *base = event_base_new();
 	struct podconfig_options o = { .node_name = "n1" };
-	struct seen s = { 0 };
-	struct podconfig *pc = podconfig_new(&o, on_update, &s);
-	struct source_file *sf = source_file_new(base, pc, NULL, "/nonexistent/klet", "n1", 0);
+	struct seen              s = { 0 };
+	struct podconfig        *pc = podconfig_new(&o, on_update, &s);
+	struct source_file      *sf = source_file_new(base, pc, NULL, "/nonexistent/klet", "n1", 0);
 
 	(void)state;
 	assert_int_equal(source_file_scan(sf), 0);

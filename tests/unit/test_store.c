@@ -49,7 +49,7 @@ static int
 fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	char *cmd = xsprintf("rm -rf '%s'", f->dir);
+	char      *cmd = xsprintf("rm -rf '%s'", f->dir);
 
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", f->dir);
@@ -63,14 +63,13 @@ fx_teardown(void **state)
 static int64_t
 raw_int(const char *path, const char *sql)
 {
-	sqlite3 *db = NULL;
+	sqlite3      *db = NULL;
 	sqlite3_stmt *s = NULL;
-	int64_t v = -1;
+	int64_t       v = -1;
 
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
 	sqlite3_busy_timeout(db, 1000);
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
-	    sqlite3_step(s) == SQLITE_ROW)
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	sqlite3_close(db);
@@ -82,8 +81,9 @@ raw_exec(const char *path, const char *sql)
 {
 	sqlite3 *db = NULL;
 
-	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-	    NULL), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+	    SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 }
@@ -91,7 +91,7 @@ raw_exec(const char *path, const char *sql)
 static struct store *
 open_ok(struct event_base *base, const char *path)
 {
-	char *err = NULL;
+	char         *err = NULL;
 	struct store *st = store_open(base, path, &err);
 
 	if (st == NULL)
@@ -104,8 +104,14 @@ static void
 put_pod(struct store *st, const char *uid, const char *doc)
 {
 	struct store_pod p = {
-		.uid = uid, .source = "file", .ns = "default", .name = uid,
-		.doc = doc, .doc_len = strlen(doc), .format = "json", .updated_wall_ms = 42,
+		.uid = uid,
+		.source = "file",
+		.ns = "default",
+		.name = uid,
+		.doc = doc,
+		.doc_len = strlen(doc),
+		.format = "json",
+		.updated_wall_ms = 42,
 	};
 
 	store_put_pod(st, &p);
@@ -129,8 +135,8 @@ npods(struct store *st)
 }
 
 struct file_snap {
-	char   *bytes;
-	size_t  n;
+	char           *bytes;
+	size_t          n;
 	struct timespec mtime;
 };
 
@@ -138,7 +144,7 @@ static void
 snap(const char *path, struct file_snap *s)
 {
 	struct stat sb;
-	FILE *fp;
+	FILE       *fp;
 
 	assert_int_equal(stat(path, &sb), 0);
 	s->n = (size_t)sb.st_size;
@@ -169,12 +175,12 @@ assert_untouched(const char *path, struct file_snap *before)
 static void
 test_fresh_db(void **state)
 {
-	struct fx *f = *state;
+	struct fx               *f = *state;
 	struct store_health_info h;
-	struct file_snap s;
-	struct store *st;
-	struct stat sb;
-	mode_t old = umask(0);
+	struct file_snap         s;
+	struct store            *st;
+	struct stat              sb;
+	mode_t                   old = umask(0);
 
 	st = open_ok(NULL, f->path);
 	umask(old);
@@ -182,9 +188,12 @@ test_fresh_db(void **state)
 	assert_int_equal(sb.st_mode & 0777, 0600);
 	assert_true(store_schema_version() >= 1);
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_schema_version());
-	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-	    " AND name IN ('pods', 'workers', 'statuses', 'container_exits', 'intents', 'events',"
-	    " 'meta')"), 7);
+	assert_int_equal(
+	    raw_int(f->path,
+	        "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+	        " AND name IN ('pods', 'workers', 'statuses', 'container_exits', 'intents', 'events',"
+	        " 'meta')"),
+	    7);
 	assert_int_equal(store_health(st, &h), STORE_OK);
 	assert_null(h.last_error);
 	assert_true(store_file_size(st) > 0);
@@ -198,9 +207,9 @@ test_fresh_db(void **state)
 static void
 test_reopen_keeps_data(void **state)
 {
-	struct fx *f = *state;
+	struct fx    *f = *state;
 	struct store *st;
-	char *v;
+	char         *v;
 
 	st = open_ok(NULL, f->path);
 	put_pod(st, "u1", "{}");
@@ -220,10 +229,10 @@ test_reopen_keeps_data(void **state)
 static void
 test_newer_db_refused(void **state)
 {
-	struct fx *f = *state;
+	struct fx       *f = *state;
 	struct file_snap s;
-	struct store *st;
-	char *err = NULL;
+	struct store    *st;
+	char            *err = NULL;
 
 	raw_exec(f->path, "CREATE TABLE t (x); PRAGMA user_version = 999;");
 	snap(f->path, &s);
@@ -239,10 +248,10 @@ test_newer_db_refused(void **state)
 /* Table: files that are not (sound) databases. */
 static const struct bad_file {
 	const char *name;
-	const char *content;   /* written as is (len bytes) */
+	const char *content; /* written as is (len bytes) */
 	size_t      len;
 	size_t      corrupt_at; /* else: a real db with garbage written at this offset */
-	const char *want;      /* in the error */
+	const char *want;       /* in the error */
 } bad_files[] = {
 	{ "text", "hello, this is not a database\n", 30, 0, "not a usable SQLite database" },
 	{ "header-like", "SQLite format 3\0garbage garbage garbage garbage garbage", 56, 0, "" },
@@ -264,19 +273,20 @@ static void
 test_bad_file_refused(void **state)
 {
 	struct fx *f = *state;
-	size_t i;
+	size_t     i;
 
 	for (i = 0; i < nitems(bad_files); i++) {
 		const struct bad_file *b = &bad_files[i];
-		struct file_snap s;
-		struct store *st;
-		char *err = NULL, junk[512];
+		struct file_snap       s;
+		struct store          *st;
+		char                  *err = NULL, junk[512];
 
 		unlink(f->path);
 		if (b->content != NULL)
 			write_file(f->path, b->content, b->len, 0);
 		else {
-			raw_exec(f->path, "CREATE TABLE a (x); CREATE TABLE b (y);"
+			raw_exec(f->path,
+			    "CREATE TABLE a (x); CREATE TABLE b (y);"
 			    " INSERT INTO a VALUES (randomblob(3000));"
 			    " INSERT INTO b VALUES (randomblob(3000));");
 			if (b->corrupt_at > 0) /* passes the version checks, fails quick_check */
@@ -304,11 +314,11 @@ test_bad_file_refused(void **state)
 static void
 test_readonly_file_runs_from_memory(void **state)
 {
-	struct fx *f = *state;
+	struct fx       *f = *state;
 	struct file_snap s;
-	struct store *st;
-	int status;
-	pid_t pid;
+	struct store    *st;
+	int              status;
+	pid_t            pid;
 
 	st = open_ok(NULL, f->path);
 	put_pod(st, "old", "{}");
@@ -319,12 +329,12 @@ test_readonly_file_runs_from_memory(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct store_health_info h;
-		char *err = NULL;
-		int n = 0;
+		char                    *err = NULL;
+		int                      n = 0;
 
-		if (geteuid() == 0 && (chown(f->dir, 65534, 65534) == -1 ||
-		    chown(f->path, 65534, 65534) == -1 || setgid(65534) == -1 ||
-		    setuid(65534) == -1))
+		if (geteuid() == 0 &&
+		    (chown(f->dir, 65534, 65534) == -1 || chown(f->path, 65534, 65534) == -1 ||
+		        setgid(65534) == -1 || setuid(65534) == -1))
 			_exit(2);
 		st = store_open(NULL, f->path, &err);
 		if (st == NULL)
@@ -335,7 +345,7 @@ test_readonly_file_runs_from_memory(void **state)
 		put_pod(st, "new", "{}");
 		if (store_foreach_pod(st, count_pod, &n) != 0 || n != 2)
 			_exit(5);
-		if (store_flush(st) != -1)   /* still read-only */
+		if (store_flush(st) != -1) /* still read-only */
 			_exit(6);
 		store_close(st);
 		_exit(0);
@@ -350,7 +360,7 @@ test_readonly_file_runs_from_memory(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct store_health_info h;
-		int rc;
+		int                      rc;
 
 		if (geteuid() == 0 && (setgid(65534) == -1 || setuid(65534) == -1))
 			_exit(2);
@@ -383,7 +393,7 @@ static void
 test_not_regular_refused(void **state)
 {
 	struct fx *f = *state;
-	char *err = NULL;
+	char      *err = NULL;
 
 	assert_int_equal(mkdir(f->path, 0700), 0);
 	assert_null(store_open(NULL, f->path, &err));
@@ -434,10 +444,10 @@ cb_stop(void *arg)
 static void
 turn_writes(void *arg)
 {
-	struct turn *t = arg;
+	struct turn             *t = arg;
 	struct store_health_info h;
-	char uid[16];
-	int i;
+	char                     uid[16];
+	int                      i;
 
 	store_health(t->st, &h);
 	t->commits_before = h.commits;
@@ -459,9 +469,9 @@ turn_writes(void *arg)
 static void
 test_batching_one_txn_per_turn(void **state)
 {
-	struct fx *f = *state;
+	struct fx               *f = *state;
 	struct store_health_info h;
-	struct turn t = { 0 };
+	struct turn              t = { 0 };
 
 	t.l = loop_new();
 	t.st = open_ok(loop_base(t.l), f->path);
@@ -506,7 +516,7 @@ cb_write_again(void *arg)
 static void
 test_close_commits_callback_writes(void **state)
 {
-	struct fx *f = *state;
+	struct fx   *f = *state;
 	struct chain c = { open_ok(NULL, f->path), 0 };
 
 	store_put_status(c.st, "chain", 0, "{}");
@@ -519,9 +529,9 @@ test_close_commits_callback_writes(void **state)
 static void
 test_after_commit_without_writes(void **state)
 {
-	struct fx *f = *state;
+	struct fx    *f = *state;
 	struct store *st = open_ok(NULL, f->path);
-	int n = 0;
+	int           n = 0;
 
 	store_after_commit(st, cb_count, &n);
 	assert_int_equal(n, 0);
@@ -535,7 +545,7 @@ test_after_commit_without_writes(void **state)
 static int
 collect_worker(const struct store_worker *w, void *arg)
 {
-	char *buf = arg;
+	char  *buf = arg;
 	size_t len = strlen(buf);
 
 	snprintf(buf + len, 512 - len, "%s:%s:%lld:%lld:%s:%s:%d:%lld:%d;", w->uid, w->state,
@@ -548,7 +558,7 @@ collect_worker(const struct store_worker *w, void *arg)
 static int
 collect_status(const struct store_status *s, void *arg)
 {
-	char *buf = arg;
+	char  *buf = arg;
 	size_t len = strlen(buf);
 
 	snprintf(buf + len, 512 - len, "%s:%lld:%s:%lld;", s->uid, (long long)s->version,
@@ -559,11 +569,11 @@ collect_status(const struct store_status *s, void *arg)
 static int
 collect_exit(const struct store_exit *x, void *arg)
 {
-	char *buf = arg;
+	char  *buf = arg;
 	size_t len = strlen(buf);
 
-	snprintf(buf + len, 512 - len, "%s:%s:%s:%d:%d:%s:%s:%lld:%lld;", x->container_id,
-	    x->uid, x->name, x->restart_count, x->exit_code, x->reason ? x->reason : "-",
+	snprintf(buf + len, 512 - len, "%s:%s:%s:%d:%d:%s:%s:%lld:%lld;", x->container_id, x->uid,
+	    x->name, x->restart_count, x->exit_code, x->reason ? x->reason : "-",
 	    x->message ? x->message : "-", (long long)x->started_ns, (long long)x->finished_ns);
 	return 0;
 }
@@ -571,7 +581,7 @@ collect_exit(const struct store_exit *x, void *arg)
 static int
 collect_intent(const struct store_intent *in, void *arg)
 {
-	char *buf = arg;
+	char  *buf = arg;
 	size_t len = strlen(buf);
 
 	snprintf(buf + len, 512 - len, "%s:%s:%s:%lld:%lld;", in->uid, in->kind, in->name,
@@ -582,7 +592,7 @@ collect_intent(const struct store_intent *in, void *arg)
 static int
 collect_pod(const struct store_pod *p, void *arg)
 {
-	char *buf = arg;
+	char  *buf = arg;
 	size_t len = strlen(buf);
 
 	snprintf(buf + len, 512 - len, "%s:%s:%s:%s:%.*s:%s:%lld;", p->uid, p->source, p->ns,
@@ -602,16 +612,22 @@ stop_at_first(const struct store_pod *p, void *arg)
 /* Each case writes through the typed API, then the listing must read back as want. */
 struct row_case {
 	const char *name;
-	void      (*write)(struct store *);
-	int       (*list)(struct store *, char *);
+	void (*write)(struct store *);
+	int (*list)(struct store *, char *);
 	const char *want;
 };
 
 static void
 w_pods(struct store *st)
 {
-	struct store_pod y = { .uid = "b", .source = "api", .ns = "kube-system", .name = "dns",
-		.doc = "a: 1\n", .doc_len = 5, .format = "yaml", .updated_wall_ms = 7 };
+	struct store_pod y = { .uid = "b",
+		.source = "api",
+		.ns = "kube-system",
+		.name = "dns",
+		.doc = "a: 1\n",
+		.doc_len = 5,
+		.format = "yaml",
+		.updated_wall_ms = 7 };
 
 	put_pod(st, "a", "{}");
 	store_put_pod(st, &y);
@@ -630,9 +646,15 @@ static void
 w_workers(struct store *st)
 {
 	struct store_worker w = { .uid = "a", .state = "sync" };
-	struct store_worker t = { .uid = "b", .state = "terminating", .grace_seconds = 30,
-		.grace_deadline_wall_ms = 1700000030000, .step = "kill", .last_error = "boom",
-		.failures = 2, .next_retry_wall_ms = 1700000010000, .removed = 1 };
+	struct store_worker t = { .uid = "b",
+		.state = "terminating",
+		.grace_seconds = 30,
+		.grace_deadline_wall_ms = 1700000030000,
+		.step = "kill",
+		.last_error = "boom",
+		.failures = 2,
+		.next_retry_wall_ms = 1700000010000,
+		.removed = 1 };
 	struct store_worker bad = { .uid = "c", .state = "bogus" };
 
 	store_put_worker(st, &w);
@@ -655,9 +677,9 @@ w_statuses(struct store *st)
 	store_put_status(st, "a", 1, "{\"phase\":\"Pending\"}");
 	store_ack_status(st, "a", 1);
 	store_put_status(st, "a", 2, "{\"phase\":\"Running\"}"); /* keeps acked 1 */
-	store_ack_status(st, "b", 3);                             /* ack before put */
+	store_ack_status(st, "b", 3);                            /* ack before put */
 	store_put_status(st, "b", 4, "{}");
-	store_ack_status(st, "b", 2);                             /* never goes back */
+	store_ack_status(st, "b", 2); /* never goes back */
 }
 
 static int
@@ -669,9 +691,15 @@ l_statuses(struct store *st, char *buf)
 static void
 w_exits(struct store *st)
 {
-	struct store_exit x = { .container_id = "c1", .uid = "a", .name = "app",
-		.restart_count = 0, .exit_code = 1, .reason = "Error", .message = "bad",
-		.started_ns = 10, .finished_ns = 20 };
+	struct store_exit x = { .container_id = "c1",
+		.uid = "a",
+		.name = "app",
+		.restart_count = 0,
+		.exit_code = 1,
+		.reason = "Error",
+		.message = "bad",
+		.started_ns = 10,
+		.finished_ns = 20 };
 
 	store_put_exit(st, &x);
 	x.container_id = "c2";
@@ -704,10 +732,12 @@ l_exits_of_b(struct store *st, char *buf)
 static void
 w_intents(struct store *st)
 {
-	struct store_intent s = { .uid = "a", .kind = "sandbox", .name = NULL, .attempt = 0,
-		.created_wall_ms = 5 };
-	struct store_intent c = { .uid = "a", .kind = "container", .name = "app", .attempt = 3,
-		.created_wall_ms = 6 };
+	struct store_intent s = {
+		.uid = "a", .kind = "sandbox", .name = NULL, .attempt = 0, .created_wall_ms = 5
+	};
+	struct store_intent c = {
+		.uid = "a", .kind = "container", .name = "app", .attempt = 3, .created_wall_ms = 6
+	};
 
 	store_put_intent(st, &s);
 	store_put_intent(st, &c);
@@ -747,14 +777,14 @@ l_meta(struct store *st, char *buf)
 static int
 collect_rtobj(const struct store_rtobj *o, void *arg)
 {
-	char *buf = arg;
+	char  *buf = arg;
 	size_t len = strlen(buf);
 
 #define S_(x) ((x) != NULL ? (x) : "-")
-	snprintf(buf + len, 512 - len, "%s:%s:%d:%d:%lld:%lld:%d:%s:%s:%s:%s:%s:%d;", o->id,
-	    o->uid, o->sandbox, o->state, (long long)o->started_ns, (long long)o->finished_ns,
-	    o->exit_code, S_(o->reason), S_(o->message), S_(o->image_ref), S_(o->ip),
-	    S_(o->extra_ips), o->network_mode);
+	snprintf(buf + len, 512 - len, "%s:%s:%d:%d:%lld:%lld:%d:%s:%s:%s:%s:%s:%d;", o->id, o->uid,
+	    o->sandbox, o->state, (long long)o->started_ns, (long long)o->finished_ns, o->exit_code,
+	    S_(o->reason), S_(o->message), S_(o->image_ref), S_(o->ip), S_(o->extra_ips),
+	    o->network_mode);
 #undef S_
 	return 0;
 }
@@ -762,16 +792,22 @@ collect_rtobj(const struct store_rtobj *o, void *arg)
 static void
 w_rtobjs(struct store *st)
 {
-	struct store_rtobj c = { .id = "c1", .uid = "a", .state = 1, .started_ns = 10,
-		.image_ref = "sha256:1" };
-	struct store_rtobj sb = { .id = "s1", .uid = "a", .sandbox = 1, .state = 1,
-		.ip = "10.0.0.1", .extra_ips = "fd00::1 10.0.0.2", .network_mode = 1 };
+	struct store_rtobj c = {
+		.id = "c1", .uid = "a", .state = 1, .started_ns = 10, .image_ref = "sha256:1"
+	};
+	struct store_rtobj sb = { .id = "s1",
+		.uid = "a",
+		.sandbox = 1,
+		.state = 1,
+		.ip = "10.0.0.1",
+		.extra_ips = "fd00::1 10.0.0.2",
+		.network_mode = 1 };
 	struct store_rtobj gone = { .id = "c9", .uid = "b", .state = 1 };
 
 	store_put_rtobj(st, &c);
 	c.id = "c2";
 	store_put_rtobj(st, &c);
-	c.state = 2;        /* c2 exited: replaced */
+	c.state = 2; /* c2 exited: replaced */
 	c.finished_ns = 20;
 	c.exit_code = 3;
 	c.reason = "Error";
@@ -780,11 +816,11 @@ w_rtobjs(struct store *st)
 	store_put_rtobj(st, &sb);
 	store_put_rtobj(st, &gone);
 	store_del_rtobj(st, "c9");
-	gone.id = NULL;     /* refused: no id */
+	gone.id = NULL; /* refused: no id */
 	store_put_rtobj(st, &gone);
 	gone.id = "c8";
 	store_put_rtobj(st, &gone);
-	store_forget_pod(st, "b");  /* takes the runtime objects of pod b too */
+	store_forget_pod(st, "b"); /* takes the runtime objects of pod b too */
 }
 
 static int
@@ -795,20 +831,18 @@ l_rtobjs(struct store *st, char *buf)
 
 static const struct row_case row_cases[] = {
 	{ "pods", w_pods, l_pods,
-	  "a:file:default:a:{\"v\":2}:json:42;b:api:kube-system:dns:a: 1\n:yaml:7;" },
+	    "a:file:default:a:{\"v\":2}:json:42;b:api:kube-system:dns:a: 1\n:yaml:7;" },
 	{ "workers", w_workers, l_workers,
-	  "a:sync:0:0:-:-:0:0:0;b:terminating:30:1700000030000:kill:boom:2:1700000010000:1;" },
+	    "a:sync:0:0:-:-:0:0:0;b:terminating:30:1700000030000:kill:boom:2:1700000010000:1;" },
 	{ "runtime objects", w_rtobjs, l_rtobjs,
-	  "c1:a:0:1:10:0:0:-:-:sha256:1:-:-:0;c2:a:0:2:10:20:3:Error:bad:sha256:1:-:-:0;"
-	  "s1:a:1:1:0:0:0:-:-:-:10.0.0.1:fd00::1 10.0.0.2:1;" },
-	{ "statuses", w_statuses, l_statuses,
-	  "a:2:{\"phase\":\"Running\"}:1;b:4:{}:3;" },
+	    "c1:a:0:1:10:0:0:-:-:sha256:1:-:-:0;c2:a:0:2:10:20:3:Error:bad:sha256:1:-:-:0;"
+	    "s1:a:1:1:0:0:0:-:-:-:10.0.0.1:fd00::1 10.0.0.2:1;" },
+	{ "statuses", w_statuses, l_statuses, "a:2:{\"phase\":\"Running\"}:1;b:4:{}:3;" },
 	{ "exits", w_exits, l_exits,
-	  "c1:a:app:0:1:Error:bad:10:20;c2:a:app:1:137:OOMKilled:-:10:20;"
-	  "c3:b:app:1:137:OOMKilled:-:10:20;" },
+	    "c1:a:app:0:1:Error:bad:10:20;c2:a:app:1:137:OOMKilled:-:10:20;"
+	    "c3:b:app:1:137:OOMKilled:-:10:20;" },
 	{ "exits-of-one-pod", w_exits, l_exits_of_b, "c3:b:app:1:137:OOMKilled:-:10:20;" },
-	{ "intents", w_intents, l_intents,
-	  "a:container:app:3:6;a:sandbox::1:5;" },
+	{ "intents", w_intents, l_intents, "a:container:app:3:6;a:sandbox::1:5;" },
 	{ "meta", w_meta, l_meta, "k1=v1b k2=(nil)" },
 };
 
@@ -816,8 +850,8 @@ static void
 test_typed_rows(void **state)
 {
 	struct fx *f = *state;
-	size_t i;
-	int pass;
+	size_t     i;
+	int        pass;
 
 	for (i = 0; i < nitems(row_cases); i++) {
 		const struct row_case *c = &row_cases[i];
@@ -850,16 +884,19 @@ test_typed_rows(void **state)
 static void
 test_upgrade_from_001(void **state)
 {
-	static const struct { const char *name, *sql; } mig[] = {
+	static const struct {
+		const char *name, *sql;
+	} mig[] = {
 #include "store-schema.h"
 	};
-	struct fx *f = *state;
+	struct fx    *f = *state;
 	struct store *st;
-	char buf[512] = "";
+	char          buf[512] = "";
 
 	assert_string_equal(mig[0].name, "001-init");
 	raw_exec(f->path, mig[0].sql);
-	raw_exec(f->path, "INSERT INTO workers (uid, state, grace_seconds,"
+	raw_exec(f->path,
+	    "INSERT INTO workers (uid, state, grace_seconds,"
 	    " grace_deadline_wall_ms) VALUES ('old', 'terminating', 5, 1700000000000);"
 	    " PRAGMA user_version = 1;");
 	st = open_ok(NULL, f->path);
@@ -878,9 +915,9 @@ test_upgrade_from_001(void **state)
 static void
 test_foreach_stops(void **state)
 {
-	struct fx *f = *state;
+	struct fx    *f = *state;
 	struct store *st = open_ok(NULL, f->path);
-	int n = 0;
+	int           n = 0;
 
 	put_pod(st, "a", "{}");
 	put_pod(st, "b", "{}");
@@ -893,7 +930,7 @@ static void
 test_null_store(void **state)
 {
 	struct store_health_info h;
-	int n = 0;
+	int                      n = 0;
 
 	(void)state;
 	put_pod(NULL, "a", "{}");
@@ -918,7 +955,7 @@ struct writer {
 static int
 write_while_reading(const struct store_pod *p, void *arg)
 {
-	struct writer *w = arg;
+	struct writer      *w = arg;
 	struct store_worker sw = { .uid = p->uid, .state = "sync" };
 
 	store_put_worker(w->st, &sw);
@@ -929,7 +966,7 @@ write_while_reading(const struct store_pod *p, void *arg)
 static void
 test_write_inside_foreach(void **state)
 {
-	struct fx *f = *state;
+	struct fx    *f = *state;
 	struct writer w = { open_ok(NULL, f->path), 0 };
 
 	put_pod(w.st, "a", "{}");
@@ -945,14 +982,14 @@ test_write_inside_foreach(void **state)
 static void
 test_forget_pod(void **state)
 {
-	struct fx *f = *state;
-	struct store *st = open_ok(NULL, f->path);
+	struct fx          *f = *state;
+	struct store       *st = open_ok(NULL, f->path);
 	struct store_worker w = { .uid = "gone", .state = "finished" };
-	struct store_exit x = { .container_id = "c", .uid = "gone", .name = "app" };
+	struct store_exit   x = { .container_id = "c", .uid = "gone", .name = "app" };
 	struct store_intent in = { .uid = "gone", .kind = "sandbox" };
 	const char *tables[] = { "pods", "workers", "statuses", "container_exits", "intents",
 		"events" };
-	size_t i;
+	size_t      i;
 
 	put_pod(st, "gone", "{}");
 	put_pod(st, "kept", "{}");
@@ -980,11 +1017,11 @@ test_forget_pod(void **state)
 static void
 test_forget_shrinks_file(void **state)
 {
-	struct fx *f = *state;
+	struct fx    *f = *state;
 	struct store *st = open_ok(NULL, f->path);
-	char uid[16], *doc = xmalloc(20001);
-	int64_t before, full, after;
-	int i;
+	char          uid[16], *doc = xmalloc(20001);
+	int64_t       before, full, after;
+	int           i;
 
 	assert_int_equal(raw_int(f->path, "PRAGMA auto_vacuum"), 2);
 	before = raw_int(f->path, "PRAGMA page_count");
@@ -1012,9 +1049,9 @@ test_forget_shrinks_file(void **state)
 static void
 test_events_bounded(void **state)
 {
-	struct fx *f = *state;
+	struct fx    *f = *state;
 	struct store *st = open_ok(NULL, f->path);
-	int i;
+	int           i;
 
 	for (i = 0; i < STORE_MAX_EVENTS + 150; i++)
 		store_put_event(st, "u", "Reason", "message", i);
@@ -1048,14 +1085,14 @@ static void
 test_faults_degrade_and_recover(void **state)
 {
 	struct fx *f = *state;
-	size_t i;
+	size_t     i;
 
 	for (i = 0; i < nitems(fault_cases); i++) {
 		const struct fault_case *c = &fault_cases[i];
 		struct store_health_info h;
-		struct store *st;
-		char big[8192], uid[16], *v;
-		int n = 0, k;
+		struct store            *st;
+		char                     big[8192], uid[16], *v;
+		int                      n = 0, k;
 
 		unlink(f->path);
 		st = open_ok(NULL, f->path);
@@ -1100,7 +1137,8 @@ test_faults_degrade_and_recover(void **state)
 		assert_int_equal(h.journal_ops, 0);
 		assert_int_equal(n, 1);
 		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 21);
-		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods WHERE uid = 'p00'"), 0);
+		assert_int_equal(
+		    raw_int(f->path, "SELECT count(*) FROM pods WHERE uid = 'p00'"), 0);
 		store_close(st);
 		st = open_ok(NULL, f->path);
 		v = store_get_meta(st, "rv");
@@ -1129,7 +1167,7 @@ retry_ack(void *arg)
 static void
 retry_poll(void *arg)
 {
-	struct retry_turn *t = arg;
+	struct retry_turn       *t = arg;
 	struct store_health_info h;
 
 	t->polls++;
@@ -1154,7 +1192,7 @@ retry_poll(void *arg)
 static void
 test_retry_timer_recovers(void **state)
 {
-	struct fx *f = *state;
+	struct fx        *f = *state;
 	struct retry_turn t = { 0 };
 
 	t.l = loop_new();
@@ -1170,11 +1208,11 @@ test_retry_timer_recovers(void **state)
 static void
 test_journal_compacts(void **state)
 {
-	struct fx *f = *state;
+	struct fx               *f = *state;
 	struct store_health_info h;
-	struct store *st = open_ok(NULL, f->path);
-	char doc[32];
-	int i;
+	struct store            *st = open_ok(NULL, f->path);
+	char                     doc[32];
+	int                      i;
 
 	store_test_exec(st, "PRAGMA query_only = 1");
 	for (i = 0; i < 2000; i++) {
@@ -1190,8 +1228,10 @@ test_journal_compacts(void **state)
 	store_test_exec(st, "PRAGMA query_only = 0");
 	assert_int_equal(store_flush(st), 0);
 	assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pods"), 2);
-	assert_int_equal(raw_int(f->path,
-	    "SELECT count(*) FROM pods WHERE uid = 'odd' AND CAST(doc AS TEXT) = '{\"v\":1999}'"), 1);
+	assert_int_equal(
+	    raw_int(f->path,
+	        "SELECT count(*) FROM pods WHERE uid = 'odd' AND CAST(doc AS TEXT) = '{\"v\":1999}'"),
+	    1);
 	assert_int_equal(raw_int(f->path, "SELECT version FROM statuses"), 1999);
 	assert_int_equal(raw_int(f->path, "SELECT acked_version FROM statuses"), 999);
 	assert_int_equal(raw_int(f->path, "SELECT max(wall_ms) FROM events"), 1999);
@@ -1205,8 +1245,8 @@ static void
 crash_child(const char *path, int ready_fd, int kill_self)
 {
 	struct store *st;
-	char uid[32];
-	int batch, i;
+	char          uid[32];
+	int           batch, i;
 
 	st = store_open(NULL, path, NULL);
 	if (st == NULL)
@@ -1214,7 +1254,8 @@ crash_child(const char *path, int ready_fd, int kill_self)
 	for (batch = 0;; batch++) {
 		for (i = 0; i < 100; i++) {
 			snprintf(uid, sizeof(uid), "b%06d-%03d", batch, i);
-			put_pod(st, uid, "{\"padding\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}");
+			put_pod(
+			    st, uid, "{\"padding\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}");
 		}
 		if (kill_self && batch == 3)
 			raise(SIGKILL); /* mid-transaction: 100 writes not committed */
@@ -1231,14 +1272,14 @@ static void
 test_crash_mid_transaction(void **state)
 {
 	struct fx *f = *state;
-	int round;
+	int        round;
 
 	for (round = 0; round < 5; round++) {
 		struct store *st;
-		int p[2], status;
-		char c;
-		pid_t pid;
-		int64_t n;
+		int           p[2], status;
+		char          c;
+		pid_t         pid;
+		int64_t       n;
 
 		unlink(f->path);
 		assert_int_equal(pipe(p), 0);
@@ -1266,8 +1307,10 @@ test_crash_mid_transaction(void **state)
 			assert_int_equal(n, 300);
 		assert_true(n >= 300);
 		assert_int_equal(n % 100, 0); /* every batch all or nothing */
-		assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pragma_quick_check"
-		    " WHERE quick_check = 'ok'"), 1);
+		assert_int_equal(raw_int(f->path,
+		                     "SELECT count(*) FROM pragma_quick_check"
+		                     " WHERE quick_check = 'ok'"),
+		    1);
 		store_close(st);
 	}
 }
@@ -1281,14 +1324,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_newer_db_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_file_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_not_regular_refused, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_readonly_file_runs_from_memory, fx_setup,
-		    fx_teardown),
-		cmocka_unit_test_setup_teardown(test_batching_one_txn_per_turn, fx_setup,
-		    fx_teardown),
-		cmocka_unit_test_setup_teardown(test_after_commit_without_writes, fx_setup,
-		    fx_teardown),
-		cmocka_unit_test_setup_teardown(test_close_commits_callback_writes, fx_setup,
-		    fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_readonly_file_runs_from_memory, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_batching_one_txn_per_turn, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_after_commit_without_writes, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_close_commits_callback_writes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_typed_rows, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_foreach_stops, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_upgrade_from_001, fx_setup, fx_teardown),
@@ -1297,12 +1340,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_forget_pod, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_forget_shrinks_file, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_events_bounded, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_faults_degrade_and_recover, fx_setup,
-		    fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_faults_degrade_and_recover, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_retry_timer_recovers, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_journal_compacts, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_crash_mid_transaction, fx_setup,
-		    fx_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_mid_transaction, fx_setup, fx_teardown),
 	};
 
 	log_init(0, 0);

@@ -97,14 +97,13 @@ fm_shutdown(void *arg)
 	(void)arg;
 }
 
-static const sqlite3_mem_methods failmalloc = {
-	fm_malloc, fm_free, fm_realloc, fm_size, fm_roundup, fm_init, fm_shutdown, NULL
-};
+static const sqlite3_mem_methods failmalloc = { fm_malloc, fm_free, fm_realloc, fm_size, fm_roundup,
+	fm_init, fm_shutdown, NULL };
 
 /* ---- VFS shim failing writes and syncs on demand ---- */
 
-static int fail_write;   /* xWrite returns SQLITE_IOERR_WRITE */
-static int fail_sync;    /* xSync returns SQLITE_IOERR_FSYNC */
+static int  fail_write;           /* xWrite returns SQLITE_IOERR_WRITE */
+static int  fail_sync;            /* xSync returns SQLITE_IOERR_FSYNC */
 static long write_countdown = -1; /* fail writes from the N-th on (-1: off) */
 static long write_failed;
 
@@ -225,17 +224,32 @@ shim_shm_unmap(sqlite3_file *f, int del)
 }
 
 static const sqlite3_io_methods shim_io = {
-	2, shim_close, shim_read, shim_write, shim_truncate, shim_sync, shim_file_size,
-	shim_lock, shim_unlock, shim_check_reserved, shim_file_control, shim_sector_size,
-	shim_device, shim_shm_map, shim_shm_lock, shim_shm_barrier, shim_shm_unmap,
-	NULL, NULL,
+	2,
+	shim_close,
+	shim_read,
+	shim_write,
+	shim_truncate,
+	shim_sync,
+	shim_file_size,
+	shim_lock,
+	shim_unlock,
+	shim_check_reserved,
+	shim_file_control,
+	shim_sector_size,
+	shim_device,
+	shim_shm_map,
+	shim_shm_lock,
+	shim_shm_barrier,
+	shim_shm_unmap,
+	NULL,
+	NULL,
 };
 
 static int
 shim_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
 {
 	struct shim_file *p = (struct shim_file *)f;
-	int rc;
+	int               rc;
 
 	(void)vfs;
 	p->real = (sqlite3_file *)&p[1];
@@ -291,7 +305,7 @@ static int
 fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	char *cmd = xsprintf("rm -rf '%s'", f->dir);
+	char      *cmd = xsprintf("rm -rf '%s'", f->dir);
 
 	malloc_countdown = -1;
 	fail_write = fail_sync = 0;
@@ -308,7 +322,7 @@ static void
 remove_db(const char *path)
 {
 	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
-	size_t i;
+	size_t                   i;
 
 	for (i = 0; i < nitems(sfx); i++) {
 		char *p = xsprintf("%s%s", path, sfx[i]);
@@ -319,14 +333,14 @@ remove_db(const char *path)
 }
 
 /* A migrated, closed database to start each case from (a copy is cheaper than migrating). */
-static char template_dir[64];
+static char  template_dir[64];
 static char *template_path;
 
 static void
 copy_file(const char *from, const char *to)
 {
-	char buf[65536];
-	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char   buf[65536];
+	FILE  *in = fopen(from, "rb"), *out = fopen(to, "wb");
 	size_t n;
 
 	if (in == NULL || out == NULL)
@@ -343,7 +357,7 @@ static struct store *
 open_fresh(const char *path)
 {
 	struct store *st;
-	char *err = NULL;
+	char         *err = NULL;
 
 	remove_db(path);
 	copy_file(template_path, path);
@@ -382,16 +396,21 @@ get_status(const struct store_status *s, void *arg)
 static void
 turn(struct store *st, int *acked)
 {
-	struct store_worker w = { .uid = "u0", .state = "terminating", .grace_seconds = 30,
+	struct store_worker w = { .uid = "u0",
+		.state = "terminating",
+		.grace_seconds = 30,
 		.grace_deadline_wall_ms = 1700000000000 };
-	struct store_exit x = { .container_id = "c0", .uid = "u0", .name = "app",
-		.exit_code = 3 };
-	char uid[8];
-	int i;
+	struct store_exit x = { .container_id = "c0", .uid = "u0", .name = "app", .exit_code = 3 };
+	char              uid[8];
+	int               i;
 
 	for (i = 0; i < 5; i++) {
-		struct store_pod p = { .uid = uid, .source = "file", .ns = "ns", .name = uid,
-			.doc = "{\"big\":\"....................................\"}", .doc_len = 44,
+		struct store_pod p = { .uid = uid,
+			.source = "file",
+			.ns = "ns",
+			.name = uid,
+			.doc = "{\"big\":\"....................................\"}",
+			.doc_len = 44,
 			.format = "json" };
 
 		snprintf(uid, sizeof(uid), "u%d", i);
@@ -410,9 +429,9 @@ static void
 verify(const char *path, int acked)
 {
 	struct store *st;
-	int64_t sv[2] = { 0, 0 };
-	char *err = NULL, *rv;
-	int n = 0;
+	int64_t       sv[2] = { 0, 0 };
+	char         *err = NULL, *rv;
+	int           n = 0;
 
 	assert_int_equal(acked, 1);
 	st = store_open(NULL, path, &err);
@@ -439,13 +458,13 @@ static void
 test_nomem_at_every_allocation(void **state)
 {
 	struct fx *f = *state;
-	int full = getenv("KLET_STORE_FAULT_FULL") != NULL;
-	long n;
+	int        full = getenv("KLET_STORE_FAULT_FULL") != NULL;
+	long       n;
 
 	for (n = 0;; n += (full || n < 64) ? 1 : 7) {
 		struct store_health_info h;
-		struct store *st = open_fresh(f->path);
-		int acked = 0, rc;
+		struct store            *st = open_fresh(f->path);
+		int                      acked = 0, rc;
 
 		malloc_failed = 0;
 		malloc_countdown = n;
@@ -477,12 +496,12 @@ static void
 test_ioerr_at_every_write(void **state)
 {
 	struct fx *f = *state;
-	long n;
+	long       n;
 
 	for (n = 0; n < 64; n++) {
 		struct store_health_info h;
-		struct store *st = open_fresh(f->path);
-		int acked = 0, rc;
+		struct store            *st = open_fresh(f->path);
+		int                      acked = 0, rc;
 
 		write_failed = 0;
 		write_countdown = n;
@@ -512,10 +531,10 @@ test_ioerr_at_every_write(void **state)
 static void
 test_ioerr_while_degraded_then_recover(void **state)
 {
-	struct fx *f = *state;
+	struct fx               *f = *state;
 	struct store_health_info h;
-	struct store *st = open_fresh(f->path);
-	int acked = 0, i;
+	struct store            *st = open_fresh(f->path);
+	int                      acked = 0, i;
 
 	fail_write = 1;
 	turn(st, &acked);
@@ -536,10 +555,10 @@ test_ioerr_while_degraded_then_recover(void **state)
 static void
 test_fsync_error_at_checkpoint(void **state)
 {
-	struct fx *f = *state;
+	struct fx               *f = *state;
 	struct store_health_info h;
-	struct store *st = open_fresh(f->path);
-	int acked = 0;
+	struct store            *st = open_fresh(f->path);
+	int                      acked = 0;
 
 	store_test_exec(st, "PRAGMA synchronous = NORMAL"); /* checkpoints fsync */
 	turn(st, &acked);
@@ -558,13 +577,13 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_nomem_at_every_allocation, fx_setup,
-		    fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_nomem_at_every_allocation, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ioerr_at_every_write, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_ioerr_while_degraded_then_recover, fx_setup,
-		    fx_teardown),
-		cmocka_unit_test_setup_teardown(test_fsync_error_at_checkpoint, fx_setup,
-		    fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_ioerr_while_degraded_then_recover, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_fsync_error_at_checkpoint, fx_setup, fx_teardown),
 	};
 	int rc;
 
@@ -574,8 +593,8 @@ main(void)
 	if (sqlite3_initialize() != SQLITE_OK)
 		fatalx("sqlite3_initialize failed");
 	shim_register();
-	snprintf(template_dir, sizeof(template_dir), "%s/test_store_fault_tpl.XXXXXX",
-	    scratch_dir());
+	snprintf(
+	    template_dir, sizeof(template_dir), "%s/test_store_fault_tpl.XXXXXX", scratch_dir());
 	if (mkdtemp(template_dir) == NULL)
 		fatal("mkdtemp");
 	template_path = xsprintf("%s/klet.db", template_dir);

@@ -61,7 +61,7 @@ teardown(void **state)
 static struct pod *
 yaml_pod(const char *y)
 {
-	char err[256];
+	char        err[256];
 	struct pod *p = pod_from_yaml(y, strlen(y), err, sizeof(err));
 
 	if (p == NULL)
@@ -72,14 +72,14 @@ yaml_pod(const char *y)
 static void
 test_parse(void **state)
 {
-	struct vobj o;
+	struct vobj             o;
 	const struct vobj_item *it;
-	char err[256];
+	char                    err[256];
 
 	(void)state;
 	memset(&o, 0, sizeof(o));
-	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), &o, err,
-	    sizeof(err)), 0);
+	assert_int_equal(
+	    vobj_parse(VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), &o, err, sizeof(err)), 0);
 	assert_string_equal(o.rv, "7");
 	assert_false(o.immutable);
 	assert_int_equal(o.nitems, 4);
@@ -90,21 +90,21 @@ test_parse(void **state)
 	assert_int_equal(it->len, 4);
 	assert_true(it->binary);
 	assert_memory_equal(it->val, "\x00\x01\x02\xff", 4);
-	assert_int_equal(vobj_parse(VOBJ_SECRET, sec_json, strlen(sec_json), &o, err,
-	    sizeof(err)), 0);
+	assert_int_equal(
+	    vobj_parse(VOBJ_SECRET, sec_json, strlen(sec_json), &o, err, sizeof(err)), 0);
 	assert_string_equal(vobj_find(&o, "user")->val, "admin");
 	assert_string_equal(vobj_find(&o, "pass")->val, "s3cr3t");
-	assert_int_equal(vobj_parse(VOBJ_SECRET, "{\"immutable\":true}", 18, &o, err,
-	    sizeof(err)), 0);
+	assert_int_equal(
+	    vobj_parse(VOBJ_SECRET, "{\"immutable\":true}", 18, &o, err, sizeof(err)), 0);
 	assert_true(o.immutable);
 	assert_int_equal(o.nitems, 0);
 	assert_null(vobj_find(&o, "a"));
 	/* Bad documents. */
-	assert_int_equal(vobj_parse(VOBJ_SECRET, "{\"data\":{\"k\":\"!!\"}}", 19, &o, err,
-	    sizeof(err)), -1);
+	assert_int_equal(
+	    vobj_parse(VOBJ_SECRET, "{\"data\":{\"k\":\"!!\"}}", 19, &o, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "invalid base64"));
-	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, "{\"data\":{\"k\":1}}", 16, &o, err,
-	    sizeof(err)), -1);
+	assert_int_equal(
+	    vobj_parse(VOBJ_CONFIG_MAP, "{\"data\":{\"k\":1}}", 16, &o, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a string"));
 	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, "[", 1, &o, err, sizeof(err)), -1);
 	vobj_clear(&o);
@@ -112,25 +112,28 @@ test_parse(void **state)
 
 struct payload_case {
 	const char *name;
-	const char *vol;        /* the volume's YAML (under volumes:) */
+	const char *vol; /* the volume's YAML (under volumes:) */
 	int         rc;
-	const char *want;       /* "path:mode:data;..." in order, or the error's text */
+	const char *want; /* "path:mode:data;..." in order, or the error's text */
 };
 
 static const struct payload_case payload_cases[] = {
 	{ "all keys, default mode", "  - name: v\n    configMap: {name: cm}\n", 0,
-	  "a:420:alpha;b:420:beta\n;bad=key:420:x;bin:420:\x01" },
+	    "a:420:alpha;b:420:beta\n;bad=key:420:x;bin:420:\x01" },
 	{ "defaultMode", "  - name: v\n    configMap: {name: cm, defaultMode: 0400}\n", 0,
-	  "a:256:alpha;b:256:beta\n;bad=key:256:x;bin:256:\x01" },
-	{ "items key->path, item mode", "  - name: v\n    configMap:\n      name: cm\n"
-	  "      items:\n      - {key: a, path: dir/a.txt, mode: 0600}\n      - {key: b, path: bb}\n",
-	  0, "dir/a.txt:384:alpha;bb:420:beta\n" },
-	{ "missing key", "  - name: v\n    configMap:\n      name: cm\n"
-	  "      items:\n      - {key: nope, path: x}\n", -1,
-	  "configmap references non-existent config key: nope" },
-	{ "missing key, optional", "  - name: v\n    configMap:\n      name: cm\n"
-	  "      optional: true\n      items:\n      - {key: nope, path: x}\n      - {key: a, path: y}\n",
-	  0, "y:420:alpha" },
+	    "a:256:alpha;b:256:beta\n;bad=key:256:x;bin:256:\x01" },
+	{ "items key->path, item mode",
+	    "  - name: v\n    configMap:\n      name: cm\n"
+	    "      items:\n      - {key: a, path: dir/a.txt, mode: 0600}\n      - {key: b, path: bb}\n",
+	    0, "dir/a.txt:384:alpha;bb:420:beta\n" },
+	{ "missing key",
+	    "  - name: v\n    configMap:\n      name: cm\n"
+	    "      items:\n      - {key: nope, path: x}\n",
+	    -1, "configmap references non-existent config key: nope" },
+	{ "missing key, optional",
+	    "  - name: v\n    configMap:\n      name: cm\n"
+	    "      optional: true\n      items:\n      - {key: nope, path: x}\n      - {key: a, path: y}\n",
+	    0, "y:420:alpha" },
 };
 
 static void
@@ -142,30 +145,31 @@ payload_str(const struct vol_payload *pl, char *buf, size_t len)
 	for (i = 0; i < pl->n; i++) {
 		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s:%d:%s", i ? ";" : "",
 		    pl->files[i].path, (int)pl->files[i].mode,
-		    pl->files[i].len == 4 && pl->files[i].data[0] == 0 ? "\x01" :
-		    pl->files[i].data);
+		    pl->files[i].len == 4 && pl->files[i].data[0] == 0 ? "\x01"
+		                                                       : pl->files[i].data);
 	}
 }
 
 static void
 test_payload(void **state)
 {
-	struct vobj o;
+	struct vobj        o;
 	struct vol_payload pl = { NULL, 0, 0, 0 };
-	char err[256], got[1024], *y;
-	struct pod *p;
-	size_t i;
+	char               err[256], got[1024], *y;
+	struct pod        *p;
+	size_t             i;
 
 	(void)state;
 	memset(&o, 0, sizeof(o));
-	assert_int_equal(vobj_parse(VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), &o, err,
-	    sizeof(err)), 0);
+	assert_int_equal(
+	    vobj_parse(VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), &o, err, sizeof(err)), 0);
 	for (i = 0; i < nitems(payload_cases); i++) {
 		const struct payload_case *c = &payload_cases[i];
-		int rc;
+		int                        rc;
 
 		y = xsprintf("metadata: {name: p, uid: u1}\nspec:\n  volumes:\n%s  containers:\n"
-		    "  - {name: c, image: busybox}\n", c->vol);
+		             "  - {name: c, image: busybox}\n",
+		    c->vol);
 		p = yaml_pod(y);
 		free(y);
 		err[0] = '\0';
@@ -183,8 +187,8 @@ test_payload(void **state)
 	/* Secrets name their missing keys their own way. */
 	o.kind = VOBJ_SECRET;
 	p = yaml_pod("metadata: {name: p, uid: u1}\nspec:\n  volumes:\n  - name: v\n    secret:\n"
-	    "      secretName: s\n      items:\n      - {key: nope, path: x}\n"
-	    "  containers:\n  - {name: c, image: busybox}\n");
+	             "      secretName: s\n      items:\n      - {key: nope, path: x}\n"
+	             "  containers:\n  - {name: c, image: busybox}\n");
 	assert_int_equal(vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err)), -1);
 	assert_string_equal(err, "references non-existent secret key: nope");
 	pod_free(p);
@@ -233,7 +237,7 @@ check_file(const char *dir, const char *name, const char *want, int mode)
 static int
 is_link_to(const char *dir, const char *name, const char *target)
 {
-	char *p = xsprintf("%s/%s", dir, name), buf[256];
+	char   *p = xsprintf("%s/%s", dir, name), buf[256];
 	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
 
 	free(p);
@@ -261,8 +265,8 @@ static void
 test_atomic_writer(void **state)
 {
 	struct vol_payload pl = { NULL, 0, 0, 0 };
-	char *dir = xsprintf("%s/aw/vol", tmpdir), err[256], old[256], now[256], *l;
-	ssize_t n;
+	char              *dir = xsprintf("%s/aw/vol", tmpdir), err[256], old[256], now[256], *l;
+	ssize_t            n;
 
 	(void)state;
 	vol_payload_add(&pl, "a", "one", 3, 0644);
@@ -303,8 +307,9 @@ test_atomic_writer(void **state)
 	free(l);
 	/* Bad paths fail the whole write and leave the volume alone. */
 	{
-		static const char *const bad[] = { "../x", "/abs", "..x", "a/../b", "a//b", "", "./a" };
-		size_t i;
+		static const char *const bad[] = { "../x", "/abs", "..x", "a/../b", "a//b", "",
+			"./a" };
+		size_t                   i;
 
 		for (i = 0; i < nitems(bad); i++) {
 			vol_payload_add(&pl, "ok", "1", 1, 0644);
@@ -326,8 +331,8 @@ static void
 test_atomic_writer_fsgroup(void **state)
 {
 	struct vol_payload pl = { NULL, 0, 1, 4321 };
-	char *dir = xsprintf("%s/awg/vol", tmpdir), *p, err[256];
-	struct stat st;
+	char              *dir = xsprintf("%s/awg/vol", tmpdir), *p, err[256];
+	struct stat        st;
 
 	(void)state;
 	vol_payload_add(&pl, "a", "one", 3, 0400);
@@ -367,13 +372,13 @@ static struct volumes *
 cached_volumes(void)
 {
 	struct volumes_options o = { tmpdir, 0, 0 };
-	struct volumes *v = volumes_new(NULL, NULL, &o);
-	char err[256];
+	struct volumes        *v = volumes_new(NULL, NULL, &o);
+	char                   err[256];
 
-	assert_int_equal(volumes_put(v, VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), err,
-	    sizeof(err)), 0);
-	assert_int_equal(volumes_put(v, VOBJ_SECRET, sec_json, strlen(sec_json), err,
-	    sizeof(err)), 0);
+	assert_int_equal(
+	    volumes_put(v, VOBJ_CONFIG_MAP, cm_json, strlen(cm_json), err, sizeof(err)), 0);
+	assert_int_equal(
+	    volumes_put(v, VOBJ_SECRET, sec_json, strlen(sec_json), err, sizeof(err)), 0);
 	return v;
 }
 
@@ -393,17 +398,18 @@ env_setup(struct kr_env *e, struct volumes *v)
 static void
 test_config_env(void **state)
 {
-	struct volumes *v = cached_volumes();
-	struct kr_env env;
-	struct kr_cinput in;
+	struct volumes               *v = cached_volumes();
+	struct kr_env                 env;
+	struct kr_cinput              in;
 	Runtime__V1__ContainerConfig *cc;
-	struct pod *p;
-	char err[512];
+	struct pod                   *p;
+	char                          err[512];
 
 	(void)state;
 	env_setup(&env, v);
 	memset(&in, 0, sizeof(in));
-	p = yaml_pod("metadata: {name: p, namespace: default, uid: ue1}\nspec:\n  containers:\n"
+	p = yaml_pod(
+	    "metadata: {name: p, namespace: default, uid: ue1}\nspec:\n  containers:\n"
 	    "  - name: c\n    image: busybox\n"
 	    "    envFrom:\n    - configMapRef: {name: cm}\n      prefix: CM_\n"
 	    "    - secretRef: {name: s}\n"
@@ -440,32 +446,37 @@ struct env_err_case {
 };
 
 static const struct env_err_case env_err_cases[] = {
-	{ "missing key", "    env:\n    - name: A\n      valueFrom: {configMapKeyRef: {name: cm, key: zz}}\n",
-	  "couldn't find key zz in ConfigMap default/cm" },
-	{ "missing secret key", "    env:\n    - name: A\n      valueFrom: {secretKeyRef: {name: s, key: zz}}\n",
-	  "couldn't find key zz in Secret default/s" },
-	{ "uncached, no server", "    env:\n    - name: A\n      valueFrom: {configMapKeyRef: {name: other, key: a}}\n",
-	  "no API server" },
-	{ "envFrom uncached", "    envFrom:\n    - secretRef: {name: other}\n", "secret \"other\"" },
+	{ "missing key",
+	    "    env:\n    - name: A\n      valueFrom: {configMapKeyRef: {name: cm, key: zz}}\n",
+	    "couldn't find key zz in ConfigMap default/cm" },
+	{ "missing secret key",
+	    "    env:\n    - name: A\n      valueFrom: {secretKeyRef: {name: s, key: zz}}\n",
+	    "couldn't find key zz in Secret default/s" },
+	{ "uncached, no server",
+	    "    env:\n    - name: A\n      valueFrom: {configMapKeyRef: {name: other, key: a}}\n",
+	    "no API server" },
+	{ "envFrom uncached", "    envFrom:\n    - secretRef: {name: other}\n",
+	    "secret \"other\"" },
 };
 
 static void
 test_config_errors(void **state)
 {
-	struct volumes *v = cached_volumes();
-	struct kr_env env;
-	struct kr_cinput in;
+	struct volumes               *v = cached_volumes();
+	struct kr_env                 env;
+	struct kr_cinput              in;
 	Runtime__V1__ContainerConfig *cc;
-	struct pod *p;
-	char err[512], *y;
-	size_t i;
+	struct pod                   *p;
+	char                          err[512], *y;
+	size_t                        i;
 
 	(void)state;
 	env_setup(&env, v);
 	memset(&in, 0, sizeof(in));
 	for (i = 0; i < nitems(env_err_cases); i++) {
 		y = xsprintf("metadata: {name: p, uid: ue2}\nspec:\n  containers:\n  - name: c\n"
-		    "    image: busybox\n%s", env_err_cases[i].spec);
+		             "    image: busybox\n%s",
+		    env_err_cases[i].spec);
 		p = yaml_pod(y);
 		free(y);
 		err[0] = '\0';
@@ -476,14 +487,16 @@ test_config_errors(void **state)
 		pod_free(p);
 	}
 	/* A static pod may not use API objects, cached or not. */
-	p = yaml_pod("metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
+	p = yaml_pod(
+	    "metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
 	    "spec:\n  volumes:\n  - name: v\n    configMap: {name: cm}\n  containers:\n"
 	    "  - name: c\n    image: busybox\n    volumeMounts:\n    - {name: v, mountPath: /v}\n");
 	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
 	assert_null(cc);
 	assert_non_null(strstr(err, "static pod may not use configmap \"cm\""));
 	pod_free(p);
-	p = yaml_pod("metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
+	p = yaml_pod(
+	    "metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
 	    "spec:\n  containers:\n  - name: c\n    image: busybox\n"
 	    "    env:\n    - name: A\n      valueFrom: {secretKeyRef: {name: s, key: user}}\n");
 	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
@@ -496,20 +509,21 @@ test_config_errors(void **state)
 static void
 test_config_mounts(void **state)
 {
-	struct volumes *v = cached_volumes();
-	struct volumes_stats st;
-	struct kr_env env;
-	struct kr_cinput in;
+	struct volumes               *v = cached_volumes();
+	struct volumes_stats          st;
+	struct kr_env                 env;
+	struct kr_cinput              in;
 	Runtime__V1__ContainerConfig *cc;
-	struct pod *p;
-	char err[512], *dir, *sdir;
-	size_t i;
-	int seen = 0;
+	struct pod                   *p;
+	char                          err[512], *dir, *sdir;
+	size_t                        i;
+	int                           seen = 0;
 
 	(void)state;
 	env_setup(&env, v);
 	memset(&in, 0, sizeof(in));
-	p = yaml_pod("metadata: {name: p, namespace: default, uid: um1}\nspec:\n  volumes:\n"
+	p = yaml_pod(
+	    "metadata: {name: p, namespace: default, uid: um1}\nspec:\n  volumes:\n"
 	    "  - name: cfg\n    configMap:\n      name: cm\n      items: [{key: a, path: conf/a.txt}]\n"
 	    "  - name: sec\n    secret: {secretName: s, defaultMode: 0440}\n"
 	    "  - name: opt\n    configMap: {name: absent, optional: true}\n"
@@ -546,11 +560,12 @@ test_config_mounts(void **state)
 	assert_int_equal(st.mounts, 2);
 	/* An updated object rewrites the mounted volume. */
 	{
-		static const char upd[] = "{\"metadata\":{\"name\":\"cm\",\"namespace\":\"default\","
+		static const char upd[] =
+		    "{\"metadata\":{\"name\":\"cm\",\"namespace\":\"default\","
 		    "\"resourceVersion\":\"8\"},\"data\":{\"a\":\"ALPHA\"}}";
 
-		assert_int_equal(volumes_put(v, VOBJ_CONFIG_MAP, upd, strlen(upd), err,
-		    sizeof(err)), 0);
+		assert_int_equal(
+		    volumes_put(v, VOBJ_CONFIG_MAP, upd, strlen(upd), err, sizeof(err)), 0);
 		check_file(dir, "conf/a.txt", "ALPHA", 0644);
 	}
 	/* Forgotten: no more updates. */
@@ -563,15 +578,15 @@ test_config_mounts(void **state)
 	volumes_free(v);
 }
 
-
 static void
 test_downward_values(void **state)
 {
 	struct pod *p;
-	char *out, err[256];
+	char       *out, err[256];
 
 	(void)state;
-	p = yaml_pod("metadata:\n  name: web\n  namespace: prod\n  uid: u-9\n"
+	p = yaml_pod(
+	    "metadata:\n  name: web\n  namespace: prod\n  uid: u-9\n"
 	    "  labels: {tier: front, app: \"a\\\"q\"}\n  annotations: {note: \"two\\nlines\"}\n"
 	    "spec:\n  containers:\n  - {name: c, image: busybox}\n");
 	assert_int_equal(vol_field_value(p, "metadata.name", &out, err, sizeof(err)), 0);
@@ -609,17 +624,18 @@ test_downward_values(void **state)
 static void
 test_config_downward(void **state)
 {
-	struct volumes *v = cached_volumes();
-	struct kr_env env;
-	struct kr_cinput in;
+	struct volumes               *v = cached_volumes();
+	struct kr_env                 env;
+	struct kr_cinput              in;
 	Runtime__V1__ContainerConfig *cc;
-	struct pod *p, *p2;
-	char err[512], *dir, *pdir, *y, *y2;
-	int pass;
+	struct pod                   *p, *p2;
+	char                          err[512], *dir, *pdir, *y, *y2;
+	int                           pass;
 
 	(void)state;
 	memset(&in, 0, sizeof(in));
-	y = xsprintf("metadata: {name: dp, namespace: default, uid: ud1, labels: {a: \"1\"%%s}}\n"
+	y = xsprintf(
+	    "metadata: {name: dp, namespace: default, uid: ud1, labels: {a: \"1\"%%s}}\n"
 	    "spec:\n  volumes:\n"
 	    "  - name: info\n    downwardAPI:\n      defaultMode: 0444\n      items:\n"
 	    "      - {path: name, fieldRef: {fieldPath: metadata.name}}\n"
@@ -673,9 +689,9 @@ test_config_downward(void **state)
 	env_setup(&env, NULL);
 	pod_free(p2);
 	p2 = yaml_pod("metadata: {name: tp, uid: ut1}\nspec:\n  volumes:\n  - name: tok\n"
-	    "    projected:\n      sources:\n      - serviceAccountToken: {path: token}\n"
-	    "  containers:\n  - name: c\n    image: busybox\n    volumeMounts:\n"
-	    "    - {name: tok, mountPath: /var/run/secrets/tokens}\n");
+	              "    projected:\n      sources:\n      - serviceAccountToken: {path: token}\n"
+	              "  containers:\n  - name: c\n    image: busybox\n    volumeMounts:\n"
+	              "    - {name: tok, mountPath: /var/run/secrets/tokens}\n");
 	assert_int_equal(p2->volumes[0].v_projections[0].p_kind, PROJ_SA_TOKEN);
 	assert_int_equal(p2->volumes[0].v_projections[0].p_expiration, 3600);
 	cc = kr_container_config(&env, p2, &p2->containers[0], &in, err, sizeof(err));
@@ -691,44 +707,51 @@ test_config_downward(void **state)
 struct valid_case {
 	const char *name;
 	const char *vol;
-	const char *err;   /* NULL: valid */
+	const char *err; /* NULL: valid */
 };
 
 static const struct valid_case valid_cases[] = {
-	{ "kube-api-access", "    projected:\n      sources:\n"
-	  "      - serviceAccountToken: {expirationSeconds: 3607, path: token}\n"
-	  "      - configMap: {name: kube-root-ca.crt, items: [{key: ca.crt, path: ca.crt}]}\n"
-	  "      - downwardAPI: {items: [{path: namespace, fieldRef: {fieldPath: metadata.namespace}}]}\n",
-	  NULL },
-	{ "token too short", "    projected:\n      sources:\n"
-	  "      - serviceAccountToken: {expirationSeconds: 599, path: token}\n",
-	  "may not specify a duration less than 10 minutes" },
-	{ "token too long", "    projected:\n      sources:\n"
-	  "      - serviceAccountToken: {expirationSeconds: 4294967297, path: token}\n",
-	  "larger than 2^32 seconds" },
-	{ "token path", "    projected:\n      sources:\n"
-	  "      - serviceAccountToken: {path: ../token}\n", "relative path" },
+	{ "kube-api-access",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {expirationSeconds: 3607, path: token}\n"
+	    "      - configMap: {name: kube-root-ca.crt, items: [{key: ca.crt, path: ca.crt}]}\n"
+	    "      - downwardAPI: {items: [{path: namespace, fieldRef: {fieldPath: metadata.namespace}}]}\n",
+	    NULL },
+	{ "token too short",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {expirationSeconds: 599, path: token}\n",
+	    "may not specify a duration less than 10 minutes" },
+	{ "token too long",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {expirationSeconds: 4294967297, path: token}\n",
+	    "larger than 2^32 seconds" },
+	{ "token path",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {path: ../token}\n",
+	    "relative path" },
 	{ "projected configMap name", "    projected:\n      sources:\n      - configMap: {}\n",
-	  "configMap.name: required" },
+	    "configMap.name: required" },
 	{ "downward neither", "    downwardAPI:\n      items: [{path: x}]\n",
-	  "must specify one of fieldRef and resourceFieldRef" },
-	{ "downward both", "    downwardAPI:\n      items: [{path: x, fieldRef: {fieldPath: metadata.name}, "
-	  "resourceFieldRef: {containerName: c, resource: limits.cpu}}]\n",
-	  "can not be specified simultaneously" },
+	    "must specify one of fieldRef and resourceFieldRef" },
+	{ "downward both",
+	    "    downwardAPI:\n      items: [{path: x, fieldRef: {fieldPath: metadata.name}, "
+	    "resourceFieldRef: {containerName: c, resource: limits.cpu}}]\n",
+	    "can not be specified simultaneously" },
 };
 
 static void
 test_validate(void **state)
 {
-	char err[512], *y;
+	char        err[512], *y;
 	struct pod *p;
-	size_t i;
-	int rc;
+	size_t      i;
+	int         rc;
 
 	(void)state;
 	for (i = 0; i < nitems(valid_cases); i++) {
 		y = xsprintf("metadata: {name: p, uid: uv}\nspec:\n  volumes:\n  - name: v\n%s"
-		    "  containers:\n  - {name: c, image: busybox}\n", valid_cases[i].vol);
+		             "  containers:\n  - {name: c, image: busybox}\n",
+		    valid_cases[i].vol);
 		p = yaml_pod(y);
 		free(y);
 		err[0] = '\0';
