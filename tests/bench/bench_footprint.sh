@@ -68,7 +68,7 @@ trap 'exit 1' INT TERM
 
 if [ "$rt" = containerd ]; then
 	[ "$(id -u)" -eq 0 ] || skip_all "containerd mode needs root"
-	ctd=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-footprint}
+	ctd=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-footprint}
 	SOCK=$(KLET_CONTAINERD_DIR=$ctd sh "$top/contrib/containerd-up.sh" 2>"$T/ctd-up.log" |
 	    tail -1)
 	[ -S "$SOCK" ] || { cat "$T/ctd-up.log" >&2; skip_all "containerd did not start"; }

@@ -338,7 +338,7 @@ class Harness:
         if os.geteuid() != 0 or shutil.which("containerd") is None:
             return False
         env = dict(os.environ)
-        env.setdefault("KLET_CONTAINERD_DIR", "/tmp/klet-ctd-recovery")
+        env.setdefault("KLET_CONTAINERD_DIR", os.environ.get("KLET_TEST_TMP", "/tmp") + "/klet-ctd-recovery")
         self.ctd_env = env
         p = subprocess.run(["sh", os.path.join(TOP, "contrib", "containerd-up.sh")],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -8,7 +8,7 @@ set -u
 $PY -c 'import grpc' 2>/dev/null || skip "python3-grpcio not installed"
 [ "$(id -u)" -eq 0 ] || skip "needs root"
 command -v containerd >/dev/null 2>&1 || skip "containerd not installed"
-export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-recovery}
+export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-recovery}
 seed=${KLET_CRASH_SEED:-$(crash_seed)}
 if crash_run 1 "crash recovery on containerd (seed $seed)" crash.py --kletd "$build/kletd" \
     --seed "$seed" --runtime containerd --iterations "${KLET_CRASH_ITERATIONS:-20}" \

@@ -42,7 +42,7 @@ rc=$?
 # iterations on a private containerd (KLET_CONTAINERD_DIR, default /tmp/klet-ctd-crashstore).
 n=${KLET_CRASH_STORE_CONTAINERD:-0}
 if [ "$n" -gt 0 ]; then
-	export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-crashstore}
+	export KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-crashstore}
 	crash_run 2 "store faults under kill -9 on containerd (seed $seed)" crash.py \
 	    --kletd "$build/kletd" --podctl "$build/podctl" --store-faults --runtime containerd \
 	    --workdir "$work" --seed "$seed" $keep --iterations "$n" --max-delay 3

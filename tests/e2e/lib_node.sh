@@ -34,7 +34,7 @@ node_setup() {
 	PY=python3
 	[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 	$PY -c 'import grpc' 2>/dev/null || node_skip "python3-grpcio not installed"
-	CTD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-nodeloop}
+	CTD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-nodeloop}
 	T=$(mktemp -d /tmp/klet-e2e-$NODE.XXXXXX)
 	mkdir -p "$T/m" "$T/host"
 	trap node_cleanup EXIT

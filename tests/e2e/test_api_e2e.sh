@@ -6,7 +6,7 @@
 # graceful delete runs preStop, stops the containers and the node deletes the object.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
-KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-api}
+KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-api}
 export KLET_CONTAINERD_DIR
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
 . "$top/tests/apiserver/lib.sh"

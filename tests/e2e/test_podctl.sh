@@ -9,7 +9,7 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
 PODCTL=${top_builddir:-.}/podctl
 case $PODCTL in /*) ;; *) PODCTL=$(pwd)/$PODCTL ;; esac
-SAMPLES=${KLET_PODCTL_SAMPLES:-/tmp/klet-podctl-samples.txt}
+SAMPLES=${KLET_PODCTL_SAMPLES:-${KLET_TEST_TMP:-/tmp}/klet-podctl-samples.txt}
 node_setup_fake pc-fake
 [ "$(id -u)" -eq 0 ] || node_skip "needs root (setpriv to another user)"
 chmod 711 "$T"

@@ -6,7 +6,7 @@
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
-KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-prober}
+KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-prober}
 export KLET_CONTAINERD_DIR
 node_setup pr
 

@@ -5,7 +5,7 @@
 # becomes visible inside the running container (the ..data swap through the bind mount).
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
-KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-/tmp/klet-ctd-volumes}
+KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-volumes}
 export KLET_CONTAINERD_DIR
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
 . "$top/tests/apiserver/lib.sh"

@@ -24,7 +24,7 @@ if ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1;
 	[ "${KLET_REQUIRE_PEERS:-0}" = 1 ] || skip "containerd or runc not installed"
 fi
 # our own instance, whatever KLET_CONTAINERD_DIR says (this test stops it at the end)
-export KLET_CONTAINERD_DIR=${KLET_CRI_CONTAINERD_DIR:-/tmp/klet-ctd-cri}
+export KLET_CONTAINERD_DIR=${KLET_CRI_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-cri}
 d=$(mktemp -d /tmp/klet-cri-ctd.XXXXXX)
 cleanup() {
 	sh "$top_srcdir/contrib/containerd-down.sh" >/dev/null 2>&1

@@ -22,7 +22,7 @@ driver=$top_builddir/tests/integration/test_kuberuntime_driver
 [ "$(id -u)" -eq 0 ] || skip "not root"
 command -v containerd >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 ||
 	skip "no containerd/runc"
-KLET_CONTAINERD_DIR=${KLET_KR_CONTAINERD_DIR:-/tmp/klet-ctd-kuberuntime-test}
+KLET_CONTAINERD_DIR=${KLET_KR_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-kuberuntime-test}
 export KLET_CONTAINERD_DIR
 d=$(mktemp -d /tmp/klet-kr-ctd.XXXXXX)
 cleanup() {

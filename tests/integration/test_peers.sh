@@ -26,7 +26,7 @@ fi
 fc=$top_srcdir/tests/fakecri
 drive=$top_srcdir/tests/integration/test_peers_lifecycle.py
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/klet-test-peers.XXXXXX")
-cdir=${KLET_PEERS_CONTAINERD_DIR:-/tmp/klet-ctd-peers}
+cdir=${KLET_PEERS_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-peers}
 cgparent=/klet-peers-test-$$
 fakepid=""
 ctd=0
