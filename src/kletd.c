@@ -254,7 +254,7 @@ kletd_intent_put(void *arg, const char *uid, const char *kind, const char *name,
 		.kind = kind,
 		.name = name,
 		.attempt = attempt,
-		.created_wall_ms = now_wall_ns() / 1000000 };
+		.created_wall_ms = now_wall_ms() };
 
 	store_put_intent(k->k_store, &in);
 	/* Commit now (no fsync in WAL mode; a crash of the process keeps it). While the store
@@ -369,7 +369,7 @@ kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t dead
 	w.uid = uid;
 	w.state = kletd_state_str(state);
 	if (state == PW_TERMINATING)
-		w.grace_deadline_wall_ms = now_wall_ns() / 1000000 + (deadline_ms - now_mono_ms());
+		w.grace_deadline_wall_ms = now_wall_ms() + (deadline_ms - now_mono_ms());
 	/* The step the pod's machine is in (or stopped in, with the last error). */
 	if (k->k_kr != NULL && kuberuntime_get(k->k_kr, uid, &kv) == 0)
 		w.step = kv.step != NULL ? kv.step : kv.last_step;
@@ -380,8 +380,7 @@ kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t dead
 		w.failures = v.failures;
 		w.removed = v.removed;
 		if (v.failures > 0 && v.next_sync_ms > 0)
-			w.next_retry_wall_ms =
-			    now_wall_ns() / 1000000 + (v.next_sync_ms - now_mono_ms());
+			w.next_retry_wall_ms = now_wall_ms() + (v.next_sync_ms - now_mono_ms());
 	}
 	store_put_worker(k->k_store, &w);
 }
@@ -404,7 +403,7 @@ kletd_store_pod(struct kletd *k, const struct pod *pod)
 	sp.doc = doc;
 	sp.doc_len = len;
 	sp.format = fmt != NULL ? fmt : "json";
-	sp.updated_wall_ms = now_wall_ns() / 1000000;
+	sp.updated_wall_ms = now_wall_ms();
 	store_put_pod(k->k_store, &sp);
 }
 
@@ -498,7 +497,7 @@ kletd_restore_worker(const struct store_worker *sw, void *arg)
 	struct kletd_restore *r = arg;
 	struct pw_restore     pr;
 	struct pod          **pp;
-	int64_t               now_wall = now_wall_ns() / 1000000, now = now_mono_ms();
+	int64_t               now_wall = now_wall_ms(), now = now_mono_ms();
 
 	memset(&pr, 0, sizeof(pr));
 	if (kletd_state_parse(sw->state, &pr.state) == -1)

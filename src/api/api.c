@@ -402,8 +402,7 @@ api_event(struct h2_session *s, enum h2_event ev, const char *reason, void *arg)
 			a->a_backoff_ms = a->a_opts.backoff_max_ms;
 		a->a_backing_off = 1;
 		a->a_stats.reconnect_waits++;
-		tv.tv_sec = d / 1000;
-		tv.tv_usec = (d % 1000) * 1000;
+		tv = ms_to_tv(d);
 		evtimer_add(a->a_reconnect, &tv);
 		break;
 	case H2_EV_GOAWAY:
@@ -546,8 +545,7 @@ api_request(struct api *a, const char *method, const char *path, const char *con
 		c->c_body_len = body_len;
 	}
 	c->c_deadline_ms = now_mono_ms() + a->a_opts.request_timeout_ms;
-	tv.tv_sec = a->a_opts.request_timeout_ms / 1000;
-	tv.tv_usec = (a->a_opts.request_timeout_ms % 1000) * 1000;
+	tv = ms_to_tv(a->a_opts.request_timeout_ms);
 	evtimer_add(c->c_timer, &tv);
 	call_start(c);
 	return c;

@@ -114,8 +114,7 @@ mgr_arm_retry(struct status_mgr *m)
 		next = e->e_not_before_ms;
 	if (next == INT64_MAX)
 		return;
-	tv.tv_sec = (next - now) / 1000;
-	tv.tv_usec = ((next - now) % 1000) * 1000;
+	tv = ms_to_tv((next - now));
 	evtimer_add(m->m_retry_ev, &tv);
 }
 

@@ -200,8 +200,7 @@ watch_retry(struct watch *w, int relist, const char *why)
 	if (relist)
 		w->w_rv[0] = '\0';
 	watch_set_state(w, relist ? WATCH_IDLE : WATCH_WATCHING);
-	tv.tv_sec = d / 1000;
-	tv.tv_usec = (d % 1000) * 1000;
+	tv = ms_to_tv(d);
 	evtimer_add(w->w_timer, &tv);
 }
 

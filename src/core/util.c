@@ -3,11 +3,13 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -136,6 +138,52 @@ now_wall_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
+now_wall_ms(void)
+{
+	return now_wall_ns() / 1000000;
+}
+
+struct timeval
+ms_to_tv(int64_t ms)
+{
+	struct timeval tv;
+
+	if (ms < 0)
+		ms = 0;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	return tv;
+}
+
+static int rmtree_errno;
+
+static int
+rmtree_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	int rc;
+
+	(void)sb;
+	(void)ftw;
+	rc = flag == FTW_DP ? rmdir(path) : unlink(path);
+	if (rc == -1 && errno != ENOENT && rmtree_errno == 0)
+		rmtree_errno = errno;
+	return 0;
+}
+
+int
+rmtree(const char *path)
+{
+	rmtree_errno = 0;
+	if (nftw(path, rmtree_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) == -1 && errno != ENOENT)
+		return -1;
+	if (rmtree_errno != 0) {
+		errno = rmtree_errno;
+		return -1;
+	}
+	return 0;
 }
 
 uint64_t

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -30,6 +31,15 @@ int streq_null(const char *a, const char *b);
 int64_t now_mono_ms(void);
 int64_t now_mono_us(void);
 int64_t now_wall_ns(void);
+int64_t now_wall_ms(void);
+
+/* A duration in milliseconds as a struct timeval for libevent; negative counts as 0. */
+struct timeval ms_to_tv(int64_t ms);
+
+/* rm -rf path, deepest first, never following a symlink nor crossing into another file
+ * system (a mount below path stays, with its mount point). 0 when path is gone (or was never
+ * there), else -1 with errno of the first failure. */
+int rmtree(const char *path);
 
 /* 64-bit FNV-1a, for hashes that must be stable across runs and builds. */
 #define FNV64_INIT 0xcbf29ce484222325ULL

@@ -159,8 +159,7 @@ cri_down(struct cri *c, const char *why)
 		c->c_version_call = NULL;
 	}
 	cri_set_state(c, CRI_DOWN, why);
-	tv.tv_sec = c->c_backoff_ms / 1000;
-	tv.tv_usec = (c->c_backoff_ms % 1000) * 1000;
+	tv = ms_to_tv(c->c_backoff_ms);
 	evtimer_add(c->c_retry, &tv);
 	log_v(1, "cri %s: reconnecting in %lld ms", c->c_endpoint, (long long)c->c_backoff_ms);
 	c->c_backoff_ms *= 2;

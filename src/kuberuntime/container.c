@@ -33,18 +33,6 @@ kr_wall_ms(void)
 	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
-static struct timeval
-kr_tv(int64_t ms)
-{
-	struct timeval tv;
-
-	if (ms < 0)
-		ms = 0;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	return tv;
-}
-
 /* ---- pure helpers ---- */
 
 int64_t
@@ -343,7 +331,7 @@ kr_hook_run(struct kuberuntime *kr, const void *owner, const struct pod *pod,
 			free(h->desc);
 			h->desc = d;
 			h->timer = evtimer_new(x->base, kr_hook_fail_later_cb, h);
-			tv = kr_tv(0);
+			tv = ms_to_tv(0);
 			evtimer_add(h->timer, &tv);
 			break;
 		}
@@ -367,14 +355,14 @@ kr_hook_run(struct kuberuntime *kr, const void *owner, const struct pod *pod,
 		if (ms > timeout_ms)
 			ms = timeout_ms;
 		h->timer = evtimer_new(x->base, kr_hook_sleep_cb, h);
-		tv = kr_tv(ms);
+		tv = ms_to_tv(ms);
 		evtimer_add(h->timer, &tv);
 		break;
 	}
 	default:
 		h->desc = xsprintf("Cannot run handler: invalid handler kind %d", hd->h_kind);
 		h->timer = evtimer_new(x->base, kr_hook_fail_later_cb, h);
-		tv = kr_tv(0);
+		tv = ms_to_tv(0);
 		evtimer_add(h->timer, &tv);
 		break;
 	}
@@ -531,7 +519,7 @@ kr_kop_begin(evutil_socket_t fd, short what, void *arg)
 	    k->spec->c_pre_stop->h_kind != HANDLER_NONE && k->grace > 0) {
 		k->hook_started_ms = now_mono_ms();
 		k->hook_timer = evtimer_new(x->base, kr_kop_hook_timeout, k);
-		tv = kr_tv(k->grace * 1000);
+		tv = ms_to_tv(k->grace * 1000);
 		evtimer_add(k->hook_timer, &tv);
 		k->hook = kr_hook_run(k->kr, k->owner, k->pod, k->spec, k->spec->c_pre_stop, k->id,
 		    k->pod_ip, k->grace * 1000, kr_kop_hook_cb, k);
@@ -547,7 +535,7 @@ kr_kill_start(struct kuberuntime *kr, const void *owner, const struct pod *pod,
 {
 	struct kr_ctx *x = kr_ctx(kr);
 	struct kr_kop *k = xcalloc(1, sizeof(*k));
-	struct timeval tv = kr_tv(0);
+	struct timeval tv = ms_to_tv(0);
 
 	k->kr = kr;
 	k->owner = owner;
@@ -639,7 +627,7 @@ static void
 kr_start_end(struct kr_start *s, int rc, const char *reason, const char *msg)
 {
 	struct kr_ctx *x = kr_ctx(s->kr);
-	struct timeval tv = kr_tv(0);
+	struct timeval tv = ms_to_tv(0);
 
 	if (reason != NULL) {
 		/* msg may be s->fail_msg itself: build the new one first. */

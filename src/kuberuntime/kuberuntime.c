@@ -7,7 +7,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <ftw.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -169,18 +168,6 @@ struct kuberuntime {
 static void kr_next(struct kr_sync *);
 static void kr_sync_free(struct kr_sync *);
 static void kr_cleanup_pod_dirs(struct kuberuntime *, const struct pod *);
-
-static struct timeval
-kr_tv(int64_t ms)
-{
-	struct timeval tv;
-
-	if (ms < 0)
-		ms = 0;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	return tv;
-}
 
 static int64_t
 kr_wall_ms(void)
@@ -370,7 +357,7 @@ kr_resync_after(struct kr_pod *kp, int64_t delay_ms)
 	if (kp->resync_at != 0 && kp->resync_at <= at)
 		return;
 	kp->resync_at = at;
-	tv = kr_tv(delay_ms);
+	tv = ms_to_tv(delay_ms);
 	evtimer_add(kp->resync, &tv);
 }
 
@@ -590,7 +577,7 @@ kr_sync_free(struct kr_sync *m)
 static void
 kr_retire(struct kr_sync *m)
 {
-	struct timeval tv = kr_tv(0);
+	struct timeval tv = ms_to_tv(0);
 
 	m->dead = 1;
 	cri_cancel_owner(m->kr->cri, m);
@@ -641,7 +628,7 @@ kr_kick_cb(evutil_socket_t fd, short what, void *arg)
 static void
 kr_kick(struct kr_sync *m)
 {
-	struct timeval tv = kr_tv(0);
+	struct timeval tv = ms_to_tv(0);
 
 	if (m->kick == NULL)
 		m->kick = evtimer_new(m->kr->base, kr_kick_cb, m);
@@ -1276,18 +1263,6 @@ kr_next(struct kr_sync *m)
 
 /* ---- directories ---- */
 
-static int
-kr_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
 /* Removes ROOT/pods/UID (emptyDir volumes, termination-message files), never crossing
  * into another file system. The log directory stays for `logs` until GC. */
 static void
@@ -1300,7 +1275,7 @@ kr_cleanup_pod_dirs(struct kuberuntime *kr, const struct pod *pod)
 		return;
 	dir = kuberuntime_pod_dir(kr->env.root_dir, pod->uid);
 	if (access(dir, F_OK) == 0) {
-		nftw(dir, kr_rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		(void)rmtree(dir);
 		log_v(2, "pod %s/%s: removed %s", pod->ns, pod->name, dir);
 	}
 	free(dir);

@@ -598,8 +598,7 @@ grpc_unary(struct h2_session *s, const char *path, const ProtobufCMessage *req,
 	g->g_st = h2_request(s, h, n, body, len + 5, &call_cbs, g);
 	free(body);
 	if (g->g_timeout_ms > 0) {
-		tv.tv_sec = g->g_timeout_ms / 1000;
-		tv.tv_usec = (g->g_timeout_ms % 1000) * 1000;
+		tv = ms_to_tv(g->g_timeout_ms);
 		event_add(g->g_timer, &tv);
 	}
 	return g;

@@ -757,8 +757,7 @@ conn_timercb(evutil_socket_t fd, short what, void *arg)
 		iv = s->s_opts.ping_timeout_ms;
 	} else
 		iv -= idle;
-	tv.tv_sec = iv / 1000;
-	tv.tv_usec = (iv % 1000) * 1000;
+	tv = ms_to_tv(iv);
 	if (c->c_state != C_DEAD)
 		event_add(c->c_timer, &tv);
 }
@@ -899,8 +898,7 @@ conn_start(struct h2_session *s)
 	if (s->s_opts.conn_window > 65535)
 		nghttp2_session_set_local_window_size(
 		    c->c_ng, NGHTTP2_FLAG_NONE, 0, (int32_t)s->s_opts.conn_window);
-	tv.tv_sec = s->s_opts.connect_timeout_ms / 1000;
-	tv.tv_usec = (s->s_opts.connect_timeout_ms % 1000) * 1000;
+	tv = ms_to_tv(s->s_opts.connect_timeout_ms);
 	event_add(c->c_timer, &tv);
 	if (conn_socket(c, why, sizeof(why)) == -1) {
 		conn_fail(c, H2_ERR_CONNECT, "%s: %s", s->s_target, why);

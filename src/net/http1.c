@@ -327,8 +327,7 @@ http1_get(struct event_base *base, const char *host, int port, const char *path,
 	r->timeout_ms = timeout_ms;
 	if (timeout_ms > 0) {
 		r->timer = evtimer_new(base, http1_timeout_cb, r);
-		tv.tv_sec = timeout_ms / 1000;
-		tv.tv_usec = (timeout_ms % 1000) * 1000;
+		tv = ms_to_tv(timeout_ms);
 		evtimer_add(r->timer, &tv);
 	}
 	if (scheme != NULL && !tls && strcasecmp(scheme, "HTTP") != 0) {

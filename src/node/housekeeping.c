@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,18 +377,6 @@ hk_wanted(const char *uid, void *arg)
 }
 
 static int
-hk_rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-static int
 hk_uid_ok(const char *uid)
 {
 	return *uid != '\0' && strchr(uid, '/') == NULL && strcmp(uid, ".") != 0 &&
@@ -428,7 +415,7 @@ hk_pod_dirs(struct housekeeping *h)
 		if (!hk_pod_gone(h, de->d_name))
 			continue;
 		path = xsprintf("%s/%s", base, de->d_name);
-		nftw(path, hk_rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		(void)rmtree(path);
 		if (access(path, F_OK) == -1) {
 			log_v(2, "housekeeping: removed pod directory %s", path);
 			h->h_stats.dirs_removed++;

@@ -488,8 +488,7 @@ source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev
 	s->s_rescan = event_new(base, -1, EV_PERSIST, sf_rescan_cb, s);
 	if (s->s_settle == NULL || s->s_rescan == NULL)
 		fatalx("%s: event_new failed", __func__);
-	every.tv_sec = s->s_check_ms / 1000;
-	every.tv_usec = (s->s_check_ms % 1000) * 1000;
+	every = ms_to_tv(s->s_check_ms);
 	event_add(s->s_rescan, &every);
 	evtimer_add(s->s_settle, &now);
 	log_info("static pods from %s (rescan every %lldms)", s->s_dir, (long long)s->s_check_ms);

@@ -249,8 +249,7 @@ pr_grpc_check(struct event_base *base, const char *host, int port, const char *s
 	o.max_retries = 0;
 	g->g_sess = h2_session_new(base, &o, NULL, NULL);
 	g->g_timer = event_new(base, -1, 0, g_timeout, g);
-	tv.tv_sec = timeout_ms / 1000;
-	tv.tv_usec = (timeout_ms % 1000) * 1000;
+	tv = ms_to_tv(timeout_ms);
 	event_add(g->g_timer, &tv);
 	blen = pr_grpc_health_request(service, body, sizeof(body));
 	if (g->g_sess == NULL || blen == 0) {

@@ -486,8 +486,7 @@ store_arm_retry(struct store *st)
 
 	if (st->st_retry_ev == NULL || evtimer_pending(st->st_retry_ev, NULL))
 		return;
-	tv.tv_sec = st->st_retry_ms / 1000;
-	tv.tv_usec = (st->st_retry_ms % 1000) * 1000;
+	tv = ms_to_tv(st->st_retry_ms);
 	evtimer_add(st->st_retry_ev, &tv);
 	st->st_retry_ms *= 2;
 	if (st->st_retry_ms > STORE_RETRY_MAX_MS)
@@ -510,7 +509,7 @@ store_fail(struct store *st, const char *what)
 		log_error("store %s: %s; degraded: %zu writes kept in memory, retrying",
 		    st->st_path, msg, st->st_nops);
 		st->st_degraded = 1;
-		st->st_failed_since = now_wall_ns() / 1000000;
+		st->st_failed_since = now_wall_ms();
 		st->st_retry_ms = STORE_RETRY_MIN_MS;
 	} else
 		log_v(2, "store %s: still failing: %s; %zu writes kept", st->st_path, msg,
@@ -933,7 +932,7 @@ store_to_memory(struct store *st, const char *why, char **errp)
 	st->st_mem = 1;
 	st->st_degraded = 1;
 	st->st_failures++;
-	st->st_failed_since = now_wall_ns() / 1000000;
+	st->st_failed_since = now_wall_ms();
 	free(st->st_last_error);
 	st->st_last_error = xsprintf("cannot write the file (%s): running from a copy in "
 	                             "memory",

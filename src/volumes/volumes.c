@@ -1237,8 +1237,7 @@ volumes_new(struct event_base *base, struct api *api, const struct volumes_optio
 			period = 200;
 		if (period > 1000)
 			period = 1000;
-		tv.tv_sec = period / 1000;
-		tv.tv_usec = (period % 1000) * 1000;
+		tv = ms_to_tv(period);
 		v->v_timer = event_new(base, -1, EV_PERSIST, refresh_cb, v);
 		event_add(v->v_timer, &tv);
 	}
