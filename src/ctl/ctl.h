@@ -35,9 +35,15 @@ struct pleg;
 struct prober;
 struct ctl;
 
-#define CTL_PROTO_VERSION 1
-#define CTL_MAX_REQUEST   (64 * 1024)
-#define CTL_MAX_OUTPUT    (4 * 1024 * 1024)
+#define CTL_PROTO_VERSION  1
+#define CTL_MAX_REQUEST    (64 * 1024)
+#define CTL_MAX_OUTPUT     (4 * 1024 * 1024)
+/* Connected clients served at once; more are answered "too many clients" and closed, and
+ * past CTL_MAX_REFUSING of those the socket stops accepting until one leaves. */
+#define CTL_MAX_CLIENTS    128
+#define CTL_MAX_REFUSING   64
+/* A client that sends nothing for this long is closed (an events watcher is not). */
+#define CTL_IDLE_TIMEOUT_S 30
 
 /* What the API side can tell (all optional). Strings borrowed for the call. */
 struct ctl_api_info {

@@ -42,6 +42,11 @@ struct ctl {
 	int                    c_listen_id;
 	uint64_t               c_refused;
 	uint64_t               c_dropped;
+	struct event          *c_resume; /* re-enables accepting after a pause */
+	int                    c_paused; /* accept() failed (EMFILE...): paused for a second */
+	int                    c_full;   /* at CTL_MAX_CLIENTS + CTL_MAX_REFUSING connections */
+	uint64_t               c_busy;   /* refused: too many clients */
+	uint64_t               c_accept_errors;
 };
 
 /* The reply to a parsed request, written into g. */
