@@ -648,6 +648,7 @@ kletd_wire(struct kletd *k)
 	hd.kr = k->k_kr;
 	hd.store = k->k_store;
 	hd.root_dir = k->k_cfg.root_dir;
+	hd.logs_dir = k->k_cfg.pod_logs_dir;
 	hd.cgroup_root = k->k_kubepods;
 	k->k_hk = housekeeping_new(&hd);
 	return 0;
