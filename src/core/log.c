@@ -203,6 +203,7 @@ log_rl_admit(
 	uint64_t       h = 1469598103934665603ULL;
 	const char    *p;
 	struct log_rl *r;
+	size_t         n;
 
 	if (sev == LOG_SEV_FATAL || log_rl_burst == 0)
 		return 1;
@@ -231,7 +232,9 @@ log_rl_admit(
 	r->v = v;
 	r->file = file;
 	r->line = line;
-	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+	n = strnlen(msg, sizeof(r->msg) - 1);
+	memcpy(r->msg, msg, n);
+	r->msg[n] = '\0';
 	return 1;
 }
 
