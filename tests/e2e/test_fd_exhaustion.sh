@@ -83,6 +83,7 @@ check "kletd alive" kill -0 "$kpid"
 stop_kletd TERM
 KLETD=$KLETD0
 start_kletd --file-check-frequency 1s
+wait_for 200 test -S "$S" # the first run's "kletd ready" is in the log already
 $PY "$T/flood.py" "$S" 200 6 "$T/flood2.n" &
 flpid=$!
 wait_for 50 test -s "$T/flood2.n"
