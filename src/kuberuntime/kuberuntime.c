@@ -169,34 +169,9 @@ static void kr_next(struct kr_sync *);
 static void kr_sync_free(struct kr_sync *);
 static void kr_cleanup_pod_dirs(struct kuberuntime *, const struct pod *);
 
-static int64_t
-kr_wall_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-struct kr_ctx *
-kr_ctx(struct kuberuntime *kr)
-{
-	return &kr->x;
-}
-
-struct kuberuntime *
-kr_sync_kr(struct kr_sync *m)
-{
-	return m->kr;
-}
-
-struct kr_pod *
-kr_sync_pod(struct kr_sync *m)
-{
-	return m->kp;
-}
-
-void
+/* Marks an in-flight call for podctl; a call that changes the runtime marks the
+ * transaction as one that acted (recovery). */
+static void
 kr_sync_call(struct kr_sync *m, const char *call, const char *target)
 {
 	m->call = call;
@@ -275,7 +250,7 @@ kr_pod_free(struct kr_pod *kp)
 	free(kp);
 }
 
-void
+static void
 kr_set_start_error(
     struct kr_pod *kp, const char *container, const char *reason, const char *message)
 {
@@ -295,7 +270,7 @@ kr_set_start_error(
 		}
 		kp->errs[i].reason = xstrdup(reason);
 		kp->errs[i].message = xstrdup(message != NULL ? message : "");
-		kp->errs[i].at_ms = kr_wall_ms();
+		kp->errs[i].at_ms = now_wall_ms();
 		return;
 	}
 	if (reason == NULL)
@@ -304,11 +279,11 @@ kr_set_start_error(
 	kp->errs[kp->nerrs].container = xstrdup(container);
 	kp->errs[kp->nerrs].reason = xstrdup(reason);
 	kp->errs[kp->nerrs].message = xstrdup(message != NULL ? message : "");
-	kp->errs[kp->nerrs].at_ms = kr_wall_ms();
+	kp->errs[kp->nerrs].at_ms = now_wall_ms();
 	kp->nerrs++;
 }
 
-int64_t
+static int64_t
 kr_pull_fail_time(struct kr_pod *kp, const char *image)
 {
 	size_t i;
@@ -319,7 +294,7 @@ kr_pull_fail_time(struct kr_pod *kp, const char *image)
 	return 0;
 }
 
-void
+static void
 kr_pull_fail_set(struct kr_pod *kp, const char *image, int64_t ms)
 {
 	size_t i;
@@ -345,7 +320,7 @@ kr_pull_fail_set(struct kr_pod *kp, const char *image, int64_t ms)
 	kp->npulls++;
 }
 
-void
+static void
 kr_resync_after(struct kr_pod *kp, int64_t delay_ms)
 {
 	int64_t        at = now_mono_ms() + delay_ms;
@@ -485,30 +460,6 @@ kuberuntime_set_intents(struct kuberuntime *kr, const struct kr_intents *ops)
 		kr->x.intents = *ops;
 	else
 		memset(&kr->x.intents, 0, sizeof(kr->x.intents));
-}
-
-void
-kr_intent_put(
-    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	if (kr->x.intents.put != NULL)
-		kr->x.intents.put(kr->x.intents.arg, uid, kind, name, attempt);
-}
-
-void
-kr_intent_del(
-    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	if (kr->x.intents.del != NULL)
-		kr->x.intents.del(kr->x.intents.arg, uid, kind, name, attempt);
-}
-
-int
-kr_intent_has(
-    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	return kr->x.intents.has != NULL &&
-	    kr->x.intents.has(kr->x.intents.arg, uid, kind, name, attempt);
 }
 
 void
@@ -708,8 +659,8 @@ kr_read_status(struct kr_sync *m)
 	const char *uid = m->pod != NULL ? m->pod->uid : m->rt.uid;
 
 	kr_sync_call(m, "ListPodSandbox+ListContainers", NULL);
-	m->rd = kr_rd_start(m->kr, uid, m->pod ? m->pod->name : NULL, m->pod ? m->pod->ns : NULL, m,
-	    kr_read_done, m);
+	m->rd = kr_rd_start(&m->kr->x, uid, m->pod ? m->pod->name : NULL,
+	    m->pod ? m->pod->ns : NULL, m, kr_read_done, m);
 }
 
 /* ---- killPod: containers concurrently, then the sandboxes ---- */
@@ -830,7 +781,7 @@ kr_killpod_wave(struct kr_sync *m, int wave)
 		m->pending++;
 		kr_sync_call(m, "StopContainer", c->name);
 		kr_add_kop(m,
-		    kr_kill_start(m->kr, m, m->pod, spec, c->id, c->name, kr_pod_ip_of(&m->rt),
+		    kr_kill_start(&m->kr->x, m, m->pod, spec, c->id, c->name, kr_pod_ip_of(&m->rt),
 		        NULL, grace, kr_kop_done, m));
 	}
 	if (m->pending > 0)
@@ -914,7 +865,7 @@ kr_kill_containers(struct kr_sync *m)
 		m->pending++;
 		kr_sync_call(m, "StopContainer", ke->name);
 		kr_add_kop(m,
-		    kr_kill_start(m->kr, m, m->pod, spec, ke->container_id, ke->name,
+		    kr_kill_start(&m->kr->x, m, m->pod, spec, ke->container_id, ke->name,
 		        kr_pod_ip_of(&m->rt), ke->message, grace, kr_kop_done, m));
 	}
 	if (m->pending == 0) {
@@ -983,7 +934,7 @@ kr_run_sb_cb(
 	struct kr_sync                      *m = arg;
 	Runtime__V1__PodSandboxStatusRequest req = RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
 
-	kr_intent_del(m->kr, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
+	kr_intent_del(&m->kr->x, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
 	if (code != GRPC_OK) {
 		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to create pod sandbox: %s", message);
@@ -1066,17 +1017,27 @@ kr_create_sandbox(struct kr_sync *m)
 	req.config = m->sbcfg;
 	req.runtime_handler = (char *)handler;
 	log_v(2, "pod %s/%s: creating sandbox attempt %u", m->pod->ns, m->pod->name, attempt);
-	kr_intent_put(m->kr, m->pod->uid, "sandbox", "", attempt);
+	kr_intent_put(&m->kr->x, m->pod->uid, "sandbox", "", attempt);
 	kr_sync_call(m, "RunPodSandbox", NULL);
 	cri_run_pod_sandbox(m->kr->cri, &req, m->kr->x.timeout_ms, kr_run_sb_cb, m, m);
 }
 
+/* A start's progress: the call in flight, for podctl. */
 static void
-kr_start_done(int rc, const char *err, void *arg)
+kr_start_call_cb(const char *call, const char *target, void *arg)
+{
+	kr_sync_call(arg, call, target);
+}
+
+static void
+kr_start_done(const struct kr_start_result *r, void *arg)
 {
 	struct kr_sync         *m = arg;
-	struct kr_start        *st = m->st; /* err points into it: free it last */
+	struct kr_start        *st = m->st; /* r points into it: free it last */
+	struct kr_pod          *kp = m->kp;
 	const struct container *c;
+	int                     rc = r->rc;
+	const char             *err = r->err;
 
 	m->st = NULL;
 	switch (m->step) {
@@ -1092,6 +1053,20 @@ kr_start_done(int rc, const char *err, void *arg)
 	default:
 		fatalx("%s: bad step %d", __func__, m->step);
 	}
+	/* The pod's memory takes what the start learnt, even when the transaction was
+	 * cancelled meanwhile (the pod is then found by its UID). */
+	if (kp == NULL && m->pod != NULL)
+		kp = kr_pod_find(m->kr, m->pod->uid);
+	if (r->reason != NULL)
+		kr_set_start_error(kp, c->c_name, r->reason, r->message);
+	else if (r->clear_error)
+		kr_set_start_error(kp, c->c_name, NULL, NULL);
+	if (r->pull == KR_PULL_FAILED)
+		kr_pull_fail_set(kp, c->c_image, r->pull_failed_ms);
+	else if (r->pull == KR_PULL_OK)
+		kr_pull_fail_set(kp, c->c_image, 0);
+	if (r->resync_ms >= 0)
+		kr_resync_after(kp, r->resync_ms);
 	if (rc < 0) {
 		kr_fail(m, "container %s: %s", c->c_name, err != NULL ? err : "start failed");
 		/* A classic init container that cannot start holds back the rest. */
@@ -1116,7 +1091,8 @@ kr_start_one(struct kr_sync *m, const struct container *c)
 	a.sandbox_config = m->sbcfg;
 	a.pod_ip = m->pod_ip != NULL ? m->pod_ip : "";
 	a.pod_ips = &m->pod_ips;
-	m->st = kr_start_container(m, &a, kr_start_done, m);
+	a.pull_failed_ms = c->c_image != NULL ? kr_pull_fail_time(m->kp, c->c_image) : 0;
+	m->st = kr_start_container(&m->kr->x, m, &a, kr_start_call_cb, kr_start_done, m);
 }
 
 /* recovery: 1 when a container of rt runs (or its state is unknown), else 0. */
@@ -1453,7 +1429,7 @@ kuberuntime_forget(struct kuberuntime *kr, const char *uid)
 	struct kr_pod *kp = kr_pod_find(kr, uid);
 
 	/* Old backoff entries go with their pods (crash-loop keys use wall time). */
-	backoff_gc(kr->x.crash_bo, kr_wall_ms());
+	backoff_gc(kr->x.crash_bo, now_wall_ms());
 	backoff_gc(kr->x.pull_bo, now_mono_ms());
 	if (kp == NULL)
 		return;
