@@ -1,6 +1,7 @@
 /* container.c — startContainer and killContainer as asynchronous operations,
  * lifecycle hooks (exec through ExecSync, httpGet through http1, sleep), restart counts,
- * grace periods and the conversion of CRI statuses into runtime.h data. */
+ * grace periods and the intent records around a create. Each operation gets the manager's
+ * context and its inputs as arguments and reports through its callbacks only. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -79,84 +80,6 @@ kuberuntime_restart_count_from_logs(const char *pod_log_dir, const char *name)
 	closedir(d);
 	free(path);
 	return best;
-}
-
-void
-kr_rt_from_sandbox(struct rt_sandbox *sb, const Runtime__V1__PodSandboxStatus *s)
-{
-	size_t i;
-
-	memset(sb, 0, sizeof(*sb));
-	sb->id = xstrdup(s->id);
-	sb->attempt = s->metadata != NULL ? s->metadata->attempt : 0;
-	sb->state = s->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY ? RT_SB_READY
-	                                                                      : RT_SB_NOTREADY;
-	sb->created_at = s->created_at;
-	sb->network_mode = RT_NS_POD;
-	if (s->linux != NULL && s->linux->namespaces != NULL &&
-	    s->linux->namespaces->options != NULL)
-		sb->network_mode = (enum rt_nsmode)s->linux->namespaces->options->network;
-	if (s->network != NULL) {
-		sb->ip = xstrdup(s->network->ip);
-		for (i = 0; i < s->network->n_additional_ips; i++) {
-			sb->extra_ips =
-			    xreallocarray(sb->extra_ips, sb->nextra_ips + 1, sizeof(char *));
-			sb->extra_ips[sb->nextra_ips++] =
-			    xstrdup(s->network->additional_ips[i]->ip);
-		}
-	}
-}
-
-static const char *
-kr_pb_map_get(void *const *entries, size_t n, const char *key)
-{
-	return kr_map_get(entries, n, key);
-}
-
-void
-kr_rt_from_container(
-    struct rt_container *c, const Runtime__V1__ContainerStatus *s, const char *sandbox_id)
-{
-	const char *v;
-
-	memset(c, 0, sizeof(*c));
-	c->id = xstrdup(s->id);
-	v = kr_pb_map_get((void *const *)s->labels, s->n_labels, KR_LABEL_CONTAINER_NAME);
-	if (v == NULL && s->metadata != NULL)
-		v = s->metadata->name;
-	c->name = xstrdup(v != NULL ? v : "");
-	c->sandbox_id = xstrdup(sandbox_id);
-	switch (s->state) {
-	case RUNTIME__V1__CONTAINER_STATE__CONTAINER_CREATED:
-		c->state = RT_CREATED;
-		break;
-	case RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING:
-		c->state = RT_RUNNING;
-		break;
-	case RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED:
-		c->state = RT_EXITED;
-		break;
-	default:
-		c->state = RT_UNKNOWN;
-		break;
-	}
-	c->created_at = s->created_at;
-	c->started_at = s->started_at;
-	c->finished_at = s->finished_at;
-	c->exit_code = s->exit_code;
-	if (s->reason != NULL && s->reason[0] != '\0')
-		c->reason = xstrdup(s->reason);
-	if (s->message != NULL && s->message[0] != '\0')
-		c->message = xstrdup(s->message);
-	if (s->image != NULL)
-		c->image = xstrdup(s->image->image);
-	c->image_ref = xstrdup(s->image_ref);
-	v = kr_pb_map_get((void *const *)s->annotations, s->n_annotations, KR_ANN_HASH);
-	if (v != NULL)
-		c->hash = strtoull(v, NULL, 16);
-	v = kr_pb_map_get((void *const *)s->annotations, s->n_annotations, KR_ANN_RESTART_COUNT);
-	if (v != NULL)
-		c->restart_count = (int32_t)strtol(v, NULL, 10);
 }
 
 /* ---- intents, on the context that keeps them ---- */

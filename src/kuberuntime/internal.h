@@ -214,7 +214,7 @@ struct kr_rd *kr_rd_start(struct kr_ctx *, const char *uid, const char *name, co
     void (*done)(struct rt_pod_status *st, int64_t t0, const char *err, void *arg), void *arg);
 void          kr_rd_free(struct kr_rd *);
 
-/* Converts runtime answers into runtime.h data. */
+/* Converts runtime answers into runtime.h data (status_read.c). */
 void kr_rt_from_sandbox(struct rt_sandbox *, const Runtime__V1__PodSandboxStatus *);
 void kr_rt_from_container(
     struct rt_container *, const Runtime__V1__ContainerStatus *, const char *sandbox_id);
