@@ -29,6 +29,7 @@
 #include "prober/prober.h" /* prober */
 #include "node/source_file.h"
 #include "store/store.h" /* store */
+#include "core/sdnotify.h"
 #include "core/util.h"
 
 struct kletd {
@@ -120,6 +121,21 @@ kletd_prepare_root(struct kletd *k)
 static struct kletd *kletd_self;
 
 /* prober: one worker per running container and probe; pods not in SYNC stop probing. */
+/* systemd: one notification (READY, STATUS, WATCHDOG, STOPPING); an error is logged once. */
+#define kletd_notify(...)                                                                          \
+	do {                                                                                       \
+		static int kn_logged;                                                              \
+		if (sdnotify(__VA_ARGS__) == -1 && !kn_logged++)                                   \
+			log_warn("systemd notify socket %s", getenv("NOTIFY_SOCKET"));             \
+	} while (0)
+
+static void
+kletd_watchdog(void *arg)
+{
+	(void)arg;
+	kletd_notify("WATCHDOG=1"); /* from the loop: a stuck loop stops these */
+}
+
 static void
 kletd_prober_pod(const struct pw_view *v, void *arg)
 {
@@ -166,6 +182,8 @@ kletd_relist_done(int rc, void *arg)
 		k->k_recovered_ms = now - k->k_started_ms;
 		log_info("recovered in %lldms: first relist done, %zu pod workers",
 		    (long long)k->k_recovered_ms, podworkers_count(k->k_workers));
+		kletd_notify("READY=1\nSTATUS=running %zu pods; recovered in %lldms",
+		    podworkers_count(k->k_workers), (long long)k->k_recovered_ms);
 	}
 	kletd_prober_sync(k);         /* prober: workers follow the fresh runtime view */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
@@ -315,11 +333,16 @@ kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 		    info.runtime_api_version != NULL ? info.runtime_api_version : "?");
 		if (k->k_relist_task != NULL)
 			loop_task_kick(k->k_relist_task);
+		if (!k->k_recovered)
+			kletd_notify(
+			    "STATUS=container runtime ready; waiting for the first relist");
 		api_join_runtime(
 		    k->k_join, 1, NULL, info.runtime_name, info.runtime_version); /* api */
 	} else {
 		log_warnx("container runtime not ready: %s; pods wait for it",
 		    reason != NULL ? reason : "unknown");
+		kletd_notify(
+		    "STATUS=container runtime not ready: %s", reason != NULL ? reason : "unknown");
 		api_join_runtime(k->k_join, 0, reason, NULL, NULL); /* api */
 	}
 }
@@ -761,6 +784,7 @@ kletd_on_signal(int sig, void *arg)
 			break;
 		k->k_stopping = 1;
 		log_info("%s: shutting down; containers keep running", strsignal(sig));
+		kletd_notify("STOPPING=1\nSTATUS=shutting down; containers keep running");
 		loop_stop(k->k_loop);
 		break;
 	default:
@@ -815,6 +839,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	kletd_notify("STATUS=store open; waiting for the container runtime");
 	if (kletd_wire(&k) == -1) {
 		rc = 1;
 		goto out;
@@ -827,6 +852,11 @@ main(int argc, char **argv)
 	if (k.k_cfg.log_max_size >= 0)
 		loop_every(
 		    k.k_loop, "logrotate", (unsigned)k.k_cfg.log_monitor_ms, kletd_logrotate, &k);
+	if (sdnotify_watchdog_usec() > 0) /* systemd's WatchdogSec=: ping at half of it */
+		loop_every(k.k_loop, "watchdog",
+		    (unsigned)(sdnotify_watchdog_usec() / 2000 > 0 ? sdnotify_watchdog_usec() / 2000
+		                                                   : 1),
+		    kletd_watchdog, &k);
 	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
