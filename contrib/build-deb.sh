@@ -35,7 +35,7 @@ for f in "$work"/klet_*; do cp "$f" "$out/"; done
 deb=$(ls "$out"/klet_*.deb | tail -1)
 echo "build-deb: $deb"
 dpkg-deb -c "$deb" | awk '{print "  " $NF}'
-lintian --no-tag-display-limit "$deb" >"$work/lintian.out" 2>&1 || true
+lintian --tag-display-limit 0 "$deb" >"$work/lintian.out" 2>&1 || true
 sed 's/^/  lintian: /' "$work/lintian.out"
 e=$(grep -c '^E:' "$work/lintian.out" || true)
 w=$(grep -c '^W:' "$work/lintian.out" || true)
