@@ -30,6 +30,7 @@
 #include "prober/prober.h" /* prober */
 #include "node/source_file.h"
 #include "store/store.h" /* store */
+#include "core/sdnotify.h"
 #include "core/util.h"
 
 struct kletd {
@@ -117,6 +118,21 @@ kletd_prepare_root(struct kletd *k)
 }
 
 /* prober: one worker per running container and probe; pods not in SYNC stop probing. */
+/* systemd: one notification (READY, STATUS, WATCHDOG, STOPPING); an error is logged once. */
+#define kletd_notify(...)                                                                          \
+	do {                                                                                       \
+		static int kn_logged;                                                              \
+		if (sdnotify(__VA_ARGS__) == -1 && !kn_logged++)                                   \
+			log_warn("systemd notify socket %s", getenv("NOTIFY_SOCKET"));             \
+	} while (0)
+
+static void
+kletd_watchdog(void *arg)
+{
+	(void)arg;
+	kletd_notify("WATCHDOG=1"); /* from the loop: a stuck loop stops these */
+}
+
 static void
 kletd_prober_pod(const struct pw_view *v, void *arg)
 {
@@ -156,7 +172,10 @@ kletd_relist_done(int rc, void *arg)
 	/* recovery: the first relist with every source's initial set seen ends the recovery:
 	 * housekeeping kills at once the restored workers of pods removed while the daemon
 	 * was down (their grace runs from the original removal, not 2 s later). */
-	recovery_relisted(k->k_recovery, podconfig_sources_ready(k->k_config), k->k_hk);
+	if (recovery_relisted(k->k_recovery, podconfig_sources_ready(k->k_config), k->k_hk))
+		kletd_notify("READY=1\nSTATUS=running %zu pods; recovered in %lldms",
+		    podworkers_count(k->k_workers),
+		    (long long)*recovery_recovered_ms(k->k_recovery));
 	kletd_prober_sync(k);         /* prober: workers follow the fresh runtime view */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
@@ -224,11 +243,16 @@ kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 		    info.runtime_api_version != NULL ? info.runtime_api_version : "?");
 		if (k->k_relist_task != NULL)
 			loop_task_kick(k->k_relist_task);
+		if (*recovery_recovered_ms(k->k_recovery) < 0)
+			kletd_notify(
+			    "STATUS=container runtime ready; waiting for the first relist");
 		api_join_runtime(
 		    k->k_join, 1, NULL, info.runtime_name, info.runtime_version); /* api */
 	} else {
 		log_warnx("container runtime not ready: %s; pods wait for it",
 		    reason != NULL ? reason : "unknown");
+		kletd_notify(
+		    "STATUS=container runtime not ready: %s", reason != NULL ? reason : "unknown");
 		api_join_runtime(k->k_join, 0, reason, NULL, NULL); /* api */
 	}
 }
@@ -492,6 +516,7 @@ kletd_on_signal(int sig, void *arg)
 			break;
 		k->k_stopping = 1;
 		log_info("%s: shutting down; containers keep running", strsignal(sig));
+		kletd_notify("STOPPING=1\nSTATUS=shutting down; containers keep running");
 		loop_stop(k->k_loop);
 		break;
 	default:
@@ -545,6 +570,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	kletd_notify("STATUS=store open; waiting for the container runtime");
 	if (kletd_wire(&k) == -1) {
 		rc = 1;
 		goto out;
@@ -557,6 +583,11 @@ main(int argc, char **argv)
 	if (k.k_cfg.log_max_size >= 0)
 		loop_every(
 		    k.k_loop, "logrotate", (unsigned)k.k_cfg.log_monitor_ms, kletd_logrotate, &k);
+	if (sdnotify_watchdog_usec() > 0) /* systemd's WatchdogSec=: ping at half of it */
+		loop_every(k.k_loop, "watchdog",
+		    (unsigned)(sdnotify_watchdog_usec() / 2000 > 0 ? sdnotify_watchdog_usec() / 2000
+		                                                   : 1),
+		    kletd_watchdog, &k);
 	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
