@@ -12,6 +12,7 @@
 
 #include "core/util.h"
 #include "logic/admit.h"
+#include "node/nodeinfo.h"
 
 #define MAX_OTHERS 4
 
@@ -442,6 +443,74 @@ test_validation(void **state)
 	}
 }
 
+/* Allocatable = capacity - kube-reserved - system-reserved - the hard threshold; pressure
+ * while a signal is below its threshold. */
+static void
+test_allocatable(void **state)
+{
+	static struct quantity kr_items[] = { { "cpu", 100 },
+		{ "memory", 100LL * 1048576 * 1000 } };
+	static struct quantity sr_items[] = { { "cpu", 400 },
+		{ "ephemeral-storage", 1LL * 1073741824 * 1000 } };
+	static struct kv       ev_items[] = { { "memory.available", "200Mi" },
+		      { "nodefs.available", "10%" }, { "nodefs.inodesFree", "5%" },
+		      { "pid.available", "1000" } };
+	struct resource_list   kr = { kr_items, 2 }, sr = { sr_items, 2 };
+	struct kvlist          ev = { ev_items, 4 };
+	struct nodeinfo_opts   o = { &kr, &sr, &ev, 30 };
+	struct nodeinfo_host   h = { .ncpu = 4,
+		  .mem_total = 8LL << 30,
+		  .mem_available = 4LL << 30,
+		  .fs_total = 100LL << 30,
+		  .fs_available = 50LL << 30,
+		  .fs_inodes = 1000000,
+		  .fs_inodes_free = 900000,
+		  .pid_max = 32768,
+		  .pids = 300 };
+	struct nodeinfo        n;
+
+	(void)state;
+	nodeinfo_compute(&o, &h, &n);
+	assert_int_equal(n.cap_cpu_milli, 4000);
+	assert_int_equal(n.alloc_cpu_milli, 3500);
+	assert_int_equal(n.cap_memory, 8LL << 30);
+	assert_int_equal(n.alloc_memory, (8LL << 30) - (100LL << 20) - (200LL << 20));
+	assert_int_equal(n.alloc_ephemeral, (100LL << 30) - (1LL << 30) - (10LL << 30));
+	assert_int_equal(n.cap_pods, 30);
+	assert_int_equal(n.pressure, 0);
+	h.mem_available = 150LL << 20;
+	nodeinfo_compute(&o, &h, &n);
+	assert_int_equal(n.pressure, ADMIT_MEMORY_PRESSURE);
+	h.mem_available = 4LL << 30;
+	h.fs_available = 9LL << 30;
+	nodeinfo_compute(&o, &h, &n);
+	assert_int_equal(n.pressure, ADMIT_DISK_PRESSURE);
+	h.fs_available = 50LL << 30;
+	h.fs_inodes_free = 40000;
+	nodeinfo_compute(&o, &h, &n);
+	assert_int_equal(n.pressure, ADMIT_DISK_PRESSURE);
+	h.fs_inodes_free = 900000;
+	h.pids = 32000;
+	nodeinfo_compute(&o, &h, &n);
+	assert_int_equal(n.pressure, ADMIT_PID_PRESSURE);
+	/* Reserved beyond capacity: allocatable is 0, never negative. */
+	kr_items[0].milli = 9000;
+	nodeinfo_compute(&o, &h, &n);
+	assert_int_equal(n.alloc_cpu_milli, 0);
+	/* No thresholds: no pressure, allocatable is capacity less what is reserved. */
+	o.eviction_hard = NULL;
+	h.mem_available = 1;
+	nodeinfo_compute(&o, &h, &n);
+	assert_int_equal(n.pressure, 0);
+	assert_int_equal(n.alloc_memory, (8LL << 30) - (100LL << 20));
+	assert_int_equal(nodeinfo_threshold(&ev, "memory.available", 0), 200LL << 20);
+	assert_int_equal(nodeinfo_threshold(&ev, "nodefs.available", 1000), 100);
+	assert_int_equal(nodeinfo_threshold(&ev, "imagefs.available", 1000), -1);
+	/* The host reader fills the figures of this machine. */
+	assert_int_equal(nodeinfo_read_host("/", &h), 0);
+	assert_true(h.ncpu >= 1 && h.mem_total > 0 && h.fs_total > 0);
+}
+
 int
 main(void)
 {
@@ -453,6 +522,7 @@ main(void)
 		cmocka_unit_test(test_os),
 		cmocka_unit_test(test_pressure),
 		cmocka_unit_test(test_validation),
+		cmocka_unit_test(test_allocatable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
