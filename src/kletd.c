@@ -24,6 +24,8 @@
 #include "node/pleg.h"
 #include "pod/pod.h"
 #include "node/podcache.h"
+#include "logic/admit.h"
+#include "node/nodeinfo.h"
 #include "node/podconfig.h"
 #include "node/podworkers.h"
 #include "node/recovery.h" /* recovery */
@@ -59,8 +61,11 @@ struct kletd {
 	int64_t              k_started_ms;
 	struct recovery     *k_recovery; /* recovery: the store rows a restart resumes from */
 	unsigned             k_hk_runs;
-	int                  k_root_ro;  /* --root-dir was read-only at start */
-	char                *k_kubepods; /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
+	int                  k_root_ro;     /* --root-dir was read-only at start */
+	char                *k_kubepods;    /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
+	struct nodeinfo      k_nodeinfo;    /* capacity, allocatable, pressure (admission) */
+	int64_t              k_nodeinfo_ms; /* when it was sampled */
+	struct admit_taint  *k_taints;      /* --register-with-taints, for admission */
 };
 
 /* Prepares the root dir and takes its lock so that two daemons never share one state. */
@@ -315,6 +320,40 @@ kletd_pod_active(const char *uid, void *arg)
 }
 
 /* Everything between the store and the sources; 0 or -1 (logged). */
+/* admission: the node as podconfig admits pods onto it; the host is sampled at most once a
+ * second. */
+static void
+kletd_node_info(struct admit_node *an, void *arg)
+{
+	struct kletd        *k = arg;
+	struct nodeinfo_opts o = { &k->k_cfg.kube_reserved, &k->k_cfg.system_reserved,
+		&k->k_cfg.eviction_hard, k->k_cfg.max_pods };
+	struct nodeinfo_host h;
+	int64_t              now = now_mono_ms();
+	size_t               i;
+
+	if (k->k_nodeinfo_ms == 0 || now - k->k_nodeinfo_ms >= 1000) {
+		nodeinfo_read_host(k->k_cfg.root_dir, &h);
+		nodeinfo_compute(&o, &h, &k->k_nodeinfo);
+		k->k_nodeinfo_ms = now;
+	}
+	if (k->k_taints == NULL && k->k_cfg.ntaints > 0) {
+		k->k_taints = xcalloc(k->k_cfg.ntaints, sizeof(*k->k_taints));
+		for (i = 0; i < k->k_cfg.ntaints; i++) {
+			k->k_taints[i].key = k->k_cfg.taints[i].key;
+			k->k_taints[i].value = k->k_cfg.taints[i].value;
+			k->k_taints[i].effect = k->k_cfg.taints[i].effect;
+		}
+	}
+	an->cpu_milli = k->k_nodeinfo.alloc_cpu_milli;
+	an->memory = k->k_nodeinfo.alloc_memory;
+	an->ephemeral = k->k_nodeinfo.alloc_ephemeral;
+	an->pods = k->k_nodeinfo.alloc_pods;
+	an->pressure = k->k_nodeinfo.pressure;
+	an->taints = k->k_taints;
+	an->ntaints = k->k_cfg.ntaints;
+}
+
 static int
 kletd_wire(struct kletd *k)
 {
@@ -369,6 +408,8 @@ kletd_wire(struct kletd *k)
 	popts.node_labels = &k->k_cfg.node_labels;
 	popts.is_active = kletd_pod_active;
 	popts.is_active_arg = k;
+	popts.node_info = kletd_node_info;
+	popts.node_info_arg = k;
 	k->k_config = podconfig_new(&popts, kletd_pod_update, k);
 	if (k->k_cfg.pod_manifest_path != NULL && *k->k_cfg.pod_manifest_path != '\0') {
 		podconfig_add_source(k->k_config, "file");
@@ -439,6 +480,8 @@ kletd_unwire(struct kletd *k)
 	k->k_kubepods = NULL;
 	recovery_free(k->k_recovery); /* after the workers, which report to it */
 	k->k_recovery = NULL;
+	free(k->k_taints);
+	k->k_taints = NULL;
 }
 
 static void

@@ -7,6 +7,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "logic/admit.h"
 #include "node/podconfig.h"
 #include "core/util.h"
 
@@ -36,7 +37,9 @@ struct podconfig {
 	int           c_max_pods;
 	struct kvlist c_labels;
 	int (*c_is_active)(const char *, void *);
-	void             *c_is_active_arg;
+	void *c_is_active_arg;
+	void (*c_node_info)(struct admit_node *, void *);
+	void             *c_node_info_arg;
 	struct pc_pod   **c_pods;
 	size_t            c_n;
 	size_t            c_cap;
@@ -139,6 +142,8 @@ podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 	c->c_max_pods = o->max_pods;
 	c->c_is_active = o->is_active;
 	c->c_is_active_arg = o->is_active_arg;
+	c->c_node_info = o->node_info;
+	c->c_node_info_arg = o->node_info_arg;
 	if (o->node_labels != NULL)
 		for (i = 0; i < o->node_labels->n; i++)
 			kv_set(
@@ -211,54 +216,37 @@ pc_find(const struct podconfig *c, const char *uid, size_t *idx)
 	return NULL;
 }
 
-/* The kubelet's canAdmitPod, reduced to what a node without a scheduler needs. */
+/* The kubelet's canAdmitPod (logic/admit.c) against the node as node_info describes it and
+ * the pods already admitted that are still active. */
 static int
-pc_admit(struct podconfig *c, const struct pod *pod, char **reason, char **message)
+pc_admit(
+    struct podconfig *c, const struct pod *pod, const char *source, char **reason, char **message)
 {
-	size_t i, used = 0;
+	struct admit_node  node;
+	const struct pod **others = xcalloc(c->c_n + 1, sizeof(*others));
+	size_t             i, n = 0;
+	int                rc;
 
-	if (pod->node_name != NULL && *pod->node_name != '\0' && c->c_node != NULL &&
-	    strcmp(pod->node_name, c->c_node) != 0) {
-		*reason = xstrdup("NodeName");
-		xasprintf(message, "Pod Predicate NodeName failed: spec.nodeName %s is not %s",
-		    pod->node_name, c->c_node);
-		return -1;
-	}
-	for (i = 0; i < pod->node_selector.n; i++) {
-		const char *have = kvlist_get(&c->c_labels, pod->node_selector.items[i].k);
+	memset(&node, 0, sizeof(node));
+	node.cpu_milli = node.memory = node.ephemeral = -1;
+	node.pods = c->c_max_pods > 0 ? c->c_max_pods : -1;
+	if (c->c_node_info != NULL)
+		c->c_node_info(&node, c->c_node_info_arg);
+	node.name = c->c_node;
+	node.labels = &c->c_labels;
+	for (i = 0; i < c->c_n; i++) {
+		struct pc_pod *p = c->c_pods[i];
 
-		if (have == NULL || !streq_null(have, pod->node_selector.items[i].v)) {
-			*reason = xstrdup("NodeAffinity");
-			xasprintf(message,
-			    "Pod Predicate NodeAffinity failed: node has no label "
-			    "%s=%s",
-			    pod->node_selector.items[i].k,
-			    pod->node_selector.items[i].v != NULL ? pod->node_selector.items[i].v
-			                                          : "");
-			return -1;
-		}
+		if (!p->p_admitted || p->p_pod == pod)
+			continue;
+		if (c->c_is_active != NULL && !c->c_is_active(p->p_pod->uid, c->c_is_active_arg))
+			continue;
+		others[n++] = p->p_pod;
 	}
-	if (c->c_max_pods > 0) {
-		for (i = 0; i < c->c_n; i++) {
-			struct pc_pod *p = c->c_pods[i];
-
-			if (!p->p_admitted)
-				continue;
-			if (c->c_is_active != NULL &&
-			    !c->c_is_active(p->p_pod->uid, c->c_is_active_arg))
-				continue;
-			used++;
-		}
-		if (used >= (size_t)c->c_max_pods) {
-			*reason = xstrdup("OutOfpods");
-			xasprintf(message,
-			    "Node didn't have enough resource: pods, requested: 1, "
-			    "used: %zu, capacity: %d",
-			    used, c->c_max_pods);
-			return -1;
-		}
-	}
-	return 0;
+	rc = admit_pod(
+	    &node, pod, source != NULL && strcmp(source, "api") != 0, others, n, reason, message);
+	free(others);
+	return rc;
 }
 
 static void
@@ -366,7 +354,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 	}
 	if (!streq_null(kvlist_get(&pod->annotations, "kubernetes.io/config.source"), source))
 		kv_set(&pod->annotations, "kubernetes.io/config.source", source);
-	p->p_admitted = pc_admit(c, pod, &p->p_reason, &p->p_message) == 0;
+	p->p_admitted = pc_admit(c, pod, source, &p->p_reason, &p->p_message) == 0;
 	if (c->c_n == c->c_cap) {
 		c->c_cap = c->c_cap == 0 ? 32 : c->c_cap * 2;
 		c->c_pods = xreallocarray(c->c_pods, c->c_cap, sizeof(*c->c_pods));

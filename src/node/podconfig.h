@@ -30,6 +30,7 @@
 #include "pod/pod.h"
 
 struct podconfig;
+struct admit_node;
 
 enum pod_op {
 	POD_OP_ADD = 0,
@@ -60,6 +61,11 @@ struct podconfig_options {
 	 * not yet terminated); NULL: every admitted pod counts. */
 	int (*is_active)(const char *uid, void *arg);
 	void *is_active_arg;
+	/* Fills what podconfig does not know of the node for admission (allocatable, taints,
+	 * pressure; logic/admit.h) before each admission; name and labels are podconfig's own.
+	 * NULL: only the pod count (max_pods) is checked among the resources. */
+	void (*node_info)(struct admit_node *, void *arg);
+	void *node_info_arg;
 };
 
 /* Returns a new, empty config. opts strings are copied. Never NULL. */

@@ -294,6 +294,9 @@ pod_free(struct pod *p)
 		free(p->tolerations[i].effect);
 	}
 	free(p->tolerations);
+	node_affinity_free(p->node_affinity);
+	resource_list_clear(&p->overhead);
+	free(p->os_name);
 	free(p->runtime_class);
 	free(p->service_account);
 	free(p->scheduler_name);
@@ -358,6 +361,64 @@ resource_list_copy(struct resource_list *d, const struct resource_list *s)
 	d->items = dup_array(s->items, s->n, sizeof(struct quantity));
 	for (i = 0; i < d->n; i++)
 		d->items[i].name = xstrdup(s->items[i].name);
+}
+
+static void
+ns_requirements_free(struct ns_requirement *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(r[i].key);
+		strv_clear(&r[i].values);
+	}
+	free(r);
+}
+
+void
+node_affinity_free(struct node_affinity *a)
+{
+	size_t i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->nterms; i++) {
+		ns_requirements_free(a->terms[i].exprs, a->terms[i].nexprs);
+		ns_requirements_free(a->terms[i].fields, a->terms[i].nfields);
+	}
+	free(a->terms);
+	free(a);
+}
+
+static struct ns_requirement *
+ns_requirements_dup(const struct ns_requirement *s, size_t n)
+{
+	struct ns_requirement *d = dup_array(s, n, sizeof(*s));
+	size_t                 i;
+
+	for (i = 0; i < n; i++) {
+		d[i].key = xstrdup(s[i].key);
+		strv_copy(&d[i].values, &s[i].values);
+	}
+	return d;
+}
+
+struct node_affinity *
+node_affinity_dup(const struct node_affinity *s)
+{
+	struct node_affinity *d;
+	size_t                i;
+
+	if (s == NULL)
+		return NULL;
+	d = xcalloc(1, sizeof(*d));
+	d->terms = dup_array(s->terms, s->nterms, sizeof(*s->terms));
+	d->nterms = s->nterms;
+	for (i = 0; i < s->nterms; i++) {
+		d->terms[i].exprs = ns_requirements_dup(s->terms[i].exprs, s->terms[i].nexprs);
+		d->terms[i].fields = ns_requirements_dup(s->terms[i].fields, s->terms[i].nfields);
+	}
+	return d;
 }
 
 static void
@@ -632,6 +693,9 @@ pod_dup(const struct pod *s)
 		d->tolerations[i].value = xstrdup(d->tolerations[i].value);
 		d->tolerations[i].effect = xstrdup(d->tolerations[i].effect);
 	}
+	d->node_affinity = node_affinity_dup(s->node_affinity);
+	resource_list_copy(&d->overhead, &s->overhead);
+	d->os_name = xstrdup(s->os_name);
 	d->runtime_class = xstrdup(s->runtime_class);
 	d->service_account = xstrdup(s->service_account);
 	d->scheduler_name = xstrdup(s->scheduler_name);

@@ -304,6 +304,28 @@ struct toleration {
 	struct opt_i64 toleration_seconds;
 };
 
+/* Required node affinity (spec.affinity.nodeAffinity.requiredDuringSchedulingIgnored...):
+ * the terms are ORed, the requirements of a term ANDed. */
+enum ns_op { NS_IN = 0, NS_NOT_IN, NS_EXISTS, NS_DOES_NOT_EXIST, NS_GT, NS_LT };
+
+struct ns_requirement {
+	char       *key;
+	enum ns_op  op;
+	struct strv values;
+};
+
+struct ns_term {
+	struct ns_requirement *exprs; /* matchExpressions: on the node's labels */
+	size_t                 nexprs;
+	struct ns_requirement *fields; /* matchFields: metadata.name only */
+	size_t                 nfields;
+};
+
+struct node_affinity {
+	struct ns_term *terms;
+	size_t          nterms;
+};
+
 struct owner_ref {
 	char *api_version;
 	char *kind;
@@ -421,11 +443,14 @@ struct pod {
 	struct kvlist       node_selector;
 	struct toleration  *tolerations;
 	size_t              ntolerations;
-	char               *runtime_class;
-	char               *service_account;
-	char               *scheduler_name;
-	char               *priority_class;
-	int32_t             priority;
+	struct node_affinity        *node_affinity; /* NULL: no required node affinity */
+	struct resource_list         overhead;      /* spec.overhead (RuntimeClass podFixed) */
+	char                        *os_name;       /* spec.os.name; NULL: unset */
+	char                        *runtime_class;
+	char                        *service_account;
+	char                        *scheduler_name;
+	char                        *priority_class;
+	int32_t                      priority;
 	struct pod_security_context *security; /* NULL: none */
 	struct strv                  image_pull_secrets;
 	struct kvlist                host_aliases; /* ip -> comma-separated hostnames */
@@ -464,8 +489,11 @@ int pod_validate(const struct pod *, char *err, size_t errlen);
 /* Frees everything; NULL is a no-op. pod_status_clear frees a status's members only. */
 void pod_free(struct pod *);
 void pod_status_clear(struct pod_status *);
-void container_status_clear(struct container_status *);
-void container_state_clear(struct container_state *);
+/* Frees a required node affinity (NULL: no-op); _dup copies one (NULL -> NULL). */
+void                  node_affinity_free(struct node_affinity *);
+struct node_affinity *node_affinity_dup(const struct node_affinity *);
+void                  container_status_clear(struct container_status *);
+void                  container_state_clear(struct container_state *);
 
 /* Frees a list's members and leaves it empty; the struct itself is the caller's. */
 void strv_clear(struct strv *);

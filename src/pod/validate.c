@@ -748,6 +748,91 @@ check_metadata(struct val *v, const struct pod *p)
 	return 0;
 }
 
+/* One node selector requirement, as the API server's validation of nodeSelectorTerms. */
+static int
+check_ns_requirement(struct val *v, const struct ns_requirement *r, const char *path, int field)
+{
+	char  *end;
+	size_t i;
+
+	if (empty(r->key))
+		return vfail(v, "%s.key: required", path);
+	if (field && strcmp(r->key, "metadata.name") != 0)
+		return vfail(v, "%s.key: not a valid field selector key \"%s\"", path, r->key);
+	switch (r->op) {
+	case NS_IN:
+	case NS_NOT_IN:
+		if (field && r->values.n != 1)
+			return vfail(v, "%s.values: must have one element", path);
+		if (r->values.n == 0)
+			return vfail(v,
+			    "%s.values: must be specified when `operator` is 'In' or 'NotIn'",
+			    path);
+		break;
+	case NS_EXISTS:
+	case NS_DOES_NOT_EXIST:
+		if (field)
+			return vfail(v, "%s.operator: not a valid selector operator", path);
+		if (r->values.n > 0)
+			return vfail(v,
+			    "%s.values: may not be specified when `operator` is 'Exists' or "
+			    "'DoesNotExist'",
+			    path);
+		break;
+	case NS_GT:
+	case NS_LT:
+		if (field)
+			return vfail(v, "%s.operator: not a valid selector operator", path);
+		if (r->values.n != 1)
+			return vfail(v,
+			    "%s.values: must be specified single value when `operator` is "
+			    "'Lt' or 'Gt'",
+			    path);
+		for (i = 0; i < r->values.n; i++) {
+			(void)strtoll(r->values.v[i], &end, 10);
+			if (r->values.v[i][0] == '\0' || *end != '\0')
+				return vfail(v, "%s.values[%zu]: must be an integer", path, i);
+		}
+		break;
+	default:
+		return vfail(v, "%s.operator: not a valid selector operator", path);
+	}
+	return 0;
+}
+
+static int
+check_affinity(struct val *v, const struct node_affinity *a)
+{
+	char   path[160];
+	size_t i, j;
+
+	if (a == NULL)
+		return 0;
+	if (a->nterms == 0)
+		return vfail(v,
+		    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+		    "nodeSelectorTerms: Required value: must have at least one node selector term");
+	for (i = 0; i < a->nterms; i++) {
+		for (j = 0; j < a->terms[i].nexprs; j++) {
+			snprintf(path, sizeof(path),
+			    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+			    "nodeSelectorTerms[%zu].matchExpressions[%zu]",
+			    i, j);
+			if (check_ns_requirement(v, &a->terms[i].exprs[j], path, 0) < 0)
+				return -1;
+		}
+		for (j = 0; j < a->terms[i].nfields; j++) {
+			snprintf(path, sizeof(path),
+			    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+			    "nodeSelectorTerms[%zu].matchFields[%zu]",
+			    i, j);
+			if (check_ns_requirement(v, &a->terms[i].fields[j], path, 1) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 check_pod_spec(struct val *v, const struct pod *p)
 {
@@ -780,6 +865,14 @@ check_pod_spec(struct val *v, const struct pod *p)
 			if (empty(p->dns_config->options.items[i].k))
 				return vfail(v, "spec.dnsConfig.options[%zu].name: required", i);
 	}
+	if (check_affinity(v, p->node_affinity) < 0)
+		return -1;
+	if (p->os_name != NULL && strcmp(p->os_name, "linux") != 0 &&
+	    strcmp(p->os_name, "windows") != 0)
+		return vfail(v,
+		    "spec.os.name: Unsupported value: \"%s\": supported values: "
+		    "\"linux\", \"windows\"",
+		    p->os_name);
 	for (i = 0; i < p->ntolerations; i++) {
 		const struct toleration *t = &p->tolerations[i];
 
