@@ -387,6 +387,7 @@ kletd_wire(struct kletd *k)
 	    .prober = k->k_prober,
 	    .started_ms = k->k_started_ms });
 	pleg_set_exit_fn(k->k_pleg, recovery_pleg_exit, k->k_recovery);
+	events_listen(k->k_events, recovery_event, k->k_recovery); /* podctl history */
 	recovery_intents(k->k_recovery, &intents);
 	kuberuntime_set_intents(k->k_kr, &intents);
 	k->k_logrotate = logrotate_new(k->k_cri, k->k_cache,

@@ -48,6 +48,7 @@ static const char *const ctl_cmds[] = {
 	"get_containers",
 	"events",
 	"status",
+	"history",
 };
 
 static int
@@ -145,8 +146,9 @@ ctl_parse_request(const char *line, size_t len, struct ctl_request *out, char *e
 	    ctl_opt_bool(root, "all", &out->all_ns, err, errlen) == -1 ||
 	    ctl_opt_bool(root, "watch", &out->watch, err, errlen) == -1)
 		goto out;
-	if (strcmp(out->cmd, "describe_pod") == 0 && out->name[0] == '\0') {
-		snprintf(err, errlen, "describe_pod needs \"name\"");
+	if ((strcmp(out->cmd, "describe_pod") == 0 || strcmp(out->cmd, "history") == 0) &&
+	    out->name[0] == '\0') {
+		snprintf(err, errlen, "%s needs \"name\"", out->cmd);
 		goto out;
 	}
 	rc = 0;

@@ -5,7 +5,8 @@
  *   {"v":1,"ok":true,"cmd":"get_pods","data":...}   or   {"v":1,"ok":false,"error":"..."}
  * Commands: version, get_pods (ns optional), describe_pod (ns, name), get_containers,
  * events (watch: true keeps the connection and sends {"v":1,"event":{...}} lines as events
- * are recorded), status. No command changes daemon state.
+ * are recorded), status, history (ns, name: the pod's stored worker state changes and
+ * events, oldest first). No command changes daemon state.
  * Limits: a request line over CTL_MAX_REQUEST bytes gets an error and the connection is
  * closed; a client whose unsent output exceeds the output bound (CTL_MAX_OUTPUT, or the
  * server's max_output) is dropped.

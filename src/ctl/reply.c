@@ -850,6 +850,20 @@ ctl_gen_status(struct ctl_walk *w)
 	yajl_gen_map_close(g);
 }
 
+static int
+ctl_history_cb(const struct store_event *e, void *arg)
+{
+	yajl_gen g = arg;
+
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "id", e->id);
+	json_gen_kv_int(g, "timeMs", e->wall_ms);
+	json_gen_kv_str(g, "reason", e->reason != NULL ? e->reason : "");
+	json_gen_kv_str(g, "message", e->message != NULL ? e->message : "");
+	yajl_gen_map_close(g);
+	return 0;
+}
+
 static void
 ctl_reply_open(yajl_gen g, const char *cmd)
 {
@@ -875,7 +889,28 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 	w.now = time(NULL);
 	w.now_mono = now_mono_ms();
 	w.g = g;
-	if (strcmp(rq.cmd, "describe_pod") == 0) {
+	if (strcmp(rq.cmd, "history") == 0) {
+		if (d->workers != NULL)
+			podworkers_foreach(d->workers, ctl_find_cb, &w);
+		if (w.found == NULL) {
+			snprintf(err, sizeof(err), "pod %s/%s not found",
+			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
+			ctl_gen_error(g, err);
+		} else {
+			ctl_reply_open(g, rq.cmd);
+			yajl_gen_map_open(g);
+			json_gen_kv_str(g, "namespace", w.copy.pod->ns);
+			json_gen_kv_str(g, "name", w.copy.pod->name);
+			json_gen_kv_str(g, "uid", w.copy.uid);
+			json_gen_key(g, "history");
+			yajl_gen_array_open(g);
+			if (d->store != NULL)
+				store_foreach_event(d->store, w.copy.uid, ctl_history_cb, g);
+			yajl_gen_array_close(g);
+			yajl_gen_map_close(g);
+			yajl_gen_map_close(g);
+		}
+	} else if (strcmp(rq.cmd, "describe_pod") == 0) {
 		if (d->workers != NULL)
 			podworkers_foreach(d->workers, ctl_find_cb, &w);
 		if (w.found == NULL) {

@@ -1,5 +1,6 @@
 /* recovery.c — the rows a restart resumes from, written as things change, and the restore at
  * start (see src/node/recovery.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "node/housekeeping.h"
 #include "node/podconfig.h"
 #include "node/podworkers.h"
+#include "node/events.h"
 #include "node/recovery.h"
 #include "pod/pod.h"
 #include "pod/runtime.h"
@@ -78,6 +80,8 @@ recovery_state_parse(const char *s, enum pw_state *out)
 	return -1;
 }
 
+static void recovery_history_worker(struct recovery *, const struct store_worker *);
+
 /* Every worker state change goes to the store, with the grace deadline as a wall time. */
 void
 recovery_worker_state(void *arg, const char *uid, enum pw_state state, int64_t deadline_ms)
@@ -107,6 +111,49 @@ recovery_worker_state(void *arg, const char *uid, enum pw_state state, int64_t d
 			w.next_retry_wall_ms = now_wall_ms() + (v.next_sync_ms - now_mono_ms());
 	}
 	store_put_worker(rc->rc_deps.store, &w);
+	recovery_history_worker(rc, &w);
+}
+
+/* The pod's history: this state change, with what explains it. */
+static void
+recovery_history_worker(struct recovery *rc, const struct store_worker *w)
+{
+	char msg[512];
+	int  n;
+
+	n = snprintf(msg, sizeof(msg), "%s", w->state);
+	if (w->grace_seconds > 0 || strcmp(w->state, "TERMINATING") == 0)
+		n += snprintf(
+		    msg + n, sizeof(msg) - (size_t)n, ", grace %llds", (long long)w->grace_seconds);
+	if (w->removed && (size_t)n < sizeof(msg))
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, ", removed from its source");
+	if (w->step != NULL && *w->step != '\0' && (size_t)n < sizeof(msg))
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, ", step %s", w->step);
+	if (w->failures > 0 && (size_t)n < sizeof(msg))
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, ", %d failures", w->failures);
+	if (w->last_error != NULL && *w->last_error != '\0' && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", w->last_error);
+	store_put_event(rc->rc_deps.store, w->uid, "Worker", msg, now_wall_ms());
+}
+
+void
+recovery_event(const struct ev_record *e, int is_new, void *arg)
+{
+	struct recovery *rc = arg;
+	char             msg[EVENTS_MAX_MESSAGE + 128];
+	const char      *c;
+
+	if (rc == NULL || rc->rc_deps.store == NULL || !is_new || e->uid == NULL ||
+	    *e->uid == '\0' || e->kind == NULL || strcmp(e->kind, "Pod") != 0)
+		return;
+	/* "spec.containers{web}" -> "web: message" */
+	c = e->field_path != NULL ? strchr(e->field_path, '{') : NULL;
+	if (c != NULL)
+		snprintf(msg, sizeof(msg), "%.*s: %s", (int)strcspn(c + 1, "}"), c + 1,
+		    e->message != NULL ? e->message : "");
+	else
+		snprintf(msg, sizeof(msg), "%s", e->message != NULL ? e->message : "");
+	store_put_event(rc->rc_deps.store, e->uid, e->reason, msg, e->first_ts);
 }
 
 void

@@ -23,6 +23,7 @@ struct rt_container;
 struct kr_intents;
 struct housekeeping;
 struct recovery;
+struct ev_record;
 
 struct recovery_deps {
 	struct store       *store;
@@ -38,6 +39,9 @@ void             recovery_free(struct recovery *);
 /* The pod workers' state_changed observer (its state_arg is the recovery): writes the
  * worker's row. */
 void recovery_worker_state(void *rec, const char *uid, enum pw_state, int64_t deadline_ms);
+/* An events listener (arg: the recovery): a new event about a pod goes to the pod's
+ * history in the store (podctl history), beside its worker's state changes. */
+void recovery_event(const struct ev_record *, int is_new, void *rec);
 /* Fills out with kuberuntime's intent callbacks (put commits at once; has looks up). */
 void recovery_intents(struct recovery *, struct kr_intents *out);
 /* The PLEG's exit callback (arg: the recovery): keeps the exit until its pod is gone. */

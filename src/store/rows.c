@@ -554,6 +554,31 @@ store_foreach_intent(
 	return store_cursor_close(&cu);
 }
 
+static const struct store_col store_event_cols[] = {
+	STORE_COL(COL_INT64, struct store_event, id),
+	STORE_COL(COL_TEXT, struct store_event, uid),
+	STORE_COL(COL_TEXT, struct store_event, reason),
+	STORE_COL(COL_TEXT, struct store_event, message),
+	STORE_COL(COL_INT64, struct store_event, wall_ms),
+};
+#define STORE_EVENT_SELECT "SELECT id, uid, reason, message, wall_ms FROM events"
+static const struct store_read store_event_read = { STORE_EVENT_SELECT " ORDER BY id",
+	STORE_EVENT_SELECT " WHERE uid = ? ORDER BY id", store_event_cols,
+	nitems(store_event_cols) };
+
+int
+store_foreach_event(
+    struct store *st, const char *uid, int (*cb)(const struct store_event *, void *), void *arg)
+{
+	struct store_cursor cu;
+	struct store_event  row;
+
+	if (store_cursor_open(&cu, st, &store_event_read, uid) == 0)
+		while (store_cursor_next(&cu, &row) && cb(&row, arg) == 0)
+			;
+	return store_cursor_close(&cu);
+}
+
 static const struct store_col store_rtobj_cols[] = {
 	STORE_COL(COL_TEXT, struct store_rtobj, id),
 	STORE_COL(COL_TEXT, struct store_rtobj, uid),

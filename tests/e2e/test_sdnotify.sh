@@ -55,3 +55,4 @@ check "STOPPING=1 on SIGTERM" got 'STOPPING=1'
 kill "$listener" 2>/dev/null
 wait "$listener" 2>/dev/null
 check "no sanitizer report" sh -c "! grep -q 'AddressSanitizer\|runtime error' '$T/kletd.log'"
+finish
