@@ -1270,10 +1270,8 @@ kr_cleanup_pod_dirs(struct kuberuntime *kr, const struct pod *pod)
 {
 	char *dir;
 
-	if (pod == NULL || pod->uid == NULL || pod->uid[0] == '\0' ||
-	    strchr(pod->uid, '/') != NULL || strcmp(pod->uid, "..") == 0)
-		return;
-	dir = kuberuntime_pod_dir(kr->env.root_dir, pod->uid);
+	if (pod == NULL || (dir = kuberuntime_pod_dir(kr->env.root_dir, pod->uid)) == NULL)
+		return; /* a UID that is no file name: nothing of it can be there */
 	if (access(dir, F_OK) == 0) {
 		(void)rmtree(dir);
 		log_v(2, "pod %s/%s: removed %s", pod->ns, pod->name, dir);

@@ -216,7 +216,15 @@ static int
 pc_admit(struct podconfig *c, const struct pod *pod, char **reason, char **message)
 {
 	size_t i, used = 0;
+	char   err[256];
 
+	/* Names that reach paths (the UID above all) must be in their API formats before
+	 * anything is created for the pod. */
+	if (pod_validate_names(pod, err, sizeof(err)) == -1) {
+		*reason = xstrdup("FailedValidation");
+		xasprintf(message, "Pod failed validation: %s", err);
+		return -1;
+	}
 	if (pod->node_name != NULL && *pod->node_name != '\0' && c->c_node != NULL &&
 	    strcmp(pod->node_name, c->c_node) != 0) {
 		*reason = xstrdup("NodeName");

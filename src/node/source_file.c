@@ -206,7 +206,7 @@ source_file_decode(const char *buf, size_t len, const char *path, const char *no
 		free(doc);
 		return -1;
 	}
-	if (pod_validate(pod, err, errlen) == -1) {
+	if (pod_validate(pod, err, errlen) == -1 || pod_validate_names(pod, err, errlen) == -1) {
 		pod_free(pod);
 		free(doc);
 		return -1;

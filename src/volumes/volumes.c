@@ -447,11 +447,21 @@ plugin_name(enum volume_kind k)
 	}
 }
 
+/* ROOT/pods/UID/volumes/kubernetes.io~PLUGIN/NAME, or NULL (err) when the UID or the
+ * volume name is no file name. */
 static char *
-mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol)
+mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol, char *err,
+    size_t errlen)
 {
-	return xsprintf(
-	    "%s/pods/%s/volumes/kubernetes.io~%s/%s", v->v_root, uid, plugin_name(kind), vol);
+	char  plugin[64];
+	char *dir;
+
+	snprintf(plugin, sizeof(plugin), "kubernetes.io~%s", plugin_name(kind));
+	dir = path_join(v->v_root, 5, "pods", uid, "volumes", plugin, vol);
+	if (dir == NULL)
+		snprintf(err, errlen, "volume \"%s\": pod UID or volume name is not a file name",
+		    vol != NULL ? vol : "");
+	return dir;
 }
 
 static const struct volume *
@@ -916,7 +926,8 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 	if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
 		break;
 	if (m == NULL) {
-		dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name);
+		if ((dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, errlen)) == NULL)
+			return -1;
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
 			/* Secrets and tokens: the plugin directory is root-only (no tmpfs
 			 * here); the volume directory stays 0755 for the container's user. */
@@ -1051,10 +1062,12 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 			break;
 		if (m != NULL)
 			continue;
+		if (!path_component_ok(pod->uid) || !path_component_ok(vol->v_name))
+			continue; /* no file name: nothing to track */
 		m = xcalloc(1, sizeof(*m));
 		m->m_pod = pod_dup(pod);
 		m->m_vol = xstrdup(vol->v_name);
-		m->m_dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name);
+		m->m_dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, sizeof(err));
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
 			parent = xstrdup(m->m_dir);
 			*strrchr(parent, '/') = '\0';
@@ -1092,7 +1105,10 @@ volumes_setup_once(const char *root_dir, const struct pod *pod, const struct vol
 		vol_payload_clear(&pl);
 		return -1;
 	}
-	dir = mount_dir(&tmp, pod->uid, vol->v_kind, vol->v_name);
+	if ((dir = mount_dir(&tmp, pod->uid, vol->v_kind, vol->v_name, err, errlen)) == NULL) {
+		vol_payload_clear(&pl);
+		return -1;
+	}
 	rc = vol_write_atomic(dir, &pl, e, sizeof(e));
 	vol_payload_clear(&pl);
 	if (rc == -1) {

@@ -728,7 +728,15 @@ static const struct valid_case valid_cases[] = {
 	{ "token path",
 	    "    projected:\n      sources:\n"
 	    "      - serviceAccountToken: {path: ../token}\n",
-	    "relative path" },
+	    "must not start with '..'" },
+	{ "token path with a .. element",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {path: x/../../token}\n",
+	    "must not contain '..'" },
+	{ "token path absolute",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {path: /token}\n",
+	    "must be a relative path" },
 	{ "projected configMap name", "    projected:\n      sources:\n      - configMap: {}\n",
 	    "configMap.name: required" },
 	{ "downward neither", "    downwardAPI:\n      items: [{path: x}]\n",
