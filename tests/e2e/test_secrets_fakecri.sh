@@ -3,9 +3,9 @@
 # and the fake CRI: a secret volume and a projected volume (service account token, a secret)
 # are each a tmpfs mount (size-limited, nosuid, nodev) under the 0700 plugin directory, their
 # files readable; a configMap volume stays on disk; the secret value and the token are in
-# neither klet.db nor the log nor podctl; the pod deleted, its tmpfs mounts are gone with its
-# directory; after a kill -9, a pod deleted meanwhile loses its mounts and directory through
-# housekeeping.
+# neither klet.db nor the log nor podctl; kletd dumps no core; the pod deleted, its tmpfs
+# mounts are gone with its directory; after a kill -9, a pod deleted meanwhile loses its
+# mounts and directory through housekeeping.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
@@ -90,6 +90,11 @@ check "the log (-v=10) holds neither the secret nor the token" \
     sh -c "! grep -aqF -e '$SECRET' -e '$TOKEN' '$T/kletd.log'"
 check "nothing under the root on disk holds the secret (tmpfs excluded)" \
     sh -c "! grep -rlaF --exclude-dir=kubernetes.io~secret --exclude-dir=kubernetes.io~projected -e '$SECRET' '$T/root' '$T/logs'"
+
+# A core file of kletd would hold secrets: it makes itself non-dumpable with a core limit of
+# 0 (not under AddressSanitizer, whose leak checker must ptrace it).
+check "kletd dumps no core (core limit 0, or an ASan build)" \
+    sh -c "grep -q 'Max core file size *0 *0 ' /proc/$kpid/limits || grep -aq __asan_init '$KLETD'"
 
 # Deleted: unmounted, the pod directory gone.
 as_ctl "/pods/default/one?method=DELETE&grace=0" >/dev/null
