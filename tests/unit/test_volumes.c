@@ -194,6 +194,31 @@ test_payload(void **state)
 	assert_string_equal(err, "references non-existent secret key: nope");
 	pod_free(p);
 	vobj_clear(&o);
+	/* Issue 20 case 8: a key that is no file name (a server that does not check keys)
+	 * fails the volume, naming the key; nothing is written. */
+	{
+		static const char *bad[] = { "../../x", "..data", "a/b", "." };
+		size_t             k;
+
+		for (k = 0; k < nitems(bad); k++) {
+			char *js = xsprintf("{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
+			                    "\"data\":{\"ok\":\"eA==\",\"%s\":\"eA==\"}}",
+			    bad[k]);
+
+			assert_int_equal(
+			    vobj_parse(VOBJ_SECRET, js, strlen(js), &o, err, sizeof(err)), 0);
+			free(js);
+			p = yaml_pod("metadata: {name: p, uid: u1}\nspec:\n  volumes:\n"
+			             "  - name: v\n    secret: {secretName: s}\n"
+			             "  containers:\n  - {name: c, image: busybox}\n");
+			assert_int_equal(
+			    vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err)), -1);
+			assert_non_null(strstr(err, "is not a valid file name"));
+			assert_int_equal(pl.n, 0);
+			pod_free(p);
+			vobj_clear(&o);
+		}
+	}
 }
 
 static char *
