@@ -1,4 +1,4 @@
-/* internal.h — shared between ctl.c (connections) and reply.c (replies). Not public. */
+/* internal.h — the server's state (server.c). Not public; reply.c does not see it. */
 #ifndef KLET_CTL_INT_H
 #define KLET_CTL_INT_H
 
@@ -12,9 +12,6 @@
 struct bufferevent;
 struct evconnlistener;
 struct event;
-struct ev_record;
-
-#define CTL_MAX_START_ERRORS 64
 
 struct ctl_client {
 	TAILQ_ENTRY(ctl_client) cc_entry;
@@ -43,10 +40,5 @@ struct ctl {
 	uint64_t               c_refused;
 	uint64_t               c_dropped;
 };
-
-/* The reply to a parsed request, written into g. */
-void ctl_reply_build(struct ctl *, const struct ctl_request *, yajl_gen g);
-/* One event as a JSON object. */
-void ctl_gen_event(yajl_gen, const struct ev_record *);
 
 #endif

@@ -163,7 +163,8 @@ pw_set_state(struct podworkers *p, struct podworker *w, enum pw_state s)
 	    pw_state_name(s), w->w_fullname, w->w_uid);
 	w->w_state = s;
 	if (p->p_syncer.state_changed != NULL)
-		p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, s, w->w_grace_deadline_ms);
+		p->p_syncer.state_changed(
+		    p->p_syncer.state_arg, w->w_uid, s, w->w_grace_deadline_ms);
 }
 
 /* The durable part of the worker changed without a state change (removed flag, a failure):
@@ -173,7 +174,7 @@ pw_persist(struct podworkers *p, struct podworker *w)
 {
 	if (p->p_syncer.state_changed != NULL)
 		p->p_syncer.state_changed(
-		    p->p_syncer.arg, w->w_uid, w->w_state, w->w_grace_deadline_ms);
+		    p->p_syncer.state_arg, w->w_uid, w->w_state, w->w_grace_deadline_ms);
 }
 
 /* A pod that must terminate does not wait for a sync in flight (which may be pulling an
@@ -494,7 +495,7 @@ podworkers_update(
 		w = pw_add(p, pod);
 		log_v(2, "pod worker created pod=%s uid=%s", w->w_fullname, w->w_uid);
 		if (p->p_syncer.state_changed != NULL)
-			p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, PW_SYNC, 0);
+			p->p_syncer.state_changed(p->p_syncer.state_arg, w->w_uid, PW_SYNC, 0);
 	}
 	log_v(4, "pod %s: update %s queued", w->w_fullname, pw_update_name(type));
 	if (type == PW_UPDATE_CREATE && pod->deletion_ts == 0 &&

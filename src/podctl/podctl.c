@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl/ctl.h"
+#include "ctl/proto.h"
 #include "core/json.h"
 #include "core/util.h"
 

@@ -88,7 +88,7 @@ fake_cancel(void *arg, struct pw_txn *t)
 static void
 fake_state(void *arg, const char *uid, enum pw_state s, int64_t deadline)
 {
-	(void)arg;
+	assert_ptr_equal(arg, &F); /* its own argument, not the syncer's */
 	(void)uid;
 	(void)deadline;
 	if (F.nstates < (int)nitems(F.states))
@@ -122,6 +122,7 @@ setup(void **state)
 	s.sync_terminated = fake_terminated;
 	s.cancel = fake_cancel;
 	s.state_changed = fake_state;
+	s.state_arg = &F;
 	memset(&F, 0, sizeof(F));
 	P = podworkers_new(base, &s, &o);
 	return 0;

@@ -116,7 +116,7 @@ tick(const char *uid, const char *cname, enum probe_kind k)
 	struct pr_pod    *pp;
 	struct pr_worker *w;
 
-	LIST_FOREACH(pp, &P->pods, pp_entry)
+	LIST_FOREACH(pp, &P->p_pods, pp_entry)
 	{
 		if (strcmp(pp->pp_uid, uid) != 0)
 			continue;
