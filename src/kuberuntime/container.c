@@ -52,12 +52,12 @@ kuberuntime_grace(const struct pod *pod, int64_t override)
 int
 kuberuntime_restart_count_from_logs(const char *pod_log_dir, const char *name)
 {
-	char          *path = xsprintf("%s/%s", pod_log_dir, name);
+	char          *path = pod_log_dir != NULL ? path_join(pod_log_dir, 1, name) : NULL;
 	struct dirent *de;
 	DIR           *d;
 	int            best = 0;
 
-	if ((d = opendir(path)) == NULL) {
+	if (path == NULL || (d = opendir(path)) == NULL) {
 		free(path);
 		return 0;
 	}

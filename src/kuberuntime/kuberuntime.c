@@ -1263,18 +1263,18 @@ kr_next(struct kr_sync *m)
 
 /* ---- directories ---- */
 
-/* Removes ROOT/pods/UID (emptyDir volumes, termination-message files), never crossing
- * into another file system. The log directory stays for `logs` until GC. */
+/* Removes ROOT/pods/UID (emptyDir volumes, termination-message files), after unmounting
+ * the tmpfs of its secret and projected volumes. The log directory stays for `logs` until
+ * GC. */
 static void
 kr_cleanup_pod_dirs(struct kuberuntime *kr, const struct pod *pod)
 {
 	char *dir;
 
-	if (pod == NULL || pod->uid == NULL || pod->uid[0] == '\0' ||
-	    strchr(pod->uid, '/') != NULL || strcmp(pod->uid, "..") == 0)
-		return;
-	dir = kuberuntime_pod_dir(kr->kr_env.root_dir, pod->uid);
+	if (pod == NULL || (dir = kuberuntime_pod_dir(kr->kr_env.root_dir, pod->uid)) == NULL)
+		return; /* a UID that is no file name: nothing of it can be there */
 	if (access(dir, F_OK) == 0) {
+		(void)vol_unmount_under(dir); /* secret volumes' tmpfs: rmtree stays on one fs */
 		(void)rmtree(dir);
 		log_v(2, "pod %s/%s: removed %s", pod->ns, pod->name, dir);
 	}

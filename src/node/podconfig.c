@@ -223,10 +223,19 @@ pc_admit(
     struct podconfig *c, const struct pod *pod, const char *source, char **reason, char **message)
 {
 	struct admit_node  node;
-	const struct pod **others = xcalloc(c->c_n + 1, sizeof(*others));
+	const struct pod **others;
 	size_t             i, n = 0;
 	int                rc;
+	char               err[256];
 
+	/* Names that reach paths (the UID above all) must be in their API formats before
+	 * anything is created for the pod. */
+	if (pod_validate_names(pod, err, sizeof(err)) == -1) {
+		*reason = xstrdup("FailedValidation");
+		xasprintf(message, "Pod failed validation: %s", err);
+		return -1;
+	}
+	others = xcalloc(c->c_n + 1, sizeof(*others));
 	memset(&node, 0, sizeof(node));
 	node.cpu_milli = node.memory = node.ephemeral = -1;
 	node.pods = c->c_max_pods > 0 ? c->c_max_pods : -1;

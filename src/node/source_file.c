@@ -33,7 +33,10 @@ struct sf_file {
 	char       *f_doc;
 	size_t      f_doc_len;
 	char       *f_error;
-	int         f_seen; /* in the current scan */
+	int         f_seen;       /* in the current scan */
+	uint64_t    f_first_scan; /* the scan that first saw it: of two files giving one
+	                           * namespace/name, the one seen first wins */
+	char *f_dup_of;           /* the file that gives this pod's namespace/name (reported) */
 };
 
 struct source_file {
@@ -203,7 +206,7 @@ source_file_decode(const char *buf, size_t len, const char *path, const char *no
 		free(doc);
 		return -1;
 	}
-	if (pod_validate(pod, err, errlen) == -1) {
+	if (pod_validate(pod, err, errlen) == -1 || pod_validate_names(pod, err, errlen) == -1) {
 		pod_free(pod);
 		free(doc);
 		return -1;
@@ -220,6 +223,7 @@ sf_file_free(struct sf_file *f)
 	pod_free(f->f_pod);
 	free(f->f_doc);
 	free(f->f_error);
+	free(f->f_dup_of);
 	free(f->f_name);
 	free(f);
 }
@@ -258,6 +262,10 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 || fstat(fd, &st) == -1) {
 		snprintf(err, sizeof(err), "%s", strerror(errno));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) { /* replaced since the scan's stat */
+		snprintf(err, sizeof(err), "not a regular file");
 		goto bad;
 	}
 	if (st.st_size > POD_MAX_DOC_BYTES) {
@@ -323,6 +331,108 @@ sf_cmp_name(const void *a, const void *b)
 	return strcmp((*(struct sf_file *const *)a)->f_name, (*(struct sf_file *const *)b)->f_name);
 }
 
+/* What stat says of a directory entry: NULL for a regular file (st set), "" when the entry
+ * went away since readdir (nothing to say), else why it is skipped. */
+static const char *
+sf_stat(const char *path, struct stat *st)
+{
+	static char why[128];
+	struct stat lst;
+
+	if (stat(path, st) == -1) {
+		if (errno == ENOENT && lstat(path, &lst) == -1)
+			return "";
+		snprintf(why, sizeof(why), "%s",
+		    errno == ENOENT ? "a dangling symbolic link" : strerror(errno));
+		return why;
+	}
+	if (S_ISREG(st->st_mode))
+		return NULL;
+	if (S_ISDIR(st->st_mode))
+		return "a directory (manifest directories are not recursed into)";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO, not a regular file";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket, not a regular file";
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "a device, not a regular file";
+	return "not a regular file";
+}
+
+/* An entry that is not a manifest: said once (per reason) while it stays. */
+static void
+sf_skip(struct sf_file *f, const char *path, const char *why)
+{
+	f->f_content_hash = 0;
+	pod_free(f->f_pod);
+	f->f_pod = NULL;
+	xfree_str(&f->f_doc);
+	if (f->f_error != NULL && strcmp(f->f_error, why) == 0)
+		return;
+	free(f->f_error);
+	f->f_error = xstrdup(why);
+	log_warnx("manifest path %s is skipped: %s", path, why);
+}
+
+static int
+sf_cmp_pod(const void *a, const void *b)
+{
+	const struct sf_file *x = *(struct sf_file *const *)a, *y = *(struct sf_file *const *)b;
+	int                   c;
+
+	if ((c = strcmp(x->f_pod->ns, y->f_pod->ns)) != 0 ||
+	    (c = strcmp(x->f_pod->name, y->f_pod->name)) != 0)
+		return c;
+	if (x->f_first_scan != y->f_first_scan)
+		return x->f_first_scan < y->f_first_scan ? -1 : 1;
+	return strcmp(x->f_name, y->f_name);
+}
+
+/* Two manifests giving the same namespace/name (the kubelet's config merger refuses the
+ * later one as a duplicate pod name): the file seen first keeps it, the file seen later
+ * (or, in the same scan, later by name) is refused and reported once, naming both. */
+static void
+sf_find_dups(struct source_file *s)
+{
+	struct sf_file **v = xcalloc(s->s_nfiles + 1, sizeof(*v));
+	size_t           i, n = 0, first = 0;
+
+	for (i = 0; i < s->s_nfiles; i++)
+		if (s->s_files[i]->f_pod != NULL)
+			v[n++] = s->s_files[i];
+		else
+			xfree_str(&s->s_files[i]->f_dup_of);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), sf_cmp_pod);
+	for (i = 0; i < n; i++) {
+		struct sf_file *f = v[i];
+		char           *path, *other;
+
+		if (i == 0 || strcmp(f->f_pod->ns, v[first]->f_pod->ns) != 0 ||
+		    strcmp(f->f_pod->name, v[first]->f_pod->name) != 0) {
+			first = i;
+			if (f->f_dup_of != NULL)
+				log_info("manifest %s/%s: pod %s/%s is no longer given by another "
+				         "file; using it",
+				    s->s_dir, f->f_name, f->f_pod->ns, f->f_pod->name);
+			xfree_str(&f->f_dup_of);
+			continue;
+		}
+		if (f->f_dup_of != NULL && strcmp(f->f_dup_of, v[first]->f_name) == 0)
+			continue;
+		free(f->f_dup_of);
+		f->f_dup_of = xstrdup(v[first]->f_name);
+		path = xsprintf("%s/%s", s->s_dir, f->f_name);
+		other = xsprintf("duplicate pod name: %s/%s is already given by %s/%s; this "
+		                 "manifest is ignored",
+		    f->f_pod->ns, f->f_pod->name, s->s_dir, v[first]->f_name);
+		sf_report(s, path, other);
+		free(path);
+		free(other);
+	}
+	free(v);
+}
+
 static void
 sf_watch(struct source_file *s)
 {
@@ -359,22 +469,29 @@ source_file_scan(struct source_file *s)
 			struct sf_file *f;
 			char           *path;
 
+			const char *skip;
+
 			if (de->d_name[0] == '.')
 				continue;
 			path = xsprintf("%s/%s", s->s_dir, de->d_name);
-			if (stat(path, &st) == -1 || !S_ISREG(st.st_mode)) {
+			skip = sf_stat(path, &st);
+			if (skip == NULL && !S_ISREG(st.st_mode)) {
 				free(path);
-				continue;
+				continue; /* gone since readdir */
 			}
 			if ((f = sf_find(s, de->d_name)) == NULL) {
 				f = xcalloc(1, sizeof(*f));
 				f->f_name = xstrdup(de->d_name);
+				f->f_first_scan = s->s_scans;
 				s->s_files =
 				    xreallocarray(s->s_files, s->s_nfiles + 1, sizeof(*s->s_files));
 				s->s_files[s->s_nfiles++] = f;
 			}
 			f->f_seen = 1;
-			sf_load(s, f, path);
+			if (skip != NULL && *skip != '\0')
+				sf_skip(f, path, skip);
+			else
+				sf_load(s, f, path);
 			free(path);
 		}
 		closedir(dir);
@@ -391,10 +508,13 @@ source_file_scan(struct source_file *s)
 	}
 	if (s->s_nfiles > 1)
 		qsort(s->s_files, s->s_nfiles, sizeof(*s->s_files), sf_cmp_name);
+	sf_find_dups(s);
 	items = xcalloc(s->s_nfiles + 1, sizeof(*items));
 	for (i = 0; i < s->s_nfiles; i++) {
 		struct sf_file *f = s->s_files[i];
 
+		if (f->f_dup_of != NULL)
+			continue; /* refused: another file gives this namespace/name */
 		if (f->f_pod == NULL)
 			continue;
 		items[n].pod = pod_dup(f->f_pod);

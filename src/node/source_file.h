@@ -11,6 +11,11 @@
  * every check period; each scan hands the whole set to podconfig (source "file"). A file that
  * cannot be read, decoded or validated is reported once per content (log line and a
  * Warning event "FailedToLoadManifest" on the node) and leaves the other pods alone.
+ * Two files giving the same namespace/name: the one seen first keeps the pod (in one scan,
+ * the first by file name), the other is refused and reported once the same way, naming
+ * both; it takes over when the first goes. Entries that are not regular files (directories,
+ * FIFOs, sockets, devices, dangling or looping symbolic links) are skipped with one log
+ * line while they stay; nothing is ever opened that could block.
  */
 #ifndef KLET_SOURCE_FILE_H
 #define KLET_SOURCE_FILE_H

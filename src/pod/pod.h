@@ -485,6 +485,18 @@ struct pod *pod_from_yaml(const char *buf, size_t len, char *err, size_t errlen)
 
 /* Validation: 0 if valid; else -1 with the first error as "field.path: reason" in err. */
 int pod_validate(const struct pod *, char *err, size_t errlen);
+/* The names of a pod that reach file system paths, in their API formats, so that no path
+ * built from them leaves its base directory: metadata.uid (1 to 128 of [A-Za-z0-9._-],
+ * beginning with a letter or digit: the API server's RFC 4122 UUIDs, the static pods'
+ * hashes), metadata.namespace (DNS-1123 label), metadata.name (DNS-1123 subdomain), container
+ * and volume names (DNS-1123 labels). 0, or -1 with "field: reason" in err. podconfig's
+ * admission refuses a pod that fails it. */
+int pod_validate_names(const struct pod *, char *err, size_t errlen);
+/* 1 when uid has the format above. */
+int pod_uid_ok(const char *uid);
+/* 1 when key is a ConfigMap / Secret key (the API's IsConfigMapKey: at most 253 of
+ * [-._a-zA-Z0-9], not "." nor "..", not beginning with ".."). */
+int pod_config_key_ok(const char *key);
 
 /* Frees everything; NULL is a no-op. pod_status_clear frees a status's members only. */
 void pod_free(struct pod *);

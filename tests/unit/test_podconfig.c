@@ -218,6 +218,15 @@ test_admission(void **state)
 	podconfig_upsert(c, "api", &it);
 	free(doc);
 	assert_int_equal(podconfig_wanted(c, "ok"), 1);
+	/* Issue 20 case 8: a UID that is no file name is refused at admission (the API pod is
+	 * then reported Failed), before any path is made from it. */
+	it = item("../../../../tmp/X", "evil", "{}", "{}", 0, &doc);
+	podconfig_upsert(c, "api", &it);
+	free(doc);
+	assert_int_equal(podconfig_wanted(c, "../../../../tmp/X"), 0);
+	assert_int_equal(podconfig_rejection(c, "../../../../tmp/X", &reason, &msg), 0);
+	assert_string_equal(reason, "FailedValidation");
+	assert_non_null(strstr(msg, "Pod failed validation: metadata.uid: "));
 	podconfig_free(c);
 }
 

@@ -54,6 +54,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
+	assert_true(vol_unmount_under(tmpdir) >= 0); /* the secret volumes' tmpfs */
 	rm_rf(tmpdir);
 	return 0;
 }
@@ -193,6 +194,31 @@ test_payload(void **state)
 	assert_string_equal(err, "references non-existent secret key: nope");
 	pod_free(p);
 	vobj_clear(&o);
+	/* Issue 20 case 8: a key that is no file name (a server that does not check keys)
+	 * fails the volume, naming the key; nothing is written. */
+	{
+		static const char *bad[] = { "../../x", "..data", "a/b", "." };
+		size_t             k;
+
+		for (k = 0; k < nitems(bad); k++) {
+			char *js = xsprintf("{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
+			                    "\"data\":{\"ok\":\"eA==\",\"%s\":\"eA==\"}}",
+			    bad[k]);
+
+			assert_int_equal(
+			    vobj_parse(VOBJ_SECRET, js, strlen(js), &o, err, sizeof(err)), 0);
+			free(js);
+			p = yaml_pod("metadata: {name: p, uid: u1}\nspec:\n  volumes:\n"
+			             "  - name: v\n    secret: {secretName: s}\n"
+			             "  containers:\n  - {name: c, image: busybox}\n");
+			assert_int_equal(
+			    vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err)), -1);
+			assert_non_null(strstr(err, "is not a valid file name"));
+			assert_int_equal(pl.n, 0);
+			pod_free(p);
+			vobj_clear(&o);
+		}
+	}
 }
 
 static char *
@@ -551,9 +577,23 @@ test_config_mounts(void **state)
 	check_file(sdir, "pass", "s3cr3t", 0440);
 	{
 		char *parent = xsprintf("%s/pods/um1/volumes/kubernetes.io~secret", tmpdir);
+		char *pod = xsprintf("%s/pods/um1", tmpdir);
 
 		assert_int_equal(mode_of(parent), 0700);
+		/* Issue 20 case 9: the secret is on a tmpfs, the configMap is not. */
+		assert_int_equal(vol_is_tmpfs_mount(sdir), 1);
+		assert_int_equal(vol_is_tmpfs_mount(dir), 0);
+		assert_int_equal(mode_of(sdir), 0755);
+		/* Written again (an update): the same mount, no second one. */
+		assert_int_equal(vol_tmpfs_ensure(sdir, 1 << 20, err, sizeof(err)), 0);
+		assert_int_equal(vol_unmount_under(pod), 1);
+		assert_int_equal(vol_is_tmpfs_mount(sdir), 0);
+		assert_int_equal(vol_unmount_under(pod), 0);
+		/* Mounted again for the next write. */
+		assert_int_equal(vol_tmpfs_ensure(sdir, 1 << 20, err, sizeof(err)), 0);
+		assert_int_equal(vol_is_tmpfs_mount(sdir), 1);
 		free(parent);
+		free(pod);
 	}
 	kr_msg_free(cc);
 	volumes_get_stats(v, &st);
@@ -576,6 +616,34 @@ test_config_mounts(void **state)
 	free(sdir);
 	pod_free(p);
 	volumes_free(v);
+}
+
+/* The tmpfs size: the pod's memory limit when every container has one, else the node's. */
+static void
+test_tmpfs_size(void **state)
+{
+	struct pod *p;
+	uint64_t    node = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	(void)state;
+	p = yaml_pod("metadata: {name: p, uid: us}\nspec:\n  containers:\n"
+	             "  - {name: a, image: i, resources: {limits: {memory: 64Mi}}}\n"
+	             "  - {name: b, image: i, resources: {limits: {memory: 32Mi}}}\n"
+	             "  initContainers:\n"
+	             "  - {name: i, image: i, resources: {limits: {memory: 80Mi}}}\n");
+	assert_int_equal(vol_tmpfs_size(p), 96ULL << 20);
+	pod_free(p);
+	p = yaml_pod("metadata: {name: p, uid: us}\nspec:\n  containers:\n"
+	             "  - {name: a, image: i, resources: {limits: {memory: 64Mi}}}\n"
+	             "  initContainers:\n"
+	             "  - {name: i, image: i, resources: {limits: {memory: 128Mi}}}\n");
+	assert_int_equal(vol_tmpfs_size(p), 128ULL << 20);
+	pod_free(p);
+	p = yaml_pod("metadata: {name: p, uid: us}\nspec:\n  containers:\n"
+	             "  - {name: a, image: i, resources: {limits: {memory: 64Mi}}}\n"
+	             "  - {name: b, image: i}\n");
+	assert_int_equal(vol_tmpfs_size(p), node);
+	pod_free(p);
 }
 
 static void
@@ -728,7 +796,15 @@ static const struct valid_case valid_cases[] = {
 	{ "token path",
 	    "    projected:\n      sources:\n"
 	    "      - serviceAccountToken: {path: ../token}\n",
-	    "relative path" },
+	    "must not start with '..'" },
+	{ "token path with a .. element",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {path: x/../../token}\n",
+	    "must not contain '..'" },
+	{ "token path absolute",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {path: /token}\n",
+	    "must be a relative path" },
 	{ "projected configMap name", "    projected:\n      sources:\n      - configMap: {}\n",
 	    "configMap.name: required" },
 	{ "downward neither", "    downwardAPI:\n      items: [{path: x}]\n",
@@ -778,6 +854,7 @@ main(void)
 		cmocka_unit_test(test_config_env),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_mounts),
+		cmocka_unit_test(test_tmpfs_size),
 		cmocka_unit_test(test_downward_values),
 		cmocka_unit_test(test_config_downward),
 		cmocka_unit_test(test_validate),
