@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "api/node.h"
 #include "pod/pod.h"
+#include "pod/rfc3339.h"
 #include "node/podcache.h"
 #include "logic/podstatus.h"
 #include "node/podconfig.h"

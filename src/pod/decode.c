@@ -12,6 +12,8 @@
 
 #include "core/json.h"
 #include "pod/pod.h"
+#include "pod/quantity.h"
+#include "pod/rfc3339.h"
 #include "core/util.h"
 
 struct dec {

@@ -1,9 +1,10 @@
-/* pod.h — the v1.Pod model: compact C structs, decode (JSON, YAML), validate, free, hash.
+/* pod.h — the v1.Pod model: compact C structs, decode (JSON, YAML), validate, free, copy.
  *
  * Every string is owned by the struct that holds it (NULL when absent). Lists are a pointer
  * plus a count. Times are Unix seconds (0 = unset), as metav1.Time has second precision.
  * Quantities are int64 milli-units ("100m" cpu = 100, "1Gi" = 1073741824000).
  * The model is plain data on purpose: pure functions (actions, podstatus) read it directly.
+ * Related: quantity.h, rfc3339.h, hash.h.
  */
 #ifndef KLET_POD_H
 #define KLET_POD_H
@@ -473,20 +474,6 @@ void kvlist_clear(struct kvlist *);
 
 /* Deep copy. Never NULL. */
 struct pod *pod_dup(const struct pod *);
-
-/* Hash of the fields of a container whose change requires a restart (image, command, args,
- * workingDir, env, envFrom, ports, resources, volumeMounts, securityContext, lifecycle, stdin,
- * tty, ...), not probe timing or status. Stable across runs, builds and field order. */
-uint64_t container_hash(const struct container *);
-
-/* Kubernetes quantity ("100m", "1Gi", "1e3", "0.5", "500Mi") to milli-units.
- * Returns 0, or -1 for a malformed or out-of-range value. */
-int quantity_parse(const char *s, int64_t *milli);
-
-/* RFC 3339 ("2024-01-02T03:04:05Z", fractional seconds and offsets allowed) to Unix seconds
- * and back (UTC, "Z"). Parse returns 0 or -1. Format writes into buf (at least 21 bytes). */
-int  time_parse_rfc3339(const char *s, int64_t *out);
-void time_format_rfc3339(int64_t t, char *buf, size_t len);
 
 /* Look-ups. NULL when absent. */
 const char             *kvlist_get(const struct kvlist *, const char *key);

@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "pod/pod.h"
+#include "pod/hash.h"
 
 /* Decode, validate, hash, copy and free a pod; parse the raw DOM too and check that its
  * JSON serialization parses again. Any crash, leak or sanitizer report is a finding. */

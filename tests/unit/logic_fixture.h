@@ -21,6 +21,7 @@
 
 #include "logic/actions.h"
 #include "pod/pod.h"
+#include "pod/hash.h"
 #include "pod/runtime.h"
 #include "core/util.h"
 

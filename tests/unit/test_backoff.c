@@ -12,6 +12,7 @@
 
 #include "core/backoff.h"
 #include "logic_fixture.h"
+#include "pod/hash.h"
 
 enum op { END = 0, NEXT, IN, GET, GC, RESET, COUNT };
 

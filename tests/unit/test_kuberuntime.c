@@ -16,6 +16,7 @@
 #include "kuberuntime/kuberuntime.h"
 #include "kuberuntime/internal.h"
 #include "pod/pod.h"
+#include "pod/hash.h"
 #include "core/util.h"
 
 static char tmpdir[256];

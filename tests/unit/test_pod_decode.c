@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "pod/pod.h"
+#include "pod/hash.h"
 
 static char *
 slurp(const char *name, size_t *len)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "pod/pod.h"
+#include "pod/hash.h"
 
 static const char base[] =
     "metadata: {name: p}\n"
