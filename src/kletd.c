@@ -477,7 +477,7 @@ kletd_restore_pod(const struct store_pod *sp, void *arg)
 	if (pod == NULL || pod->uid == NULL || strcmp(pod->uid, sp->uid) != 0) {
 		log_warnx("store: pod %s/%s uid=%s: stored document unusable: %s", sp->ns, sp->name,
 		    sp->uid, pod == NULL ? err : "UID differs");
-		pod_free(pod);
+		pod_unref(pod);
 		return 0;
 	}
 	r->pods = xreallocarray(r->pods, r->npods + 1, sizeof(*r->pods));
@@ -556,7 +556,7 @@ kletd_restore(struct kletd *k)
 	if (r.restored > 0)
 		log_info("resumed %zu pod workers from the store", r.restored);
 	for (i = 0; i < r.npods; i++)
-		pod_free(r.pods[i]);
+		pod_unref(r.pods[i]);
 	free(r.pods);
 }
 

@@ -1,9 +1,10 @@
-/* pod.c — the v1.Pod model: free, deep copy, look-ups and names. */
+/* pod.c — the v1.Pod model: references, free, look-ups and names. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "pod/pod.h"
 #include "core/util.h"
 
@@ -251,13 +252,12 @@ pod_status_clear(struct pod_status *st)
 	memset(st, 0, sizeof(*st));
 }
 
-void
+/* Frees everything (the last reference is gone). */
+static void
 pod_free(struct pod *p)
 {
 	size_t i;
 
-	if (p == NULL)
-		return;
 	free(p->name);
 	free(p->ns);
 	free(p->uid);
@@ -310,344 +310,40 @@ pod_free(struct pod *p)
 	free(p);
 }
 
-/* ---- deep copy ---- */
+/* ---- references ---- */
 
-/* Copies n elements of size sz (NULL when n is 0). */
-static void *
-dup_array(const void *src, size_t n, size_t sz)
+const struct pod *
+pod_ref(const struct pod *p)
 {
-	void *d;
+	struct pod *w = (struct pod *)p; /* the count is the one field a shared pod changes */
 
-	if (n == 0 || src == NULL)
+	if (w == NULL)
 		return NULL;
-	d = xreallocarray(NULL, n, sz);
-	memcpy(d, src, n * sz);
-	return d;
+	if (w->refs <= 0)
+		fatalx("%s: pod %s has no reference (refs %d)", __func__, w->uid ? w->uid : "?",
+		    w->refs);
+	w->refs++;
+	return p;
 }
 
-static void
-strv_copy(struct strv *d, const struct strv *s)
+void
+pod_unref(const struct pod *p)
 {
-	size_t i;
+	struct pod *w = (struct pod *)p;
 
-	d->n = s->n;
-	d->v = dup_array(s->v, s->n, sizeof(char *));
-	for (i = 0; i < d->n; i++)
-		d->v[i] = xstrdup(s->v[i]);
-}
-
-static void
-kvlist_copy(struct kvlist *d, const struct kvlist *s)
-{
-	size_t i;
-
-	d->n = s->n;
-	d->items = dup_array(s->items, s->n, sizeof(struct kv));
-	for (i = 0; i < d->n; i++) {
-		d->items[i].k = xstrdup(s->items[i].k);
-		d->items[i].v = xstrdup(s->items[i].v);
-	}
-}
-
-static void
-resource_list_copy(struct resource_list *d, const struct resource_list *s)
-{
-	size_t i;
-
-	d->n = s->n;
-	d->items = dup_array(s->items, s->n, sizeof(struct quantity));
-	for (i = 0; i < d->n; i++)
-		d->items[i].name = xstrdup(s->items[i].name);
-}
-
-static void
-handler_copy(struct handler *d, const struct handler *s)
-{
-	size_t i;
-
-	*d = *s;
-	strv_copy(&d->h_exec, &s->h_exec);
-	d->h_host = xstrdup(s->h_host);
-	d->h_path = xstrdup(s->h_path);
-	d->h_scheme = xstrdup(s->h_scheme);
-	d->h_port.str = xstrdup(s->h_port.str);
-	d->h_headers = dup_array(s->h_headers, s->h_nheaders, sizeof(struct http_header));
-	for (i = 0; i < d->h_nheaders; i++) {
-		d->h_headers[i].name = xstrdup(s->h_headers[i].name);
-		d->h_headers[i].value = xstrdup(s->h_headers[i].value);
-	}
-	d->h_grpc_service = xstrdup(s->h_grpc_service);
-}
-
-static struct handler *
-handler_dup(const struct handler *s)
-{
-	struct handler *d;
-
-	if (s == NULL)
-		return NULL;
-	d = xcalloc(1, sizeof(*d));
-	handler_copy(d, s);
-	return d;
-}
-
-static struct probe *
-probe_dup(const struct probe *s)
-{
-	struct probe *d;
-
-	if (s == NULL)
-		return NULL;
-	d = xcalloc(1, sizeof(*d));
-	*d = *s;
-	handler_copy(&d->pr_handler, &s->pr_handler);
-	return d;
-}
-
-static void
-seccomp_copy(struct seccomp_profile *d, const struct seccomp_profile *s)
-{
-	d->type = xstrdup(s->type);
-	d->localhost = xstrdup(s->localhost);
-}
-
-static struct security_context *
-security_dup(const struct security_context *s)
-{
-	struct security_context *d;
-
-	if (s == NULL)
-		return NULL;
-	d = xcalloc(1, sizeof(*d));
-	*d = *s;
-	strv_copy(&d->cap_add, &s->cap_add);
-	strv_copy(&d->cap_drop, &s->cap_drop);
-	seccomp_copy(&d->seccomp, &s->seccomp);
-	d->proc_mount = xstrdup(s->proc_mount);
-	return d;
-}
-
-static void
-container_copy(struct container *d, const struct container *s)
-{
-	size_t i;
-
-	*d = *s;
-	d->c_name = xstrdup(s->c_name);
-	d->c_image = xstrdup(s->c_image);
-	strv_copy(&d->c_command, &s->c_command);
-	strv_copy(&d->c_args, &s->c_args);
-	d->c_working_dir = xstrdup(s->c_working_dir);
-	d->c_env = dup_array(s->c_env, s->c_nenv, sizeof(struct env_var));
-	for (i = 0; i < d->c_nenv; i++) {
-		struct env_var *e = &d->c_env[i];
-
-		e->name = xstrdup(e->name);
-		e->value = xstrdup(e->value);
-		e->ref_name = xstrdup(e->ref_name);
-		e->ref_key = xstrdup(e->ref_key);
-		e->ref_container = xstrdup(e->ref_container);
-		e->ref_api_version = xstrdup(e->ref_api_version);
-	}
-	d->c_env_from = dup_array(s->c_env_from, s->c_nenv_from, sizeof(struct env_from));
-	for (i = 0; i < d->c_nenv_from; i++) {
-		d->c_env_from[i].prefix = xstrdup(d->c_env_from[i].prefix);
-		d->c_env_from[i].name = xstrdup(d->c_env_from[i].name);
-	}
-	d->c_ports = dup_array(s->c_ports, s->c_nports, sizeof(struct container_port));
-	for (i = 0; i < d->c_nports; i++) {
-		d->c_ports[i].name = xstrdup(d->c_ports[i].name);
-		d->c_ports[i].host_ip = xstrdup(d->c_ports[i].host_ip);
-	}
-	resource_list_copy(&d->c_resources.requests, &s->c_resources.requests);
-	resource_list_copy(&d->c_resources.limits, &s->c_resources.limits);
-	d->c_mounts = dup_array(s->c_mounts, s->c_nmounts, sizeof(struct volume_mount));
-	for (i = 0; i < d->c_nmounts; i++) {
-		d->c_mounts[i].name = xstrdup(d->c_mounts[i].name);
-		d->c_mounts[i].mount_path = xstrdup(d->c_mounts[i].mount_path);
-		d->c_mounts[i].sub_path = xstrdup(d->c_mounts[i].sub_path);
-	}
-	d->c_liveness = probe_dup(s->c_liveness);
-	d->c_readiness = probe_dup(s->c_readiness);
-	d->c_startup = probe_dup(s->c_startup);
-	d->c_post_start = handler_dup(s->c_post_start);
-	d->c_pre_stop = handler_dup(s->c_pre_stop);
-	d->c_term_msg_path = xstrdup(s->c_term_msg_path);
-	d->c_security = security_dup(s->c_security);
-	d->c_target_container = xstrdup(s->c_target_container);
-}
-
-static struct container *
-containers_dup(const struct container *s, size_t n)
-{
-	struct container *d;
-	size_t            i;
-
-	if (n == 0 || s == NULL)
-		return NULL;
-	d = xcalloc(n, sizeof(*d));
-	for (i = 0; i < n; i++)
-		container_copy(&d[i], &s[i]);
-	return d;
-}
-
-static struct key_to_path *
-key_to_path_dup(const struct key_to_path *s, size_t n)
-{
-	struct key_to_path *d = dup_array(s, n, sizeof(*s));
-	size_t              i;
-
-	for (i = 0; i < n; i++) {
-		d[i].key = xstrdup(d[i].key);
-		d[i].path = xstrdup(d[i].path);
-		d[i].res_container = xstrdup(d[i].res_container);
-		d[i].resource = xstrdup(d[i].resource);
-	}
-	return d;
-}
-
-static void
-volume_copy(struct volume *d, const struct volume *s)
-{
-	size_t i;
-
-	*d = *s;
-	d->v_name = xstrdup(s->v_name);
-	d->v_kind_name = xstrdup(s->v_kind_name);
-	d->v_medium = xstrdup(s->v_medium);
-	d->v_path = xstrdup(s->v_path);
-	d->v_host_path_type = xstrdup(s->v_host_path_type);
-	d->v_source = xstrdup(s->v_source);
-	d->v_items = key_to_path_dup(s->v_items, s->v_nitems);
-	d->v_projections =
-	    dup_array(s->v_projections, s->v_nprojections, sizeof(struct volume_projection));
-	for (i = 0; i < d->v_nprojections; i++) {
-		struct volume_projection *p = &d->v_projections[i];
-
-		p->p_name = xstrdup(p->p_name);
-		p->p_items = key_to_path_dup(p->p_items, p->p_nitems);
-		p->p_audience = xstrdup(p->p_audience);
-		p->p_path = xstrdup(p->p_path);
-	}
-}
-
-static void
-cstate_copy(struct container_state *d, const struct container_state *s)
-{
-	*d = *s;
-	d->reason = xstrdup(s->reason);
-	d->message = xstrdup(s->message);
-	d->container_id = xstrdup(s->container_id);
-}
-
-static struct container_status *
-statuses_dup(const struct container_status *s, size_t n)
-{
-	struct container_status *d;
-	size_t                   i;
-
-	if (n == 0 || s == NULL)
-		return NULL;
-	d = xcalloc(n, sizeof(*d));
-	for (i = 0; i < n; i++) {
-		d[i] = s[i];
-		d[i].name = xstrdup(s[i].name);
-		cstate_copy(&d[i].state, &s[i].state);
-		cstate_copy(&d[i].last_state, &s[i].last_state);
-		d[i].image = xstrdup(s[i].image);
-		d[i].image_id = xstrdup(s[i].image_id);
-		d[i].container_id = xstrdup(s[i].container_id);
-	}
-	return d;
-}
-
-static void
-pod_status_copy(struct pod_status *d, const struct pod_status *s)
-{
-	size_t i;
-
-	*d = *s;
-	d->conditions = dup_array(s->conditions, s->nconditions, sizeof(struct pod_condition));
-	for (i = 0; i < d->nconditions; i++) {
-		d->conditions[i].type = xstrdup(d->conditions[i].type);
-		d->conditions[i].reason = xstrdup(d->conditions[i].reason);
-		d->conditions[i].message = xstrdup(d->conditions[i].message);
-	}
-	d->message = xstrdup(s->message);
-	d->reason = xstrdup(s->reason);
-	d->host_ip = xstrdup(s->host_ip);
-	d->pod_ip = xstrdup(s->pod_ip);
-	strv_copy(&d->pod_ips, &s->pod_ips);
-	d->init_statuses = statuses_dup(s->init_statuses, s->ninit_statuses);
-	d->statuses = statuses_dup(s->statuses, s->nstatuses);
-	d->ephemeral_statuses = statuses_dup(s->ephemeral_statuses, s->nephemeral_statuses);
+	if (w == NULL)
+		return;
+	if (w->refs <= 0)
+		fatalx("%s: pod %s has no reference (refs %d)", __func__, w->uid ? w->uid : "?",
+		    w->refs);
+	if (--w->refs == 0)
+		pod_free(w);
 }
 
 struct pod *
-pod_dup(const struct pod *s)
+pod_exclusive(const struct pod *p)
 {
-	struct pod *d;
-	size_t      i;
-
-	d = xcalloc(1, sizeof(*d));
-	if (s == NULL)
-		return d;
-	*d = *s;
-	d->name = xstrdup(s->name);
-	d->ns = xstrdup(s->ns);
-	d->uid = xstrdup(s->uid);
-	d->resource_version = xstrdup(s->resource_version);
-	kvlist_copy(&d->labels, &s->labels);
-	kvlist_copy(&d->annotations, &s->annotations);
-	d->owners = dup_array(s->owners, s->nowners, sizeof(struct owner_ref));
-	for (i = 0; i < d->nowners; i++) {
-		d->owners[i].api_version = xstrdup(d->owners[i].api_version);
-		d->owners[i].kind = xstrdup(d->owners[i].kind);
-		d->owners[i].name = xstrdup(d->owners[i].name);
-		d->owners[i].uid = xstrdup(d->owners[i].uid);
-	}
-	d->containers = containers_dup(s->containers, s->ncontainers);
-	d->init_containers = containers_dup(s->init_containers, s->ninit_containers);
-	d->ephemeral_containers = containers_dup(s->ephemeral_containers, s->nephemeral_containers);
-	d->volumes = NULL;
-	if (s->nvolumes > 0) {
-		d->volumes = xcalloc(s->nvolumes, sizeof(struct volume));
-		for (i = 0; i < s->nvolumes; i++)
-			volume_copy(&d->volumes[i], &s->volumes[i]);
-	}
-	d->hostname = xstrdup(s->hostname);
-	d->subdomain = xstrdup(s->subdomain);
-	if (s->dns_config != NULL) {
-		d->dns_config = xcalloc(1, sizeof(*d->dns_config));
-		strv_copy(&d->dns_config->nameservers, &s->dns_config->nameservers);
-		strv_copy(&d->dns_config->searches, &s->dns_config->searches);
-		kvlist_copy(&d->dns_config->options, &s->dns_config->options);
-	}
-	d->node_name = xstrdup(s->node_name);
-	kvlist_copy(&d->node_selector, &s->node_selector);
-	d->tolerations = dup_array(s->tolerations, s->ntolerations, sizeof(struct toleration));
-	for (i = 0; i < d->ntolerations; i++) {
-		d->tolerations[i].key = xstrdup(d->tolerations[i].key);
-		d->tolerations[i].op = xstrdup(d->tolerations[i].op);
-		d->tolerations[i].value = xstrdup(d->tolerations[i].value);
-		d->tolerations[i].effect = xstrdup(d->tolerations[i].effect);
-	}
-	d->runtime_class = xstrdup(s->runtime_class);
-	d->service_account = xstrdup(s->service_account);
-	d->scheduler_name = xstrdup(s->scheduler_name);
-	d->priority_class = xstrdup(s->priority_class);
-	if (s->security != NULL) {
-		d->security = xcalloc(1, sizeof(*d->security));
-		*d->security = *s->security;
-		d->security->supplemental_groups = dup_array(s->security->supplemental_groups,
-		    s->security->nsupplemental_groups, sizeof(int64_t));
-		kvlist_copy(&d->security->sysctls, &s->security->sysctls);
-		seccomp_copy(&d->security->seccomp, &s->security->seccomp);
-	}
-	strv_copy(&d->image_pull_secrets, &s->image_pull_secrets);
-	kvlist_copy(&d->host_aliases, &s->host_aliases);
-	pod_status_copy(&d->status, &s->status);
-	return d;
+	return p != NULL && p->refs == 1 ? (struct pod *)p : NULL;
 }
 
 /* ---- look-ups and names ---- */

@@ -394,7 +394,7 @@ test_validate_table(void **state)
 			nfail++;
 		}
 		ninvalid += c->want != NULL;
-		pod_free(p);
+		pod_unref(p);
 	}
 	print_message("%zu validation cases (%d invalid)\n", i, ninvalid);
 	assert_int_equal(nfail, 0);

@@ -182,7 +182,7 @@ test_payload(void **state)
 		/* A missing object (optional): an empty payload. */
 		assert_int_equal(vol_payload_make(&p->volumes[0], NULL, &pl, err, sizeof(err)), 0);
 		assert_int_equal(pl.n, 0);
-		pod_free(p);
+		pod_unref(p);
 	}
 	/* Secrets name their missing keys their own way. */
 	o.kind = VOBJ_SECRET;
@@ -191,7 +191,7 @@ test_payload(void **state)
 	             "  containers:\n  - {name: c, image: busybox}\n");
 	assert_int_equal(vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err)), -1);
 	assert_string_equal(err, "references non-existent secret key: nope");
-	pod_free(p);
+	pod_unref(p);
 	vobj_clear(&o);
 }
 
@@ -435,7 +435,7 @@ test_config_env(void **state)
 	assert_null(env_of(cc, "BIN"));
 	assert_string_equal(env_of(cc, "X"), "alpha-admin-beta\n");
 	kr_msg_free(cc);
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
 }
 
@@ -484,7 +484,7 @@ test_config_errors(void **state)
 		printf("# %s: %s\n", env_err_cases[i].name, err);
 		assert_null(cc);
 		assert_non_null(strstr(err, env_err_cases[i].err));
-		pod_free(p);
+		pod_unref(p);
 	}
 	/* A static pod may not use API objects, cached or not. */
 	p = yaml_pod(
@@ -494,7 +494,7 @@ test_config_errors(void **state)
 	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
 	assert_null(cc);
 	assert_non_null(strstr(err, "static pod may not use configmap \"cm\""));
-	pod_free(p);
+	pod_unref(p);
 	p = yaml_pod(
 	    "metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
 	    "spec:\n  containers:\n  - name: c\n    image: busybox\n"
@@ -502,7 +502,7 @@ test_config_errors(void **state)
 	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
 	assert_null(cc);
 	assert_non_null(strstr(err, "static pod may not use secret \"s\""));
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
 }
 
@@ -574,7 +574,7 @@ test_config_mounts(void **state)
 	assert_int_equal(st.mounts, 0);
 	free(dir);
 	free(sdir);
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
 }
 
@@ -613,7 +613,7 @@ test_downward_values(void **state)
 	free(out);
 	assert_int_equal(vol_field_value(p, "spec.nodeName", &out, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unsupported fieldPath"));
-	pod_free(p);
+	pod_unref(p);
 	/* Token refresh: 80% of the lifetime, at most 24 h. */
 	assert_int_equal(vol_token_refresh_s(3600, 3600), 2880);
 	assert_int_equal(vol_token_refresh_s(600, 0), 480);
@@ -687,7 +687,7 @@ test_config_downward(void **state)
 	check_file(dir, "meta/labels", "a=\"1\"\nb=\"2\"", 0400);
 	/* A projected token needs the API server. */
 	env_setup(&env, NULL);
-	pod_free(p2);
+	pod_unref(p2);
 	p2 = yaml_pod("metadata: {name: tp, uid: ut1}\nspec:\n  volumes:\n  - name: tok\n"
 	              "    projected:\n      sources:\n      - serviceAccountToken: {path: token}\n"
 	              "  containers:\n  - name: c\n    image: busybox\n    volumeMounts:\n"
@@ -697,10 +697,10 @@ test_config_downward(void **state)
 	cc = kr_container_config(&env, p2, &p2->containers[0], &in, err, sizeof(err));
 	assert_null(cc);
 	assert_non_null(strstr(err, "no API server"));
-	pod_free(p2);
+	pod_unref(p2);
 	free(dir);
 	free(pdir);
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
 }
 
@@ -763,7 +763,7 @@ test_validate(void **state)
 			assert_int_not_equal(rc, 0);
 			assert_non_null(strstr(err, valid_cases[i].err));
 		}
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
