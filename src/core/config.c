@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "pod/pod.h"
+#include "pod/quantity.h"
 #include "core/util.h"
 
 enum opt_id {

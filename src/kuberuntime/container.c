@@ -21,6 +21,7 @@
 #include "kuberuntime/internal.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "pod/hash.h"
 
 #define KR_DEFAULT_GRACE       30
 #define KR_POSTSTART_TIMEOUT_S 120 /* an exec hook without limit would hold the pod forever */

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "volumes/volumes.h"
+#include "pod/hash.h"
 
 #define KR_MAP_SET(msg, field, desc, k, v)                                                         \
 	kr_map_set((void ***)&(msg)->field, &(msg)->n_##field, &(desc), (k), (v))

@@ -107,7 +107,7 @@ struct kr_sync {
 	struct pw_txn                 *txn;
 	enum kr_kind                   kind;
 	enum kr_step                   step;
-	struct pod                    *pod;   /* owned copy; NULL for orphans */
+	const struct pod              *pod;   /* a reference; NULL for orphans */
 	int64_t                        grace; /* override, -1 none */
 	struct rt_pod_status           rt;
 	struct pod_actions             acts;
@@ -542,7 +542,7 @@ kr_sync_free(struct kr_sync *m)
 	free(m->pod_ips.v);
 	free(m->err);
 	free(m->call_target);
-	pod_free(m->pod);
+	pod_unref(m->pod);
 	free(m);
 }
 
@@ -1292,7 +1292,7 @@ kr_sync_new(struct kuberuntime *kr, struct pw_txn *txn, const struct pod *pod, e
 	m->txn = txn;
 	m->kind = kind;
 	m->grace = -1;
-	m->pod = pod_dup(pod);
+	m->pod = pod_ref(pod);
 	m->kp = kr_pod_get(kr, pod->uid);
 	if (m->kp->kp_m != NULL) {
 		/* podworkers runs one transaction per pod: a leftover is a broken invariant

@@ -293,7 +293,7 @@ recovery_restore_pod(const struct store_pod *sp, void *arg)
 	if (pod == NULL || pod->uid == NULL || strcmp(pod->uid, sp->uid) != 0) {
 		log_warnx("store: pod %s/%s uid=%s: stored document unusable: %s", sp->ns, sp->name,
 		    sp->uid, pod == NULL ? err : "UID differs");
-		pod_free(pod);
+		pod_unref(pod);
 		return 0;
 	}
 	r->r_pods = xreallocarray(r->r_pods, r->r_npods + 1, sizeof(*r->r_pods));
@@ -348,7 +348,7 @@ recovery_restore(struct recovery *rc, struct podworkers *workers)
 	if (r.r_restored > 0)
 		log_info("resumed %zu pod workers from the store", r.r_restored);
 	for (i = 0; i < r.r_npods; i++)
-		pod_free(r.r_pods[i]);
+		pod_unref(r.r_pods[i]);
 	free(r.r_pods);
 }
 

@@ -27,16 +27,17 @@
 
 /* What the last scan found in one file: its decoded pod, or the error reported. */
 struct sf_file {
-	char       *f_name;
-	uint64_t    f_content_hash;
-	struct pod *f_pod; /* NULL when invalid */
-	char       *f_doc;
-	size_t      f_doc_len;
-	char       *f_error;
-	int         f_seen;       /* in the current scan */
-	uint64_t    f_first_scan; /* the scan that first saw it: of two files giving one
-	                           * namespace/name, the one seen first wins */
-	char *f_dup_of;           /* the file that gives this pod's namespace/name (reported) */
+	char             *f_name;
+	uint64_t          f_content_hash;
+	const struct pod *f_pod;   /* a reference; NULL when invalid */
+	int               f_fresh; /* f_pod decoded since the last hand-over */
+	char             *f_doc;
+	size_t            f_doc_len;
+	char             *f_error;
+	int               f_seen;       /* in the current scan */
+	uint64_t          f_first_scan; /* the scan that first saw it: of two files giving one
+	                                 * namespace/name, the one seen first wins */
+	char *f_dup_of; /* the file that gives this pod's namespace/name (reported) */
 };
 
 struct source_file {
@@ -207,7 +208,7 @@ source_file_decode(const char *buf, size_t len, const char *path, const char *no
 		return -1;
 	}
 	if (pod_validate(pod, err, errlen) == -1 || pod_validate_names(pod, err, errlen) == -1) {
-		pod_free(pod);
+		pod_unref(pod);
 		free(doc);
 		return -1;
 	}
@@ -220,7 +221,7 @@ source_file_decode(const char *buf, size_t len, const char *path, const char *no
 static void
 sf_file_free(struct sf_file *f)
 {
-	pod_free(f->f_pod);
+	pod_unref(f->f_pod);
 	free(f->f_doc);
 	free(f->f_error);
 	free(f->f_dup_of);
@@ -257,6 +258,7 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 	size_t      len = 0;
 	uint64_t    h;
 	struct stat st;
+	struct pod *pod;
 	int         fd;
 	ssize_t     r;
 
@@ -291,7 +293,7 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 		return; /* unchanged: same pod, or the same error already reported */
 	}
 	f->f_content_hash = h;
-	pod_free(f->f_pod);
+	pod_unref(f->f_pod);
 	f->f_pod = NULL;
 	xfree_str(&f->f_doc);
 	xfree_str(&f->f_error);
@@ -299,9 +301,11 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 		snprintf(err, sizeof(err), "empty file");
 		goto bad_reported;
 	}
-	if (source_file_decode(buf, len, path, s->s_node, &f->f_pod, &f->f_doc, &f->f_doc_len, err,
-	        sizeof(err)) == -1)
+	if (source_file_decode(
+	        buf, len, path, s->s_node, &pod, &f->f_doc, &f->f_doc_len, err, sizeof(err)) == -1)
 		goto bad_reported;
+	f->f_pod = pod;
+	f->f_fresh = 1;
 	log_v(
 	    2, "manifest %s: pod %s/%s uid=%s", path, f->f_pod->ns, f->f_pod->name, f->f_pod->uid);
 	free(buf);
@@ -310,7 +314,7 @@ bad:
 	if (fd != -1)
 		close(fd);
 	f->f_content_hash = 0;
-	pod_free(f->f_pod);
+	pod_unref(f->f_pod);
 	f->f_pod = NULL;
 	xfree_str(&f->f_doc);
 	if (f->f_error != NULL && strcmp(f->f_error, err) == 0)
@@ -364,7 +368,7 @@ static void
 sf_skip(struct sf_file *f, const char *path, const char *why)
 {
 	f->f_content_hash = 0;
-	pod_free(f->f_pod);
+	pod_unref(f->f_pod);
 	f->f_pod = NULL;
 	xfree_str(&f->f_doc);
 	if (f->f_error != NULL && strcmp(f->f_error, why) == 0)
@@ -431,6 +435,29 @@ sf_find_dups(struct source_file *s)
 		free(other);
 	}
 	free(v);
+}
+
+/* podconfig keeps a pod of its own for a new or changed manifest (this pod plus its local
+ * annotations): when it was decoded from this file's document, hold that one instead, so
+ * the two do not keep two copies of one pod. */
+static void
+sf_adopt(struct source_file *s, struct sf_file *f)
+{
+	const struct pod *kept;
+	const char       *doc, *source;
+	size_t            len;
+
+	if (f->f_pod == NULL || !f->f_fresh)
+		return;
+	f->f_fresh = 0;
+	kept = podconfig_get(s->s_pc, f->f_pod->uid);
+	doc = podconfig_doc(s->s_pc, f->f_pod->uid, &len, NULL, &source);
+	if (kept == NULL || kept == f->f_pod || doc == NULL || strcmp(source, "file") != 0 ||
+	    len != f->f_doc_len || memcmp(doc, f->f_doc, len) != 0)
+		return;
+	pod_ref(kept);
+	pod_unref(f->f_pod);
+	f->f_pod = kept;
 }
 
 static void
@@ -517,7 +544,7 @@ source_file_scan(struct source_file *s)
 			continue; /* refused: another file gives this namespace/name */
 		if (f->f_pod == NULL)
 			continue;
-		items[n].pod = pod_dup(f->f_pod);
+		items[n].pod = pod_ref(f->f_pod);
 		items[n].doc = f->f_doc;
 		items[n].doc_len = f->f_doc_len;
 		items[n].format = "json";
@@ -525,8 +552,10 @@ source_file_scan(struct source_file *s)
 	}
 	podconfig_set_source(s->s_pc, "file", items, n);
 	for (i = 0; i < n; i++)
-		pod_free(items[i].pod); /* NULL unless podconfig dropped it */
+		pod_unref(items[i].pod); /* NULL: podconfig took the reference */
 	free(items);
+	for (i = 0; i < s->s_nfiles; i++)
+		sf_adopt(s, s->s_files[i]);
 	return (int)n;
 }
 

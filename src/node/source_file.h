@@ -42,8 +42,8 @@ int source_file_scan(struct source_file *);
 uint64_t source_file_scans(const struct source_file *);
 
 /* The pure part: turns a manifest (buf, len) read from path into the defaulted pod and its
- * final JSON document (what podconfig and the store keep). Returns 0 with *pod (caller
- * frees with pod_free) and *doc (NUL-terminated, caller frees; *doc_len set); -1 with a
+ * final JSON document (what podconfig and the store keep). Returns 0 with *pod (the
+ * caller's reference: pod_unref) and *doc (NUL-terminated, caller frees; *doc_len set); -1 with a
  * one-line reason in err. */
 int source_file_decode(const char *buf, size_t len, const char *path, const char *node_name,
     struct pod **pod, char **doc, size_t *doc_len, char *err, size_t errlen);

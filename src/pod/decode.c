@@ -3,7 +3,7 @@
  * The document is parsed into a transient json DOM (json.h), decoded into the compact
  * struct pod, and the DOM is freed. Errors name the field path of the offending value.
  * Arrays are allocated and attached to the pod before their elements are filled, so on any
- * failure pod_free() releases a half-decoded pod.
+ * failure pod_unref() releases a half-decoded pod.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +12,8 @@
 
 #include "core/json.h"
 #include "pod/pod.h"
+#include "pod/quantity.h"
+#include "pod/rfc3339.h"
 #include "core/util.h"
 
 struct dec {
@@ -1602,6 +1604,7 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 	}
 	free(kind);
 	p = xcalloc(1, sizeof(*p));
+	p->refs = 1;
 	rc = dec_metadata(&d, root, p);
 	if (rc == 0)
 		rc = dec_spec(&d, root, p);
@@ -1609,7 +1612,7 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 		rc = dec_status(&d, root, &p->status);
 	json_free(doc);
 	if (rc < 0) {
-		pod_free(p);
+		pod_unref(p);
 		return NULL;
 	}
 	return p;

@@ -57,9 +57,9 @@ struct pr_worker {
 
 struct pr_pod {
 	LIST_ENTRY(pr_pod) pp_entry;
-	struct prober *pp_prober;
-	char          *pp_uid;
-	struct pod    *pp_pod; /* copy, for events */
+	struct prober    *pp_prober;
+	char             *pp_uid;
+	const struct pod *pp_pod; /* a reference, for events */
 	LIST_HEAD(, pr_worker) pp_workers;
 	struct probe_state *pp_states; /* prober_probe_states scratch */
 	uint64_t            pp_seen;

@@ -165,7 +165,7 @@ pr_pod_free(struct pr_pod *pp)
 		pr_worker_free(w);
 	}
 	LIST_REMOVE(pp, pp_entry);
-	pod_free(pp->pp_pod);
+	pod_unref(pp->pp_pod);
 	free(pp->pp_states);
 	free(pp->pp_uid);
 	free(pp);
@@ -478,7 +478,7 @@ prober_sync_pod(struct prober *p, const struct pod *pod, const struct rt_pod_sta
 		pp = xcalloc(1, sizeof(*pp));
 		pp->pp_prober = p;
 		pp->pp_uid = xstrdup(pod->uid);
-		pp->pp_pod = pod_dup(pod);
+		pp->pp_pod = pod_ref(pod);
 		pp->pp_seen = p->p_generation;
 		LIST_INIT(&pp->pp_workers);
 		LIST_INSERT_HEAD(&p->p_pods, pp, pp_entry);
@@ -493,8 +493,9 @@ prober_sync_pod(struct prober *p, const struct pod *pod, const struct rt_pod_sta
 	if (pp->pp_respec) {
 		/* A container was (re)started: keep the newest spec for events. */
 		pp->pp_respec = 0;
-		pod_free(pp->pp_pod);
-		pp->pp_pod = pod_dup(pod);
+		pod_ref(pod);
+		pod_unref(pp->pp_pod);
+		pp->pp_pod = pod;
 	}
 	for (i = 0; i < pod->ninit_containers; i++) {
 		const struct container *c = &pod->init_containers[i];

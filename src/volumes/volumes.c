@@ -47,11 +47,11 @@ TAILQ_HEAD(ventries, ventry);
 
 struct vmount {
 	TAILQ_ENTRY(vmount) m_entry;
-	struct pod     *m_pod; /* copy (labels and annotations kept current) */
-	char           *m_vol; /* volume name */
-	char           *m_dir;
-	vol_resource_fn m_res_fn; /* downwardAPI resourceFieldRef items */
-	void           *m_res_arg;
+	const struct pod *m_pod; /* a reference (replaced when labels or annotations change) */
+	char             *m_vol; /* volume name */
+	char             *m_dir;
+	vol_resource_fn   m_res_fn; /* downwardAPI resourceFieldRef items */
+	void             *m_res_arg;
 };
 
 /* A service account token for one pod (TokenRequest bound to the pod). */
@@ -954,7 +954,7 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 			free(parent);
 		}
 		m = xcalloc(1, sizeof(*m));
-		m->m_pod = pod_dup(pod);
+		m->m_pod = pod_ref(pod);
 		m->m_vol = xstrdup(vol->v_name);
 		m->m_dir = dir;
 		TAILQ_INSERT_TAIL(&v->v_mounts, m, m_entry);
@@ -1081,7 +1081,7 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 		if (!path_component_ok(pod->uid) || !path_component_ok(vol->v_name))
 			continue; /* no file name: nothing to track */
 		m = xcalloc(1, sizeof(*m));
-		m->m_pod = pod_dup(pod);
+		m->m_pod = pod_ref(pod);
 		m->m_vol = xstrdup(vol->v_name);
 		m->m_dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, sizeof(err));
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
@@ -1145,7 +1145,7 @@ volumes_setup_once(const char *root_dir, const struct pod *pod, const struct vol
 static void
 mount_free(struct vmount *m)
 {
-	pod_free(m->m_pod);
+	pod_unref(m->m_pod);
 	free(m->m_vol);
 	free(m->m_dir);
 	free(m);
@@ -1179,8 +1179,9 @@ volumes_update_pod(struct volumes *v, const struct pod *pod)
 		    (kvlist_same(&m->m_pod->labels, &pod->labels) &&
 		        kvlist_same(&m->m_pod->annotations, &pod->annotations)))
 			continue;
-		pod_free(m->m_pod);
-		m->m_pod = pod_dup(pod);
+		pod_ref(pod);
+		pod_unref(m->m_pod);
+		m->m_pod = pod;
 		vol = pod_volume(m->m_pod, m->m_vol);
 		if (vol == NULL ||
 		    (vol->v_kind != VOL_DOWNWARD_API && vol->v_kind != VOL_PROJECTED))

@@ -113,8 +113,8 @@ run_table(const struct tcase *t, size_t n, const struct admit_node *node)
 		free(reason);
 		free(message);
 		for (j = 0; j < nothers; j++)
-			pod_free((struct pod *)others[j]);
-		pod_free(p);
+			pod_unref(others[j]);
+		pod_unref(p);
 	}
 }
 
@@ -427,7 +427,7 @@ test_validation(void **state)
 			fail_msg("case %zu: valid, expected \"%s\"", i, t[i].err);
 		if (strstr(err, t[i].err) == NULL)
 			fail_msg("case %zu: error \"%s\", expected \"%s\"", i, err, t[i].err);
-		pod_free(p);
+		pod_unref(p);
 	}
 	{
 		char        json[] = "{\"metadata\": {\"name\": \"x\"}, \"spec\": {\"containers\": "

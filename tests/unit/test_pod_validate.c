@@ -422,7 +422,7 @@ test_validate_table(void **state)
 			nfail++;
 		}
 		ninvalid += c->want != NULL;
-		pod_free(p);
+		pod_unref(p);
 	}
 	print_message("%zu validation cases (%d invalid)\n", i, ninvalid);
 	assert_int_equal(nfail, 0);
@@ -585,7 +585,7 @@ test_validate_names(void **state)
 	p->containers[0].c_name = strdup("a/../../b");
 	assert_int_equal(pod_validate_names(p, err, sizeof(err)), -1);
 	assert_string_equal(err, "spec.containers[0].name: \"a/../../b\" is not a DNS-1123 label");
-	pod_free(p);
+	pod_unref(p);
 	/* A hostile UID is shown escaped and cut, never as raw bytes. */
 	y = "{\"metadata\":{\"name\":\"p\",\"uid\":\"x\\u001b[2J\\nFAKE\"},"
 	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}";
@@ -593,7 +593,7 @@ test_validate_names(void **state)
 	assert_non_null(p);
 	assert_int_equal(pod_validate_names(p, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "\"x?[2J?FAKE\""));
-	pod_free(p);
+	pod_unref(p);
 	/* Keys. */
 	assert_int_equal(pod_config_key_ok("ca.crt"), 1);
 	assert_int_equal(pod_config_key_ok(".dotfile"), 1);

@@ -153,6 +153,7 @@ mkpod(const char *uid, const char *name, const char *rv, const char *source)
 {
 	struct pod *p = xcalloc(1, sizeof(*p));
 
+	p->refs = 1; /* as decoded: one reference */
 	p->uid = xstrdup(uid);
 	p->name = xstrdup(name);
 	p->ns = xstrdup("default");
@@ -174,7 +175,7 @@ update(const char *uid, const char *name, const char *rv, enum pw_update_type t,
 	struct pod *p = mkpod(uid, name, rv, "api");
 
 	podworkers_update(P, p, t, g);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static int
@@ -362,7 +363,7 @@ test_deletion_timestamp_grace(void **state)
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_true(last()->grace <= 12 && last()->grace >= 11);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -463,8 +464,8 @@ test_static_same_name_waits(void **state)
 	assert_int_equal(state_of("old"), PW_FINISHED);
 	pw_txn_done(last()->txn, 0, 0, NULL);
 	spin();
-	pod_free(old);
-	pod_free(new);
+	pod_unref(old);
+	pod_unref(new);
 }
 
 static void
@@ -515,7 +516,7 @@ test_restore_terminating_keeps_deadline(void **state)
 	assert_string_equal(last()->kind, "terminating");
 	assert_true(last()->grace >= 4 && last()->grace <= 5);
 	/* A restore after the deadline: the grace is over, 0 (kill at once; recovery). */
-	pod_free(p);
+	pod_unref(p);
 	p = mkpod("u2", "b", "1", "file");
 	podworkers_restore(P, p,
 	    &(struct pw_restore){
@@ -523,7 +524,7 @@ test_restore_terminating_keeps_deadline(void **state)
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_int_equal(last()->grace, 0);
-	pod_free(p);
+	pod_unref(p);
 	p = mkpod("u3", "c", "1", "file");
 	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_SYNC, .grace_deadline_ms = 0 });
 	podworkers_restore(P, p,
@@ -532,7 +533,7 @@ test_restore_terminating_keeps_deadline(void **state)
 	spin();
 	assert_string_equal(last()->kind, "sync");
 	assert_int_equal(state_of("u3"), PW_SYNC);
-	pod_free(p);
+	pod_unref(p);
 	pw_txn_done(F.calls[0].txn, 0, 0, NULL);
 	pw_txn_done(F.calls[1].txn, 0, 0, NULL);
 	pw_txn_done(F.calls[2].txn, 0, 0, NULL);

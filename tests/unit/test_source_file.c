@@ -50,6 +50,16 @@ on_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
 		event_base_loopbreak(s->base);
 }
 
+/* The file source and podconfig share one pod per manifest: two references, no copy. */
+static void
+check_shared(const struct pod *pod, const char *source, int admitted, void *arg)
+{
+	(void)source;
+	(void)admitted;
+	(void)arg;
+	assert_int_equal(pod->refs, 2);
+}
+
 static void
 write_file(const char *dir, const char *name, const char *content)
 {
@@ -89,15 +99,15 @@ test_decode_defaults(void **state)
 	    0);
 	assert_string_equal(p->uid, p2->uid);
 	assert_string_equal(doc, doc2);
-	pod_free(p2);
+	pod_unref(p2);
 	free(doc2);
 	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node2", &p2,
 	                     &doc2, &len2, err, sizeof(err)),
 	    0);
 	assert_string_not_equal(p->uid, p2->uid);
-	pod_free(p2);
+	pod_unref(p2);
 	free(doc2);
-	pod_free(p);
+	pod_unref(p);
 	free(doc);
 	assert_int_equal(source_file_decode(db_json, strlen(db_json), "/m/db.json", "n", &p, &doc,
 	                     &len, err, sizeof(err)),
@@ -105,7 +115,7 @@ test_decode_defaults(void **state)
 	assert_string_equal(p->ns, "data");
 	assert_string_equal(p->name, "db-n");
 	assert_string_equal(kvlist_get(&p->annotations, "a"), "b");
-	pod_free(p);
+	pod_unref(p);
 	free(doc);
 	assert_int_equal(source_file_decode("kind: Service\nmetadata: {name: x}\n", 33, "/x", "n",
 	                     &p, &doc, &len, err, sizeof(err)),
@@ -149,10 +159,12 @@ test_scan_and_inotify(void **state)
 	assert_string_equal(s.ops[0], "ADD data/db-n1 file");
 	assert_string_equal(s.ops[1], "ADD default/web-n1 file");
 	assert_int_equal(events_count(ev), 1); /* the bad file, reported once */
+	podconfig_foreach(pc, check_shared, NULL);
 	/* Unchanged content: nothing, and the error is not reported again. */
 	assert_int_equal(source_file_scan(sf), 2);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(events_count(ev), 1);
+	podconfig_foreach(pc, check_shared, NULL);
 	/* An edit (seen through inotify): the old UID goes, the new one comes. */
 	write_file(dir, "web.yaml",
 	    "metadata:\n  name: web\nspec:\n  containers:\n  - name: x\n"
@@ -163,6 +175,7 @@ test_scan_and_inotify(void **state)
 	assert_int_equal(s.n, 4);
 	assert_string_equal(s.ops[2], "REMOVE default/web-n1 file");
 	assert_string_equal(s.ops[3], "ADD default/web-n1 file");
+	podconfig_foreach(pc, check_shared, NULL);
 	/* Removal, and fixing the bad file. */
 	cmd = xsprintf("%s/db.json", dir);
 	unlink(cmd);
