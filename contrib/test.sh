@@ -72,6 +72,9 @@ if [ -x tests/fuzz/run.sh ]; then
 	step "fuzz" sh tests/fuzz/run.sh "${KLET_FUZZ_SECONDS:-20}"
 fi
 
+say "Debian package (dpkg-buildpackage, lintian)"
+step "debian-package" sh -c "KLET_DEB_CHECK=0 KLET_DEB_OUT='$build/deb' sh contrib/build-deb.sh >'$build/deb.out' 2>&1 || { tail -40 '$build/deb.out'; exit 1; }"
+
 if [ "${KLET_SKIP_DISTCHECK:-0}" != 1 ]; then
 	say "make distcheck (unit tests only)"
 	# The tarball must build everything and pass the unit tests; the peer tests ran above.

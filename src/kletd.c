@@ -27,11 +27,15 @@
 #include "node/pleg.h"
 #include "pod/pod.h"
 #include "node/podcache.h"
+#include "logic/admit.h"
+#include "node/nodeinfo.h"
 #include "node/podconfig.h"
 #include "node/podworkers.h"
+#include "node/recovery.h" /* recovery */
 #include "prober/prober.h" /* prober */
 #include "node/source_file.h"
 #include "store/store.h" /* store */
+#include "core/sdnotify.h"
 #include "core/util.h"
 
 struct kletd {
@@ -58,13 +62,15 @@ struct kletd {
 	int                  k_lock_fd;
 	int                  k_stopping;
 	int64_t              k_started_ms;
-	int                  k_recovered;    /* recovery: first relist with all sources seen */
-	int64_t              k_recovered_ms; /* start to recovered, -1 before */
-	int                  k_root_ro;      /* --root-dir was read-only at start */
-	char                *k_kubepods;     /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
+	struct recovery     *k_recovery; /* recovery: the store rows a restart resumes from */
+	unsigned             k_hk_runs;
+	int                  k_root_ro;     /* --root-dir was read-only at start */
+	char                *k_kubepods;    /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
+	struct nodeinfo      k_nodeinfo;    /* capacity, allocatable, pressure (admission) */
+	int64_t              k_nodeinfo_ms; /* when it was sampled */
+	struct admit_taint  *k_taints;      /* --register-with-taints, for admission */
 };
 
-/* Creates dir and its parents with mode; 0 or -1 (errno set). */
 /* Prepares the root dir and takes its lock so that two daemons never share one state. */
 static int
 kletd_prepare_root(struct kletd *k)
@@ -119,10 +125,22 @@ kletd_prepare_root(struct kletd *k)
 	return 0;
 }
 
-/* The pod workers' state_changed hook gets the syncer's argument, not ours. */
-static struct kletd *kletd_self;
-
 /* prober: one worker per running container and probe; pods not in SYNC stop probing. */
+/* systemd: one notification (READY, STATUS, WATCHDOG, STOPPING); an error is logged once. */
+#define kletd_notify(...)                                                                          \
+	do {                                                                                       \
+		static int kn_logged;                                                              \
+		if (sdnotify(__VA_ARGS__) == -1 && !kn_logged++)                                   \
+			log_warn("systemd notify socket %s", getenv("NOTIFY_SOCKET"));             \
+	} while (0)
+
+static void
+kletd_watchdog(void *arg)
+{
+	(void)arg;
+	kletd_notify("WATCHDOG=1"); /* from the loop: a stuck loop stops these */
+}
+
 static void
 kletd_prober_pod(const struct pw_view *v, void *arg)
 {
@@ -162,14 +180,10 @@ kletd_relist_done(int rc, void *arg)
 	/* recovery: the first relist with every source's initial set seen ends the recovery:
 	 * housekeeping kills at once the restored workers of pods removed while the daemon
 	 * was down (their grace runs from the original removal, not 2 s later). */
-	if (!k->k_recovered && podconfig_sources_ready(k->k_config)) {
-		k->k_recovered = 1;
-		if (k->k_hk != NULL)
-			housekeeping_run(k->k_hk);
-		k->k_recovered_ms = now - k->k_started_ms;
-		log_info("recovered in %lldms: first relist done, %zu pod workers",
-		    (long long)k->k_recovered_ms, podworkers_count(k->k_workers));
-	}
+	if (recovery_relisted(k->k_recovery, podconfig_sources_ready(k->k_config), k->k_hk))
+		kletd_notify("READY=1\nSTATUS=running %zu pods; recovered in %lldms",
+		    podworkers_count(k->k_workers),
+		    (long long)*recovery_recovered_ms(k->k_recovery));
 	kletd_prober_sync(k);         /* prober: workers follow the fresh runtime view */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
@@ -214,30 +228,6 @@ kletd_pleg_event(const struct pleg_event *ev, void *arg)
 		podworkers_kick(k->k_workers, ev->uid);
 }
 
-static void
-kletd_pleg_exit(const char *uid, const struct rt_container *c, void *arg)
-{
-	struct kletd     *k = arg;
-	struct store_exit x;
-
-	log_v(2,
-	    "container exited pod uid=%s container=%s id=%s exit_code=%d reason=%s "
-	    "restarts=%d",
-	    uid, c->name != NULL ? c->name : "?", c->id, c->exit_code,
-	    c->reason != NULL ? c->reason : "", c->restart_count);
-	memset(&x, 0, sizeof(x));
-	x.container_id = c->id;
-	x.uid = uid;
-	x.name = c->name != NULL ? c->name : "";
-	x.restart_count = c->restart_count;
-	x.exit_code = c->exit_code;
-	x.reason = c->reason;
-	x.message = c->message;
-	x.started_ns = c->started_at;
-	x.finished_ns = c->finished_at;
-	store_put_exit(k->k_store, &x);
-}
-
 /* housekeeping removes an exited container only once the PLEG reported its exit. */
 static int
 kletd_exit_known(const char *id, void *arg)
@@ -245,63 +235,6 @@ kletd_exit_known(const char *id, void *arg)
 	struct kletd *k = arg;
 
 	return k->k_pleg == NULL || pleg_exit_reported(k->k_pleg, id);
-}
-
-/* Intent records (issue 6): durable before the create call leaves, so that a daemon killed
- * in between adopts what the runtime made instead of making it again. */
-static void
-kletd_intent_put(void *arg, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	struct kletd       *k = arg;
-	struct store_intent in = { .uid = uid,
-		.kind = kind,
-		.name = name,
-		.attempt = attempt,
-		.created_wall_ms = now_wall_ms() };
-
-	store_put_intent(k->k_store, &in);
-	/* Commit now (no fsync in WAL mode; a crash of the process keeps it). While the store
-	 * is degraded the record stays in the journal: adoption then relies on the labels. */
-	store_commit_now(k->k_store);
-}
-
-static void
-kletd_intent_del(void *arg, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	struct kletd *k = arg;
-
-	store_del_intent(k->k_store, uid, kind, name, attempt);
-}
-
-struct kletd_intent_q {
-	const char *kind, *name;
-	int64_t     attempt;
-	int         found;
-};
-
-static int
-kletd_intent_match(const struct store_intent *in, void *arg)
-{
-	struct kletd_intent_q *q = arg;
-
-	if (strcmp(in->kind, q->kind) == 0 && strcmp(in->name, q->name) == 0 &&
-	    in->attempt == q->attempt) {
-		q->found = 1;
-		return 1;
-	}
-	return 0;
-}
-
-static int
-kletd_intent_has(void *arg, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	struct kletd         *k = arg;
-	struct kletd_intent_q q = {
-		.kind = kind, .name = name != NULL ? name : "", .attempt = attempt
-	};
-
-	store_foreach_intent(k->k_store, uid, kletd_intent_match, &q);
-	return q.found;
 }
 
 static void
@@ -318,11 +251,16 @@ kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 		    info.runtime_api_version != NULL ? info.runtime_api_version : "?");
 		if (k->k_relist_task != NULL)
 			loop_task_kick(k->k_relist_task);
+		if (*recovery_recovered_ms(k->k_recovery) < 0)
+			kletd_notify(
+			    "STATUS=container runtime ready; waiting for the first relist");
 		api_join_runtime(
 		    k->k_join, 1, NULL, info.runtime_name, info.runtime_version); /* api */
 	} else {
 		log_warnx("container runtime not ready: %s; pods wait for it",
 		    reason != NULL ? reason : "unknown");
+		kletd_notify(
+		    "STATUS=container runtime not ready: %s", reason != NULL ? reason : "unknown");
 		api_join_runtime(k->k_join, 0, reason, NULL, NULL); /* api */
 	}
 }
@@ -335,81 +273,6 @@ kletd_resync(const char *uid, void *arg)
 	podworkers_kick(k->k_workers, uid);
 }
 
-static const char *
-kletd_state_str(enum pw_state s)
-{
-	return pw_state_name(s);
-}
-
-static int
-kletd_state_parse(const char *s, enum pw_state *out)
-{
-	static const enum pw_state all[] = { PW_SYNC, PW_TERMINATING, PW_TERMINATED, PW_FINISHED };
-	size_t                     i;
-
-	for (i = 0; i < nitems(all); i++) {
-		if (s != NULL && strcmp(s, pw_state_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Every worker state change goes to the store, with the grace deadline as a wall time. */
-static void
-kletd_worker_state(void *arg, const char *uid, enum pw_state state, int64_t deadline_ms)
-{
-	struct kletd       *k = kletd_self;
-	struct store_worker w;
-	struct kr_pod_view  kv;
-	struct pw_view      v;
-
-	(void)arg;
-	if (k == NULL || k->k_store == NULL)
-		return;
-	memset(&w, 0, sizeof(w));
-	w.uid = uid;
-	w.state = kletd_state_str(state);
-	if (state == PW_TERMINATING)
-		w.grace_deadline_wall_ms = now_wall_ms() + (deadline_ms - now_mono_ms());
-	/* The step the pod's machine is in (or stopped in, with the last error). */
-	if (k->k_kr != NULL && kuberuntime_get(k->k_kr, uid, &kv) == 0)
-		w.step = kv.step != NULL ? kv.step : kv.last_step;
-	if (podworkers_get(k->k_workers, uid, &v) == 0) {
-		if (state == PW_TERMINATING)
-			w.grace_seconds = v.grace_seconds;
-		w.last_error = v.last_error;
-		w.failures = v.failures;
-		w.removed = v.removed;
-		if (v.failures > 0 && v.next_sync_ms > 0)
-			w.next_retry_wall_ms = now_wall_ms() + (v.next_sync_ms - now_mono_ms());
-	}
-	store_put_worker(k->k_store, &w);
-}
-
-static void
-kletd_store_pod(struct kletd *k, const struct pod *pod)
-{
-	struct store_pod sp;
-	const char      *fmt = NULL, *src = NULL, *doc;
-	size_t           len = 0;
-
-	doc = podconfig_doc(k->k_config, pod->uid, &len, &fmt, &src);
-	if (doc == NULL)
-		return;
-	memset(&sp, 0, sizeof(sp));
-	sp.uid = pod->uid;
-	sp.source = src;
-	sp.ns = pod->ns != NULL ? pod->ns : "";
-	sp.name = pod->name != NULL ? pod->name : "";
-	sp.doc = doc;
-	sp.doc_len = len;
-	sp.format = fmt != NULL ? fmt : "json";
-	sp.updated_wall_ms = now_wall_ms();
-	store_put_pod(k->k_store, &sp);
-}
-
 /* The merged update stream (the kubelet's syncLoopIteration configCh branch). */
 static void
 kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
@@ -420,17 +283,17 @@ kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void
 	(void)source;
 	switch (op) {
 	case POD_OP_ADD:
-		kletd_store_pod(k, pod);
+		recovery_put_pod(k->k_recovery, k->k_config, pod);
 		podworkers_update(k->k_workers, pod, PW_UPDATE_CREATE, -1);
 		break;
 	case POD_OP_UPDATE:
 	case POD_OP_DELETE:
 		/* A deletion is an update: the worker terminates with the deletion grace. */
-		kletd_store_pod(k, pod);
+		recovery_put_pod(k->k_recovery, k->k_config, pod);
 		podworkers_update(k->k_workers, pod, PW_UPDATE_UPDATE, -1);
 		break;
 	case POD_OP_RECONCILE:
-		kletd_store_pod(k, pod);
+		recovery_put_pod(k->k_recovery, k->k_config, pod);
 		break;
 	case POD_OP_REMOVE:
 		/* The stored spec stays until the worker is forgotten: a restart in between
@@ -443,7 +306,7 @@ kletd_pod_update(enum pod_op op, const struct pod *pod, const char *source, void
 		api_join_pod_removed(k->k_join, pod->uid); /* api */
 		break;
 	case POD_OP_REJECT:
-		kletd_store_pod(k, pod);
+		recovery_put_pod(k->k_recovery, k->k_config, pod);
 		break;
 	}
 }
@@ -459,111 +322,41 @@ kletd_pod_active(const char *uid, void *arg)
 	return v.state != PW_FINISHED;
 }
 
-struct kletd_restore {
-	struct kletd *k;
-	struct pod  **pods;
-	size_t        npods;
-	size_t        restored;
-};
-
-static int
-kletd_restore_pod(const struct store_pod *sp, void *arg)
-{
-	struct kletd_restore *r = arg;
-	char                  err[256];
-	struct pod           *pod;
-
-	if (sp->format != NULL && strcmp(sp->format, "yaml") == 0)
-		pod = pod_from_yaml(sp->doc, sp->doc_len, err, sizeof(err));
-	else
-		pod = pod_from_json(sp->doc, sp->doc_len, err, sizeof(err));
-	if (pod == NULL || pod->uid == NULL || strcmp(pod->uid, sp->uid) != 0) {
-		log_warnx("store: pod %s/%s uid=%s: stored document unusable: %s", sp->ns, sp->name,
-		    sp->uid, pod == NULL ? err : "UID differs");
-		pod_free(pod);
-		return 0;
-	}
-	r->pods = xreallocarray(r->pods, r->npods + 1, sizeof(*r->pods));
-	r->pods[r->npods++] = pod;
-	return 0;
-}
-
-static int
-kletd_cmp_pod_uid(const void *key, const void *elem)
-{
-	return strcmp(key, (*(struct pod *const *)elem)->uid);
-}
-
-static int
-kletd_restore_worker(const struct store_worker *sw, void *arg)
-{
-	struct kletd_restore *r = arg;
-	struct pw_restore     pr;
-	struct pod          **pp;
-	int64_t               now_wall = now_wall_ms(), now = now_mono_ms();
-
-	memset(&pr, 0, sizeof(pr));
-	if (kletd_state_parse(sw->state, &pr.state) == -1)
-		return 0;
-	/* The pods came ordered by UID (store_foreach_pod). */
-	pp = r->npods > 0 ? bsearch(sw->uid, r->pods, r->npods, sizeof(*r->pods), kletd_cmp_pod_uid)
-	                  : NULL;
-	if (pp == NULL)
-		return 0;
-	if (pr.state == PW_TERMINATING)
-		pr.grace_deadline_ms = now + (sw->grace_deadline_wall_ms - now_wall);
-	pr.removed = sw->removed;
-	pr.failures = sw->failures;
-	pr.last_error = sw->last_error;
-	if (sw->next_retry_wall_ms > now_wall)
-		pr.next_sync_ms = now + (sw->next_retry_wall_ms - now_wall);
-	podworkers_restore(r->k->k_workers, *pp, &pr);
-	r->restored++;
-	return 0;
-}
-
-/* Containers that were ready in the last generated statuses keep their readiness. */
+/* Everything between the store and the sources; 0 or -1 (logged). */
+/* admission: the node as podconfig admits pods onto it; the host is sampled at most once a
+ * second. */
 static void
-kletd_restore_ready(struct kletd *k, const struct container_status *v, size_t n)
+kletd_node_info(struct admit_node *an, void *arg)
 {
-	const char *id;
-	size_t      i;
-
-	for (i = 0; i < n; i++) {
-		if (!v[i].ready || v[i].state.kind != CSTATE_RUNNING || v[i].container_id == NULL)
-			continue;
-		id = strstr(v[i].container_id, "://");
-		prober_assume_ready(k->k_prober, id != NULL ? id + 3 : v[i].container_id);
-	}
-}
-
-/* The statuses the status manager resumed (parsed once, there). */
-static void
-kletd_restore_status(const struct pod_status *st, void *arg)
-{
-	struct kletd *k = arg;
-
-	kletd_restore_ready(k, st->statuses, st->nstatuses);
-	kletd_restore_ready(k, st->init_statuses, st->ninit_statuses);
-}
-
-/* Issue 6: the workers resume where they stopped (a terminating pod keeps its deadline). */
-static void
-kletd_restore(struct kletd *k)
-{
-	struct kletd_restore r = { .k = k };
+	struct kletd        *k = arg;
+	struct nodeinfo_opts o = { &k->k_cfg.kube_reserved, &k->k_cfg.system_reserved,
+		&k->k_cfg.eviction_hard, k->k_cfg.max_pods };
+	struct nodeinfo_host h;
+	int64_t              now = now_mono_ms();
 	size_t               i;
 
-	store_foreach_pod(k->k_store, kletd_restore_pod, &r);
-	store_foreach_worker(k->k_store, kletd_restore_worker, &r);
-	if (r.restored > 0)
-		log_info("resumed %zu pod workers from the store", r.restored);
-	for (i = 0; i < r.npods; i++)
-		pod_free(r.pods[i]);
-	free(r.pods);
+	if (k->k_nodeinfo_ms == 0 || now - k->k_nodeinfo_ms >= 1000) {
+		nodeinfo_read_host(k->k_cfg.root_dir, &h);
+		nodeinfo_compute(&o, &h, &k->k_nodeinfo);
+		k->k_nodeinfo_ms = now;
+	}
+	if (k->k_taints == NULL && k->k_cfg.ntaints > 0) {
+		k->k_taints = xcalloc(k->k_cfg.ntaints, sizeof(*k->k_taints));
+		for (i = 0; i < k->k_cfg.ntaints; i++) {
+			k->k_taints[i].key = k->k_cfg.taints[i].key;
+			k->k_taints[i].value = k->k_cfg.taints[i].value;
+			k->k_taints[i].effect = k->k_cfg.taints[i].effect;
+		}
+	}
+	an->cpu_milli = k->k_nodeinfo.alloc_cpu_milli;
+	an->memory = k->k_nodeinfo.alloc_memory;
+	an->ephemeral = k->k_nodeinfo.alloc_ephemeral;
+	an->pods = k->k_nodeinfo.alloc_pods;
+	an->pressure = k->k_nodeinfo.pressure;
+	an->taints = k->k_taints;
+	an->ntaints = k->k_cfg.ntaints;
 }
 
-/* Everything between the store and the sources; 0 or -1 (logged). */
 static int
 kletd_wire(struct kletd *k)
 {
@@ -574,9 +367,9 @@ kletd_wire(struct kletd *k)
 	struct hk_deps           hd;
 	struct pw_syncer         syncer;
 	struct kr_options        kopts;
+	struct kr_intents        intents;
 	const char              *cgr = k->k_cfg.cgroup_root;
 
-	kletd_self = k;
 	/* The kubelet's cgroupfs layout: CGROUP-ROOT/kubepods/{besteffort,burstable}/podUID. */
 	k->k_kubepods = xsprintf("%s%skubepods", cgr, cgr[strlen(cgr) - 1] == '/' ? "" : "/");
 	memset(&kopts, 0, sizeof(kopts));
@@ -587,17 +380,19 @@ kletd_wire(struct kletd *k)
 		return -1;
 	k->k_cache = podcache_new(base);
 	k->k_pleg = pleg_new(base, k->k_cri, k->k_cache, kletd_pleg_event, k);
-	pleg_set_exit_fn(k->k_pleg, kletd_pleg_exit, k);
 	pleg_set_store(k->k_pleg, k->k_store);
 	k->k_kr = kuberuntime_new(base, k->k_cri, k->k_cache, &k->k_cfg, k->k_events, &kopts);
 	kuberuntime_set_resync(k->k_kr, kletd_resync, k);
 	kuberuntime_wait_first_relist(k->k_kr, 1); /* recovery: list calls only at start */
-	kuberuntime_set_intents(k->k_kr,
-	    &(struct kr_intents){ .put = kletd_intent_put,
-	        .del = kletd_intent_del,
-	        .has = kletd_intent_has,
-	        .arg = k });
 	k->k_prober = prober_new(base, k->k_cri, k->k_events); /* prober */
+	k->k_recovery = recovery_new(&(struct recovery_deps){ .store = k->k_store,
+	    .kr = k->k_kr,
+	    .prober = k->k_prober,
+	    .started_ms = k->k_started_ms });
+	pleg_set_exit_fn(k->k_pleg, recovery_pleg_exit, k->k_recovery);
+	events_listen(k->k_events, recovery_event, k->k_recovery); /* podctl history */
+	recovery_intents(k->k_recovery, &intents);
+	kuberuntime_set_intents(k->k_kr, &intents);
 	k->k_logrotate = logrotate_new(k->k_cri, k->k_cache,
 	    &(struct logrotate_options){ .logs_dir = k->k_cfg.pod_logs_dir,
 	        .max_size = k->k_cfg.log_max_size,
@@ -607,15 +402,18 @@ kletd_wire(struct kletd *k)
 	kuberuntime_set_probes(k->k_kr, kletd_probes, k); /* prober */
 	memset(&syncer, 0, sizeof(syncer));
 	kuberuntime_syncer(k->k_kr, &syncer);
-	syncer.state_changed = kletd_worker_state;
+	syncer.state_changed = recovery_worker_state; /* recovery: worker rows */
+	syncer.state_arg = k->k_recovery;
 	k->k_workers = podworkers_new(base, &syncer, &wopts);
-	kletd_restore(k);
+	recovery_restore(k->k_recovery, k->k_workers);
 	memset(&popts, 0, sizeof(popts));
 	popts.node_name = k->k_cfg.node_name;
 	popts.max_pods = k->k_cfg.max_pods;
 	popts.node_labels = &k->k_cfg.node_labels;
 	popts.is_active = kletd_pod_active;
 	popts.is_active_arg = k;
+	popts.node_info = kletd_node_info;
+	popts.node_info_arg = k;
 	k->k_config = podconfig_new(&popts, kletd_pod_update, k);
 	if (k->k_cfg.pod_manifest_path != NULL && *k->k_cfg.pod_manifest_path != '\0') {
 		podconfig_add_source(k->k_config, "file");
@@ -636,7 +434,7 @@ kletd_wire(struct kletd *k)
 			return -1;
 		}
 		/* Statuses exist only with an API server: ready containers stay ready. */
-		api_join_foreach_restored(k->k_join, kletd_restore_status, k);
+		api_join_foreach_restored(k->k_join, recovery_restore_status, k->k_recovery);
 	}
 	memset(&hd, 0, sizeof(hd));
 	hd.cri = k->k_cri;
@@ -685,7 +483,10 @@ kletd_unwire(struct kletd *k)
 	k->k_events = NULL;
 	free(k->k_kubepods);
 	k->k_kubepods = NULL;
-	kletd_self = NULL;
+	recovery_free(k->k_recovery); /* after the workers, which report to it */
+	k->k_recovery = NULL;
+	free(k->k_taints);
+	k->k_taints = NULL;
 }
 
 static void
@@ -710,10 +511,8 @@ kletd_logrotate(void *arg)
 static void
 kletd_housekeeping(void *arg)
 {
-	struct kletd   *k = arg;
-	static unsigned n;
-
-	char why[256];
+	struct kletd *k = arg;
+	char          why[256];
 
 	if (k->k_hk != NULL)
 		housekeeping_run(k->k_hk);
@@ -731,7 +530,7 @@ kletd_housekeeping(void *arg)
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
 	/* Every 30 s at -v=4: the timers' figures. */
-	if (++n % 15 == 0)
+	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);
 }
 
@@ -766,6 +565,7 @@ kletd_on_signal(int sig, void *arg)
 			break;
 		k->k_stopping = 1;
 		log_info("%s: shutting down; containers keep running", strsignal(sig));
+		kletd_notify("STOPPING=1\nSTATUS=shutting down; containers keep running");
 		loop_stop(k->k_loop);
 		break;
 	default:
@@ -820,7 +620,6 @@ main(int argc, char **argv)
 	int          rc = 0;
 
 	memset(&k, 0, sizeof(k));
-	k.k_recovered_ms = -1;
 	k.k_lock_fd = -1;
 	switch (config_load(&k.k_cfg, argc, argv, err, sizeof(err))) {
 	case CONFIG_OK:
@@ -861,6 +660,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	kletd_notify("STATUS=store open; waiting for the container runtime");
 	if (kletd_wire(&k) == -1) {
 		rc = 1;
 		goto out;
@@ -873,6 +673,11 @@ main(int argc, char **argv)
 	if (k.k_cfg.log_max_size >= 0)
 		loop_every(
 		    k.k_loop, "logrotate", (unsigned)k.k_cfg.log_monitor_ms, kletd_logrotate, &k);
+	if (sdnotify_watchdog_usec() > 0) /* systemd's WatchdogSec=: ping at half of it */
+		loop_every(k.k_loop, "watchdog",
+		    (unsigned)(sdnotify_watchdog_usec() / 2000 > 0 ? sdnotify_watchdog_usec() / 2000
+		                                                   : 1),
+		    kletd_watchdog, &k);
 	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
 	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
@@ -889,7 +694,7 @@ main(int argc, char **argv)
 			.pleg = k.k_pleg,
 			.started_ms = k.k_started_ms,
 			.prober = k.k_prober,
-			.recovered_ms = &k.k_recovered_ms,
+			.recovered_ms = recovery_recovered_ms(k.k_recovery),
 			.api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
 			.api_arg = k.k_join };
 

@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "api/node.h"
 #include "pod/pod.h"
+#include "pod/rfc3339.h"
 #include "node/podcache.h"
 #include "logic/podstatus.h"
 #include "node/podconfig.h"
@@ -206,7 +207,7 @@ relisted_static(struct api_join *j, const struct pod *pod)
 	const struct pod *m = watch_mirror(j->j_watch, pod->ns, pod->name);
 	const char       *hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
 	const struct rt_pod_status *rt;
-	struct pod                 *view;
+	struct pod                  view;
 	struct pw_view              v;
 	int                         terminal = 0;
 
@@ -215,14 +216,14 @@ relisted_static(struct api_join *j, const struct pod *pod)
 	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
 	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
 		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
-	view = pod_dup(pod);
-	free(view->uid);
-	view->uid = xstrdup(m->uid);
-	pod_status_clear(&view->status);
-	podstatus_copy(&view->status, &m->status);
-	view->deletion_ts = 0; /* the mirror is never deleted for the static pod */
-	update_status(j, view, pod->uid, rt, terminal);
-	pod_free(view);
+	/* A view for this call only (status_update keeps none of it): the static pod's
+	 * fields, borrowed, with the mirror's uid and status. No reference: refs 0. */
+	view = *pod;
+	view.refs = 0;
+	view.uid = m->uid;
+	view.status = m->status;
+	view.deletion_ts = 0; /* the mirror is never deleted for the static pod */
+	update_status(j, &view, pod->uid, rt, terminal);
 }
 
 static void

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "api/node.h"
 #include "core/util.h"
+#include "pod/rfc3339.h"
 
 #define LEASE_NS            "kube-node-lease"
 #define MEM_EVICTION_BYTES  (100LL * 1024 * 1024) /* memory.available<100Mi */

@@ -41,10 +41,10 @@ struct watch {
 	char                   w_list_rv[64];
 	struct watch_stats     w_stats;
 	/* Mirror pods, kept apart from podconfig. */
-	struct pod **w_mirrors;
-	size_t       w_nmirrors;
-	struct pod **w_list_mirrors; /* a list in progress */
-	size_t       w_nlist_mirrors;
+	const struct pod **w_mirrors;
+	size_t             w_nmirrors;
+	const struct pod **w_list_mirrors; /* a list in progress */
+	size_t             w_nlist_mirrors;
 };
 
 static int
@@ -54,12 +54,12 @@ is_mirror(const struct pod *p)
 }
 
 static void
-mirrors_clear(struct pod ***v, size_t *n)
+mirrors_clear(const struct pod ***v, size_t *n)
 {
 	size_t i;
 
 	for (i = 0; i < *n; i++)
-		pod_free((*v)[i]);
+		pod_unref((*v)[i]);
 	free(*v);
 	*v = NULL;
 	*n = 0;
@@ -73,15 +73,15 @@ mirror_remove(struct watch *w, const char *uid)
 	for (i = 0; i < w->w_nmirrors; i++) {
 		if (strcmp(w->w_mirrors[i]->uid, uid) != 0)
 			continue;
-		pod_free(w->w_mirrors[i]);
+		pod_unref(w->w_mirrors[i]);
 		w->w_mirrors[i] = w->w_mirrors[--w->w_nmirrors];
 		return;
 	}
 }
 
-/* Takes ownership of p. */
+/* Takes over the reference p. */
 static void
-mirror_upsert(struct watch *w, struct pod *p)
+mirror_upsert(struct watch *w, const struct pod *p)
 {
 	mirror_remove(w, p->uid);
 	w->w_mirrors = xreallocarray(w->w_mirrors, w->w_nmirrors + 1, sizeof(*w->w_mirrors));
@@ -130,7 +130,7 @@ items_clear(struct watch *w)
 	size_t i;
 
 	for (i = 0; i < w->w_nitems; i++) {
-		pod_free(w->w_items[i].pod);
+		pod_unref(w->w_items[i].pod);
 		free((char *)w->w_items[i].doc);
 	}
 	free(w->w_items);
@@ -159,7 +159,7 @@ decode_pod(const struct json *obj, struct podconfig_item *it)
 	if (p->uid == NULL || pod_validate(p, err, sizeof(err)) == -1) {
 		log_warnx("watch: pod %s/%s: invalid: %s", p->ns ? p->ns : "?",
 		    p->name ? p->name : "?", p->uid == NULL ? "no metadata.uid" : err);
-		pod_free(p);
+		pod_unref(p);
 		free(doc);
 		return -1;
 	}
@@ -627,7 +627,7 @@ resume_pod(const struct store_pod *sp, void *arg)
 	if (p == NULL || p->uid == NULL) {
 		log_warnx("watch: stored pod %s/%s: cannot decode: %s", sp->ns, sp->name,
 		    p ? "no uid" : err);
-		pod_free(p);
+		pod_unref(p);
 		return 0;
 	}
 	if (rc->n == rc->cap) {
@@ -654,7 +654,7 @@ watch_resume(struct watch *w)
 	removed_load(w, &rc.removed);
 	if (store_foreach_pod(w->w_store, resume_pod, &rc) == -1) {
 		for (i = 0; i < rc.n; i++) {
-			pod_free(rc.items[i].pod);
+			pod_unref(rc.items[i].pod);
 			free((char *)rc.items[i].doc);
 		}
 		free(rc.items);

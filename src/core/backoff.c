@@ -7,6 +7,7 @@
 #include "logic/actions.h"
 #include "core/backoff.h"
 #include "core/util.h"
+#include "pod/hash.h"
 
 struct backoff_entry {
 	char   *be_key;

@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "pod/pod.h"
+#include "pod/quantity.h"
 #include "core/util.h"
 
 enum opt_id {
@@ -45,6 +46,10 @@ enum opt_id {
 	O_LOG_MAX_FILES,
 	O_LOG_MONITOR,
 	O_CGROUP_ROOT,
+	O_KUBE_RESERVED,
+	O_SYSTEM_RESERVED,
+	O_EVICTION_HARD,
+	O_REGISTER_TAINTS,
 };
 
 static const struct option longopts[] = {
@@ -68,6 +73,10 @@ static const struct option longopts[] = {
 	{ "podctl-socket", required_argument, NULL, O_CTL_SOCKET },
 	{ "podctl-group", required_argument, NULL, O_CTL_GROUP },
 	{ "runtime-handler", required_argument, NULL, O_RUNTIME_HANDLER },
+	{ "kube-reserved", required_argument, NULL, O_KUBE_RESERVED },
+	{ "system-reserved", required_argument, NULL, O_SYSTEM_RESERVED },
+	{ "eviction-hard", required_argument, NULL, O_EVICTION_HARD },
+	{ "register-with-taints", required_argument, NULL, O_REGISTER_TAINTS },
 	{ "v", required_argument, NULL, O_V },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -105,6 +114,13 @@ config_usage(FILE *fp)
 	    "  --pod-logs-dir DIR               container logs (default /var/log/pods)\n"
 	    "  --cgroup-root PATH               cgroup under which kubepods is made (default /)\n"
 	    "  --max-pods N                     pods this node runs at most (default 110)\n"
+	    "  --kube-reserved RES=Q,...        reserved for Kubernetes daemons (cpu, memory,\n"
+	    "                                   ephemeral-storage, pid); not allocatable to pods\n"
+	    "  --system-reserved RES=Q,...      reserved for the OS, as --kube-reserved\n"
+	    "  --eviction-hard SIG<Q,...        hard eviction thresholds (default\n"
+	    "                                   memory.available<100Mi,nodefs.available<10%,\n"
+	    "                                   nodefs.inodesFree<5%,imagefs.available<15%)\n"
+	    "  --register-with-taints K=V:E,... taints the node registers with\n"
 	    "  --node-labels k=v,...            labels added at registration\n"
 	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
 	    "  --cluster-dns IP,...             DNS servers for ClusterFirst pods\n"
@@ -288,6 +304,162 @@ config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 	return rc;
 }
 
+/* Appends (or replaces) one quantity of a resource list. */
+static void
+cfg_rl_set(struct resource_list *rl, const char *name, int64_t milli)
+{
+	size_t i;
+
+	for (i = 0; i < rl->n; i++)
+		if (strcmp(rl->items[i].name, name) == 0) {
+			rl->items[i].milli = milli;
+			return;
+		}
+	rl->items = xreallocarray(rl->items, rl->n + 1, sizeof(*rl->items));
+	rl->items[rl->n].name = xstrdup(name);
+	rl->items[rl->n].milli = milli;
+	rl->n++;
+}
+
+static void
+cfg_rl_clear(struct resource_list *rl)
+{
+	size_t i;
+
+	for (i = 0; i < rl->n; i++)
+		free(rl->items[i].name);
+	free(rl->items);
+	rl->items = NULL;
+	rl->n = 0;
+}
+
+int
+config_parse_reserved(const char *s, struct resource_list *out, char *err, size_t errlen)
+{
+	static const char *const names[] = { "cpu", "memory", "ephemeral-storage", "pid" };
+	char                    *copy = xstrdup(s), *item, *save = NULL, *eq;
+	int64_t                  milli;
+	size_t                   i;
+	int                      rc = 0;
+
+	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+		eq = strchr(item, '=');
+		if (eq == NULL) {
+			rc = errf(err, errlen, "\"%s\": expected RESOURCE=QUANTITY", item);
+			break;
+		}
+		*eq = '\0';
+		for (i = 0; i < nitems(names) && strcmp(names[i], item) != 0; i++)
+			;
+		if (i == nitems(names)) {
+			rc = errf(err, errlen,
+			    "\"%s\": unknown resource (cpu, memory, ephemeral-storage, pid)", item);
+			break;
+		}
+		if (quantity_parse(eq + 1, &milli) < 0 || milli < 0) {
+			rc = errf(err, errlen, "%s: \"%s\" is not a quantity", item, eq + 1);
+			break;
+		}
+		cfg_rl_set(out, item, milli);
+	}
+	free(copy);
+	return rc;
+}
+
+int
+config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errlen)
+{
+	static const char *const sigs[] = { "memory.available", "nodefs.available",
+		"nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available" };
+	char                    *copy = xstrdup(s), *item, *save = NULL, *lt, *end;
+	int64_t                  milli;
+	double                   pct;
+	size_t                   i;
+	int                      rc = 0;
+
+	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+		lt = strchr(item, '<');
+		if (lt == NULL) {
+			rc = errf(err, errlen,
+			    "\"%s\": expected SIGNAL<QUANTITY or SIGNAL<PERCENT%%", item);
+			break;
+		}
+		*lt++ = '\0';
+		for (i = 0; i < nitems(sigs) && strcmp(sigs[i], item) != 0; i++)
+			;
+		if (i == nitems(sigs)) {
+			rc = errf(err, errlen, "\"%s\": unknown eviction signal", item);
+			break;
+		}
+		if (*lt != '\0' && lt[strlen(lt) - 1] == '%') {
+			pct = strtod(lt, &end);
+			if (end != lt + strlen(lt) - 1 || pct < 0 || pct > 100) {
+				rc = errf(err, errlen, "%s: \"%s\" is not a percentage", item, lt);
+				break;
+			}
+		} else if (quantity_parse(lt, &milli) < 0 || milli < 0) {
+			rc = errf(err, errlen, "%s: \"%s\" is not a quantity", item, lt);
+			break;
+		}
+		kvlist_set(out, item, lt);
+	}
+	free(copy);
+	return rc;
+}
+
+static void
+cfg_taints_clear(struct config_taint **t, size_t *n)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++) {
+		free((*t)[i].key);
+		free((*t)[i].value);
+		free((*t)[i].effect);
+	}
+	free(*t);
+	*t = NULL;
+	*n = 0;
+}
+
+int
+config_parse_taints(const char *s, struct config_taint **out, size_t *n, char *err, size_t errlen)
+{
+	char *copy = xstrdup(s), *item, *save = NULL, *colon, *eq;
+	int   rc = 0;
+
+	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+		colon = strrchr(item, ':');
+		if (colon == NULL) {
+			rc = errf(err, errlen, "taint \"%s\": expected KEY[=VALUE]:EFFECT", item);
+			break;
+		}
+		*colon++ = '\0';
+		if (strcmp(colon, "NoSchedule") != 0 && strcmp(colon, "PreferNoSchedule") != 0 &&
+		    strcmp(colon, "NoExecute") != 0) {
+			rc = errf(err, errlen,
+			    "taint \"%s\": effect \"%s\" is not NoSchedule, PreferNoSchedule or "
+			    "NoExecute",
+			    item, colon);
+			break;
+		}
+		eq = strchr(item, '=');
+		if (eq != NULL)
+			*eq++ = '\0';
+		if (!label_key_ok(item) || (eq != NULL && !label_name_ok(eq, strlen(eq)))) {
+			rc = errf(err, errlen, "taint \"%s\": not a valid key or value", item);
+			break;
+		}
+		*out = xreallocarray(*out, *n + 1, sizeof(**out));
+		(*out)[*n].key = xstrdup(item);
+		(*out)[*n].value = eq != NULL ? xstrdup(eq) : NULL;
+		(*out)[*n].effect = xstrdup(colon);
+		(*n)++;
+	}
+	free(copy);
+	return rc;
+}
+
 static int
 parse_int(const char *s, long lo, long hi, long *out)
 {
@@ -463,6 +635,26 @@ config_apply(
 	case O_CTL_GROUP:
 		set_str(&cfg->ctl_group, val);
 		break;
+	case O_KUBE_RESERVED:
+	case O_SYSTEM_RESERVED: {
+		struct resource_list *rl =
+		    id == O_KUBE_RESERVED ? &cfg->kube_reserved : &cfg->system_reserved;
+
+		cfg_rl_clear(rl);
+		if (config_parse_reserved(val, rl, sub, sizeof(sub)) == -1)
+			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+		break;
+	}
+	case O_EVICTION_HARD:
+		kvlist_clear(&cfg->eviction_hard);
+		if (config_parse_eviction(val, &cfg->eviction_hard, sub, sizeof(sub)) == -1)
+			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+		break;
+	case O_REGISTER_TAINTS:
+		cfg_taints_clear(&cfg->taints, &cfg->ntaints);
+		if (config_parse_taints(val, &cfg->taints, &cfg->ntaints, sub, sizeof(sub)) == -1)
+			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+		break;
 	case O_RUNTIME_HANDLER: {
 		const char *eq = strchr(val, '=');
 		char       *name;
@@ -531,6 +723,11 @@ config_defaults(struct klet_config *cfg)
 	cfg->resolv_conf = xstrdup("/etc/resolv.conf");
 	cfg->cluster_domain = xstrdup("");
 	cfg->max_pods = 110;
+	/* The kubelet's default hard eviction thresholds (Linux). */
+	kvlist_set(&cfg->eviction_hard, "memory.available", "100Mi");
+	kvlist_set(&cfg->eviction_hard, "nodefs.available", "10%");
+	kvlist_set(&cfg->eviction_hard, "nodefs.inodesFree", "5%");
+	kvlist_set(&cfg->eviction_hard, "imagefs.available", "15%");
 	cfg->register_node = 1;
 	cfg->file_check_ms = 20000;
 	cfg->runtime_timeout_ms = 120000;
@@ -639,6 +836,10 @@ out:
 void
 config_clear(struct klet_config *cfg)
 {
+	cfg_rl_clear(&cfg->kube_reserved);
+	cfg_rl_clear(&cfg->system_reserved);
+	kvlist_clear(&cfg->eviction_hard);
+	cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 	free(cfg->config_file);
 	free(cfg->kubeconfig);
 	free(cfg->hostname_override);
@@ -663,7 +864,9 @@ config_clear(struct klet_config *cfg)
 
 #define CONFIG_FILE_MAX (1024 * 1024)
 
-enum cf_type { CF_STR, CF_INT, CF_BOOL, CF_STRLIST };
+/* CF_MAP_EQ / CF_MAP_LT: an object of strings, as "k=v,..." / "k<v,..."; CF_TAINTS: a list of
+ * {key, value, effect}, as "k=v:E,...". */
+enum cf_type { CF_STR, CF_INT, CF_BOOL, CF_STRLIST, CF_MAP_EQ, CF_MAP_LT, CF_TAINTS };
 
 /* A field of the file and the flag it sets (0: handled by its own case). */
 static const struct cf_field {
@@ -678,6 +881,10 @@ static const struct cf_field {
 	{ "clusterDomain", CF_STR, O_CLUSTER_DOMAIN },
 	{ "podLogsDir", CF_STR, O_POD_LOGS_DIR },
 	{ "cgroupRoot", CF_STR, O_CGROUP_ROOT },
+	{ "kubeReserved", CF_MAP_EQ, O_KUBE_RESERVED },
+	{ "systemReserved", CF_MAP_EQ, O_SYSTEM_RESERVED },
+	{ "evictionHard", CF_MAP_LT, O_EVICTION_HARD },
+	{ "registerWithTaints", CF_TAINTS, O_REGISTER_TAINTS },
 	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },
 	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },
@@ -737,6 +944,58 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 				return NULL;
 			}
 			tmp = xsprintf("%s%s%s", out, i > 0 ? "," : "", json_str(e));
+			free(out);
+			out = tmp;
+		}
+		return out;
+	case CF_MAP_EQ:
+	case CF_MAP_LT:
+		if (json_type(v) != JSON_OBJECT) {
+			errf(err, errlen, "%s: expected a map of strings, got %s", what,
+			    json_type_name(json_type(v)));
+			return NULL;
+		}
+		out = xstrdup("");
+		for (i = 0; i < json_len(v); i++) {
+			const struct json *e = json_index(v, i);
+
+			if (json_type(e) != JSON_STRING) {
+				errf(err, errlen, "%s.%s: expected a string, got %s", what,
+				    json_key(v, i), json_type_name(json_type(e)));
+				free(out);
+				return NULL;
+			}
+			tmp = xsprintf("%s%s%s%c%s", out, i > 0 ? "," : "", json_key(v, i),
+			    t == CF_MAP_EQ ? '=' : '<', json_str(e));
+			free(out);
+			out = tmp;
+		}
+		return out;
+	case CF_TAINTS:
+		if (json_type(v) != JSON_ARRAY) {
+			errf(err, errlen, "%s: expected a list of taints, got %s", what,
+			    json_type_name(json_type(v)));
+			return NULL;
+		}
+		out = xstrdup("");
+		for (i = 0; i < json_len(v); i++) {
+			const struct json *e = json_index(v, i), *k, *val, *eff;
+
+			k = json_get(e, "key");
+			val = json_get(e, "value");
+			eff = json_get(e, "effect");
+			if (json_type(e) != JSON_OBJECT || json_type(k) != JSON_STRING ||
+			    json_type(eff) != JSON_STRING ||
+			    (val != NULL && json_type(val) != JSON_STRING &&
+			        json_type(val) != JSON_NULL)) {
+				errf(err, errlen, "%s[%zu]: expected {key, value, effect} strings",
+				    what, i);
+				free(out);
+				return NULL;
+			}
+			tmp = xsprintf("%s%s%s%s%s:%s", out, i > 0 ? "," : "", json_str(k),
+			    json_type(val) == JSON_STRING ? "=" : "",
+			    json_type(val) == JSON_STRING ? json_str(val) : "", json_str(eff));
 			free(out);
 			out = tmp;
 		}

@@ -40,6 +40,19 @@ struct klet_config {
 	char   *log_file;                 /* --log-file */
 	char   *ctl_socket;               /* --podctl-socket; default <root-dir>/podctl.sock */
 	char   *ctl_group;                /* --podctl-group; NULL: root only */
+	/* Node allocatable: capacity minus these and the hard eviction thresholds. */
+	struct resource_list kube_reserved;   /* --kube-reserved, kubeReserved */
+	struct resource_list system_reserved; /* --system-reserved, systemReserved */
+	struct kvlist        eviction_hard;   /* --eviction-hard, evictionHard: signal -> "100Mi"
+	                                       * or "10%" */
+	struct config_taint *taints;          /* --register-with-taints, registerWithTaints */
+	size_t               ntaints;
+};
+
+struct config_taint {
+	char *key;
+	char *value; /* NULL: none */
+	char *effect;
 };
 
 enum config_result {
@@ -55,7 +68,14 @@ enum config_result config_load(
 /* Parses a Go duration ("1m30s", "500ms", "2h") into milliseconds. 0 or -1. */
 int config_parse_duration(const char *s, int64_t *ms);
 /* Parses "k=v,k2=v2" labels with the API's key and value rules. 0 or -1 (err filled). */
-int  config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen);
+int config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen);
+/* Parses "cpu=100m,memory=1Gi,ephemeral-storage=1Gi,pid=1000" (--kube-reserved). 0 or -1. */
+int config_parse_reserved(const char *s, struct resource_list *out, char *err, size_t errlen);
+/* Parses "memory.available<100Mi,nodefs.available<10%" (--eviction-hard). 0 or -1. */
+int config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errlen);
+/* Parses "key=value:NoExecute,key2:NoSchedule" (--register-with-taints). 0 or -1. */
+int config_parse_taints(
+    const char *s, struct config_taint **out, size_t *n, char *err, size_t errlen);
 void config_clear(struct klet_config *cfg);
 /* Prints the flag summary. */
 void config_usage(FILE *);

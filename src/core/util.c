@@ -199,6 +199,38 @@ fnv64(uint64_t h, const void *buf, size_t len)
 }
 
 int
+path_component_ok(const char *s)
+{
+	return s != NULL && *s != '\0' && strchr(s, '/') == NULL && strcmp(s, ".") != 0 &&
+	    strcmp(s, "..") != 0;
+}
+
+char *
+path_join(const char *base, int n, ...)
+{
+	va_list     ap;
+	const char *c;
+	char       *out = xstrdup(base), *next;
+	int         i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++) {
+		c = va_arg(ap, const char *);
+		if (!path_component_ok(c)) {
+			va_end(ap);
+			free(out);
+			errno = EINVAL;
+			return NULL;
+		}
+		xasprintf(&next, "%s/%s", out, c);
+		free(out);
+		out = next;
+	}
+	va_end(ap);
+	return out;
+}
+
+int
 mkdirs(const char *path, unsigned mode)
 {
 	char *p = xstrdup(path), *s;

@@ -17,7 +17,13 @@ char *xstrndup(const char *, size_t);
 /* mkdir -p: the missing parents with mode 0755, path itself with mode (set exactly, whatever
  * the umask, when this call creates it). An existing directory is left as it is. 0 or -1
  * (errno set). */
-int   mkdirs(const char *path, unsigned mode);
+int mkdirs(const char *path, unsigned mode);
+/* base/c1/.../cn for the n components that follow: each one must be a single name (not
+ * NULL nor empty, no '/', not "." nor ".."), so that the path cannot leave base. The string
+ * (caller frees), or NULL with errno EINVAL when a component is not such a name. */
+char *path_join(const char *base, int n, ...);
+/* 1 when s can be one component of path_join. */
+int   path_component_ok(const char *s);
 int   xasprintf(char **, const char *, ...) __attribute__((format(printf, 2, 3)));
 char *xsprintf(const char *, ...) __attribute__((format(printf, 1, 2))); /* returns the string */
 

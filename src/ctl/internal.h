@@ -1,4 +1,4 @@
-/* internal.h — shared between ctl.c (connections) and reply.c (replies). Not public. */
+/* internal.h — the server's state (server.c). Not public; reply.c does not see it. */
 #ifndef KLET_CTL_INT_H
 #define KLET_CTL_INT_H
 
@@ -12,9 +12,13 @@
 struct bufferevent;
 struct evconnlistener;
 struct event;
-struct ev_record;
 
-#define CTL_MAX_START_ERRORS 64
+/* Connected clients served at once; more are answered "too many clients" and closed, and
+ * past CTL_MAX_REFUSING of those the socket stops accepting until one leaves. */
+#define CTL_MAX_CLIENTS    128
+#define CTL_MAX_REFUSING   64
+/* A client that sends nothing for this long is closed (an events watcher is not). */
+#define CTL_IDLE_TIMEOUT_S 30
 
 struct ctl_client {
 	TAILQ_ENTRY(ctl_client) cc_entry;
@@ -48,10 +52,5 @@ struct ctl {
 	uint64_t               c_busy;   /* refused: too many clients */
 	uint64_t               c_accept_errors;
 };
-
-/* The reply to a parsed request, written into g. */
-void ctl_reply_build(struct ctl *, const struct ctl_request *, yajl_gen g);
-/* One event as a JSON object. */
-void ctl_gen_event(yajl_gen, const struct ev_record *);
 
 #endif

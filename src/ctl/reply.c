@@ -9,7 +9,7 @@
 #include "core/config.h"
 #include "cri/cri.h"
 #include "ctl/ctl.h"
-#include "ctl/internal.h"
+#include "ctl/reply.h"
 #include "node/events.h"
 #include "core/json.h"
 #include "kuberuntime/kuberuntime.h"
@@ -23,6 +23,74 @@
 #include "prober/prober.h"
 #include "store/store.h"
 #include "core/util.h"
+
+#define CTL_MAX_START_ERRORS 64
+
+/* ---- the STATUS column ---- */
+
+static const char *
+ctl_terminated_reason(const struct container_state *st, const char *prefix, char *buf, size_t len)
+{
+	if (st->reason != NULL && *st->reason != '\0')
+		snprintf(buf, len, "%s%s", prefix, st->reason);
+	else if (st->signal != 0)
+		snprintf(buf, len, "%sSignal:%d", prefix, st->signal);
+	else
+		snprintf(buf, len, "%sExitCode:%d", prefix, st->exit_code);
+	return buf;
+}
+
+const char *
+ctl_pod_status_reason(
+    const struct pod *pod, const struct pod_status *st, int terminating, char *buf, size_t len)
+{
+	const char *reason = pod_phase_name(st->phase);
+	size_t      i;
+	int         initializing = 0;
+
+	if (st->reason != NULL && *st->reason != '\0')
+		reason = st->reason;
+	for (i = 0; i < st->ninit_statuses; i++) {
+		const struct container_status *cs = &st->init_statuses[i];
+
+		if (cs->state.kind == CSTATE_TERMINATED && cs->state.exit_code == 0)
+			continue;
+		if (cs->state.kind == CSTATE_RUNNING && cs->started.set && cs->started.v)
+			continue; /* a started sidecar does not hold initialization */
+		initializing = 1;
+		if (cs->state.kind == CSTATE_TERMINATED)
+			reason = ctl_terminated_reason(&cs->state, "Init:", buf, len);
+		else if (cs->state.kind == CSTATE_WAITING && cs->state.reason != NULL &&
+		    *cs->state.reason != '\0' && strcmp(cs->state.reason, "PodInitializing") != 0) {
+			snprintf(buf, len, "Init:%s", cs->state.reason);
+			reason = buf;
+		} else {
+			snprintf(buf, len, "Init:%zu/%zu", i, st->ninit_statuses);
+			reason = buf;
+		}
+		break;
+	}
+	if (!initializing) {
+		int running = 0;
+
+		for (i = st->nstatuses; i-- > 0;) {
+			const struct container_status *cs = &st->statuses[i];
+
+			if (cs->state.kind == CSTATE_WAITING && cs->state.reason != NULL &&
+			    *cs->state.reason != '\0')
+				reason = cs->state.reason;
+			else if (cs->state.kind == CSTATE_TERMINATED)
+				reason = ctl_terminated_reason(&cs->state, "", buf, len);
+			else if (cs->state.kind == CSTATE_RUNNING)
+				running = 1;
+		}
+		if (running && strcmp(reason, "Completed") == 0)
+			reason = "Running";
+	}
+	if (terminating || (pod != NULL && pod->deletion_ts != 0))
+		reason = "Terminating";
+	return reason;
+}
 
 /* ---- gathering ---- */
 
@@ -46,8 +114,8 @@ ctl_collect_error(const struct kr_start_error *e, void *arg)
 
 /* Generates the API status of a worker's pod as the status manager would. */
 static void
-ctl_pod_status(
-    struct ctl *c, const struct pw_view *v, struct pod_status *out, struct probe_set *probes)
+ctl_pod_status(const struct ctl_deps *d, const struct pw_view *v, struct pod_status *out,
+    struct probe_set *probes)
 {
 	struct podstatus_input in;
 	struct ctl_errs        errs;
@@ -56,17 +124,17 @@ ctl_pod_status(
 
 	memset(&in, 0, sizeof(in));
 	errs.n = 0;
-	if (c->c_deps.kr != NULL)
-		kuberuntime_foreach_start_error(c->c_deps.kr, v->uid, ctl_collect_error, &errs);
+	if (d->kr != NULL)
+		kuberuntime_foreach_start_error(d->kr, v->uid, ctl_collect_error, &errs);
 	se.v = errs.v;
 	se.n = errs.n;
-	if (c->c_deps.prober != NULL && prober_probe_states(c->c_deps.prober, v->uid, probes) == 0)
+	if (d->prober != NULL && prober_probe_states(d->prober, v->uid, probes) == 0)
 		in.probes = probes;
 	in.pod = v->pod;
-	in.rt = c->c_deps.cache != NULL ? podcache_get(c->c_deps.cache, v->uid, NULL) : NULL;
+	in.rt = d->cache != NULL ? podcache_get(d->cache, v->uid, NULL) : NULL;
 	in.errors = &se;
-	if (c->c_deps.cri != NULL) {
-		cri_info(c->c_deps.cri, &ci);
+	if (d->cri != NULL) {
+		cri_info(d->cri, &ci);
 		in.runtime_name = ci.runtime_name;
 	}
 	in.now = time(NULL);
@@ -157,7 +225,7 @@ ctl_update_name(enum pw_update_type t)
 }
 
 struct ctl_walk {
-	struct ctl               *c;
+	const struct ctl_view    *view;
 	const struct ctl_request *rq;
 	yajl_gen                  g;
 	const struct pw_view     *found;
@@ -170,7 +238,7 @@ struct ctl_walk {
 /* The pod's creation (Unix s): metadata, else its oldest sandbox (a static pod from a file
  * has no creationTimestamp), else the status's start time. */
 static int64_t
-ctl_pod_created(struct ctl *c, const struct pw_view *v, const struct pod_status *st)
+ctl_pod_created(const struct ctl_deps *d, const struct pw_view *v, const struct pod_status *st)
 {
 	const struct rt_pod_status *rt;
 	int64_t                     t = 0;
@@ -178,7 +246,7 @@ ctl_pod_created(struct ctl *c, const struct pw_view *v, const struct pod_status 
 
 	if (v->pod->creation_ts > 0)
 		return v->pod->creation_ts;
-	rt = c->c_deps.cache != NULL ? podcache_get(c->c_deps.cache, v->uid, NULL) : NULL;
+	rt = d->cache != NULL ? podcache_get(d->cache, v->uid, NULL) : NULL;
 	for (i = 0; rt != NULL && i < rt->nsandboxes; i++)
 		if (rt->sandboxes[i].created_at > 0 &&
 		    (t == 0 || rt->sandboxes[i].created_at / 1000000000 < t))
@@ -189,17 +257,17 @@ ctl_pod_created(struct ctl *c, const struct pw_view *v, const struct pod_status 
 static void
 ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 {
-	struct ctl        *c = w->c;
-	struct pod_status  st;
-	struct kr_pod_view kv;
-	const struct pod  *pod = v->pod;
-	char               buf[128], ready[32];
-	size_t             i, nready = 0;
-	int64_t            restarts = 0, created;
+	const struct ctl_deps *d = w->view->deps;
+	struct pod_status      st;
+	struct kr_pod_view     kv;
+	const struct pod      *pod = v->pod;
+	char                   buf[128], ready[32];
+	size_t                 i, nready = 0;
+	int64_t                restarts = 0, created;
 
 	struct probe_set ps = { NULL, 0 };
 
-	ctl_pod_status(c, v, &st, &ps);
+	ctl_pod_status(d, v, &st, &ps);
 	for (i = 0; i < st.nstatuses; i++) {
 		nready += st.statuses[i].ready != 0;
 		restarts += st.statuses[i].restart_count;
@@ -207,7 +275,7 @@ ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 	for (i = 0; i < st.ninit_statuses; i++)
 		restarts += st.init_statuses[i].restart_count;
 	snprintf(ready, sizeof(ready), "%zu/%zu", nready, pod->ncontainers);
-	created = ctl_pod_created(c, v, &st);
+	created = ctl_pod_created(d, v, &st);
 	yajl_gen_map_open(w->g);
 	json_gen_kv_str(w->g, "namespace", pod->ns);
 	json_gen_kv_str(w->g, "name", pod->name);
@@ -222,10 +290,8 @@ ctl_gen_pod_row(struct ctl_walk *w, const struct pw_view *v)
 	json_gen_kv_str(w->g, "state", pw_state_name(v->state));
 	json_gen_kv_str(w->g, "ip", st.pod_ip);
 	json_gen_kv_str(w->g, "node",
-	    pod->node_name != NULL ? pod->node_name
-	                           : (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
-	if (c->c_deps.kr != NULL && kuberuntime_get(c->c_deps.kr, v->uid, &kv) == 0 &&
-	    kv.call != NULL) {
+	    pod->node_name != NULL ? pod->node_name : (d->cfg != NULL ? d->cfg->node_name : NULL));
+	if (d->kr != NULL && kuberuntime_get(d->kr, v->uid, &kv) == 0 && kv.call != NULL) {
 		json_gen_kv_str(w->g, "criCall", kv.call);
 		json_gen_kv_int(w->g, "criCallAgeMs", w->now_mono - kv.call_started_ms);
 	} else {
@@ -450,24 +516,23 @@ ctl_start_error_cb(const struct kr_start_error *e, void *arg)
 static void
 ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 {
-	struct ctl        *c = w->c;
-	yajl_gen           g = w->g;
-	const struct pod  *pod = v->pod;
-	struct pod_status  st;
-	struct kr_pod_view kv;
-	char               buf[128];
-	struct probe_set   ps = { NULL, 0 };
-	size_t             i;
+	const struct ctl_deps *d = w->view->deps;
+	yajl_gen               g = w->g;
+	const struct pod      *pod = v->pod;
+	struct pod_status      st;
+	struct kr_pod_view     kv;
+	char                   buf[128];
+	struct probe_set       ps = { NULL, 0 };
+	size_t                 i;
 
-	ctl_pod_status(c, v, &st, &ps);
+	ctl_pod_status(d, v, &st, &ps);
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "namespace", pod->ns);
 	json_gen_kv_str(g, "name", pod->name);
 	json_gen_kv_str(g, "uid", v->uid);
 	json_gen_kv_str(g, "node",
-	    pod->node_name != NULL ? pod->node_name
-	                           : (c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL));
-	ctl_gen_time(g, "created", ctl_pod_created(c, v, &st));
+	    pod->node_name != NULL ? pod->node_name : (d->cfg != NULL ? d->cfg->node_name : NULL));
+	ctl_gen_time(g, "created", ctl_pod_created(d, v, &st));
 	json_gen_kv_str(g, "source", NULL);
 	for (i = 0; i < pod->annotations.n; i++)
 		if (strcmp(pod->annotations.items[i].k, "kubernetes.io/config.source") == 0) {
@@ -508,7 +573,7 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 
 	json_gen_key(g, "runtime");
 	yajl_gen_map_open(g);
-	if (c->c_deps.kr != NULL && kuberuntime_get(c->c_deps.kr, v->uid, &kv) == 0) {
+	if (d->kr != NULL && kuberuntime_get(d->kr, v->uid, &kv) == 0) {
 		json_gen_kv_str(g, "machine", kv.machine);
 		json_gen_kv_str(g, "step", kv.step);
 		json_gen_kv_str(g, "call", kv.call);
@@ -518,9 +583,8 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 		if (kv.sandbox_id != NULL)
 			json_gen_kv_str(g, "sandboxID", kv.sandbox_id);
 		else {
-			const struct rt_pod_status *rt = c->c_deps.cache != NULL
-			    ? podcache_get(c->c_deps.cache, v->uid, NULL)
-			    : NULL;
+			const struct rt_pod_status *rt =
+			    d->cache != NULL ? podcache_get(d->cache, v->uid, NULL) : NULL;
 
 			json_gen_kv_str(g, "sandboxID",
 			    rt != NULL && rt->nsandboxes > 0 ? rt->sandboxes[0].id : NULL);
@@ -532,8 +596,8 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 	}
 	json_gen_key(g, "startErrors");
 	yajl_gen_array_open(g);
-	if (c->c_deps.kr != NULL)
-		kuberuntime_foreach_start_error(c->c_deps.kr, v->uid, ctl_start_error_cb, g);
+	if (d->kr != NULL)
+		kuberuntime_foreach_start_error(d->kr, v->uid, ctl_start_error_cb, g);
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 
@@ -571,9 +635,9 @@ ctl_gen_describe(struct ctl_walk *w, const struct pw_view *v)
 
 	json_gen_key(g, "events");
 	yajl_gen_array_open(g);
-	if (c->c_deps.events != NULL) {
+	if (d->events != NULL) {
 		w->found = v;
-		events_foreach(c->c_deps.events, ctl_events_cb, w);
+		events_foreach(d->events, ctl_events_cb, w);
 	}
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
@@ -668,28 +732,27 @@ ctl_rss_kib(void)
 static void
 ctl_gen_status(struct ctl_walk *w)
 {
-	struct ctl *c = w->c;
-	yajl_gen    g = w->g;
-	char        why[256];
+	const struct ctl_deps *d = w->view->deps;
+	yajl_gen               g = w->g;
+	char                   why[256];
 
 	yajl_gen_map_open(g);
-	json_gen_kv_str(g, "node", c->c_deps.cfg != NULL ? c->c_deps.cfg->node_name : NULL);
+	json_gen_kv_str(g, "node", d->cfg != NULL ? d->cfg->node_name : NULL);
 	json_gen_kv_str(g, "version", KLET_VERSION);
 	json_gen_kv_int(g, "pid", getpid());
-	json_gen_kv_int(g, "uptimeSeconds", (w->now_mono - c->c_deps.started_ms) / 1000);
+	json_gen_kv_int(g, "uptimeSeconds", (w->now_mono - d->started_ms) / 1000);
 	json_gen_kv_int(g, "rssKiB", ctl_rss_kib());
-	json_gen_kv_int(g, "pods",
-	    c->c_deps.workers != NULL ? (int64_t)podworkers_count(c->c_deps.workers) : 0);
-	json_gen_kv_int(g, "ctlClients", (int64_t)c->c_nclients);
+	json_gen_kv_int(g, "pods", d->workers != NULL ? (int64_t)podworkers_count(d->workers) : 0);
+	json_gen_kv_int(g, "ctlClients", (int64_t)w->view->nclients);
 
 	json_gen_key(g, "runtime");
 	yajl_gen_map_open(g);
-	if (c->c_deps.cri != NULL) {
+	if (d->cri != NULL) {
 		struct cri_info  ci;
 		struct cri_stats cs;
 
-		cri_info(c->c_deps.cri, &ci);
-		cri_stats(c->c_deps.cri, &cs);
+		cri_info(d->cri, &ci);
+		cri_stats(d->cri, &cs);
 		json_gen_kv_str(g, "endpoint", ci.endpoint);
 		json_gen_kv_bool(g, "ready", ci.ready);
 		json_gen_kv_str(g, "name", ci.runtime_name);
@@ -710,10 +773,10 @@ ctl_gen_status(struct ctl_walk *w)
 
 		memset(&ai, 0, sizeof(ai));
 		ai.last_event_age_ms = -1;
-		if (c->c_deps.api_info != NULL)
-			c->c_deps.api_info(&ai, c->c_deps.api_arg);
-		else if (c->c_deps.cfg != NULL && c->c_deps.cfg->kubeconfig != NULL &&
-		    *c->c_deps.cfg->kubeconfig != '\0')
+		if (d->api_info != NULL)
+			d->api_info(&ai, d->api_arg);
+		else if (d->cfg != NULL && d->cfg->kubeconfig != NULL &&
+		    *d->cfg->kubeconfig != '\0')
 			ai.configured = 1; /* the API side does not report its figures yet */
 		json_gen_kv_bool(g, "configured", ai.configured);
 		json_gen_kv_bool(g, "connected", ai.connected);
@@ -725,13 +788,13 @@ ctl_gen_status(struct ctl_walk *w)
 
 	json_gen_key(g, "pleg");
 	yajl_gen_map_open(g);
-	if (c->c_deps.pleg != NULL) {
+	if (d->pleg != NULL) {
 		struct pleg_stats ps;
 		int               ok;
 
-		pleg_stats(c->c_deps.pleg, &ps);
+		pleg_stats(d->pleg, &ps);
 		why[0] = '\0';
-		ok = pleg_healthy(c->c_deps.pleg, w->now_mono, why, sizeof(why));
+		ok = pleg_healthy(d->pleg, w->now_mono, why, sizeof(why));
 		json_gen_kv_bool(g, "healthy", ok);
 		json_gen_kv_str(g, "why", ok ? NULL : why);
 		json_gen_kv_int(g, "relists", (int64_t)ps.relists);
@@ -745,8 +808,8 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "sandboxes", (int64_t)ps.sandboxes);
 		json_gen_key(g, "recovery");
 		yajl_gen_map_open(g);
-		json_gen_kv_int(g, "recoveredInMs",
-		    c->c_deps.recovered_ms != NULL ? *c->c_deps.recovered_ms : -1);
+		json_gen_kv_int(
+		    g, "recoveredInMs", d->recovered_ms != NULL ? *d->recovered_ms : -1);
 		json_gen_kv_int(g, "objects", (int64_t)ps.first_objects);
 		json_gen_kv_int(g, "fromStore", (int64_t)ps.first_from_store);
 		json_gen_kv_int(g, "statusCalls", (int64_t)ps.first_status_calls);
@@ -756,23 +819,23 @@ ctl_gen_status(struct ctl_walk *w)
 
 	json_gen_key(g, "loop");
 	yajl_gen_map_open(g);
-	if (c->c_deps.loop != NULL) {
-		json_gen_kv_int(g, "lagUs", loop_lag_us(c->c_deps.loop));
+	if (d->loop != NULL) {
+		json_gen_kv_int(g, "lagUs", loop_lag_us(d->loop));
 		json_gen_key(g, "tasks");
 		yajl_gen_array_open(g);
-		loop_foreach_task(c->c_deps.loop, ctl_task_cb, g);
+		loop_foreach_task(d->loop, ctl_task_cb, g);
 		yajl_gen_array_close(g);
 	}
 	yajl_gen_map_close(g);
 
 	json_gen_key(g, "store");
 	yajl_gen_map_open(g);
-	if (c->c_deps.store != NULL) {
+	if (d->store != NULL) {
 		struct store_health_info h;
 
-		store_health(c->c_deps.store, &h);
+		store_health(d->store, &h);
 		json_gen_kv_str(g, "health", h.state == STORE_OK ? "ok" : "degraded");
-		json_gen_kv_int(g, "fileBytes", store_file_size(c->c_deps.store));
+		json_gen_kv_int(g, "fileBytes", store_file_size(d->store));
 		json_gen_kv_str(g, "lastError", h.last_error);
 		json_gen_kv_int(g, "journalOps", (int64_t)h.journal_ops);
 		json_gen_kv_int(g, "commits", (int64_t)h.commits);
@@ -782,10 +845,23 @@ ctl_gen_status(struct ctl_walk *w)
 
 	json_gen_key(g, "events");
 	yajl_gen_map_open(g);
-	json_gen_kv_int(
-	    g, "stored", c->c_deps.events != NULL ? (int64_t)events_count(c->c_deps.events) : 0);
+	json_gen_kv_int(g, "stored", d->events != NULL ? (int64_t)events_count(d->events) : 0);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
+}
+
+static int
+ctl_history_cb(const struct store_event *e, void *arg)
+{
+	yajl_gen g = arg;
+
+	yajl_gen_map_open(g);
+	json_gen_kv_int(g, "id", e->id);
+	json_gen_kv_int(g, "timeMs", e->wall_ms);
+	json_gen_kv_str(g, "reason", e->reason != NULL ? e->reason : "");
+	json_gen_kv_str(g, "message", e->message != NULL ? e->message : "");
+	yajl_gen_map_close(g);
+	return 0;
 }
 
 static void
@@ -800,21 +876,43 @@ ctl_reply_open(yajl_gen g, const char *cmd)
 
 /* Builds the reply to a parsed request (an error reply when the pod is unknown). */
 void
-ctl_reply_build(struct ctl *c, const struct ctl_request *rqp, yajl_gen g)
+ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl_gen g)
 {
-	struct ctl_request rq = *rqp;
-	struct ctl_walk    w;
-	char               err[640];
+	const struct ctl_deps *d = view->deps;
+	struct ctl_request     rq = *rqp;
+	struct ctl_walk        w;
+	char                   err[640];
 
 	memset(&w, 0, sizeof(w));
-	w.c = c;
+	w.view = view;
 	w.rq = &rq;
 	w.now = time(NULL);
 	w.now_mono = now_mono_ms();
 	w.g = g;
-	if (strcmp(rq.cmd, "describe_pod") == 0) {
-		if (c->c_deps.workers != NULL)
-			podworkers_foreach(c->c_deps.workers, ctl_find_cb, &w);
+	if (strcmp(rq.cmd, "history") == 0) {
+		if (d->workers != NULL)
+			podworkers_foreach(d->workers, ctl_find_cb, &w);
+		if (w.found == NULL) {
+			snprintf(err, sizeof(err), "pod %s/%s not found",
+			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
+			ctl_gen_error(g, err);
+		} else {
+			ctl_reply_open(g, rq.cmd);
+			yajl_gen_map_open(g);
+			json_gen_kv_str(g, "namespace", w.copy.pod->ns);
+			json_gen_kv_str(g, "name", w.copy.pod->name);
+			json_gen_kv_str(g, "uid", w.copy.uid);
+			json_gen_key(g, "history");
+			yajl_gen_array_open(g);
+			if (d->store != NULL)
+				store_foreach_event(d->store, w.copy.uid, ctl_history_cb, g);
+			yajl_gen_array_close(g);
+			yajl_gen_map_close(g);
+			yajl_gen_map_close(g);
+		}
+	} else if (strcmp(rq.cmd, "describe_pod") == 0) {
+		if (d->workers != NULL)
+			podworkers_foreach(d->workers, ctl_find_cb, &w);
 		if (w.found == NULL) {
 			snprintf(err, sizeof(err), "pod %s/%s not found",
 			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
@@ -836,18 +934,18 @@ ctl_reply_build(struct ctl *c, const struct ctl_request *rqp, yajl_gen g)
 			yajl_gen_map_close(g);
 		} else if (strcmp(rq.cmd, "get_pods") == 0) {
 			yajl_gen_array_open(g);
-			if (c->c_deps.workers != NULL)
-				podworkers_foreach(c->c_deps.workers, ctl_pods_cb, &w);
+			if (d->workers != NULL)
+				podworkers_foreach(d->workers, ctl_pods_cb, &w);
 			yajl_gen_array_close(g);
 		} else if (strcmp(rq.cmd, "get_containers") == 0) {
 			yajl_gen_array_open(g);
-			if (c->c_deps.cache != NULL)
-				podcache_foreach(c->c_deps.cache, ctl_containers_cb, &w);
+			if (d->cache != NULL)
+				podcache_foreach(d->cache, ctl_containers_cb, &w);
 			yajl_gen_array_close(g);
 		} else if (strcmp(rq.cmd, "events") == 0) {
 			yajl_gen_array_open(g);
-			if (c->c_deps.events != NULL)
-				events_foreach(c->c_deps.events, ctl_events_cb, &w);
+			if (d->events != NULL)
+				events_foreach(d->events, ctl_events_cb, &w);
 			yajl_gen_array_close(g);
 		} else if (strcmp(rq.cmd, "status") == 0) {
 			ctl_gen_status(&w);

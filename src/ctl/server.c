@@ -24,6 +24,7 @@
 #include "cri/cri.h"
 #include "ctl/ctl.h"
 #include "ctl/internal.h"
+#include "ctl/reply.h"
 #include "node/events.h"
 #include "core/json.h"
 #include "kuberuntime/kuberuntime.h"
@@ -37,219 +38,6 @@
 #include "prober/prober.h"
 #include "store/store.h"
 #include "core/util.h"
-
-/* ---- pure helpers ---- */
-
-const char *
-ctl_format_age(int64_t s, char *buf, size_t len)
-{
-	if (s < 0)
-		snprintf(buf, len, "<unknown>");
-	else if (s < 120)
-		snprintf(buf, len, "%llds", (long long)s);
-	else if (s < 600)
-		snprintf(buf, len, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
-	else if (s < 3 * 3600)
-		snprintf(buf, len, "%lldm", (long long)(s / 60));
-	else if (s < 8 * 3600)
-		snprintf(buf, len, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
-	else if (s < 48 * 3600)
-		snprintf(buf, len, "%lldh", (long long)(s / 3600));
-	else if (s < 8 * 86400)
-		snprintf(
-		    buf, len, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
-	else
-		snprintf(buf, len, "%lldd", (long long)(s / 86400));
-	return buf;
-}
-
-static const char *
-ctl_terminated_reason(const struct container_state *st, const char *prefix, char *buf, size_t len)
-{
-	if (st->reason != NULL && *st->reason != '\0')
-		snprintf(buf, len, "%s%s", prefix, st->reason);
-	else if (st->signal != 0)
-		snprintf(buf, len, "%sSignal:%d", prefix, st->signal);
-	else
-		snprintf(buf, len, "%sExitCode:%d", prefix, st->exit_code);
-	return buf;
-}
-
-const char *
-ctl_pod_status_reason(
-    const struct pod *pod, const struct pod_status *st, int terminating, char *buf, size_t len)
-{
-	const char *reason = pod_phase_name(st->phase);
-	size_t      i;
-	int         initializing = 0;
-
-	if (st->reason != NULL && *st->reason != '\0')
-		reason = st->reason;
-	for (i = 0; i < st->ninit_statuses; i++) {
-		const struct container_status *cs = &st->init_statuses[i];
-
-		if (cs->state.kind == CSTATE_TERMINATED && cs->state.exit_code == 0)
-			continue;
-		if (cs->state.kind == CSTATE_RUNNING && cs->started.set && cs->started.v)
-			continue; /* a started sidecar does not hold initialization */
-		initializing = 1;
-		if (cs->state.kind == CSTATE_TERMINATED)
-			reason = ctl_terminated_reason(&cs->state, "Init:", buf, len);
-		else if (cs->state.kind == CSTATE_WAITING && cs->state.reason != NULL &&
-		    *cs->state.reason != '\0' && strcmp(cs->state.reason, "PodInitializing") != 0) {
-			snprintf(buf, len, "Init:%s", cs->state.reason);
-			reason = buf;
-		} else {
-			snprintf(buf, len, "Init:%zu/%zu", i, st->ninit_statuses);
-			reason = buf;
-		}
-		break;
-	}
-	if (!initializing) {
-		int running = 0;
-
-		for (i = st->nstatuses; i-- > 0;) {
-			const struct container_status *cs = &st->statuses[i];
-
-			if (cs->state.kind == CSTATE_WAITING && cs->state.reason != NULL &&
-			    *cs->state.reason != '\0')
-				reason = cs->state.reason;
-			else if (cs->state.kind == CSTATE_TERMINATED)
-				reason = ctl_terminated_reason(&cs->state, "", buf, len);
-			else if (cs->state.kind == CSTATE_RUNNING)
-				running = 1;
-		}
-		if (running && strcmp(reason, "Completed") == 0)
-			reason = "Running";
-	}
-	if (terminating || (pod != NULL && pod->deletion_ts != 0))
-		reason = "Terminating";
-	return reason;
-}
-
-void
-ctl_gen_error(yajl_gen g, const char *msg)
-{
-	yajl_gen_map_open(g);
-	json_gen_kv_int(g, "v", CTL_PROTO_VERSION);
-	json_gen_kv_bool(g, "ok", 0);
-	json_gen_kv_str(g, "error", msg);
-	yajl_gen_map_close(g);
-}
-
-static const char *const ctl_cmds[] = {
-	"version",
-	"get_pods",
-	"describe_pod",
-	"get_containers",
-	"events",
-	"status",
-};
-
-static int
-ctl_opt_str(
-    const struct json *root, const char *key, char *out, size_t outlen, char *err, size_t errlen)
-{
-	const struct json *v = json_get(root, key);
-
-	out[0] = '\0';
-	if (v == NULL || json_type(v) == JSON_NULL)
-		return 0;
-	if (json_type(v) != JSON_STRING) {
-		snprintf(err, errlen, "%s: expected a string, got %s", key,
-		    json_type_name(json_type(v)));
-		return -1;
-	}
-	if (json_str_len(v) >= outlen || strlen(json_str(v)) != json_str_len(v)) {
-		snprintf(err, errlen, "%s: too long or not text", key);
-		return -1;
-	}
-	memcpy(out, json_str(v), json_str_len(v) + 1);
-	return 0;
-}
-
-static int
-ctl_opt_bool(const struct json *root, const char *key, int *out, char *err, size_t errlen)
-{
-	const struct json *v = json_get(root, key);
-
-	*out = 0;
-	if (v == NULL || json_type(v) == JSON_NULL)
-		return 0;
-	if (json_bool(v, out) == -1) {
-		snprintf(err, errlen, "%s: expected a boolean, got %s", key,
-		    json_type_name(json_type(v)));
-		return -1;
-	}
-	return 0;
-}
-
-int
-ctl_parse_request(const char *line, size_t len, struct ctl_request *out, char *err, size_t errlen)
-{
-	struct json_limits lim = { CTL_MAX_REQUEST, 8, 4096 };
-	struct json_doc   *doc;
-	const struct json *root, *v, *cmd;
-	char               perr[256];
-	int64_t            ver;
-	size_t             i;
-	int                rc = -1;
-
-	memset(out, 0, sizeof(*out));
-	if (len > CTL_MAX_REQUEST) {
-		snprintf(err, errlen, "request of %zu bytes is over the limit of %d", len,
-		    CTL_MAX_REQUEST);
-		return -1;
-	}
-	doc = json_parse(line, len, &lim, perr, sizeof(perr));
-	if (doc == NULL) {
-		snprintf(err, errlen, "invalid JSON request: %s", perr);
-		return -1;
-	}
-	root = json_root(doc);
-	if (json_type(root) != JSON_OBJECT) {
-		snprintf(err, errlen, "request must be a JSON object, got %s",
-		    json_type_name(json_type(root)));
-		goto out;
-	}
-	v = json_get(root, "v");
-	if (v == NULL || json_int(v, &ver) == -1) {
-		snprintf(err, errlen, "request needs an integer protocol version \"v\"");
-		goto out;
-	}
-	if (ver != CTL_PROTO_VERSION) {
-		snprintf(err, errlen, "unsupported protocol version %lld (server speaks %d)",
-		    (long long)ver, CTL_PROTO_VERSION);
-		goto out;
-	}
-	out->v = (int)ver;
-	cmd = json_get(root, "cmd");
-	if (json_type(cmd) != JSON_STRING) {
-		snprintf(err, errlen, "request needs a string \"cmd\"");
-		goto out;
-	}
-	for (i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
-		if (strcmp(json_str(cmd), ctl_cmds[i]) == 0)
-			break;
-	if (i == sizeof(ctl_cmds) / sizeof(ctl_cmds[0])) {
-		snprintf(err, errlen, "unknown cmd \"%.64s\"", json_str(cmd));
-		goto out;
-	}
-	snprintf(out->cmd, sizeof(out->cmd), "%s", ctl_cmds[i]);
-	if (ctl_opt_str(root, "ns", out->ns, sizeof(out->ns), err, errlen) == -1 ||
-	    ctl_opt_str(root, "name", out->name, sizeof(out->name), err, errlen) == -1 ||
-	    ctl_opt_bool(root, "all", &out->all_ns, err, errlen) == -1 ||
-	    ctl_opt_bool(root, "watch", &out->watch, err, errlen) == -1)
-		goto out;
-	if (strcmp(out->cmd, "describe_pod") == 0 && out->name[0] == '\0') {
-		snprintf(err, errlen, "describe_pod needs \"name\"");
-		goto out;
-	}
-	rc = 0;
-out:
-	json_free(doc);
-	return rc;
-}
 
 /* ---- connections ---- */
 
@@ -340,6 +128,7 @@ ctl_handle(struct ctl_client *cc, const char *line, size_t len)
 {
 	struct ctl        *c = cc->cc_ctl;
 	struct ctl_request rq;
+	struct ctl_view    view;
 	char               err[640];
 	yajl_gen           g;
 	int                rc;
@@ -352,8 +141,10 @@ ctl_handle(struct ctl_client *cc, const char *line, size_t len)
 		yajl_gen_free(g);
 		return rc;
 	}
+	view.deps = &c->c_deps;
+	view.nclients = c->c_nclients;
 	g = json_gen_new(0);
-	ctl_reply_build(c, &rq, g);
+	ctl_reply_build(&view, &rq, g);
 	rc = ctl_client_send(cc, g);
 	yajl_gen_free(g);
 	if (rc == 0 && strcmp(rq.cmd, "events") == 0 && rq.watch && !cc->cc_watch) {

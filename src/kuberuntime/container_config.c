@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "volumes/volumes.h"
+#include "pod/hash.h"
 
 #define KR_MAP_SET(msg, field, desc, k, v)                                                         \
 	kr_map_set((void ***)&(msg)->field, &(msg)->n_##field, &(desc), (k), (v))
@@ -411,11 +412,11 @@ kr_mounts(const struct kr_env *env, const struct pod *pod, const struct containe
 		}
 		switch (v->v_kind) {
 		case VOL_EMPTY_DIR:
-			host = xsprintf("%s/pods/%s/volumes/kubernetes.io~empty-dir/%s",
-			    env->root_dir, pod->uid, v->v_name);
-			if (mkdirs(host, 0777) == -1) {
-				snprintf(err, errlen, "emptyDir %s: %s: %s", v->v_name, host,
-				    strerror(errno));
+			host = path_join(env->root_dir, 5, "pods", pod->uid, "volumes",
+			    "kubernetes.io~empty-dir", v->v_name);
+			if (host == NULL || mkdirs(host, 0777) == -1) {
+				snprintf(err, errlen, "emptyDir %s: %s: %s", v->v_name,
+				    host != NULL ? host : "(invalid name)", strerror(errno));
 				free(host);
 				return -1;
 			}
@@ -486,9 +487,9 @@ kr_term_file(const struct kr_env *env, const struct pod *pod, const struct conta
 
 	if (c->c_term_msg_path == NULL || c->c_term_msg_path[0] == '\0')
 		return;
-	dir = xsprintf("%s/pods/%s/containers/%s", env->root_dir, pod->uid, c->c_name);
-	if (mkdirs(dir, 0755) == -1) {
-		log_warn("%s: %s", __func__, dir);
+	dir = path_join(env->root_dir, 4, "pods", pod->uid, "containers", c->c_name);
+	if (dir == NULL || mkdirs(dir, 0755) == -1) {
+		log_warn("%s: %s", __func__, dir != NULL ? dir : "(invalid name)");
 		free(dir);
 		return;
 	}
@@ -854,9 +855,10 @@ kr_container_config(const struct kr_env *env, const struct pod *pod, const struc
 		return NULL;
 	}
 	logdir = kuberuntime_pod_log_dir(env->logs_dir, pod);
-	s = xsprintf("%s/%s", logdir, c->c_name);
-	if (mkdirs(s, 0755) == -1) {
-		snprintf(err, errlen, "create container log directory %s: %s", s, strerror(errno));
+	s = logdir != NULL ? path_join(logdir, 1, c->c_name) : NULL;
+	if (s == NULL || mkdirs(s, 0755) == -1) {
+		snprintf(err, errlen, "create container log directory %s: %s",
+		    s != NULL ? s : "(invalid name)", strerror(errno));
 		free(s);
 		free(logdir);
 		kr_msg_free(cc);

@@ -105,6 +105,7 @@ char *kr_expand(const char *s, char *const *keys, char *const *vals, size_t n);
 
 /* ---- the machines (kuberuntime.c, container.c) ---- */
 
+#include "kuberuntime/kuberuntime.h"
 #include "logic/actions.h"
 #include "pod/runtime.h"
 
@@ -112,14 +113,13 @@ struct event;
 struct event_base;
 struct cri;
 struct backoff;
-struct kuberuntime;
-struct kr_pod;
-struct kr_sync;
 struct kr_kop;
 struct kr_start;
-struct pw_txn;
 
-/* The manager's settings the container code reads. */
+/* The manager's settings the operations below read: owned by kuberuntime.c (which fills
+ * it once) and handed to each operation as an argument; it must outlive them. The
+ * operations know nothing of the machine that started them: what they learn comes back
+ * through their callbacks. */
 struct kr_ctx {
 	struct event_base *base;
 	struct cri        *cri;
@@ -132,34 +132,26 @@ struct kr_ctx {
 	struct kr_intents  intents; /* all NULL: none kept */
 };
 
-/* Intent records around a create (no-ops without kuberuntime_set_intents). */
+/* Intent records around a create, kept through the context's intents (no-ops when
+ * kuberuntime_set_intents gave none). has() returns 1 when that exact intent is recorded. */
 void kr_intent_put(
-    struct kuberuntime *, const char *uid, const char *kind, const char *name, int64_t attempt);
+    const struct kr_ctx *, const char *uid, const char *kind, const char *name, int64_t attempt);
 void kr_intent_del(
-    struct kuberuntime *, const char *uid, const char *kind, const char *name, int64_t attempt);
+    const struct kr_ctx *, const char *uid, const char *kind, const char *name, int64_t attempt);
 int kr_intent_has(
-    struct kuberuntime *, const char *uid, const char *kind, const char *name, int64_t attempt);
+    const struct kr_ctx *, const char *uid, const char *kind, const char *name, int64_t attempt);
 
-struct kr_ctx *kr_ctx(struct kuberuntime *);
-
-/* Records a container start failure (reason NULL clears it). */
-void kr_set_start_error(
-    struct kr_pod *, const char *container, const char *reason, const char *message);
-/* When the last pull of image failed for this pod (monotonic ms, 0: none); set 0 clears. */
-int64_t kr_pull_fail_time(struct kr_pod *, const char *image);
-void    kr_pull_fail_set(struct kr_pod *, const char *image, int64_t ms);
-/* Asks for a resync of the pod after delay_ms. */
-void kr_resync_after(struct kr_pod *, int64_t delay_ms);
-/* Marks an in-flight call for podctl. */
-void                kr_sync_call(struct kr_sync *, const char *call, const char *target);
-struct kuberuntime *kr_sync_kr(struct kr_sync *);
-struct kr_pod      *kr_sync_pod(struct kr_sync *);
+/* An operation's progress for podctl (tmux's job update callback): call is the CRI call
+ * or hook now in flight ("PullImage", "postStart hook", ...; NULL: none), target the
+ * container name. */
+typedef void (*kr_call_fn)(const char *call, const char *target, void *arg);
 
 /* killContainer: preStop hook (when spec has one and grace > 0), then StopContainer with
  * the remaining grace (override >= 0 replaces it), never below KR_MIN_GRACE_SECONDS.
- * pod and spec may be NULL (known only from the runtime). pod_ip is for httpGet hooks.
- * done(rc, err, arg) runs once on a later turn; every CRI call uses owner. */
-struct kr_kop *kr_kill_start(struct kuberuntime *, const void *owner, const struct pod *,
+ * pod and spec may be NULL (known only from the runtime); pod and spec are borrowed and
+ * must outlive the op. pod_ip is for httpGet hooks. done(rc, err, arg) runs once on a
+ * later turn; every CRI call uses owner. */
+struct kr_kop *kr_kill_start(struct kr_ctx *, const void *owner, const struct pod *,
     const struct container *spec, const char *container_id, const char *name, const char *pod_ip,
     const char *message, int64_t grace_override, void (*done)(int rc, const char *err, void *arg),
     void *arg);
@@ -168,7 +160,8 @@ struct kr_kop *kr_kill_start(struct kuberuntime *, const void *owner, const stru
 void kr_kill_free(struct kr_kop *);
 
 /* startContainer: crash-loop backoff, image, config, CreateContainer, StartContainer,
- * postStart. rc 0 started; 1 skipped (backoff: not an error); -1 failed (reason set). */
+ * postStart. Everything it reads is in the arguments (borrowed: they must outlive the
+ * op); everything the caller keeps comes back in the result. */
 struct kr_start_args {
 	const struct pod                    *pod;
 	const struct container              *c;
@@ -177,15 +170,36 @@ struct kr_start_args {
 	const Runtime__V1__PodSandboxConfig *sandbox_config;
 	const char                          *pod_ip;
 	const struct strv                   *pod_ips;
+	int64_t pull_failed_ms; /* the last failed pull of c's image for this pod (monotonic);
+	                         * 0: none */
 };
-struct kr_start *kr_start_container(struct kr_sync *, const struct kr_start_args *,
-    void (*done)(int rc, const char *err, void *arg), void *arg);
-void             kr_start_free(struct kr_start *);
+
+enum kr_pull_outcome { KR_PULL_NONE = 0, KR_PULL_FAILED, KR_PULL_OK };
+
+/* What a start hands back (strings owned by the op, valid during the done callback). */
+struct kr_start_result {
+	int                  rc;     /* 0 started; 1 skipped (backoff: not an error); -1 failed */
+	const char          *err;    /* "REASON: message" when skipped or failed, else NULL */
+	const char          *reason; /* the container's start error to record (ErrImagePull, ...) */
+	const char          *message;        /*   and its message; both NULL: nothing to record */
+	int                  clear_error;    /* 1: the container started, drop its start error */
+	enum kr_pull_outcome pull;           /* a pull of c's image failed or succeeded */
+	int64_t              pull_failed_ms; /* KR_PULL_FAILED: when (monotonic) */
+	int64_t              resync_ms;      /* >= 0: resync the pod after this delay (backoff) */
+};
+typedef void (*kr_start_done_fn)(const struct kr_start_result *, void *arg);
+
+/* Starts the operation; call (may be NULL) reports each call it makes, done runs once, on
+ * a later turn, unless kr_start_free comes first. Every CRI call uses owner. Never NULL. */
+struct kr_start *kr_start_container(struct kr_ctx *, const void *owner,
+    const struct kr_start_args *, kr_call_fn call, kr_start_done_fn done, void *arg);
+/* Frees the op; its calls must already be cancelled (by owner) or finished. NULL: no-op. */
+void kr_start_free(struct kr_start *);
 
 /* Runs a lifecycle handler in a container: exec (ExecSync), httpGet (http1), sleep.
  * done(rc, msg) once, on a later turn. */
 struct kr_hook;
-struct kr_hook *kr_hook_run(struct kuberuntime *, const void *owner, const struct pod *,
+struct kr_hook *kr_hook_run(struct kr_ctx *, const void *owner, const struct pod *,
     const struct container *, const struct handler *, const char *container_id, const char *pod_ip,
     int64_t timeout_ms, void (*done)(int rc, const char *msg, void *arg), void *arg);
 void            kr_hook_free(struct kr_hook *);
@@ -195,12 +209,12 @@ void            kr_hook_free(struct kr_hook *);
  * out; t0 is when the read started (monotonic ms); err is NULL on success. Every call uses
  * owner; kr_rd_free after cri_cancel_owner(owner) drops a read in flight. */
 struct kr_rd;
-struct kr_rd *kr_rd_start(struct kuberuntime *, const char *uid, const char *name, const char *ns,
+struct kr_rd *kr_rd_start(struct kr_ctx *, const char *uid, const char *name, const char *ns,
     const void *owner,
     void (*done)(struct rt_pod_status *st, int64_t t0, const char *err, void *arg), void *arg);
 void          kr_rd_free(struct kr_rd *);
 
-/* Converts runtime answers into runtime.h data. */
+/* Converts runtime answers into runtime.h data (status_read.c). */
 void kr_rt_from_sandbox(struct rt_sandbox *, const Runtime__V1__PodSandboxStatus *);
 void kr_rt_from_container(
     struct rt_container *, const Runtime__V1__ContainerStatus *, const char *sandbox_id);

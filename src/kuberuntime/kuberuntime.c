@@ -48,22 +48,22 @@ struct kr_pull {
 };
 
 struct kr_pod {
-	TAILQ_ENTRY(kr_pod) entry;
-	struct kuberuntime *kr;
-	char               *uid;
-	struct kr_err      *errs;
-	size_t              nerrs;
-	struct kr_pull     *pulls;
-	size_t              npulls;
-	struct kr_sync     *m;      /* the machine running for this pod, or NULL */
-	int64_t             min_ts; /* decisions need a status at least this new */
-	char               *last_error;
-	const char         *last_step; /* where the last transaction ended (static) */
-	char               *sandbox_error;
-	int64_t             last_sync_ms;
-	struct event       *resync;
-	int64_t             resync_at;
-	int                 forgotten;
+	TAILQ_ENTRY(kr_pod) kp_entry;
+	struct kuberuntime *kp_kr;
+	char               *kp_uid;
+	struct kr_err      *kp_errs;
+	size_t              kp_nerrs;
+	struct kr_pull     *kp_pulls;
+	size_t              kp_npulls;
+	struct kr_sync     *kp_m;      /* the machine running for this pod, or NULL */
+	int64_t             kp_min_ts; /* decisions need a status at least this new */
+	char               *kp_last_error;
+	const char         *kp_last_step; /* where the last transaction ended (static) */
+	char               *kp_sandbox_error;
+	int64_t             kp_last_sync_ms;
+	struct event       *kp_resync;
+	int64_t             kp_resync_at;
+	int                 kp_forgotten;
 };
 
 enum kr_kind { KR_SYNC = 0, KR_TERMINATING, KR_TERMINATED, KR_ORPHAN };
@@ -107,7 +107,7 @@ struct kr_sync {
 	struct pw_txn                 *txn;
 	enum kr_kind                   kind;
 	enum kr_step                   step;
-	struct pod                    *pod;   /* owned copy; NULL for orphans */
+	const struct pod              *pod;   /* a reference; NULL for orphans */
 	int64_t                        grace; /* override, -1 none */
 	struct rt_pod_status           rt;
 	struct pod_actions             acts;
@@ -146,57 +146,54 @@ TAILQ_HEAD(kr_pod_list, kr_pod);
 TAILQ_HEAD(kr_sync_list, kr_sync);
 
 struct kuberuntime {
-	struct kr_ctx             x;
-	int                       wait_relist; /* recovery: syncs wait for the first relist */
-	struct kr_env             env;
-	struct event_base        *base;
-	struct cri               *cri;
-	struct podcache          *cache;
-	const struct klet_config *cfg;
-	char                     *cgroup_root;
-	char                     *host_ip;
-	struct kr_pod_list        pods;
-	struct kr_sync_list       orphans; /* housekeeping kills in flight */
-	struct kr_sync_list       dead;    /* finished machines, freed on a later turn */
-	struct event             *reaper;
-	void (*resync_fn)(const char *, void *);
-	void *resync_arg;
-	int (*probe_fn)(const char *, struct probe_set *, void *);
-	void *probe_arg;
+	struct kr_ctx             kr_x;
+	int                       kr_wait_relist; /* recovery: syncs wait for the first relist */
+	struct kr_env             kr_env;
+	struct event_base        *kr_base;
+	struct cri               *kr_cri;
+	struct podcache          *kr_cache;
+	const struct klet_config *kr_cfg;
+	char                     *kr_cgroup_root;
+	char                     *kr_host_ip;
+	struct kr_pod_list        kr_pods;
+	struct kr_sync_list       kr_orphans; /* housekeeping kills in flight */
+	struct kr_sync_list       kr_dead;    /* finished machines, freed on a later turn */
+	struct event             *kr_reaper;
+	void (*kr_resync_fn)(const char *, void *);
+	void *kr_resync_arg;
+	int (*kr_probe_fn)(const char *, struct probe_set *, void *);
+	void *kr_probe_arg;
 };
 
 static void kr_next(struct kr_sync *);
+
+static const char *
+kr_sync_uid(const struct kr_sync *m)
+{
+	if (m->kp != NULL)
+		return m->kp->kp_uid;
+	if (m->pod != NULL)
+		return m->pod->uid;
+	return m->rt.uid != NULL ? m->rt.uid : "-";
+}
+
+/* The one place a machine changes step; logs the transition. */
+static void
+kr_sync_set_step(struct kr_sync *m, enum kr_step to)
+{
+	if (to < KS_READ || to > KS_FINISH)
+		fatalx("%s: pod %s: bad step %d", __func__, kr_sync_uid(m), (int)to);
+	if (to != m->step)
+		log_v(4, "pod %s: %s step %s -> %s", kr_sync_uid(m), kr_kind_names[m->kind],
+		    kr_step_names[m->step], kr_step_names[to]);
+	m->step = to;
+}
 static void kr_sync_free(struct kr_sync *);
 static void kr_cleanup_pod_dirs(struct kuberuntime *, const struct pod *);
 
-static int64_t
-kr_wall_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-struct kr_ctx *
-kr_ctx(struct kuberuntime *kr)
-{
-	return &kr->x;
-}
-
-struct kuberuntime *
-kr_sync_kr(struct kr_sync *m)
-{
-	return m->kr;
-}
-
-struct kr_pod *
-kr_sync_pod(struct kr_sync *m)
-{
-	return m->kp;
-}
-
-void
+/* Marks an in-flight call for podctl; a call that changes the runtime marks the
+ * transaction as one that acted (recovery). */
+static void
 kr_sync_call(struct kr_sync *m, const char *call, const char *target)
 {
 	m->call = call;
@@ -215,8 +212,8 @@ kr_pod_find(struct kuberuntime *kr, const char *uid)
 {
 	struct kr_pod *kp;
 
-	TAILQ_FOREACH(kp, &kr->pods, entry)
-	if (strcmp(kp->uid, uid) == 0)
+	TAILQ_FOREACH(kp, &kr->kr_pods, kp_entry)
+	if (strcmp(kp->kp_uid, uid) == 0)
 		return kp;
 	return NULL;
 }
@@ -225,14 +222,14 @@ static void
 kr_resync_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct kr_pod      *kp = arg;
-	struct kuberuntime *kr = kp->kr;
+	struct kuberuntime *kr = kp->kp_kr;
 
 	(void)fd;
 	(void)what;
-	kp->resync_at = 0;
-	log_v(3, "pod %s: backoff expired, resync", kp->uid);
-	if (kr->resync_fn != NULL)
-		kr->resync_fn(kp->uid, kr->resync_arg);
+	kp->kp_resync_at = 0;
+	log_v(3, "pod %s: backoff expired, resync", kp->kp_uid);
+	if (kr->kr_resync_fn != NULL)
+		kr->kr_resync_fn(kp->kp_uid, kr->kr_resync_arg);
 }
 
 static struct kr_pod *
@@ -241,14 +238,14 @@ kr_pod_get(struct kuberuntime *kr, const char *uid)
 	struct kr_pod *kp = kr_pod_find(kr, uid);
 
 	if (kp != NULL) {
-		kp->forgotten = 0;
+		kp->kp_forgotten = 0;
 		return kp;
 	}
 	kp = xcalloc(1, sizeof(*kp));
-	kp->kr = kr;
-	kp->uid = xstrdup(uid);
-	kp->resync = evtimer_new(kr->base, kr_resync_fire, kp);
-	TAILQ_INSERT_TAIL(&kr->pods, kp, entry);
+	kp->kp_kr = kr;
+	kp->kp_uid = xstrdup(uid);
+	kp->kp_resync = evtimer_new(kr->kr_base, kr_resync_fire, kp);
+	TAILQ_INSERT_TAIL(&kr->kr_pods, kp, kp_entry);
 	return kp;
 }
 
@@ -257,25 +254,25 @@ kr_pod_free(struct kr_pod *kp)
 {
 	size_t i;
 
-	TAILQ_REMOVE(&kp->kr->pods, kp, entry);
-	for (i = 0; i < kp->nerrs; i++) {
-		free(kp->errs[i].container);
-		free(kp->errs[i].reason);
-		free(kp->errs[i].message);
+	TAILQ_REMOVE(&kp->kp_kr->kr_pods, kp, kp_entry);
+	for (i = 0; i < kp->kp_nerrs; i++) {
+		free(kp->kp_errs[i].container);
+		free(kp->kp_errs[i].reason);
+		free(kp->kp_errs[i].message);
 	}
-	free(kp->errs);
-	for (i = 0; i < kp->npulls; i++)
-		free(kp->pulls[i].image);
-	free(kp->pulls);
-	if (kp->resync != NULL)
-		event_free(kp->resync);
-	free(kp->last_error);
-	free(kp->sandbox_error);
-	free(kp->uid);
+	free(kp->kp_errs);
+	for (i = 0; i < kp->kp_npulls; i++)
+		free(kp->kp_pulls[i].image);
+	free(kp->kp_pulls);
+	if (kp->kp_resync != NULL)
+		event_free(kp->kp_resync);
+	free(kp->kp_last_error);
+	free(kp->kp_sandbox_error);
+	free(kp->kp_uid);
 	free(kp);
 }
 
-void
+static void
 kr_set_start_error(
     struct kr_pod *kp, const char *container, const char *reason, const char *message)
 {
@@ -283,82 +280,82 @@ kr_set_start_error(
 
 	if (kp == NULL)
 		return;
-	for (i = 0; i < kp->nerrs; i++) {
-		if (strcmp(kp->errs[i].container, container) != 0)
+	for (i = 0; i < kp->kp_nerrs; i++) {
+		if (strcmp(kp->kp_errs[i].container, container) != 0)
 			continue;
-		free(kp->errs[i].reason);
-		free(kp->errs[i].message);
+		free(kp->kp_errs[i].reason);
+		free(kp->kp_errs[i].message);
 		if (reason == NULL) {
-			free(kp->errs[i].container);
-			kp->errs[i] = kp->errs[--kp->nerrs];
+			free(kp->kp_errs[i].container);
+			kp->kp_errs[i] = kp->kp_errs[--kp->kp_nerrs];
 			return;
 		}
-		kp->errs[i].reason = xstrdup(reason);
-		kp->errs[i].message = xstrdup(message != NULL ? message : "");
-		kp->errs[i].at_ms = kr_wall_ms();
+		kp->kp_errs[i].reason = xstrdup(reason);
+		kp->kp_errs[i].message = xstrdup(message != NULL ? message : "");
+		kp->kp_errs[i].at_ms = now_wall_ms();
 		return;
 	}
 	if (reason == NULL)
 		return;
-	kp->errs = xreallocarray(kp->errs, kp->nerrs + 1, sizeof(*kp->errs));
-	kp->errs[kp->nerrs].container = xstrdup(container);
-	kp->errs[kp->nerrs].reason = xstrdup(reason);
-	kp->errs[kp->nerrs].message = xstrdup(message != NULL ? message : "");
-	kp->errs[kp->nerrs].at_ms = kr_wall_ms();
-	kp->nerrs++;
+	kp->kp_errs = xreallocarray(kp->kp_errs, kp->kp_nerrs + 1, sizeof(*kp->kp_errs));
+	kp->kp_errs[kp->kp_nerrs].container = xstrdup(container);
+	kp->kp_errs[kp->kp_nerrs].reason = xstrdup(reason);
+	kp->kp_errs[kp->kp_nerrs].message = xstrdup(message != NULL ? message : "");
+	kp->kp_errs[kp->kp_nerrs].at_ms = now_wall_ms();
+	kp->kp_nerrs++;
 }
 
-int64_t
+static int64_t
 kr_pull_fail_time(struct kr_pod *kp, const char *image)
 {
 	size_t i;
 
-	for (i = 0; kp != NULL && i < kp->npulls; i++)
-		if (strcmp(kp->pulls[i].image, image) == 0)
-			return kp->pulls[i].at_ms;
+	for (i = 0; kp != NULL && i < kp->kp_npulls; i++)
+		if (strcmp(kp->kp_pulls[i].image, image) == 0)
+			return kp->kp_pulls[i].at_ms;
 	return 0;
 }
 
-void
+static void
 kr_pull_fail_set(struct kr_pod *kp, const char *image, int64_t ms)
 {
 	size_t i;
 
 	if (kp == NULL)
 		return;
-	for (i = 0; i < kp->npulls; i++) {
-		if (strcmp(kp->pulls[i].image, image) != 0)
+	for (i = 0; i < kp->kp_npulls; i++) {
+		if (strcmp(kp->kp_pulls[i].image, image) != 0)
 			continue;
 		if (ms == 0) {
-			free(kp->pulls[i].image);
-			kp->pulls[i] = kp->pulls[--kp->npulls];
+			free(kp->kp_pulls[i].image);
+			kp->kp_pulls[i] = kp->kp_pulls[--kp->kp_npulls];
 		} else {
-			kp->pulls[i].at_ms = ms;
+			kp->kp_pulls[i].at_ms = ms;
 		}
 		return;
 	}
 	if (ms == 0)
 		return;
-	kp->pulls = xreallocarray(kp->pulls, kp->npulls + 1, sizeof(*kp->pulls));
-	kp->pulls[kp->npulls].image = xstrdup(image);
-	kp->pulls[kp->npulls].at_ms = ms;
-	kp->npulls++;
+	kp->kp_pulls = xreallocarray(kp->kp_pulls, kp->kp_npulls + 1, sizeof(*kp->kp_pulls));
+	kp->kp_pulls[kp->kp_npulls].image = xstrdup(image);
+	kp->kp_pulls[kp->kp_npulls].at_ms = ms;
+	kp->kp_npulls++;
 }
 
-void
+static void
 kr_resync_after(struct kr_pod *kp, int64_t delay_ms)
 {
 	int64_t        at = now_mono_ms() + delay_ms;
 	struct timeval tv;
 
-	if (kp == NULL || kp->resync == NULL)
+	if (kp == NULL || kp->kp_resync == NULL)
 		return;
 	/* Keep the earliest pending resync. */
-	if (kp->resync_at != 0 && kp->resync_at <= at)
+	if (kp->kp_resync_at != 0 && kp->kp_resync_at <= at)
 		return;
-	kp->resync_at = at;
+	kp->kp_resync_at = at;
 	tv = ms_to_tv(delay_ms);
-	evtimer_add(kp->resync, &tv);
+	evtimer_add(kp->kp_resync, &tv);
 }
 
 /* ---- manager ---- */
@@ -371,8 +368,8 @@ kr_reap(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	while ((m = TAILQ_FIRST(&kr->dead)) != NULL) {
-		TAILQ_REMOVE(&kr->dead, m, entry);
+	while ((m = TAILQ_FIRST(&kr->kr_dead)) != NULL) {
+		TAILQ_REMOVE(&kr->kr_dead, m, entry);
 		kr_sync_free(m);
 	}
 }
@@ -409,39 +406,39 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
 	memset(&o, 0, sizeof(o));
 	if (opts != NULL)
 		o = *opts;
-	kr->base = base;
-	kr->cri = cri;
-	kr->cache = cache;
-	kr->cfg = cfg;
-	TAILQ_INIT(&kr->pods);
-	TAILQ_INIT(&kr->orphans);
-	TAILQ_INIT(&kr->dead);
-	kr->cgroup_root = xstrdup(o.cgroup_root != NULL ? o.cgroup_root : "/kubepods");
-	kr->host_ip = o.host_ip != NULL ? xstrdup(o.host_ip) : kr_guess_host_ip();
-	kr->env.root_dir = cfg->root_dir;
-	kr->env.logs_dir = cfg->pod_logs_dir;
-	kr->env.resolv_conf = cfg->resolv_conf;
-	kr->env.cluster_domain = cfg->cluster_domain;
-	kr->env.cluster_dns = &cfg->cluster_dns;
-	kr->env.runtime_handlers = &cfg->runtime_handlers;
-	kr->env.cgroup_root = kr->cgroup_root;
-	kr->env.node_name = cfg->node_name;
-	kr->env.host_ip = kr->host_ip;
+	kr->kr_base = base;
+	kr->kr_cri = cri;
+	kr->kr_cache = cache;
+	kr->kr_cfg = cfg;
+	TAILQ_INIT(&kr->kr_pods);
+	TAILQ_INIT(&kr->kr_orphans);
+	TAILQ_INIT(&kr->kr_dead);
+	kr->kr_cgroup_root = xstrdup(o.cgroup_root != NULL ? o.cgroup_root : "/kubepods");
+	kr->kr_host_ip = o.host_ip != NULL ? xstrdup(o.host_ip) : kr_guess_host_ip();
+	kr->kr_env.root_dir = cfg->root_dir;
+	kr->kr_env.logs_dir = cfg->pod_logs_dir;
+	kr->kr_env.resolv_conf = cfg->resolv_conf;
+	kr->kr_env.cluster_domain = cfg->cluster_domain;
+	kr->kr_env.cluster_dns = &cfg->cluster_dns;
+	kr->kr_env.runtime_handlers = &cfg->runtime_handlers;
+	kr->kr_env.cgroup_root = kr->kr_cgroup_root;
+	kr->kr_env.node_name = cfg->node_name;
+	kr->kr_env.host_ip = kr->kr_host_ip;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	pages = sysconf(_SC_PHYS_PAGES);
 	psize = sysconf(_SC_PAGESIZE);
-	kr->env.node_cpu_milli = (ncpu > 0 ? ncpu : 1) * 1000;
-	kr->env.node_mem_milli = (pages > 0 && psize > 0) ? (int64_t)pages * psize * 1000 : 0;
-	kr->x.base = base;
-	kr->x.cri = cri;
-	kr->x.events = events;
-	kr->x.env = &kr->env;
-	kr->x.crash_bo = backoff_new(o.crash_backoff_initial_ms, o.crash_backoff_max_ms);
-	kr->x.pull_bo = backoff_new(o.pull_backoff_initial_ms, o.pull_backoff_max_ms);
-	kr->x.timeout_ms = cfg->runtime_timeout_ms > 0 ? cfg->runtime_timeout_ms : 120000;
-	kr->x.pull_timeout_ms =
+	kr->kr_env.node_cpu_milli = (ncpu > 0 ? ncpu : 1) * 1000;
+	kr->kr_env.node_mem_milli = (pages > 0 && psize > 0) ? (int64_t)pages * psize * 1000 : 0;
+	kr->kr_x.base = base;
+	kr->kr_x.cri = cri;
+	kr->kr_x.events = events;
+	kr->kr_x.env = &kr->kr_env;
+	kr->kr_x.crash_bo = backoff_new(o.crash_backoff_initial_ms, o.crash_backoff_max_ms);
+	kr->kr_x.pull_bo = backoff_new(o.pull_backoff_initial_ms, o.pull_backoff_max_ms);
+	kr->kr_x.timeout_ms = cfg->runtime_timeout_ms > 0 ? cfg->runtime_timeout_ms : 120000;
+	kr->kr_x.pull_timeout_ms =
 	    o.pull_timeout_ms > 0 ? o.pull_timeout_ms : KR_DEFAULT_PULL_TIMEOUT_MS;
-	kr->reaper = evtimer_new(base, kr_reap, kr);
+	kr->kr_reaper = evtimer_new(base, kr_reap, kr);
 	return kr;
 }
 
@@ -453,28 +450,28 @@ kuberuntime_free(struct kuberuntime *kr)
 
 	if (kr == NULL)
 		return;
-	while ((m = TAILQ_FIRST(&kr->orphans)) != NULL) {
-		TAILQ_REMOVE(&kr->orphans, m, entry);
+	while ((m = TAILQ_FIRST(&kr->kr_orphans)) != NULL) {
+		TAILQ_REMOVE(&kr->kr_orphans, m, entry);
 		kr_sync_free(m);
 	}
-	TAILQ_FOREACH(kp, &kr->pods, entry)
+	TAILQ_FOREACH(kp, &kr->kr_pods, kp_entry)
 	{
-		if (kp->m != NULL) {
-			m = kp->m;
-			kp->m = NULL;
+		if (kp->kp_m != NULL) {
+			m = kp->kp_m;
+			kp->kp_m = NULL;
 			m->kp = NULL;
 			kr_sync_free(m);
 		}
 	}
 	kr_reap(-1, 0, kr);
-	while ((kp = TAILQ_FIRST(&kr->pods)) != NULL)
+	while ((kp = TAILQ_FIRST(&kr->kr_pods)) != NULL)
 		kr_pod_free(kp);
-	if (kr->reaper != NULL)
-		event_free(kr->reaper);
-	backoff_free(kr->x.crash_bo);
-	backoff_free(kr->x.pull_bo);
-	free(kr->cgroup_root);
-	free(kr->host_ip);
+	if (kr->kr_reaper != NULL)
+		event_free(kr->kr_reaper);
+	backoff_free(kr->kr_x.crash_bo);
+	backoff_free(kr->kr_x.pull_bo);
+	free(kr->kr_cgroup_root);
+	free(kr->kr_host_ip);
 	free(kr);
 }
 
@@ -482,61 +479,37 @@ void
 kuberuntime_set_intents(struct kuberuntime *kr, const struct kr_intents *ops)
 {
 	if (ops != NULL)
-		kr->x.intents = *ops;
+		kr->kr_x.intents = *ops;
 	else
-		memset(&kr->x.intents, 0, sizeof(kr->x.intents));
-}
-
-void
-kr_intent_put(
-    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	if (kr->x.intents.put != NULL)
-		kr->x.intents.put(kr->x.intents.arg, uid, kind, name, attempt);
-}
-
-void
-kr_intent_del(
-    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	if (kr->x.intents.del != NULL)
-		kr->x.intents.del(kr->x.intents.arg, uid, kind, name, attempt);
-}
-
-int
-kr_intent_has(
-    struct kuberuntime *kr, const char *uid, const char *kind, const char *name, int64_t attempt)
-{
-	return kr->x.intents.has != NULL &&
-	    kr->x.intents.has(kr->x.intents.arg, uid, kind, name, attempt);
+		memset(&kr->kr_x.intents, 0, sizeof(kr->kr_x.intents));
 }
 
 void
 kuberuntime_wait_first_relist(struct kuberuntime *kr, int on)
 {
-	kr->wait_relist = on;
+	kr->kr_wait_relist = on;
 }
 
 void
 kuberuntime_set_resync(struct kuberuntime *kr, void (*fn)(const char *, void *), void *arg)
 {
-	kr->resync_fn = fn;
-	kr->resync_arg = arg;
+	kr->kr_resync_fn = fn;
+	kr->kr_resync_arg = arg;
 }
 
 void
 kuberuntime_set_probes(
     struct kuberuntime *kr, int (*fn)(const char *uid, struct probe_set *out, void *arg), void *arg)
 {
-	kr->probe_fn = fn;
-	kr->probe_arg = arg;
+	kr->kr_probe_fn = fn;
+	kr->kr_probe_arg = arg;
 }
 
 /* volumes: the configMap / secret source of the container configs. */
 void
 kuberuntime_set_volumes(struct kuberuntime *kr, struct volumes *v)
 {
-	kr->env.volumes = v;
+	kr->kr_env.volumes = v;
 }
 
 /* ---- the machine's life ---- */
@@ -549,7 +522,7 @@ kr_sync_free(struct kr_sync *m)
 	if (m == NULL)
 		return;
 	/* Calls first: nothing may call back into what is freed below. */
-	cri_cancel_owner(m->kr->cri, m);
+	cri_cancel_owner(m->kr->kr_cri, m);
 	podcache_wait_cancel(m->cwait); /* recovery */
 	if (m->kick != NULL)
 		event_free(m->kick);
@@ -569,7 +542,7 @@ kr_sync_free(struct kr_sync *m)
 	free(m->pod_ips.v);
 	free(m->err);
 	free(m->call_target);
-	pod_free(m->pod);
+	pod_unref(m->pod);
 	free(m);
 }
 
@@ -580,21 +553,21 @@ kr_retire(struct kr_sync *m)
 	struct timeval tv = ms_to_tv(0);
 
 	m->dead = 1;
-	cri_cancel_owner(m->kr->cri, m);
+	cri_cancel_owner(m->kr->kr_cri, m);
 	podcache_wait_cancel(m->cwait); /* recovery */
 	m->cwait = NULL;
 	if (m->kick != NULL)
 		event_del(m->kick);
-	if (m->kp != NULL && m->kp->m == m) {
-		m->kp->m = NULL;
-		if (m->kp->forgotten)
+	if (m->kp != NULL && m->kp->kp_m == m) {
+		m->kp->kp_m = NULL;
+		if (m->kp->kp_forgotten)
 			kr_pod_free(m->kp);
 		m->kp = NULL;
 	}
 	if (m->kind == KR_ORPHAN)
-		TAILQ_REMOVE(&m->kr->orphans, m, entry);
-	TAILQ_INSERT_TAIL(&m->kr->dead, m, entry);
-	evtimer_add(m->kr->reaper, &tv);
+		TAILQ_REMOVE(&m->kr->kr_orphans, m, entry);
+	TAILQ_INSERT_TAIL(&m->kr->kr_dead, m, entry);
+	evtimer_add(m->kr->kr_reaper, &tv);
 }
 
 static void kr_fail(struct kr_sync *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -631,7 +604,7 @@ kr_kick(struct kr_sync *m)
 	struct timeval tv = ms_to_tv(0);
 
 	if (m->kick == NULL)
-		m->kick = evtimer_new(m->kr->base, kr_kick_cb, m);
+		m->kick = evtimer_new(m->kr->kr_base, kr_kick_cb, m);
 	evtimer_add(m->kick, &tv);
 }
 
@@ -645,20 +618,20 @@ kr_finish(struct kr_sync *m)
 	char          *err = xstrdup(m->err);
 
 	if (kp != NULL)
-		kp->last_step = kr_step_names[m->step];
-	m->step = KS_FINISH;
+		kp->kp_last_step = kr_step_names[m->step];
+	kr_sync_set_step(m, KS_FINISH);
 	kr_sync_call(m, NULL, NULL);
 	if (kp != NULL) {
 		/* recovery: only what this transaction changed makes older statuses stale; a
 		 * sync that changed nothing leaves the next one the cache (no per-pod reads
 		 * after a restart). */
-		kp->last_sync_ms = now_mono_ms();
+		kp->kp_last_sync_ms = now_mono_ms();
 		if (m->acted || rc != 0)
-			kp->min_ts = kp->last_sync_ms;
-		free(kp->last_error);
-		kp->last_error = xstrdup(err);
+			kp->kp_min_ts = kp->kp_last_sync_ms;
+		free(kp->kp_last_error);
+		kp->kp_last_error = xstrdup(err);
 	}
-	log_v(3, "pod %s: %s transaction done rc=%d%s%s", kp != NULL ? kp->uid : "-",
+	log_v(3, "pod %s: %s transaction done rc=%d%s%s", kp != NULL ? kp->kp_uid : "-",
 	    kr_kind_names[m->kind], rc, err ? ": " : "", err ? err : "");
 	if (m->kind == KR_ORPHAN) {
 		void (*done)(int, void *) = m->orphan_done;
@@ -687,16 +660,16 @@ kr_read_done(struct rt_pod_status *st, int64_t t0, const char *err, void *arg)
 		kr_finish(m);
 		return;
 	}
-	if (m->kind != KR_ORPHAN && m->kr->cache != NULL) {
+	if (m->kind != KR_ORPHAN && m->kr->kr_cache != NULL) {
 		if (st->nsandboxes > 0 || st->ncontainers > 0)
-			podcache_set(m->kr->cache, st, t0);
+			podcache_set(m->kr->kr_cache, st, t0);
 		else
-			podcache_delete(m->kr->cache, m->pod->uid, t0);
+			podcache_delete(m->kr->kr_cache, m->pod->uid, t0);
 	}
 	rt_pod_status_clear(&m->rt);
 	m->rt = *st;
 	memset(st, 0, sizeof(*st));
-	m->step++;
+	kr_sync_set_step(m, m->step + 1);
 	kr_next(m);
 }
 
@@ -708,8 +681,8 @@ kr_read_status(struct kr_sync *m)
 	const char *uid = m->pod != NULL ? m->pod->uid : m->rt.uid;
 
 	kr_sync_call(m, "ListPodSandbox+ListContainers", NULL);
-	m->rd = kr_rd_start(m->kr, uid, m->pod ? m->pod->name : NULL, m->pod ? m->pod->ns : NULL, m,
-	    kr_read_done, m);
+	m->rd = kr_rd_start(&m->kr->kr_x, uid, m->pod ? m->pod->name : NULL,
+	    m->pod ? m->pod->ns : NULL, m, kr_read_done, m);
 }
 
 /* ---- killPod: containers concurrently, then the sandboxes ---- */
@@ -733,7 +706,7 @@ kr_kop_done(int rc, const char *err, void *arg)
 			kr_killpod_sandboxes(m);
 		return;
 	}
-	m->step++;
+	kr_sync_set_step(m, m->step + 1);
 	kr_next(m);
 }
 
@@ -759,7 +732,7 @@ kr_stop_sb_cb(
 		kr_finish(m);
 		return;
 	}
-	m->step = m->kind == KR_SYNC ? KS_CREATE_SANDBOX : KS_VERIFY;
+	kr_sync_set_step(m, m->kind == KR_SYNC ? KS_CREATE_SANDBOX : KS_VERIFY);
 	if (m->kind == KR_SYNC && m->err != NULL) {
 		kr_finish(m);
 		return;
@@ -781,7 +754,8 @@ kr_killpod_sandboxes(struct kr_sync *m)
 		req.pod_sandbox_id = m->rt.sandboxes[i].id;
 		m->pending++;
 		kr_sync_call(m, "StopPodSandbox", NULL);
-		cri_stop_pod_sandbox(m->kr->cri, &req, m->kr->x.timeout_ms, kr_stop_sb_cb, m, m);
+		cri_stop_pod_sandbox(
+		    m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_stop_sb_cb, m, m);
 	}
 	if (m->pending == 0) {
 		m->pending = 1;
@@ -830,8 +804,8 @@ kr_killpod_wave(struct kr_sync *m, int wave)
 		m->pending++;
 		kr_sync_call(m, "StopContainer", c->name);
 		kr_add_kop(m,
-		    kr_kill_start(m->kr, m, m->pod, spec, c->id, c->name, kr_pod_ip_of(&m->rt),
-		        NULL, grace, kr_kop_done, m));
+		    kr_kill_start(&m->kr->kr_x, m, m->pod, spec, c->id, c->name,
+		        kr_pod_ip_of(&m->rt), NULL, grace, kr_kop_done, m));
 	}
 	if (m->pending > 0)
 		return;
@@ -858,22 +832,22 @@ kr_decide(struct kr_sync *m)
 	char            *line;
 
 	if (m->kind == KR_TERMINATING || m->kind == KR_ORPHAN) {
-		m->step = KS_KILL_POD;
+		kr_sync_set_step(m, KS_KILL_POD);
 		return;
 	}
 	if (m->kind == KR_TERMINATED) {
-		m->step = KS_FINISH;
+		kr_sync_set_step(m, KS_FINISH);
 		return;
 	}
 	if (pod_is_terminal(m->pod, &m->rt)) {
 		/* Nothing will run again: the worker terminates the pod. */
 		m->terminal = 1;
-		m->step = KS_FINISH;
+		kr_sync_set_step(m, KS_FINISH);
 		return;
 	}
 	memset(&probes, 0, sizeof(probes));
-	if (m->kr->probe_fn != NULL)
-		have_probes = m->kr->probe_fn(m->pod->uid, &probes, m->kr->probe_arg) == 0;
+	if (m->kr->kr_probe_fn != NULL)
+		have_probes = m->kr->kr_probe_fn(m->pod->uid, &probes, m->kr->kr_probe_arg) == 0;
 	pod_actions_compute(m->pod, &m->rt, have_probes ? &probes : NULL, &m->acts);
 	m->have_acts = 1;
 	line = pod_actions_format(m->pod, &m->acts);
@@ -881,11 +855,11 @@ kr_decide(struct kr_sync *m)
 	free(line);
 	if (m->acts.kill_pod) {
 		if (m->acts.create_sandbox && m->rt.nsandboxes > 0)
-			events_pod(m->kr->x.events, m->pod, NULL, EV_NORMAL, "SandboxChanged",
+			events_pod(m->kr->kr_x.events, m->pod, NULL, EV_NORMAL, "SandboxChanged",
 			    "Pod sandbox changed, it will be killed and re-created.");
-		m->step = KS_KILL_POD;
+		kr_sync_set_step(m, KS_KILL_POD);
 	} else {
-		m->step = KS_KILL_CONTAINERS;
+		kr_sync_set_step(m, KS_KILL_CONTAINERS);
 	}
 }
 
@@ -914,11 +888,11 @@ kr_kill_containers(struct kr_sync *m)
 		m->pending++;
 		kr_sync_call(m, "StopContainer", ke->name);
 		kr_add_kop(m,
-		    kr_kill_start(m->kr, m, m->pod, spec, ke->container_id, ke->name,
+		    kr_kill_start(&m->kr->kr_x, m, m->pod, spec, ke->container_id, ke->name,
 		        kr_pod_ip_of(&m->rt), ke->message, grace, kr_kop_done, m));
 	}
 	if (m->pending == 0) {
-		m->step++;
+		kr_sync_set_step(m, m->step + 1);
 		kr_next(m);
 	}
 }
@@ -932,7 +906,7 @@ kr_set_ips_from(struct kr_sync *m, const char *ip, char *const *extra, size_t ne
 	m->pod_ip = NULL;
 	if (m->pod->host_network) {
 		/* A host-network pod's IP is the node's. */
-		m->pod_ip = xstrdup(m->kr->host_ip);
+		m->pod_ip = xstrdup(m->kr->kr_host_ip);
 	} else if (ip != NULL && ip[0] != '\0') {
 		m->pod_ip = xstrdup(ip);
 	}
@@ -971,7 +945,7 @@ kr_sb_status_cb(
 	}
 	log_v(2, "pod %s/%s: sandbox %s ready, ip %s", m->pod->ns, m->pod->name, m->sandbox_id,
 	    m->pod_ip ? m->pod_ip : "-");
-	m->step = KS_EPHEMERAL;
+	kr_sync_set_step(m, KS_EPHEMERAL);
 	m->idx = 0;
 	kr_next(m);
 }
@@ -983,22 +957,22 @@ kr_run_sb_cb(
 	struct kr_sync                      *m = arg;
 	Runtime__V1__PodSandboxStatusRequest req = RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
 
-	kr_intent_del(m->kr, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
+	kr_intent_del(&m->kr->kr_x, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
 	if (code != GRPC_OK) {
-		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
+		events_pod(m->kr->kr_x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to create pod sandbox: %s", message);
-		free(m->kp->sandbox_error);
-		m->kp->sandbox_error = xsprintf("FailedCreatePodSandBox: %s", message);
+		free(m->kp->kp_sandbox_error);
+		m->kp->kp_sandbox_error = xsprintf("FailedCreatePodSandBox: %s", message);
 		kr_fail(m, "RunPodSandbox: %s", message);
 		kr_finish(m);
 		return;
 	}
-	free(m->kp->sandbox_error);
-	m->kp->sandbox_error = NULL;
+	free(m->kp->kp_sandbox_error);
+	m->kp->kp_sandbox_error = NULL;
 	m->sandbox_id = xstrdup(resp->pod_sandbox_id);
 	req.pod_sandbox_id = m->sandbox_id;
 	kr_sync_call(m, "PodSandboxStatus", NULL);
-	cri_pod_sandbox_status(m->kr->cri, &req, m->kr->x.timeout_ms, kr_sb_status_cb, m, m);
+	cri_pod_sandbox_status(m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_sb_status_cb, m, m);
 }
 
 static void
@@ -1024,9 +998,9 @@ kr_create_sandbox(struct kr_sync *m)
 	} else {
 		attempt = m->acts.attempt;
 	}
-	m->sbcfg = kr_sandbox_config(&m->kr->env, m->pod, attempt, err, sizeof(err));
+	m->sbcfg = kr_sandbox_config(&m->kr->kr_env, m->pod, attempt, err, sizeof(err));
 	if (m->sbcfg == NULL) {
-		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
+		events_pod(m->kr->kr_x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to generate sandbox config: %s", err);
 		kr_fail(m, "sandbox config: %s", err);
 		kr_finish(m);
@@ -1035,16 +1009,16 @@ kr_create_sandbox(struct kr_sync *m)
 	if (!m->acts.create_sandbox) {
 		m->sandbox_id = xstrdup(sb->id);
 		kr_set_ips_from(m, sb->ip, sb->extra_ips, sb->nextra_ips);
-		m->step = KS_EPHEMERAL;
+		kr_sync_set_step(m, KS_EPHEMERAL);
 		m->idx = 0;
 		kr_next(m);
 		return;
 	}
-	if (kr_runtime_handler(&m->kr->env, m->pod, &handler, err, sizeof(err)) == -1) {
-		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
+	if (kr_runtime_handler(&m->kr->kr_env, m->pod, &handler, err, sizeof(err)) == -1) {
+		events_pod(m->kr->kr_x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to create pod sandbox: %s", err);
-		free(m->kp->sandbox_error);
-		m->kp->sandbox_error = xsprintf("FailedCreatePodSandBox: %s", err);
+		free(m->kp->kp_sandbox_error);
+		m->kp->kp_sandbox_error = xsprintf("FailedCreatePodSandBox: %s", err);
 		kr_fail(m, "%s", err);
 		kr_finish(m);
 		return;
@@ -1057,8 +1031,8 @@ kr_create_sandbox(struct kr_sync *m)
 	}
 	if (((m->pod->dns_policy == DNS_CLUSTER_FIRST && !m->pod->host_network) ||
 	        m->pod->dns_policy == DNS_CLUSTER_FIRST_WITH_HOST_NET) &&
-	    (m->kr->env.cluster_dns == NULL || m->kr->env.cluster_dns->n == 0))
-		events_pod(m->kr->x.events, m->pod, NULL, EV_WARNING, "MissingClusterDNS",
+	    (m->kr->kr_env.cluster_dns == NULL || m->kr->kr_env.cluster_dns->n == 0))
+		events_pod(m->kr->kr_x.events, m->pod, NULL, EV_WARNING, "MissingClusterDNS",
 		    "pod: \"%s_%s(%s)\". kubelet does not have ClusterDNS IP configured and "
 		    "cannot create Pod using \"ClusterFirst\" policy. Falling back to "
 		    "\"Default\" policy.",
@@ -1066,17 +1040,27 @@ kr_create_sandbox(struct kr_sync *m)
 	req.config = m->sbcfg;
 	req.runtime_handler = (char *)handler;
 	log_v(2, "pod %s/%s: creating sandbox attempt %u", m->pod->ns, m->pod->name, attempt);
-	kr_intent_put(m->kr, m->pod->uid, "sandbox", "", attempt);
+	kr_intent_put(&m->kr->kr_x, m->pod->uid, "sandbox", "", attempt);
 	kr_sync_call(m, "RunPodSandbox", NULL);
-	cri_run_pod_sandbox(m->kr->cri, &req, m->kr->x.timeout_ms, kr_run_sb_cb, m, m);
+	cri_run_pod_sandbox(m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_run_sb_cb, m, m);
+}
+
+/* A start's progress: the call in flight, for podctl. */
+static void
+kr_start_call_cb(const char *call, const char *target, void *arg)
+{
+	kr_sync_call(arg, call, target);
 }
 
 static void
-kr_start_done(int rc, const char *err, void *arg)
+kr_start_done(const struct kr_start_result *r, void *arg)
 {
 	struct kr_sync         *m = arg;
-	struct kr_start        *st = m->st; /* err points into it: free it last */
+	struct kr_start        *st = m->st; /* r points into it: free it last */
+	struct kr_pod          *kp = m->kp;
 	const struct container *c;
+	int                     rc = r->rc;
+	const char             *err = r->err;
 
 	m->st = NULL;
 	switch (m->step) {
@@ -1092,6 +1076,20 @@ kr_start_done(int rc, const char *err, void *arg)
 	default:
 		fatalx("%s: bad step %d", __func__, m->step);
 	}
+	/* The pod's memory takes what the start learnt, even when the transaction was
+	 * cancelled meanwhile (the pod is then found by its UID). */
+	if (kp == NULL && m->pod != NULL)
+		kp = kr_pod_find(m->kr, m->pod->uid);
+	if (r->reason != NULL)
+		kr_set_start_error(kp, c->c_name, r->reason, r->message);
+	else if (r->clear_error)
+		kr_set_start_error(kp, c->c_name, NULL, NULL);
+	if (r->pull == KR_PULL_FAILED)
+		kr_pull_fail_set(kp, c->c_image, r->pull_failed_ms);
+	else if (r->pull == KR_PULL_OK)
+		kr_pull_fail_set(kp, c->c_image, 0);
+	if (r->resync_ms >= 0)
+		kr_resync_after(kp, r->resync_ms);
 	if (rc < 0) {
 		kr_fail(m, "container %s: %s", c->c_name, err != NULL ? err : "start failed");
 		/* A classic init container that cannot start holds back the rest. */
@@ -1116,7 +1114,8 @@ kr_start_one(struct kr_sync *m, const struct container *c)
 	a.sandbox_config = m->sbcfg;
 	a.pod_ip = m->pod_ip != NULL ? m->pod_ip : "";
 	a.pod_ips = &m->pod_ips;
-	m->st = kr_start_container(m, &a, kr_start_done, m);
+	a.pull_failed_ms = c->c_image != NULL ? kr_pull_fail_time(m->kp, c->c_image) : 0;
+	m->st = kr_start_container(&m->kr->kr_x, m, &a, kr_start_call_cb, kr_start_done, m);
 }
 
 /* recovery: 1 when a container of rt runs (or its state is unknown), else 0. */
@@ -1152,26 +1151,27 @@ kr_next(struct kr_sync *m)
 		switch (m->step) {
 		case KS_READ: {
 			const struct rt_pod_status *st = NULL;
-			int64_t min = m->kp != NULL && m->kp->min_ts > 0 ? m->kp->min_ts : 1;
+			int64_t min = m->kp != NULL && m->kp->kp_min_ts > 0 ? m->kp->kp_min_ts : 1;
 
 			/* recovery: before the first relist (a restart), wait for it instead of
 			 * reading the runtime pod by pod: resuming N pods costs list calls only. */
-			if (m->kind != KR_TERMINATING && m->kr->wait_relist &&
-			    m->kr->cache != NULL && m->pod != NULL &&
-			    podcache_time(m->kr->cache) == 0) {
+			if (m->kind != KR_TERMINATING && m->kr->kr_wait_relist &&
+			    m->kr->kr_cache != NULL && m->pod != NULL &&
+			    podcache_time(m->kr->kr_cache) == 0) {
 				m->cwait = podcache_wait_newer(
-				    m->kr->cache, m->pod->uid, 1, kr_first_relist, m);
+				    m->kr->kr_cache, m->pod->uid, 1, kr_first_relist, m);
 				return;
 			}
 			/* A status older than our own last action would mislead: read the
 			 * runtime ourselves unless the cache is fresh enough. */
-			if (m->kind != KR_TERMINATING && m->kr->cache != NULL && m->pod != NULL &&
-			    podcache_get_newer_than(m->kr->cache, m->pod->uid, min, &st)) {
+			if (m->kind != KR_TERMINATING && m->kr->kr_cache != NULL &&
+			    m->pod != NULL &&
+			    podcache_get_newer_than(m->kr->kr_cache, m->pod->uid, min, &st)) {
 				rt_pod_status_clear(&m->rt);
 				memset(&m->rt, 0, sizeof(m->rt));
 				if (st != NULL)
 					rt_pod_status_copy(&m->rt, st);
-				m->step = KS_DECIDE;
+				kr_sync_set_step(m, KS_DECIDE);
 				continue;
 			}
 			kr_read_status(m);
@@ -1197,7 +1197,7 @@ kr_next(struct kr_sync *m)
 			}
 			/* volumes: objects or tokens never answered yet: end here, the pod is
 			 * kicked when they arrive (the kubelet waits for its volumes). */
-			if (m->pod != NULL && volumes_pod_waiting(m->kr->env.volumes, m->pod)) {
+			if (m->pod != NULL && volumes_pod_waiting(m->kr->kr_env.volumes, m->pod)) {
 				kr_finish(m);
 				return;
 			}
@@ -1210,7 +1210,7 @@ kr_next(struct kr_sync *m)
 				    &m->pod->ephemeral_containers[m->acts.ephemeral_start[m->idx]]);
 				return;
 			}
-			m->step = KS_INIT;
+			kr_sync_set_step(m, KS_INIT);
 			m->idx = 0;
 			continue;
 		case KS_INIT:
@@ -1219,7 +1219,7 @@ kr_next(struct kr_sync *m)
 				    m, &m->pod->init_containers[m->acts.init_start[m->idx]]);
 				return;
 			}
-			m->step = KS_APP;
+			kr_sync_set_step(m, KS_APP);
 			m->idx = 0;
 			if (m->classic_init_failed) {
 				kr_finish(m);
@@ -1255,26 +1255,26 @@ kr_next(struct kr_sync *m)
 			kr_finish(m);
 			return;
 		default:
-			fatalx(
-			    "%s: pod %s: bad step %d", __func__, m->kp ? m->kp->uid : "-", m->step);
+			fatalx("%s: pod %s: bad step %d", __func__, m->kp ? m->kp->kp_uid : "-",
+			    m->step);
 		}
 	}
 }
 
 /* ---- directories ---- */
 
-/* Removes ROOT/pods/UID (emptyDir volumes, termination-message files), never crossing
- * into another file system. The log directory stays for `logs` until GC. */
+/* Removes ROOT/pods/UID (emptyDir volumes, termination-message files), after unmounting
+ * the tmpfs of its secret and projected volumes. The log directory stays for `logs` until
+ * GC. */
 static void
 kr_cleanup_pod_dirs(struct kuberuntime *kr, const struct pod *pod)
 {
 	char *dir;
 
-	if (pod == NULL || pod->uid == NULL || pod->uid[0] == '\0' ||
-	    strchr(pod->uid, '/') != NULL || strcmp(pod->uid, "..") == 0)
-		return;
-	dir = kuberuntime_pod_dir(kr->env.root_dir, pod->uid);
+	if (pod == NULL || (dir = kuberuntime_pod_dir(kr->kr_env.root_dir, pod->uid)) == NULL)
+		return; /* a UID that is no file name: nothing of it can be there */
 	if (access(dir, F_OK) == 0) {
+		(void)vol_unmount_under(dir); /* secret volumes' tmpfs: rmtree stays on one fs */
 		(void)rmtree(dir);
 		log_v(2, "pod %s/%s: removed %s", pod->ns, pod->name, dir);
 	}
@@ -1292,15 +1292,15 @@ kr_sync_new(struct kuberuntime *kr, struct pw_txn *txn, const struct pod *pod, e
 	m->txn = txn;
 	m->kind = kind;
 	m->grace = -1;
-	m->pod = pod_dup(pod);
+	m->pod = pod_ref(pod);
 	m->kp = kr_pod_get(kr, pod->uid);
-	if (m->kp->m != NULL) {
+	if (m->kp->kp_m != NULL) {
 		/* podworkers runs one transaction per pod: a leftover is a broken invariant
 		 * unless it was cancelled; be safe and retire it. */
 		log_warnx("%s: pod %s: a machine was still attached", __func__, pod->uid);
-		kr_retire(m->kp->m);
+		kr_retire(m->kp->kp_m);
 	}
-	m->kp->m = m;
+	m->kp->kp_m = m;
 	return m;
 }
 
@@ -1329,7 +1329,7 @@ kr_sync_terminated(void *arg, struct pw_txn *txn, const struct pod *pod)
 {
 	struct kr_sync *m = kr_sync_new(arg, txn, pod, KR_TERMINATED);
 
-	m->step = KS_FINISH;
+	kr_sync_set_step(m, KS_FINISH);
 	log_v(2, "pod %s/%s: terminated, cleaning up", pod->ns, pod->name);
 	kr_kick(m);
 }
@@ -1340,11 +1340,11 @@ kr_cancel(void *arg, struct pw_txn *txn)
 	struct kuberuntime *kr = arg;
 	struct kr_pod      *kp;
 
-	TAILQ_FOREACH(kp, &kr->pods, entry)
+	TAILQ_FOREACH(kp, &kr->kr_pods, kp_entry)
 	{
-		if (kp->m != NULL && kp->m->txn == txn) {
-			log_v(2, "pod %s: transaction cancelled", kp->uid);
-			kr_retire(kp->m);
+		if (kp->kp_m != NULL && kp->kp_m->txn == txn) {
+			log_v(2, "pod %s: transaction cancelled", kp->kp_uid);
+			kr_retire(kp->kp_m);
 			return;
 		}
 	}
@@ -1371,13 +1371,13 @@ kuberuntime_start_error(
 	struct kr_pod *kp = kr_pod_find(kr, uid);
 	size_t         i;
 
-	for (i = 0; kp != NULL && i < kp->nerrs; i++) {
-		if (strcmp(kp->errs[i].container, container) != 0)
+	for (i = 0; kp != NULL && i < kp->kp_nerrs; i++) {
+		if (strcmp(kp->kp_errs[i].container, container) != 0)
 			continue;
-		out->container = kp->errs[i].container;
-		out->reason = kp->errs[i].reason;
-		out->message = kp->errs[i].message;
-		out->at_ms = kp->errs[i].at_ms;
+		out->container = kp->kp_errs[i].container;
+		out->reason = kp->kp_errs[i].reason;
+		out->message = kp->kp_errs[i].message;
+		out->at_ms = kp->kp_errs[i].at_ms;
 		return 0;
 	}
 	return -1;
@@ -1391,11 +1391,11 @@ kuberuntime_foreach_start_error(struct kuberuntime *kr, const char *uid,
 	struct kr_start_error e;
 	size_t                i;
 
-	for (i = 0; kp != NULL && i < kp->nerrs; i++) {
-		e.container = kp->errs[i].container;
-		e.reason = kp->errs[i].reason;
-		e.message = kp->errs[i].message;
-		e.at_ms = kp->errs[i].at_ms;
+	for (i = 0; kp != NULL && i < kp->kp_nerrs; i++) {
+		e.container = kp->kp_errs[i].container;
+		e.reason = kp->kp_errs[i].reason;
+		e.message = kp->kp_errs[i].message;
+		e.at_ms = kp->kp_errs[i].at_ms;
 		cb(&e, arg);
 	}
 }
@@ -1403,15 +1403,15 @@ kuberuntime_foreach_start_error(struct kuberuntime *kr, const char *uid,
 static void
 kr_view(const struct kr_pod *kp, struct kr_pod_view *v)
 {
-	const struct kr_sync *m = kp->m;
+	const struct kr_sync *m = kp->kp_m;
 
 	memset(v, 0, sizeof(*v));
-	v->uid = kp->uid;
-	v->sandbox_error = kp->sandbox_error;
-	v->last_error = kp->last_error;
-	v->last_step = kp->last_step;
-	v->nstart_errors = kp->nerrs;
-	v->last_sync_ms = kp->last_sync_ms;
+	v->uid = kp->kp_uid;
+	v->sandbox_error = kp->kp_sandbox_error;
+	v->last_error = kp->kp_last_error;
+	v->last_step = kp->kp_last_step;
+	v->nstart_errors = kp->kp_nerrs;
+	v->last_sync_ms = kp->kp_last_sync_ms;
 	if (m == NULL)
 		return;
 	v->machine = kr_kind_names[m->kind];
@@ -1440,7 +1440,7 @@ kuberuntime_foreach(
 	struct kr_pod     *kp;
 	struct kr_pod_view v;
 
-	TAILQ_FOREACH(kp, &kr->pods, entry)
+	TAILQ_FOREACH(kp, &kr->kr_pods, kp_entry)
 	{
 		kr_view(kp, &v);
 		cb(&v, arg);
@@ -1453,13 +1453,13 @@ kuberuntime_forget(struct kuberuntime *kr, const char *uid)
 	struct kr_pod *kp = kr_pod_find(kr, uid);
 
 	/* Old backoff entries go with their pods (crash-loop keys use wall time). */
-	backoff_gc(kr->x.crash_bo, kr_wall_ms());
-	backoff_gc(kr->x.pull_bo, now_mono_ms());
+	backoff_gc(kr->kr_x.crash_bo, now_wall_ms());
+	backoff_gc(kr->kr_x.pull_bo, now_mono_ms());
 	if (kp == NULL)
 		return;
-	if (kp->m != NULL) {
+	if (kp->kp_m != NULL) {
 		/* Its worker still waits for it: keep the memory until it ends. */
-		kp->forgotten = 1;
+		kp->kp_forgotten = 1;
 		return;
 	}
 	kr_pod_free(kp);
@@ -1486,10 +1486,10 @@ kuberuntime_kill_running(struct kuberuntime *kr, const struct rt_pod_status *rt,
 	m->kind = KR_ORPHAN;
 	m->grace = grace;
 	rt_pod_status_copy(&m->rt, rt);
-	m->step = KS_KILL_POD;
+	kr_sync_set_step(m, KS_KILL_POD);
 	m->orphan_done = done != NULL ? done : kr_orphan_done;
 	m->orphan_arg = arg;
-	TAILQ_INSERT_TAIL(&kr->orphans, m, entry);
+	TAILQ_INSERT_TAIL(&kr->kr_orphans, m, entry);
 	kr_kick(m);
 	return (struct kr_kill *)m;
 }

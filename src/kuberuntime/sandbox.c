@@ -98,14 +98,20 @@ kr_map_get(void *const *entries, size_t n, const char *key)
 char *
 kuberuntime_pod_log_dir(const char *logs_dir, const struct pod *pod)
 {
-	return xsprintf("%s/%s_%s_%s", logs_dir, pod->ns ? pod->ns : "default",
-	    pod->name ? pod->name : "", pod->uid ? pod->uid : "");
+	char *name, *dir;
+
+	if (pod->name == NULL || pod->uid == NULL)
+		return NULL;
+	name = xsprintf("%s_%s_%s", pod->ns ? pod->ns : "default", pod->name, pod->uid);
+	dir = path_join(logs_dir, 1, name);
+	free(name);
+	return dir;
 }
 
 char *
 kuberuntime_pod_dir(const char *root_dir, const char *uid)
 {
-	return xsprintf("%s/pods/%s", root_dir, uid);
+	return path_join(root_dir, 2, "pods", uid);
 }
 
 const char *
@@ -130,7 +136,9 @@ kuberuntime_pod_cgroup(const char *cgroup_root, const struct pod *pod, char *buf
 	case QOS_GUARANTEED:
 		break;
 	}
-	if (tier != NULL)
+	if (!path_component_ok(pod->uid)) /* never a cgroup outside the root */
+		snprintf(buf, len, "%s/invalid-pod-uid", cgroup_root);
+	else if (tier != NULL)
 		snprintf(buf, len, "%s/%s/pod%s", cgroup_root, tier, pod->uid);
 	else
 		snprintf(buf, len, "%s/pod%s", cgroup_root, pod->uid);
@@ -599,6 +607,8 @@ kr_sandbox_config(
 		snprintf(err, errlen, "pod without name or uid");
 		return NULL;
 	}
+	if (pod_validate_names(pod, err, errlen) == -1) /* they make paths */
+		return NULL;
 	c = kr_msg_new(&runtime__v1__pod_sandbox_config__descriptor);
 	md = kr_msg_new(&runtime__v1__pod_sandbox_metadata__descriptor);
 	md->name = xstrdup(pod->name);

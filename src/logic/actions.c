@@ -5,6 +5,7 @@
 
 #include "logic/actions.h"
 #include "core/util.h"
+#include "pod/hash.h"
 
 const struct probe_state *
 probe_set_find(const struct probe_set *ps, const char *container_id)

@@ -9,6 +9,7 @@
 #include "logic/actions.h"
 #include "logic/podstatus.h"
 #include "core/util.h"
+#include "pod/rfc3339.h"
 
 #define REASON_CONTAINER_CREATING "ContainerCreating"
 #define REASON_POD_INITIALIZING   "PodInitializing"

@@ -17,6 +17,7 @@
 #include "node/podworkers.h"
 #include "store/store.h"
 #include "core/util.h"
+#include "volumes/volumes.h"
 
 /* A removal or kill in flight, keyed by container / sandbox id or pod UID. */
 struct hk_op {
@@ -419,6 +420,7 @@ hk_pod_dirs(struct housekeeping *h)
 		if (!hk_pod_gone(h, de->d_name))
 			continue;
 		path = xsprintf("%s/%s", base, de->d_name);
+		(void)vol_unmount_under(path); /* a tmpfs left by a kill -9 first */
 		(void)rmtree(path);
 		if (access(path, F_OK) == -1) {
 			log_v(2, "housekeeping: removed pod directory %s", path);

@@ -41,8 +41,15 @@ char *
 logrotate_path(const char *logs_dir, const char *ns, const char *name, const char *uid,
     const char *container, int restart_count)
 {
-	return xsprintf("%s/%s_%s_%s/%s/%d.log", logs_dir, ns != NULL ? ns : "default",
-	    name != NULL ? name : "", uid != NULL ? uid : "", container, restart_count);
+	char *pod = xsprintf("%s_%s_%s", ns != NULL ? ns : "default", name != NULL ? name : "",
+	         uid != NULL ? uid : ""),
+	     *file = xsprintf("%d.log", restart_count), *path;
+
+	/* The names come from the runtime: none of them may lead out of logs_dir. */
+	path = path_join(logs_dir, 3, pod, container, file);
+	free(pod);
+	free(file);
+	return path;
 }
 
 char *
@@ -195,7 +202,7 @@ lr_container(struct logrotate *lr, const struct rt_pod_status *st, const struct 
 	if (c->state != RT_RUNNING || c->id == NULL || c->name == NULL || lr_busy(lr, c->id))
 		return;
 	log = logrotate_path(lr->logs_dir, st->ns, st->name, st->uid, c->name, c->restart_count);
-	if (stat(log, &sb) == -1 || sb.st_size < lr->max_size) {
+	if (log == NULL || stat(log, &sb) == -1 || sb.st_size < lr->max_size) {
 		free(log);
 		return;
 	}

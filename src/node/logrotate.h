@@ -43,7 +43,8 @@ void logrotate_stats(const struct logrotate *, struct logrotate_stats *);
 
 /* ---- pure helpers (tests) ---- */
 
-/* The log file of a container (caller frees). */
+/* The log file of a container (caller frees), or NULL when a name (from the runtime) would
+ * lead out of logs_dir. */
 char *logrotate_path(const char *logs_dir, const char *ns, const char *name, const char *uid,
     const char *container, int restart_count);
 /* The rotated name of log at wall time t (Unix seconds; caller frees). */

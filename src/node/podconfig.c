@@ -7,21 +7,22 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "logic/admit.h"
 #include "node/podconfig.h"
 #include "core/util.h"
 
 struct pc_pod {
-	struct pod *p_pod;
-	char       *p_source;
-	char       *p_doc;
-	size_t      p_doc_len;
-	char       *p_format;
-	uint64_t    p_spec_hash;
-	uint64_t    p_status_hash;
-	int         p_admitted;
-	char       *p_reason; /* rejection */
-	char       *p_message;
-	int         p_mark; /* set_source: seen in the new set */
+	const struct pod *p_pod; /* a reference; replaced (never written) on update */
+	char             *p_source;
+	char             *p_doc;
+	size_t            p_doc_len;
+	char             *p_format;
+	uint64_t          p_spec_hash;
+	uint64_t          p_status_hash;
+	int               p_admitted;
+	char             *p_reason; /* rejection */
+	char             *p_message;
+	int               p_mark; /* set_source: seen in the new set */
 };
 
 struct pc_source {
@@ -36,7 +37,9 @@ struct podconfig {
 	int           c_max_pods;
 	struct kvlist c_labels;
 	int (*c_is_active)(const char *, void *);
-	void             *c_is_active_arg;
+	void *c_is_active_arg;
+	void (*c_node_info)(struct admit_node *, void *);
+	void             *c_node_info_arg;
 	struct pc_pod   **c_pods;
 	size_t            c_n;
 	size_t            c_cap;
@@ -139,6 +142,8 @@ podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 	c->c_max_pods = o->max_pods;
 	c->c_is_active = o->is_active;
 	c->c_is_active_arg = o->is_active_arg;
+	c->c_node_info = o->node_info;
+	c->c_node_info_arg = o->node_info_arg;
 	if (o->node_labels != NULL)
 		for (i = 0; i < o->node_labels->n; i++)
 			kv_set(
@@ -155,7 +160,7 @@ pc_pod_free(struct pc_pod *p)
 {
 	if (p == NULL)
 		return;
-	pod_free(p->p_pod);
+	pod_unref(p->p_pod);
 	free(p->p_source);
 	free(p->p_doc);
 	free(p->p_format);
@@ -211,54 +216,46 @@ pc_find(const struct podconfig *c, const char *uid, size_t *idx)
 	return NULL;
 }
 
-/* The kubelet's canAdmitPod, reduced to what a node without a scheduler needs. */
+/* The kubelet's canAdmitPod (logic/admit.c) against the node as node_info describes it and
+ * the pods already admitted that are still active. */
 static int
-pc_admit(struct podconfig *c, const struct pod *pod, char **reason, char **message)
+pc_admit(
+    struct podconfig *c, const struct pod *pod, const char *source, char **reason, char **message)
 {
-	size_t i, used = 0;
+	struct admit_node  node;
+	const struct pod **others;
+	size_t             i, n = 0;
+	int                rc;
+	char               err[256];
 
-	if (pod->node_name != NULL && *pod->node_name != '\0' && c->c_node != NULL &&
-	    strcmp(pod->node_name, c->c_node) != 0) {
-		*reason = xstrdup("NodeName");
-		xasprintf(message, "Pod Predicate NodeName failed: spec.nodeName %s is not %s",
-		    pod->node_name, c->c_node);
+	/* Names that reach paths (the UID above all) must be in their API formats before
+	 * anything is created for the pod. */
+	if (pod_validate_names(pod, err, sizeof(err)) == -1) {
+		*reason = xstrdup("FailedValidation");
+		xasprintf(message, "Pod failed validation: %s", err);
 		return -1;
 	}
-	for (i = 0; i < pod->node_selector.n; i++) {
-		const char *have = kvlist_get(&c->c_labels, pod->node_selector.items[i].k);
+	others = xcalloc(c->c_n + 1, sizeof(*others));
+	memset(&node, 0, sizeof(node));
+	node.cpu_milli = node.memory = node.ephemeral = -1;
+	node.pods = c->c_max_pods > 0 ? c->c_max_pods : -1;
+	if (c->c_node_info != NULL)
+		c->c_node_info(&node, c->c_node_info_arg);
+	node.name = c->c_node;
+	node.labels = &c->c_labels;
+	for (i = 0; i < c->c_n; i++) {
+		struct pc_pod *p = c->c_pods[i];
 
-		if (have == NULL || !streq_null(have, pod->node_selector.items[i].v)) {
-			*reason = xstrdup("NodeAffinity");
-			xasprintf(message,
-			    "Pod Predicate NodeAffinity failed: node has no label "
-			    "%s=%s",
-			    pod->node_selector.items[i].k,
-			    pod->node_selector.items[i].v != NULL ? pod->node_selector.items[i].v
-			                                          : "");
-			return -1;
-		}
+		if (!p->p_admitted || p->p_pod == pod)
+			continue;
+		if (c->c_is_active != NULL && !c->c_is_active(p->p_pod->uid, c->c_is_active_arg))
+			continue;
+		others[n++] = p->p_pod;
 	}
-	if (c->c_max_pods > 0) {
-		for (i = 0; i < c->c_n; i++) {
-			struct pc_pod *p = c->c_pods[i];
-
-			if (!p->p_admitted)
-				continue;
-			if (c->c_is_active != NULL &&
-			    !c->c_is_active(p->p_pod->uid, c->c_is_active_arg))
-				continue;
-			used++;
-		}
-		if (used >= (size_t)c->c_max_pods) {
-			*reason = xstrdup("OutOfpods");
-			xasprintf(message,
-			    "Node didn't have enough resource: pods, requested: 1, "
-			    "used: %zu, capacity: %d",
-			    used, c->c_max_pods);
-			return -1;
-		}
-	}
-	return 0;
+	rc = admit_pod(
+	    &node, pod, source != NULL && strcmp(source, "api") != 0, others, n, reason, message);
+	free(others);
+	return rc;
 }
 
 static void
@@ -273,18 +270,58 @@ pc_emit(struct podconfig *c, enum pod_op op, const struct pc_pod *p)
 static void
 pc_item_clear(struct podconfig_item *it)
 {
-	pod_free(it->pod);
+	pod_unref(it->pod);
 	it->pod = NULL;
+}
+
+/* Takes over it->pod and returns the pod podconfig keeps: it, with the local annotations
+ * seen (kubernetes.io/config.seen) and source (kubernetes.io/config.source) set where they
+ * are not NULL and differ. They are written before the pod is shared: in place while the
+ * item's reference is the only one, else (the file source keeps a reference to its pods)
+ * into a pod decoded again from the item's document, so a shared pod is never written. */
+static const struct pod *
+pc_annotate(struct podconfig_item *it, const char *seen, const char *source)
+{
+	const struct pod *pod = it->pod;
+	struct pod       *w;
+	char              err[256];
+
+	it->pod = NULL;
+	if ((seen == NULL ||
+	        streq_null(kvlist_get(&pod->annotations, "kubernetes.io/config.seen"), seen)) &&
+	    (source == NULL ||
+	        streq_null(kvlist_get(&pod->annotations, "kubernetes.io/config.source"), source)))
+		return pod;
+	if ((w = pod_exclusive(pod)) == NULL) {
+		if (it->doc != NULL && it->format != NULL && strcmp(it->format, "yaml") == 0)
+			w = pod_from_yaml(it->doc, it->doc_len, err, sizeof(err));
+		else if (it->doc != NULL)
+			w = pod_from_json(it->doc, it->doc_len, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "no document");
+		if (w == NULL || !streq_null(w->uid, pod->uid)) {
+			log_warnx("pod %s/%s uid=%s: cannot annotate: %s", pod->ns, pod->name,
+			    pod->uid, w == NULL ? err : "document of another pod");
+			pod_unref(w);
+			return pod;
+		}
+		pod_unref(pod);
+	}
+	if (seen != NULL)
+		kv_set(&w->annotations, "kubernetes.io/config.seen", seen);
+	if (source != NULL)
+		kv_set(&w->annotations, "kubernetes.io/config.source", source);
+	return w;
 }
 
 /* Adds or updates one pod. Returns the entry (now owned by c), or NULL if dropped. */
 static struct pc_pod *
 pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 {
-	struct pod    *pod = it->pod;
-	struct pc_pod *p;
-	uint64_t       sh = 0, st = 0;
-	char           seen[64];
+	const struct pod *pod = it->pod;
+	struct pc_pod    *p;
+	uint64_t          sh = 0, st = 0;
+	char              seen[64];
 
 	if (pod == NULL)
 		return NULL;
@@ -321,11 +358,9 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		}
 		/* Keep the local annotation of the first sighting. */
 		old_seen = kvlist_get(&p->p_pod->annotations, "kubernetes.io/config.seen");
-		if (old_seen != NULL)
-			kv_set(&pod->annotations, "kubernetes.io/config.seen", old_seen);
-		pod_free(p->p_pod);
+		pod = pc_annotate(it, old_seen, NULL);
+		pod_unref(p->p_pod);
 		p->p_pod = pod;
-		it->pod = NULL;
 		free(p->p_doc);
 		p->p_doc = it->doc != NULL ? xstrndup(it->doc, it->doc_len) : NULL;
 		p->p_doc_len = it->doc != NULL ? it->doc_len : 0;
@@ -344,8 +379,6 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		return p;
 	}
 	p = xcalloc(1, sizeof(*p));
-	p->p_pod = pod;
-	it->pod = NULL;
 	p->p_source = xstrdup(source);
 	p->p_doc = it->doc != NULL ? xstrndup(it->doc, it->doc_len) : NULL;
 	p->p_doc_len = it->doc != NULL ? it->doc_len : 0;
@@ -353,6 +386,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 	p->p_spec_hash = sh;
 	p->p_status_hash = st;
 	p->p_mark = 1;
+	seen[0] = '\0';
 	if (kvlist_get(&pod->annotations, "kubernetes.io/config.seen") == NULL) {
 		struct timespec ts;
 		struct tm       tm;
@@ -362,11 +396,9 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		snprintf(seen, sizeof(seen), "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ",
 		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		    ts.tv_nsec);
-		kv_set(&pod->annotations, "kubernetes.io/config.seen", seen);
 	}
-	if (!streq_null(kvlist_get(&pod->annotations, "kubernetes.io/config.source"), source))
-		kv_set(&pod->annotations, "kubernetes.io/config.source", source);
-	p->p_admitted = pc_admit(c, pod, &p->p_reason, &p->p_message) == 0;
+	pod = p->p_pod = pc_annotate(it, seen[0] != '\0' ? seen : NULL, source);
+	p->p_admitted = pc_admit(c, pod, source, &p->p_reason, &p->p_message) == 0;
 	if (c->c_n == c->c_cap) {
 		c->c_cap = c->c_cap == 0 ? 32 : c->c_cap * 2;
 		c->c_pods = xreallocarray(c->c_pods, c->c_cap, sizeof(*c->c_pods));

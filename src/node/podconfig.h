@@ -30,6 +30,7 @@
 #include "pod/pod.h"
 
 struct podconfig;
+struct admit_node;
 
 enum pod_op {
 	POD_OP_ADD = 0,
@@ -42,13 +43,14 @@ enum pod_op {
 
 /* One pod as a source gives it. */
 struct podconfig_item {
-	struct pod *pod; /* decoded (and validated) pod; podconfig takes ownership */
-	const char *doc; /* the document it was decoded from (copied) */
+	const struct pod *pod; /* decoded (and validated) pod; podconfig takes over this
+	                        * reference (the source may keep one of its own) */
+	const char *doc;       /* the document it was decoded from (copied) */
 	size_t      doc_len;
 	const char *format; /* "json" or "yaml" */
 };
 
-/* pod is owned by podconfig and valid during the call only (pod_dup to keep it). */
+/* pod is podconfig's and valid during the call only (pod_ref to keep it). */
 typedef void (*podconfig_fn)(enum pod_op op, const struct pod *pod, const char *source, void *arg);
 
 struct podconfig_options {
@@ -60,6 +62,11 @@ struct podconfig_options {
 	 * not yet terminated); NULL: every admitted pod counts. */
 	int (*is_active)(const char *uid, void *arg);
 	void *is_active_arg;
+	/* Fills what podconfig does not know of the node for admission (allocatable, taints,
+	 * pressure; logic/admit.h) before each admission; name and labels are podconfig's own.
+	 * NULL: only the pod count (max_pods) is checked among the resources. */
+	void (*node_info)(struct admit_node *, void *arg);
+	void *node_info_arg;
 };
 
 /* Returns a new, empty config. opts strings are copied. Never NULL. */
@@ -67,12 +74,12 @@ struct podconfig *podconfig_new(const struct podconfig_options *, podconfig_fn, 
 /* Frees every pod and document. No update is emitted. NULL is a no-op. */
 void podconfig_free(struct podconfig *);
 
-/* Replaces source's whole set with items[0..n) (ownership of each item's pod passes to
+/* Replaces source's whole set with items[0..n) (each item's pod reference passes to
  * podconfig; items with no UID or a UID given twice are dropped and logged). Emits the
  * differences. Marks the source ready. */
 void podconfig_set_source(
     struct podconfig *, const char *source, struct podconfig_item *items, size_t n);
-/* Adds or updates one pod of source (ownership of item->pod passes). Emits ADD / REJECT /
+/* Adds or updates one pod of source (the reference item->pod passes). Emits ADD / REJECT /
  * UPDATE / DELETE / RECONCILE or nothing. */
 void podconfig_upsert(struct podconfig *, const char *source, struct podconfig_item *item);
 /* Removes uid from source; emits REMOVE if it was there. */

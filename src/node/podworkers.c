@@ -23,9 +23,9 @@ struct pw_txn {
 struct podworker {
 	char               *w_uid;
 	char               *w_fullname; /* ns/name for logs */
-	struct pod         *w_pod;      /* the pod of the latest update applied */
+	const struct pod   *w_pod;      /* the pod of the latest update applied */
 	enum pw_state       w_state;
-	struct pod         *w_pending; /* the latest update not yet applied */
+	const struct pod   *w_pending; /* the latest update not yet applied */
 	enum pw_update_type w_pending_type;
 	int64_t             w_pending_grace; /* KILL override, -1 none */
 	int                 w_has_pending;
@@ -38,7 +38,7 @@ struct podworker {
 	char               *w_last_error;
 	int                 w_failures;
 	int                 w_removed;     /* killed because its source no longer has it */
-	struct pod         *w_restart_pod; /* re-added while terminating: start it afterwards */
+	const struct pod   *w_restart_pod; /* re-added while terminating: start it afterwards */
 	enum pw_update_type w_sync_type;   /* what the next sync_pod is for */
 	int                 w_started;     /* a sync transaction has run */
 	int                 w_static;      /* a static pod (kubernetes.io/config.source != api) */
@@ -129,7 +129,7 @@ pw_add(struct podworkers *p, const struct pod *pod)
 	w->w_uid = xstrdup(pod->uid);
 	xasprintf(&w->w_fullname, "%s/%s", pod->ns != NULL ? pod->ns : "",
 	    pod->name != NULL ? pod->name : "");
-	w->w_pod = pod_dup(pod);
+	w->w_pod = pod_ref(pod);
 	w->w_state = PW_SYNC;
 	w->w_pending_grace = -1;
 	w->w_sync_type = PW_UPDATE_CREATE;
@@ -145,9 +145,9 @@ pw_add(struct podworkers *p, const struct pod *pod)
 static void
 pw_free_worker(struct podworker *w)
 {
-	pod_free(w->w_pod);
-	pod_free(w->w_pending);
-	pod_free(w->w_restart_pod);
+	pod_unref(w->w_pod);
+	pod_unref(w->w_pending);
+	pod_unref(w->w_restart_pod);
 	free(w->w_uid);
 	free(w->w_fullname);
 	free(w->w_last_error);
@@ -163,7 +163,8 @@ pw_set_state(struct podworkers *p, struct podworker *w, enum pw_state s)
 	    pw_state_name(s), w->w_fullname, w->w_uid);
 	w->w_state = s;
 	if (p->p_syncer.state_changed != NULL)
-		p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, s, w->w_grace_deadline_ms);
+		p->p_syncer.state_changed(
+		    p->p_syncer.state_arg, w->w_uid, s, w->w_grace_deadline_ms);
 }
 
 /* The durable part of the worker changed without a state change (removed flag, a failure):
@@ -173,7 +174,7 @@ pw_persist(struct podworkers *p, struct podworker *w)
 {
 	if (p->p_syncer.state_changed != NULL)
 		p->p_syncer.state_changed(
-		    p->p_syncer.arg, w->w_uid, w->w_state, w->w_grace_deadline_ms);
+		    p->p_syncer.state_arg, w->w_uid, w->w_state, w->w_grace_deadline_ms);
 }
 
 /* A pod that must terminate does not wait for a sync in flight (which may be pulling an
@@ -228,7 +229,7 @@ static void
 pw_restart(struct podworkers *p, struct podworker *w)
 {
 	log_v(2, "pod %s: starting again after termination uid=%s", w->w_fullname, w->w_uid);
-	pod_free(w->w_pod);
+	pod_unref(w->w_pod);
 	w->w_pod = w->w_restart_pod;
 	w->w_restart_pod = NULL;
 	w->w_removed = 0;
@@ -246,14 +247,14 @@ pw_restart(struct podworkers *p, struct podworker *w)
 static void
 pw_apply_pending(struct podworkers *p, struct podworker *w)
 {
-	struct pod         *pod = w->w_pending;
+	const struct pod   *pod = w->w_pending;
 	enum pw_update_type type = w->w_pending_type;
 	int64_t             override = w->w_pending_grace;
 
 	w->w_pending = NULL;
 	w->w_has_pending = 0;
 	w->w_pending_grace = -1;
-	pod_free(w->w_pod);
+	pod_unref(w->w_pod);
 	w->w_pod = pod;
 	if (type == PW_UPDATE_CREATE || type == PW_UPDATE_UPDATE)
 		w->w_sync_type = w->w_sync_type == PW_UPDATE_CREATE ? PW_UPDATE_CREATE : type;
@@ -494,7 +495,7 @@ podworkers_update(
 		w = pw_add(p, pod);
 		log_v(2, "pod worker created pod=%s uid=%s", w->w_fullname, w->w_uid);
 		if (p->p_syncer.state_changed != NULL)
-			p->p_syncer.state_changed(p->p_syncer.arg, w->w_uid, PW_SYNC, 0);
+			p->p_syncer.state_changed(p->p_syncer.state_arg, w->w_uid, PW_SYNC, 0);
 	}
 	log_v(4, "pod %s: update %s queued", w->w_fullname, pw_update_name(type));
 	if (type == PW_UPDATE_CREATE && pod->deletion_ts == 0 &&
@@ -503,8 +504,9 @@ podworkers_update(
 		 * put back): termination is sticky, so it runs again once that is over. */
 		log_v(2, "pod %s: re-added while %s; restart requested", w->w_fullname,
 		    pw_state_name(w->w_state));
-		pod_free(w->w_restart_pod);
-		w->w_restart_pod = pod_dup(pod);
+		pod_ref(pod); /* before the unref: pod may be the one it replaces */
+		pod_unref(w->w_restart_pod);
+		w->w_restart_pod = pod;
 		if (w->w_state == PW_FINISHED && w->w_txn == NULL && !w->w_has_pending)
 			pw_restart(p, w);
 		pw_schedule(p);
@@ -519,9 +521,10 @@ podworkers_update(
 		    (grace_override < 0 || w->w_pending_grace < grace_override)) {
 			grace_override = w->w_pending_grace;
 		}
-		pod_free(w->w_pending);
 	}
-	w->w_pending = pod_dup(pod);
+	pod_ref(pod); /* before the unref: pod may be the one it replaces */
+	pod_unref(w->w_pending);
+	w->w_pending = pod;
 	w->w_pending_type = type;
 	w->w_pending_grace = grace_override;
 	w->w_has_pending = 1;

@@ -53,10 +53,12 @@ struct pw_syncer {
 	/* cancel is also called when a pod must terminate while its sync_pod transaction is in
 	 * flight (the kubelet cancels the sync's context): the terminating transaction then
 	 * starts at once. */
+	void *arg; /* of the four above */
 	/* Told of every state change (to persist it), and of a new worker's initial SYNC;
-	 * may be NULL. */
-	void (*state_changed)(void *arg, const char *uid, enum pw_state, int64_t grace_deadline_ms);
-	void *arg;
+	 * may be NULL. Its own argument: the observer is not the syncer. */
+	void (*state_changed)(
+	    void *state_arg, const char *uid, enum pw_state, int64_t grace_deadline_ms);
+	void *state_arg;
 };
 
 struct pw_options {

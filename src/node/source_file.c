@@ -27,13 +27,17 @@
 
 /* What the last scan found in one file: its decoded pod, or the error reported. */
 struct sf_file {
-	char       *f_name;
-	uint64_t    f_content_hash;
-	struct pod *f_pod; /* NULL when invalid */
-	char       *f_doc;
-	size_t      f_doc_len;
-	char       *f_error;
-	int         f_seen; /* in the current scan */
+	char             *f_name;
+	uint64_t          f_content_hash;
+	const struct pod *f_pod;   /* a reference; NULL when invalid */
+	int               f_fresh; /* f_pod decoded since the last hand-over */
+	char             *f_doc;
+	size_t            f_doc_len;
+	char             *f_error;
+	int               f_seen;       /* in the current scan */
+	uint64_t          f_first_scan; /* the scan that first saw it: of two files giving one
+	                                 * namespace/name, the one seen first wins */
+	char *f_dup_of; /* the file that gives this pod's namespace/name (reported) */
 };
 
 struct source_file {
@@ -203,8 +207,8 @@ source_file_decode(const char *buf, size_t len, const char *path, const char *no
 		free(doc);
 		return -1;
 	}
-	if (pod_validate(pod, err, errlen) == -1) {
-		pod_free(pod);
+	if (pod_validate(pod, err, errlen) == -1 || pod_validate_names(pod, err, errlen) == -1) {
+		pod_unref(pod);
 		free(doc);
 		return -1;
 	}
@@ -217,9 +221,10 @@ source_file_decode(const char *buf, size_t len, const char *path, const char *no
 static void
 sf_file_free(struct sf_file *f)
 {
-	pod_free(f->f_pod);
+	pod_unref(f->f_pod);
 	free(f->f_doc);
 	free(f->f_error);
+	free(f->f_dup_of);
 	free(f->f_name);
 	free(f);
 }
@@ -256,6 +261,7 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 	size_t      len = 0;
 	uint64_t    h;
 	struct stat st;
+	struct pod *pod;
 	int         fd;
 	ssize_t     r;
 
@@ -267,6 +273,10 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 			return;
 		}
 		snprintf(err, sizeof(err), "%s", strerror(errno));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) { /* replaced since the scan's stat */
+		snprintf(err, sizeof(err), "not a regular file");
 		goto bad;
 	}
 	if (st.st_size > POD_MAX_DOC_BYTES) {
@@ -292,7 +302,7 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 		return; /* unchanged: same pod, or the same error already reported */
 	}
 	f->f_content_hash = h;
-	pod_free(f->f_pod);
+	pod_unref(f->f_pod);
 	f->f_pod = NULL;
 	xfree_str(&f->f_doc);
 	xfree_str(&f->f_error);
@@ -300,9 +310,11 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 		snprintf(err, sizeof(err), "empty file");
 		goto bad_reported;
 	}
-	if (source_file_decode(buf, len, path, s->s_node, &f->f_pod, &f->f_doc, &f->f_doc_len, err,
-	        sizeof(err)) == -1)
+	if (source_file_decode(
+	        buf, len, path, s->s_node, &pod, &f->f_doc, &f->f_doc_len, err, sizeof(err)) == -1)
 		goto bad_reported;
+	f->f_pod = pod;
+	f->f_fresh = 1;
 	log_v(
 	    2, "manifest %s: pod %s/%s uid=%s", path, f->f_pod->ns, f->f_pod->name, f->f_pod->uid);
 	free(buf);
@@ -311,7 +323,7 @@ bad:
 	if (fd != -1)
 		close(fd);
 	f->f_content_hash = 0;
-	pod_free(f->f_pod);
+	pod_unref(f->f_pod);
 	f->f_pod = NULL;
 	xfree_str(&f->f_doc);
 	if (f->f_error != NULL && strcmp(f->f_error, err) == 0)
@@ -330,6 +342,131 @@ static int
 sf_cmp_name(const void *a, const void *b)
 {
 	return strcmp((*(struct sf_file *const *)a)->f_name, (*(struct sf_file *const *)b)->f_name);
+}
+
+/* What stat says of a directory entry: NULL for a regular file (st set), "" when the entry
+ * went away since readdir (nothing to say), else why it is skipped. */
+static const char *
+sf_stat(const char *path, struct stat *st)
+{
+	static char why[128];
+	struct stat lst;
+
+	if (stat(path, st) == -1) {
+		if (errno == ENOENT && lstat(path, &lst) == -1)
+			return "";
+		snprintf(why, sizeof(why), "%s",
+		    errno == ENOENT ? "a dangling symbolic link" : strerror(errno));
+		return why;
+	}
+	if (S_ISREG(st->st_mode))
+		return NULL;
+	if (S_ISDIR(st->st_mode))
+		return "a directory (manifest directories are not recursed into)";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO, not a regular file";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket, not a regular file";
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "a device, not a regular file";
+	return "not a regular file";
+}
+
+/* An entry that is not a manifest: said once (per reason) while it stays. */
+static void
+sf_skip(struct sf_file *f, const char *path, const char *why)
+{
+	f->f_content_hash = 0;
+	pod_unref(f->f_pod);
+	f->f_pod = NULL;
+	xfree_str(&f->f_doc);
+	if (f->f_error != NULL && strcmp(f->f_error, why) == 0)
+		return;
+	free(f->f_error);
+	f->f_error = xstrdup(why);
+	log_warnx("manifest path %s is skipped: %s", path, why);
+}
+
+static int
+sf_cmp_pod(const void *a, const void *b)
+{
+	const struct sf_file *x = *(struct sf_file *const *)a, *y = *(struct sf_file *const *)b;
+	int                   c;
+
+	if ((c = strcmp(x->f_pod->ns, y->f_pod->ns)) != 0 ||
+	    (c = strcmp(x->f_pod->name, y->f_pod->name)) != 0)
+		return c;
+	if (x->f_first_scan != y->f_first_scan)
+		return x->f_first_scan < y->f_first_scan ? -1 : 1;
+	return strcmp(x->f_name, y->f_name);
+}
+
+/* Two manifests giving the same namespace/name (the kubelet's config merger refuses the
+ * later one as a duplicate pod name): the file seen first keeps it, the file seen later
+ * (or, in the same scan, later by name) is refused and reported once, naming both. */
+static void
+sf_find_dups(struct source_file *s)
+{
+	struct sf_file **v = xcalloc(s->s_nfiles + 1, sizeof(*v));
+	size_t           i, n = 0, first = 0;
+
+	for (i = 0; i < s->s_nfiles; i++)
+		if (s->s_files[i]->f_pod != NULL)
+			v[n++] = s->s_files[i];
+		else
+			xfree_str(&s->s_files[i]->f_dup_of);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), sf_cmp_pod);
+	for (i = 0; i < n; i++) {
+		struct sf_file *f = v[i];
+		char           *path, *other;
+
+		if (i == 0 || strcmp(f->f_pod->ns, v[first]->f_pod->ns) != 0 ||
+		    strcmp(f->f_pod->name, v[first]->f_pod->name) != 0) {
+			first = i;
+			if (f->f_dup_of != NULL)
+				log_info("manifest %s/%s: pod %s/%s is no longer given by another "
+				         "file; using it",
+				    s->s_dir, f->f_name, f->f_pod->ns, f->f_pod->name);
+			xfree_str(&f->f_dup_of);
+			continue;
+		}
+		if (f->f_dup_of != NULL && strcmp(f->f_dup_of, v[first]->f_name) == 0)
+			continue;
+		free(f->f_dup_of);
+		f->f_dup_of = xstrdup(v[first]->f_name);
+		path = xsprintf("%s/%s", s->s_dir, f->f_name);
+		other = xsprintf("duplicate pod name: %s/%s is already given by %s/%s; this "
+		                 "manifest is ignored",
+		    f->f_pod->ns, f->f_pod->name, s->s_dir, v[first]->f_name);
+		sf_report(s, path, other);
+		free(path);
+		free(other);
+	}
+	free(v);
+}
+
+/* podconfig keeps a pod of its own for a new or changed manifest (this pod plus its local
+ * annotations): when it was decoded from this file's document, hold that one instead, so
+ * the two do not keep two copies of one pod. */
+static void
+sf_adopt(struct source_file *s, struct sf_file *f)
+{
+	const struct pod *kept;
+	const char       *doc, *source;
+	size_t            len;
+
+	if (f->f_pod == NULL || !f->f_fresh)
+		return;
+	f->f_fresh = 0;
+	kept = podconfig_get(s->s_pc, f->f_pod->uid);
+	doc = podconfig_doc(s->s_pc, f->f_pod->uid, &len, NULL, &source);
+	if (kept == NULL || kept == f->f_pod || doc == NULL || strcmp(source, "file") != 0 ||
+	    len != f->f_doc_len || memcmp(doc, f->f_doc, len) != 0)
+		return;
+	pod_ref(kept);
+	pod_unref(f->f_pod);
+	f->f_pod = kept;
 }
 
 static void
@@ -373,22 +510,29 @@ source_file_scan(struct source_file *s)
 			struct sf_file *f;
 			char           *path;
 
+			const char *skip;
+
 			if (de->d_name[0] == '.')
 				continue;
 			path = xsprintf("%s/%s", s->s_dir, de->d_name);
-			if (stat(path, &st) == -1 || !S_ISREG(st.st_mode)) {
+			skip = sf_stat(path, &st);
+			if (skip == NULL && !S_ISREG(st.st_mode)) {
 				free(path);
-				continue;
+				continue; /* gone since readdir */
 			}
 			if ((f = sf_find(s, de->d_name)) == NULL) {
 				f = xcalloc(1, sizeof(*f));
 				f->f_name = xstrdup(de->d_name);
+				f->f_first_scan = s->s_scans;
 				s->s_files =
 				    xreallocarray(s->s_files, s->s_nfiles + 1, sizeof(*s->s_files));
 				s->s_files[s->s_nfiles++] = f;
 			}
 			f->f_seen = 1;
-			sf_load(s, f, path);
+			if (skip != NULL && *skip != '\0')
+				sf_skip(f, path, skip);
+			else
+				sf_load(s, f, path);
 			free(path);
 		}
 		closedir(dir);
@@ -405,13 +549,16 @@ source_file_scan(struct source_file *s)
 	}
 	if (s->s_nfiles > 1)
 		qsort(s->s_files, s->s_nfiles, sizeof(*s->s_files), sf_cmp_name);
+	sf_find_dups(s);
 	items = xcalloc(s->s_nfiles + 1, sizeof(*items));
 	for (i = 0; i < s->s_nfiles; i++) {
 		struct sf_file *f = s->s_files[i];
 
+		if (f->f_dup_of != NULL)
+			continue; /* refused: another file gives this namespace/name */
 		if (f->f_pod == NULL)
 			continue;
-		items[n].pod = pod_dup(f->f_pod);
+		items[n].pod = pod_ref(f->f_pod);
 		items[n].doc = f->f_doc;
 		items[n].doc_len = f->f_doc_len;
 		items[n].format = "json";
@@ -419,8 +566,10 @@ source_file_scan(struct source_file *s)
 	}
 	podconfig_set_source(s->s_pc, "file", items, n);
 	for (i = 0; i < n; i++)
-		pod_free(items[i].pod); /* NULL unless podconfig dropped it */
+		pod_unref(items[i].pod); /* NULL: podconfig took the reference */
 	free(items);
+	for (i = 0; i < s->s_nfiles; i++)
+		sf_adopt(s, s->s_files[i]);
 	return (int)n;
 }
 

@@ -11,6 +11,11 @@
  * every check period; each scan hands the whole set to podconfig (source "file"). A file that
  * cannot be read, decoded or validated is reported once per content (log line and a
  * Warning event "FailedToLoadManifest" on the node) and leaves the other pods alone.
+ * Two files giving the same namespace/name: the one seen first keeps the pod (in one scan,
+ * the first by file name), the other is refused and reported once the same way, naming
+ * both; it takes over when the first goes. Entries that are not regular files (directories,
+ * FIFOs, sockets, devices, dangling or looping symbolic links) are skipped with one log
+ * line while they stay; nothing is ever opened that could block.
  */
 #ifndef KLET_SOURCE_FILE_H
 #define KLET_SOURCE_FILE_H
@@ -38,8 +43,8 @@ int source_file_scan(struct source_file *);
 uint64_t source_file_scans(const struct source_file *);
 
 /* The pure part: turns a manifest (buf, len) read from path into the defaulted pod and its
- * final JSON document (what podconfig and the store keep). Returns 0 with *pod (caller
- * frees with pod_free) and *doc (NUL-terminated, caller frees; *doc_len set); -1 with a
+ * final JSON document (what podconfig and the store keep). Returns 0 with *pod (the
+ * caller's reference: pod_unref) and *doc (NUL-terminated, caller frees; *doc_len set); -1 with a
  * one-line reason in err. */
 int source_file_decode(const char *buf, size_t len, const char *path, const char *node_name,
     struct pod **pod, char **doc, size_t *doc_len, char *err, size_t errlen);

@@ -3,7 +3,7 @@
  * The document is parsed into a transient json DOM (json.h), decoded into the compact
  * struct pod, and the DOM is freed. Errors name the field path of the offending value.
  * Arrays are allocated and attached to the pod before their elements are filled, so on any
- * failure pod_free() releases a half-decoded pod.
+ * failure pod_unref() releases a half-decoded pod.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +12,8 @@
 
 #include "core/json.h"
 #include "pod/pod.h"
+#include "pod/quantity.h"
+#include "pod/rfc3339.h"
 #include "core/util.h"
 
 struct dec {
@@ -1175,6 +1177,73 @@ dec_toleration(struct dec *d, J *o, struct toleration *t)
 }
 
 static int
+dec_ns_requirement(struct dec *d, J *o, struct ns_requirement *r)
+{
+	static const char *const ops[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt",
+		NULL };
+	int                      op = -1;
+
+	if (f_str(d, o, "key", &r->key) < 0 || f_enum(d, o, "operator", ops, &op) < 0 ||
+	    f_strv(d, o, "values", &r->values) < 0)
+		return -1;
+	if (op < 0) {
+		size_t old = dkey(d, "operator");
+		int    rc = dfail(d, "required");
+
+		dpop(d, old);
+		return rc;
+	}
+	r->op = (enum ns_op)op;
+	return 0;
+}
+
+static int
+dec_ns_term(struct dec *d, J *o, struct ns_term *t)
+{
+	if (F_LIST(d, o, "matchExpressions", t->exprs, t->nexprs, dec_ns_requirement) < 0 ||
+	    F_LIST(d, o, "matchFields", t->fields, t->nfields, dec_ns_requirement) < 0)
+		return -1;
+	return 0;
+}
+
+/* spec.affinity: only the required node affinity matters to a node (admission). */
+static int
+dec_affinity(struct dec *d, J *spec, struct pod *p)
+{
+	J     *a, *na, *req;
+	size_t old = dkey(d, "affinity");
+	int    rc = -1;
+
+	if (f_obj(d, spec, "affinity", &a) < 0)
+		goto out;
+	rc = 0;
+	if (a == NULL || f_obj(d, a, "nodeAffinity", &na) < 0 || na == NULL)
+		goto out;
+	rc = -1;
+	if (f_obj(d, na, "requiredDuringSchedulingIgnoredDuringExecution", &req) < 0)
+		goto out;
+	rc = 0;
+	if (req == NULL)
+		goto out;
+	p->node_affinity = xcalloc(1, sizeof(*p->node_affinity));
+	rc = F_LIST(d, req, "nodeSelectorTerms", p->node_affinity->terms, p->node_affinity->nterms,
+	    dec_ns_term);
+out:
+	dpop(d, old);
+	return rc;
+}
+
+static int
+dec_pod_os(struct dec *d, J *spec, struct pod *p)
+{
+	J *os;
+
+	if (f_obj(d, spec, "os", &os) < 0)
+		return -1;
+	return os == NULL ? 0 : f_str(d, os, "name", &p->os_name);
+}
+
+static int
 dec_name_value(struct dec *d, J *o, struct kv *kv)
 {
 	if (f_str(d, o, "name", &kv->k) < 0 || f_str(d, o, "value", &kv->v) < 0)
@@ -1478,7 +1547,8 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 	    f_str(d, s, "nodeName", &p->node_name) < 0 ||
 	    f_map(d, s, "nodeSelector", &p->node_selector) < 0 ||
 	    F_LIST(d, s, "tolerations", p->tolerations, p->ntolerations, dec_toleration) < 0 ||
-	    f_str(d, s, "runtimeClassName", &p->runtime_class) < 0 ||
+	    dec_affinity(d, s, p) < 0 || f_resource_list(d, s, "overhead", &p->overhead) < 0 ||
+	    dec_pod_os(d, s, p) < 0 || f_str(d, s, "runtimeClassName", &p->runtime_class) < 0 ||
 	    f_str(d, s, "serviceAccount", &p->service_account) < 0 ||
 	    f_str(d, s, "serviceAccountName", &p->service_account) < 0 ||
 	    f_str(d, s, "schedulerName", &p->scheduler_name) < 0 ||
@@ -1534,6 +1604,7 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 	}
 	free(kind);
 	p = xcalloc(1, sizeof(*p));
+	p->refs = 1;
 	rc = dec_metadata(&d, root, p);
 	if (rc == 0)
 		rc = dec_spec(&d, root, p);
@@ -1541,7 +1612,7 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 		rc = dec_status(&d, root, &p->status);
 	json_free(doc);
 	if (rc < 0) {
-		pod_free(p);
+		pod_unref(p);
 		return NULL;
 	}
 	return p;

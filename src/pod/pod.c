@@ -1,9 +1,10 @@
-/* pod.c — the v1.Pod model: free, deep copy, look-ups, quantities, times, container hash. */
+/* pod.c — the v1.Pod model: references, free, look-ups and names. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "pod/pod.h"
 #include "core/util.h"
 
@@ -251,13 +252,39 @@ pod_status_clear(struct pod_status *st)
 	memset(st, 0, sizeof(*st));
 }
 
+static void
+ns_requirements_free(struct ns_requirement *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(r[i].key);
+		strv_clear(&r[i].values);
+	}
+	free(r);
+}
+
 void
+node_affinity_free(struct node_affinity *a)
+{
+	size_t i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->nterms; i++) {
+		ns_requirements_free(a->terms[i].exprs, a->terms[i].nexprs);
+		ns_requirements_free(a->terms[i].fields, a->terms[i].nfields);
+	}
+	free(a->terms);
+	free(a);
+}
+
+/* Frees everything (the last reference is gone). */
+static void
 pod_free(struct pod *p)
 {
 	size_t i;
 
-	if (p == NULL)
-		return;
 	free(p->name);
 	free(p->ns);
 	free(p->uid);
@@ -294,6 +321,9 @@ pod_free(struct pod *p)
 		free(p->tolerations[i].effect);
 	}
 	free(p->tolerations);
+	node_affinity_free(p->node_affinity);
+	resource_list_clear(&p->overhead);
+	free(p->os_name);
 	free(p->runtime_class);
 	free(p->service_account);
 	free(p->scheduler_name);
@@ -310,344 +340,40 @@ pod_free(struct pod *p)
 	free(p);
 }
 
-/* ---- deep copy ---- */
+/* ---- references ---- */
 
-/* Copies n elements of size sz (NULL when n is 0). */
-static void *
-dup_array(const void *src, size_t n, size_t sz)
+const struct pod *
+pod_ref(const struct pod *p)
 {
-	void *d;
+	struct pod *w = (struct pod *)p; /* the count is the one field a shared pod changes */
 
-	if (n == 0 || src == NULL)
+	if (w == NULL)
 		return NULL;
-	d = xreallocarray(NULL, n, sz);
-	memcpy(d, src, n * sz);
-	return d;
+	if (w->refs <= 0)
+		fatalx("%s: pod %s has no reference (refs %d)", __func__, w->uid ? w->uid : "?",
+		    w->refs);
+	w->refs++;
+	return p;
 }
 
-static void
-strv_copy(struct strv *d, const struct strv *s)
+void
+pod_unref(const struct pod *p)
 {
-	size_t i;
+	struct pod *w = (struct pod *)p;
 
-	d->n = s->n;
-	d->v = dup_array(s->v, s->n, sizeof(char *));
-	for (i = 0; i < d->n; i++)
-		d->v[i] = xstrdup(s->v[i]);
-}
-
-static void
-kvlist_copy(struct kvlist *d, const struct kvlist *s)
-{
-	size_t i;
-
-	d->n = s->n;
-	d->items = dup_array(s->items, s->n, sizeof(struct kv));
-	for (i = 0; i < d->n; i++) {
-		d->items[i].k = xstrdup(s->items[i].k);
-		d->items[i].v = xstrdup(s->items[i].v);
-	}
-}
-
-static void
-resource_list_copy(struct resource_list *d, const struct resource_list *s)
-{
-	size_t i;
-
-	d->n = s->n;
-	d->items = dup_array(s->items, s->n, sizeof(struct quantity));
-	for (i = 0; i < d->n; i++)
-		d->items[i].name = xstrdup(s->items[i].name);
-}
-
-static void
-handler_copy(struct handler *d, const struct handler *s)
-{
-	size_t i;
-
-	*d = *s;
-	strv_copy(&d->h_exec, &s->h_exec);
-	d->h_host = xstrdup(s->h_host);
-	d->h_path = xstrdup(s->h_path);
-	d->h_scheme = xstrdup(s->h_scheme);
-	d->h_port.str = xstrdup(s->h_port.str);
-	d->h_headers = dup_array(s->h_headers, s->h_nheaders, sizeof(struct http_header));
-	for (i = 0; i < d->h_nheaders; i++) {
-		d->h_headers[i].name = xstrdup(s->h_headers[i].name);
-		d->h_headers[i].value = xstrdup(s->h_headers[i].value);
-	}
-	d->h_grpc_service = xstrdup(s->h_grpc_service);
-}
-
-static struct handler *
-handler_dup(const struct handler *s)
-{
-	struct handler *d;
-
-	if (s == NULL)
-		return NULL;
-	d = xcalloc(1, sizeof(*d));
-	handler_copy(d, s);
-	return d;
-}
-
-static struct probe *
-probe_dup(const struct probe *s)
-{
-	struct probe *d;
-
-	if (s == NULL)
-		return NULL;
-	d = xcalloc(1, sizeof(*d));
-	*d = *s;
-	handler_copy(&d->pr_handler, &s->pr_handler);
-	return d;
-}
-
-static void
-seccomp_copy(struct seccomp_profile *d, const struct seccomp_profile *s)
-{
-	d->type = xstrdup(s->type);
-	d->localhost = xstrdup(s->localhost);
-}
-
-static struct security_context *
-security_dup(const struct security_context *s)
-{
-	struct security_context *d;
-
-	if (s == NULL)
-		return NULL;
-	d = xcalloc(1, sizeof(*d));
-	*d = *s;
-	strv_copy(&d->cap_add, &s->cap_add);
-	strv_copy(&d->cap_drop, &s->cap_drop);
-	seccomp_copy(&d->seccomp, &s->seccomp);
-	d->proc_mount = xstrdup(s->proc_mount);
-	return d;
-}
-
-static void
-container_copy(struct container *d, const struct container *s)
-{
-	size_t i;
-
-	*d = *s;
-	d->c_name = xstrdup(s->c_name);
-	d->c_image = xstrdup(s->c_image);
-	strv_copy(&d->c_command, &s->c_command);
-	strv_copy(&d->c_args, &s->c_args);
-	d->c_working_dir = xstrdup(s->c_working_dir);
-	d->c_env = dup_array(s->c_env, s->c_nenv, sizeof(struct env_var));
-	for (i = 0; i < d->c_nenv; i++) {
-		struct env_var *e = &d->c_env[i];
-
-		e->name = xstrdup(e->name);
-		e->value = xstrdup(e->value);
-		e->ref_name = xstrdup(e->ref_name);
-		e->ref_key = xstrdup(e->ref_key);
-		e->ref_container = xstrdup(e->ref_container);
-		e->ref_api_version = xstrdup(e->ref_api_version);
-	}
-	d->c_env_from = dup_array(s->c_env_from, s->c_nenv_from, sizeof(struct env_from));
-	for (i = 0; i < d->c_nenv_from; i++) {
-		d->c_env_from[i].prefix = xstrdup(d->c_env_from[i].prefix);
-		d->c_env_from[i].name = xstrdup(d->c_env_from[i].name);
-	}
-	d->c_ports = dup_array(s->c_ports, s->c_nports, sizeof(struct container_port));
-	for (i = 0; i < d->c_nports; i++) {
-		d->c_ports[i].name = xstrdup(d->c_ports[i].name);
-		d->c_ports[i].host_ip = xstrdup(d->c_ports[i].host_ip);
-	}
-	resource_list_copy(&d->c_resources.requests, &s->c_resources.requests);
-	resource_list_copy(&d->c_resources.limits, &s->c_resources.limits);
-	d->c_mounts = dup_array(s->c_mounts, s->c_nmounts, sizeof(struct volume_mount));
-	for (i = 0; i < d->c_nmounts; i++) {
-		d->c_mounts[i].name = xstrdup(d->c_mounts[i].name);
-		d->c_mounts[i].mount_path = xstrdup(d->c_mounts[i].mount_path);
-		d->c_mounts[i].sub_path = xstrdup(d->c_mounts[i].sub_path);
-	}
-	d->c_liveness = probe_dup(s->c_liveness);
-	d->c_readiness = probe_dup(s->c_readiness);
-	d->c_startup = probe_dup(s->c_startup);
-	d->c_post_start = handler_dup(s->c_post_start);
-	d->c_pre_stop = handler_dup(s->c_pre_stop);
-	d->c_term_msg_path = xstrdup(s->c_term_msg_path);
-	d->c_security = security_dup(s->c_security);
-	d->c_target_container = xstrdup(s->c_target_container);
-}
-
-static struct container *
-containers_dup(const struct container *s, size_t n)
-{
-	struct container *d;
-	size_t            i;
-
-	if (n == 0 || s == NULL)
-		return NULL;
-	d = xcalloc(n, sizeof(*d));
-	for (i = 0; i < n; i++)
-		container_copy(&d[i], &s[i]);
-	return d;
-}
-
-static struct key_to_path *
-key_to_path_dup(const struct key_to_path *s, size_t n)
-{
-	struct key_to_path *d = dup_array(s, n, sizeof(*s));
-	size_t              i;
-
-	for (i = 0; i < n; i++) {
-		d[i].key = xstrdup(d[i].key);
-		d[i].path = xstrdup(d[i].path);
-		d[i].res_container = xstrdup(d[i].res_container);
-		d[i].resource = xstrdup(d[i].resource);
-	}
-	return d;
-}
-
-static void
-volume_copy(struct volume *d, const struct volume *s)
-{
-	size_t i;
-
-	*d = *s;
-	d->v_name = xstrdup(s->v_name);
-	d->v_kind_name = xstrdup(s->v_kind_name);
-	d->v_medium = xstrdup(s->v_medium);
-	d->v_path = xstrdup(s->v_path);
-	d->v_host_path_type = xstrdup(s->v_host_path_type);
-	d->v_source = xstrdup(s->v_source);
-	d->v_items = key_to_path_dup(s->v_items, s->v_nitems);
-	d->v_projections =
-	    dup_array(s->v_projections, s->v_nprojections, sizeof(struct volume_projection));
-	for (i = 0; i < d->v_nprojections; i++) {
-		struct volume_projection *p = &d->v_projections[i];
-
-		p->p_name = xstrdup(p->p_name);
-		p->p_items = key_to_path_dup(p->p_items, p->p_nitems);
-		p->p_audience = xstrdup(p->p_audience);
-		p->p_path = xstrdup(p->p_path);
-	}
-}
-
-static void
-cstate_copy(struct container_state *d, const struct container_state *s)
-{
-	*d = *s;
-	d->reason = xstrdup(s->reason);
-	d->message = xstrdup(s->message);
-	d->container_id = xstrdup(s->container_id);
-}
-
-static struct container_status *
-statuses_dup(const struct container_status *s, size_t n)
-{
-	struct container_status *d;
-	size_t                   i;
-
-	if (n == 0 || s == NULL)
-		return NULL;
-	d = xcalloc(n, sizeof(*d));
-	for (i = 0; i < n; i++) {
-		d[i] = s[i];
-		d[i].name = xstrdup(s[i].name);
-		cstate_copy(&d[i].state, &s[i].state);
-		cstate_copy(&d[i].last_state, &s[i].last_state);
-		d[i].image = xstrdup(s[i].image);
-		d[i].image_id = xstrdup(s[i].image_id);
-		d[i].container_id = xstrdup(s[i].container_id);
-	}
-	return d;
-}
-
-static void
-pod_status_copy(struct pod_status *d, const struct pod_status *s)
-{
-	size_t i;
-
-	*d = *s;
-	d->conditions = dup_array(s->conditions, s->nconditions, sizeof(struct pod_condition));
-	for (i = 0; i < d->nconditions; i++) {
-		d->conditions[i].type = xstrdup(d->conditions[i].type);
-		d->conditions[i].reason = xstrdup(d->conditions[i].reason);
-		d->conditions[i].message = xstrdup(d->conditions[i].message);
-	}
-	d->message = xstrdup(s->message);
-	d->reason = xstrdup(s->reason);
-	d->host_ip = xstrdup(s->host_ip);
-	d->pod_ip = xstrdup(s->pod_ip);
-	strv_copy(&d->pod_ips, &s->pod_ips);
-	d->init_statuses = statuses_dup(s->init_statuses, s->ninit_statuses);
-	d->statuses = statuses_dup(s->statuses, s->nstatuses);
-	d->ephemeral_statuses = statuses_dup(s->ephemeral_statuses, s->nephemeral_statuses);
+	if (w == NULL)
+		return;
+	if (w->refs <= 0)
+		fatalx("%s: pod %s has no reference (refs %d)", __func__, w->uid ? w->uid : "?",
+		    w->refs);
+	if (--w->refs == 0)
+		pod_free(w);
 }
 
 struct pod *
-pod_dup(const struct pod *s)
+pod_exclusive(const struct pod *p)
 {
-	struct pod *d;
-	size_t      i;
-
-	d = xcalloc(1, sizeof(*d));
-	if (s == NULL)
-		return d;
-	*d = *s;
-	d->name = xstrdup(s->name);
-	d->ns = xstrdup(s->ns);
-	d->uid = xstrdup(s->uid);
-	d->resource_version = xstrdup(s->resource_version);
-	kvlist_copy(&d->labels, &s->labels);
-	kvlist_copy(&d->annotations, &s->annotations);
-	d->owners = dup_array(s->owners, s->nowners, sizeof(struct owner_ref));
-	for (i = 0; i < d->nowners; i++) {
-		d->owners[i].api_version = xstrdup(d->owners[i].api_version);
-		d->owners[i].kind = xstrdup(d->owners[i].kind);
-		d->owners[i].name = xstrdup(d->owners[i].name);
-		d->owners[i].uid = xstrdup(d->owners[i].uid);
-	}
-	d->containers = containers_dup(s->containers, s->ncontainers);
-	d->init_containers = containers_dup(s->init_containers, s->ninit_containers);
-	d->ephemeral_containers = containers_dup(s->ephemeral_containers, s->nephemeral_containers);
-	d->volumes = NULL;
-	if (s->nvolumes > 0) {
-		d->volumes = xcalloc(s->nvolumes, sizeof(struct volume));
-		for (i = 0; i < s->nvolumes; i++)
-			volume_copy(&d->volumes[i], &s->volumes[i]);
-	}
-	d->hostname = xstrdup(s->hostname);
-	d->subdomain = xstrdup(s->subdomain);
-	if (s->dns_config != NULL) {
-		d->dns_config = xcalloc(1, sizeof(*d->dns_config));
-		strv_copy(&d->dns_config->nameservers, &s->dns_config->nameservers);
-		strv_copy(&d->dns_config->searches, &s->dns_config->searches);
-		kvlist_copy(&d->dns_config->options, &s->dns_config->options);
-	}
-	d->node_name = xstrdup(s->node_name);
-	kvlist_copy(&d->node_selector, &s->node_selector);
-	d->tolerations = dup_array(s->tolerations, s->ntolerations, sizeof(struct toleration));
-	for (i = 0; i < d->ntolerations; i++) {
-		d->tolerations[i].key = xstrdup(d->tolerations[i].key);
-		d->tolerations[i].op = xstrdup(d->tolerations[i].op);
-		d->tolerations[i].value = xstrdup(d->tolerations[i].value);
-		d->tolerations[i].effect = xstrdup(d->tolerations[i].effect);
-	}
-	d->runtime_class = xstrdup(s->runtime_class);
-	d->service_account = xstrdup(s->service_account);
-	d->scheduler_name = xstrdup(s->scheduler_name);
-	d->priority_class = xstrdup(s->priority_class);
-	if (s->security != NULL) {
-		d->security = xcalloc(1, sizeof(*d->security));
-		*d->security = *s->security;
-		d->security->supplemental_groups = dup_array(s->security->supplemental_groups,
-		    s->security->nsupplemental_groups, sizeof(int64_t));
-		kvlist_copy(&d->security->sysctls, &s->security->sysctls);
-		seccomp_copy(&d->security->seccomp, &s->security->seccomp);
-	}
-	strv_copy(&d->image_pull_secrets, &s->image_pull_secrets);
-	kvlist_copy(&d->host_aliases, &s->host_aliases);
-	pod_status_copy(&d->status, &s->status);
-	return d;
+	return p != NULL && p->refs == 1 ? (struct pod *)p : NULL;
 }
 
 /* ---- look-ups and names ---- */
@@ -734,469 +460,4 @@ container_is_sidecar(const struct container *c)
 {
 	return c != NULL && c->c_kind == CK_INIT && c->c_has_restart_policy &&
 	    c->c_restart_policy == RESTART_ALWAYS;
-}
-
-/* ---- quantities ---- */
-
-typedef __int128 i128;
-
-#define I128_LIMIT ((i128)1 << 120)
-
-/*
- * Grammar (apimachinery's resource.Quantity): [+-] digits [. digits] suffix, where suffix is
- * a binary SI one (Ki Mi Gi Ti Pi Ei), a decimal SI one (n u m "" k M G T P E) or an
- * exponent (e or E, an optional sign, digits). The milli value rounds up, as MilliValue().
- */
-int
-quantity_parse(const char *s, int64_t *milli)
-{
-	static const struct {
-		const char *sfx;
-		int         pow10;
-		int         pow1024;
-	} sfx[] = {
-		{ "Ki", 0, 1 },
-		{ "Mi", 0, 2 },
-		{ "Gi", 0, 3 },
-		{ "Ti", 0, 4 },
-		{ "Pi", 0, 5 },
-		{ "Ei", 0, 6 },
-		{ "n", -9, 0 },
-		{ "u", -6, 0 },
-		{ "m", -3, 0 },
-		{ "", 0, 0 },
-		{ "k", 3, 0 },
-		{ "M", 6, 0 },
-		{ "G", 9, 0 },
-		{ "T", 12, 0 },
-		{ "P", 15, 0 },
-		{ "E", 18, 0 },
-	};
-	const char *p = s;
-	i128        mant = 0, v;
-	int         neg = 0, ndigits = 0, sig = 0, frac = 0, pow10 = 0, pow1024 = -1;
-	int         exp10, i;
-	size_t      k;
-
-	if (s == NULL || milli == NULL)
-		return -1;
-	if (*p == '+' || *p == '-')
-		neg = *p++ == '-';
-	for (; *p >= '0' && *p <= '9'; p++) {
-		ndigits++;
-		if (mant == 0 && *p == '0')
-			continue;
-		if (++sig > 36)
-			return -1;
-		mant = mant * 10 + (*p - '0');
-	}
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++) {
-			ndigits++;
-			frac++;
-			if (mant == 0 && *p == '0')
-				continue;
-			if (++sig > 36)
-				return -1;
-			mant = mant * 10 + (*p - '0');
-		}
-	}
-	if (ndigits == 0)
-		return -1;
-	for (k = 0; k < nitems(sfx); k++) {
-		if (strcmp(p, sfx[k].sfx) == 0) {
-			pow10 = sfx[k].pow10;
-			pow1024 = sfx[k].pow1024;
-			break;
-		}
-	}
-	if (pow1024 < 0) {
-		/* An exponent: e or E, optional sign, 1..3 digits. */
-		int eneg = 0, e = 0, nd = 0;
-
-		if (*p != 'e' && *p != 'E')
-			return -1;
-		p++;
-		if (*p == '+' || *p == '-')
-			eneg = *p++ == '-';
-		for (; *p >= '0' && *p <= '9'; p++) {
-			if (++nd > 3)
-				return -1;
-			e = e * 10 + (*p - '0');
-		}
-		if (nd == 0 || *p != '\0')
-			return -1;
-		pow10 = eneg ? -e : e;
-		pow1024 = 0;
-	}
-	v = mant;
-	for (i = 0; i < pow1024; i++) {
-		v *= 1024;
-		if (v > I128_LIMIT)
-			return -1;
-	}
-	exp10 = pow10 + 3 - frac;
-	if (v == 0) {
-		*milli = 0;
-		return 0;
-	}
-	if (exp10 >= 0) {
-		for (i = 0; i < exp10; i++) {
-			v *= 10;
-			if (v > I128_LIMIT)
-				return -1;
-		}
-	} else {
-		i128 div = 1;
-		int  up = 0;
-
-		for (i = 0; i < -exp10; i++) {
-			if (div > v) {
-				/* Below one milli-unit: rounds up to 1 (0 for negatives). */
-				v = 0;
-				up = 1;
-				break;
-			}
-			div *= 10;
-		}
-		if (!up) {
-			up = v % div != 0;
-			v /= div;
-		}
-		if (up && !neg)
-			v += 1;
-	}
-	if (v > INT64_MAX)
-		return -1;
-	*milli = neg ? -(int64_t)v : (int64_t)v;
-	return 0;
-}
-
-/* ---- times ---- */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static void
-civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	int64_t era, doe, yoe, doy, mp;
-
-	z += 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
-static int
-digits(const char **pp, int n, int *out)
-{
-	const char *p = *pp;
-	int         v = 0, i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return -1;
-		v = v * 10 + (p[i] - '0');
-	}
-	*pp = p + n;
-	*out = v;
-	return 0;
-}
-
-int
-time_parse_rfc3339(const char *s, int64_t *out)
-{
-	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	const char      *p = s;
-	int              y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0, leap;
-
-	if (s == NULL || out == NULL)
-		return -1;
-	if (digits(&p, 4, &y) < 0 || *p++ != '-' || digits(&p, 2, &mo) < 0 || *p++ != '-' ||
-	    digits(&p, 2, &d) < 0 || (*p != 'T' && *p != 't') || (p++, digits(&p, 2, &h)) < 0 ||
-	    *p++ != ':' || digits(&p, 2, &mi) < 0 || *p++ != ':' || digits(&p, 2, &sec) < 0)
-		return -1;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return -1;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	if (*p == 'Z' || *p == 'z')
-		p++;
-	else if (*p == '+' || *p == '-') {
-		sign = *p++ == '-' ? -1 : 1;
-		if (digits(&p, 2, &oh) < 0 || *p++ != ':' || digits(&p, 2, &om) < 0)
-			return -1;
-		if (oh > 23 || om > 59)
-			return -1;
-	} else
-		return -1;
-	if (*p != '\0')
-		return -1;
-	leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) ||
-	    h > 23 || mi > 59 || sec > 59)
-		return -1;
-	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
-	    sign * (oh * 3600 + om * 60);
-	return 0;
-}
-
-void
-time_format_rfc3339(int64_t t, char *buf, size_t len)
-{
-	int64_t days, rem, y;
-	int     m, d;
-
-	if (buf == NULL || len == 0)
-		return;
-	days = t / 86400;
-	rem = t % 86400;
-	if (rem < 0) {
-		rem += 86400;
-		days--;
-	}
-	civil_from_days(days, &y, &m, &d);
-	if (y < 0 || y > 9999) {
-		snprintf(buf, len, "%s", y < 0 ? "0000-01-01T00:00:00Z" : "9999-12-31T23:59:59Z");
-		return;
-	}
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, d, (int)(rem / 3600),
-	    (int)(rem / 60 % 60), (int)(rem % 60));
-}
-
-/* ---- container hash ---- */
-
-/* A canonical serialization fed to FNV-64: every item is a tag, a length and bytes, so
- * adjacent fields cannot run into each other. NULL and "" hash alike (absent == empty). */
-struct hasher {
-	uint64_t h;
-};
-
-static void
-hs_bytes(struct hasher *hs, uint8_t tag, const void *p, size_t n)
-{
-	uint8_t  hdr[9];
-	uint64_t ln = n;
-	int      i;
-
-	hdr[0] = tag;
-	for (i = 0; i < 8; i++)
-		hdr[1 + i] = (uint8_t)(ln >> (8 * i));
-	hs->h = fnv64(hs->h, hdr, sizeof(hdr));
-	if (n > 0)
-		hs->h = fnv64(hs->h, p, n);
-}
-
-static void
-hs_str(struct hasher *hs, uint8_t tag, const char *s)
-{
-	hs_bytes(hs, tag, s, s != NULL ? strlen(s) : 0);
-}
-
-static void
-hs_int(struct hasher *hs, uint8_t tag, int64_t v)
-{
-	uint8_t  b[8];
-	uint64_t u = (uint64_t)v;
-	int      i;
-
-	for (i = 0; i < 8; i++)
-		b[i] = (uint8_t)(u >> (8 * i));
-	hs_bytes(hs, tag, b, sizeof(b));
-}
-
-static void
-hs_strv(struct hasher *hs, uint8_t tag, const struct strv *sv)
-{
-	size_t i;
-
-	hs_int(hs, tag, (int64_t)sv->n);
-	for (i = 0; i < sv->n; i++)
-		hs_str(hs, tag, sv->v[i]);
-}
-
-static int
-quantity_cmp(const void *a, const void *b)
-{
-	const struct quantity *qa = *(const struct quantity *const *)a;
-	const struct quantity *qb = *(const struct quantity *const *)b;
-
-	return strcmp(qa->name != NULL ? qa->name : "", qb->name != NULL ? qb->name : "");
-}
-
-/* A resource list is a map: hashed sorted by name, so document order does not matter. */
-static void
-hs_resources(struct hasher *hs, uint8_t tag, const struct resource_list *rl)
-{
-	const struct quantity **v;
-	size_t                  i;
-
-	hs_int(hs, tag, (int64_t)rl->n);
-	if (rl->n == 0)
-		return;
-	v = xreallocarray(NULL, rl->n, sizeof(*v));
-	for (i = 0; i < rl->n; i++)
-		v[i] = &rl->items[i];
-	qsort(v, rl->n, sizeof(*v), quantity_cmp);
-	for (i = 0; i < rl->n; i++) {
-		hs_str(hs, tag, v[i]->name);
-		hs_int(hs, tag, v[i]->milli);
-	}
-	free(v);
-}
-
-static void
-hs_handler(struct hasher *hs, uint8_t tag, const struct handler *h)
-{
-	size_t i;
-
-	if (h == NULL) {
-		hs_int(hs, tag, -1);
-		return;
-	}
-	hs_int(hs, tag, h->h_kind);
-	switch (h->h_kind) {
-	case HANDLER_EXEC:
-		hs_strv(hs, tag, &h->h_exec);
-		break;
-	case HANDLER_HTTP_GET:
-		hs_str(hs, tag, h->h_path);
-		hs_str(hs, tag, h->h_scheme);
-		for (i = 0; i < h->h_nheaders; i++) {
-			hs_str(hs, tag, h->h_headers[i].name);
-			hs_str(hs, tag, h->h_headers[i].value);
-		}
-		/* FALLTHROUGH */
-	case HANDLER_TCP_SOCKET:
-		hs_str(hs, tag, h->h_host);
-		hs_int(hs, tag, h->h_port.is_str);
-		if (h->h_port.is_str)
-			hs_str(hs, tag, h->h_port.str);
-		else
-			hs_int(hs, tag, h->h_port.num);
-		break;
-	case HANDLER_GRPC:
-		hs_int(hs, tag, h->h_grpc_port);
-		hs_str(hs, tag, h->h_grpc_service);
-		break;
-	case HANDLER_SLEEP:
-		hs_int(hs, tag, h->h_sleep_seconds);
-		break;
-	case HANDLER_NONE:
-		break;
-	}
-}
-
-static void
-hs_obool(struct hasher *hs, uint8_t tag, struct opt_bool b)
-{
-	hs_int(hs, tag, b.set ? b.v : -1);
-}
-
-static void
-hs_oi64(struct hasher *hs, uint8_t tag, struct opt_i64 o)
-{
-	hs_int(hs, tag, o.set);
-	if (o.set)
-		hs_int(hs, tag, o.v);
-}
-
-uint64_t
-container_hash(const struct container *c)
-{
-	struct hasher                  hs = { FNV64_INIT };
-	const struct security_context *sc;
-	size_t                         i;
-
-	if (c == NULL)
-		return 0;
-	hs_str(&hs, 1, c->c_name);
-	hs_str(&hs, 2, c->c_image);
-	hs_strv(&hs, 3, &c->c_command);
-	hs_strv(&hs, 4, &c->c_args);
-	hs_str(&hs, 5, c->c_working_dir);
-	hs_int(&hs, 6, (int64_t)c->c_nenv);
-	for (i = 0; i < c->c_nenv; i++) {
-		const struct env_var *e = &c->c_env[i];
-
-		hs_str(&hs, 6, e->name);
-		hs_int(&hs, 6, e->src);
-		hs_str(&hs, 6, e->value);
-		hs_str(&hs, 6, e->ref_name);
-		hs_str(&hs, 6, e->ref_key);
-		hs_str(&hs, 6, e->ref_container);
-		hs_str(&hs, 6, e->ref_api_version);
-		hs_int(&hs, 6, e->ref_divisor_milli);
-		hs_int(&hs, 6, e->optional);
-	}
-	hs_int(&hs, 7, (int64_t)c->c_nenv_from);
-	for (i = 0; i < c->c_nenv_from; i++) {
-		hs_str(&hs, 7, c->c_env_from[i].prefix);
-		hs_int(&hs, 7, c->c_env_from[i].is_secret);
-		hs_str(&hs, 7, c->c_env_from[i].name);
-		hs_int(&hs, 7, c->c_env_from[i].optional);
-	}
-	hs_int(&hs, 8, (int64_t)c->c_nports);
-	for (i = 0; i < c->c_nports; i++) {
-		hs_str(&hs, 8, c->c_ports[i].name);
-		hs_int(&hs, 8, c->c_ports[i].container_port);
-		hs_int(&hs, 8, c->c_ports[i].host_port);
-		hs_int(&hs, 8, c->c_ports[i].protocol);
-		hs_str(&hs, 8, c->c_ports[i].host_ip);
-	}
-	hs_resources(&hs, 9, &c->c_resources.requests);
-	hs_resources(&hs, 10, &c->c_resources.limits);
-	hs_int(&hs, 11, (int64_t)c->c_nmounts);
-	for (i = 0; i < c->c_nmounts; i++) {
-		hs_str(&hs, 11, c->c_mounts[i].name);
-		hs_str(&hs, 11, c->c_mounts[i].mount_path);
-		hs_str(&hs, 11, c->c_mounts[i].sub_path);
-		hs_int(&hs, 11, c->c_mounts[i].read_only);
-		hs_int(&hs, 11, c->c_mounts[i].propagation);
-	}
-	hs_handler(&hs, 12, c->c_post_start);
-	hs_handler(&hs, 13, c->c_pre_stop);
-	hs_str(&hs, 14, c->c_term_msg_path);
-	hs_int(&hs, 15, c->c_term_msg_policy);
-	hs_int(&hs, 16, c->c_pull_policy);
-	sc = c->c_security;
-	hs_int(&hs, 17, sc != NULL);
-	if (sc != NULL) {
-		hs_obool(&hs, 17, sc->privileged);
-		hs_oi64(&hs, 17, sc->run_as_user);
-		hs_oi64(&hs, 17, sc->run_as_group);
-		hs_obool(&hs, 17, sc->run_as_non_root);
-		hs_obool(&hs, 17, sc->read_only_root_fs);
-		hs_obool(&hs, 17, sc->allow_privilege_escalation);
-		hs_strv(&hs, 17, &sc->cap_add);
-		hs_strv(&hs, 17, &sc->cap_drop);
-		hs_str(&hs, 17, sc->seccomp.type);
-		hs_str(&hs, 17, sc->seccomp.localhost);
-		hs_str(&hs, 17, sc->proc_mount);
-	}
-	hs_int(&hs, 18, c->c_stdin);
-	hs_int(&hs, 19, c->c_stdin_once);
-	hs_int(&hs, 20, c->c_tty);
-	hs_int(&hs, 21, c->c_has_restart_policy ? (int64_t)c->c_restart_policy : -1);
-	return hs.h;
 }

@@ -1,9 +1,17 @@
-/* pod.h — the v1.Pod model: compact C structs, decode (JSON, YAML), validate, free, hash.
+/* pod.h — the v1.Pod model: compact C structs, decode (JSON, YAML), validate, and one
+ * immutable, reference-counted pod shared by every module that keeps it.
  *
  * Every string is owned by the struct that holds it (NULL when absent). Lists are a pointer
  * plus a count. Times are Unix seconds (0 = unset), as metav1.Time has second precision.
  * Quantities are int64 milli-units ("100m" cpu = 100, "1Gi" = 1073741824000).
  * The model is plain data on purpose: pure functions (actions, podstatus) read it directly.
+ *
+ * Sharing: a pod is decoded once (refs 1, held by the decoder's caller) and then handed on by
+ * reference: whoever keeps it takes pod_ref() and drops it with pod_unref(); the last
+ * pod_unref() frees it. A shared pod is never written (const struct pod * everywhere it is
+ * kept): an update is a new pod that replaces the old one. Only the sole holder may still
+ * change a pod it decoded (pod_exclusive), before handing it on. Related: quantity.h,
+ * rfc3339.h, hash.h.
  */
 #ifndef KLET_POD_H
 #define KLET_POD_H
@@ -304,6 +312,28 @@ struct toleration {
 	struct opt_i64 toleration_seconds;
 };
 
+/* Required node affinity (spec.affinity.nodeAffinity.requiredDuringSchedulingIgnored...):
+ * the terms are ORed, the requirements of a term ANDed. */
+enum ns_op { NS_IN = 0, NS_NOT_IN, NS_EXISTS, NS_DOES_NOT_EXIST, NS_GT, NS_LT };
+
+struct ns_requirement {
+	char       *key;
+	enum ns_op  op;
+	struct strv values;
+};
+
+struct ns_term {
+	struct ns_requirement *exprs; /* matchExpressions: on the node's labels */
+	size_t                 nexprs;
+	struct ns_requirement *fields; /* matchFields: metadata.name only */
+	size_t                 nfields;
+};
+
+struct node_affinity {
+	struct ns_term *terms;
+	size_t          nterms;
+};
+
 struct owner_ref {
 	char *api_version;
 	char *kind;
@@ -383,6 +413,8 @@ struct pod_status {
 /* ---- the pod ---- */
 
 struct pod {
+	int refs; /* references (pod_ref / pod_unref); 1 after decode */
+
 	/* metadata */
 	char             *name;
 	char             *ns;
@@ -421,11 +453,14 @@ struct pod {
 	struct kvlist       node_selector;
 	struct toleration  *tolerations;
 	size_t              ntolerations;
-	char               *runtime_class;
-	char               *service_account;
-	char               *scheduler_name;
-	char               *priority_class;
-	int32_t             priority;
+	struct node_affinity        *node_affinity; /* NULL: no required node affinity */
+	struct resource_list         overhead;      /* spec.overhead (RuntimeClass podFixed) */
+	char                        *os_name;       /* spec.os.name; NULL: unset */
+	char                        *runtime_class;
+	char                        *service_account;
+	char                        *scheduler_name;
+	char                        *priority_class;
+	int32_t                      priority;
 	struct pod_security_context *security; /* NULL: none */
 	struct strv                  image_pull_secrets;
 	struct kvlist                host_aliases; /* ip -> comma-separated hostnames */
@@ -437,7 +472,7 @@ struct pod {
 /* Decoding. On failure: returns NULL and writes a one-line reason to err (errlen bytes),
  * e.g. "spec.containers[0].ports[1].containerPort: expected an integer, got string". Unknown
  * fields are ignored; null means absent. Documents over POD_MAX_DOC_BYTES or POD_MAX_DEPTH
- * deep are refused. The caller owns the pod and frees it with pod_free(). Decode does not
+ * deep are refused. The caller holds the one reference (pod_unref drops it). Decode does not
  * validate, except that enum values (restartPolicy, protocol, dnsPolicy, imagePullPolicy, ...)
  * must be spelled as the API does, an env var has exactly one valueFrom source and an envFrom
  * exactly one of configMapRef/secretRef; kind, when present, must be "Pod".
@@ -460,33 +495,37 @@ struct pod *pod_from_yaml(const char *buf, size_t len, char *err, size_t errlen)
 
 /* Validation: 0 if valid; else -1 with the first error as "field.path: reason" in err. */
 int pod_validate(const struct pod *, char *err, size_t errlen);
+/* The names of a pod that reach file system paths, in their API formats, so that no path
+ * built from them leaves its base directory: metadata.uid (1 to 128 of [A-Za-z0-9._-],
+ * beginning with a letter or digit: the API server's RFC 4122 UUIDs, the static pods'
+ * hashes), metadata.namespace (DNS-1123 label), metadata.name (DNS-1123 subdomain), container
+ * and volume names (DNS-1123 labels). 0, or -1 with "field: reason" in err. podconfig's
+ * admission refuses a pod that fails it. */
+int pod_validate_names(const struct pod *, char *err, size_t errlen);
+/* 1 when uid has the format above. */
+int pod_uid_ok(const char *uid);
+/* 1 when key is a ConfigMap / Secret key (the API's IsConfigMapKey: at most 253 of
+ * [-._a-zA-Z0-9], not "." nor "..", not beginning with ".."). */
+int pod_config_key_ok(const char *key);
 
-/* Frees everything; NULL is a no-op. pod_status_clear frees a status's members only. */
-void pod_free(struct pod *);
+/* References. pod_ref takes one more reference and returns p (NULL: NULL). pod_unref drops
+ * one; the last frees the pod and everything in it (NULL is a no-op). Neither may be given a
+ * pod that was not decoded (refs 0, e.g. a struct on the stack). */
+const struct pod *pod_ref(const struct pod *p);
+void              pod_unref(const struct pod *p);
+/* p, writable, when the caller holds its only reference; NULL when it is shared. */
+struct pod *pod_exclusive(const struct pod *p);
+
+/* pod_status_clear frees a status's members only. */
 void pod_status_clear(struct pod_status *);
+/* Frees a required node affinity (NULL: no-op). */
+void node_affinity_free(struct node_affinity *);
 void container_status_clear(struct container_status *);
 void container_state_clear(struct container_state *);
 
 /* Frees a list's members and leaves it empty; the struct itself is the caller's. */
 void strv_clear(struct strv *);
 void kvlist_clear(struct kvlist *);
-
-/* Deep copy. Never NULL. */
-struct pod *pod_dup(const struct pod *);
-
-/* Hash of the fields of a container whose change requires a restart (image, command, args,
- * workingDir, env, envFrom, ports, resources, volumeMounts, securityContext, lifecycle, stdin,
- * tty, ...), not probe timing or status. Stable across runs, builds and field order. */
-uint64_t container_hash(const struct container *);
-
-/* Kubernetes quantity ("100m", "1Gi", "1e3", "0.5", "500Mi") to milli-units.
- * Returns 0, or -1 for a malformed or out-of-range value. */
-int quantity_parse(const char *s, int64_t *milli);
-
-/* RFC 3339 ("2024-01-02T03:04:05Z", fractional seconds and offsets allowed) to Unix seconds
- * and back (UTC, "Z"). Parse returns 0 or -1. Format writes into buf (at least 21 bytes). */
-int  time_parse_rfc3339(const char *s, int64_t *out);
-void time_format_rfc3339(int64_t t, char *buf, size_t len);
 
 /* Look-ups. NULL when absent. */
 const char             *kvlist_get(const struct kvlist *, const char *key);

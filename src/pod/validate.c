@@ -559,13 +559,52 @@ check_downward_item(
 	return 0;
 }
 
+/* The API's validateLocalNonReservedPath: relative, no ".." element, not beginning with
+ * "..". */
 static int
 check_rel_path(struct val *v, const char *path, const char *p)
 {
+	const char *s;
+	size_t      n;
+
 	if (p == NULL || *p == '\0')
 		return vfail(v, "%s: required", path);
-	if (p[0] == '/' || strstr(p, "..") != NULL)
-		return vfail(v, "%s: must be a relative path without '..'", path);
+	if (p[0] == '/')
+		return vfail(v, "%s: must be a relative path", path);
+	if (strncmp(p, "..", 2) == 0)
+		return vfail(v, "%s: must not start with '..'", path);
+	for (s = p; *s != '\0'; s += n + (s[n] == '/')) {
+		n = strcspn(s, "/");
+		if (n == 2 && strncmp(s, "..", 2) == 0)
+			return vfail(v, "%s: must not contain '..'", path);
+	}
+	return 0;
+}
+
+int
+pod_config_key_ok(const char *key)
+{
+	size_t i, n = key != NULL ? strlen(key) : 0;
+
+	if (n == 0 || n > 253 || strcmp(key, ".") == 0 || strncmp(key, "..", 2) == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!is_alnum((unsigned char)key[i]) && key[i] != '-' && key[i] != '_' &&
+		    key[i] != '.')
+			return 0;
+	return 1;
+}
+
+static int
+check_key(struct val *v, const char *path, const char *key)
+{
+	if (empty(key))
+		return vfail(v, "%s: required", path);
+	if (!pod_config_key_ok(key))
+		return vfail(v,
+		    "%s: a valid config key must consist of alphanumeric characters, '-', '_' "
+		    "or '.'",
+		    path);
 	return 0;
 }
 
@@ -586,11 +625,10 @@ check_projections(struct val *v, const char *path, const struct volume *vol)
 				return vfail(v, "%s.projected.sources[%zu].%s.name: required", path,
 				    i, p->p_kind == PROJ_SECRET ? "secret" : "configMap");
 			for (k = 0; k < p->p_nitems; k++) {
-				if (empty(p->p_items[k].key))
-					return vfail(v,
-					    "%s.projected.sources[%zu].items[%zu].key: "
-					    "required",
-					    path, i, k);
+				snprintf(sub, sizeof(sub),
+				    "%s.projected.sources[%zu].items[%zu].key", path, i, k);
+				if (check_key(v, sub, p->p_items[k].key) < 0)
+					return -1;
 				snprintf(sub, sizeof(sub),
 				    "%s.projected.sources[%zu].items[%zu].path", path, i, k);
 				if (check_rel_path(v, sub, p->p_items[k].path) < 0)
@@ -695,16 +733,12 @@ check_volume(struct val *v, const struct volume *vol, size_t idx)
 	for (i = 0; i < vol->v_nitems; i++) {
 		const struct key_to_path *kp = &vol->v_items[i];
 
-		if (vol->v_kind != VOL_DOWNWARD_API && empty(kp->key))
-			return vfail(
-			    v, "%s.%s.items[%zu].key: required", path, vol->v_kind_name, i);
-		if (empty(kp->path))
-			return vfail(
-			    v, "%s.%s.items[%zu].path: required", path, vol->v_kind_name, i);
-		if (kp->path[0] == '/' || strstr(kp->path, "..") != NULL)
-			return vfail(v,
-			    "%s.%s.items[%zu].path: must be a relative path without '..'", path,
-			    vol->v_kind_name, i);
+		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].key", path, vol->v_kind_name, i);
+		if (vol->v_kind != VOL_DOWNWARD_API && check_key(v, sub, kp->key) < 0)
+			return -1;
+		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].path", path, vol->v_kind_name, i);
+		if (check_rel_path(v, sub, kp->path) < 0)
+			return -1;
 		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].mode", path, vol->v_kind_name, i);
 		if (check_mode(v, sub, kp->mode) < 0)
 			return -1;
@@ -745,6 +779,91 @@ check_metadata(struct val *v, const struct pod *p)
 		return vfail(v,
 		    "metadata.deletionGracePeriodSeconds: must be greater than or "
 		    "equal to 0");
+	return 0;
+}
+
+/* One node selector requirement, as the API server's validation of nodeSelectorTerms. */
+static int
+check_ns_requirement(struct val *v, const struct ns_requirement *r, const char *path, int field)
+{
+	char  *end;
+	size_t i;
+
+	if (empty(r->key))
+		return vfail(v, "%s.key: required", path);
+	if (field && strcmp(r->key, "metadata.name") != 0)
+		return vfail(v, "%s.key: not a valid field selector key \"%s\"", path, r->key);
+	switch (r->op) {
+	case NS_IN:
+	case NS_NOT_IN:
+		if (field && r->values.n != 1)
+			return vfail(v, "%s.values: must have one element", path);
+		if (r->values.n == 0)
+			return vfail(v,
+			    "%s.values: must be specified when `operator` is 'In' or 'NotIn'",
+			    path);
+		break;
+	case NS_EXISTS:
+	case NS_DOES_NOT_EXIST:
+		if (field)
+			return vfail(v, "%s.operator: not a valid selector operator", path);
+		if (r->values.n > 0)
+			return vfail(v,
+			    "%s.values: may not be specified when `operator` is 'Exists' or "
+			    "'DoesNotExist'",
+			    path);
+		break;
+	case NS_GT:
+	case NS_LT:
+		if (field)
+			return vfail(v, "%s.operator: not a valid selector operator", path);
+		if (r->values.n != 1)
+			return vfail(v,
+			    "%s.values: must be specified single value when `operator` is "
+			    "'Lt' or 'Gt'",
+			    path);
+		for (i = 0; i < r->values.n; i++) {
+			(void)strtoll(r->values.v[i], &end, 10);
+			if (r->values.v[i][0] == '\0' || *end != '\0')
+				return vfail(v, "%s.values[%zu]: must be an integer", path, i);
+		}
+		break;
+	default:
+		return vfail(v, "%s.operator: not a valid selector operator", path);
+	}
+	return 0;
+}
+
+static int
+check_affinity(struct val *v, const struct node_affinity *a)
+{
+	char   path[160];
+	size_t i, j;
+
+	if (a == NULL)
+		return 0;
+	if (a->nterms == 0)
+		return vfail(v,
+		    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+		    "nodeSelectorTerms: Required value: must have at least one node selector term");
+	for (i = 0; i < a->nterms; i++) {
+		for (j = 0; j < a->terms[i].nexprs; j++) {
+			snprintf(path, sizeof(path),
+			    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+			    "nodeSelectorTerms[%zu].matchExpressions[%zu]",
+			    i, j);
+			if (check_ns_requirement(v, &a->terms[i].exprs[j], path, 0) < 0)
+				return -1;
+		}
+		for (j = 0; j < a->terms[i].nfields; j++) {
+			snprintf(path, sizeof(path),
+			    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+			    "nodeSelectorTerms[%zu].matchFields[%zu]",
+			    i, j);
+			if (check_ns_requirement(v, &a->terms[i].fields[j], path, 1) < 0)
+				return -1;
+		}
+	}
 	return 0;
 }
 
@@ -790,6 +909,14 @@ check_pod_spec(struct val *v, const struct pod *p)
 			if (empty(p->dns_config->options.items[i].k))
 				return vfail(v, "spec.dnsConfig.options[%zu].name: required", i);
 	}
+	if (check_affinity(v, p->node_affinity) < 0)
+		return -1;
+	if (p->os_name != NULL && strcmp(p->os_name, "linux") != 0 &&
+	    strcmp(p->os_name, "windows") != 0)
+		return vfail(v,
+		    "spec.os.name: Unsupported value: \"%s\": supported values: "
+		    "\"linux\", \"windows\"",
+		    p->os_name);
 	for (i = 0; i < p->ntolerations; i++) {
 		const struct toleration *t = &p->tolerations[i];
 
@@ -869,6 +996,83 @@ check_pod_spec(struct val *v, const struct pod *p)
 		if (check_container(v, p, &p->ephemeral_containers[i], CK_EPHEMERAL, i,
 		        p->ninit_containers + p->ncontainers + i) < 0)
 			return -1;
+	return 0;
+}
+
+int
+pod_uid_ok(const char *uid)
+{
+	size_t i, n = uid != NULL ? strlen(uid) : 0;
+
+	if (n == 0 || n > 128 || !is_alnum((unsigned char)uid[0]))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!is_alnum((unsigned char)uid[i]) && uid[i] != '-' && uid[i] != '_' &&
+		    uid[i] != '.')
+			return 0;
+	return 1;
+}
+
+/* s for an error message: at most 64 bytes, anything but printable ASCII as '?'. */
+static const char *
+shown(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && s[i] != '\0' && i + 4 < len && i < 64; i++)
+		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	if (s != NULL && s[i] != '\0') {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+static int
+names_in(struct val *v, const struct container *cs, size_t n, enum container_kind kind)
+{
+	char   b[80];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!dns_label(cs[i].c_name))
+			return vfail(v, "%s[%zu].name: \"%s\" is not a DNS-1123 label",
+			    list_name(kind), i, shown(cs[i].c_name, b, sizeof(b)));
+	return 0;
+}
+
+int
+pod_validate_names(const struct pod *p, char *err, size_t errlen)
+{
+	struct val v;
+	char       b[80];
+	size_t     i;
+
+	memset(&v, 0, sizeof(v));
+	v.err = err;
+	v.errlen = errlen;
+	if (p == NULL)
+		return vfail(&v, "no pod");
+	if (!pod_uid_ok(p->uid))
+		return vfail(&v,
+		    "metadata.uid: \"%s\" is not a valid UID (1 to 128 of [A-Za-z0-9._-], "
+		    "beginning with a letter or digit)",
+		    shown(p->uid, b, sizeof(b)));
+	if (p->ns != NULL && !dns_label(p->ns))
+		return vfail(&v, "metadata.namespace: \"%s\" is not a DNS-1123 label",
+		    shown(p->ns, b, sizeof(b)));
+	if (!dns_subdomain(p->name))
+		return vfail(&v, "metadata.name: \"%s\" is not a DNS-1123 subdomain",
+		    shown(p->name, b, sizeof(b)));
+	if (names_in(&v, p->init_containers, p->ninit_containers, CK_INIT) < 0 ||
+	    names_in(&v, p->containers, p->ncontainers, CK_APP) < 0 ||
+	    names_in(&v, p->ephemeral_containers, p->nephemeral_containers, CK_EPHEMERAL) < 0)
+		return -1;
+	for (i = 0; i < p->nvolumes; i++)
+		if (!dns_label(p->volumes[i].v_name))
+			return vfail(&v, "spec.volumes[%zu].name: \"%s\" is not a DNS-1123 label",
+			    i, shown(p->volumes[i].v_name, b, sizeof(b)));
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl/ctl.h"
+#include "ctl/proto.h"
 #include "core/json.h"
 #include "core/util.h"
 
@@ -44,6 +44,7 @@ usage(FILE *f)
 	    "  get pods [-n NS | -A] [-o wide|json|yaml]   pods, their status and worker state\n"
 	    "  get containers [-n NS | -A] [-o json|yaml]  the runtime's containers\n"
 	    "  describe pod [NS/]NAME [-n NS]             spec summary, worker, containers, events\n"
+	    "  history [NS/]NAME [-n NS] [-o json|yaml]   the pod's stored state changes and events\n"
 	    "  events [-w] [-n NS | -A] [-o json|yaml]     recorded events (-w: follow)\n"
 	    "  status [-o json|yaml]                      the daemon's health\n"
 	    "  version [-o json|yaml]                     client and server versions\n\n"
@@ -735,6 +736,55 @@ cmd_events(FILE *f, const struct opts *o)
 	return 0;
 }
 
+/* The pod's history as kletd stored it: its worker's state changes and its events, oldest
+ * first, with their wall-clock time (they survive kletd's restarts). */
+static int
+cmd_history(FILE *f, const struct opts *o, const char *what)
+{
+	struct json_doc   *doc;
+	const struct json *d, *h;
+	const char        *hdr[] = { "TIME", "AGE", "REASON", "MESSAGE" };
+	const char        *slash = strchr(what, '/');
+	char               ns[256], name[256];
+	struct table       t;
+	size_t             i;
+	int64_t            now = time(NULL) * 1000;
+
+	if (slash != NULL) {
+		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - what), what);
+		snprintf(name, sizeof(name), "%s", slash + 1);
+	} else {
+		snprintf(ns, sizeof(ns), "%s", o->ns != NULL ? o->ns : "default");
+		snprintf(name, sizeof(name), "%s", what);
+	}
+	d = request(f, o, &doc, "history", ns, name, 0);
+	if (!emit_structured(o, d)) {
+		h = json_get(d, "history");
+		memset(&t, 0, sizeof(t));
+		t.ncols = 4;
+		table_row(&t, hdr);
+		for (i = 0; i < json_len(h); i++) {
+			const struct json *e = json_index(h, i);
+			char               a[32], ts[32];
+			const char        *row[4];
+			time_t             secs = (time_t)(ji(e, "timeMs", now) / 1000);
+			struct tm          tm;
+
+			age((now - ji(e, "timeMs", now)) / 1000, a, sizeof(a));
+			gmtime_r(&secs, &tm);
+			strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			row[0] = ts;
+			row[1] = a;
+			row[2] = js(e, "reason");
+			row[3] = js(e, "message");
+			table_row(&t, row);
+		}
+		table_print(&t);
+	}
+	json_free(doc);
+	return 0;
+}
+
 static void
 describe_state(const char *label, const struct json *st, int indent)
 {
@@ -1111,6 +1161,9 @@ main(int argc, char **argv)
 		    (strcmp(w1, "pod") != 0 && strcmp(w1, "pods") != 0 && strcmp(w1, "po") != 0) ||
 		    o.nwords != 3)
 			usage_error("%s", "usage: podctl describe pod [NS/]NAME");
+	} else if (strcmp(w0, "history") == 0) {
+		if (o.nwords != 2)
+			usage_error("%s", "usage: podctl history [NS/]NAME");
 	} else if (strcmp(w0, "events") != 0 && strcmp(w0, "status") != 0) {
 		usage_error("unknown command \"%s\"", w0);
 	}
@@ -1125,6 +1178,8 @@ main(int argc, char **argv)
 		rc = cmd_get_containers(f, &o);
 	else if (strcmp(w0, "describe") == 0)
 		rc = cmd_describe(f, &o, o.words[2]);
+	else if (strcmp(w0, "history") == 0)
+		rc = cmd_history(f, &o, o.words[1]);
 	else if (strcmp(w0, "events") == 0)
 		rc = cmd_events(f, &o);
 	else

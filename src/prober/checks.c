@@ -23,8 +23,14 @@
 #define PR_MAX_REDIRECTS 10
 
 struct pr_check {
-	struct prober    *c_prober;
-	struct pr_worker *c_worker;
+	struct event_base    *c_base;
+	struct cri           *c_cri;
+	const struct pr_spec *c_spec; /* borrowed from the caller */
+	char                 *c_cid;  /* the container instance probed */
+	pr_check_done_fn      c_done;
+	void                 *c_arg;
+	void (*c_fake_cancel)(void *, void *);
+	void             *c_fake_arg;
 	enum handler_kind c_kind;
 	struct cri_call  *c_call; /* exec */
 	struct http1_req *c_req;  /* httpGet */
@@ -41,32 +47,34 @@ struct pr_check {
 };
 
 static void
-check_free(struct pr_check *c)
+pr_check_free(struct pr_check *c)
 {
 	if (c->c_ev != NULL)
 		event_free(c->c_ev);
 	if (c->c_fd != -1)
 		close(c->c_fd);
+	free(c->c_cid);
 	free(c->c_host);
 	free(c->c_scheme);
 	free(c->c_output);
 	free(c);
 }
 
-/* Ends the check: frees it first, then runs the worker's logic. */
+/* Ends the check: frees it first, then hands the outcome to the caller. */
 static void
-check_finish(struct pr_check *c, enum pr_outcome o, const char *output)
+pr_check_finish(struct pr_check *c, enum pr_outcome o, const char *output)
 {
-	struct pr_worker *w = c->c_worker;
-	char              buf[PR_MAX_OUTPUT + 1];
+	pr_check_done_fn done = c->c_done;
+	void            *arg = c->c_arg;
+	char             buf[PR_MAX_OUTPUT + 1];
 
 	snprintf(buf, sizeof(buf), "%s", output != NULL ? output : "");
-	check_free(c);
-	pr_worker_done(w, o, buf);
+	pr_check_free(c);
+	done(o, buf, arg);
 }
 
 static void
-check_deferred_cb(evutil_socket_t fd, short what, void *arg)
+pr_check_deferred_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pr_check *c = arg;
 	char            *out = c->c_output;
@@ -74,33 +82,34 @@ check_deferred_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	c->c_output = NULL;
-	check_finish(c, c->c_outcome, out);
+	pr_check_finish(c, c->c_outcome, out);
 	free(out);
 }
 
 /* Ends the check on a later loop turn (never inside pr_check_start). */
 static void
-check_defer(struct pr_check *c, enum pr_outcome o, const char *output)
+pr_check_defer(struct pr_check *c, enum pr_outcome o, const char *output)
 {
 	c->c_outcome = o;
 	free(c->c_output);
 	c->c_output = xstrdup(output);
 	if (c->c_ev != NULL)
 		event_free(c->c_ev);
-	c->c_ev = event_new(c->c_prober->base, -1, 0, check_deferred_cb, c);
+	c->c_ev = event_new(c->c_base, -1, 0, pr_check_deferred_cb, c);
 	event_active(c->c_ev, EV_TIMEOUT, 0);
 }
 
 void
 prober_check_done(void *token, int success, const char *output)
 {
-	check_finish(token, success ? PR_SUCCESS : PR_FAILURE, output);
+	pr_check_finish(token, success ? PR_SUCCESS : PR_FAILURE, output);
 }
 
 /* ---- exec ---- */
 
 static void
-exec_done(int code, const char *message, const Runtime__V1__ExecSyncResponse *resp, void *arg)
+pr_check_exec_done(
+    int code, const char *message, const Runtime__V1__ExecSyncResponse *resp, void *arg)
 {
 	struct pr_check *c = arg;
 	char            *out;
@@ -110,14 +119,14 @@ exec_done(int code, const char *message, const Runtime__V1__ExecSyncResponse *re
 	if (code == GRPC_DEADLINE_EXCEEDED ||
 	    (code != GRPC_OK && strstr(message, "timeout") != NULL &&
 	        strstr(message, "exceeded") != NULL)) {
-		check_finish(c, PR_FAILURE, "command timed out");
+		pr_check_finish(c, PR_FAILURE, "command timed out");
 		return;
 	}
 	if (code != GRPC_OK) {
 		char buf[512];
 
 		snprintf(buf, sizeof(buf), "ExecSync: %s: %s", grpc_code_name(code), message);
-		check_finish(c, PR_ERROR, buf);
+		pr_check_finish(c, PR_ERROR, buf);
 		return;
 	}
 	/* The combined output, capped. */
@@ -134,34 +143,34 @@ exec_done(int code, const char *message, const Runtime__V1__ExecSyncResponse *re
 		n += m;
 	}
 	out[n] = '\0';
-	check_finish(c, resp->exit_code == 0 ? PR_SUCCESS : PR_FAILURE, out);
+	pr_check_finish(c, resp->exit_code == 0 ? PR_SUCCESS : PR_FAILURE, out);
 	free(out);
 }
 
 static void
-exec_start(struct pr_check *c)
+pr_check_exec_start(struct pr_check *c)
 {
-	struct pr_worker            *w = c->c_worker;
+	const struct pr_spec        *sp = c->c_spec;
 	Runtime__V1__ExecSyncRequest req = RUNTIME__V1__EXEC_SYNC_REQUEST__INIT;
 
-	if (c->c_prober->cri == NULL) {
-		check_defer(c, PR_ERROR, "no container runtime");
+	if (c->c_cri == NULL) {
+		pr_check_defer(c, PR_ERROR, "no container runtime");
 		return;
 	}
-	req.container_id = w->w_cid;
-	req.n_cmd = w->w_spec.argc;
-	req.cmd = w->w_spec.argv;
-	req.timeout = w->w_spec.timeout;
+	req.container_id = c->c_cid;
+	req.n_cmd = sp->ps_argc;
+	req.cmd = sp->ps_argv;
+	req.timeout = sp->ps_timeout;
 	/* The runtime enforces the command's timeout; ours is a backstop for a runtime that
 	 * does not answer. */
 	c->c_call = cri_exec_sync(
-	    c->c_prober->cri, &req, (int64_t)w->w_spec.timeout * 1000 + 1000, exec_done, c, c);
+	    c->c_cri, &req, (int64_t)sp->ps_timeout * 1000 + 1000, pr_check_exec_done, c, c);
 }
 
 /* ---- tcpSocket ---- */
 
 static void
-tcp_done(evutil_socket_t fd, short what, void *arg)
+pr_check_tcp_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct pr_check *c = arg;
 	char             buf[512];
@@ -171,7 +180,7 @@ tcp_done(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	if (what & EV_TIMEOUT) {
 		snprintf(buf, sizeof(buf), "dial tcp %s:%d: i/o timeout", c->c_host, c->c_port);
-		check_finish(c, PR_FAILURE, buf);
+		pr_check_finish(c, PR_FAILURE, buf);
 		return;
 	}
 	if (getsockopt(c->c_fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
@@ -179,14 +188,14 @@ tcp_done(evutil_socket_t fd, short what, void *arg)
 	if (err != 0) {
 		snprintf(buf, sizeof(buf), "dial tcp %s:%d: connect: %s", c->c_host, c->c_port,
 		    strerror(err));
-		check_finish(c, PR_FAILURE, buf);
+		pr_check_finish(c, PR_FAILURE, buf);
 		return;
 	}
-	check_finish(c, PR_SUCCESS, NULL);
+	pr_check_finish(c, PR_SUCCESS, NULL);
 }
 
 static void
-tcp_start(struct pr_check *c)
+pr_check_tcp_start(struct pr_check *c)
 {
 	struct sockaddr_storage ss;
 	struct sockaddr_in     *sin = (struct sockaddr_in *)&ss;
@@ -197,7 +206,7 @@ tcp_start(struct pr_check *c)
 
 	memset(&ss, 0, sizeof(ss));
 	if (c->c_host == NULL) {
-		check_defer(c, PR_FAILURE, "no pod IP to probe");
+		pr_check_defer(c, PR_FAILURE, "no pod IP to probe");
 		return;
 	}
 	if (inet_pton(AF_INET, c->c_host, &sin->sin_addr) == 1) {
@@ -211,41 +220,41 @@ tcp_start(struct pr_check *c)
 	} else {
 		snprintf(buf, sizeof(buf), "dial tcp %s:%d: host is not an IP address", c->c_host,
 		    c->c_port);
-		check_defer(c, PR_FAILURE, buf);
+		pr_check_defer(c, PR_FAILURE, buf);
 		return;
 	}
 	if (c->c_port <= 0 || c->c_port > 65535) {
 		snprintf(buf, sizeof(buf), "dial tcp %s:%d: invalid port", c->c_host, c->c_port);
-		check_defer(c, PR_FAILURE, buf);
+		pr_check_defer(c, PR_FAILURE, buf);
 		return;
 	}
 	c->c_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->c_fd == -1) {
 		snprintf(buf, sizeof(buf), "socket: %s", strerror(errno));
-		check_defer(c, PR_ERROR, buf);
+		pr_check_defer(c, PR_ERROR, buf);
 		return;
 	}
 	if (connect(c->c_fd, (struct sockaddr *)&ss, slen) == -1 && errno != EINPROGRESS) {
 		snprintf(buf, sizeof(buf), "dial tcp %s:%d: connect: %s", c->c_host, c->c_port,
 		    strerror(errno));
-		check_defer(c, PR_FAILURE, buf);
+		pr_check_defer(c, PR_FAILURE, buf);
 		return;
 	}
 	/* Connected or in progress: writable (or an error) ends it. */
-	c->c_ev = event_new(c->c_prober->base, c->c_fd, EV_WRITE, tcp_done, c);
-	tv.tv_sec = c->c_worker->w_spec.timeout;
+	c->c_ev = event_new(c->c_base, c->c_fd, EV_WRITE, pr_check_tcp_done, c);
+	tv.tv_sec = c->c_spec->ps_timeout;
 	tv.tv_usec = 0;
 	event_add(c->c_ev, &tv);
 }
 
 /* ---- httpGet ---- */
 
-static void http_get(struct pr_check *, const char *path);
+static void pr_check_http_get(struct pr_check *, const char *path);
 
 /* Splits a Location into a same-host path: returns 1 and sets *path (malloc'd) when it is
  * relative or names the probed host; 0 otherwise. */
 static int
-http_same_host(struct pr_check *c, const char *loc, char **path)
+pr_check_http_same_host(struct pr_check *c, const char *loc, char **path)
 {
 	const char *p, *slash;
 	size_t      hlen;
@@ -296,7 +305,7 @@ http_same_host(struct pr_check *c, const char *loc, char **path)
 }
 
 static void
-http_done(const struct http1_result *r, void *arg)
+pr_check_http_done(const struct http1_result *r, void *arg)
 {
 	struct pr_check *c = arg;
 	char             buf[1024];
@@ -307,102 +316,108 @@ http_done(const struct http1_result *r, void *arg)
 		snprintf(buf, sizeof(buf), "Get \"%s://%s:%d\": %s",
 		    strcasecmp(c->c_scheme, "HTTPS") == 0 ? "https" : "http", c->c_host, c->c_port,
 		    r->error);
-		check_finish(c, PR_FAILURE, buf);
+		pr_check_finish(c, PR_FAILURE, buf);
 		return;
 	}
 	if (r->status >= 300 && r->status < 400 && r->location != NULL && *r->location != '\0') {
 		if (c->c_redirects >= PR_MAX_REDIRECTS) {
-			check_finish(c, PR_FAILURE, "stopped after 10 redirects");
+			pr_check_finish(c, PR_FAILURE, "stopped after 10 redirects");
 			return;
 		}
-		if (http_same_host(c, r->location, &path)) {
+		if (pr_check_http_same_host(c, r->location, &path)) {
 			c->c_redirects++;
-			http_get(c, path);
+			pr_check_http_get(c, path);
 			free(path);
 			return;
 		}
 		/* Another host: not followed, and not a failure (the kubelet warns). */
-		check_finish(c, PR_SUCCESS, "Probe terminated redirects");
+		pr_check_finish(c, PR_SUCCESS, "Probe terminated redirects");
 		return;
 	}
 	if (r->status >= 200 && r->status < 400) {
-		check_finish(c, PR_SUCCESS, NULL);
+		pr_check_finish(c, PR_SUCCESS, NULL);
 		return;
 	}
 	snprintf(buf, sizeof(buf), "HTTP probe failed with statuscode: %d", r->status);
-	check_finish(c, PR_FAILURE, buf);
+	pr_check_finish(c, PR_FAILURE, buf);
 }
 
 static void
-http_get(struct pr_check *c, const char *path)
+pr_check_http_get(struct pr_check *c, const char *path)
 {
-	struct pr_worker *w = c->c_worker;
+	const struct pr_spec *sp = c->c_spec;
 
-	c->c_req = http1_get(c->c_prober->base, c->c_host, c->c_port, path, w->w_spec.headers,
-	    w->w_spec.nheaders, c->c_scheme, (int64_t)w->w_spec.timeout * 1000, PR_MAX_OUTPUT,
-	    http_done, c);
+	c->c_req = http1_get(c->c_base, c->c_host, c->c_port, path, sp->ps_headers, sp->ps_nheaders,
+	    c->c_scheme, (int64_t)sp->ps_timeout * 1000, PR_MAX_OUTPUT, pr_check_http_done, c);
 }
 
 static void
-http_start(struct pr_check *c)
+pr_check_http_start(struct pr_check *c)
 {
 	if (c->c_host == NULL) {
-		check_defer(c, PR_FAILURE, "no pod IP to probe");
+		pr_check_defer(c, PR_FAILURE, "no pod IP to probe");
 		return;
 	}
-	c->c_scheme = xstrdup(c->c_worker->w_spec.scheme);
-	http_get(c, c->c_worker->w_spec.path);
+	c->c_scheme = xstrdup(c->c_spec->ps_scheme);
+	pr_check_http_get(c, c->c_spec->ps_path);
 }
 
 /* ---- grpc ---- */
 
 static void
-grpc_done(int ok, const char *msg, void *arg)
+pr_check_grpc_done(int ok, const char *msg, void *arg)
 {
 	struct pr_check *c = arg;
 
 	c->c_grpc = NULL;
-	check_finish(c, ok ? PR_SUCCESS : PR_FAILURE, msg);
+	pr_check_finish(c, ok ? PR_SUCCESS : PR_FAILURE, msg);
 }
 
 /* ---- dispatch ---- */
 
 struct pr_check *
-pr_check_start(struct prober *p, struct pr_worker *w)
+pr_check_start(const struct pr_check_args *a, pr_check_done_fn done, void *arg)
 {
-	struct pr_check *c = xcalloc(1, sizeof(*c));
+	struct pr_check      *c = xcalloc(1, sizeof(*c));
+	const struct pr_spec *sp = a->spec;
 
-	c->c_prober = p;
-	c->c_worker = w;
-	c->c_kind = w->w_spec.kind;
+	c->c_base = a->base;
+	c->c_cri = a->cri;
+	c->c_spec = sp;
+	c->c_cid = xstrdup(a->container_id);
+	c->c_done = done;
+	c->c_arg = arg;
+	c->c_kind = sp->ps_kind;
 	c->c_fd = -1;
-	c->c_host = xstrdup(w->w_spec.host != NULL ? w->w_spec.host : w->w_pod_ip);
-	c->c_port = w->w_spec.port;
-	if (p->fake != NULL) {
+	c->c_host = xstrdup(sp->ps_host != NULL ? sp->ps_host : a->pod_ip);
+	c->c_port = sp->ps_port;
+	if (a->fake != NULL) {
 		c->c_fake = 1;
-		p->fake(c, w->w_pod->pp_uid, w->w_cname, w->w_kind, p->fake_arg);
+		c->c_fake_cancel = a->fake_cancel;
+		c->c_fake_arg = a->fake_arg;
+		a->fake(c, a->uid, a->container, a->kind, a->fake_arg);
 		return c;
 	}
 	switch (c->c_kind) {
 	case HANDLER_EXEC:
-		exec_start(c);
+		pr_check_exec_start(c);
 		break;
 	case HANDLER_HTTP_GET:
-		http_start(c);
+		pr_check_http_start(c);
 		break;
 	case HANDLER_TCP_SOCKET:
-		tcp_start(c);
+		pr_check_tcp_start(c);
 		break;
 	case HANDLER_GRPC:
 		if (c->c_host == NULL) {
-			check_defer(c, PR_FAILURE, "no pod IP to probe");
+			pr_check_defer(c, PR_FAILURE, "no pod IP to probe");
 			break;
 		}
-		c->c_grpc = pr_grpc_check(p->base, c->c_host, c->c_port, w->w_spec.grpc_service,
-		    (int64_t)w->w_spec.timeout * 1000, grpc_done, c);
+		c->c_grpc = pr_grpc_check(c->c_base, c->c_host, c->c_port, sp->ps_grpc_service,
+		    (int64_t)sp->ps_timeout * 1000, pr_check_grpc_done, c);
 		break;
 	default:
-		check_defer(c, PR_ERROR, "unsupported probe handler");
+		pr_check_defer(c, PR_ERROR, "unsupported probe handler");
 		break;
 	}
 	return c;
@@ -413,12 +428,12 @@ pr_check_cancel(struct pr_check *c)
 {
 	if (c == NULL)
 		return;
-	if (c->c_fake && c->c_prober->fake_cancel != NULL)
-		c->c_prober->fake_cancel(c, c->c_prober->fake_arg);
+	if (c->c_fake && c->c_fake_cancel != NULL)
+		c->c_fake_cancel(c, c->c_fake_arg);
 	if (c->c_call != NULL)
 		cri_cancel(c->c_call);
 	if (c->c_req != NULL)
 		http1_cancel(c->c_req);
 	pr_grpc_cancel(c->c_grpc);
-	check_free(c);
+	pr_check_free(c);
 }

@@ -12,8 +12,8 @@
 #include "prober/grpc_check.h"
 #include "core/util.h"
 
-#define HEALTH_MAX_RESP 1024
-#define HEALTH_SERVING  1
+#define PR_GRPC_MAX_RESP 1024
+#define PR_GRPC_SERVING  1
 
 struct pr_grpc {
 	struct h2_session *g_sess;
@@ -21,7 +21,7 @@ struct pr_grpc {
 	struct event      *g_timer;
 	int                g_status; /* grpc-status, -1 none */
 	char              *g_message;
-	uint8_t            g_buf[HEALTH_MAX_RESP];
+	uint8_t            g_buf[PR_GRPC_MAX_RESP];
 	size_t             g_len;
 	int                g_overflow;
 	pr_grpc_done_fn    g_done;
@@ -31,7 +31,7 @@ struct pr_grpc {
 
 /* Reads a varint at *p (< end). Returns 0, or -1 when truncated or too long. */
 static int
-varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+pr_grpc_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	int shift = 0;
 
@@ -55,11 +55,11 @@ pr_grpc_health_status(const uint8_t *msg, size_t len)
 	int            status = 0;
 
 	while (p < end) {
-		if (varint(&p, end, &key) == -1)
+		if (pr_grpc_varint(&p, end, &key) == -1)
 			return -1;
 		switch (key & 7) {
 		case 0:
-			if (varint(&p, end, &v) == -1)
+			if (pr_grpc_varint(&p, end, &v) == -1)
 				return -1;
 			if ((key >> 3) == 1)
 				status = (int)v;
@@ -70,7 +70,7 @@ pr_grpc_health_status(const uint8_t *msg, size_t len)
 			p += 8;
 			break;
 		case 2:
-			if (varint(&p, end, &v) == -1 || v > (uint64_t)(end - p))
+			if (pr_grpc_varint(&p, end, &v) == -1 || v > (uint64_t)(end - p))
 				return -1;
 			p += v;
 			break;
@@ -115,7 +115,7 @@ pr_grpc_health_request(const char *service, uint8_t *buf, size_t len)
 }
 
 static void
-g_finish(struct pr_grpc *g, int outcome, const char *msg)
+pr_grpc_finish(struct pr_grpc *g, int outcome, const char *msg)
 {
 	pr_grpc_done_fn done = g->g_done;
 	void           *arg = g->g_arg;
@@ -128,7 +128,7 @@ g_finish(struct pr_grpc *g, int outcome, const char *msg)
 }
 
 static int
-g_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end_stream)
+pr_grpc_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end_stream)
 {
 	struct pr_grpc *g = arg;
 	size_t          i;
@@ -147,7 +147,7 @@ g_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end_
 }
 
 static int
-g_data(void *arg, const uint8_t *data, size_t len)
+pr_grpc_data(void *arg, const uint8_t *data, size_t len)
 {
 	struct pr_grpc *g = arg;
 
@@ -161,7 +161,7 @@ g_data(void *arg, const uint8_t *data, size_t len)
 }
 
 static void
-g_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
+pr_grpc_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 {
 	struct pr_grpc *g = arg;
 	const uint8_t  *msg;
@@ -173,30 +173,30 @@ g_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 	(void)rst;
 	g->g_stream = NULL;
 	if (g->g_overflow) {
-		g_finish(g, 0, "health response too large");
+		pr_grpc_finish(g, 0, "health response too large");
 		return;
 	}
 	if (err != H2_OK) {
 		snprintf(buf, sizeof(buf), "failed to connect service \"%s\" within %s: %s",
 		    g->g_target, "timeout", detail);
-		g_finish(g, 0, buf);
+		pr_grpc_finish(g, 0, buf);
 		return;
 	}
 	if (g->g_status != GRPC_OK) {
 		snprintf(buf, sizeof(buf), "health rpc failed: %s: %s",
 		    grpc_code_name(g->g_status < 0 ? GRPC_UNKNOWN : g->g_status),
 		    g->g_message != NULL ? g->g_message : "");
-		g_finish(g, 0, buf);
+		pr_grpc_finish(g, 0, buf);
 		return;
 	}
-	if (grpc_frame_parse(g->g_buf, g->g_len, HEALTH_MAX_RESP, &msg, &mlen, &ferr) != GRPC_OK) {
+	if (grpc_frame_parse(g->g_buf, g->g_len, PR_GRPC_MAX_RESP, &msg, &mlen, &ferr) != GRPC_OK) {
 		snprintf(buf, sizeof(buf), "health rpc: %s", ferr);
-		g_finish(g, 0, buf);
+		pr_grpc_finish(g, 0, buf);
 		return;
 	}
 	st = pr_grpc_health_status(msg, mlen);
-	if (st == HEALTH_SERVING) {
-		g_finish(g, 1, "");
+	if (st == PR_GRPC_SERVING) {
+		pr_grpc_finish(g, 1, "");
 		return;
 	}
 	snprintf(buf, sizeof(buf), "service unhealthy (responded with \"%s\")",
@@ -204,11 +204,11 @@ g_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 	        : st == 2 ? "NOT_SERVING"
 	        : st == 3 ? "SERVICE_UNKNOWN"
 	                  : "malformed");
-	g_finish(g, 0, buf);
+	pr_grpc_finish(g, 0, buf);
 }
 
 static void
-g_timeout(evutil_socket_t fd, short what, void *arg)
+pr_grpc_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct pr_grpc *g = arg;
 	char            buf[400];
@@ -219,7 +219,7 @@ g_timeout(evutil_socket_t fd, short what, void *arg)
 	    "timeout: health rpc did not complete within the probe "
 	    "timeout (%s)",
 	    g->g_target);
-	g_finish(g, 0, buf);
+	pr_grpc_finish(g, 0, buf);
 }
 
 struct pr_grpc *
@@ -228,7 +228,7 @@ pr_grpc_check(struct event_base *base, const char *host, int port, const char *s
 {
 	struct pr_grpc      *g = xcalloc(1, sizeof(*g));
 	struct h2_options    o;
-	struct h2_stream_cbs cbs = { g_headers, g_data, g_close };
+	struct h2_stream_cbs cbs = { pr_grpc_headers, pr_grpc_data, pr_grpc_close };
 	char                 portstr[16], authority[300];
 	uint8_t              body[600];
 	size_t               blen;
@@ -248,7 +248,7 @@ pr_grpc_check(struct event_base *base, const char *host, int port, const char *s
 	o.connect_timeout_ms = timeout_ms;
 	o.max_retries = 0;
 	g->g_sess = h2_session_new(base, &o, NULL, NULL);
-	g->g_timer = event_new(base, -1, 0, g_timeout, g);
+	g->g_timer = event_new(base, -1, 0, pr_grpc_timeout, g);
 	tv = ms_to_tv(timeout_ms);
 	event_add(g->g_timer, &tv);
 	blen = pr_grpc_health_request(service, body, sizeof(body));

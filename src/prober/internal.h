@@ -1,4 +1,6 @@
-/* internal.h — what prober.c and checks.c share (not a public API). */
+/* internal.h — what prober.c and checks.c share (not a public API): a check gets what it
+ * needs as arguments and knows nothing of the worker that started it. The manager's
+ * structs are here for the unit test only. */
 #ifndef KLET_PROBER_INT_H
 #define KLET_PROBER_INT_H
 
@@ -10,25 +12,27 @@
 #include "prober/prober.h"
 
 struct event;
+struct event_base;
+struct cri;
 struct pr_check;
 
 /* A worker's own copy of its probe (the pod spec may change under it). */
 struct pr_spec {
-	enum handler_kind    kind;
-	char               **argv;
-	size_t               argc;
-	char                *host; /* NULL: the pod IP */
-	char                *path;
-	char                *scheme;
-	int                  port;    /* resolved (named ports looked up); 0: not found */
-	struct http1_header *headers; /* owned strings */
-	size_t               nheaders;
-	char                *grpc_service;
-	int32_t              initial_delay;
-	int32_t              timeout;
-	int32_t              period;
-	int32_t              success_threshold;
-	int32_t              failure_threshold;
+	enum handler_kind    ps_kind;
+	char               **ps_argv;
+	size_t               ps_argc;
+	char                *ps_host; /* NULL: the pod IP */
+	char                *ps_path;
+	char                *ps_scheme;
+	int                  ps_port;    /* resolved (named ports looked up); 0: not found */
+	struct http1_header *ps_headers; /* owned strings */
+	size_t               ps_nheaders;
+	char                *ps_grpc_service;
+	int32_t              ps_initial_delay;
+	int32_t              ps_timeout;
+	int32_t              ps_period;
+	int32_t              ps_success_threshold;
+	int32_t              ps_failure_threshold;
 };
 
 struct pr_pod;
@@ -53,9 +57,9 @@ struct pr_worker {
 
 struct pr_pod {
 	LIST_ENTRY(pr_pod) pp_entry;
-	struct prober *pp_prober;
-	char          *pp_uid;
-	struct pod    *pp_pod; /* copy, for events */
+	struct prober    *pp_prober;
+	char             *pp_uid;
+	const struct pod *pp_pod; /* a reference, for events */
 	LIST_HEAD(, pr_worker) pp_workers;
 	struct probe_state *pp_states; /* prober_probe_states scratch */
 	uint64_t            pp_seen;
@@ -64,33 +68,50 @@ struct pr_pod {
 };
 
 struct prober {
-	struct event_base *base;
-	struct cri        *cri;
-	struct events     *events;
-	LIST_HEAD(, pr_pod) pods;
-	struct event       *kick_ev;
-	uint64_t            generation;
-	size_t              nworkers;
-	struct prober_stats stats;
-	void (*notify)(const char *, void *);
-	void          *notify_arg;
-	prober_fake_fn fake;
-	void (*fake_cancel)(void *, void *);
-	void *fake_arg;
+	struct event_base *p_base;
+	struct cri        *p_cri;
+	struct events     *p_events;
+	LIST_HEAD(, pr_pod) p_pods;
+	struct event       *p_kick_ev;
+	uint64_t            p_generation;
+	size_t              p_nworkers;
+	struct prober_stats p_stats;
+	void (*p_notify)(const char *, void *);
+	void          *p_notify_arg;
+	prober_fake_fn p_fake;
+	void (*p_fake_cancel)(void *, void *);
+	void *p_fake_arg;
 	/* Recovery: containers that were ready when the previous daemon stopped. */
-	struct strv ready_ids;
-	int64_t     ready_ids_ms; /* monotonic time they were given */
+	struct strv p_ready_ids;
+	int64_t     p_ready_ids_ms; /* monotonic time they were given */
 };
 
 enum pr_outcome { PR_SUCCESS = 0, PR_FAILURE, PR_ERROR };
 
-/* Starts the worker's check (checks.c); its end calls pr_worker_done from a later
- * loop event. Never NULL. */
-struct pr_check *pr_check_start(struct prober *, struct pr_worker *);
-/* Cancels a check in flight: pr_worker_done is not called. */
-void pr_check_cancel(struct pr_check *);
 /* The end of a check: output (may be NULL) says why it failed. */
-void pr_worker_done(struct pr_worker *, enum pr_outcome, const char *output);
+typedef void (*pr_check_done_fn)(enum pr_outcome, const char *output, void *arg);
+
+/* What a check needs; the strings are copied, spec is borrowed and must outlive it. */
+struct pr_check_args {
+	struct event_base    *base;
+	struct cri           *cri; /* NULL: exec checks error */
+	const struct pr_spec *spec;
+	const char           *container_id;
+	const char           *pod_ip; /* NULL: none known */
+	/* Tests: fake replaces every handler (prober_set_fake), told uid, container, kind. */
+	prober_fake_fn fake;
+	void (*fake_cancel)(void *token, void *arg);
+	void           *fake_arg;
+	const char     *uid;
+	const char     *container;
+	enum probe_kind kind;
+};
+
+/* Starts a check (checks.c); done runs once, from a later loop event, unless
+ * pr_check_cancel comes first. Never NULL. */
+struct pr_check *pr_check_start(const struct pr_check_args *, pr_check_done_fn, void *arg);
+/* Cancels a check in flight: done is not called. */
+void pr_check_cancel(struct pr_check *);
 /* One step of the threshold run: returns the new run length for outcome r after *last. */
 int pr_threshold_step(enum probe_res *last, int run, enum probe_res r);
 

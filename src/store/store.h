@@ -193,10 +193,22 @@ void store_set_meta(struct store *, const char *key, const char *value);
 /* Returns the value (caller frees) or NULL when unset or unreadable. */
 char *store_get_meta(struct store *, const char *key);
 
-/* ---- events (optional, bounded to the newest STORE_MAX_EVENTS rows) ---- */
+/* ---- a pod's history (the events table, bounded to the newest STORE_MAX_EVENTS rows):
+ * its worker's state changes and its events, kept until the pod is forgotten ---- */
 #define STORE_MAX_EVENTS 1000
+struct store_event {
+	int64_t     id; /* grows with every row */
+	const char *uid;
+	const char *reason;
+	const char *message;
+	int64_t     wall_ms;
+};
 void store_put_event(
     struct store *, const char *uid, const char *reason, const char *message, int64_t wall_ms);
+/* Calls cb for every row of uid, oldest first; cb returns non-zero to stop. 0, or -1 when the
+ * read failed (logged). */
+int store_foreach_event(
+    struct store *, const char *uid, int (*cb)(const struct store_event *, void *), void *arg);
 
 /* Deletes every row of a pod that is fully gone (pod, worker, status, exits, intents,
  * events, runtime objects), so the file stays bounded. */

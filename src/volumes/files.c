@@ -206,9 +206,21 @@ vol_payload_make(const struct volume *vol, const struct vobj *obj, struct vol_pa
 	if (obj == NULL)
 		return 0; /* optional and missing: an empty volume */
 	if (vol->v_nitems == 0) {
-		for (i = 0; i < obj->nitems; i++)
+		for (i = 0; i < obj->nitems; i++) {
+			/* Every key is a file name: one component, not the atomic writer's
+			 * reserved "..NAME" (the API's key format is stricter still). */
+			if (!path_component_ok(obj->items[i].key) ||
+			    strncmp(obj->items[i].key, "..", 2) == 0) {
+				snprintf(err, errlen,
+				    "%s %s/%s: key \"%.64s\" is not a valid file name",
+				    kind_word(obj->kind), obj->ns != NULL ? obj->ns : "",
+				    obj->name != NULL ? obj->name : "", obj->items[i].key);
+				vol_payload_clear(out);
+				return -1;
+			}
 			vol_payload_add(
 			    out, obj->items[i].key, obj->items[i].val, obj->items[i].len, dmode);
+		}
 		return 0;
 	}
 	for (i = 0; i < vol->v_nitems; i++) {

@@ -1,7 +1,9 @@
 /* volumes.c — API objects and tokens for pods' volumes and env (see volumes.h): the
  * asynchronous TTL cache over the API client, service account tokens, the remembered mounts
  * and their updates. The pure parts are in files.c. */
+#include <sys/prctl.h>
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -45,11 +47,11 @@ TAILQ_HEAD(ventries, ventry);
 
 struct vmount {
 	TAILQ_ENTRY(vmount) m_entry;
-	struct pod     *m_pod; /* copy (labels and annotations kept current) */
-	char           *m_vol; /* volume name */
-	char           *m_dir;
-	vol_resource_fn m_res_fn; /* downwardAPI resourceFieldRef items */
-	void           *m_res_arg;
+	const struct pod *m_pod; /* a reference (replaced when labels or annotations change) */
+	char             *m_vol; /* volume name */
+	char             *m_dir;
+	vol_resource_fn   m_res_fn; /* downwardAPI resourceFieldRef items */
+	void             *m_res_arg;
 };
 
 /* A service account token for one pod (TokenRequest bound to the pod). */
@@ -447,11 +449,21 @@ plugin_name(enum volume_kind k)
 	}
 }
 
+/* ROOT/pods/UID/volumes/kubernetes.io~PLUGIN/NAME, or NULL (err) when the UID or the
+ * volume name is no file name. */
 static char *
-mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol)
+mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol, char *err,
+    size_t errlen)
 {
-	return xsprintf(
-	    "%s/pods/%s/volumes/kubernetes.io~%s/%s", v->v_root, uid, plugin_name(kind), vol);
+	char  plugin[64];
+	char *dir;
+
+	snprintf(plugin, sizeof(plugin), "kubernetes.io~%s", plugin_name(kind));
+	dir = path_join(v->v_root, 5, "pods", uid, "volumes", plugin, vol);
+	if (dir == NULL)
+		snprintf(err, errlen, "volume \"%s\": pod UID or volume name is not a file name",
+		    vol != NULL ? vol : "");
+	return dir;
 }
 
 static const struct volume *
@@ -785,6 +797,14 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 	}
 }
 
+/* Secrets and tokens (secret and projected volumes) live on a tmpfs, as the kubelet's
+ * memory-medium wrapper volumes. */
+static int
+in_memory(const struct volume *vol)
+{
+	return vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED;
+}
+
 /* Builds and writes one mount's volume. */
 static int
 mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
@@ -799,6 +819,12 @@ mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
 		return -1;
 	}
 	if (volume_payload(v, m->m_pod, vol, m->m_res_fn, m->m_res_arg, &pl, err, errlen) == -1) {
+		vol_payload_clear(&pl);
+		return -1;
+	}
+	if (in_memory(vol) &&
+	    vol_tmpfs_ensure(m->m_dir, vol_tmpfs_size(m->m_pod), e, sizeof(e)) == -1) {
+		snprintf(err, errlen, "volume \"%s\": %s", vol->v_name, e);
 		vol_payload_clear(&pl);
 		return -1;
 	}
@@ -916,10 +942,11 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 	if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
 		break;
 	if (m == NULL) {
-		dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name);
+		if ((dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, errlen)) == NULL)
+			return -1;
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
-			/* Secrets and tokens: the plugin directory is root-only (no tmpfs
-			 * here); the volume directory stays 0755 for the container's user. */
+			/* Secrets and tokens: the plugin directory is root-only; the volume
+			 * directory (a tmpfs, mount_write) is 0755 for the container's user. */
 			parent = xstrdup(dir);
 			*strrchr(parent, '/') = '\0';
 			if (mkdirs(parent, 0700) == 0)
@@ -927,7 +954,7 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 			free(parent);
 		}
 		m = xcalloc(1, sizeof(*m));
-		m->m_pod = pod_dup(pod);
+		m->m_pod = pod_ref(pod);
 		m->m_vol = xstrdup(vol->v_name);
 		m->m_dir = dir;
 		TAILQ_INSERT_TAIL(&v->v_mounts, m, m_entry);
@@ -1051,10 +1078,12 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 			break;
 		if (m != NULL)
 			continue;
+		if (!path_component_ok(pod->uid) || !path_component_ok(vol->v_name))
+			continue; /* no file name: nothing to track */
 		m = xcalloc(1, sizeof(*m));
-		m->m_pod = pod_dup(pod);
+		m->m_pod = pod_ref(pod);
 		m->m_vol = xstrdup(vol->v_name);
-		m->m_dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name);
+		m->m_dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, sizeof(err));
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
 			parent = xstrdup(m->m_dir);
 			*strrchr(parent, '/') = '\0';
@@ -1092,7 +1121,16 @@ volumes_setup_once(const char *root_dir, const struct pod *pod, const struct vol
 		vol_payload_clear(&pl);
 		return -1;
 	}
-	dir = mount_dir(&tmp, pod->uid, vol->v_kind, vol->v_name);
+	if ((dir = mount_dir(&tmp, pod->uid, vol->v_kind, vol->v_name, err, errlen)) == NULL) {
+		vol_payload_clear(&pl);
+		return -1;
+	}
+	if (in_memory(vol) && vol_tmpfs_ensure(dir, vol_tmpfs_size(pod), e, sizeof(e)) == -1) {
+		snprintf(err, errlen, "volume \"%s\": %s", vol->v_name, e);
+		vol_payload_clear(&pl);
+		free(dir);
+		return -1;
+	}
 	rc = vol_write_atomic(dir, &pl, e, sizeof(e));
 	vol_payload_clear(&pl);
 	if (rc == -1) {
@@ -1107,7 +1145,7 @@ volumes_setup_once(const char *root_dir, const struct pod *pod, const struct vol
 static void
 mount_free(struct vmount *m)
 {
-	pod_free(m->m_pod);
+	pod_unref(m->m_pod);
 	free(m->m_vol);
 	free(m->m_dir);
 	free(m);
@@ -1141,8 +1179,9 @@ volumes_update_pod(struct volumes *v, const struct pod *pod)
 		    (kvlist_same(&m->m_pod->labels, &pod->labels) &&
 		        kvlist_same(&m->m_pod->annotations, &pod->annotations)))
 			continue;
-		pod_free(m->m_pod);
-		m->m_pod = pod_dup(pod);
+		pod_ref(pod);
+		pod_unref(m->m_pod);
+		m->m_pod = pod;
 		vol = pod_volume(m->m_pod, m->m_vol);
 		if (vol == NULL ||
 		    (vol->v_kind != VOL_DOWNWARD_API && vol->v_kind != VOL_PROJECTED))
@@ -1216,6 +1255,27 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 	evict(v);
 }
 
+/* A process that reads secrets writes no core file: a core of kletd would put its cache,
+ * the tokens and the env of containers on a disk (core_pattern, systemd-coredump). The
+ * secret bytes pass through too many buffers (HTTP/2 frames, JSON, base64, payloads,
+ * protobuf) for MADV_DONTDUMP on each, so the whole process is made non-dumpable (and its
+ * core limit 0, for a kernel with fs.suid_dumpable=2). Not with AddressSanitizer: its leak
+ * checker needs to ptrace the process, which non-dumpable forbids. */
+static void
+no_core_dumps(void)
+{
+#ifndef __SANITIZE_ADDRESS__
+	struct rlimit rl = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &rl) == -1)
+		log_warn("volumes: setrlimit RLIMIT_CORE");
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		log_warn("volumes: prctl PR_SET_DUMPABLE");
+	else
+		log_v(1, "volumes: secrets are read: no core dumps (PR_SET_DUMPABLE 0)");
+#endif
+}
+
 struct volumes *
 volumes_new(struct event_base *base, struct api *api, const struct volumes_options *o)
 {
@@ -1231,6 +1291,8 @@ volumes_new(struct event_base *base, struct api *api, const struct volumes_optio
 	TAILQ_INIT(&v->v_entries);
 	TAILQ_INIT(&v->v_mounts);
 	TAILQ_INIT(&v->v_tokens);
+	if (api != NULL)
+		no_core_dumps();
 	if (base != NULL) {
 		period = v->v_ttl_ms / 4;
 		if (period < 200)

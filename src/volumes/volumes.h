@@ -160,6 +160,23 @@ int vol_payload_make(const struct volume *, const struct vobj *obj, struct vol_p
  * must be relative without "..": an invalid one fails the whole write. */
 int vol_write_atomic(const char *dir, const struct vol_payload *, char *err, size_t errlen);
 
+/* ---- memory-backed volumes (tmpfs.c) ---- */
+
+/* Secret and projected volumes (service account tokens, secrets) are written to a tmpfs
+ * mounted on their directory (the kubelet's memory-medium wrapper), never to a disk. Makes dir
+ * (0755) and mounts a tmpfs of size bytes on it (nosuid, nodev, mode 0755) unless a tmpfs is
+ * mounted there already (a restart keeps what running containers see). 0, or -1 with err. */
+int vol_tmpfs_ensure(const char *dir, uint64_t size, char *err, size_t errlen);
+/* 1 when dir is the root of a tmpfs mount. */
+int vol_is_tmpfs_mount(const char *dir);
+/* Unmounts (lazily: MNT_DETACH) everything mounted at or below dir, deepest first, so that
+ * rmtree (which never crosses mounts) can remove it. Returns how many, or -1 when dir cannot
+ * be resolved or /proc/self/mountinfo not read (a missing dir: 0). */
+int vol_unmount_under(const char *dir);
+/* The size of the tmpfs of pod's memory-backed volumes: the kubelet's (SizeMemoryBacked-
+ * Volumes): the pod's memory limit when every container has one, else the node's memory. */
+uint64_t vol_tmpfs_size(const struct pod *);
+
 /* A downwardAPI volume's fieldRef value: metadata.name, namespace, uid, labels, annotations
  * (all: "k=\"v\"" lines sorted by key, Go-quoted) or one of them (metadata.labels['k']).
  * Returns 0 with *out (malloc'd), or -1 with err. */

@@ -28,7 +28,9 @@ Control port (GET or POST; answers JSON):
   /up                              listening again on the same port (blackholed connections
                                    are closed)
   /objects[?kind=pods]             every stored object
-  /pods (POST JSON body)           creates a pod (namespace from metadata, default "default")
+  /pods[?uid=U] (POST JSON body)   creates a pod (namespace from metadata, default "default");
+                                   uid=U: with that metadata.uid instead of a new UUID (tests
+                                   of hostile UIDs: a real server only issues UUIDs)
   /pods/NS/NAME (DELETE or ?method=DELETE[&grace=N])   deletes a pod like the API would
   /pods/NS/NAME/get                the stored pod
   /nodes/NAME/delete, /leases/NAME/delete   remove objects at once
@@ -732,7 +734,7 @@ class Api:
                 api.open_watches.discard(w)
         return WatchResponse(gen(), w)
 
-    def create(self, req, kind, ns):
+    def create(self, req, kind, ns, uid=None):
         obj = req.json()
         if not isinstance(obj, dict):
             raise ApiError(400, "BadRequest", "body is not an object")
@@ -752,7 +754,7 @@ class Api:
         if self.store.get(kind, ns or "", md["name"]) is not None:
             raise ApiError(409, "AlreadyExists", '%s "%s" already exists' %
                            (kind.plural, md["name"]), {"name": md["name"], "kind": kind.plural})
-        md["uid"] = str(uuid.uuid4())
+        md["uid"] = uid or str(uuid.uuid4())
         md["creationTimestamp"] = now_rfc3339()
         if kind.plural == "secrets":
             secret_string_data(obj)
@@ -1451,7 +1453,8 @@ class Control:
         if p == ["pods"] and method == "POST":
             obj = json.loads(body)
             ns = (obj.get("metadata") or {}).get("namespace") or "default"
-            r = api.create(Request("POST", "/", {}, body, "ctl", 0), kinds["pods"], ns)
+            r = api.create(Request("POST", "/", {}, body, "ctl", 0), kinds["pods"], ns,
+                           uid=q.get("uid"))
             return r.code, r.obj
         if len(p) >= 3 and p[0] == "pods":
             ns, name = p[1], p[2]

@@ -191,7 +191,7 @@ main(int argc, char **argv)
 	prober_free(P);
 	cri_free(cri);
 	for (i = 0; i < npods; i++) {
-		pod_free(pods[i]);
+		pod_unref(pods[i]);
 		rt_pod_status_clear(&rts[i]);
 	}
 	free(pods);

@@ -146,7 +146,7 @@ as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"picky\"},\"spec\":{\"nodeName
 picky_failed() { has /pods/default/picky/get '"phase":"Failed"' && has /pods/default/picky/get '"reason":"NodeAffinity"'; }
 wait_for 200 picky_failed
 check "rejected pod: phase Failed, reason NodeAffinity" picky_failed
-check "rejected pod: message says why" has /pods/default/picky/get 'Pod was rejected: Pod Predicate NodeAffinity failed'
+check "rejected pod: message says why" has /pods/default/picky/get 'Pod was rejected: Predicate NodeAffinity failed: node(s) didn'"'"'t match Pod'"'"'s node affinity/selector'
 as_ctl "/pods/default/picky?method=DELETE&grace=0" >/dev/null
 
 # Status patches carry only changes: no two PATCHes both send startTime.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Static pods on a real containerd: add -> running, init containers in order, postStart,
-# manifest edited -> container replaced, manifest removed -> killed and removed, kletd
-# killed and restarted -> nothing restarted, no second sandbox; 20 pods at once.
+# a second manifest of the same name refused, manifest edited -> container replaced,
+# manifest removed -> killed and removed, kletd killed and restarted -> nothing restarted,
+# no second sandbox; 20 pods at once.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
@@ -71,6 +72,17 @@ check "app container runs after the init containers" running init app
 check "init order first, second, app" sh -c "[ \"\$(awk '{print \$1}' '$T/host/order' | tr '\n' ' ')\" = 'first second app ' ]"
 inits_exited() { [ "$(ctrs | awk '$1=="init" && ($2=="first"||$2=="second") && $3=="EXITED"' | wc -l)" -eq 2 ]; }
 check "init containers exited" inits_exited
+
+echo "# $(date +%T)"
+# 3b. Issue 20 case 7: a second manifest with the same name is refused, naming both files;
+# the running pod is left alone (before: a second pod of that name, ContainerCreating for ever).
+sed 's/echo v1/echo copy/' "$T/m/web.yaml" | put web-copy.yaml
+wait_for 100 logged "Failed to load manifest $T/m/web-copy.yaml: duplicate pod name: default/web-$NODE is already given by $T/m/web.yaml"
+check "duplicate static pod name refused, naming both files" \
+    logged "Failed to load manifest $T/m/web-copy.yaml: duplicate pod name: default/web-$NODE is already given by $T/m/web.yaml"
+check "duplicate: no second pod" sh -c "[ \$(grep -c 'pod update ADD pod=default/web-$NODE' '$T/kletd.log') -eq 1 ]"
+check "duplicate: the running container is left alone" running web httpd
+rm -f "$T/m/web-copy.yaml"
 
 echo "# $(date +%T)"
 # 4. Restart of kletd: kill -9, start again: no container restarted, no second sandbox.

@@ -12,7 +12,12 @@ set -u
 command -v curl >/dev/null || node_skip "curl is not installed"
 as_python >/dev/null || node_skip "python3-h2 is not installed"
 node_setup_fake volf
-trap 'as_stop; node_cleanup; [ -n "$fpid" ] && kill "$fpid" 2>/dev/null' EXIT
+# Secret and projected volumes are tmpfs mounts: below $T they go before $T does.
+umount_T() {
+	awk -v t="$T/" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r |
+	    while read -r m; do umount -l "$m"; done
+}
+trap 'as_stop; [ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null; umount_T; node_cleanup; [ -n "$fpid" ] && kill "$fpid" 2>/dev/null' EXIT
 mkdir -p "$T/as"
 AS_NODE=$NODE as_start "$T/as"
 as_kubeconfig "$T/kubeconfig"

@@ -9,17 +9,19 @@
 
 #include "core/json.h"
 #include "pod/pod.h"
+#include "pod/hash.h"
 
 /* Decode, validate, hash, copy and free a pod; parse the raw DOM too and check that its
  * JSON serialization parses again. Any crash, leak or sanitizer report is a finding. */
 static void
 fuzz_pod_one(const uint8_t *data, size_t size, int yaml)
 {
-	char             err[256];
-	struct pod      *p, *q;
-	struct json_doc *d, *d2;
-	size_t           i;
-	char            *s;
+	char              err[256];
+	struct pod       *p;
+	const struct pod *q;
+	struct json_doc  *d, *d2;
+	size_t            i;
+	char             *s;
 
 	p = yaml ? pod_from_yaml((const char *)data, size, err, sizeof(err))
 	         : pod_from_json((const char *)data, size, err, sizeof(err));
@@ -29,12 +31,12 @@ fuzz_pod_one(const uint8_t *data, size_t size, int yaml)
 			(void)container_hash(&p->containers[i]);
 		for (i = 0; i < p->ninit_containers; i++)
 			(void)container_is_sidecar(&p->init_containers[i]);
-		q = pod_dup(p);
-		pod_free(p);
+		q = pod_ref(p); /* the pod outlives the first reference */
+		pod_unref(p);
 		for (i = 0; i < q->ncontainers; i++)
 			(void)container_hash(&q->containers[i]);
 		(void)pod_find_container(q, "web");
-		pod_free(q);
+		pod_unref(q);
 	} else if (strlen(err) == 0) {
 		fprintf(stderr, "decode failed without a reason\n");
 		abort();

@@ -456,7 +456,7 @@ t_init_containers(void)
 	c = newest(&cl, "app");
 	check(c != NULL && c->state == RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED,
 	    "init: app container exited after the kill");
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -504,7 +504,7 @@ real_checks:
 	c = newest(&cl, "app");
 	check(c != NULL && c->exit_code == 137, "preStop: SIGTERM ignored -> killed (137)");
 	check(now_mono_ms() - t0 >= 3000, "preStop: not killed before hook + grace");
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -532,7 +532,7 @@ t_poststart_failure(void)
 	    "postStart: the container was killed");
 	kill_pod(p, -1);
 	check(wait_finished("u-post"), "postStart: pod finished");
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -565,7 +565,7 @@ t_images(void)
 	    "images: Pulling and Failed events");
 	kill_pod(p, -1);
 	check(wait_finished("u-img"), "images: pod finished");
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -620,7 +620,7 @@ t_crashloop(void)
 	    "crashloop: BackOff event");
 	kill_pod(p, -1);
 	check(wait_finished("u-crash"), "crashloop: pod finished");
-	pod_free(p);
+	pod_unref(p);
 }
 
 /* A local HTTP endpoint for httpGet hooks. */
@@ -707,7 +707,7 @@ t_hooks(void)
 	    "hooks: a 1 s preStop sleep is deducted from the 3 s grace");
 	free(out);
 	evconnlistener_free(lis);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -752,8 +752,8 @@ t_sidecar_and_update(void)
 		check(a != NULL && sc != NULL && a->finished > 0 && a->finished <= sc->finished,
 		    "sidecar: stopped after the app container");
 	}
-	pod_free(p);
-	pod_free(p2);
+	pod_unref(p);
+	pod_unref(p2);
 }
 
 static int orphan_rc = -99;
@@ -800,7 +800,7 @@ t_orphan(struct pw_syncer *syncer, struct pw_options *po)
 	check(st != NULL && st->nsandboxes == 1 && st->ncontainers == 2,
 	    "orphan: the pod cache knows the pod");
 	if (st == NULL) {
-		pod_free(p);
+		pod_unref(p);
 		return;
 	}
 	rt_pod_status_copy(&copy, st);
@@ -813,7 +813,7 @@ t_orphan(struct pw_syncer *syncer, struct pw_options *po)
 			all_exited = 0;
 	check(cl.n == 2 && all_exited, "orphan: its containers stopped");
 	rt_pod_status_clear(&copy);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static int
@@ -857,7 +857,7 @@ t_cancel(void)
 	    "CreateContainer)");
 	free(out);
 	free(ctl("{\"cmd\":\"clear_faults\"}"));
-	pod_free(p);
+	pod_unref(p);
 }
 
 /* ---- real runtime: remove what an earlier run of this driver left (namespace "t") ---- */

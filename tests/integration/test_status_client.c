@@ -125,7 +125,7 @@ get_pod(const char *name)
 
 	free(s);
 	if (p != NULL && p->uid == NULL) {
-		pod_free(p);
+		pod_unref(p);
 		p = NULL;
 	}
 	return p;
@@ -302,7 +302,7 @@ test_status(void)
 	free(s);
 
 	/* The same status again: nothing sent. */
-	pod_free(p);
+	pod_unref(p);
 	p = get_pod("web");
 	seq = log_seq();
 	rt_running(&rt, p, 0, 0);
@@ -331,7 +331,7 @@ test_status(void)
 	free(bodies);
 
 	/* Several updates in one turn coalesce into one PATCH. */
-	pod_free(p);
+	pod_unref(p);
 	p = get_pod("web");
 	seq = log_seq();
 	rt_running(&rt, p, 1, 4);
@@ -428,8 +428,8 @@ test_status(void)
 	status_update(m, p2, &rt, NULL, NULL, 0);
 	rt_pod_status_clear(&rt);
 	check(run_until(stats_reached, &sw, 10000), "404 drops the entry");
-	pod_free(p2);
-	pod_free(p);
+	pod_unref(p2);
+	pod_unref(p);
 
 	/* Graceful deletion: when every container stopped, the final status then a DELETE with
 	 * grace 0 and the uid precondition. */
@@ -439,7 +439,7 @@ test_status(void)
 	status_update(m, p, &rt, NULL, NULL, 0);
 	rt_pod_status_clear(&rt);
 	free(ctl("/pods/default/bye?method=DELETE")); /* deletionTimestamp set */
-	pod_free(p);
+	pod_unref(p);
 	p = get_pod("bye");
 	check(p != NULL && p->deletion_ts != 0, "pod bye is terminating");
 	seq = log_seq();
@@ -455,7 +455,7 @@ test_status(void)
 	bodies = log_bodies(seq, "PATCH", "/pods/bye/status", &n);
 	check(n == 1, "the final status was patched before the delete (%d)", n);
 	free(bodies);
-	pod_free(p);
+	pod_unref(p);
 	status_free(m);
 }
 

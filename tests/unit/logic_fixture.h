@@ -21,6 +21,7 @@
 
 #include "logic/actions.h"
 #include "pod/pod.h"
+#include "pod/hash.h"
 #include "pod/runtime.h"
 #include "core/util.h"
 
@@ -101,6 +102,7 @@ fx_pod(enum restart_policy policy, const char *apps, const char *inits, const ch
 {
 	struct pod *p = xcalloc(1, sizeof(*p));
 
+	p->refs = 1; /* as decoded: one reference */
 	p->name = xstrdup("web");
 	p->ns = xstrdup("default");
 	p->uid = xstrdup("uid-1");

@@ -572,7 +572,7 @@ run_case(void **state)
 	pod_actions_clear(&a);
 	free((void *)ps.v);
 	rt_pod_status_clear(&rt);
-	pod_free(p);
+	pod_unref(p);
 }
 
 /* ---- helpers ---- */
@@ -614,7 +614,7 @@ test_should_restart(void **state)
 		if (container_should_restart(&p->containers[0], p, &rt) != tc->want)
 			fail_msg("restart case %s: want %d", tc->name, tc->want);
 		rt_pod_status_clear(&rt);
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
@@ -658,7 +658,7 @@ test_pod_is_terminal(void **state)
 		if (pod_is_terminal(p, &rt) != tc->want)
 			fail_msg("terminal case %s: want %d", tc->name, tc->want);
 		rt_pod_status_clear(&rt);
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
@@ -676,7 +676,7 @@ test_null_runtime_and_probes(void **state)
 	pod_actions_clear(NULL);
 	assert_false(pod_has_running_containers(NULL));
 	assert_null(probe_set_find(NULL, "x"));
-	pod_free(p);
+	pod_unref(p);
 }
 
 int

@@ -165,7 +165,7 @@ check_status(const struct pod *p, const struct pod_status *s, const char *what)
 
 			fail_msg("%s: status changes through the API:\n%s\n%s", what, json, again);
 		}
-		pod_free(back);
+		pod_unref(back);
 		free(doc);
 	}
 	free(json);
@@ -227,7 +227,7 @@ test_invariants(void **state)
 		pod_status_clear(&s1);
 		free((void *)ps.v);
 		rt_pod_status_clear(&rt);
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/backoff.h"
 #include "logic_fixture.h"
+#include "pod/hash.h"
 
 enum op { END = 0, NEXT, IN, GET, GC, RESET, COUNT };
 
@@ -135,7 +136,7 @@ test_key(void **state)
 	k = backoff_key(p, &p->containers[0]);
 	assert_string_not_equal(k, want);
 	free(k);
-	pod_free(p);
+	pod_unref(p);
 	backoff_free(NULL);
 }
 
@@ -195,7 +196,7 @@ test_check_container(void **state)
 	rt_pod_status_clear(&running);
 	rt_pod_status_clear(&rt);
 	backoff_free(b);
-	pod_free(p);
+	pod_unref(p);
 }
 
 int

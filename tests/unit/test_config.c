@@ -104,6 +104,40 @@ check_log_rotation_off(const struct klet_config *c)
 	assert_true(c->log_max_size < 0);
 }
 
+static void
+check_reserved(const struct klet_config *c)
+{
+	assert_int_equal(c->kube_reserved.n, 2);
+	assert_string_equal(c->kube_reserved.items[0].name, "cpu");
+	assert_int_equal(c->kube_reserved.items[0].milli, 100);
+	assert_string_equal(c->kube_reserved.items[1].name, "memory");
+	assert_int_equal(c->kube_reserved.items[1].milli, 1024LL * 1024 * 1024 * 1000);
+	assert_int_equal(c->system_reserved.n, 1);
+	assert_string_equal(c->system_reserved.items[0].name, "ephemeral-storage");
+	/* --eviction-hard replaces the defaults */
+	assert_int_equal(c->eviction_hard.n, 2);
+	assert_string_equal(c->eviction_hard.items[0].k, "memory.available");
+	assert_string_equal(c->eviction_hard.items[0].v, "500Mi");
+	assert_string_equal(c->eviction_hard.items[1].v, "7.5%");
+	assert_int_equal(c->ntaints, 2);
+	assert_string_equal(c->taints[0].key, "dedicated");
+	assert_string_equal(c->taints[0].value, "infra");
+	assert_string_equal(c->taints[0].effect, "NoExecute");
+	assert_string_equal(c->taints[1].key, "example.com/gpu");
+	assert_null(c->taints[1].value);
+	assert_string_equal(c->taints[1].effect, "NoSchedule");
+}
+
+static void
+check_eviction_defaults(const struct klet_config *c)
+{
+	assert_int_equal(c->eviction_hard.n, 4);
+	assert_string_equal(c->eviction_hard.items[0].k, "memory.available");
+	assert_string_equal(c->eviction_hard.items[0].v, "100Mi");
+	assert_string_equal(c->eviction_hard.items[1].k, "nodefs.available");
+	assert_string_equal(c->eviction_hard.items[1].v, "10%");
+}
+
 static const struct flag_case flag_cases[] = {
 	{ "no_flags_gives_defaults", { NULL }, CONFIG_OK, NULL, check_defaults },
 	{ "common_flags_space_and_equals",
@@ -168,6 +202,29 @@ static const struct flag_case flag_cases[] = {
 	{ "log_max_files_one", { "--container-log-max-files=1", NULL }, CONFIG_ERROR,
 	    "from 2 to 1000", NULL },
 	{ "stray_argument", { "extra", NULL }, CONFIG_ERROR, "unexpected argument: extra", NULL },
+	{ "eviction_defaults", { NULL }, CONFIG_OK, NULL, check_eviction_defaults },
+	{ "reserved_eviction_taints",
+	    { "--kube-reserved=cpu=100m,memory=1Gi", "--system-reserved", "ephemeral-storage=2Gi",
+	        "--eviction-hard=memory.available<500Mi,nodefs.available<7.5%",
+	        "--register-with-taints=dedicated=infra:NoExecute,example.com/gpu:NoSchedule",
+	        NULL },
+	    CONFIG_OK, NULL, check_reserved },
+	{ "reserved_unknown_resource", { "--kube-reserved=gpu=1", NULL }, CONFIG_ERROR,
+	    "unknown resource", NULL },
+	{ "reserved_bad_quantity", { "--system-reserved=memory=lots", NULL }, CONFIG_ERROR,
+	    "is not a quantity", NULL },
+	{ "reserved_no_equals", { "--kube-reserved=cpu", NULL }, CONFIG_ERROR,
+	    "expected RESOURCE=QUANTITY", NULL },
+	{ "eviction_unknown_signal", { "--eviction-hard=memory.free<1Gi", NULL }, CONFIG_ERROR,
+	    "unknown eviction signal", NULL },
+	{ "eviction_no_operator", { "--eviction-hard=memory.available=1Gi", NULL }, CONFIG_ERROR,
+	    "expected SIGNAL<QUANTITY", NULL },
+	{ "eviction_bad_percent", { "--eviction-hard=nodefs.available<110%", NULL }, CONFIG_ERROR,
+	    "is not a percentage", NULL },
+	{ "taint_bad_effect", { "--register-with-taints=a=b:Never", NULL }, CONFIG_ERROR,
+	    "is not NoSchedule, PreferNoSchedule or NoExecute", NULL },
+	{ "taint_no_effect", { "--register-with-taints=a=b", NULL }, CONFIG_ERROR,
+	    "expected KEY[=VALUE]:EFFECT", NULL },
 	{ "config_file_missing", { "--config=/nonexistent/klet.yaml", NULL }, CONFIG_ERROR,
 	    "/nonexistent/klet.yaml", NULL },
 };
@@ -309,6 +366,16 @@ static const struct file_case file_cases[] = {
 	    "expected a KubeletConfiguration object", NULL },
 	{ "logging_verbosity_range", "logging: {verbosity: 11}\n", NULL, CONFIG_ERROR,
 	    "field logging.verbosity in", NULL },
+	{ "reserved_eviction_taints_fields",
+	    "kubeReserved: {cpu: 100m, memory: 1Gi}\nsystemReserved: {ephemeral-storage: 2Gi}\n"
+	    "evictionHard: {memory.available: 500Mi, nodefs.available: 7.5%}\n"
+	    "registerWithTaints:\n- {key: dedicated, value: infra, effect: NoExecute}\n"
+	    "- {key: example.com/gpu, effect: NoSchedule}\n",
+	    NULL, CONFIG_OK, NULL, check_reserved },
+	{ "kube_reserved_not_a_map", "kubeReserved: [cpu]\n", NULL, CONFIG_ERROR,
+	    "expected a map of strings", NULL },
+	{ "taint_not_an_object", "registerWithTaints: [a]\n", NULL, CONFIG_ERROR,
+	    "expected {key, value, effect} strings", NULL },
 };
 
 static void

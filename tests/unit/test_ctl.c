@@ -8,7 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ctl/ctl.h"
+#include "ctl/proto.h"
+#include "ctl/reply.h"
 #include "core/json.h"
 #include "pod/pod.h"
 #include "core/util.h"

@@ -16,6 +16,7 @@
 #include "kuberuntime/kuberuntime.h"
 #include "kuberuntime/internal.h"
 #include "pod/pod.h"
+#include "pod/hash.h"
 #include "core/util.h"
 
 static char tmpdir[256];
@@ -144,7 +145,7 @@ test_dns(void **state)
 		assert_string_equal(join(d->options, d->n_options), c->options);
 		assert_int_equal(fb, c->fallback);
 		kr_msg_free(d);
-		pod_free(p);
+		pod_unref(p);
 		free(y);
 	}
 	kr_resolv_clear(&host);
@@ -225,7 +226,7 @@ test_sandbox_config(void **state)
 	env.runtime_handlers = &handlers;
 	assert_int_equal(kr_runtime_handler(&env, p, &h, err, sizeof(err)), 0);
 	assert_string_equal(h, "runsc");
-	pod_free(p);
+	pod_unref(p);
 
 	/* Host network: no hostname, NODE namespaces; besteffort cgroup. */
 	p = yaml_pod("metadata: {name: hn, namespace: default, uid: u2}\n"
@@ -241,7 +242,7 @@ test_sandbox_config(void **state)
 	assert_string_equal(c->linux->cgroup_parent, "/kubepods/besteffort/podu2");
 	assert_int_equal(kr_map_get((void *const *)c->labels, c->n_labels, "app") == NULL, 1);
 	kr_msg_free(c);
-	pod_free(p);
+	pod_unref(p);
 
 	/* Guaranteed: no tier; cgroups disabled with "". */
 	p = yaml_pod("metadata: {name: g, uid: u3}\nspec:\n  containers:\n"
@@ -255,7 +256,7 @@ test_sandbox_config(void **state)
 	c = kr_sandbox_config(&env, p, 0, err, sizeof(err));
 	assert_true(c->linux->cgroup_parent == NULL || c->linux->cgroup_parent[0] == '\0');
 	kr_msg_free(c);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -272,7 +273,7 @@ test_hostname(void **state)
 	kr_pod_hostname(p, buf, sizeof(buf));
 	/* Cut to 63, then the trailing '-' goes. */
 	assert_string_equal(buf, "a23456789-123456789-123456789-123456789-123456789-123456789-12");
-	pod_free(p);
+	pod_unref(p);
 	free(y);
 }
 
@@ -427,7 +428,7 @@ test_container_config(void **state)
 	assert_int_equal(stat(path, &st), 0); /* the container's log dir */
 	free(path);
 	kr_msg_free(cc);
-	pod_free(p);
+	pod_unref(p);
 }
 
 struct cfg_err_case {
@@ -481,7 +482,7 @@ test_container_config_errors(void **state)
 		printf("# %s: %s\n", cfg_err_cases[i].name, err);
 		assert_null(cc);
 		assert_non_null(strstr(err, cfg_err_cases[i].err_has));
-		pod_free(p);
+		pod_unref(p);
 		free(y);
 	}
 }
@@ -550,7 +551,7 @@ test_grace(void **state)
 		}
 		v = kuberuntime_grace(p, cases[i].override);
 		assert_int_equal(v, cases[i].want);
-		pod_free(p);
+		pod_unref(p);
 	}
 	assert_int_equal(kuberuntime_grace(NULL, -1), KR_MIN_GRACE_SECONDS);
 }

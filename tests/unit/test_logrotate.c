@@ -30,6 +30,11 @@ test_path_and_name(void **state)
 	p = logrotate_path("/l", NULL, "n", "u", "c", 0);
 	assert_string_equal(p, "/l/default_n_u/c/0.log");
 	free(p);
+	/* Names from the runtime never lead out of the logs dir. */
+	assert_null(logrotate_path("/l", "ns", "n", "../../../etc", "c", 0));
+	assert_null(logrotate_path("/l", "ns", "n", "u", "..", 0));
+	assert_null(logrotate_path("/l", "ns", "n", "u", "a/b", 0));
+	assert_null(logrotate_path("/l", "ns", "n", "u", NULL, 0));
 }
 
 static void

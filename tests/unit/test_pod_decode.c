@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "pod/pod.h"
+#include "pod/hash.h"
 
 static char *
 slurp(const char *name, size_t *len)
@@ -415,7 +416,7 @@ test_full_yaml(void **state)
 	(void)state;
 	check_full(p);
 	assert_int_equal(pod_validate(p, err, sizeof(err)), 0);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -425,7 +426,7 @@ test_full_json(void **state)
 
 	(void)state;
 	check_full(p);
-	pod_free(p);
+	pod_unref(p);
 }
 
 /* The JSON twin has its keys shuffled: same model, same hashes. */
@@ -445,18 +446,24 @@ test_json_yaml_same(void **state)
 	for (i = 0; i < a->nephemeral_containers; i++)
 		assert_true(container_hash(&a->ephemeral_containers[i]) ==
 		    container_hash(&b->ephemeral_containers[i]));
-	/* pod_dup is deep and complete. */
-	c = pod_dup(a);
-	pod_free(a);
+	/* References: the pod lives until the last one is dropped; only a sole holder may
+	 * write it. */
+	assert_int_equal(a->refs, 1);
+	assert_ptr_equal(pod_exclusive(a), a);
+	c = (struct pod *)pod_ref(a);
+	assert_ptr_equal(c, a);
+	assert_int_equal(a->refs, 2);
+	assert_null(pod_exclusive(a));
+	pod_unref(a);
+	assert_ptr_equal(pod_exclusive(c), c);
 	check_full(c);
 	for (i = 0; i < c->ncontainers; i++)
 		assert_true(container_hash(&c->containers[i]) == container_hash(&b->containers[i]));
-	pod_free(c);
-	pod_free(b);
-	c = pod_dup(NULL);
-	assert_non_null(c);
-	pod_free(c);
-	pod_free(NULL);
+	pod_unref(c);
+	pod_unref(b);
+	assert_null(pod_ref(NULL));
+	assert_null(pod_exclusive(NULL));
+	pod_unref(NULL);
 }
 
 static void
@@ -473,7 +480,7 @@ test_examples(void **state)
 
 		if (pod_validate(p, err, sizeof(err)) != 0)
 			fail_msg("%s: %s", files[i], err);
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
@@ -749,7 +756,7 @@ test_defaults_table(void **state)
 			fail_msg("%s: %s", default_cases[i].name, err);
 		print_message("defaults: %s\n", default_cases[i].name);
 		default_cases[i].check(p);
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
@@ -797,7 +804,7 @@ test_pull_policy_table(void **state)
 		if (p->containers[0].c_pull_policy != pull_cases[i].want)
 			fail_msg("%s: pull policy %d, want %d", pull_cases[i].image,
 			    p->containers[0].c_pull_policy, pull_cases[i].want);
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
@@ -967,7 +974,7 @@ test_errors_table(void **state)
 
 		if (p != NULL) {
 			print_error("%s: decoded, want an error\n", err_cases[i].name);
-			pod_free(p);
+			pod_unref(p);
 			nfail++;
 		} else if (strcmp(err, err_cases[i].want) != 0) {
 			print_error("%s:\n  got  %s\n  want %s\n", err_cases[i].name, err,
@@ -1005,7 +1012,7 @@ test_size_limit(void **state)
 			fail_msg("%s", err);
 		assert_int_equal(
 		    strlen(kvlist_get(&p->annotations, "a")), n - 1 - strlen(head) - 4);
-		pod_free(p);
+		pod_unref(p);
 	}
 	(void)i;
 	free(doc);
@@ -1040,11 +1047,11 @@ test_depth_limit(void **state)
 	p = pod_from_json(doc, n, err, sizeof(err));
 	if (p == NULL)
 		fail_msg("%d levels: %s", POD_MAX_DEPTH, err);
-	pod_free(p);
+	pod_unref(p);
 	p = pod_from_yaml(doc, n, err, sizeof(err));
 	if (p == NULL)
 		fail_msg("%d levels (yaml): %s", POD_MAX_DEPTH, err);
-	pod_free(p);
+	pod_unref(p);
 	n = nested(doc, POD_MAX_DEPTH + 1);
 	assert_null(pod_from_json(doc, n, err, sizeof(err)));
 	assert_non_null(strstr(err, "nesting deeper than the limit of 64"));

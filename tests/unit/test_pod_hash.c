@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "pod/pod.h"
+#include "pod/hash.h"
 
 static const char base[] =
     "metadata: {name: p}\n"
@@ -156,7 +157,7 @@ hash_of(const char *yaml, int json)
 	if (pod_validate(p, err, sizeof(err)) != 0)
 		fail_msg("validate: %s\n%s", err, yaml);
 	h = container_hash(&p->containers[0]);
-	pod_free(p);
+	pod_unref(p);
 	return h;
 }
 

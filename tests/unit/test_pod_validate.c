@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/util.h"
 #include "pod/pod.h"
 
 struct vcase {
@@ -314,7 +315,34 @@ static const struct vcase vcases[] = {
 	{ "item path escapes",
 	    C0 "  volumes: [{name: v, secret: {secretName: s, items: "
 	       "[{key: k, path: ../k}]}}]\n",
-	    "spec.volumes[0].secret.items[0].path: must be a relative path without '..'" },
+	    "spec.volumes[0].secret.items[0].path: must not start with '..'" },
+	{ "item path with a .. element",
+	    C0 "  volumes: [{name: v, secret: {secretName: s, items: "
+	       "[{key: k, path: a/../../k}]}}]\n",
+	    "spec.volumes[0].secret.items[0].path: must not contain '..'" },
+	{ "item path absolute",
+	    C0 "  volumes: [{name: v, configMap: {name: c, items: [{key: k, path: /etc/x}]}}]\n",
+	    "spec.volumes[0].configMap.items[0].path: must be a relative path" },
+	{ "item key with a slash",
+	    C0 "  volumes: [{name: v, configMap: {name: c, items: [{key: a/b, path: p}]}}]\n",
+	    "spec.volumes[0].configMap.items[0].key: a valid config key must consist of "
+	    "alphanumeric characters, '-', '_' or '.'" },
+	{ "item key ..",
+	    C0 "  volumes: [{name: v, secret: {secretName: s, items: [{key: \"..\", path: p}]}}]\n",
+	    "spec.volumes[0].secret.items[0].key: a valid config key must consist of "
+	    "alphanumeric characters, '-', '_' or '.'" },
+	{ "projected item key",
+	    C0 "  volumes: [{name: v, projected: {sources: [{secret: {name: s, items: "
+	       "[{key: ../k, path: p}]}}]}}]\n",
+	    "spec.volumes[0].projected.sources[0].items[0].key: a valid config key must consist "
+	    "of alphanumeric characters, '-', '_' or '.'" },
+	{ "projected item path",
+	    C0 "  volumes: [{name: v, projected: {sources: [{configMap: {name: c, items: "
+	       "[{key: k, path: x/../../p}]}}]}}]\n",
+	    "spec.volumes[0].projected.sources[0].items[0].path: must not contain '..'" },
+	{ "valid item path with dots in a name",
+	    C0 "  volumes: [{name: v, configMap: {name: c, items: [{key: a..b, path: x/a..b}]}}]\n",
+	    NULL },
 	{ "item mode",
 	    C0 "  volumes: [{name: v, configMap: {name: c, items: [{key: k, path: p, "
 	       "mode: -2}]}}]\n",
@@ -394,7 +422,7 @@ test_validate_table(void **state)
 			nfail++;
 		}
 		ninvalid += c->want != NULL;
-		pod_free(p);
+		pod_unref(p);
 	}
 	print_message("%zu validation cases (%d invalid)\n", i, ninvalid);
 	assert_int_equal(nfail, 0);
@@ -506,6 +534,110 @@ test_validate_many(void **state)
 	free(paths);
 }
 
+/* Issue 20 case 8: the names that reach paths, and the path helper. */
+static void
+test_validate_names(void **state)
+{
+	static const struct {
+		const char *uid;
+		int         ok;
+	} uids[] = {
+		{ "9d1c1f7e-2d35-4c5d-9fb5-0d2c8b1f3a77", 1 },
+		{ "0123456789abcdef0123456789abcdef", 1 },
+		{ "u-1", 1 },
+		{ "A.b_c", 1 },
+		{ "../../../../tmp/X", 0 },
+		{ "..", 0 },
+		{ ".", 0 },
+		{ "a/b", 0 },
+		{ "", 0 },
+		{ "-x", 0 },
+		{ ".hidden", 0 },
+		{ "a b", 0 },
+		{ "a\nb", 0 },
+	};
+	char        err[256], *y, big[200];
+	struct pod *p;
+	size_t      i;
+
+	(void)state;
+	for (i = 0; i < sizeof(uids) / sizeof(uids[0]); i++)
+		assert_int_equal(pod_uid_ok(uids[i].uid), uids[i].ok);
+	memset(big, 'a', 129);
+	big[129] = '\0';
+	assert_int_equal(pod_uid_ok(big), 0);
+	big[128] = '\0';
+	assert_int_equal(pod_uid_ok(big), 1);
+	assert_int_equal(pod_uid_ok(NULL), 0);
+	y = "metadata: {name: p, namespace: ns, uid: \"../../../../tmp/X\"}\n"
+	    "spec:\n  containers: [{name: c, image: i}]\n";
+	p = pod_from_yaml(y, strlen(y), err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(pod_validate(p, err, sizeof(err)), 0); /* the API's own checks */
+	assert_int_equal(pod_validate_names(p, err, sizeof(err)), -1);
+	assert_string_equal(err,
+	    "metadata.uid: \"../../../../tmp/X\" is not a valid UID (1 to 128 of "
+	    "[A-Za-z0-9._-], beginning with a letter or digit)");
+	free(p->uid);
+	p->uid = strdup("u1");
+	assert_int_equal(pod_validate_names(p, err, sizeof(err)), 0);
+	free(p->name);
+	p->name = strdup("..");
+	assert_int_equal(pod_validate_names(p, err, sizeof(err)), -1);
+	assert_string_equal(err, "metadata.name: \"..\" is not a DNS-1123 subdomain");
+	free(p->name);
+	p->name = strdup("p");
+	free(p->ns);
+	p->ns = strdup("../x");
+	assert_int_equal(pod_validate_names(p, err, sizeof(err)), -1);
+	assert_string_equal(err, "metadata.namespace: \"../x\" is not a DNS-1123 label");
+	free(p->ns);
+	p->ns = NULL;
+	free(p->containers[0].c_name);
+	p->containers[0].c_name = strdup("a/../../b");
+	assert_int_equal(pod_validate_names(p, err, sizeof(err)), -1);
+	assert_string_equal(err, "spec.containers[0].name: \"a/../../b\" is not a DNS-1123 label");
+	pod_unref(p);
+	/* A hostile UID is shown escaped and cut, never as raw bytes. */
+	y = "{\"metadata\":{\"name\":\"p\",\"uid\":\"x\\u001b[2J\\nFAKE\"},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}";
+	p = pod_from_json(y, strlen(y), err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(pod_validate_names(p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "\"x?[2J?FAKE\""));
+	pod_unref(p);
+	/* Keys. */
+	assert_int_equal(pod_config_key_ok("ca.crt"), 1);
+	assert_int_equal(pod_config_key_ok(".dotfile"), 1);
+	assert_int_equal(pod_config_key_ok("..data"), 0);
+	assert_int_equal(pod_config_key_ok("."), 0);
+	assert_int_equal(pod_config_key_ok("a/b"), 0);
+	assert_int_equal(pod_config_key_ok(""), 0);
+}
+
+static void
+test_path_join(void **state)
+{
+	char *p;
+
+	(void)state;
+	p = path_join("/var/lib/kubelet", 2, "pods", "u1");
+	assert_string_equal(p, "/var/lib/kubelet/pods/u1");
+	free(p);
+	p = path_join("/b", 0);
+	assert_string_equal(p, "/b");
+	free(p);
+	assert_null(path_join("/b", 2, "pods", "../../../../tmp/X"));
+	assert_null(path_join("/b", 2, "pods", ".."));
+	assert_null(path_join("/b", 2, "pods", "."));
+	assert_null(path_join("/b", 2, "pods", ""));
+	assert_null(path_join("/b", 2, "pods", NULL));
+	assert_null(path_join("/b", 3, "pods", "a/b", "c"));
+	p = path_join("/b", 1, "..x");
+	assert_string_equal(p, "/b/..x");
+	free(p);
+}
+
 int
 main(void)
 {
@@ -513,6 +645,8 @@ main(void)
 		cmocka_unit_test(test_validate_table),
 		cmocka_unit_test(test_validate_built),
 		cmocka_unit_test(test_validate_many),
+		cmocka_unit_test(test_validate_names),
+		cmocka_unit_test(test_path_join),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,7 @@ item(const char *uid, const char *name, const char *spec, const char *status, in
 	struct podconfig_item it;
 	struct pod           *p = xcalloc(1, sizeof(*p));
 
+	p->refs = 1; /* as decoded: one reference */
 	p->uid = xstrdup(uid);
 	p->name = xstrdup(name);
 	p->ns = xstrdup("default");
@@ -195,29 +196,38 @@ test_admission(void **state)
 	podconfig_remove(c, "api", "p1");
 	/* Wrong node, then a node selector. */
 	it = item("w", "w", "{}", "{}", 0, &doc);
-	it.pod->node_name = xstrdup("n2");
+	pod_exclusive(it.pod)->node_name = xstrdup("n2");
 	podconfig_upsert(c, "api", &it);
 	free(doc);
 	assert_int_equal(podconfig_rejection(c, "w", &reason, &msg), 0);
 	assert_string_equal(reason, "NodeName");
 	it = item("sel", "sel", "{}", "{}", 0, &doc);
-	it.pod->node_selector.n = 1;
-	it.pod->node_selector.items = xcalloc(1, sizeof(struct kv));
-	it.pod->node_selector.items[0].k = xstrdup("disk");
-	it.pod->node_selector.items[0].v = xstrdup("hdd");
+	pod_exclusive(it.pod)->node_selector.n = 1;
+	pod_exclusive(it.pod)->node_selector.items = xcalloc(1, sizeof(struct kv));
+	pod_exclusive(it.pod)->node_selector.items[0].k = xstrdup("disk");
+	pod_exclusive(it.pod)->node_selector.items[0].v = xstrdup("hdd");
 	podconfig_upsert(c, "api", &it);
 	free(doc);
 	assert_int_equal(podconfig_rejection(c, "sel", &reason, &msg), 0);
 	assert_string_equal(reason, "NodeAffinity");
 	it = item("ok", "ok", "{}", "{}", 0, &doc);
-	it.pod->node_name = xstrdup("n1");
-	it.pod->node_selector.n = 1;
-	it.pod->node_selector.items = xcalloc(1, sizeof(struct kv));
-	it.pod->node_selector.items[0].k = xstrdup("kubernetes.io/hostname");
-	it.pod->node_selector.items[0].v = xstrdup("n1");
+	pod_exclusive(it.pod)->node_name = xstrdup("n1");
+	pod_exclusive(it.pod)->node_selector.n = 1;
+	pod_exclusive(it.pod)->node_selector.items = xcalloc(1, sizeof(struct kv));
+	pod_exclusive(it.pod)->node_selector.items[0].k = xstrdup("kubernetes.io/hostname");
+	pod_exclusive(it.pod)->node_selector.items[0].v = xstrdup("n1");
 	podconfig_upsert(c, "api", &it);
 	free(doc);
 	assert_int_equal(podconfig_wanted(c, "ok"), 1);
+	/* Issue 20 case 8: a UID that is no file name is refused at admission (the API pod is
+	 * then reported Failed), before any path is made from it. */
+	it = item("../../../../tmp/X", "evil", "{}", "{}", 0, &doc);
+	podconfig_upsert(c, "api", &it);
+	free(doc);
+	assert_int_equal(podconfig_wanted(c, "../../../../tmp/X"), 0);
+	assert_int_equal(podconfig_rejection(c, "../../../../tmp/X", &reason, &msg), 0);
+	assert_string_equal(reason, "FailedValidation");
+	assert_non_null(strstr(msg, "Pod failed validation: metadata.uid: "));
 	podconfig_free(c);
 }
 
@@ -240,6 +250,60 @@ test_doc_hashes(void **state)
 	assert_int_equal(podconfig_doc_hashes("{", 1, "json", &a, &b), -1);
 }
 
+/* A pod its source keeps a reference to is never written: podconfig keeps its own, decoded
+ * again from the document, with the local annotations (an update keeps the first
+ * sighting's). A pod nobody else holds is kept as it is, annotated in place. */
+static void
+test_shared_pod_not_written(void **state)
+{
+	struct seen              s = { 0 };
+	struct podconfig_options o = { .node_name = "n1" };
+	struct podconfig        *c = podconfig_new(&o, on_update, &s);
+	struct podconfig_item    it;
+	const struct pod        *mine, *kept;
+	char                    *doc, *seen;
+
+	(void)state;
+	it = item("s1", "s1", "{}", "{}", 0, &doc);
+	mine = pod_ref(it.pod);
+	podconfig_upsert(c, "file", &it);
+	free(doc);
+	kept = podconfig_get(c, "s1");
+	assert_non_null(kept);
+	assert_ptr_not_equal(kept, mine);
+	assert_int_equal(mine->refs, 1);
+	assert_null(kvlist_get(&mine->annotations, "kubernetes.io/config.seen"));
+	assert_null(kvlist_get(&mine->annotations, "kubernetes.io/config.source"));
+	assert_string_equal(kept->uid, "s1");
+	assert_non_null(kvlist_get(&kept->annotations, "kubernetes.io/config.seen"));
+	assert_string_equal(kvlist_get(&kept->annotations, "kubernetes.io/config.source"), "file");
+	seen = xstrdup(kvlist_get(&kept->annotations, "kubernetes.io/config.seen"));
+	pod_unref(mine);
+	/* An update, shared again: the first sighting stays, the source's pod is untouched. */
+	it = item("s1", "s1", "{\"hostname\":\"h\"}", "{}", 0, &doc);
+	mine = pod_ref(it.pod);
+	podconfig_upsert(c, "file", &it);
+	free(doc);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.ops[1], "UPDATE s1 file");
+	kept = podconfig_get(c, "s1");
+	assert_ptr_not_equal(kept, mine);
+	assert_null(kvlist_get(&mine->annotations, "kubernetes.io/config.seen"));
+	assert_string_equal(kvlist_get(&kept->annotations, "kubernetes.io/config.seen"), seen);
+	assert_string_equal(kept->hostname, "h");
+	pod_unref(mine);
+	free(seen);
+	/* Not shared: kept as given. */
+	it = item("s2", "s2", "{}", "{}", 0, &doc);
+	mine = it.pod;
+	podconfig_upsert(c, "api", &it);
+	free(doc);
+	assert_ptr_equal(podconfig_get(c, "s2"), mine);
+	assert_int_equal(mine->refs, 1);
+	assert_string_equal(kvlist_get(&mine->annotations, "kubernetes.io/config.source"), "api");
+	podconfig_free(c);
+}
+
 int
 main(void)
 {
@@ -247,6 +311,7 @@ main(void)
 		cmocka_unit_test(test_incremental_ops),
 		cmocka_unit_test(test_full_set),
 		cmocka_unit_test(test_admission),
+		cmocka_unit_test(test_shared_pod_not_written),
 		cmocka_unit_test(test_doc_hashes),
 	};
 

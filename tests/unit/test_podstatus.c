@@ -812,7 +812,7 @@ run_case(void **state)
 	free(keep);
 	free((void *)ps.v);
 	rt_pod_status_clear(&rt);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -859,7 +859,7 @@ test_qos(void **state)
 
 		if (pod_qos_class(p) != qos_cases[i].want)
 			fail_msg("qos case %s", qos_cases[i].name);
-		pod_free(p);
+		pod_unref(p);
 	}
 	{
 		/* limits only: the request defaults to the limit, so Guaranteed */
@@ -871,7 +871,7 @@ test_qos(void **state)
 		/* a request different from the limit: Burstable */
 		fx_add_quantity(&p->containers[0].c_resources.requests, "cpu", 100);
 		assert_int_equal(pod_qos_class(p), QOS_BURSTABLE);
-		pod_free(p);
+		pod_unref(p);
 	}
 	assert_string_equal(qos_class_name(QOS_BURSTABLE), "Burstable");
 }
@@ -1048,7 +1048,7 @@ test_no_runtime(void **state)
 	assert_null(out.host_ip);
 	assert_int_equal(out.start_time, NOW);
 	pod_status_clear(&out);
-	pod_free(p);
+	pod_unref(p);
 }
 
 int

@@ -88,7 +88,7 @@ fake_cancel(void *arg, struct pw_txn *t)
 static void
 fake_state(void *arg, const char *uid, enum pw_state s, int64_t deadline)
 {
-	(void)arg;
+	assert_ptr_equal(arg, &F); /* its own argument, not the syncer's */
 	(void)uid;
 	(void)deadline;
 	if (F.nstates < (int)nitems(F.states))
@@ -122,6 +122,7 @@ setup(void **state)
 	s.sync_terminated = fake_terminated;
 	s.cancel = fake_cancel;
 	s.state_changed = fake_state;
+	s.state_arg = &F;
 	memset(&F, 0, sizeof(F));
 	P = podworkers_new(base, &s, &o);
 	return 0;
@@ -152,6 +153,7 @@ mkpod(const char *uid, const char *name, const char *rv, const char *source)
 {
 	struct pod *p = xcalloc(1, sizeof(*p));
 
+	p->refs = 1; /* as decoded: one reference */
 	p->uid = xstrdup(uid);
 	p->name = xstrdup(name);
 	p->ns = xstrdup("default");
@@ -173,7 +175,7 @@ update(const char *uid, const char *name, const char *rv, enum pw_update_type t,
 	struct pod *p = mkpod(uid, name, rv, "api");
 
 	podworkers_update(P, p, t, g);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static int
@@ -361,7 +363,7 @@ test_deletion_timestamp_grace(void **state)
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_true(last()->grace <= 12 && last()->grace >= 11);
-	pod_free(p);
+	pod_unref(p);
 }
 
 static void
@@ -462,8 +464,8 @@ test_static_same_name_waits(void **state)
 	assert_int_equal(state_of("old"), PW_FINISHED);
 	pw_txn_done(last()->txn, 0, 0, NULL);
 	spin();
-	pod_free(old);
-	pod_free(new);
+	pod_unref(old);
+	pod_unref(new);
 }
 
 static void
@@ -514,7 +516,7 @@ test_restore_terminating_keeps_deadline(void **state)
 	assert_string_equal(last()->kind, "terminating");
 	assert_true(last()->grace >= 4 && last()->grace <= 5);
 	/* A restore after the deadline: the grace is over, 0 (kill at once; recovery). */
-	pod_free(p);
+	pod_unref(p);
 	p = mkpod("u2", "b", "1", "file");
 	podworkers_restore(P, p,
 	    &(struct pw_restore){
@@ -522,7 +524,7 @@ test_restore_terminating_keeps_deadline(void **state)
 	spin();
 	assert_string_equal(last()->kind, "terminating");
 	assert_int_equal(last()->grace, 0);
-	pod_free(p);
+	pod_unref(p);
 	p = mkpod("u3", "c", "1", "file");
 	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_SYNC, .grace_deadline_ms = 0 });
 	podworkers_restore(P, p,
@@ -531,7 +533,7 @@ test_restore_terminating_keeps_deadline(void **state)
 	spin();
 	assert_string_equal(last()->kind, "sync");
 	assert_int_equal(state_of("u3"), PW_SYNC);
-	pod_free(p);
+	pod_unref(p);
 	pw_txn_done(F.calls[0].txn, 0, 0, NULL);
 	pw_txn_done(F.calls[1].txn, 0, 0, NULL);
 	pw_txn_done(F.calls[2].txn, 0, 0, NULL);

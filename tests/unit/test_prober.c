@@ -116,7 +116,7 @@ tick(const char *uid, const char *cname, enum probe_kind k)
 	struct pr_pod    *pp;
 	struct pr_worker *w;
 
-	LIST_FOREACH(pp, &P->pods, pp_entry)
+	LIST_FOREACH(pp, &P->p_pods, pp_entry)
 	{
 		if (strcmp(pp->pp_uid, uid) != 0)
 			continue;
@@ -230,7 +230,7 @@ test_initial_results(void **state)
 	assert_int_equal(ncancelled, 1);
 	assert_int_equal(result("c1", PROBE_LIVENESS), PROBE_NONE);
 	rt_pod_status_clear(&rt);
-	pod_free(pod);
+	pod_unref(pod);
 }
 
 struct thr_case {
@@ -292,7 +292,7 @@ test_thresholds(void **state)
 		}
 		prober_remove_pod(P, "u1");
 		rt_pod_status_clear(&rt);
-		pod_free(pod);
+		pod_unref(pod);
 	}
 }
 
@@ -325,7 +325,7 @@ test_liveness_hold_and_new_container(void **state)
 	prober_sync_pod(P, pod, &rt, 0);
 	assert_int_equal(result("c2", PROBE_LIVENESS), PROBE_NONE);
 	rt_pod_status_clear(&rt);
-	pod_free(pod);
+	pod_unref(pod);
 }
 
 static void
@@ -363,7 +363,7 @@ test_startup_gate(void **state)
 	finish("c/readiness", 1);
 	assert_int_equal(result("c1", PROBE_READINESS), PROBE_SUCCESS);
 	rt_pod_status_clear(&rt);
-	pod_free(pod);
+	pod_unref(pod);
 }
 
 static void
@@ -390,7 +390,7 @@ test_initial_delay(void **state)
 	assert_true(has_pending("c/readiness"));
 	finish("c/readiness", 1);
 	rt_pod_status_clear(&rt);
-	pod_free(pod);
+	pod_unref(pod);
 }
 
 static void
@@ -415,7 +415,7 @@ test_sweep(void **state)
 	assert_int_equal(st.workers, 0);
 	assert_int_equal(st.failures, 1);
 	rt_pod_status_clear(&rt);
-	pod_free(pod);
+	pod_unref(pod);
 }
 
 static void

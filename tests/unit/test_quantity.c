@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include "pod/pod.h"
+#include "pod/quantity.h"
+#include "pod/rfc3339.h"
 
 struct qcase {
 	const char *in;

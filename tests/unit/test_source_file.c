@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "node/events.h"
+#include "core/log.h"
 #include "core/loop.h"
 #include "pod/pod.h"
 #include "node/podconfig.h"
@@ -47,6 +48,16 @@ on_update(enum pod_op op, const struct pod *pod, const char *source, void *arg)
 	    pod->name, source);
 	if (s->base != NULL && s->n >= s->stop_at)
 		event_base_loopbreak(s->base);
+}
+
+/* The file source and podconfig share one pod per manifest: two references, no copy. */
+static void
+check_shared(const struct pod *pod, const char *source, int admitted, void *arg)
+{
+	(void)source;
+	(void)admitted;
+	(void)arg;
+	assert_int_equal(pod->refs, 2);
 }
 
 static void
@@ -88,15 +99,15 @@ test_decode_defaults(void **state)
 	    0);
 	assert_string_equal(p->uid, p2->uid);
 	assert_string_equal(doc, doc2);
-	pod_free(p2);
+	pod_unref(p2);
 	free(doc2);
 	assert_int_equal(source_file_decode(web_yaml, strlen(web_yaml), "/m/web.yaml", "node2", &p2,
 	                     &doc2, &len2, err, sizeof(err)),
 	    0);
 	assert_string_not_equal(p->uid, p2->uid);
-	pod_free(p2);
+	pod_unref(p2);
 	free(doc2);
-	pod_free(p);
+	pod_unref(p);
 	free(doc);
 	assert_int_equal(source_file_decode(db_json, strlen(db_json), "/m/db.json", "n", &p, &doc,
 	                     &len, err, sizeof(err)),
@@ -104,7 +115,7 @@ test_decode_defaults(void **state)
 	assert_string_equal(p->ns, "data");
 	assert_string_equal(p->name, "db-n");
 	assert_string_equal(kvlist_get(&p->annotations, "a"), "b");
-	pod_free(p);
+	pod_unref(p);
 	free(doc);
 	assert_int_equal(source_file_decode("kind: Service\nmetadata: {name: x}\n", 33, "/x", "n",
 	                     &p, &doc, &len, err, sizeof(err)),
@@ -148,10 +159,12 @@ test_scan_and_inotify(void **state)
 	assert_string_equal(s.ops[0], "ADD data/db-n1 file");
 	assert_string_equal(s.ops[1], "ADD default/web-n1 file");
 	assert_int_equal(events_count(ev), 1); /* the bad file, reported once */
+	podconfig_foreach(pc, check_shared, NULL);
 	/* Unchanged content: nothing, and the error is not reported again. */
 	assert_int_equal(source_file_scan(sf), 2);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(events_count(ev), 1);
+	podconfig_foreach(pc, check_shared, NULL);
 	/* An edit (seen through inotify): the old UID goes, the new one comes. */
 	write_file(dir, "web.yaml",
 	    "metadata:\n  name: web\nspec:\n  containers:\n  - name: x\n"
@@ -162,6 +175,7 @@ test_scan_and_inotify(void **state)
 	assert_int_equal(s.n, 4);
 	assert_string_equal(s.ops[2], "REMOVE default/web-n1 file");
 	assert_string_equal(s.ops[3], "ADD default/web-n1 file");
+	podconfig_foreach(pc, check_shared, NULL);
 	/* Removal, and fixing the bad file. */
 	cmd = xsprintf("%s/db.json", dir);
 	unlink(cmd);
@@ -206,6 +220,142 @@ test_missing_dir(void **state)
 	event_base_free(base);
 }
 
+/* Lines of the log file holding needle. */
+static int
+log_count(const char *logpath, const char *needle)
+{
+	char  line[1024];
+	FILE *f = fopen(logpath, "r");
+	int   n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, needle) != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Issue 20 case 7: two manifests with one namespace/name: the later is refused with an
+ * error naming both files (once), the first keeps running; when the first goes, the other
+ * takes over. */
+static void
+test_duplicate_names(void **state)
+{
+	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir, *p, *logpath, *needle;
+	struct podconfig_options o = { .node_name = "n1" };
+	struct seen              s = { 0 };
+	struct podconfig        *pc;
+	struct events           *ev = events_new(0);
+	struct event_base       *base = event_base_new();
+	struct source_file      *sf;
+
+	(void)state;
+	dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	logpath = xsprintf("%s/.log", dir);
+	assert_int_equal(log_open_file(logpath), 0);
+	write_file(dir, "a.yaml", web_yaml);
+	write_file(dir, "b.yaml",
+	    "metadata:\n  name: web\nspec:\n  containers:\n  - name: other\n"
+	    "    image: klet.local/busybox:1.35\n");
+	pc = podconfig_new(&o, on_update, &s);
+	sf = source_file_new(base, pc, ev, dir, "n1", 60000);
+	assert_int_equal(source_file_scan(sf), 1);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.ops[0], "ADD default/web-n1 file");
+	assert_int_equal(events_count(ev), 1);
+	needle = xsprintf("Failed to load manifest %s/b.yaml: duplicate pod name: default/web-n1 "
+	                  "is already given by %s/a.yaml",
+	    dir, dir);
+	assert_int_equal(log_count(logpath, needle), 1);
+	/* Rescans: nothing new, said once. */
+	assert_int_equal(source_file_scan(sf), 1);
+	assert_int_equal(source_file_scan(sf), 1);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(events_count(ev), 1);
+	assert_int_equal(log_count(logpath, needle), 1);
+	/* A third one with the same name, added later and first by name: refused too. */
+	write_file(dir, "0.yaml", web_yaml);
+	assert_int_equal(source_file_scan(sf), 1);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(events_count(ev), 2);
+	/* The first goes: the next one (0.yaml: same content as a.yaml, another UID) runs. */
+	p = xsprintf("%s/a.yaml", dir);
+	unlink(p);
+	free(p);
+	assert_int_equal(source_file_scan(sf), 1);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.ops[1], "REMOVE default/web-n1 file");
+	assert_string_equal(s.ops[2], "ADD default/web-n1 file");
+	assert_int_equal(log_count(logpath, "is no longer given by another file"), 1);
+	assert_int_equal(source_file_scan(sf), 1);
+	assert_int_equal(s.n, 3);
+	source_file_free(sf);
+	podconfig_free(pc);
+	events_free(ev);
+	event_base_free(base);
+	log_open_file(NULL);
+	p = xsprintf("rm -rf %s", dir);
+	assert_int_equal(system(p), 0);
+	free(p);
+	free(needle);
+	free(logpath);
+}
+
+/* Issue 20 case 10: a FIFO, a directory and a symbolic link loop named *.yaml are skipped
+ * with one log line each (not one per rescan), and the FIFO never blocks the scan. */
+static void
+test_odd_entries(void **state)
+{
+	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir, *p, *logpath;
+	struct podconfig_options o = { .node_name = "n1" };
+	struct seen              s = { 0 };
+	struct podconfig        *pc;
+	struct event_base       *base = event_base_new();
+	struct source_file      *sf;
+	int                      i;
+
+	(void)state;
+	dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	logpath = xsprintf("%s/.log", dir);
+	assert_int_equal(log_open_file(logpath), 0);
+	write_file(dir, "web.yaml", web_yaml);
+	p = xsprintf("%s/fifo.yaml", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	free(p);
+	p = xsprintf("%s/dir.yaml", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	p = xsprintf("%s/loop.yaml", dir);
+	assert_int_equal(symlink("loop.yaml", p), 0);
+	free(p);
+	p = xsprintf("%s/dangling.yaml", dir);
+	assert_int_equal(symlink("nowhere.yaml", p), 0);
+	free(p);
+	pc = podconfig_new(&o, on_update, &s);
+	sf = source_file_new(base, pc, NULL, dir, "n1", 60000);
+	alarm(10); /* a blocking open of the FIFO would hang here */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(source_file_scan(sf), 1);
+	alarm(0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(log_count(logpath, "is skipped"), 4);
+	assert_int_equal(log_count(logpath, "fifo.yaml is skipped: a FIFO"), 1);
+	assert_int_equal(log_count(logpath, "dir.yaml is skipped: a directory"), 1);
+	assert_int_equal(log_count(logpath, "loop.yaml is skipped: Too many levels"), 1);
+	assert_int_equal(log_count(logpath, "dangling.yaml is skipped: a dangling"), 1);
+	source_file_free(sf);
+	podconfig_free(pc);
+	event_base_free(base);
+	log_open_file(NULL);
+	p = xsprintf("rm -rf %s", dir);
+	assert_int_equal(system(p), 0);
+	free(p);
+	free(logpath);
+}
+
 int
 main(void)
 {
@@ -213,6 +363,8 @@ main(void)
 		cmocka_unit_test(test_decode_defaults),
 		cmocka_unit_test(test_scan_and_inotify),
 		cmocka_unit_test(test_missing_dir),
+		cmocka_unit_test(test_duplicate_names),
+		cmocka_unit_test(test_odd_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -754,6 +754,24 @@ l_intents(struct store *st, char *buf)
 	return store_foreach_intent(st, NULL, collect_intent, buf);
 }
 
+/* The intents above and one of another pod, read for pod "a" only. */
+static void
+w_intents_two(struct store *st)
+{
+	struct store_intent b = {
+		.uid = "b", .kind = "sandbox", .name = "", .attempt = 0, .created_wall_ms = 7
+	};
+
+	w_intents(st);
+	store_put_intent(st, &b);
+}
+
+static int
+l_intents_of_a(struct store *st, char *buf)
+{
+	return store_foreach_intent(st, "a", collect_intent, buf);
+}
+
 static void
 w_meta(struct store *st)
 {
@@ -843,6 +861,8 @@ static const struct row_case row_cases[] = {
 	    "c3:b:app:1:137:OOMKilled:-:10:20;" },
 	{ "exits-of-one-pod", w_exits, l_exits_of_b, "c3:b:app:1:137:OOMKilled:-:10:20;" },
 	{ "intents", w_intents, l_intents, "a:container:app:3:6;a:sandbox::1:5;" },
+	{ "intents-of-one-pod", w_intents_two, l_intents_of_a,
+	    "a:container:app:3:6;a:sandbox::1:5;" },
 	{ "meta", w_meta, l_meta, "k1=v1b k2=(nil)" },
 };
 

@@ -54,6 +54,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
+	assert_true(vol_unmount_under(tmpdir) >= 0); /* the secret volumes' tmpfs */
 	rm_rf(tmpdir);
 	return 0;
 }
@@ -182,7 +183,7 @@ test_payload(void **state)
 		/* A missing object (optional): an empty payload. */
 		assert_int_equal(vol_payload_make(&p->volumes[0], NULL, &pl, err, sizeof(err)), 0);
 		assert_int_equal(pl.n, 0);
-		pod_free(p);
+		pod_unref(p);
 	}
 	/* Secrets name their missing keys their own way. */
 	o.kind = VOBJ_SECRET;
@@ -191,8 +192,33 @@ test_payload(void **state)
 	             "  containers:\n  - {name: c, image: busybox}\n");
 	assert_int_equal(vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err)), -1);
 	assert_string_equal(err, "references non-existent secret key: nope");
-	pod_free(p);
+	pod_unref(p);
 	vobj_clear(&o);
+	/* Issue 20 case 8: a key that is no file name (a server that does not check keys)
+	 * fails the volume, naming the key; nothing is written. */
+	{
+		static const char *bad[] = { "../../x", "..data", "a/b", "." };
+		size_t             k;
+
+		for (k = 0; k < nitems(bad); k++) {
+			char *js = xsprintf("{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
+			                    "\"data\":{\"ok\":\"eA==\",\"%s\":\"eA==\"}}",
+			    bad[k]);
+
+			assert_int_equal(
+			    vobj_parse(VOBJ_SECRET, js, strlen(js), &o, err, sizeof(err)), 0);
+			free(js);
+			p = yaml_pod("metadata: {name: p, uid: u1}\nspec:\n  volumes:\n"
+			             "  - name: v\n    secret: {secretName: s}\n"
+			             "  containers:\n  - {name: c, image: busybox}\n");
+			assert_int_equal(
+			    vol_payload_make(&p->volumes[0], &o, &pl, err, sizeof(err)), -1);
+			assert_non_null(strstr(err, "is not a valid file name"));
+			assert_int_equal(pl.n, 0);
+			pod_unref(p);
+			vobj_clear(&o);
+		}
+	}
 }
 
 static char *
@@ -435,7 +461,7 @@ test_config_env(void **state)
 	assert_null(env_of(cc, "BIN"));
 	assert_string_equal(env_of(cc, "X"), "alpha-admin-beta\n");
 	kr_msg_free(cc);
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
 }
 
@@ -484,7 +510,7 @@ test_config_errors(void **state)
 		printf("# %s: %s\n", env_err_cases[i].name, err);
 		assert_null(cc);
 		assert_non_null(strstr(err, env_err_cases[i].err));
-		pod_free(p);
+		pod_unref(p);
 	}
 	/* A static pod may not use API objects, cached or not. */
 	p = yaml_pod(
@@ -494,7 +520,7 @@ test_config_errors(void **state)
 	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
 	assert_null(cc);
 	assert_non_null(strstr(err, "static pod may not use configmap \"cm\""));
-	pod_free(p);
+	pod_unref(p);
 	p = yaml_pod(
 	    "metadata: {name: p, uid: ue3, annotations: {kubernetes.io/config.source: file}}\n"
 	    "spec:\n  containers:\n  - name: c\n    image: busybox\n"
@@ -502,7 +528,7 @@ test_config_errors(void **state)
 	cc = kr_container_config(&env, p, &p->containers[0], &in, err, sizeof(err));
 	assert_null(cc);
 	assert_non_null(strstr(err, "static pod may not use secret \"s\""));
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
 }
 
@@ -551,9 +577,23 @@ test_config_mounts(void **state)
 	check_file(sdir, "pass", "s3cr3t", 0440);
 	{
 		char *parent = xsprintf("%s/pods/um1/volumes/kubernetes.io~secret", tmpdir);
+		char *pod = xsprintf("%s/pods/um1", tmpdir);
 
 		assert_int_equal(mode_of(parent), 0700);
+		/* Issue 20 case 9: the secret is on a tmpfs, the configMap is not. */
+		assert_int_equal(vol_is_tmpfs_mount(sdir), 1);
+		assert_int_equal(vol_is_tmpfs_mount(dir), 0);
+		assert_int_equal(mode_of(sdir), 0755);
+		/* Written again (an update): the same mount, no second one. */
+		assert_int_equal(vol_tmpfs_ensure(sdir, 1 << 20, err, sizeof(err)), 0);
+		assert_int_equal(vol_unmount_under(pod), 1);
+		assert_int_equal(vol_is_tmpfs_mount(sdir), 0);
+		assert_int_equal(vol_unmount_under(pod), 0);
+		/* Mounted again for the next write. */
+		assert_int_equal(vol_tmpfs_ensure(sdir, 1 << 20, err, sizeof(err)), 0);
+		assert_int_equal(vol_is_tmpfs_mount(sdir), 1);
 		free(parent);
+		free(pod);
 	}
 	kr_msg_free(cc);
 	volumes_get_stats(v, &st);
@@ -574,8 +614,36 @@ test_config_mounts(void **state)
 	assert_int_equal(st.mounts, 0);
 	free(dir);
 	free(sdir);
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
+}
+
+/* The tmpfs size: the pod's memory limit when every container has one, else the node's. */
+static void
+test_tmpfs_size(void **state)
+{
+	struct pod *p;
+	uint64_t    node = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	(void)state;
+	p = yaml_pod("metadata: {name: p, uid: us}\nspec:\n  containers:\n"
+	             "  - {name: a, image: i, resources: {limits: {memory: 64Mi}}}\n"
+	             "  - {name: b, image: i, resources: {limits: {memory: 32Mi}}}\n"
+	             "  initContainers:\n"
+	             "  - {name: i, image: i, resources: {limits: {memory: 80Mi}}}\n");
+	assert_int_equal(vol_tmpfs_size(p), 96ULL << 20);
+	pod_unref(p);
+	p = yaml_pod("metadata: {name: p, uid: us}\nspec:\n  containers:\n"
+	             "  - {name: a, image: i, resources: {limits: {memory: 64Mi}}}\n"
+	             "  initContainers:\n"
+	             "  - {name: i, image: i, resources: {limits: {memory: 128Mi}}}\n");
+	assert_int_equal(vol_tmpfs_size(p), 128ULL << 20);
+	pod_unref(p);
+	p = yaml_pod("metadata: {name: p, uid: us}\nspec:\n  containers:\n"
+	             "  - {name: a, image: i, resources: {limits: {memory: 64Mi}}}\n"
+	             "  - {name: b, image: i}\n");
+	assert_int_equal(vol_tmpfs_size(p), node);
+	pod_unref(p);
 }
 
 static void
@@ -613,7 +681,7 @@ test_downward_values(void **state)
 	free(out);
 	assert_int_equal(vol_field_value(p, "spec.nodeName", &out, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unsupported fieldPath"));
-	pod_free(p);
+	pod_unref(p);
 	/* Token refresh: 80% of the lifetime, at most 24 h. */
 	assert_int_equal(vol_token_refresh_s(3600, 3600), 2880);
 	assert_int_equal(vol_token_refresh_s(600, 0), 480);
@@ -687,7 +755,7 @@ test_config_downward(void **state)
 	check_file(dir, "meta/labels", "a=\"1\"\nb=\"2\"", 0400);
 	/* A projected token needs the API server. */
 	env_setup(&env, NULL);
-	pod_free(p2);
+	pod_unref(p2);
 	p2 = yaml_pod("metadata: {name: tp, uid: ut1}\nspec:\n  volumes:\n  - name: tok\n"
 	              "    projected:\n      sources:\n      - serviceAccountToken: {path: token}\n"
 	              "  containers:\n  - name: c\n    image: busybox\n    volumeMounts:\n"
@@ -697,10 +765,10 @@ test_config_downward(void **state)
 	cc = kr_container_config(&env, p2, &p2->containers[0], &in, err, sizeof(err));
 	assert_null(cc);
 	assert_non_null(strstr(err, "no API server"));
-	pod_free(p2);
+	pod_unref(p2);
 	free(dir);
 	free(pdir);
-	pod_free(p);
+	pod_unref(p);
 	volumes_free(v);
 }
 
@@ -728,7 +796,15 @@ static const struct valid_case valid_cases[] = {
 	{ "token path",
 	    "    projected:\n      sources:\n"
 	    "      - serviceAccountToken: {path: ../token}\n",
-	    "relative path" },
+	    "must not start with '..'" },
+	{ "token path with a .. element",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {path: x/../../token}\n",
+	    "must not contain '..'" },
+	{ "token path absolute",
+	    "    projected:\n      sources:\n"
+	    "      - serviceAccountToken: {path: /token}\n",
+	    "must be a relative path" },
 	{ "projected configMap name", "    projected:\n      sources:\n      - configMap: {}\n",
 	    "configMap.name: required" },
 	{ "downward neither", "    downwardAPI:\n      items: [{path: x}]\n",
@@ -763,7 +839,7 @@ test_validate(void **state)
 			assert_int_not_equal(rc, 0);
 			assert_non_null(strstr(err, valid_cases[i].err));
 		}
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
@@ -778,6 +854,7 @@ main(void)
 		cmocka_unit_test(test_config_env),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_mounts),
+		cmocka_unit_test(test_tmpfs_size),
 		cmocka_unit_test(test_downward_values),
 		cmocka_unit_test(test_config_downward),
 		cmocka_unit_test(test_validate),
