@@ -1,5 +1,6 @@
 /* kletd.c — the node agent: flags, wiring, the loop's periodic tasks, signals, shutdown. */
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "api/join.h" /* api */
 #include "core/config.h"
@@ -443,6 +446,7 @@ kletd_wire(struct kletd *k)
 	hd.kr = k->k_kr;
 	hd.store = k->k_store;
 	hd.root_dir = k->k_cfg.root_dir;
+	hd.logs_dir = k->k_cfg.pod_logs_dir;
 	hd.cgroup_root = k->k_kubepods;
 	k->k_hk = housekeeping_new(&hd);
 	return 0;
@@ -512,6 +516,7 @@ kletd_housekeeping(void *arg)
 
 	if (k->k_hk != NULL)
 		housekeeping_run(k->k_hk);
+	log_flush_suppressed(); /* summaries of repeated lines, even when nothing else logs */
 	if (k->k_pleg != NULL) {
 		int ok = pleg_healthy(k->k_pleg, now_mono_ms(), why, sizeof(why));
 
@@ -568,6 +573,45 @@ kletd_on_signal(int sig, void *arg)
 	}
 }
 
+/* libevent's own messages go through our log (and its rate limit), not to stderr. */
+static void
+kletd_event_log(int severity, const char *msg)
+{
+	switch (severity) {
+	case EVENT_LOG_DEBUG:
+		log_v(4, "libevent: %s", msg);
+		break;
+	case EVENT_LOG_MSG:
+		log_emit(LOG_SEV_INFO, 0, "libevent", 0, "libevent: %s", msg);
+		break;
+	case EVENT_LOG_WARN:
+		log_emit(LOG_SEV_WARN, 0, "libevent", 0, "libevent: %s", msg);
+		break;
+	default:
+		log_emit(LOG_SEV_ERROR, 0, "libevent", 0, "libevent: %s", msg);
+		break;
+	}
+}
+
+/* The soft descriptor limit up to the hard one (as containerd and the kubelet run): the
+ * common soft limit of 1024 is easy to reach with pods, probes and podctl clients. */
+static void
+kletd_raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t        was;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	was = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_warn("setrlimit RLIMIT_NOFILE %llu", (unsigned long long)rl.rlim_max);
+	else
+		log_v(1, "open file limit raised from %llu to %llu", (unsigned long long)was,
+		    (unsigned long long)rl.rlim_max);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -594,8 +638,10 @@ main(int argc, char **argv)
 		config_clear(&k.k_cfg);
 		return 2;
 	}
+	event_set_log_callback(kletd_event_log);
 	log_info("kletd %s starting node=%s root-dir=%s runtime=%s", KLET_VERSION,
 	    k.k_cfg.node_name, k.k_cfg.root_dir, k.k_cfg.runtime_endpoint);
+	kletd_raise_nofile();
 	if (kletd_prepare_root(&k) == -1) {
 		rc = 1;
 		goto out;

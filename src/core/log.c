@@ -1,5 +1,6 @@
 /* log.c — klog-style and JSON log lines. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,28 @@ static int   log_v_level;
 static int   log_json;
 static FILE *log_fp;
 static char *log_path;
+
+/* Rate limit: a message repeated more than log_rl_burst times within log_rl_window_us is
+ * held back; when the window ends one summary line says how many were suppressed. Keyed
+ * by the formatted text (a direct-mapped table: a collision only ends a window early). */
+#define LOG_RL_SLOTS 256
+static unsigned  log_rl_burst = 10;
+static long long log_rl_window_us = 10 * 1000000LL;
+
+struct log_rl {
+	uint64_t     hash; /* 0: free */
+	long long    start_us;
+	unsigned     count;      /* lines in this window */
+	unsigned     suppressed; /* of which held back */
+	enum log_sev sev;
+	int          v;
+	int          line;
+	const char  *file;
+	char         msg[160]; /* for the summary */
+};
+static struct log_rl log_rl[LOG_RL_SLOTS];
+static uint64_t      log_rl_total;
+static int           log_rl_pending; /* slots with suppressed > 0 */
 
 void
 log_init(int verbosity, int json)
@@ -40,6 +63,7 @@ log_open_file(const char *path)
 	FILE *fp;
 
 	if (path == NULL) {
+		log_flush_suppressed();
 		if (log_fp != NULL)
 			fclose(log_fp);
 		log_fp = NULL;
@@ -96,19 +120,16 @@ json_escape(FILE *fp, const char *s)
 	}
 }
 
-void
-log_vemit(enum log_sev sev, int v, const char *file, int line, const char *fmt, va_list ap)
+static void
+log_write(
+    enum log_sev sev, int v, const char *file, int line, const char *msg, const struct timeval *tvp)
 {
 	static const char  letters[] = "IWEF";
 	static const char *names[] = { "info", "warning", "error", "fatal" };
 	FILE              *fp = log_fp != NULL ? log_fp : stderr;
-	char               msg[2048];
-	struct timeval     tv;
+	struct timeval     tv = *tvp;
 	struct tm          tm;
-	int                saved = errno;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	gettimeofday(&tv, NULL);
 	if (log_json) {
 		gmtime_r(&tv.tv_sec, &tm);
 		fprintf(fp,
@@ -125,6 +146,109 @@ log_vemit(enum log_sev sev, int v, const char *file, int line, const char *fmt, 
 		    (int)getpid(), base_name(file), line, msg);
 	}
 	fflush(fp);
+}
+
+static void
+log_rl_summary(struct log_rl *r, const struct timeval *tv)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%u similar lines suppressed in %.3gs: %s%s", r->suppressed,
+	    (double)log_rl_window_us / 1e6, r->msg,
+	    strlen(r->msg) == sizeof(r->msg) - 1 ? "..." : "");
+	log_write(r->sev, r->v, r->file, r->line, buf, tv);
+	r->suppressed = 0;
+	log_rl_pending--;
+}
+
+/* Summaries of the windows that ended. */
+static void
+log_rl_expire(long long now_us, const struct timeval *tv)
+{
+	size_t i;
+
+	for (i = 0; i < LOG_RL_SLOTS && log_rl_pending > 0; i++)
+		if (log_rl[i].suppressed > 0 && now_us - log_rl[i].start_us >= log_rl_window_us)
+			log_rl_summary(&log_rl[i], tv);
+}
+
+void
+log_flush_suppressed(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	log_rl_expire((long long)tv.tv_sec * 1000000 + tv.tv_usec, &tv);
+}
+
+void
+log_set_rate_limit(unsigned burst, int64_t window_ms)
+{
+	log_rl_burst = burst;
+	log_rl_window_us = (long long)window_ms * 1000;
+}
+
+uint64_t
+log_suppressed_total(void)
+{
+	return log_rl_total;
+}
+
+/* 1 when the line is to be written, 0 when it is held back. */
+static int
+log_rl_admit(
+    enum log_sev sev, int v, const char *file, int line, const char *msg, const struct timeval *tv)
+{
+	long long      now_us = (long long)tv->tv_sec * 1000000 + tv->tv_usec;
+	uint64_t       h = 1469598103934665603ULL;
+	const char    *p;
+	struct log_rl *r;
+	size_t         n;
+
+	if (sev == LOG_SEV_FATAL || log_rl_burst == 0)
+		return 1;
+	for (p = msg; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ (uint64_t)sev) * 1099511628211ULL;
+	if (h == 0)
+		h = 1;
+	if (log_rl_pending > 0)
+		log_rl_expire(now_us, tv);
+	r = &log_rl[h % LOG_RL_SLOTS];
+	if (r->hash == h && now_us - r->start_us < log_rl_window_us && now_us >= r->start_us) {
+		if (++r->count <= log_rl_burst)
+			return 1;
+		if (r->suppressed++ == 0)
+			log_rl_pending++;
+		log_rl_total++;
+		return 0;
+	}
+	if (r->suppressed > 0)
+		log_rl_summary(r, tv); /* another message takes the slot, or the window ended */
+	r->hash = h;
+	r->start_us = now_us;
+	r->count = 1;
+	r->sev = sev;
+	r->v = v;
+	r->file = file;
+	r->line = line;
+	n = strnlen(msg, sizeof(r->msg) - 1);
+	memcpy(r->msg, msg, n);
+	r->msg[n] = '\0';
+	return 1;
+}
+
+void
+log_vemit(enum log_sev sev, int v, const char *file, int line, const char *fmt, va_list ap)
+{
+	char           msg[2048];
+	struct timeval tv;
+	int            saved = errno;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gettimeofday(&tv, NULL);
+	if (log_rl_admit(sev, v, file, line, msg, &tv))
+		log_write(sev, v, file, line, msg, &tv);
 	errno = saved;
 }
 

@@ -3,6 +3,7 @@
 #define KLET_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 enum log_sev { LOG_SEV_INFO, LOG_SEV_WARN, LOG_SEV_ERROR, LOG_SEV_FATAL };
 
@@ -13,6 +14,13 @@ int log_open_file(const char *path);
 /* Reopens the file given to log_open_file (SIGHUP, after rotation). No-op on stderr. */
 void log_reopen(void);
 int  log_verbosity(void);
+/* Repeated lines are rate-limited: the same text (and severity) more than 10 times within
+ * 10 s is held back, and one "N similar lines suppressed" line follows when the window ends
+ * (written with the next line logged, or by log_flush_suppressed). */
+void     log_flush_suppressed(void);
+uint64_t log_suppressed_total(void); /* lines held back since the start */
+/* Tests: burst lines per window (0 burst: no limit). */
+void log_set_rate_limit(unsigned burst, int64_t window_ms);
 void log_set_verbosity(int);
 
 void log_emit(enum log_sev, int v, const char *file, int line, const char *fmt, ...)

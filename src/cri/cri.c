@@ -24,6 +24,7 @@
 #define CRI_BACKOFF_MAX_MS     10000
 #define CRI_VERSION_TIMEOUT_MS 30000
 #define CRI_API_VERSION        "0.1.0" /* what the kubelet sends in VersionRequest */
+#define CRI_MAX_ACTIVE         256     /* calls handed to gRPC at once; far below h2's queue */
 
 struct cri_call;
 typedef void (*cri_tramp_fn)(
@@ -34,6 +35,7 @@ struct cri_rpc {
 	const char                       *name;
 	const ProtobufCMessageDescriptor *resp;
 	cri_tramp_fn                      tramp;
+	int                               urgent; /* stops and removals: first when waiting */
 };
 
 struct cri_call {
@@ -46,7 +48,14 @@ struct cri_call {
 	void       *cc_arg;
 	const void *cc_owner;
 	int64_t     cc_start_us;
+	int         cc_active; /* handed to gRPC (counts against CRI_MAX_ACTIVE) */
+	/* Waiting for room: the packed request and when it is due. */
+	const ProtobufCMessageDescriptor *cc_req_desc;
+	uint8_t                          *cc_req;
+	size_t                            cc_req_len;
+	int64_t                           cc_timeout_ms;
 	TAILQ_ENTRY(cri_call) cc_entry;
+	TAILQ_ENTRY(cri_call) cc_wait;
 };
 TAILQ_HEAD(cri_callq, cri_call);
 
@@ -79,6 +88,14 @@ struct cri {
 	char              *c_runtime_api_version;
 	struct cri_callq   c_calls;
 	struct cri_stats   c_stats;
+	/* Back-pressure: past CRI_MAX_ACTIVE calls, new ones wait (urgent ones first) and are
+	 * started as calls finish; a call is never failed for want of room. */
+	unsigned         c_active;
+	unsigned         c_max_active;
+	struct cri_callq c_wait_urgent;
+	struct cri_callq c_wait;
+	size_t           c_nwaiting;
+	int              c_freeing;
 };
 
 static void cri_connect(struct cri *);
@@ -297,6 +314,9 @@ cri_new(struct event_base *base, const char *endpoint, const struct cri_options 
 	c->c_backoff_ms = CRI_BACKOFF_MIN_MS;
 	c->c_state = CRI_CONNECTING;
 	TAILQ_INIT(&c->c_calls);
+	TAILQ_INIT(&c->c_wait_urgent);
+	TAILQ_INIT(&c->c_wait);
+	c->c_max_active = c->c_opts.max_active > 0 ? c->c_opts.max_active : CRI_MAX_ACTIVE;
 	c->c_last_error = xstrdup("connecting");
 	c->c_retry = evtimer_new(base, cri_retrycb, c);
 	if (c->c_retry == NULL)
@@ -320,6 +340,7 @@ cri_call_free(struct cri_call *cc)
 	if (cc->cc_fail != NULL)
 		event_free(cc->cc_fail);
 	free(cc->cc_fail_msg);
+	free(cc->cc_req);
 	free(cc);
 }
 
@@ -330,6 +351,7 @@ cri_free(struct cri *c)
 
 	if (c == NULL)
 		return;
+	c->c_freeing = 1;
 	while ((cc = TAILQ_FIRST(&c->c_calls)) != NULL)
 		cri_cancel(cc);
 	if (c->c_version_call != NULL)
@@ -367,9 +389,12 @@ void
 cri_stats(const struct cri *c, struct cri_stats *st)
 {
 	*st = c->c_stats;
+	st->waiting = c->c_nwaiting;
 }
 
 /* Completion: account, run the typed callback, free. */
+static void cri_pump(struct cri *);
+
 static void
 cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp)
 {
@@ -378,6 +403,11 @@ cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMes
 
 	TAILQ_REMOVE(&c->c_calls, cc, cc_entry);
 	cc->cc_g = NULL;
+	if (cc->cc_active) {
+		cc->cc_active = 0;
+		c->c_active--;
+		cri_pump(c);
+	}
 	c->c_stats.in_flight--;
 	c->c_stats.last_latency_us = lat;
 	if (code != GRPC_OK) {
@@ -405,14 +435,74 @@ cri_failcb(evutil_socket_t fd, short what, void *arg)
 	cri_call_done(cc, GRPC_UNAVAILABLE, cc->cc_fail_msg, NULL);
 }
 
+/* Fails the call from a later loop turn (never inside the cri_* call). */
+static void
+cri_fail_later(struct cri_call *cc, char *msg)
+{
+	struct timeval tv = { 0, 0 };
+
+	cc->cc_fail_msg = msg;
+	cc->cc_fail = evtimer_new(cc->cc_cri->c_base, cri_failcb, cc);
+	if (cc->cc_fail == NULL)
+		fatalx("%s: evtimer_new failed", __func__);
+	evtimer_add(cc->cc_fail, &tv);
+}
+
+/* Hands the call to gRPC, or fails it fast when the runtime is down. */
+static void
+cri_launch(struct cri_call *cc, const ProtobufCMessage *req, int64_t timeout_ms)
+{
+	struct cri           *c = cc->cc_cri;
+	struct grpc_call_opts o = { .authority = "localhost",
+		.max_recv = c->c_opts.max_msg,
+		.max_send = c->c_opts.max_msg };
+
+	if (c->c_state == CRI_DOWN) {
+		cri_fail_later(cc,
+		    xsprintf("runtime %s not connected: %s", c->c_endpoint,
+		        c->c_last_error ? c->c_last_error : "down"));
+		return;
+	}
+	o.timeout_ms = timeout_ms > 0 ? timeout_ms : c->c_opts.timeout_ms;
+	cc->cc_active = 1;
+	c->c_active++;
+	cc->cc_g =
+	    grpc_unary(c->c_h2, cc->cc_rpc->path, req, cc->cc_rpc->resp, &o, cri_grpc_done, cc);
+}
+
+/* Starts waiting calls while there is room: the urgent ones (stops, removals) first. */
+static void
+cri_pump(struct cri *c)
+{
+	struct cri_call  *cc;
+	ProtobufCMessage *req;
+
+	while (!c->c_freeing && c->c_active < c->c_max_active && c->c_nwaiting > 0) {
+		struct cri_callq *q =
+		    !TAILQ_EMPTY(&c->c_wait_urgent) ? &c->c_wait_urgent : &c->c_wait;
+
+		cc = TAILQ_FIRST(q);
+		TAILQ_REMOVE(q, cc, cc_wait);
+		c->c_nwaiting--;
+		cc->cc_start_us = now_mono_us();
+		req = protobuf_c_message_unpack(cc->cc_req_desc, NULL, cc->cc_req_len, cc->cc_req);
+		free(cc->cc_req);
+		cc->cc_req = NULL;
+		if (req == NULL) { /* cannot happen: we packed it */
+			cri_fail_later(
+			    cc, xsprintf("%s: request lost while waiting", cc->cc_rpc->name));
+			continue;
+		}
+		cri_launch(cc, req, cc->cc_timeout_ms);
+		protobuf_c_message_free_unpacked(req, NULL);
+	}
+}
+
 static struct cri_call *
 cri_start(struct cri *c, const struct cri_rpc *rpc, const ProtobufCMessage *req, int64_t timeout_ms,
     void (*cb)(void), void *arg, const void *owner)
 {
-	struct cri_call      *cc = xcalloc(1, sizeof(*cc));
-	struct grpc_call_opts o = { .authority = "localhost",
-		.max_recv = c->c_opts.max_msg,
-		.max_send = c->c_opts.max_msg };
+	struct cri_call *cc = xcalloc(1, sizeof(*cc));
 
 	cc->cc_cri = c;
 	cc->cc_rpc = rpc;
@@ -423,19 +513,22 @@ cri_start(struct cri *c, const struct cri_rpc *rpc, const ProtobufCMessage *req,
 	TAILQ_INSERT_TAIL(&c->c_calls, cc, cc_entry);
 	c->c_stats.calls++;
 	c->c_stats.in_flight++;
-	if (c->c_state == CRI_DOWN) {
-		struct timeval tv = { 0, 0 };
-
-		cc->cc_fail_msg = xsprintf("runtime %s not connected: %s", c->c_endpoint,
-		    c->c_last_error ? c->c_last_error : "down");
-		cc->cc_fail = evtimer_new(c->c_base, cri_failcb, cc);
-		if (cc->cc_fail == NULL)
-			fatalx("%s: evtimer_new failed", __func__);
-		evtimer_add(cc->cc_fail, &tv);
+	if (c->c_state == CRI_DOWN || (c->c_active < c->c_max_active && c->c_nwaiting == 0)) {
+		cri_launch(cc, req, timeout_ms);
 		return cc;
 	}
-	o.timeout_ms = timeout_ms > 0 ? timeout_ms : c->c_opts.timeout_ms;
-	cc->cc_g = grpc_unary(c->c_h2, rpc->path, req, rpc->resp, &o, cri_grpc_done, cc);
+	/* No room: the call waits, packed, and starts when an earlier one finishes. */
+	cc->cc_req_desc = req->descriptor;
+	cc->cc_req_len = protobuf_c_message_get_packed_size(req);
+	cc->cc_req = xmalloc(cc->cc_req_len ? cc->cc_req_len : 1);
+	protobuf_c_message_pack(req, cc->cc_req);
+	cc->cc_timeout_ms = timeout_ms;
+	TAILQ_INSERT_TAIL(rpc->urgent ? &c->c_wait_urgent : &c->c_wait, cc, cc_wait);
+	if (c->c_nwaiting++ == 0)
+		log_v(2, "cri %s: %u calls in flight; %s and later calls wait for room",
+		    c->c_endpoint, c->c_active, rpc->name);
+	c->c_stats.waiting_max =
+	    c->c_nwaiting > c->c_stats.waiting_max ? c->c_nwaiting : c->c_stats.waiting_max;
 	return cc;
 }
 
@@ -452,6 +545,14 @@ cri_cancel(struct cri_call *cc)
 	c->c_stats.cancelled++;
 	if (cc->cc_g != NULL)
 		grpc_call_cancel(cc->cc_g);
+	if (cc->cc_req != NULL) {
+		TAILQ_REMOVE(cc->cc_rpc->urgent ? &c->c_wait_urgent : &c->c_wait, cc, cc_wait);
+		c->c_nwaiting--;
+	}
+	if (cc->cc_active) {
+		c->c_active--;
+		cri_pump(c);
+	}
 	cri_call_free(cc);
 }
 
@@ -475,7 +576,8 @@ cri_cancel_owner(struct cri *c, const void *owner)
 
 /* One typed call: its trampoline (calls the typed callback), its descriptor and the public
  * function. */
-#define CRI_RPC(fn, svc, method, Req, Resp, desc)                                                  \
+#define CRI_RPC(fn, svc, method, Req, Resp, desc) CRI_RPC_U(fn, svc, method, Req, Resp, desc, 0)
+#define CRI_RPC_U(fn, svc, method, Req, Resp, desc, urgent)                                        \
 	static void fn##_tramp(                                                                    \
 	    struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp)          \
 	{                                                                                          \
@@ -483,7 +585,7 @@ cri_cancel_owner(struct cri *c, const void *owner)
 		    code, msg, (const Runtime__V1__##Resp *)resp, cc->cc_arg);                     \
 	}                                                                                          \
 	static const struct cri_rpc fn##_rpc = { "/runtime.v1." svc "/" method, method, &desc,     \
-		fn##_tramp };                                                                      \
+		fn##_tramp, urgent };                                                              \
 	struct cri_call            *cri_##fn(struct cri *c, const Runtime__V1__##Req *req,         \
 	               int64_t timeout_ms, cri_##fn##_cb cb, void *arg, const void *owner)         \
 	{                                                                                          \
@@ -499,10 +601,10 @@ CRI_RPC(
     status, RT, "Status", StatusRequest, StatusResponse, runtime__v1__status_response__descriptor)
 CRI_RPC(run_pod_sandbox, RT, "RunPodSandbox", RunPodSandboxRequest, RunPodSandboxResponse,
     runtime__v1__run_pod_sandbox_response__descriptor)
-CRI_RPC(stop_pod_sandbox, RT, "StopPodSandbox", StopPodSandboxRequest, StopPodSandboxResponse,
-    runtime__v1__stop_pod_sandbox_response__descriptor)
-CRI_RPC(remove_pod_sandbox, RT, "RemovePodSandbox", RemovePodSandboxRequest,
-    RemovePodSandboxResponse, runtime__v1__remove_pod_sandbox_response__descriptor)
+CRI_RPC_U(stop_pod_sandbox, RT, "StopPodSandbox", StopPodSandboxRequest, StopPodSandboxResponse,
+    runtime__v1__stop_pod_sandbox_response__descriptor, 1)
+CRI_RPC_U(remove_pod_sandbox, RT, "RemovePodSandbox", RemovePodSandboxRequest,
+    RemovePodSandboxResponse, runtime__v1__remove_pod_sandbox_response__descriptor, 1)
 CRI_RPC(pod_sandbox_status, RT, "PodSandboxStatus", PodSandboxStatusRequest,
     PodSandboxStatusResponse, runtime__v1__pod_sandbox_status_response__descriptor)
 CRI_RPC(list_pod_sandbox, RT, "ListPodSandbox", ListPodSandboxRequest, ListPodSandboxResponse,
@@ -511,10 +613,10 @@ CRI_RPC(create_container, RT, "CreateContainer", CreateContainerRequest, CreateC
     runtime__v1__create_container_response__descriptor)
 CRI_RPC(start_container, RT, "StartContainer", StartContainerRequest, StartContainerResponse,
     runtime__v1__start_container_response__descriptor)
-CRI_RPC(stop_container, RT, "StopContainer", StopContainerRequest, StopContainerResponse,
-    runtime__v1__stop_container_response__descriptor)
-CRI_RPC(remove_container, RT, "RemoveContainer", RemoveContainerRequest, RemoveContainerResponse,
-    runtime__v1__remove_container_response__descriptor)
+CRI_RPC_U(stop_container, RT, "StopContainer", StopContainerRequest, StopContainerResponse,
+    runtime__v1__stop_container_response__descriptor, 1)
+CRI_RPC_U(remove_container, RT, "RemoveContainer", RemoveContainerRequest, RemoveContainerResponse,
+    runtime__v1__remove_container_response__descriptor, 1)
 CRI_RPC(list_containers, RT, "ListContainers", ListContainersRequest, ListContainersResponse,
     runtime__v1__list_containers_response__descriptor)
 CRI_RPC(container_status, RT, "ContainerStatus", ContainerStatusRequest, ContainerStatusResponse,

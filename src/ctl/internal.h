@@ -13,6 +13,13 @@ struct bufferevent;
 struct evconnlistener;
 struct event;
 
+/* Connected clients served at once; more are answered "too many clients" and closed, and
+ * past CTL_MAX_REFUSING of those the socket stops accepting until one leaves. */
+#define CTL_MAX_CLIENTS    128
+#define CTL_MAX_REFUSING   64
+/* A client that sends nothing for this long is closed (an events watcher is not). */
+#define CTL_IDLE_TIMEOUT_S 30
+
 struct ctl_client {
 	TAILQ_ENTRY(ctl_client) cc_entry;
 	struct ctl         *cc_ctl;
@@ -39,6 +46,11 @@ struct ctl {
 	int                    c_listen_id;
 	uint64_t               c_refused;
 	uint64_t               c_dropped;
+	struct event          *c_resume; /* re-enables accepting after a pause */
+	int                    c_paused; /* accept() failed (EMFILE...): paused for a second */
+	int                    c_full;   /* at CTL_MAX_CLIENTS + CTL_MAX_REFUSING connections */
+	uint64_t               c_busy;   /* refused: too many clients */
+	uint64_t               c_accept_errors;
 };
 
 #endif

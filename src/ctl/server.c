@@ -42,6 +42,7 @@
 /* ---- connections ---- */
 
 static void ctl_client_drop(struct ctl_client *, const char *why);
+static void ctl_listener_update(struct ctl *);
 
 static void
 ctl_reap(evutil_socket_t fd, short what, void *arg)
@@ -56,6 +57,7 @@ ctl_reap(evutil_socket_t fd, short what, void *arg)
 		bufferevent_free(cc->cc_bev);
 		free(cc);
 	}
+	ctl_listener_update(c);
 }
 
 /* Takes the client out of service; it is freed on a later loop turn. */
@@ -145,8 +147,12 @@ ctl_handle(struct ctl_client *cc, const char *line, size_t len)
 	ctl_reply_build(&view, &rq, g);
 	rc = ctl_client_send(cc, g);
 	yajl_gen_free(g);
-	if (rc == 0 && strcmp(rq.cmd, "events") == 0 && rq.watch)
-		cc->cc_watch = 1;
+	if (rc == 0 && strcmp(rq.cmd, "events") == 0 && rq.watch && !cc->cc_watch) {
+		struct timeval wto = { 10, 0 };
+
+		cc->cc_watch = 1; /* waits for events: no idle timeout, only the write one */
+		bufferevent_set_timeouts(cc->cc_bev, NULL, &wto);
+	}
 	return rc;
 }
 
@@ -212,7 +218,8 @@ ctl_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_EOF)
 		ctl_client_drop(cc, "end of stream");
 	else if (what & BEV_EVENT_TIMEOUT)
-		ctl_client_drop(cc, "timeout");
+		ctl_client_drop(
+		    cc, (what & BEV_EVENT_READING) && !cc->cc_closing ? "idle" : "timeout");
 	else if (what & BEV_EVENT_ERROR)
 		ctl_client_drop(cc, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 }
@@ -291,7 +298,8 @@ ctl_accept_cb(
 	struct ctl_client *cc;
 	struct ucred       cr;
 	socklen_t          crlen = sizeof(cr);
-	struct timeval     wto = { 10, 0 };
+	struct timeval     wto = { 10, 0 }, rto = { CTL_IDLE_TIMEOUT_S, 0 };
+	int                busy = c->c_nclients >= CTL_MAX_CLIENTS;
 
 	(void)l;
 	(void)sa;
@@ -314,9 +322,22 @@ ctl_accept_cb(
 	}
 	TAILQ_INSERT_TAIL(&c->c_clients, cc, cc_entry);
 	c->c_nclients++;
+	ctl_listener_update(c);
 	bufferevent_setcb(cc->cc_bev, ctl_read_cb, ctl_write_cb, ctl_event_cb, cc);
-	/* A refused or closing peer that never reads goes away after the write timeout. */
-	bufferevent_set_timeouts(cc->cc_bev, NULL, &wto);
+	/* A refused or closing peer that never reads goes away after the write timeout; one
+	 * that sends nothing after the idle timeout. */
+	bufferevent_set_timeouts(cc->cc_bev, &rto, &wto);
+	if (busy) {
+		char msg[128];
+
+		c->c_busy++;
+		log_warnx("podctl: refused pid=%ld uid=%ld: too many clients (limit %d)",
+		    (long)cr.pid, (long)cr.uid, CTL_MAX_CLIENTS);
+		snprintf(msg, sizeof(msg), "too many podctl clients (limit %d); try again later",
+		    CTL_MAX_CLIENTS);
+		ctl_client_fail(cc, msg);
+		return;
+	}
 	if (!ctl_peer_allowed(c, &cr)) {
 		char msg[256];
 
@@ -354,6 +375,53 @@ ctl_listener_event(const struct ev_record *e, int is_new, void *arg)
 			ctl_client_send(cc, g);
 	}
 	yajl_gen_free(g);
+}
+
+/* Accepts while neither paused nor full. */
+static void
+ctl_listener_update(struct ctl *c)
+{
+	int full = c->c_nclients >= CTL_MAX_CLIENTS + CTL_MAX_REFUSING;
+
+	if (c->c_listener == NULL)
+		return;
+	if (full && !c->c_full)
+		log_warnx("podctl: %zu connections; not accepting until one closes", c->c_nclients);
+	c->c_full = full;
+	if (c->c_paused || c->c_full)
+		evconnlistener_disable(c->c_listener);
+	else
+		evconnlistener_enable(c->c_listener);
+}
+
+static void
+ctl_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl *c = arg;
+
+	(void)fd;
+	(void)what;
+	c->c_paused = 0;
+	ctl_listener_update(c);
+}
+
+/* accept() failed with more than a retry-at-once error (EMFILE, ENFILE, ENOBUFS...): the
+ * pending connection stays, so accepting again at once would spin. Pause for a second, as
+ * tmux's server_accept does. */
+static void
+ctl_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct ctl    *c = arg;
+	struct timeval tv = { 1, 0 };
+	int            e = EVUTIL_SOCKET_ERROR();
+
+	(void)l;
+	c->c_accept_errors++;
+	log_warnx("podctl: accept: %s; not accepting for 1s (%zu clients)",
+	    evutil_socket_error_to_string(e), c->c_nclients);
+	c->c_paused = 1;
+	ctl_listener_update(c);
+	evtimer_add(c->c_resume, &tv);
 }
 
 static int
@@ -404,6 +472,7 @@ ctl_listen(struct ctl *c, char *err, size_t errlen)
 		unlink(c->c_path);
 		return -1;
 	}
+	evconnlistener_set_error_cb(c->c_listener, ctl_accept_error_cb);
 	return 0;
 }
 
@@ -440,7 +509,9 @@ ctl_new(const struct ctl_deps *deps, char *err, size_t errlen)
 		c->c_gid = grp->gr_gid;
 	}
 	c->c_reaper = event_new(deps->base, -1, 0, ctl_reap, c);
+	c->c_resume = evtimer_new(deps->base, ctl_resume_cb, c);
 	if (ctl_listen(c, err, errlen) == -1) {
+		event_free(c->c_resume);
 		event_free(c->c_reaper);
 		free(c->c_path);
 		free(c);
@@ -464,9 +535,11 @@ ctl_free(struct ctl *c)
 		events_unlisten(c->c_deps.events, c->c_listen_id);
 	while ((cc = TAILQ_FIRST(&c->c_clients)) != NULL)
 		ctl_client_drop(cc, "server stopping");
-	ctl_reap(-1, 0, c);
 	evconnlistener_free(c->c_listener);
+	c->c_listener = NULL;
+	ctl_reap(-1, 0, c);
 	unlink(c->c_path);
+	event_free(c->c_resume);
 	event_free(c->c_reaper);
 	free(c->c_path);
 	free(c);

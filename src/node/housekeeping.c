@@ -41,6 +41,7 @@ struct housekeeping {
 	struct hk_known *h_known;
 	size_t           h_nknown;
 	char            *h_root;
+	char            *h_logs;
 	char            *h_cgmnt;
 	char            *h_cgroot;
 	struct hk_op    *h_ops;
@@ -54,6 +55,8 @@ housekeeping_new(const struct hk_deps *d)
 
 	h->h_d = *d;
 	h->h_root = xstrdup(d->root_dir);
+	h->h_logs = d->logs_dir != NULL && *d->logs_dir != '\0' ? xstrdup(d->logs_dir) : NULL;
+	h->h_d.logs_dir = h->h_logs;
 	h->h_cgmnt = xstrdup(d->cgroup_mnt != NULL ? d->cgroup_mnt : "/sys/fs/cgroup");
 	h->h_cgroot = xstrdup(d->cgroup_root != NULL ? d->cgroup_root : "/kubepods");
 	h->h_d.root_dir = h->h_root;
@@ -88,6 +91,7 @@ housekeeping_free(struct housekeeping *h)
 		free(h->h_known[i].k_uid);
 	free(h->h_known);
 	free(h->h_root);
+	free(h->h_logs);
 	free(h->h_cgmnt);
 	free(h->h_cgroot);
 	free(h);
@@ -428,6 +432,41 @@ hk_pod_dirs(struct housekeeping *h)
 	free(base);
 }
 
+/* LOGS/NS_NAME_UID directories of pods that are gone (the UID follows the last '_': names
+ * and namespaces are DNS labels and subdomains, without '_'). */
+static void
+hk_log_dirs(struct housekeeping *h)
+{
+	struct dirent *de;
+	DIR           *d;
+
+	if (h->h_logs == NULL || (d = opendir(h->h_logs)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		const char *uid = strrchr(de->d_name, '_');
+		char       *path;
+		struct stat st;
+
+		if (de->d_name[0] == '.' || uid == NULL || !hk_uid_ok(++uid))
+			continue;
+		if (!hk_pod_gone(h, uid))
+			continue;
+		path = xsprintf("%s/%s", h->h_logs, de->d_name);
+		if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		if (rmtree(path) == -1)
+			log_warn("housekeeping: removing pod log directory %s", path);
+		else {
+			log_v(2, "housekeeping: removed pod log directory %s", path);
+			h->h_stats.log_dirs_removed++;
+		}
+		free(path);
+	}
+	closedir(d);
+}
+
 /* rmdir a cgroup directory and its (empty) children, deepest first. 0 when gone. */
 static int
 hk_rmdir_tree(const char *path)
@@ -525,6 +564,7 @@ housekeeping_run(struct housekeeping *h)
 	if (h->h_d.cri != NULL && cri_ready(h->h_d.cri))
 		podcache_foreach(h->h_d.cache, hk_pod, h);
 	hk_pod_dirs(h);
+	hk_log_dirs(h);
 	hk_cgroups(h);
 	/* Forget UIDs that have been completely gone for a while. */
 	i = 0;

@@ -12,7 +12,11 @@
  *    finished pods, all but the newest for running pods;
  *  - pod directories (ROOT/pods/UID) and the pod cgroup directories the runtime leaves
  *    (cgroupfs, every hierarchy under the cgroup mount) are removed once their pod is fully
- *    terminated and has nothing left in the runtime.
+ *    terminated and has nothing left in the runtime;
+ *  - pod log directories (LOGS/NS_NAME_UID) likewise, once the pod is gone and its dead
+ *    containers were collected (the kubelet's evictPodLogsDirectories). Whether a pod is
+ *    gone is read from the sources, the workers and the runtime at every pass, so a
+ *    directory left by a pod deleted while kletd was down goes after the restart.
  * Removals are CRI calls on the loop; a pass never waits for them, and an object with a
  * removal in flight is not asked for twice.
  */
@@ -38,6 +42,7 @@ struct hk_deps {
 	struct kuberuntime *kr;          /* may be NULL (tests): orphans are then not killed */
 	struct store       *store;       /* may be NULL */
 	const char         *root_dir;    /* ROOT/pods/UID directories */
+	const char         *logs_dir;    /* NS_NAME_UID pod log directories; NULL: none */
 	const char         *cgroup_mnt;  /* NULL: /sys/fs/cgroup; "" disables cgroup cleanup */
 	const char         *cgroup_root; /* NULL: /kubepods */
 	/* May be NULL: 1 when the exit of an exited container was reported (kletd: the PLEG
@@ -54,6 +59,7 @@ struct hk_stats {
 	uint64_t containers_removed;
 	uint64_t sandboxes_removed;
 	uint64_t dirs_removed;
+	uint64_t log_dirs_removed;
 	uint64_t cgroups_removed;
 	int64_t  last_duration_us;
 };

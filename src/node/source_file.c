@@ -250,6 +250,9 @@ sf_report(struct source_file *s, const char *path, const char *why)
 	    "Failed to load manifest %s: %s", path, why);
 }
 
+/* Errors that say nothing about the manifests (the process is out of descriptors or memory). */
+#define SF_TRANSIENT(e) ((e) == EMFILE || (e) == ENFILE || (e) == ENOMEM || (e) == ENOBUFS)
+
 /* Reads one file into f (unless its content is unchanged). */
 static void
 sf_load(struct source_file *s, struct sf_file *f, const char *path)
@@ -263,6 +266,12 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 	ssize_t     r;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 || fstat(fd, &st) == -1) {
+		if (SF_TRANSIENT(errno)) { /* out of descriptors or memory: keep the last pod */
+			log_warn("manifest %s: keeping what was read before", path);
+			if (fd != -1)
+				close(fd);
+			return;
+		}
 		snprintf(err, sizeof(err), "%s", strerror(errno));
 		goto bad;
 	}
@@ -484,7 +493,12 @@ source_file_scan(struct source_file *s)
 	sf_watch(s);
 	for (i = 0; i < s->s_nfiles; i++)
 		s->s_files[i]->f_seen = 0;
-	if ((dir = opendir(s->s_dir)) == NULL) {
+	if ((dir = opendir(s->s_dir)) == NULL && SF_TRANSIENT(errno)) {
+		/* Not "every manifest removed": the pods stay as they are until a scan works. */
+		log_warn("--pod-manifest-path %s: scan failed, pods unchanged", s->s_dir);
+		return -1;
+	}
+	if (dir == NULL) {
 		if (!s->s_dir_missing_logged)
 			log_warnx("--pod-manifest-path %s: %s; looking again every %llds", s->s_dir,
 			    strerror(errno), (long long)(s->s_check_ms / 1000));

@@ -36,7 +36,8 @@ struct source_file *source_file_new(struct event_base *, struct podconfig *, str
     const char *dir, const char *node_name, int64_t check_ms);
 /* Stops watching and frees. NULL is a no-op. */
 void source_file_free(struct source_file *);
-/* Scans now (synchronously). Returns the number of pods handed to podconfig. */
+/* Scans now (synchronously). Returns the number of pods handed to podconfig, or -1 when the
+ * directory could not be read for want of descriptors or memory (the pods stay as they are). */
 int source_file_scan(struct source_file *);
 /* Scans done so far, for tests and podctl. */
 uint64_t source_file_scans(const struct source_file *);

@@ -867,6 +867,10 @@ check_affinity(struct val *v, const struct node_affinity *a)
 	return 0;
 }
 
+/* Containers per pod: each is a process, a runtime record and calls on every sync; past
+ * this a pod cannot be run nor stopped in reasonable time (issue 20, case 5). */
+#define POD_MAX_CONTAINERS 1000
+
 static int
 check_pod_spec(struct val *v, const struct pod *p)
 {
@@ -874,6 +878,12 @@ check_pod_spec(struct val *v, const struct pod *p)
 
 	if (p->ncontainers == 0)
 		return vfail(v, "spec.containers: required");
+	if (p->ncontainers + p->ninit_containers + p->nephemeral_containers > POD_MAX_CONTAINERS)
+		return vfail(v,
+		    "spec.containers: %zu containers (init, regular and ephemeral together) is over "
+		    "kletd's limit of %d per pod",
+		    p->ncontainers + p->ninit_containers + p->nephemeral_containers,
+		    POD_MAX_CONTAINERS);
 	if (p->termination_grace.set && p->termination_grace.v < 0)
 		return vfail(v,
 		    "spec.terminationGracePeriodSeconds: must be greater than or "

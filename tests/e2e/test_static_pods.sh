@@ -121,6 +121,10 @@ t1=$(date +%s)
 check "manifest removed -> pod killed and removed" no_pod init
 check "removed within grace plus housekeeping" [ $((t1 - t0)) -le 12 ]
 check "pod directory of the removed pod gone" [ "$(ls "$T/root/pods" 2>/dev/null | wc -l)" -le 1 ]
+logs_of() { ls -d "$T/logs/default_$1-nl-static_"* 2>/dev/null; }
+wait_for 50 sh -c "! ls -d '$T/logs/default_init-nl-static_'* >/dev/null 2>&1"
+check "log directory of the removed pod gone" [ -z "$(logs_of init)" ]
+check "log directory of the running pod kept" [ -n "$(logs_of web)" ]
 
 echo "# $(date +%T)"
 # 7. 20 pods at once.

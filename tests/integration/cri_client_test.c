@@ -945,6 +945,86 @@ t_many(void)
 		fprintf(stderr, "many: done %d ok %d\n", m.done, m.ok);
 }
 
+/* Back-pressure (issue 20, case 5): 5000 calls at once, over h2's queue of 4096, and
+ * StopContainer calls among them: every call is answered by the runtime (none fails for want
+ * of room), stops overtake the waiting reads, and waiting calls can be cancelled. */
+static int bp_stops_done, bp_reads_at_last_stop;
+
+static void
+bp_stop_cb(int code, const char *msg, const Runtime__V1__StopContainerResponse *resp, void *arg)
+{
+	struct many *m = arg;
+
+	(void)msg;
+	(void)resp;
+	if (code == GRPC_NOT_FOUND || code == GRPC_OK)
+		m->ok++;
+	bp_stops_done++;
+	if (++m->done == m->total)
+		m->done = -m->total;
+}
+
+static void
+bp_read_cb(int code, const char *msg, const Runtime__V1__ContainerStatusResponse *resp, void *arg)
+{
+	struct many *m = arg;
+
+	if (code == GRPC_NOT_FOUND && resp == NULL)
+		m->ok++;
+	else if (m->ok == m->done) /* the first failure */
+		fprintf(stderr, "backpressure: code %d: %s\n", code, msg);
+	if (bp_stops_done < 100)
+		bp_reads_at_last_stop = m->done + 1;
+	if (++m->done == m->total)
+		m->done = -m->total;
+}
+
+static void
+t_backpressure(void)
+{
+	struct many      m = { 0, 0, 5000 };
+	struct cri_stats st;
+	int              i, fin = 0, owner_x, cancelled;
+	int64_t          t0 = now_mono_ms();
+
+	for (i = 0; i < 5000; i++) {
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+		Runtime__V1__StopContainerRequest sreq = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
+
+		req.container_id = "deadbeef";
+		sreq.container_id = "deadbeef";
+		if (i >= 4000 && i < 4100) /* late, behind 4000 reads: must not wait for them */
+			cri_stop_container(cri, &sreq, 0, bp_stop_cb, &m, NULL);
+		else
+			cri_container_status(cri, &req, 0, bp_read_cb, &m, NULL);
+	}
+	/* 50 more, cancelled while they wait: their callbacks never run. */
+	for (i = 0; i < 50; i++) {
+		Runtime__V1__ContainerStatusRequest req =
+		    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+
+		req.container_id = "deadbeef";
+		cri_container_status(cri, &req, 0, bp_read_cb, &m, &owner_x);
+	}
+	cri_stats(cri, &st);
+	CHECK("backpressure: calls past the bound wait", st.waiting >= 4000);
+	cancelled = cri_cancel_owner(cri, &owner_x);
+	CHECK("backpressure: waiting calls can be cancelled", cancelled == 50);
+	while (!fin && now_mono_ms() - t0 < 120000) {
+		run_for(20);
+		fin = m.done < 0;
+	}
+	printf("# backpressure: 5000 calls in %lld ms, %d ok; the 100 stops done after %d "
+	       "reads\n",
+	    (long long)(now_mono_ms() - t0), m.ok, bp_reads_at_last_stop);
+	CHECK("backpressure: 5000 calls at once all answered by the runtime", fin && m.ok == 5000);
+	CHECK("backpressure: stops overtake waiting reads", bp_reads_at_last_stop < 1500);
+	cri_stats(cri, &st);
+	CHECK("backpressure: nothing left waiting", st.waiting == 0 && st.waiting_max >= 4000);
+	CHECK("session lives after the burst", status_ok());
+}
+
 static void
 t_drop_and_reconnect(void)
 {
@@ -1121,6 +1201,7 @@ fake_main(const char *sock)
 	t_big_request();
 	t_cancel();
 	t_many();
+	t_backpressure();
 	t_drop_and_reconnect();
 	t_goaway();
 	t_unimplemented(ep);

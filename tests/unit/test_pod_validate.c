@@ -455,11 +455,12 @@ test_validate_built(void **state)
 }
 
 /* Thousands of containers, volumes, ports and mounts: duplicates are still found (the checks
- * sort instead of comparing every pair, so a hostile 1.5 MiB pod cannot stall validation). */
+ * sort instead of comparing every pair, so a hostile 1.5 MiB pod cannot stall validation).
+ * Containers stop at the limit of 1000 per pod, which is refused past it. */
 static void
 test_validate_many(void **state)
 {
-	const size_t           n = 20000;
+	const size_t           n = 20000, nc = 1000;
 	struct container      *cs = calloc(n, sizeof(*cs));
 	struct volume         *vs = calloc(n, sizeof(*vs));
 	struct volume_mount   *ms = calloc(n, sizeof(*ms));
@@ -493,14 +494,25 @@ test_validate_many(void **state)
 	cs[0].c_ports = ps;
 	cs[0].c_nports = n;
 	p.containers = cs;
-	p.ncontainers = n;
+	p.ncontainers = nc + 1;
 	p.volumes = vs;
 	p.nvolumes = n;
-	assert_int_equal(pod_validate(&p, err, sizeof(err)), 0);
-	cs[n - 1].c_name = names[3];
 	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
-	assert_string_equal(err, "spec.containers[19999].name: duplicate name \"n3\"");
-	cs[n - 1].c_name = names[n - 1];
+	assert_string_equal(err,
+	    "spec.containers: 1001 containers (init, regular and ephemeral "
+	    "together) is over kletd's limit of 1000 per pod");
+	p.ncontainers = nc - 1;
+	p.init_containers = &cs[nc - 1];
+	p.ninit_containers = 2;
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
+	p.ninit_containers = 0;
+	p.init_containers = NULL;
+	p.ncontainers = nc;
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), 0);
+	cs[nc - 1].c_name = names[3];
+	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
+	assert_string_equal(err, "spec.containers[999].name: duplicate name \"n3\"");
+	cs[nc - 1].c_name = names[nc - 1];
 	vs[n - 2].v_name = names[7];
 	assert_int_equal(pod_validate(&p, err, sizeof(err)), -1);
 	assert_string_equal(err, "spec.volumes[19998].name: duplicate name \"n7\"");
