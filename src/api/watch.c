@@ -14,7 +14,10 @@
 #include "core/util.h"
 #include "api/watch.h"
 
-#define WATCH_SOURCE "api"
+#define WATCH_SOURCE       "api"
+/* Watches in a row that fail (refused, ended at once, connection lost) before a LIST
+ * replaces the position, as client-go's reflector relists after a watch error. */
+#define WATCH_MAX_FAILURES 3
 
 struct watch {
 	struct event_base *w_base;
@@ -31,6 +34,7 @@ struct watch {
 	struct event      *w_timer;
 	char               w_rv[64]; /* current position */
 	int64_t            w_backoff_ms;
+	int                w_fails; /* watches in a row that failed before any event */
 	int                w_synced;
 	int                w_listed_once;
 	int64_t            w_watch_started_ms;
@@ -170,6 +174,43 @@ decode_pod(const struct json *obj, struct podconfig_item *it)
 	return 0;
 }
 
+/* 1 when a Status object says the resourceVersion asked for is newer than the server's
+ * store (apimachinery's NewTooLargeResourceVersionError: code 504, reason Timeout, cause
+ * ResourceVersionTooLarge; servers before 1.17 said so only in the message). */
+static int
+status_too_large(const struct json *st)
+{
+	const struct json *causes = json_get(json_get(st, "details"), "causes");
+	const char        *msg = json_str(json_get(st, "message"));
+	int64_t            code = 0;
+	size_t             i;
+
+	if (json_int(json_get(st, "code"), &code) == -1 || code != 504)
+		return 0;
+	for (i = 0; i < json_len(causes); i++)
+		if (streq_null(json_str(json_get(json_index(causes, i), "reason")),
+		        "ResourceVersionTooLarge"))
+			return 1;
+	return msg != NULL && strstr(msg, "Too large resource version") != NULL;
+}
+
+/* The same for a refused watch (its Status body). */
+static int
+response_too_large(const struct api_response *r)
+{
+	struct json_doc *doc;
+	char             err[64];
+	int              rc;
+
+	if (r->status != 504 || r->len == 0)
+		return 0;
+	if ((doc = json_parse(r->body, r->len, NULL, err, sizeof(err))) == NULL)
+		return strstr(r->body, "Too large resource version") != NULL;
+	rc = status_too_large(json_root(doc));
+	json_free(doc);
+	return rc;
+}
+
 static void
 watch_timer_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -208,6 +249,21 @@ static void
 watch_relist_now(struct watch *w, const char *why)
 {
 	log_info("watch: %s; relisting", why);
+	w->w_rv[0] = '\0';
+	watch_list_page(w, NULL);
+}
+
+/* The store went back in time (restored from a backup, or another server on the address):
+ * the position will never be served. A LIST without resourceVersion (a consistent read)
+ * replaces it, and its diff applies as after a 410. */
+static void
+watch_too_large(struct watch *w, const char *why)
+{
+	log_warnx("watch: %s: the server's store is older than resourceVersion %s; listing "
+	          "again without a resourceVersion",
+	    why, w->w_rv);
+	w->w_fails = 0;
+	w->w_stats.too_large++;
 	w->w_rv[0] = '\0';
 	watch_list_page(w, NULL);
 }
@@ -442,6 +498,7 @@ list_done(const struct api_response *r, void *arg)
 	w->w_synced = 1;
 	w->w_listed_once = 1;
 	w->w_backoff_ms = 800;
+	w->w_fails = 0;
 	watch_set_rv(w, w->w_list_rv);
 	watch_start_stream(w);
 }
@@ -480,6 +537,7 @@ watch_line(const char *line, size_t len, void *arg)
 	int64_t            code;
 
 	w->w_backoff_ms = 800; /* the stream works */
+	w->w_fails = 0;
 	w->w_stats.last_event_ms = now_mono_ms();
 	doc = json_parse(
 	    line, len, &(struct json_limits){ API_MAX_OBJECT + 4096, 0, 0 }, err, sizeof(err));
@@ -508,6 +566,16 @@ watch_line(const char *line, size_t len, void *arg)
 			json_free(doc);
 			w->w_call = NULL;
 			watch_relist_now(w, "watch: 410 Gone");
+			return -1;
+		}
+		if (status_too_large(obj)) {
+			char why[600];
+
+			snprintf(why, sizeof(why), "ERROR event: %s",
+			    json_str(json_get(obj, "message")));
+			json_free(doc);
+			w->w_call = NULL;
+			watch_too_large(w, why);
 			return -1;
 		}
 		log_warnx("watch: ERROR event: %s", json_str(json_get(obj, "message")));
@@ -562,26 +630,38 @@ watch_end(const struct api_response *r, void *arg)
 	char          why[600];
 
 	w->w_call = NULL;
-	if (r->status == 200) {
-		/* The server ended the stream (timeout, drain): go on from the position. A
-		 * stream that ends at once repeatedly backs off instead of spinning. */
-		if (now_mono_ms() - w->w_watch_started_ms < 1000) {
-			watch_retry(w, 0, "watch ended at once");
-			return;
-		}
+	if (r->status == 200 && now_mono_ms() - w->w_watch_started_ms >= 1000) {
+		/* The server ended the stream (timeout, drain): go on from the position. */
 		log_v(2, "watch: stream ended; re-watching from %s", w->w_rv);
 		w->w_backoff_ms = 800;
 		watch_start_stream(w);
 		return;
 	}
-	w->w_stats.failures++;
+	if (r->status != 200)
+		w->w_stats.failures++;
 	if (r->status == 410) {
 		w->w_stats.expired++;
 		watch_relist_now(w, "watch: 410 Gone");
 		return;
 	}
-	snprintf(
-	    why, sizeof(why), "watch: %s%d %s", r->status ? "" : "status ", r->status, r->message);
+	if (response_too_large(r)) {
+		snprintf(why, sizeof(why), "%d %s", r->status, r->message);
+		watch_too_large(w, why);
+		return;
+	}
+	if (r->status == 200) /* a stream that ends at once repeatedly backs off */
+		snprintf(why, sizeof(why), "watch ended at once");
+	else
+		snprintf(
+		    why, sizeof(why), "%s%d %s", r->status ? "" : "status ", r->status, r->message);
+	/* Too many requests: the server asks for patience, not for a LIST. */
+	if (r->status != 429 && ++w->w_fails >= WATCH_MAX_FAILURES) {
+		w->w_fails = 0;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+		    " (%d failed watches in a row)", WATCH_MAX_FAILURES);
+		watch_retry(w, 1, why);
+		return;
+	}
 	watch_retry(w, 0, why);
 }
 

@@ -7,8 +7,11 @@
  * timeoutSeconds. ADDED / MODIFIED -> podconfig_upsert, DELETED -> podconfig_remove;
  * BOOKMARKs and events advance the position, which is saved in the store (meta key
  * WATCH_META_RV). A stream that ends is re-watched from the position; ERROR 410 (or a 410
- * answer) relists; an event that cannot be decoded is logged and causes a relist. Failures
- * back off 0.8 s doubling to 30 s with jitter.
+ * answer) relists; so does 504 Too large resource version (answer or ERROR event: the
+ * server's store went back in time), at once, and WATCH_MAX_FAILURES watches in a row that
+ * fail before any event (but 429s), as client-go's reflector does. The LIST never carries a
+ * resourceVersion (a consistent read). Failures back off 0.8 s doubling to 30 s with
+ * jitter.
  *
  * With a stored position (resume), the stored "api" pods are loaded into podconfig and the
  * watch starts from that position without a LIST; if the server says 410, it relists. Pods
@@ -55,7 +58,8 @@ struct watch_stats {
 	uint64_t         watches; /* WATCH requests */
 	uint64_t         events;  /* ADDED / MODIFIED / DELETED */
 	uint64_t         bookmarks;
-	uint64_t         expired; /* 410s */
+	uint64_t         expired;   /* 410s */
+	uint64_t         too_large; /* 504 Too large resource version: the store went back */
 	uint64_t         decode_errors;
 	uint64_t         failures; /* failed requests */
 	char             rv[64];   /* current position ("" before the first list) */

@@ -422,6 +422,21 @@ test_watch(struct api *a)
 	w8.add = o.add + 1;
 	check(run_until(ops_reached, &w8, 20000), "500 burst on the watch: recovered");
 
+	/* Watches that keep failing (not 410): after three in a row, a LIST (client-go's
+	 * reflector relists after a watch error). */
+	run_until(one_open_watch, NULL, 10000);
+	run_until(never, NULL, 1100); /* a stream that lasted: its end is not a failure */
+	watch_get_stats(w, &st);
+	free(ctl("/fail?n=3&code=503&match=watch"));
+	free(ctl("/reset-watches"));
+	ctl_create_pod("f2");
+	w8.add = o.add + 1;
+	check(run_until(ops_reached, &w8, 30000), "503 on three watches in a row: recovered");
+	watch_get_stats(w, &st2);
+	check(st2.relists == st.relists + 1 && st2.failures >= st.failures + 3,
+	    "three failed watches in a row: listed again (relists %llu -> %llu)",
+	    (unsigned long long)st.relists, (unsigned long long)st2.relists);
+
 	/* A stalled server: PING timeout declares the connection dead. */
 	api_get_stats(a, &as);
 	free(ctl("/stall?seconds=4"));
