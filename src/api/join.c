@@ -102,6 +102,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	wo.node = d->cfg->node_name;
 	wo.pc = d->pc;
 	wo.store = d->store;
+	wo.events = d->events;
 	wo.resume = 1;
 	j->j_watch = watch_new(d->base, j->j_api, &wo);
 	memset(&md, 0, sizeof(md));

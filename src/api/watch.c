@@ -13,17 +13,24 @@
 #include "store/store.h"
 #include "core/util.h"
 #include "api/watch.h"
+#include "node/events.h"
 
 #define WATCH_SOURCE       "api"
 /* Watches in a row that fail (refused, ended at once, connection lost) before a LIST
  * replaces the position, as client-go's reflector relists after a watch error. */
 #define WATCH_MAX_FAILURES 3
 
+struct uids {
+	char **v;
+	size_t n;
+};
+
 struct watch {
 	struct event_base *w_base;
 	struct api        *w_api;
 	struct podconfig  *w_pc;
 	struct store      *w_store;
+	struct events     *w_events;
 	char              *w_node;
 	char              *w_node_q; /* escaped fieldSelector value */
 	int                w_limit;
@@ -49,6 +56,7 @@ struct watch {
 	size_t       w_nmirrors;
 	struct pod **w_list_mirrors; /* a list in progress */
 	size_t       w_nlist_mirrors;
+	struct uids  w_bad; /* pods reported unusable (watch_bad_pod) */
 };
 
 static int
@@ -142,27 +150,73 @@ items_clear(struct watch *w)
 	w->w_nitems = w->w_capitems = 0;
 }
 
-/* Decodes one pod object. Returns a podconfig item (pod and doc owned by the caller's
- * item) or -1 (logged). */
+/* UID sets (a few entries): the removed pods, the pods reported unusable. */
 static int
-decode_pod(const struct json *obj, struct podconfig_item *it)
+uids_has(const struct uids *u, const char *uid)
 {
-	char        err[256];
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		if (strcmp(u->v[i], uid) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+uids_add(struct uids *u, const char *uid)
+{
+	if (uids_has(u, uid))
+		return;
+	u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
+	u->v[u->n++] = xstrdup(uid);
+}
+
+static void
+uids_remove(struct uids *u, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++) {
+		if (strcmp(u->v[i], uid) != 0)
+			continue;
+		free(u->v[i]);
+		u->v[i] = u->v[--u->n];
+		return;
+	}
+}
+
+static void
+uids_clear(struct uids *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		free(u->v[i]);
+	free(u->v);
+	u->v = NULL;
+	u->n = 0;
+}
+
+/* Decodes one pod object. Returns 0 and a podconfig item (pod and doc owned by the caller's
+ * item), or -1 with the reason in err. *size: the object's size as JSON. */
+static int
+decode_pod(
+    const struct json *obj, struct podconfig_item *it, size_t *size, char *err, size_t errlen)
+{
+	char        e[256];
 	char       *doc = json_to_string(obj);
 	size_t      len = strlen(doc);
 	struct pod *p;
 
-	p = pod_from_json(doc, len, err, sizeof(err));
+	*size = len;
+	p = pod_from_json(doc, len, e, sizeof(e));
 	if (p == NULL) {
-		log_warnx("watch: pod %s/%s: cannot decode: %s",
-		    json_str(json_get(json_get(obj, "metadata"), "namespace")),
-		    json_str(json_get(json_get(obj, "metadata"), "name")), err);
+		snprintf(err, errlen, "cannot decode: %s", e);
 		free(doc);
 		return -1;
 	}
-	if (p->uid == NULL || pod_validate(p, err, sizeof(err)) == -1) {
-		log_warnx("watch: pod %s/%s: invalid: %s", p->ns ? p->ns : "?",
-		    p->name ? p->name : "?", p->uid == NULL ? "no metadata.uid" : err);
+	if (p->uid == NULL || pod_validate(p, e, sizeof(e)) == -1) {
+		snprintf(err, errlen, "invalid: %s", p->uid == NULL ? "no metadata.uid" : e);
 		pod_free(p);
 		free(doc);
 		return -1;
@@ -172,6 +226,128 @@ decode_pod(const struct json *obj, struct podconfig_item *it)
 	it->doc_len = len;
 	it->format = "json";
 	return 0;
+}
+
+/* A pod object the watch cannot use (undecodable, invalid, over the size limit) is skipped:
+ * never treated as deleted, its last good copy (if any) stays. Reported once per UID, in the
+ * log and as a Warning event (the kubelet's FailedValidation), until a good version comes. */
+static void
+watch_bad_pod(struct watch *w, const char *ns, const char *name, const char *uid, size_t size,
+    const char *why)
+{
+	const char *src = NULL;
+	int         kept;
+
+	w->w_stats.decode_errors++;
+	if (uid != NULL) {
+		if (uids_has(&w->w_bad, uid))
+			return;
+		uids_add(&w->w_bad, uid);
+	}
+	kept = uid != NULL && podconfig_doc(w->w_pc, uid, NULL, NULL, &src) != NULL &&
+	    streq_null(src, WATCH_SOURCE);
+	log_warnx("watch: pod %s/%s uid=%s (%zu bytes): %s; skipped%s", ns ? ns : "?",
+	    name ? name : "?", uid ? uid : "?", size, why, kept ? ", its last good copy kept" : "");
+	if (w->w_events != NULL && ns != NULL && name != NULL)
+		events_record(w->w_events, &(struct ev_object){ "Pod", ns, name, uid, NULL },
+		    EV_WARNING, "FailedValidation",
+		    "Error reading pod %s/%s from the API server (%zu bytes): %s; ignoring it%s",
+		    ns, name, size, why, kept ? ", its last good version stays" : "");
+}
+
+/* uid decoded again: a later failure is reported again. */
+static void
+watch_good_pod(struct watch *w, const char *uid)
+{
+	if (uids_has(&w->w_bad, uid)) {
+		log_info("watch: pod uid=%s is readable again", uid);
+		uids_remove(&w->w_bad, uid);
+	}
+}
+
+/* A list item that cannot be used: its last good copy (a pod of the api source) goes into
+ * the list in its place, so that the LIST does not remove it. Returns 0 with it filled, or
+ * -1 when there is none. */
+static int
+keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
+{
+	const char *src = NULL, *doc;
+	char        err[256];
+	size_t      len = 0, i;
+	struct pod *p;
+
+	if (uid == NULL)
+		return -1;
+	for (i = 0; i < w->w_nmirrors; i++) {
+		if (strcmp(w->w_mirrors[i]->uid, uid) != 0)
+			continue;
+		/* A mirror pod: it moves to the list's mirrors. */
+		w->w_list_mirrors = xreallocarray(
+		    w->w_list_mirrors, w->w_nlist_mirrors + 1, sizeof(*w->w_list_mirrors));
+		w->w_list_mirrors[w->w_nlist_mirrors++] = w->w_mirrors[i];
+		w->w_mirrors[i] = w->w_mirrors[--w->w_nmirrors];
+		return -1;
+	}
+	doc = podconfig_doc(w->w_pc, uid, &len, NULL, &src);
+	if (doc == NULL || !streq_null(src, WATCH_SOURCE))
+		return -1;
+	if ((p = pod_from_json(doc, len, err, sizeof(err))) == NULL)
+		return -1;
+	it->pod = p;
+	it->doc = xstrndup(doc, len);
+	it->doc_len = len;
+	it->format = "json";
+	return 0;
+}
+
+/* The first string value of "key" in a JSON text that could not be parsed (the head of an
+ * event over the size limit): metadata comes first in the API's objects. Caller frees. */
+static char *
+head_str(const char *head, size_t len, const char *key)
+{
+	char  *pat = xsprintf("\"%s\":\"", key);
+	size_t plen = strlen(pat), i, j;
+	char  *out = NULL;
+
+	for (i = 0; i + plen <= len && out == NULL; i++) {
+		if (memcmp(head + i, pat, plen) != 0)
+			continue;
+		for (j = i + plen; j < len && j - i - plen < 256; j++) {
+			if (head[j] == '"' || head[j] == '\\')
+				break;
+		}
+		if (j < len && head[j] == '"')
+			out = xstrndup(head + i + plen, j - i - plen);
+		break;
+	}
+	free(pat);
+	return out;
+}
+
+/* An event that cannot be parsed (text: its first text_len bytes of size): skipped, with
+ * the pod it seems to be about reported (watch_bad_pod). The position does not move. */
+static void
+watch_skip_raw_sized(
+    struct watch *w, const char *text, size_t text_len, size_t size, const char *why)
+{
+	char *ns = head_str(text, text_len, "namespace");
+	char *name = head_str(text, text_len, "name");
+	char *uid = head_str(text, text_len, "uid");
+
+	watch_bad_pod(w, ns, name, uid, size, why);
+	free(ns);
+	free(name);
+	free(uid);
+}
+
+static void
+watch_skip_raw(struct watch *w, const char *line, size_t len, const char *err)
+{
+	char why[300];
+
+	snprintf(why, sizeof(why), "undecodable event: %s", err);
+	watch_skip_raw_sized(
+	    w, line, len < API_WATCH_SKIP_HEAD ? len : API_WATCH_SKIP_HEAD, len, why);
 }
 
 /* 1 when a Status object says the resourceVersion asked for is newer than the server's
@@ -274,43 +450,6 @@ watch_too_large(struct watch *w, const char *why)
  * after its DELETED event and would never say it is gone. The UIDs of such pods, separated by
  * spaces, are kept with the position (same turn, same transaction), pruned to the pods still
  * stored. */
-
-struct uids {
-	char **v;
-	size_t n;
-};
-
-static int
-uids_has(const struct uids *u, const char *uid)
-{
-	size_t i;
-
-	for (i = 0; i < u->n; i++)
-		if (strcmp(u->v[i], uid) == 0)
-			return 1;
-	return 0;
-}
-
-static void
-uids_add(struct uids *u, const char *uid)
-{
-	if (uids_has(u, uid))
-		return;
-	u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
-	u->v[u->n++] = xstrdup(uid);
-}
-
-static void
-uids_clear(struct uids *u)
-{
-	size_t i;
-
-	for (i = 0; i < u->n; i++)
-		free(u->v[i]);
-	free(u->v);
-	u->v = NULL;
-	u->n = 0;
-}
 
 /* Splits a space-separated list. */
 static void
@@ -429,8 +568,8 @@ list_done(const struct api_response *r, void *arg)
 		watch_retry(w, 1, why);
 		return;
 	}
-	doc = json_parse(
-	    r->body, r->len, &(struct json_limits){ API_MAX_LIST, 0, 0 }, err, sizeof(err));
+	doc = json_parse(r->body, r->len, &(struct json_limits){ API_MAX_LIST, 0, API_MAX_OBJECT },
+	    err, sizeof(err));
 	if (doc == NULL) {
 		w->w_stats.decode_errors++;
 		items_clear(w);
@@ -442,12 +581,19 @@ list_done(const struct api_response *r, void *arg)
 	md = json_get(root, "metadata");
 	items = json_get(root, "items");
 	for (i = 0; i < json_len(items); i++) {
+		const struct json    *imd = json_get(json_index(items, i), "metadata");
 		struct podconfig_item it;
+		size_t                size;
 
-		if (decode_pod(json_index(items, i), &it) == -1) {
-			w->w_stats.decode_errors++;
-			continue;
-		}
+		if (decode_pod(json_index(items, i), &it, &size, err, sizeof(err)) == -1) {
+			const char *uid = json_str(json_get(imd, "uid"));
+
+			watch_bad_pod(w, json_str(json_get(imd, "namespace")),
+			    json_str(json_get(imd, "name")), uid, size, err);
+			if (keep_last_good(w, uid, &it) == -1)
+				continue;
+		} else
+			watch_good_pod(w, it.pod->uid);
 		if (is_mirror(it.pod)) {
 			w->w_list_mirrors = xreallocarray(
 			    w->w_list_mirrors, w->w_nlist_mirrors + 1, sizeof(*w->w_list_mirrors));
@@ -540,11 +686,10 @@ watch_line(const char *line, size_t len, void *arg)
 	w->w_fails = 0;
 	w->w_stats.last_event_ms = now_mono_ms();
 	doc = json_parse(
-	    line, len, &(struct json_limits){ API_MAX_OBJECT + 4096, 0, 0 }, err, sizeof(err));
+	    line, len, &(struct json_limits){ API_MAX_EVENT, 0, API_MAX_OBJECT }, err, sizeof(err));
 	if (doc == NULL) {
-		w->w_stats.decode_errors++;
-		log_warnx("watch: undecodable event (%zu bytes): %s", len, err);
-		goto relist;
+		watch_skip_raw(w, line, len, err);
+		return 0;
 	}
 	root = json_root(doc);
 	type = json_str(json_get(root, "type"));
@@ -553,8 +698,9 @@ watch_line(const char *line, size_t len, void *arg)
 	rv = json_str(json_get(md, "resourceVersion"));
 	if (type == NULL || json_type(obj) != JSON_OBJECT) {
 		w->w_stats.decode_errors++;
-		log_warnx("watch: event without type or object");
-		goto relist_doc;
+		log_warnx("watch: event without type or object (%zu bytes): skipped", len);
+		json_free(doc);
+		return 0;
 	}
 	if (strcmp(type, "BOOKMARK") == 0) {
 		w->w_stats.bookmarks++;
@@ -579,15 +725,26 @@ watch_line(const char *line, size_t len, void *arg)
 			return -1;
 		}
 		log_warnx("watch: ERROR event: %s", json_str(json_get(obj, "message")));
-		goto relist_doc;
+		json_free(doc);
+		/* Returning -1 cancels the stream (on_end does not run). */
+		w->w_call = NULL;
+		watch_retry(w, 1, "watch stream unusable");
+		return -1;
 	} else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
 		struct podconfig_item it;
+		size_t                size;
 
 		w->w_stats.events++;
-		if (decode_pod(obj, &it) == -1) {
-			w->w_stats.decode_errors++;
-			goto relist_doc;
+		if (decode_pod(obj, &it, &size, err, sizeof(err)) == -1) {
+			/* Not a deletion: the pod keeps its last good copy; the stream goes on. */
+			watch_bad_pod(w, json_str(json_get(md, "namespace")),
+			    json_str(json_get(md, "name")), json_str(json_get(md, "uid")), size,
+			    err);
+			watch_set_rv(w, rv);
+			json_free(doc);
+			return 0;
 		}
+		watch_good_pod(w, it.pod->uid);
 		log_v(3, "watch: %s pod %s/%s rv=%s", type, it.pod->ns, it.pod->name, rv ? rv : "");
 		if (is_mirror(it.pod))
 			mirror_upsert(w, it.pod); /* never run: it mirrors a static pod */
@@ -600,27 +757,39 @@ watch_line(const char *line, size_t len, void *arg)
 		uid = json_str(json_get(md, "uid"));
 		if (uid == NULL) {
 			w->w_stats.decode_errors++;
-			goto relist_doc;
+			log_warnx("watch: DELETED event without metadata.uid: skipped");
+			watch_set_rv(w, rv);
+			json_free(doc);
+			return 0;
 		}
 		log_v(3, "watch: DELETED pod %s/%s rv=%s", json_str(json_get(md, "namespace")),
 		    json_str(json_get(md, "name")), rv ? rv : "");
+		uids_remove(&w->w_bad, uid);
 		mirror_remove(w, uid);
 		podconfig_remove(w->w_pc, WATCH_SOURCE, uid);
 		removed_note(w, uid);
 		watch_set_rv(w, rv);
 	} else {
-		log_warnx("watch: unknown event type %s", type);
-		goto relist_doc;
+		w->w_stats.decode_errors++;
+		log_warnx("watch: unknown event type %s: skipped", type);
+		watch_set_rv(w, rv);
 	}
 	json_free(doc);
 	return 0;
-relist_doc:
-	json_free(doc);
-relist:
-	/* Returning -1 cancels the stream (on_end does not run). */
-	w->w_call = NULL;
-	watch_retry(w, 1, "watch stream unusable");
-	return -1;
+}
+
+/* An event line over the size limit (the transport skipped it; head: its beginning). */
+static void
+watch_skip(const char *head, size_t head_len, size_t len, void *arg)
+{
+	struct watch *w = arg;
+	char          why[128];
+
+	w->w_backoff_ms = 800;
+	w->w_fails = 0;
+	w->w_stats.last_event_ms = now_mono_ms();
+	snprintf(why, sizeof(why), "an event over the limit of %d bytes", API_MAX_EVENT);
+	watch_skip_raw_sized(w, head, head_len, len, why);
 }
 
 static void
@@ -668,7 +837,7 @@ watch_end(const struct api_response *r, void *arg)
 static void
 watch_start_stream(struct watch *w)
 {
-	static const struct api_watch_cbs cbs = { watch_line, watch_end };
+	static const struct api_watch_cbs cbs = { watch_line, watch_end, watch_skip };
 	char                             *path;
 	int                               to;
 
@@ -765,6 +934,7 @@ watch_new(struct event_base *base, struct api *api, const struct watch_options *
 	w->w_api = api;
 	w->w_pc = o->pc;
 	w->w_store = o->store;
+	w->w_events = o->events;
 	w->w_node = xstrdup(o->node);
 	w->w_node_q = api_escape(o->node);
 	w->w_limit = o->page_limit > 0 ? o->page_limit : 500;
@@ -800,6 +970,7 @@ watch_free(struct watch *w)
 	items_clear(w);
 	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
 	mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
+	uids_clear(&w->w_bad);
 	free(w->w_node);
 	free(w->w_node_q);
 	free(w);

@@ -13,6 +13,11 @@
  * resourceVersion (a consistent read). Failures back off 0.8 s doubling to 30 s with
  * jitter.
  *
+ * A pod object that cannot be used (undecodable, invalid, an event over API_MAX_EVENT) is
+ * never taken for a deletion: it is skipped (the stream goes on, the position moves past
+ * it), its last good copy stays in podconfig (a LIST keeps it too), and it is reported once
+ * per UID (log and a FailedValidation Warning event) until a good version arrives.
+ *
  * With a stored position (resume), the stored "api" pods are loaded into podconfig and the
  * watch starts from that position without a LIST; if the server says 410, it relists. Pods
  * the server removed before the restart (WATCH_META_REMOVED) are not restored.
@@ -26,6 +31,7 @@ struct event_base;
 struct api;
 struct podconfig;
 struct store;
+struct events;
 struct watch;
 
 #define WATCH_META_RV      "pods.resourceVersion"
@@ -39,6 +45,7 @@ struct watch_options {
 	const char       *node;          /* required */
 	struct podconfig *pc;            /* required: receives the "api" source */
 	struct store     *store;         /* may be NULL: no persistence, no resume */
+	struct events    *events;        /* may be NULL: unusable pods are reported there */
 	int               resume;        /* 1: resume from the stored position when there is one */
 	int               page_limit;    /* 0: 500 */
 	int               min_timeout_s; /* 0: 300 */

@@ -77,4 +77,66 @@ check "restart on a rewound store: a new pod starts" is_running p3
 check "restart on a rewound store: p1 kept running" [ "$(ctr_of p1)" = "$id1" ]
 check "restart on a rewound store: p2 kept running" [ -n "$(ctr_of p2)" ]
 
+# ---- case 3: a pod of 1.8 MB, a pod kletd cannot decode ----
+list_count() { as_ctl /log | as_json 'len([e for e in d if e["method"]=="GET" and e["path"]=="/api/v1/pods" and not e.get("watch")])'; }
+# p1's status grows to 1.8 MB (thousands of conditions, as controllers can add).
+$PY -c '
+import json
+c = [{"type": "example.com/gate-%05d" % i, "status": "True", "reason": "Gate",
+      "message": "m" * 260} for i in range(5300)]
+print(json.dumps({"conditions": c}))' >"$T/big.json"
+as_ctl /pods/default/p1/status -X POST --data-binary "@$T/big.json" >/dev/null
+size=$(pod_json p1 | wc -c)
+check "p1 is $size bytes in the API (> 1.7 MB)" [ "$size" -gt 1700000 ]
+mkpod p4
+wait_for 300 is_running p4
+check "a 1.8 MB pod does not blind the watch: a later pod starts" is_running p4
+check "the 1.8 MB pod keeps running" [ "$(ctr_of p1)" = "$id1" ]
+check "the 1.8 MB pod is still Running in the API" is_running p1
+check "no watch event skipped for its size" sh -c "! grep -q 'over the limit' '$T/kletd.log'"
+check "the 1.8 MB pod is not ignored by podconfig" sh -c "! grep -q 'does not parse again' '$T/kletd.log'"
+pbytes=$(as_ctl /log | as_json 'max([e["req_bytes"] for e in d if e["method"]=="PATCH" and "/pods/p1/status" in e["path"]] or [0])')
+# (The kubelet's patches carry $setElementOrder/conditions too: about 34 bytes a condition.)
+check "status patches of the 1.8 MB pod do not resend its conditions (largest $pbytes bytes)" \
+    [ "$pbytes" -lt $((size / 5)) ]
+
+# p1 becomes undecodable (a field of the wrong type, as from a newer server): skipped, its
+# last good copy kept through a 410 relist, reported once; the watch goes on.
+as_curl -X PATCH -H 'Content-Type: application/merge-patch+json' \
+    --data-binary '{"spec":{"activeDeadlineSeconds":"soon"}}' \
+    "$AS_URL/api/v1/namespaces/default/pods/p1" >/dev/null
+wait_for 100 logged 'pod default/p1 uid=.*skipped, its last good copy kept'
+check "undecodable pod: reported, last good copy kept" \
+    logged 'pod default/p1 uid=.*skipped, its last good copy kept'
+# A 410: the node is away while something changes and history is compacted.
+l0=$(list_count)
+as_down
+as_ctl /pods -X POST -d '{"metadata":{"name":"elsewhere"},"spec":{"nodeName":"other","containers":[{"name":"c","image":"i"}]}}' >/dev/null
+as_ctl /compact >/dev/null
+as_up
+relisted() { [ "$(list_count)" -gt "$1" ]; }
+wait_for 200 relisted "$l0"
+check "410: relisted" relisted "$l0"
+mkpod p5
+wait_for 300 is_running p5
+check "after a 410 relist: a later pod starts" is_running p5
+check "after a 410 relist: the undecodable pod is not stopped" [ "$(ctr_of p1)" = "$id1" ]
+check "the undecodable pod is reported once in the log" \
+    [ "$(grep -c 'pod default/p1 uid=.*skipped' "$T/kletd.log")" = 1 ]
+fv_event() { [ "$(as_ctl /objects?kind=events | as_json '[e["involvedObject"]["name"] for e in d if e["reason"]=="FailedValidation"]' | grep -c "'$1'")" -ge 1 ]; }
+wait_for 150 fv_event p1
+check "the undecodable pod has a FailedValidation event" fv_event p1
+
+# ---- case 10: a pod with an invalid name is skipped once, no relist per event ----
+l0=$(list_count)
+as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"Bad_Name\"},\"spec\":{\"nodeName\":\"$NODE\",\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/busybox:1.35\"}]}}" >/dev/null
+as_ctl /pods/default/Bad_Name/status -X POST -d '{"message":"one"}' >/dev/null
+as_ctl /pods/default/Bad_Name/status -X POST -d '{"message":"two"}' >/dev/null
+mkpod p6
+wait_for 300 is_running p6
+check "invalid pod name: a later pod starts" is_running p6
+check "invalid pod name: no relist ($l0 -> $(list_count))" [ "$(list_count)" = "$l0" ]
+check "invalid pod name: reported once" [ "$(grep -c 'pod default/Bad_Name uid=' "$T/kletd.log")" = 1 ]
+check "invalid pod name: nothing of it runs" [ -z "$(ctr_of Bad_Name)" ]
+
 finish
