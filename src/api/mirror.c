@@ -19,9 +19,10 @@ struct mirror {
 	struct podconfig *mi_pc;
 	struct node      *mi_node;
 	char             *mi_node_name;
-	struct api_call  *mi_call;     /* one create or delete at a time */
-	char             *mi_conflict; /* ns/name that exists but is not seen yet */
-	int64_t           mi_conflict_ms;
+	struct api_call  *mi_call;    /* one lookup, create or delete at a time */
+	char             *mi_key;     /* ns/name looked up or created last */
+	int64_t           mi_hold_ms; /* mi_key not again before 30 s after this; 0: no hold */
+	char             *mi_pending; /* the static pod (UID) whose mirror is looked up */
 };
 
 /* The mirror of a static pod: its labels, annotations (plus config.mirror = its hash) and
@@ -104,13 +105,104 @@ mirror_done(const struct api_response *r, void *arg)
 	struct mirror *mi = arg;
 
 	mi->mi_call = NULL;
-	if (r->status == 409 && strcmp(r->reason, "AlreadyExists") == 0) {
-		/* There, but the watch has not shown it yet (e.g. resumed without a list). */
-		mi->mi_conflict_ms = now_mono_ms();
-		return;
-	}
 	if (r->status >= 300 && r->status != 404)
 		log_warnx("mirror pod: %d %s", r->status, r->message);
+}
+
+/* Waits 30 s before looking up ns/name again (a pod that is not a mirror holds the name, or
+ * the server failed). */
+static void
+mirror_hold(struct mirror *mi)
+{
+	mi->mi_hold_ms = now_mono_ms();
+}
+
+/* A mirror pod the server answered with (a GET or the POST that created it): the watch
+ * keeps it until its events take over. Returns 0, or -1 when the body is not a mirror pod
+ * (logged). */
+static int
+mirror_take(struct mirror *mi, const struct api_response *r, const char *how)
+{
+	char        err[256];
+	struct pod *m = pod_from_json(r->body, r->len, err, sizeof(err));
+	const char *hash = m != NULL ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
+
+	if (m == NULL || m->uid == NULL) {
+		log_warnx("mirror pod %s: %s: cannot decode: %s", mi->mi_key, how,
+		    m ? "no metadata.uid" : err);
+		pod_free(m);
+		return -1;
+	}
+	if (hash == NULL) {
+		log_warnx("mirror pod %s: a pod that is not a mirror pod has its name (uid %s): "
+		          "not replacing it",
+		    mi->mi_key, m->uid);
+		pod_free(m);
+		return -1;
+	}
+	log_info("mirror pod %s: %s uid=%s (of static pod %s)", mi->mi_key, how, m->uid, hash);
+	watch_mirror_adopt(mi->mi_watch, m);
+	return 0;
+}
+
+static void
+mirror_post_done(const struct api_response *r, void *arg)
+{
+	struct mirror *mi = arg;
+
+	mi->mi_call = NULL;
+	if (r->status == 201 || r->status == 200) {
+		if (mirror_take(mi, r, "created") == -1)
+			mirror_hold(mi);
+		return;
+	}
+	if (r->status == 409 && strcmp(r->reason, "AlreadyExists") == 0) {
+		/* Created meanwhile (another kletd of this node?): look it up next pass. */
+		log_info("mirror pod %s already exists: looking it up", mi->mi_key);
+		return;
+	}
+	log_warnx("mirror pod %s: create: %d %s", mi->mi_key, r->status, r->message);
+	mirror_hold(mi);
+}
+
+static void
+mirror_create(struct mirror *mi, const struct pod *pod)
+{
+	char *body = mirror_body(mi, pod), *path;
+
+	if (body == NULL)
+		return;
+	path = xsprintf("/api/v1/namespaces/%s/pods", pod->ns);
+	log_info("creating mirror pod %s/%s", pod->ns, pod->name);
+	mi->mi_call = api_request(mi->mi_api, "POST", path, "application/json", body, strlen(body),
+	    0, mirror_post_done, mi);
+	free(path);
+	free(body);
+}
+
+/* The answer to the lookup of a static pod's mirror by name (mi_key, for static pod
+ * mi_pending): adopted when found (the next pass keeps it, or replaces an outdated one),
+ * created when absent, as the kubelet's mirror client and pod manager do. */
+static void
+mirror_get_done(const struct api_response *r, void *arg)
+{
+	struct mirror    *mi = arg;
+	const struct pod *sp;
+
+	mi->mi_call = NULL;
+	if (r->status == 200) {
+		if (mirror_take(mi, r, "found") == -1)
+			mirror_hold(mi);
+		return;
+	}
+	if (r->status != 404) {
+		log_warnx("mirror pod %s: lookup: %d %s", mi->mi_key, r->status, r->message);
+		mirror_hold(mi);
+		return;
+	}
+	sp = mi->mi_pending != NULL ? podconfig_get(mi->mi_pc, mi->mi_pending) : NULL;
+	if (sp != NULL && podconfig_wanted(mi->mi_pc, mi->mi_pending) && sp->deletion_ts == 0)
+		mirror_create(mi, sp);
 }
 
 struct mirror_scan {
@@ -119,53 +211,57 @@ struct mirror_scan {
 };
 
 static void
+mirror_delete(struct mirror *mi, const struct pod *m, const char *why)
+{
+	char *path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
+	char *body = api_delete_options(0, m->uid);
+
+	log_info("mirror pod %s/%s %s: deleting it", m->ns, m->name, why);
+	mi->mi_call = api_request(
+	    mi->mi_api, "DELETE", path, "application/json", body, strlen(body), 0, mirror_done, mi);
+	free(path);
+	free(body);
+}
+
+static void
 mirror_static(const struct pod *pod, const char *source, int admitted, void *arg)
 {
 	struct mirror_scan *ms = arg;
 	struct mirror      *mi = ms->mi;
 	const struct pod   *m;
 	const char         *hash;
-	char               *body, *path, *key;
+	char               *path, *key;
 
 	if (ms->acted || source == NULL || strcmp(source, "file") != 0 || !admitted ||
 	    pod->deletion_ts != 0)
 		return;
 	m = watch_mirror(mi->mi_watch, pod->ns, pod->name);
 	hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
-	if (m != NULL && hash != NULL && strcmp(hash, pod->uid) == 0)
+	if (m != NULL && hash != NULL && strcmp(hash, pod->uid) == 0 && m->deletion_ts == 0)
 		return;
-	ms->acted = 1;
 	if (m != NULL) {
-		/* An outdated mirror (the static pod changed): delete it; recreated next pass. */
-		path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
-		body = api_delete_options(0, m->uid);
-		log_info("mirror pod %s/%s is outdated: deleting it", m->ns, m->name);
-		mi->mi_call = api_request(mi->mi_api, "DELETE", path, "application/json", body,
-		    strlen(body), 0, mirror_done, mi);
-		free(path);
-		free(body);
+		/* Outdated (the static pod changed) or being deleted: deleted now, created again
+		 * once the watch has shown it gone. */
+		ms->acted = 1;
+		mirror_delete(mi, m, m->deletion_ts != 0 ? "is being deleted" : "is outdated");
 		return;
 	}
 	key = xsprintf("%s/%s", pod->ns, pod->name);
-	if (streq_null(key, mi->mi_conflict) && now_mono_ms() - mi->mi_conflict_ms < 30000) {
+	if (streq_null(key, mi->mi_key) && mi->mi_hold_ms != 0 &&
+	    now_mono_ms() - mi->mi_hold_ms < 30000) {
 		free(key);
-		ms->acted = 0;
 		return;
 	}
-	free(mi->mi_conflict);
-	mi->mi_conflict = key;
-	mi->mi_conflict_ms = 0;
-	body = mirror_body(mi, pod);
-	if (body == NULL) {
-		ms->acted = 0;
-		return;
-	}
-	path = xsprintf("/api/v1/namespaces/%s/pods", pod->ns);
-	log_info("creating mirror pod %s/%s", pod->ns, pod->name);
-	mi->mi_call = api_request(
-	    mi->mi_api, "POST", path, "application/json", body, strlen(body), 0, mirror_done, mi);
+	/* Not seen (a resumed watch shows only what changed since): look it up by name. */
+	ms->acted = 1;
+	free(mi->mi_key);
+	mi->mi_key = key;
+	mi->mi_hold_ms = 0;
+	free(mi->mi_pending);
+	mi->mi_pending = xstrdup(pod->uid);
+	path = xsprintf("/api/v1/namespaces/%s/pods/%s", pod->ns, pod->name);
+	mi->mi_call = api_request(mi->mi_api, "GET", path, NULL, NULL, 0, 0, mirror_get_done, mi);
 	free(path);
-	free(body);
 }
 
 static void
@@ -175,7 +271,6 @@ mirror_orphan(const struct pod *m, void *arg)
 	struct mirror      *mi = ms->mi;
 	const char         *hash = kvlist_get(&m->annotations, MIRROR_ANNOTATION);
 	const struct pod   *sp;
-	char               *path, *body;
 
 	if (ms->acted || m->deletion_ts != 0)
 		return;
@@ -183,13 +278,7 @@ mirror_orphan(const struct pod *m, void *arg)
 	if (sp != NULL && podconfig_wanted(mi->mi_pc, hash))
 		return;
 	ms->acted = 1;
-	path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
-	body = api_delete_options(0, m->uid);
-	log_info("mirror pod %s/%s has no static pod: deleting it", m->ns, m->name);
-	mi->mi_call = api_request(
-	    mi->mi_api, "DELETE", path, "application/json", body, strlen(body), 0, mirror_done, mi);
-	free(path);
-	free(body);
+	mirror_delete(mi, m, "has no static pod");
 }
 
 void
@@ -223,7 +312,8 @@ mirror_free(struct mirror *mi)
 	if (mi == NULL)
 		return;
 	api_call_cancel(mi->mi_call);
-	free(mi->mi_conflict);
+	free(mi->mi_key);
+	free(mi->mi_pending);
 	free(mi->mi_node_name);
 	free(mi);
 }

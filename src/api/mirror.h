@@ -3,10 +3,15 @@
  *
  * A static pod (source "file", admitted, not being deleted) gets a mirror pod in the API: its
  * labels, annotations plus kubernetes.io/config.mirror = the static pod's UID (its config
- * hash), its spec with nodeName, owned by the Node. A mirror whose annotation no longer
- * matches (the static pod changed) is deleted and created again; a mirror whose static pod is
- * gone is deleted. The mirrors the server has come from the watch (watch_mirror), never from
- * podconfig. One create or delete is in flight at a time.
+ * hash), its spec with nodeName, owned by the Node. The mirrors the server has come from the
+ * watch (watch_mirror), never from podconfig. A static pod whose mirror the watch has not
+ * shown (a restart resumes the watch without a LIST) has it looked up by name first: found,
+ * it is adopted (watch_mirror_adopt) and its status patches go on; absent (404), it is
+ * created, and the created object adopted at once. A mirror whose annotation no longer
+ * matches (the static pod changed) or that is being deleted is deleted (grace 0, uid
+ * precondition) and created again; a mirror whose static pod is gone is deleted. A pod that
+ * is not a mirror pod holding the name is left alone (looked up again after 30 s). One
+ * lookup, create or delete is in flight at a time.
  */
 #ifndef KLET_API_MIRROR_H
 #define KLET_API_MIRROR_H

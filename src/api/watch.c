@@ -1009,3 +1009,9 @@ watch_foreach_mirror(const struct watch *w, void (*cb)(const struct pod *, void 
 	for (i = 0; i < w->w_nmirrors; i++)
 		cb(w->w_mirrors[i], arg);
 }
+
+void
+watch_mirror_adopt(struct watch *w, struct pod *m)
+{
+	mirror_upsert(w, m);
+}

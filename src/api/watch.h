@@ -84,6 +84,9 @@ const char *watch_state_name(enum watch_state);
 /* The mirror pod ns/name as the server last showed it (owned by the watch, valid until
  * control returns to the loop), or NULL. */
 const struct pod *watch_mirror(const struct watch *, const char *ns, const char *name);
+/* A mirror pod the server answered with (a lookup by name, or its creation): kept as the
+ * watch's until an event or a LIST replaces it. Takes ownership of m. */
+void watch_mirror_adopt(struct watch *, struct pod *m);
 /* Calls cb for every mirror pod the server has for this node. */
 void watch_foreach_mirror(const struct watch *, void (*cb)(const struct pod *, void *), void *arg);
 

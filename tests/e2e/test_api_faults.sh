@@ -139,4 +139,42 @@ check "invalid pod name: no relist ($l0 -> $(list_count))" [ "$(list_count)" = "
 check "invalid pod name: reported once" [ "$(grep -c 'pod default/Bad_Name uid=' "$T/kletd.log")" = 1 ]
 check "invalid pod name: nothing of it runs" [ -z "$(ctr_of Bad_Name)" ]
 
+# ---- case 4: the mirror pod of a static pod is adopted after a restart ----
+ctl() { $PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" "$@"; }
+put st.yaml <<'M'
+apiVersion: v1
+kind: Pod
+metadata: {name: st, namespace: default}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: s, image: klet.local/busybox:1.35, command: [sleep, inf]}
+M
+MIRROR=/pods/default/st-$NODE/get
+mirror_running() { has "$MIRROR" config.mirror && has "$MIRROR" '"phase":"Running"'; }
+wait_for 300 mirror_running
+check "static pod: mirror pod Running" mirror_running
+muid=$(as_ctl "$MIRROR" | as_json 'd["metadata"]["uid"]')
+stop_kletd TERM
+seq0=$(as_ctl /log | as_json 'd[-1]["seq"]')
+kstart
+wait_for 100 logged 'recovered in'
+ctl '{"cmd":"container_exit","name":"s","pod":"st-'"$NODE"'","code":1}' >/dev/null
+restarts() { as_ctl "$MIRROR" | as_json 'd["status"]["containerStatuses"][0]["restartCount"]' 2>/dev/null; }
+restarted() { [ "$(restarts)" -ge 1 ] 2>/dev/null; }
+wait_for 300 restarted
+check "restart: the mirror pod's status keeps updating (restartCount $(restarts))" restarted
+check "restart: the mirror pod was adopted (same uid)" \
+    [ "$(as_ctl "$MIRROR" | as_json 'd["metadata"]["uid"]')" = "$muid" ]
+posts() { as_ctl "/log?since=$seq0" | as_json 'len([e for e in d if e["method"]=="POST" and e["path"]=="/api/v1/namespaces/default/pods"])'; }
+check "restart: no POST of the mirror pod (no 409 loop): $(posts)" [ "$(posts)" = 0 ]
+
+# The static pod changed while kletd was down: the old mirror is replaced.
+stop_kletd TERM
+sed -i 's/namespace: default}/namespace: default, labels: {v: "2"}}/' "$T/m/st.yaml"
+kstart
+mirror_v2() { has "$MIRROR" '"v":"2"' && has "$MIRROR" config.mirror && ! has "$MIRROR" "\"$muid\""; }
+wait_for 300 mirror_v2
+check "restart with a changed static pod: the outdated mirror is replaced" mirror_v2
+
 finish
