@@ -328,7 +328,9 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 	if (j->j_watch == NULL)
 		return;
 	watch_get_stats(j->j_watch, &st);
-	out->watch_state = watch_state_name(st.state);
+	/* Without a connection, a watch (or list) request only waits for one. */
+	out->watch_state = out->connected || st.state == WATCH_IDLE ? watch_state_name(st.state)
+	                                                            : "stopped (no connection)";
 	out->resource_version = st.rv[0] != '\0' ? st.rv : NULL;
 	if (st.last_event_ms != 0)
 		out->last_event_age_ms = now_mono_ms() - st.last_event_ms;

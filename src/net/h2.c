@@ -677,6 +677,14 @@ tls_error(struct h2_conn *c, char *buf, size_t len)
 	}
 }
 
+/* 1 for the errors of a TCP connect that failed (not a stale EAGAIN beside a TLS error). */
+static int
+connect_errno(int e)
+{
+	return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == ETIMEDOUT ||
+	    e == EADDRNOTAVAIL || e == ECONNRESET || e == ENOENT;
+}
+
 static void
 conn_eventcb(struct bufferevent *bev, short what, void *arg)
 {
@@ -711,7 +719,12 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	why[0] = '\0';
-	if (s->s_opts.transport == H2_TLS)
+	/* The socket could not connect: say so (OpenSSL then only has "error:00000005"). */
+	if (c->c_state == C_CONNECTING && connect_errno(saved))
+		snprintf(why, sizeof(why), "%s",
+		    saved == ECONNREFUSED ? "connection refused"
+		                          : evutil_socket_error_to_string(saved));
+	if (why[0] == '\0' && s->s_opts.transport == H2_TLS)
 		tls_error(c, why, sizeof(why));
 	if (why[0] == '\0') {
 		if (what & BEV_EVENT_EOF)

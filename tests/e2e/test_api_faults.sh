@@ -177,4 +177,19 @@ mirror_v2() { has "$MIRROR" '"v":"2"' && has "$MIRROR" config.mirror && ! has "$
 wait_for 300 mirror_v2
 check "restart with a changed static pod: the outdated mirror is replaced" mirror_v2
 
+# ---- case 10: a refused connection says so; podctl shows the watch's true state ----
+api_line() { "$PODCTL" --socket "$T/root/podctl.sock" status | grep '^API Server:'; }
+as_down refuse
+wait_for 100 logged "127.0.0.1:$AS_PORT: connect: connection refused"
+check "refused connection logged as 'connection refused' with the address" \
+    logged "127.0.0.1:$AS_PORT: connect: connection refused"
+check "no OpenSSL error code for a refused connection" sh -c "! grep -q 'TLS: error:00000005' '$T/kletd.log'"
+echo "# $(api_line)"
+check "podctl status while disconnected: the watch is not 'watching'" \
+    sh -c "'$PODCTL' --socket '$T/root/podctl.sock' status | grep '^API Server:' | grep 'disconnected' | grep -qv 'watch watching'"
+as_up
+watching_again() { api_line | grep -q 'connected, watch watching'; }
+wait_for 300 watching_again
+check "podctl status once reconnected: watching" watching_again
+
 finish
