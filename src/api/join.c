@@ -97,6 +97,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	    "completed yet");
 	memset(&so, 0, sizeof(so));
 	so.store = d->store;
+	so.host_ip = node_ip(j->j_node);
 	j->j_status = status_new(d->base, j->j_api, &so);
 	memset(&wo, 0, sizeof(wo));
 	wo.node = d->cfg->node_name;
@@ -267,6 +268,7 @@ api_join_relisted(struct api_join *j)
 {
 	if (j == NULL)
 		return;
+	status_set_host_ip(j->j_status, node_ip(j->j_node)); /* the address may change */
 	podconfig_foreach(j->j_deps.pc, relisted_pod, j);
 	mirror_pass(j->j_mirror);
 }

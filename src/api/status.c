@@ -556,3 +556,12 @@ status_get_stats(const struct status_mgr *m, struct status_stats *st)
 	TAILQ_FOREACH(e, &m->m_entries, e_entry)
 	st->entries++;
 }
+
+void
+status_set_host_ip(struct status_mgr *m, const char *ip)
+{
+	if (streq_null(ip, m->m_host_ip))
+		return;
+	free(m->m_host_ip);
+	m->m_host_ip = xstrdup(ip);
+}

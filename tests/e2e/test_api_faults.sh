@@ -139,6 +139,19 @@ check "invalid pod name: no relist ($l0 -> $(list_count))" [ "$(list_count)" = "
 check "invalid pod name: reported once" [ "$(grep -c 'pod default/Bad_Name uid=' "$T/kletd.log")" = 1 ]
 check "invalid pod name: nothing of it runs" [ -z "$(ctr_of Bad_Name)" ]
 
+# ---- case 10: the pod status has hostIP/hostIPs (the node's InternalIP) and the image's
+# name (imageID its ID or digest) ----
+nip=$(as_ctl /objects?kind=nodes | as_json '[a["address"] for n in d for a in n["status"]["addresses"] if a["type"]=="InternalIP"][0]')
+st_of() { pod_json p6 | as_json "$1" 2>/dev/null; }
+hostip_set() { [ "$(st_of 'd["status"].get("hostIP")')" = "$nip" ]; }
+wait_for 100 hostip_set
+check "pod status hostIP is the node's InternalIP ($nip)" hostip_set
+check "pod status hostIPs" [ "$(st_of 'd["status"].get("hostIPs")')" = "[{'ip': '$nip'}]" ]
+check "containerStatuses[].image is the image's name ($(st_of 'd["status"]["containerStatuses"][0]["image"]'))" \
+    [ "$(st_of 'd["status"]["containerStatuses"][0]["image"]')" = klet.local/busybox:1.35 ]
+check "containerStatuses[].imageID is its digest or ID ($(st_of 'd["status"]["containerStatuses"][0]["imageID"]'))" \
+    sh -c "[ -n '$(st_of 'd["status"]["containerStatuses"][0]["imageID"]')' ] && [ '$(st_of 'd["status"]["containerStatuses"][0]["imageID"]')' != klet.local/busybox:1.35 ]"
+
 # ---- case 4: the mirror pod of a static pod is adopted after a restart ----
 ctl() { $PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" "$@"; }
 put st.yaml <<'M'
