@@ -19,10 +19,14 @@ struct mirror {
 	struct podconfig *mi_pc;
 	struct node      *mi_node;
 	char             *mi_node_name;
-	struct api_call  *mi_call;    /* one lookup, create or delete at a time */
-	char             *mi_key;     /* ns/name looked up or created last */
-	int64_t           mi_hold_ms; /* mi_key not again before 30 s after this; 0: no hold */
-	char             *mi_pending; /* the static pod (UID) whose mirror is looked up */
+	struct api_call  *mi_call; /* one lookup, create or delete at a time */
+	char             *mi_key;  /* ns/name looked up or created last */
+	/* Names not looked up again before their time (a pod that is not a mirror holds the
+	 * name, or the server failed): ns/name and monotonic ms. */
+	char   **mi_holds;
+	int64_t *mi_hold_until;
+	size_t   mi_nholds;
+	char    *mi_pending; /* the static pod (UID) whose mirror is looked up */
 };
 
 /* The mirror of a static pod: its labels, annotations (plus config.mirror = its hash) and
@@ -114,7 +118,34 @@ mirror_done(const struct api_response *r, void *arg)
 static void
 mirror_hold(struct mirror *mi)
 {
-	mi->mi_hold_ms = now_mono_ms();
+	mi->mi_holds = xreallocarray(mi->mi_holds, mi->mi_nholds + 1, sizeof(*mi->mi_holds));
+	mi->mi_hold_until =
+	    xreallocarray(mi->mi_hold_until, mi->mi_nholds + 1, sizeof(*mi->mi_hold_until));
+	mi->mi_holds[mi->mi_nholds] = xstrdup(mi->mi_key);
+	mi->mi_hold_until[mi->mi_nholds++] = now_mono_ms() + 30000;
+}
+
+/* 1 while key is held; expired holds are dropped. */
+static int
+mirror_held(struct mirror *mi, const char *key)
+{
+	int64_t now = now_mono_ms();
+	size_t  i;
+	int     held = 0;
+
+	for (i = 0; i < mi->mi_nholds;) {
+		if (now >= mi->mi_hold_until[i]) {
+			free(mi->mi_holds[i]);
+			mi->mi_nholds--;
+			mi->mi_holds[i] = mi->mi_holds[mi->mi_nholds];
+			mi->mi_hold_until[i] = mi->mi_hold_until[mi->mi_nholds];
+			continue;
+		}
+		if (strcmp(mi->mi_holds[i], key) == 0)
+			held = 1;
+		i++;
+	}
+	return held;
 }
 
 /* A mirror pod the server answered with (a GET or the POST that created it): the watch
@@ -247,8 +278,7 @@ mirror_static(const struct pod *pod, const char *source, int admitted, void *arg
 		return;
 	}
 	key = xsprintf("%s/%s", pod->ns, pod->name);
-	if (streq_null(key, mi->mi_key) && mi->mi_hold_ms != 0 &&
-	    now_mono_ms() - mi->mi_hold_ms < 30000) {
+	if (mirror_held(mi, key)) {
 		free(key);
 		return;
 	}
@@ -256,7 +286,6 @@ mirror_static(const struct pod *pod, const char *source, int admitted, void *arg
 	ms->acted = 1;
 	free(mi->mi_key);
 	mi->mi_key = key;
-	mi->mi_hold_ms = 0;
 	free(mi->mi_pending);
 	mi->mi_pending = xstrdup(pod->uid);
 	path = xsprintf("/api/v1/namespaces/%s/pods/%s", pod->ns, pod->name);
@@ -313,6 +342,10 @@ mirror_free(struct mirror *mi)
 		return;
 	api_call_cancel(mi->mi_call);
 	free(mi->mi_key);
+	while (mi->mi_nholds > 0)
+		free(mi->mi_holds[--mi->mi_nholds]);
+	free(mi->mi_holds);
+	free(mi->mi_hold_until);
 	free(mi->mi_pending);
 	free(mi->mi_node_name);
 	free(mi);
