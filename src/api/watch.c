@@ -203,7 +203,7 @@ static int
 decode_pod(
     const struct json *obj, struct podconfig_item *it, size_t *size, char *err, size_t errlen)
 {
-	char        e[256];
+	char        e[200];
 	char       *doc = json_to_string(obj);
 	size_t      len = strlen(doc);
 	struct pod *p;
