@@ -221,19 +221,26 @@ add_server_conditions(struct pod_status *st, const struct pod_status *api)
 {
 	const struct pod_condition *c;
 	struct pod_condition       *d;
-	size_t                      i;
+	size_t                      i, k, n = st->nconditions, hint = 0;
 
+	if (api->nconditions > 0) /* room for all at once: a pod can have thousands */
+		st->conditions =
+		    xreallocarray(st->conditions, n + api->nconditions, sizeof(*st->conditions));
 	for (i = 0; i < api->nconditions; i++) {
 		c = &api->conditions[i];
 		if (c->type == NULL)
 			continue;
-		/* Usually in the same order: no search. */
-		if (i < st->nconditions && streq_null(st->conditions[i].type, c->type))
+		/* Usually in the same order: the place after the last match first. */
+		if (hint < n && streq_null(st->conditions[hint].type, c->type)) {
+			hint++;
 			continue;
-		if (podstatus_find_condition(st, c->type) != NULL)
+		}
+		for (k = 0; k < n && !streq_null(st->conditions[k].type, c->type); k++)
+			;
+		if (k < n) {
+			hint = k + 1;
 			continue;
-		st->conditions =
-		    xreallocarray(st->conditions, st->nconditions + 1, sizeof(*st->conditions));
+		}
 		d = &st->conditions[st->nconditions++];
 		*d = *c;
 		d->type = xstrdup(c->type);

@@ -827,12 +827,14 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 	if (phase_terminal(api->phase) && o->phase != api->phase)
 		o->phase = api->phase; /* the API server's terminal phase is final */
 
-	/* Conditions: others' from the API, then the kubelet's own. */
+	/* Conditions: others' from the API, then the kubelet's own. Room for all at once: a
+	 * pod can have thousands. */
+	if (api->nconditions > 0)
+		o->conditions = xreallocarray(
+		    o->conditions, o->nconditions + api->nconditions, sizeof(*o->conditions));
 	for (i = 0; i < api->nconditions; i++) {
 		if (podstatus_condition_is_kubelet_owned(api->conditions[i].type))
 			continue;
-		o->conditions =
-		    xreallocarray(o->conditions, o->nconditions + 1, sizeof(*o->conditions));
 		condition_copy(&o->conditions[o->nconditions++], &api->conditions[i]);
 	}
 	cond_add(o, "PodReadyToStartContainers",

@@ -670,6 +670,10 @@ tls_error(struct h2_conn *c, char *buf, size_t len)
 		return;
 	}
 	while ((e = bufferevent_get_openssl_error(c->c_bev)) != 0) {
+		/* libevent queues SSL_get_error's SSL_ERROR_SYSCALL as "error:00000005": the
+		 * socket's error (or EOF) says more; the caller reports that. */
+		if (e == SSL_ERROR_SYSCALL)
+			continue;
 		if (buf[0] == '\0') {
 			snprintf(buf, len, "TLS: ");
 			ERR_error_string_n(e, buf + 5, len - 5);

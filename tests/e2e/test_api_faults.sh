@@ -105,7 +105,7 @@ check "status patches of the 1.8 MB pod do not resend its conditions (largest $p
 as_curl -X PATCH -H 'Content-Type: application/merge-patch+json' \
     --data-binary '{"spec":{"activeDeadlineSeconds":"soon"}}' \
     "$AS_URL/api/v1/namespaces/default/pods/p1" >/dev/null
-wait_for 100 logged 'pod default/p1 uid=.*skipped, its last good copy kept'
+wait_for 300 logged 'pod default/p1 uid=.*skipped, its last good copy kept'
 check "undecodable pod: reported, last good copy kept" \
     logged 'pod default/p1 uid=.*skipped, its last good copy kept'
 # A 410: the node is away while something changes and history is compacted.
@@ -144,7 +144,7 @@ check "invalid pod name: nothing of it runs" [ -z "$(ctr_of Bad_Name)" ]
 nip=$(as_ctl /objects?kind=nodes | as_json '[a["address"] for n in d for a in n["status"]["addresses"] if a["type"]=="InternalIP"][0]')
 st_of() { pod_json p6 | as_json "$1" 2>/dev/null; }
 hostip_set() { [ "$(st_of 'd["status"].get("hostIP")')" = "$nip" ]; }
-wait_for 100 hostip_set
+wait_for 300 hostip_set
 check "pod status hostIP is the node's InternalIP ($nip)" hostip_set
 check "pod status hostIPs" [ "$(st_of 'd["status"].get("hostIPs")')" = "[{'ip': '$nip'}]" ]
 check "containerStatuses[].image is the image's name ($(st_of 'd["status"]["containerStatuses"][0]["image"]'))" \
