@@ -50,6 +50,8 @@ struct api_call {
 	size_t               c_len;
 	size_t               c_cap;
 	int                  c_too_big;
+	int                  c_skipping; /* a watch line over c_max is being skipped */
+	size_t               c_skip_len; /* its length so far */
 };
 
 TAILQ_HEAD(api_calls, api_call);
@@ -239,6 +241,56 @@ watch_lines(struct api_call *c)
 	return 0;
 }
 
+/* A watch's data: complete lines go to on_line; a line longer than c_max is skipped (its
+ * head kept for on_skip) and the stream goes on. Returns -1 when the stream was stopped. */
+static int
+watch_data(struct api_call *c, const uint8_t *d, size_t n)
+{
+	const uint8_t *nl;
+	size_t         take, part, room, len;
+
+	while (n > 0) {
+		nl = memchr(d, '\n', n);
+		take = nl != NULL ? (size_t)(nl - d) + 1 : n;
+		part = nl != NULL ? take - 1 : take; /* bytes of the line in this chunk */
+		if (!c->c_skipping && c->c_len + part > c->c_max) {
+			c->c_skipping = 1;
+			c->c_skip_len = c->c_len;
+			if (c->c_len > API_WATCH_SKIP_HEAD)
+				c->c_len = API_WATCH_SKIP_HEAD; /* the head stays in c_buf */
+		}
+		if (!c->c_skipping) {
+			buf_append(c, d, take);
+			if (nl != NULL && watch_lines(c) == -1)
+				return -1;
+			d += take;
+			n -= take;
+			continue;
+		}
+		room = API_WATCH_SKIP_HEAD - c->c_len;
+		if (room > 0)
+			buf_append(c, d, part < room ? part : room);
+		c->c_skip_len += part;
+		d += take;
+		n -= take;
+		if (nl == NULL)
+			continue;
+		len = c->c_skip_len;
+		c->c_skipping = 0;
+		c->c_skip_len = 0;
+		if (c->c_wcbs.on_skip != NULL)
+			c->c_wcbs.on_skip(c->c_buf, c->c_len, len, c->c_arg);
+		else
+			log_warnx("%s: %s: a watch event of %zu bytes, over the limit of %zu: "
+			          "skipped",
+			    __func__, c->c_path, len, c->c_max);
+		if (c->c_state == CALL_DEAD)
+			return -1; /* cancelled from the callback */
+		c->c_len = 0;
+	}
+	return 0;
+}
+
 static int
 on_data(void *arg, const uint8_t *d, size_t n)
 {
@@ -248,6 +300,10 @@ on_data(void *arg, const uint8_t *d, size_t n)
 	a->a_stats.bytes_received += n;
 	if (c->c_state == CALL_DEAD || c->c_too_big)
 		return -1;
+	if (c->c_watch && c->c_status == 200) {
+		(void)watch_data(c, d, n); /* a stop cancels the stream itself */
+		return 0;
+	}
 	if (c->c_len + n > c->c_max) {
 		c->c_too_big = 1;
 		log_warnx("%s: %s %s: response over %zu bytes: aborted", __func__, c->c_method,
@@ -255,8 +311,6 @@ on_data(void *arg, const uint8_t *d, size_t n)
 		return -1;
 	}
 	buf_append(c, d, n);
-	if (c->c_watch && c->c_status == 200)
-		(void)watch_lines(c); /* a stop cancels the stream itself */
 	return 0;
 }
 
@@ -276,7 +330,7 @@ on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 		return;
 	}
 	if (err == H2_OK) {
-		if (c->c_watch && c->c_status == 200 && c->c_len > 0) {
+		if (c->c_watch && c->c_status == 200 && c->c_len > 0 && !c->c_skipping) {
 			buf_append(c, (const uint8_t *)"\n", 1);
 			if (watch_lines(c) == -1)
 				return;
@@ -337,6 +391,8 @@ api_submit(struct api_call *c)
 	c->c_status = 0;
 	c->c_got_headers = 0;
 	c->c_len = 0;
+	c->c_skipping = 0;
+	c->c_skip_len = 0;
 	c->c_retry_after = -1;
 	h[n++] = (struct h2_header){ ":method", c->c_method };
 	h[n++] = (struct h2_header){ ":scheme", "https" };
@@ -560,7 +616,7 @@ api_watch(struct api *a, const char *path, const struct api_watch_cbs *cbs, void
 	c->c_wcbs = *cbs;
 	c->c_arg = arg;
 	/* One event (an object of up to API_MAX_OBJECT, in its envelope) at a time. */
-	c->c_max = API_MAX_OBJECT + 4096;
+	c->c_max = API_MAX_EVENT;
 	c->c_deadline_ms = INT64_MAX;
 	call_start(c);
 	return c;

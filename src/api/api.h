@@ -21,7 +21,10 @@ struct kubeconfig;
 struct api;
 struct api_call;
 
-#define API_MAX_OBJECT (1536 * 1024)      /* one object, one watch event */
+/* One object as the server sends it: its request limit (3 MiB) plus what it adds (metadata,
+ * managedFields). A watch event is one object in an envelope of less than 4 KiB. */
+#define API_MAX_OBJECT (4 * 1024 * 1024)
+#define API_MAX_EVENT  (API_MAX_OBJECT + 4096)
 #define API_MAX_LIST   (64 * 1024 * 1024) /* one page of a list */
 
 struct api_options {
@@ -47,13 +50,16 @@ struct api_response {
 typedef void (*api_done_cb)(const struct api_response *, void *arg);
 
 /* Watch streams: on_line gets each newline-delimited JSON object (not NUL-terminated, len
- * bytes, at most API_MAX_OBJECT); return 0, or -1 to stop the stream (on_end is not called
- * then). on_end runs once when the stream ends: r->status is 200 for a stream that ended
- * normally (server timeout, drain), another status for a refused watch (with its body), 0
- * for a transport failure. */
+ * bytes, at most API_MAX_EVENT); return 0, or -1 to stop the stream (on_end is not called
+ * then). A longer line is skipped without ending the stream: on_skip (may be NULL) gets its
+ * first head_len bytes (up to API_WATCH_SKIP_HEAD) and its whole length. on_end runs once
+ * when the stream ends: r->status is 200 for a stream that ended normally (server timeout,
+ * drain), another status for a refused watch (with its body), 0 for a transport failure. */
+#define API_WATCH_SKIP_HEAD (64 * 1024)
 struct api_watch_cbs {
 	int (*on_line)(const char *line, size_t len, void *arg);
 	void (*on_end)(const struct api_response *r, void *arg);
+	void (*on_skip)(const char *head, size_t head_len, size_t len, void *arg);
 };
 
 /* Returns a client (connects on the first call), or NULL with the reason in err (a TLS

@@ -1,6 +1,4 @@
 /* join.c — wiring of api, watch, status and node for kletd (see join.h). */
-#include <sys/queue.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +6,13 @@
 #include <event2/event.h>
 
 #include "api/api.h"
+#include "api/apievents.h"
+#include "api/mirror.h"
 #include "logic/actions.h"
 #include "api/join.h"
 #include "core/config.h"
 #include "ctl/ctl.h"
 #include "node/events.h"
-#include "core/json.h"
 #include "api/kubeconfig.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
@@ -38,13 +37,9 @@ struct api_join {
 	struct node         *j_node;
 	struct api_events   *j_events;
 	struct volumes      *j_volumes; /* configMap / secret objects of the pods */
-	/* Mirror pods: one create or delete at a time. */
-	struct api_call *j_mirror_call;
-	char            *j_mirror_conflict; /* ns/name that exists but is not seen yet */
-	int64_t          j_mirror_conflict_ms;
+	struct mirror       *j_mirror;  /* mirror pods of the static pods */
 };
 
-static void mirror_pass(struct api_join *);
 static void volumes_kick(const char *, void *);
 
 /* Test knobs (milliseconds), e.g. a short PING interval for outage tests. */
@@ -65,6 +60,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	struct status_options  so;
 	struct node_options    no;
 	struct volumes_options vo;
+	struct mirror_deps     md;
 	char                   e[512];
 
 	j->j_deps = *d;
@@ -102,13 +98,22 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	    "completed yet");
 	memset(&so, 0, sizeof(so));
 	so.store = d->store;
+	so.host_ip = node_ip(j->j_node);
 	j->j_status = status_new(d->base, j->j_api, &so);
 	memset(&wo, 0, sizeof(wo));
 	wo.node = d->cfg->node_name;
 	wo.pc = d->pc;
 	wo.store = d->store;
+	wo.events = d->events;
 	wo.resume = 1;
 	j->j_watch = watch_new(d->base, j->j_api, &wo);
+	memset(&md, 0, sizeof(md));
+	md.api = j->j_api;
+	md.watch = j->j_watch;
+	md.pc = d->pc;
+	md.node = j->j_node;
+	md.node_name = d->cfg->node_name;
+	j->j_mirror = mirror_new(&md);
 	if (d->events != NULL)
 		j->j_events = api_events_new(d->base, j->j_api, d->events, d->cfg->node_name, 0, 0);
 	memset(&vo, 0, sizeof(vo));
@@ -138,8 +143,7 @@ api_join_free(struct api_join *j)
 	if (j->j_deps.kr != NULL)
 		kuberuntime_set_volumes(j->j_deps.kr, NULL);
 	volumes_free(j->j_volumes);
-	api_call_cancel(j->j_mirror_call);
-	free(j->j_mirror_conflict);
+	mirror_free(j->j_mirror);
 	watch_free(j->j_watch);
 	status_free(j->j_status);
 	node_free(j->j_node);
@@ -204,14 +208,13 @@ update_status(struct api_join *j, const struct pod *view, const char *runtime_ui
 static void
 relisted_static(struct api_join *j, const struct pod *pod)
 {
-	const struct pod *m = watch_mirror(j->j_watch, pod->ns, pod->name);
-	const char       *hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
+	const struct pod           *m = mirror_of(j->j_mirror, pod);
 	const struct rt_pod_status *rt;
 	struct pod                  view;
 	struct pw_view              v;
 	int                         terminal = 0;
 
-	if (m == NULL || hash == NULL || strcmp(hash, pod->uid) != 0)
+	if (m == NULL)
 		return;
 	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
 	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
@@ -266,192 +269,9 @@ api_join_relisted(struct api_join *j)
 {
 	if (j == NULL)
 		return;
+	status_set_host_ip(j->j_status, node_ip(j->j_node)); /* the address may change */
 	podconfig_foreach(j->j_deps.pc, relisted_pod, j);
-	mirror_pass(j);
-}
-
-/* ---- mirror pods ---- */
-
-/* The mirror of a static pod: its labels, annotations (plus config.mirror = its hash) and
- * spec, on this node, owned by the Node. Returns the body (caller frees) or NULL. */
-static char *
-mirror_body(struct api_join *j, const struct pod *pod)
-{
-	const char        *doc, *fmt = NULL, *nuid = node_uid(j->j_node);
-	const struct json *root, *md, *spec, *v;
-	struct json_doc   *jd;
-	char               err[128], *out;
-	size_t             len = 0, i;
-	yajl_gen           g;
-
-	doc = podconfig_doc(j->j_deps.pc, pod->uid, &len, &fmt, NULL);
-	if (doc == NULL || nuid == NULL)
-		return NULL;
-	jd = fmt != NULL && strcmp(fmt, "yaml") == 0
-	    ? json_parse_yaml(doc, len, NULL, err, sizeof(err))
-	    : json_parse(doc, len, NULL, err, sizeof(err));
-	if (jd == NULL)
-		return NULL;
-	root = json_root(jd);
-	md = json_get(root, "metadata");
-	spec = json_get(root, "spec");
-	g = json_gen_new(0);
-	yajl_gen_map_open(g);
-	json_gen_kv_str(g, "apiVersion", "v1");
-	json_gen_kv_str(g, "kind", "Pod");
-	json_gen_key(g, "metadata");
-	yajl_gen_map_open(g);
-	json_gen_kv_str(g, "name", pod->name);
-	json_gen_kv_str(g, "namespace", pod->ns);
-	if ((v = json_get(md, "labels")) != NULL) {
-		json_gen_key(g, "labels");
-		json_gen_value(g, v);
-	}
-	json_gen_key(g, "annotations");
-	yajl_gen_map_open(g);
-	v = json_get(md, "annotations");
-	for (i = 0; i < json_len(v); i++) {
-		if (strcmp(json_key(v, i), MIRROR_ANNOTATION) == 0)
-			continue;
-		json_gen_key(g, json_key(v, i));
-		json_gen_value(g, json_index(v, i));
-	}
-	json_gen_kv_str(g, MIRROR_ANNOTATION, pod->uid);
-	yajl_gen_map_close(g);
-	json_gen_key(g, "ownerReferences");
-	yajl_gen_array_open(g);
-	yajl_gen_map_open(g);
-	json_gen_kv_str(g, "apiVersion", "v1");
-	json_gen_kv_str(g, "kind", "Node");
-	json_gen_kv_str(g, "name", j->j_deps.cfg->node_name);
-	json_gen_kv_str(g, "uid", nuid);
-	json_gen_kv_bool(g, "controller", 1);
-	yajl_gen_map_close(g);
-	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	json_gen_key(g, "spec");
-	yajl_gen_map_open(g);
-	for (i = 0; i < json_len(spec); i++) {
-		if (strcmp(json_key(spec, i), "nodeName") == 0)
-			continue;
-		json_gen_key(g, json_key(spec, i));
-		json_gen_value(g, json_index(spec, i));
-	}
-	json_gen_kv_str(g, "nodeName", j->j_deps.cfg->node_name);
-	yajl_gen_map_close(g);
-	yajl_gen_map_close(g);
-	out = json_gen_take(g, NULL);
-	yajl_gen_free(g);
-	json_free(jd);
-	return out;
-}
-
-static void
-mirror_done(const struct api_response *r, void *arg)
-{
-	struct api_join *j = arg;
-
-	j->j_mirror_call = NULL;
-	if (r->status == 409 && strcmp(r->reason, "AlreadyExists") == 0) {
-		/* There, but the watch has not shown it yet (e.g. resumed without a list). */
-		j->j_mirror_conflict_ms = now_mono_ms();
-		return;
-	}
-	if (r->status >= 300 && r->status != 404)
-		log_warnx("mirror pod: %d %s", r->status, r->message);
-}
-
-struct mirror_scan {
-	struct api_join *j;
-	int              acted;
-};
-
-static void
-mirror_static(const struct pod *pod, const char *source, int admitted, void *arg)
-{
-	struct mirror_scan *ms = arg;
-	struct api_join    *j = ms->j;
-	const struct pod   *m;
-	const char         *hash;
-	char               *body, *path, *key;
-
-	if (ms->acted || source == NULL || strcmp(source, "file") != 0 || !admitted ||
-	    pod->deletion_ts != 0)
-		return;
-	m = watch_mirror(j->j_watch, pod->ns, pod->name);
-	hash = m ? kvlist_get(&m->annotations, MIRROR_ANNOTATION) : NULL;
-	if (m != NULL && hash != NULL && strcmp(hash, pod->uid) == 0)
-		return;
-	ms->acted = 1;
-	if (m != NULL) {
-		/* An outdated mirror (the static pod changed): delete it; recreated next pass. */
-		path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
-		body = api_delete_options(0, m->uid);
-		log_info("mirror pod %s/%s is outdated: deleting it", m->ns, m->name);
-		j->j_mirror_call = api_request(j->j_api, "DELETE", path, "application/json", body,
-		    strlen(body), 0, mirror_done, j);
-		free(path);
-		free(body);
-		return;
-	}
-	key = xsprintf("%s/%s", pod->ns, pod->name);
-	if (streq_null(key, j->j_mirror_conflict) &&
-	    now_mono_ms() - j->j_mirror_conflict_ms < 30000) {
-		free(key);
-		ms->acted = 0;
-		return;
-	}
-	free(j->j_mirror_conflict);
-	j->j_mirror_conflict = key;
-	j->j_mirror_conflict_ms = 0;
-	body = mirror_body(j, pod);
-	if (body == NULL) {
-		ms->acted = 0;
-		return;
-	}
-	path = xsprintf("/api/v1/namespaces/%s/pods", pod->ns);
-	log_info("creating mirror pod %s/%s", pod->ns, pod->name);
-	j->j_mirror_call = api_request(
-	    j->j_api, "POST", path, "application/json", body, strlen(body), 0, mirror_done, j);
-	free(path);
-	free(body);
-}
-
-static void
-mirror_orphan(const struct pod *m, void *arg)
-{
-	struct mirror_scan *ms = arg;
-	struct api_join    *j = ms->j;
-	const char         *hash = kvlist_get(&m->annotations, MIRROR_ANNOTATION);
-	const struct pod   *sp;
-	char               *path, *body;
-
-	if (ms->acted || m->deletion_ts != 0)
-		return;
-	sp = hash != NULL ? podconfig_get(j->j_deps.pc, hash) : NULL;
-	if (sp != NULL && podconfig_wanted(j->j_deps.pc, hash))
-		return;
-	ms->acted = 1;
-	path = xsprintf("/api/v1/namespaces/%s/pods/%s", m->ns, m->name);
-	body = api_delete_options(0, m->uid);
-	log_info("mirror pod %s/%s has no static pod: deleting it", m->ns, m->name);
-	j->j_mirror_call = api_request(
-	    j->j_api, "DELETE", path, "application/json", body, strlen(body), 0, mirror_done, j);
-	free(path);
-	free(body);
-}
-
-/* One step per relist: create missing mirrors, replace outdated ones, delete orphans. */
-static void
-mirror_pass(struct api_join *j)
-{
-	struct mirror_scan ms = { j, 0 };
-
-	if (j->j_mirror_call != NULL || !watch_synced(j->j_watch) || node_uid(j->j_node) == NULL)
-		return;
-	podconfig_foreach(j->j_deps.pc, mirror_static, &ms);
-	if (!ms.acted)
-		watch_foreach_mirror(j->j_watch, mirror_orphan, &ms);
+	mirror_pass(j->j_mirror);
 }
 
 void
@@ -496,267 +316,6 @@ api_join_pod_removed(struct api_join *j, const char *uid)
 	}
 }
 
-/* ---- events to the API ---- */
-
-struct pev {
-	TAILQ_ENTRY(pev) p_entry;
-	uint64_t           p_id;   /* the recorder's aggregated event id */
-	char              *p_name; /* the Event object's name */
-	char              *p_ns;
-	char              *p_kind, *p_obj, *p_uid, *p_path, *p_reason, *p_message;
-	enum ev_type       p_type;
-	int32_t            p_count;
-	int64_t            p_first_ms, p_last_ms;
-	int                p_posted;  /* the server has it */
-	int                p_dirty;   /* newer than what the server has */
-	int64_t            p_sent_ms; /* monotonic, last write */
-	struct api_call   *p_call;
-	struct api_events *p_owner;
-};
-
-TAILQ_HEAD(pevs, pev);
-
-struct api_events {
-	struct api    *a_api;
-	struct events *a_events;
-	int            a_listen_id;
-	char          *a_node;
-	int64_t        a_min_ms;
-	double         a_qps;
-	double         a_tokens;
-	int64_t        a_tokens_ms;
-	struct pevs    a_list;
-	size_t         a_n;
-	struct event  *a_timer;
-	uint64_t       a_posts, a_patches, a_dropped;
-};
-
-static void
-pev_free(struct pev *p)
-{
-	api_call_cancel(p->p_call);
-	free(p->p_name);
-	free(p->p_ns);
-	free(p->p_kind);
-	free(p->p_obj);
-	free(p->p_uid);
-	free(p->p_path);
-	free(p->p_reason);
-	free(p->p_message);
-	free(p);
-}
-
-static void
-ts_rfc3339(int64_t ms, char *buf, size_t len)
-{
-	time_format_rfc3339(ms / 1000, buf, len);
-}
-
-static void
-pev_done(const struct api_response *r, void *arg)
-{
-	struct pev *p = arg;
-
-	p->p_call = NULL;
-	if (r->status == 201 || r->status == 200) {
-		p->p_posted = 1;
-		return;
-	}
-	if (r->status == 409 && !p->p_posted) {
-		p->p_posted = 1; /* exists already (a restart): patch it next time */
-		p->p_dirty = 1;
-		return;
-	}
-	if (r->status == 404 && p->p_posted) {
-		p->p_posted = 0; /* expired on the server: create it again */
-		p->p_dirty = 1;
-		return;
-	}
-	p->p_owner->a_dropped++;
-	log_v(2, "events: %s %s: %d %s", p->p_posted ? "patch" : "post", p->p_name, r->status,
-	    r->message);
-}
-
-static void
-pev_send(struct api_events *a, struct pev *p)
-{
-	char     first[40], last[40], *body, *path;
-	yajl_gen g = json_gen_new(0);
-
-	ts_rfc3339(p->p_first_ms, first, sizeof(first));
-	ts_rfc3339(p->p_last_ms, last, sizeof(last));
-	yajl_gen_map_open(g);
-	if (!p->p_posted) {
-		json_gen_kv_str(g, "apiVersion", "v1");
-		json_gen_kv_str(g, "kind", "Event");
-		json_gen_key(g, "metadata");
-		yajl_gen_map_open(g);
-		json_gen_kv_str(g, "name", p->p_name);
-		json_gen_kv_str(g, "namespace", p->p_ns);
-		yajl_gen_map_close(g);
-		json_gen_key(g, "involvedObject");
-		yajl_gen_map_open(g);
-		json_gen_kv_str(g, "apiVersion", "v1");
-		json_gen_kv_str(g, "kind", p->p_kind);
-		if (strcmp(p->p_kind, "Node") != 0)
-			json_gen_kv_str(g, "namespace", p->p_ns);
-		json_gen_kv_str(g, "name", p->p_obj);
-		if (p->p_uid != NULL)
-			json_gen_kv_str(g, "uid", p->p_uid);
-		if (p->p_path != NULL)
-			json_gen_kv_str(g, "fieldPath", p->p_path);
-		yajl_gen_map_close(g);
-		json_gen_kv_str(g, "reason", p->p_reason);
-		json_gen_kv_str(g, "type", ev_type_name(p->p_type));
-		json_gen_key(g, "source");
-		yajl_gen_map_open(g);
-		json_gen_kv_str(g, "component", "kubelet");
-		json_gen_kv_str(g, "host", a->a_node);
-		yajl_gen_map_close(g);
-		json_gen_kv_str(g, "reportingComponent", "kubelet");
-		json_gen_kv_str(g, "reportingInstance", a->a_node);
-		json_gen_kv_str(g, "firstTimestamp", first);
-	}
-	json_gen_kv_int(g, "count", p->p_count);
-	json_gen_kv_str(g, "lastTimestamp", last);
-	json_gen_kv_str(g, "message", p->p_message);
-	yajl_gen_map_close(g);
-	body = json_gen_take(g, NULL);
-	yajl_gen_free(g);
-	if (!p->p_posted) {
-		path = xsprintf("/api/v1/namespaces/%s/events", p->p_ns);
-		a->a_posts++;
-		p->p_call = api_request(
-		    a->a_api, "POST", path, "application/json", body, strlen(body), 0, pev_done, p);
-	} else {
-		path = xsprintf("/api/v1/namespaces/%s/events/%s", p->p_ns, p->p_name);
-		a->a_patches++;
-		p->p_call = api_request(a->a_api, "PATCH", path,
-		    "application/strategic-merge-patch+json", body, strlen(body), 0, pev_done, p);
-	}
-	free(path);
-	free(body);
-	p->p_dirty = 0;
-	p->p_sent_ms = now_mono_ms();
-}
-
-static void
-aev_flush(evutil_socket_t fd, short what, void *arg)
-{
-	struct api_events *a = arg;
-	struct pev        *p;
-	int64_t            now = now_mono_ms();
-
-	(void)fd;
-	(void)what;
-	/* Refill the global budget. */
-	a->a_tokens += (double)(now - a->a_tokens_ms) * a->a_qps / 1000.0;
-	if (a->a_tokens > 2 * a->a_qps)
-		a->a_tokens = 2 * a->a_qps;
-	a->a_tokens_ms = now;
-	TAILQ_FOREACH(p, &a->a_list, p_entry)
-	{
-		if (!p->p_dirty || p->p_call != NULL)
-			continue;
-		if (p->p_sent_ms != 0 && now - p->p_sent_ms < a->a_min_ms)
-			continue; /* coalesce: the next write carries the newest count */
-		if (a->a_tokens < 1.0)
-			break;
-		a->a_tokens -= 1.0;
-		pev_send(a, p);
-	}
-}
-
-static void
-aev_record(const struct ev_record *r, int is_new, void *arg)
-{
-	struct api_events *a = arg;
-	struct pev        *p;
-
-	(void)is_new;
-	TAILQ_FOREACH(p, &a->a_list, p_entry)
-	if (p->p_id == r->id)
-		break;
-	if (p == NULL) {
-		p = xcalloc(1, sizeof(*p));
-		p->p_owner = a;
-		p->p_id = r->id;
-		p->p_ns = xstrdup(r->ns != NULL && *r->ns != '\0' ? r->ns : "default");
-		p->p_kind = xstrdup(r->kind != NULL ? r->kind : "Pod");
-		p->p_obj = xstrdup(r->name != NULL ? r->name : a->a_node);
-		p->p_uid = xstrdup(r->uid);
-		p->p_path = xstrdup(r->field_path);
-		p->p_reason = xstrdup(r->reason != NULL ? r->reason : "");
-		p->p_type = r->type;
-		p->p_first_ms = r->first_ts;
-		/* Unique and stable: the object, then the time of the first occurrence in hex. */
-		p->p_name = xsprintf("%s.%llx%04llx", p->p_obj,
-		    (unsigned long long)r->first_ts * 1000000ULL,
-		    (unsigned long long)(r->id & 0xffff));
-		TAILQ_INSERT_TAIL(&a->a_list, p, p_entry);
-		a->a_n++;
-		/* Bounded: forget the oldest quiet entries. */
-		while (a->a_n > 2 * EVENTS_DEFAULT_CAPACITY) {
-			struct pev *old = TAILQ_FIRST(&a->a_list);
-
-			TAILQ_REMOVE(&a->a_list, old, p_entry);
-			pev_free(old);
-			a->a_n--;
-		}
-	}
-	free(p->p_message);
-	p->p_message = xstrdup(r->message != NULL ? r->message : "");
-	p->p_count = r->count;
-	p->p_last_ms = r->last_ts;
-	p->p_dirty = 1;
-}
-
-struct api_events *
-api_events_new(struct event_base *base, struct api *api, struct events *ev, const char *node,
-    int64_t min_interval_ms, int qps)
-{
-	struct api_events *a = xcalloc(1, sizeof(*a));
-	struct timeval     tv = { 0, 200000 };
-
-	a->a_api = api;
-	a->a_events = ev;
-	a->a_node = xstrdup(node);
-	a->a_min_ms = min_interval_ms > 0 ? min_interval_ms : 10000;
-	a->a_qps = qps > 0 ? qps : 50; /* the kubelet's eventRecordQPS; burst 2 x */
-	a->a_tokens = 2 * a->a_qps;
-	a->a_tokens_ms = now_mono_ms();
-	TAILQ_INIT(&a->a_list);
-	a->a_timer = event_new(base, -1, EV_PERSIST, aev_flush, a);
-	event_add(a->a_timer, &tv);
-	a->a_listen_id = events_listen(ev, aev_record, a);
-	return a;
-}
-
-void
-api_events_free(struct api_events *a)
-{
-	struct pev *p;
-
-	if (a == NULL)
-		return;
-	events_unlisten(a->a_events, a->a_listen_id);
-	event_free(a->a_timer);
-	while ((p = TAILQ_FIRST(&a->a_list)) != NULL) {
-		TAILQ_REMOVE(&a->a_list, p, p_entry);
-		pev_free(p);
-	}
-	free(a->a_node);
-	free(a);
-}
-
-void
-api_events_stats(const struct api_events *a, uint64_t *posts, uint64_t *patches, uint64_t *dropped)
-{
-	*posts = a->a_posts;
-	*patches = a->a_patches;
-	*dropped = a->a_dropped;
-}
-
 void
 api_join_ctl_info(struct ctl_api_info *out, void *arg)
 {
@@ -772,7 +331,9 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 	if (j->j_watch == NULL)
 		return;
 	watch_get_stats(j->j_watch, &st);
-	out->watch_state = watch_state_name(st.state);
+	/* Without a connection, a watch (or list) request only waits for one. */
+	out->watch_state = out->connected || st.state == WATCH_IDLE ? watch_state_name(st.state)
+	                                                            : "stopped (no connection)";
 	out->resource_version = st.rv[0] != '\0' ? st.rv : NULL;
 	if (st.last_event_ms != 0)
 		out->last_event_age_ms = now_mono_ms() - st.last_event_ms;

@@ -17,7 +17,6 @@ struct kuberuntime;
 struct events;
 struct api;
 struct api_join;
-struct api_events;
 
 struct probe_set;
 
@@ -63,18 +62,5 @@ void api_join_pod_removed(struct api_join *, const char *uid);
  * event (-1: none yet). Strings borrowed until the next loop turn. NULL j: not configured. */
 struct ctl_api_info;
 void api_join_ctl_info(struct ctl_api_info *out, void *j);
-
-/* The API event poster: every record of the recorder (new or aggregated) becomes a v1 Event
- * (POST once, then PATCH of count / lastTimestamp / message), coalesced per event and sent
- * at most every min_interval_ms per event (0: 10 s), with a global budget of qps events per
- * second (0: 50, the kubelet's eventRecordQPS) and a burst of 2 x qps: a crash-looping pod
- * aggregates into one Event whose count grows instead of flooding the server. Never NULL. */
-struct api_events *api_events_new(struct event_base *, struct api *, struct events *,
-    const char *node, int64_t min_interval_ms, int qps);
-/* Unlistens and cancels pending writes. NULL is a no-op. */
-void api_events_free(struct api_events *);
-/* Counters: events created (POST) and updated (PATCH) on the server, writes dropped. */
-void api_events_stats(
-    const struct api_events *, uint64_t *posts, uint64_t *patches, uint64_t *dropped);
 
 #endif

@@ -38,6 +38,7 @@ struct cond {
 
 struct node {
 	struct event_base *n_base;
+	char               n_ip[INET6_ADDRSTRLEN]; /* the InternalIP address */
 	struct api        *n_api;
 	char              *n_name;
 	struct kvlist      n_labels;
@@ -289,8 +290,10 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 	}
 }
 
+/* The node's address (its first non-loopback IPv4 address, else IPv6, else 127.0.0.1): the
+ * node status's InternalIP, and the pods' hostIP. */
 static void
-gen_addresses(struct node *n, yajl_gen g)
+node_find_ip(struct node *n)
 {
 	struct ifaddrs *ifa, *i;
 	char            ip[INET6_ADDRSTRLEN] = "", ip6[INET6_ADDRSTRLEN] = "";
@@ -316,6 +319,16 @@ gen_addresses(struct node *n, yajl_gen g)
 	}
 	if (ip[0] == '\0')
 		snprintf(ip, sizeof(ip), "%s", ip6[0] ? ip6 : "127.0.0.1");
+	snprintf(n->n_ip, sizeof(n->n_ip), "%s", ip);
+}
+
+static void
+gen_addresses(struct node *n, yajl_gen g)
+{
+	const char *ip;
+
+	node_find_ip(n);
+	ip = n->n_ip;
 	json_gen_key(g, "addresses");
 	yajl_gen_array_open(g);
 	yajl_gen_map_open(g);
@@ -818,6 +831,7 @@ node_new(struct event_base *base, struct api *api, const struct node_options *o)
 	size_t       i;
 
 	n->n_base = base;
+	node_find_ip(n);
 	n->n_api = api;
 	n->n_name = xstrdup(o->name);
 	if (o->labels != NULL && o->labels->n > 0) {
@@ -934,4 +948,10 @@ const char *
 node_uid(const struct node *n)
 {
 	return n->n_uid;
+}
+
+const char *
+node_ip(const struct node *n)
+{
+	return n->n_ip;
 }

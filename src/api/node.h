@@ -58,6 +58,9 @@ void node_kick(struct node *);
 void node_get_stats(const struct node *, struct node_stats *);
 /* The node's UID once registered (NULL before). Owned by node. */
 const char *node_uid(const struct node *);
+/* The node's InternalIP address as its status reports it (the pods' hostIP). Owned by node;
+ * changes only when the status is generated. */
+const char *node_ip(const struct node *);
 
 /* Host facts (exposed for tests). Each returns 0 or -1. */
 int         node_read_os_image(const char *os_release_path, char *out, size_t len);

@@ -213,19 +213,63 @@ entry_send_delete(struct sentry *e)
 	free(body);
 }
 
+/* The conditions the server has that st lacks (others' conditions, which the watch showed
+ * after the last acknowledged patch) are added to st: the next patch does not send them
+ * again (with thousands of them, a pod near the size limit could not be patched). */
+static void
+add_server_conditions(struct pod_status *st, const struct pod_status *api)
+{
+	const struct pod_condition *c;
+	struct pod_condition       *d;
+	size_t                      i, k, n = st->nconditions, hint = 0;
+
+	if (api->nconditions > 0) /* room for all at once: a pod can have thousands */
+		st->conditions =
+		    xreallocarray(st->conditions, n + api->nconditions, sizeof(*st->conditions));
+	for (i = 0; i < api->nconditions; i++) {
+		c = &api->conditions[i];
+		if (c->type == NULL)
+			continue;
+		/* Usually in the same order: the place after the last match first. */
+		if (hint < n && streq_null(st->conditions[hint].type, c->type)) {
+			hint++;
+			continue;
+		}
+		for (k = 0; k < n && !streq_null(st->conditions[k].type, c->type); k++)
+			;
+		if (k < n) {
+			hint = k + 1;
+			continue;
+		}
+		d = &st->conditions[st->nconditions++];
+		*d = *c;
+		d->type = xstrdup(c->type);
+		d->reason = xstrdup(c->reason);
+		d->message = xstrdup(c->message);
+	}
+}
+
 static void
 entry_sync(struct sentry *e)
 {
 	struct status_mgr       *m = e->e_mgr;
 	const struct pod_status *base;
+	struct pod_status        with_api;
 	char                    *patch, *path;
 
+	memset(&with_api, 0, sizeof(with_api));
 	if (e->e_call != NULL || e->e_deleted || e->e_name == NULL ||
 	    now_mono_ms() < e->e_not_before_ms)
 		return;
 	if (e->e_version > e->e_acked_version) {
 		base = e->e_has_acked ? &e->e_acked : &e->e_api;
+		if (e->e_has_acked) {
+			podstatus_copy(&with_api, &e->e_acked);
+			add_server_conditions(&with_api, &e->e_api);
+			base = &with_api;
+		}
 		patch = patch_pod_status(e->e_uid, base, &e->e_status);
+		pod_status_clear(&with_api);
 		if (patch == NULL) {
 			/* The server already has it. */
 			m->m_stats.skipped++;
@@ -518,4 +562,13 @@ status_get_stats(const struct status_mgr *m, struct status_stats *st)
 	st->entries = 0;
 	TAILQ_FOREACH(e, &m->m_entries, e_entry)
 	st->entries++;
+}
+
+void
+status_set_host_ip(struct status_mgr *m, const char *ip)
+{
+	if (streq_null(ip, m->m_host_ip))
+		return;
+	free(m->m_host_ip);
+	m->m_host_ip = xstrdup(ip);
 }

@@ -68,6 +68,8 @@ void status_forget(struct status_mgr *, const char *uid);
 /* Calls cb for each status resumed from the store and not yet claimed by its pod. */
 void status_foreach_restored(
     struct status_mgr *, void (*cb)(const struct pod_status *, void *), void *arg);
+/* The node's address for the statuses generated from now on (hostIP, hostIPs); NULL unsets. */
+void status_set_host_ip(struct status_mgr *, const char *ip);
 /* The 10 s pass: re-sends every status the server lacks and retries due deletions. */
 void status_batch(struct status_mgr *);
 

@@ -9,18 +9,29 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "pod/pod.h"
+#include "pod/rfc3339.h"
 #include "node/podconfig.h"
 #include "store/store.h"
 #include "core/util.h"
 #include "api/watch.h"
+#include "node/events.h"
 
-#define WATCH_SOURCE "api"
+#define WATCH_SOURCE       "api"
+/* Watches in a row that fail (refused, ended at once, connection lost) before a LIST
+ * replaces the position, as client-go's reflector relists after a watch error. */
+#define WATCH_MAX_FAILURES 3
+
+struct uids {
+	char **v;
+	size_t n;
+};
 
 struct watch {
 	struct event_base *w_base;
 	struct api        *w_api;
 	struct podconfig  *w_pc;
 	struct store      *w_store;
+	struct events     *w_events;
 	char              *w_node;
 	char              *w_node_q; /* escaped fieldSelector value */
 	int                w_limit;
@@ -31,6 +42,7 @@ struct watch {
 	struct event      *w_timer;
 	char               w_rv[64]; /* current position */
 	int64_t            w_backoff_ms;
+	int                w_fails; /* watches in a row that failed before any event */
 	int                w_synced;
 	int                w_listed_once;
 	int64_t            w_watch_started_ms;
@@ -45,6 +57,7 @@ struct watch {
 	size_t             w_nmirrors;
 	const struct pod **w_list_mirrors; /* a list in progress */
 	size_t             w_nlist_mirrors;
+	struct uids        w_bad; /* pods reported unusable (watch_bad_pod) */
 };
 
 static int
@@ -138,27 +151,73 @@ items_clear(struct watch *w)
 	w->w_nitems = w->w_capitems = 0;
 }
 
-/* Decodes one pod object. Returns a podconfig item (pod and doc owned by the caller's
- * item) or -1 (logged). */
+/* UID sets (a few entries): the removed pods, the pods reported unusable. */
 static int
-decode_pod(const struct json *obj, struct podconfig_item *it)
+uids_has(const struct uids *u, const char *uid)
 {
-	char        err[256];
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		if (strcmp(u->v[i], uid) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+uids_add(struct uids *u, const char *uid)
+{
+	if (uids_has(u, uid))
+		return;
+	u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
+	u->v[u->n++] = xstrdup(uid);
+}
+
+static void
+uids_remove(struct uids *u, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++) {
+		if (strcmp(u->v[i], uid) != 0)
+			continue;
+		free(u->v[i]);
+		u->v[i] = u->v[--u->n];
+		return;
+	}
+}
+
+static void
+uids_clear(struct uids *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		free(u->v[i]);
+	free(u->v);
+	u->v = NULL;
+	u->n = 0;
+}
+
+/* Decodes one pod object. Returns 0 and a podconfig item (pod and doc owned by the caller's
+ * item), or -1 with the reason in err. *size: the object's size as JSON. */
+static int
+decode_pod(
+    const struct json *obj, struct podconfig_item *it, size_t *size, char *err, size_t errlen)
+{
+	char        e[200];
 	char       *doc = json_to_string(obj);
 	size_t      len = strlen(doc);
 	struct pod *p;
 
-	p = pod_from_json(doc, len, err, sizeof(err));
+	*size = len;
+	p = pod_from_json(doc, len, e, sizeof(e));
 	if (p == NULL) {
-		log_warnx("watch: pod %s/%s: cannot decode: %s",
-		    json_str(json_get(json_get(obj, "metadata"), "namespace")),
-		    json_str(json_get(json_get(obj, "metadata"), "name")), err);
+		snprintf(err, errlen, "cannot decode: %s", e);
 		free(doc);
 		return -1;
 	}
-	if (p->uid == NULL || pod_validate(p, err, sizeof(err)) == -1) {
-		log_warnx("watch: pod %s/%s: invalid: %s", p->ns ? p->ns : "?",
-		    p->name ? p->name : "?", p->uid == NULL ? "no metadata.uid" : err);
+	if (p->uid == NULL || pod_validate(p, e, sizeof(e)) == -1) {
+		snprintf(err, errlen, "invalid: %s", p->uid == NULL ? "no metadata.uid" : e);
 		pod_unref(p);
 		free(doc);
 		return -1;
@@ -168,6 +227,165 @@ decode_pod(const struct json *obj, struct podconfig_item *it)
 	it->doc_len = len;
 	it->format = "json";
 	return 0;
+}
+
+/* A pod object the watch cannot use (undecodable, invalid, over the size limit) is skipped:
+ * never treated as deleted, its last good copy (if any) stays. Reported once per UID, in the
+ * log and as a Warning event (the kubelet's FailedValidation), until a good version comes. */
+static void
+watch_bad_pod(struct watch *w, const char *ns, const char *name, const char *uid, size_t size,
+    const char *why)
+{
+	const char *src = NULL;
+	int         kept;
+
+	w->w_stats.decode_errors++;
+	if (uid != NULL) {
+		if (uids_has(&w->w_bad, uid))
+			return;
+		uids_add(&w->w_bad, uid);
+	}
+	kept = uid != NULL && podconfig_doc(w->w_pc, uid, NULL, NULL, &src) != NULL &&
+	    streq_null(src, WATCH_SOURCE);
+	log_warnx("watch: pod %s/%s uid=%s (%zu bytes): %s; skipped%s", ns ? ns : "?",
+	    name ? name : "?", uid ? uid : "?", size, why, kept ? ", its last good copy kept" : "");
+	if (w->w_events != NULL && ns != NULL && name != NULL)
+		events_record(w->w_events, &(struct ev_object){ "Pod", ns, name, uid, NULL },
+		    EV_WARNING, "FailedValidation",
+		    "Error reading pod %s/%s from the API server (%zu bytes): %s; ignoring it%s",
+		    ns, name, size, why, kept ? ", its last good version stays" : "");
+}
+
+/* uid decoded again: a later failure is reported again. */
+static void
+watch_good_pod(struct watch *w, const char *uid)
+{
+	if (uids_has(&w->w_bad, uid)) {
+		log_info("watch: pod uid=%s is readable again", uid);
+		uids_remove(&w->w_bad, uid);
+	}
+}
+
+/* A list item that cannot be used: its last good copy (a pod of the api source) goes into
+ * the list in its place, so that the LIST does not remove it. Returns 0 with it filled, or
+ * -1 when there is none. */
+static int
+keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
+{
+	const char *src = NULL, *doc;
+	char        err[256];
+	size_t      len = 0, i;
+	struct pod *p;
+
+	if (uid == NULL)
+		return -1;
+	for (i = 0; i < w->w_nmirrors; i++) {
+		if (strcmp(w->w_mirrors[i]->uid, uid) != 0)
+			continue;
+		/* A mirror pod: it moves to the list's mirrors. */
+		w->w_list_mirrors = xreallocarray(
+		    w->w_list_mirrors, w->w_nlist_mirrors + 1, sizeof(*w->w_list_mirrors));
+		w->w_list_mirrors[w->w_nlist_mirrors++] = w->w_mirrors[i];
+		w->w_mirrors[i] = w->w_mirrors[--w->w_nmirrors];
+		return -1;
+	}
+	doc = podconfig_doc(w->w_pc, uid, &len, NULL, &src);
+	if (doc == NULL || !streq_null(src, WATCH_SOURCE))
+		return -1;
+	if ((p = pod_from_json(doc, len, err, sizeof(err))) == NULL)
+		return -1;
+	it->pod = p;
+	it->doc = xstrndup(doc, len);
+	it->doc_len = len;
+	it->format = "json";
+	return 0;
+}
+
+/* The first string value of "key" in a JSON text that could not be parsed (the head of an
+ * event over the size limit): metadata comes first in the API's objects. Caller frees. */
+static char *
+head_str(const char *head, size_t len, const char *key)
+{
+	char  *pat = xsprintf("\"%s\":\"", key);
+	size_t plen = strlen(pat), i, j;
+	char  *out = NULL;
+
+	for (i = 0; i + plen <= len && out == NULL; i++) {
+		if (memcmp(head + i, pat, plen) != 0)
+			continue;
+		for (j = i + plen; j < len && j - i - plen < 256; j++) {
+			if (head[j] == '"' || head[j] == '\\')
+				break;
+		}
+		if (j < len && head[j] == '"')
+			out = xstrndup(head + i + plen, j - i - plen);
+		break;
+	}
+	free(pat);
+	return out;
+}
+
+/* An event that cannot be parsed (text: its first text_len bytes of size): skipped, with
+ * the pod it seems to be about reported (watch_bad_pod). The position does not move. */
+static void
+watch_skip_raw_sized(
+    struct watch *w, const char *text, size_t text_len, size_t size, const char *why)
+{
+	char *ns = head_str(text, text_len, "namespace");
+	char *name = head_str(text, text_len, "name");
+	char *uid = head_str(text, text_len, "uid");
+
+	watch_bad_pod(w, ns, name, uid, size, why);
+	free(ns);
+	free(name);
+	free(uid);
+}
+
+static void
+watch_skip_raw(struct watch *w, const char *line, size_t len, const char *err)
+{
+	char why[300];
+
+	snprintf(why, sizeof(why), "undecodable event: %s", err);
+	watch_skip_raw_sized(
+	    w, line, len < API_WATCH_SKIP_HEAD ? len : API_WATCH_SKIP_HEAD, len, why);
+}
+
+/* 1 when a Status object says the resourceVersion asked for is newer than the server's
+ * store (apimachinery's NewTooLargeResourceVersionError: code 504, reason Timeout, cause
+ * ResourceVersionTooLarge; servers before 1.17 said so only in the message). */
+static int
+status_too_large(const struct json *st)
+{
+	const struct json *causes = json_get(json_get(st, "details"), "causes");
+	const char        *msg = json_str(json_get(st, "message"));
+	int64_t            code = 0;
+	size_t             i;
+
+	if (json_int(json_get(st, "code"), &code) == -1 || code != 504)
+		return 0;
+	for (i = 0; i < json_len(causes); i++)
+		if (streq_null(json_str(json_get(json_index(causes, i), "reason")),
+		        "ResourceVersionTooLarge"))
+			return 1;
+	return msg != NULL && strstr(msg, "Too large resource version") != NULL;
+}
+
+/* The same for a refused watch (its Status body). */
+static int
+response_too_large(const struct api_response *r)
+{
+	struct json_doc *doc;
+	char             err[64];
+	int              rc;
+
+	if (r->status != 504 || r->len == 0)
+		return 0;
+	if ((doc = json_parse(r->body, r->len, NULL, err, sizeof(err))) == NULL)
+		return strstr(r->body, "Too large resource version") != NULL;
+	rc = status_too_large(json_root(doc));
+	json_free(doc);
+	return rc;
 }
 
 static void
@@ -212,49 +430,27 @@ watch_relist_now(struct watch *w, const char *why)
 	watch_list_page(w, NULL);
 }
 
+/* The store went back in time (restored from a backup, or another server on the address):
+ * the position will never be served. A LIST without resourceVersion (a consistent read)
+ * replaces it, and its diff applies as after a 410. */
+static void
+watch_too_large(struct watch *w, const char *why)
+{
+	log_warnx("watch: %s: the server's store is older than resourceVersion %s; listing "
+	          "again without a resourceVersion",
+	    why, w->w_rv);
+	w->w_fails = 0;
+	w->w_stats.too_large++;
+	w->w_rv[0] = '\0';
+	watch_list_page(w, NULL);
+}
+
 /* ---- pods the server removed (meta WATCH_META_REMOVED) ----
  * A pod DELETED from the API (or missing from a LIST) keeps its stored spec until its worker
  * is forgotten; a restart in between must not restore it as wanted: the resumed watch starts
  * after its DELETED event and would never say it is gone. The UIDs of such pods, separated by
  * spaces, are kept with the position (same turn, same transaction), pruned to the pods still
  * stored. */
-
-struct uids {
-	char **v;
-	size_t n;
-};
-
-static int
-uids_has(const struct uids *u, const char *uid)
-{
-	size_t i;
-
-	for (i = 0; i < u->n; i++)
-		if (strcmp(u->v[i], uid) == 0)
-			return 1;
-	return 0;
-}
-
-static void
-uids_add(struct uids *u, const char *uid)
-{
-	if (uids_has(u, uid))
-		return;
-	u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
-	u->v[u->n++] = xstrdup(uid);
-}
-
-static void
-uids_clear(struct uids *u)
-{
-	size_t i;
-
-	for (i = 0; i < u->n; i++)
-		free(u->v[i]);
-	free(u->v);
-	u->v = NULL;
-	u->n = 0;
-}
 
 /* Splits a space-separated list. */
 static void
@@ -373,8 +569,8 @@ list_done(const struct api_response *r, void *arg)
 		watch_retry(w, 1, why);
 		return;
 	}
-	doc = json_parse(
-	    r->body, r->len, &(struct json_limits){ API_MAX_LIST, 0, 0 }, err, sizeof(err));
+	doc = json_parse(r->body, r->len, &(struct json_limits){ API_MAX_LIST, 0, API_MAX_OBJECT },
+	    err, sizeof(err));
 	if (doc == NULL) {
 		w->w_stats.decode_errors++;
 		items_clear(w);
@@ -386,12 +582,19 @@ list_done(const struct api_response *r, void *arg)
 	md = json_get(root, "metadata");
 	items = json_get(root, "items");
 	for (i = 0; i < json_len(items); i++) {
+		const struct json    *imd = json_get(json_index(items, i), "metadata");
 		struct podconfig_item it;
+		size_t                size;
 
-		if (decode_pod(json_index(items, i), &it) == -1) {
-			w->w_stats.decode_errors++;
-			continue;
-		}
+		if (decode_pod(json_index(items, i), &it, &size, err, sizeof(err)) == -1) {
+			const char *uid = json_str(json_get(imd, "uid"));
+
+			watch_bad_pod(w, json_str(json_get(imd, "namespace")),
+			    json_str(json_get(imd, "name")), uid, size, err);
+			if (keep_last_good(w, uid, &it) == -1)
+				continue;
+		} else
+			watch_good_pod(w, it.pod->uid);
 		if (is_mirror(it.pod)) {
 			w->w_list_mirrors = xreallocarray(
 			    w->w_list_mirrors, w->w_nlist_mirrors + 1, sizeof(*w->w_list_mirrors));
@@ -442,6 +645,7 @@ list_done(const struct api_response *r, void *arg)
 	w->w_synced = 1;
 	w->w_listed_once = 1;
 	w->w_backoff_ms = 800;
+	w->w_fails = 0;
 	watch_set_rv(w, w->w_list_rv);
 	watch_start_stream(w);
 }
@@ -480,13 +684,13 @@ watch_line(const char *line, size_t len, void *arg)
 	int64_t            code;
 
 	w->w_backoff_ms = 800; /* the stream works */
+	w->w_fails = 0;
 	w->w_stats.last_event_ms = now_mono_ms();
 	doc = json_parse(
-	    line, len, &(struct json_limits){ API_MAX_OBJECT + 4096, 0, 0 }, err, sizeof(err));
+	    line, len, &(struct json_limits){ API_MAX_EVENT, 0, API_MAX_OBJECT }, err, sizeof(err));
 	if (doc == NULL) {
-		w->w_stats.decode_errors++;
-		log_warnx("watch: undecodable event (%zu bytes): %s", len, err);
-		goto relist;
+		watch_skip_raw(w, line, len, err);
+		return 0;
 	}
 	root = json_root(doc);
 	type = json_str(json_get(root, "type"));
@@ -495,8 +699,9 @@ watch_line(const char *line, size_t len, void *arg)
 	rv = json_str(json_get(md, "resourceVersion"));
 	if (type == NULL || json_type(obj) != JSON_OBJECT) {
 		w->w_stats.decode_errors++;
-		log_warnx("watch: event without type or object");
-		goto relist_doc;
+		log_warnx("watch: event without type or object (%zu bytes): skipped", len);
+		json_free(doc);
+		return 0;
 	}
 	if (strcmp(type, "BOOKMARK") == 0) {
 		w->w_stats.bookmarks++;
@@ -510,16 +715,37 @@ watch_line(const char *line, size_t len, void *arg)
 			watch_relist_now(w, "watch: 410 Gone");
 			return -1;
 		}
+		if (status_too_large(obj)) {
+			char why[600];
+
+			snprintf(why, sizeof(why), "ERROR event: %s",
+			    json_str(json_get(obj, "message")));
+			json_free(doc);
+			w->w_call = NULL;
+			watch_too_large(w, why);
+			return -1;
+		}
 		log_warnx("watch: ERROR event: %s", json_str(json_get(obj, "message")));
-		goto relist_doc;
+		json_free(doc);
+		/* Returning -1 cancels the stream (on_end does not run). */
+		w->w_call = NULL;
+		watch_retry(w, 1, "watch stream unusable");
+		return -1;
 	} else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
 		struct podconfig_item it;
+		size_t                size;
 
 		w->w_stats.events++;
-		if (decode_pod(obj, &it) == -1) {
-			w->w_stats.decode_errors++;
-			goto relist_doc;
+		if (decode_pod(obj, &it, &size, err, sizeof(err)) == -1) {
+			/* Not a deletion: the pod keeps its last good copy; the stream goes on. */
+			watch_bad_pod(w, json_str(json_get(md, "namespace")),
+			    json_str(json_get(md, "name")), json_str(json_get(md, "uid")), size,
+			    err);
+			watch_set_rv(w, rv);
+			json_free(doc);
+			return 0;
 		}
+		watch_good_pod(w, it.pod->uid);
 		log_v(3, "watch: %s pod %s/%s rv=%s", type, it.pod->ns, it.pod->name, rv ? rv : "");
 		if (is_mirror(it.pod))
 			mirror_upsert(w, it.pod); /* never run: it mirrors a static pod */
@@ -532,27 +758,39 @@ watch_line(const char *line, size_t len, void *arg)
 		uid = json_str(json_get(md, "uid"));
 		if (uid == NULL) {
 			w->w_stats.decode_errors++;
-			goto relist_doc;
+			log_warnx("watch: DELETED event without metadata.uid: skipped");
+			watch_set_rv(w, rv);
+			json_free(doc);
+			return 0;
 		}
 		log_v(3, "watch: DELETED pod %s/%s rv=%s", json_str(json_get(md, "namespace")),
 		    json_str(json_get(md, "name")), rv ? rv : "");
+		uids_remove(&w->w_bad, uid);
 		mirror_remove(w, uid);
 		podconfig_remove(w->w_pc, WATCH_SOURCE, uid);
 		removed_note(w, uid);
 		watch_set_rv(w, rv);
 	} else {
-		log_warnx("watch: unknown event type %s", type);
-		goto relist_doc;
+		w->w_stats.decode_errors++;
+		log_warnx("watch: unknown event type %s: skipped", type);
+		watch_set_rv(w, rv);
 	}
 	json_free(doc);
 	return 0;
-relist_doc:
-	json_free(doc);
-relist:
-	/* Returning -1 cancels the stream (on_end does not run). */
-	w->w_call = NULL;
-	watch_retry(w, 1, "watch stream unusable");
-	return -1;
+}
+
+/* An event line over the size limit (the transport skipped it; head: its beginning). */
+static void
+watch_skip(const char *head, size_t head_len, size_t len, void *arg)
+{
+	struct watch *w = arg;
+	char          why[128];
+
+	w->w_backoff_ms = 800;
+	w->w_fails = 0;
+	w->w_stats.last_event_ms = now_mono_ms();
+	snprintf(why, sizeof(why), "an event over the limit of %d bytes", API_MAX_EVENT);
+	watch_skip_raw_sized(w, head, head_len, len, why);
 }
 
 static void
@@ -562,33 +800,45 @@ watch_end(const struct api_response *r, void *arg)
 	char          why[600];
 
 	w->w_call = NULL;
-	if (r->status == 200) {
-		/* The server ended the stream (timeout, drain): go on from the position. A
-		 * stream that ends at once repeatedly backs off instead of spinning. */
-		if (now_mono_ms() - w->w_watch_started_ms < 1000) {
-			watch_retry(w, 0, "watch ended at once");
-			return;
-		}
+	if (r->status == 200 && now_mono_ms() - w->w_watch_started_ms >= 1000) {
+		/* The server ended the stream (timeout, drain): go on from the position. */
 		log_v(2, "watch: stream ended; re-watching from %s", w->w_rv);
 		w->w_backoff_ms = 800;
 		watch_start_stream(w);
 		return;
 	}
-	w->w_stats.failures++;
+	if (r->status != 200)
+		w->w_stats.failures++;
 	if (r->status == 410) {
 		w->w_stats.expired++;
 		watch_relist_now(w, "watch: 410 Gone");
 		return;
 	}
-	snprintf(
-	    why, sizeof(why), "watch: %s%d %s", r->status ? "" : "status ", r->status, r->message);
+	if (response_too_large(r)) {
+		snprintf(why, sizeof(why), "%d %s", r->status, r->message);
+		watch_too_large(w, why);
+		return;
+	}
+	if (r->status == 200) /* a stream that ends at once repeatedly backs off */
+		snprintf(why, sizeof(why), "watch ended at once");
+	else
+		snprintf(
+		    why, sizeof(why), "%s%d %s", r->status ? "" : "status ", r->status, r->message);
+	/* Too many requests: the server asks for patience, not for a LIST. */
+	if (r->status != 429 && ++w->w_fails >= WATCH_MAX_FAILURES) {
+		w->w_fails = 0;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+		    " (%d failed watches in a row)", WATCH_MAX_FAILURES);
+		watch_retry(w, 1, why);
+		return;
+	}
 	watch_retry(w, 0, why);
 }
 
 static void
 watch_start_stream(struct watch *w)
 {
-	static const struct api_watch_cbs cbs = { watch_line, watch_end };
+	static const struct api_watch_cbs cbs = { watch_line, watch_end, watch_skip };
 	char                             *path;
 	int                               to;
 
@@ -685,6 +935,7 @@ watch_new(struct event_base *base, struct api *api, const struct watch_options *
 	w->w_api = api;
 	w->w_pc = o->pc;
 	w->w_store = o->store;
+	w->w_events = o->events;
 	w->w_node = xstrdup(o->node);
 	w->w_node_q = api_escape(o->node);
 	w->w_limit = o->page_limit > 0 ? o->page_limit : 500;
@@ -720,6 +971,7 @@ watch_free(struct watch *w)
 	items_clear(w);
 	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
 	mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
+	uids_clear(&w->w_bad);
 	free(w->w_node);
 	free(w->w_node_q);
 	free(w);
@@ -757,4 +1009,10 @@ watch_foreach_mirror(const struct watch *w, void (*cb)(const struct pod *, void 
 
 	for (i = 0; i < w->w_nmirrors; i++)
 		cb(w->w_mirrors[i], arg);
+}
+
+void
+watch_mirror_adopt(struct watch *w, struct pod *m)
+{
+	mirror_upsert(w, m);
 }

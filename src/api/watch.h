@@ -7,8 +7,16 @@
  * timeoutSeconds. ADDED / MODIFIED -> podconfig_upsert, DELETED -> podconfig_remove;
  * BOOKMARKs and events advance the position, which is saved in the store (meta key
  * WATCH_META_RV). A stream that ends is re-watched from the position; ERROR 410 (or a 410
- * answer) relists; an event that cannot be decoded is logged and causes a relist. Failures
- * back off 0.8 s doubling to 30 s with jitter.
+ * answer) relists; so does 504 Too large resource version (answer or ERROR event: the
+ * server's store went back in time), at once, and WATCH_MAX_FAILURES watches in a row that
+ * fail before any event (but 429s), as client-go's reflector does. The LIST never carries a
+ * resourceVersion (a consistent read). Failures back off 0.8 s doubling to 30 s with
+ * jitter.
+ *
+ * A pod object that cannot be used (undecodable, invalid, an event over API_MAX_EVENT) is
+ * never taken for a deletion: it is skipped (the stream goes on, the position moves past
+ * it), its last good copy stays in podconfig (a LIST keeps it too), and it is reported once
+ * per UID (log and a FailedValidation Warning event) until a good version arrives.
  *
  * With a stored position (resume), the stored "api" pods are loaded into podconfig and the
  * watch starts from that position without a LIST; if the server says 410, it relists. Pods
@@ -23,6 +31,7 @@ struct event_base;
 struct api;
 struct podconfig;
 struct store;
+struct events;
 struct watch;
 
 #define WATCH_META_RV      "pods.resourceVersion"
@@ -36,6 +45,7 @@ struct watch_options {
 	const char       *node;          /* required */
 	struct podconfig *pc;            /* required: receives the "api" source */
 	struct store     *store;         /* may be NULL: no persistence, no resume */
+	struct events    *events;        /* may be NULL: unusable pods are reported there */
 	int               resume;        /* 1: resume from the stored position when there is one */
 	int               page_limit;    /* 0: 500 */
 	int               min_timeout_s; /* 0: 300 */
@@ -55,7 +65,8 @@ struct watch_stats {
 	uint64_t         watches; /* WATCH requests */
 	uint64_t         events;  /* ADDED / MODIFIED / DELETED */
 	uint64_t         bookmarks;
-	uint64_t         expired; /* 410s */
+	uint64_t         expired;   /* 410s */
+	uint64_t         too_large; /* 504 Too large resource version: the store went back */
 	uint64_t         decode_errors;
 	uint64_t         failures; /* failed requests */
 	char             rv[64];   /* current position ("" before the first list) */
@@ -73,6 +84,9 @@ const char *watch_state_name(enum watch_state);
 /* The mirror pod ns/name as the server last showed it (owned by the watch, valid until
  * control returns to the loop), or NULL. */
 const struct pod *watch_mirror(const struct watch *, const char *ns, const char *name);
+/* A mirror pod the server answered with (a lookup by name, or its creation): kept as the
+ * watch's until an event or a LIST replaces it. Takes ownership of m. */
+void watch_mirror_adopt(struct watch *, struct pod *m);
 /* Calls cb for every mirror pod the server has for this node. */
 void watch_foreach_mirror(const struct watch *, void (*cb)(const struct pod *, void *), void *arg);
 

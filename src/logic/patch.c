@@ -169,16 +169,25 @@ elem_key(yajl_val e, const char *key)
 	return YAJL_IS_STRING(k) ? k->u.string : "";
 }
 
+/* list_find, trying *hint first: the place after the previous match. Lists in mostly the
+ * same order (a pod can have thousands of conditions) cost no search. */
 static yajl_val
-list_find(yajl_val list, const char *key, const char *want)
+list_find_from(yajl_val list, const char *key, const char *want, size_t *hint)
 {
-	size_t i;
+	size_t   i = *hint;
+	yajl_val e;
 
+	if (i < list->u.array.len && YAJL_IS_OBJECT(e = list->u.array.values[i]) &&
+	    strcmp(elem_key(e, key), want) == 0) {
+		*hint = i + 1;
+		return e;
+	}
 	for (i = 0; i < list->u.array.len; i++) {
-		yajl_val e = list->u.array.values[i];
-
-		if (YAJL_IS_OBJECT(e) && strcmp(elem_key(e, key), want) == 0)
+		e = list->u.array.values[i];
+		if (YAJL_IS_OBJECT(e) && strcmp(elem_key(e, key), want) == 0) {
+			*hint = i + 1;
 			return e;
+		}
 	}
 	return NULL;
 }
@@ -190,13 +199,13 @@ diff_keyed_list(
     struct pv *out, const char *field, yajl_val old, yajl_val nw, const char *key, const char *path)
 {
 	struct pv *items = pv_new(PV_ARR);
-	size_t     i;
+	size_t     i, ohint = 0, nhint = 0;
 	int        same_order = old->u.array.len == nw->u.array.len;
 
 	for (i = 0; i < nw->u.array.len; i++) {
 		yajl_val    e = nw->u.array.values[i];
 		const char *k = elem_key(e, key);
-		yajl_val    oe = list_find(old, key, k);
+		yajl_val    oe = list_find_from(old, key, k, &ohint);
 
 		if (same_order && strcmp(elem_key(old->u.array.values[i], key), k) != 0)
 			same_order = 0;
@@ -216,7 +225,7 @@ diff_keyed_list(
 		yajl_val    oe = old->u.array.values[i];
 		const char *k = elem_key(oe, key);
 
-		if (list_find(nw, key, k) == NULL) {
+		if (list_find_from(nw, key, k, &nhint) == NULL) {
 			struct pv *del = pv_new(PV_OBJ);
 
 			pv_set(del, "$patch", pv_string("delete"));

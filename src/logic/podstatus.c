@@ -241,16 +241,38 @@ full_cid(const char *runtime, const char *id)
 	return xsprintf("%s://%s", runtime != NULL ? runtime : "containerd", id);
 }
 
-/* One runtime instance as an API status (convertContainerStatus). */
+/* 1 for an image ID ("sha256:HEX", or 64 hex digits) rather than an image name. */
+static int
+image_is_id(const char *s)
+{
+	size_t n;
+
+	if (s == NULL)
+		return 0;
+	if (strncmp(s, "sha256:", 7) == 0)
+		return 1;
+	n = strspn(s, "0123456789abcdef");
+	return n == 64 && s[n] == '\0';
+}
+
+/* One runtime instance as an API status (convertContainerStatus): image is the image's name
+ * as the runtime reports it (containerd's ContainerStatus: its repo tag), imageID the digest
+ * or ID it resolved to. A runtime view that has only the ID (the container was created from
+ * it: ListContainers) shows the name the pod asked for (spec_image). */
 static void
 convert_rt(const struct rt_container *rc, const struct container_status *old, const char *runtime,
-    struct container_status *o)
+    const char *spec_image, struct container_status *o)
 {
+	int is_id = image_is_id(rc->image);
+
 	memset(o, 0, sizeof(*o));
 	o->name = xstrdup(rc->name);
 	o->restart_count = rc->restart_count;
-	o->image = xstrdup(rc->image);
-	o->image_id = xstrdup(rc->image_ref);
+	o->image =
+	    xstrdup(rc->image != NULL && (!is_id || spec_image == NULL) ? rc->image : spec_image);
+	o->image_id =
+	    xstrdup(rc->image_ref != NULL && rc->image_ref[0] != '\0' ? rc->image_ref
+	                                                              : (is_id ? rc->image : NULL));
 	o->container_id = full_cid(runtime, rc->id);
 	switch (rc->state) {
 	case RT_RUNNING:
@@ -386,14 +408,14 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 		if (ninst > 0) {
 			struct container_status cur;
 
-			convert_rt(inst[0], old, in->runtime_name, &cur);
+			convert_rt(inst[0], old, in->runtime_name, c->c_image, &cur);
 			container_status_clear(st);
 			*st = cur;
 			if (ninst > 1) {
 				struct container_status prev;
 
 				/* old describes the newest instance, not this one */
-				convert_rt(inst[1], NULL, in->runtime_name, &prev);
+				convert_rt(inst[1], NULL, in->runtime_name, c->c_image, &prev);
 				container_state_clear(&st->last_state);
 				st->last_state = prev.state;
 				memset(&prev.state, 0, sizeof(prev.state));
@@ -806,12 +828,14 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 	if (phase_terminal(api->phase) && o->phase != api->phase)
 		o->phase = api->phase; /* the API server's terminal phase is final */
 
-	/* Conditions: others' from the API, then the kubelet's own. */
+	/* Conditions: others' from the API, then the kubelet's own. Room for all at once: a
+	 * pod can have thousands. */
+	if (api->nconditions > 0)
+		o->conditions = xreallocarray(
+		    o->conditions, o->nconditions + api->nconditions, sizeof(*o->conditions));
 	for (i = 0; i < api->nconditions; i++) {
 		if (podstatus_condition_is_kubelet_owned(api->conditions[i].type))
 			continue;
-		o->conditions =
-		    xreallocarray(o->conditions, o->nconditions + 1, sizeof(*o->conditions));
 		condition_copy(&o->conditions[o->nconditions++], &api->conditions[i]);
 	}
 	cond_add(o, "PodReadyToStartContainers",

@@ -670,11 +670,23 @@ tls_error(struct h2_conn *c, char *buf, size_t len)
 		return;
 	}
 	while ((e = bufferevent_get_openssl_error(c->c_bev)) != 0) {
+		/* libevent queues SSL_get_error's SSL_ERROR_SYSCALL as "error:00000005": the
+		 * socket's error (or EOF) says more; the caller reports that. */
+		if (e == SSL_ERROR_SYSCALL)
+			continue;
 		if (buf[0] == '\0') {
 			snprintf(buf, len, "TLS: ");
 			ERR_error_string_n(e, buf + 5, len - 5);
 		}
 	}
+}
+
+/* 1 for the errors of a TCP connect that failed (not a stale EAGAIN beside a TLS error). */
+static int
+connect_errno(int e)
+{
+	return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == ETIMEDOUT ||
+	    e == EADDRNOTAVAIL || e == ECONNRESET || e == ENOENT;
 }
 
 static void
@@ -711,7 +723,12 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	why[0] = '\0';
-	if (s->s_opts.transport == H2_TLS)
+	/* The socket could not connect: say so (OpenSSL then only has "error:00000005"). */
+	if (c->c_state == C_CONNECTING && connect_errno(saved))
+		snprintf(why, sizeof(why), "%s",
+		    saved == ECONNREFUSED ? "connection refused"
+		                          : evutil_socket_error_to_string(saved));
+	if (why[0] == '\0' && s->s_opts.transport == H2_TLS)
 		tls_error(c, why, sizeof(why));
 	if (why[0] == '\0') {
 		if (what & BEV_EVENT_EOF)

@@ -102,11 +102,13 @@ podconfig_doc_hashes(
 	char               err[256];
 	uint64_t           h = FNV64_INIT;
 	size_t             i;
+	/* Every document that decoded into a pod parses again (an API pod can be 4 MiB). */
+	const struct json_limits lim = { POD_MAX_DOC_BYTES, POD_MAX_DEPTH, POD_MAX_DOC_BYTES };
 
 	if (format != NULL && strcmp(format, "yaml") == 0)
-		d = json_parse_yaml(doc, len, NULL, err, sizeof(err));
+		d = json_parse_yaml(doc, len, &lim, err, sizeof(err));
 	else
-		d = json_parse(doc, len, NULL, err, sizeof(err));
+		d = json_parse(doc, len, &lim, err, sizeof(err));
 	if (d == NULL)
 		return -1;
 	root = json_root(d);

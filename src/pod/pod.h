@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 /* Limits on outside documents. */
-#define POD_MAX_DOC_BYTES (1536 * 1024) /* 1.5 MiB, the API server's object limit */
+/* 4 MiB: what the API server can store and send (its 3 MiB request limit plus metadata). */
+#define POD_MAX_DOC_BYTES (4 * 1024 * 1024)
 #define POD_MAX_DEPTH     64
 
 struct strv {

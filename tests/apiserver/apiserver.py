@@ -36,6 +36,13 @@ Control port (GET or POST; answers JSON):
   /nodes/NAME/delete, /leases/NAME/delete   remove objects at once
   /stats                           connection and request counters
   /token-lifetime?seconds=S        TokenRequests get tokens expiring after S s (0: as asked)
+  /rewind[?rv=N][&mode=status|event]
+                                   the store goes back in time (restored from a backup, a new
+                                   server on the same address): the resourceVersion counter
+                                   restarts at N (default 1), history is dropped, open watches
+                                   end; a watch or list from a newer resourceVersion then gets
+                                   504 Too large resource version (mode=event: as an ERROR
+                                   event in a 200 stream instead)
 """
 
 import argparse
@@ -96,6 +103,16 @@ def not_found(kind, name):
 def conflict(kind, name, msg):
     return ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": %s' %
                     (kind, name, msg), {"name": name, "kind": kind})
+
+
+def too_large_rv(requested, current):
+    """What the API server answers a read from a resourceVersion newer than its store
+    (apimachinery's NewTooLargeResourceVersionError: a Timeout with a cause)."""
+    return ApiError(504, "Timeout", "Timeout: Too large resource version: %d, current: %d" %
+                    (requested, current),
+                    {"causes": [{"reason": "ResourceVersionTooLarge",
+                                 "message": "Too large resource version"}],
+                     "retryAfterSeconds": 1}, [("retry-after", "1")])
 
 
 # ---- patches -------------------------------------------------------------------------------
@@ -307,6 +324,18 @@ class Store:
         self.compacted = self.rv
         self.history = []
         self.snapshots = {}
+
+    def rewind(self, rv):
+        """Back in time: the counter restarts at rv, history and list snapshots are gone,
+        objects keep their content with resourceVersions no newer than rv."""
+        self.rv = max(1, rv)
+        self.compacted = 0
+        self.history = []
+        self.snapshots = {}
+        for o in self.objs.values():
+            md = o["metadata"]
+            if int(md.get("resourceVersion") or 0) > self.rv:
+                md["resourceVersion"] = str(self.rv)
 
     def put(self, kind, obj, etype):
         obj["metadata"]["resourceVersion"] = str(self.next_rv())
@@ -615,8 +644,7 @@ class Api:
                 except ValueError:
                     raise ApiError(400, "BadRequest", "invalid resourceVersion %r" % rvq)
                 if n > st.rv:
-                    raise ApiError(504, "Timeout", "Too large resource version: %d, current: %d"
-                                   % (n, st.rv))
+                    raise too_large_rv(n, st.rv)
                 if n < st.compacted and req.query.get("resourceVersionMatch") == "Exact":
                     raise ApiError(410, "Expired", "too old resource version: %d (%d)" %
                                    (n, st.compacted))
@@ -652,6 +680,7 @@ class Api:
         w = Watcher(kind, ns, lambda o: fpred(o) and lpred(o))
         backlog = []
         expired = None
+        too_large = None
         if rvq in ("", "0"):
             for o in st.list(kind, ns):
                 if w.pred(o):
@@ -663,6 +692,10 @@ class Api:
                 raise ApiError(400, "BadRequest", "invalid resourceVersion %r" % rvq)
             if n < st.compacted:
                 expired = n
+            elif n > st.rv:
+                too_large = too_large_rv(n, st.rv)
+                if getattr(self, "too_large_mode", "status") != "event":
+                    raise too_large
             else:
                 # Replays what happened after n; objects that stop matching become DELETED.
                 for rv, plural, etype, o, prev in st.history:
@@ -681,6 +714,9 @@ class Api:
                     err = ApiError(410, "Expired", "too old resource version: %d (%d)" %
                                    (expired, st.compacted)).status()
                     yield {"type": "ERROR", "object": err}
+                    return
+                if too_large is not None:
+                    yield {"type": "ERROR", "object": too_large.status()}
                     return
                 deadline = time.monotonic() + timeout
                 last_bm = time.monotonic()
@@ -1418,6 +1454,8 @@ class Control:
         if p == ["up"]:
             await srv.go_up()
             return 200, {"down": ""}
+        if p == ["rewind"]:
+            return 200, self.rewind(q)
         if p == ["token-lifetime"]:
             # volumes: tokens issued from now on expire after S seconds (0: as asked).
             api.token_lifetime = int(q.get("seconds", "0"))
@@ -1477,6 +1515,23 @@ class Control:
                 raise not_found(p[0], p[1])
             return 200, st.remove(k, ns, p[1])
         return 404, {"error": "unknown control command %s" % u.path}
+
+
+def control_rewind(self, q):
+    """/rewind: the store goes back in time; open watches end (their clients re-watch from
+    a resourceVersion the store no longer has)."""
+    mode = q.get("mode", "status")
+    if mode not in ("status", "event"):
+        raise ValueError("mode must be status or event")
+    api = self.api
+    before = api.store.rv
+    api.store.rewind(int(q.get("rv", "1")))
+    api.too_large_mode = mode
+    api.reset_watches("end")
+    return {"rv": api.store.rv, "was": before, "mode": mode}
+
+
+Control.rewind = control_rewind
 
 
 async def main():

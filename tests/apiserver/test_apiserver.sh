@@ -158,6 +158,21 @@ check "reset-watches ends open watches" test -f "$tmp/wr.done"
 n=$(as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH"])')
 check "request log records PATCH requests" [ "$n" -ge 4 ]
 
+# The store goes back in time: a read from a newer resourceVersion is 504 Too large, with
+# the ResourceVersionTooLarge cause (an HTTP answer, or an ERROR event with mode=event).
+rvnow=$(as_curl "$AS_URL/api/v1/pods?limit=1" | as_json 'd["metadata"]["resourceVersion"]')
+as_ctl '/rewind?rv=3' >/dev/null
+as_curl -o "$tmp/w504" -w '%{http_code}' "$AS_URL/api/v1/pods?watch=1&resourceVersion=$rvnow&timeoutSeconds=2" >"$tmp/c504"
+check "rewind: watch from the old position -> 504 Timeout, cause ResourceVersionTooLarge" \
+    sh -c "[ \$(cat '$tmp/c504') = 504 ] && grep -q '\"reason\":\"Timeout\".*ResourceVersionTooLarge' '$tmp/w504'"
+c=$(as_curl -o /dev/null -w '%{http_code}' "$AS_URL/api/v1/pods?resourceVersion=$rvnow")
+c2=$(as_curl -o /dev/null -w '%{http_code}' "$AS_URL/api/v1/pods")
+check "rewind: list from the old position 504, without one 200" sh -c "[ $c = 504 ] && [ $c2 = 200 ]"
+as_ctl '/rewind?rv=3&mode=event' >/dev/null
+as_curl -N "$AS_URL/api/v1/pods?watch=1&resourceVersion=$rvnow&timeoutSeconds=2" >"$tmp/wev"
+check "rewind mode=event: an ERROR event with the 504 Status" \
+    grep -q '"type":"ERROR".*"code":504' "$tmp/wev"
+
 # kubectl, if installed.
 if command -v kubectl >/dev/null 2>&1; then
 	cat >"$tmp/admin.kc" <<EOK

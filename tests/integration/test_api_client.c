@@ -109,6 +109,38 @@ ctl_create_pod(const char *name)
 	free(cmd);
 }
 
+/* Sets the status of pod name to bytes of conditions (through a file: curl --data-binary). */
+static void
+ctl_big_status(const char *name, size_t bytes)
+{
+	char   path[] = "/tmp/klet-api-big.XXXXXX", *cmd;
+	int    fd = mkstemp(path);
+	FILE  *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	size_t n = 0, i = 0;
+
+	if (f == NULL) {
+		fprintf(stderr, "mkstemp failed\n");
+		return;
+	}
+	fputs("{\"conditions\":[", f);
+	while (n < bytes) {
+		n += (size_t)fprintf(f,
+		    "%s{\"type\":\"example.com/c%zu\",\"status\":\"True\","
+		    "\"message\":\"%0200d\"}",
+		    i ? "," : "", i, 0);
+		i++;
+	}
+	fputs("]}", f);
+	fclose(f);
+	cmd = xsprintf("curl -s --max-time 30 -X POST 'http://127.0.0.1:%s/pods/default/%s/status' "
+	               "--data-binary @%s >/dev/null",
+	    ctl_port, name, path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "ctl status failed\n");
+	free(cmd);
+	unlink(path);
+}
+
 static void
 ctl_quiet(const char *fmt, const char *a1)
 {
@@ -422,6 +454,21 @@ test_watch(struct api *a)
 	w8.add = o.add + 1;
 	check(run_until(ops_reached, &w8, 20000), "500 burst on the watch: recovered");
 
+	/* Watches that keep failing (not 410): after three in a row, a LIST (client-go's
+	 * reflector relists after a watch error). */
+	run_until(one_open_watch, NULL, 10000);
+	run_until(never, NULL, 1100); /* a stream that lasted: its end is not a failure */
+	watch_get_stats(w, &st);
+	free(ctl("/fail?n=3&code=503&match=watch"));
+	free(ctl("/reset-watches"));
+	ctl_create_pod("f2");
+	w8.add = o.add + 1;
+	check(run_until(ops_reached, &w8, 30000), "503 on three watches in a row: recovered");
+	watch_get_stats(w, &st2);
+	check(st2.relists == st.relists + 1 && st2.failures >= st.failures + 3,
+	    "three failed watches in a row: listed again (relists %llu -> %llu)",
+	    (unsigned long long)st.relists, (unsigned long long)st2.relists);
+
 	/* A stalled server: PING timeout declares the connection dead. */
 	api_get_stats(a, &as);
 	free(ctl("/stall?seconds=4"));
@@ -432,6 +479,25 @@ test_watch(struct api *a)
 	    "event delivered");
 	api_get_stats(a, &as2);
 	check(as2.connects > as.connects, "a new connection after the stall");
+
+	/* An event over the size limit (a 5 MB pod) is skipped: the pod is not removed and the
+	 * same stream delivers the next event. */
+	ctl_create_pod("big1");
+	w8.add = o.add + 1;
+	run_until(ops_reached, &w8, 10000);
+	run_until(one_open_watch, NULL, 10000);
+	watch_get_stats(w, &st);
+	ctl_big_status("big1", 5 << 20);
+	ctl_create_pod("after-big");
+	w8.add = o.add + 1;
+	check(run_until(ops_reached, &w8, 20000), "a 5 MB event: skipped, the next event arrives");
+	watch_get_stats(w, &st2);
+	check(st2.decode_errors == st.decode_errors + 1 && st2.watches == st.watches &&
+	        st2.lists == st.lists,
+	    "a 5 MB event: skipped on the same stream (watches %llu -> %llu, errors %llu -> %llu)",
+	    (unsigned long long)st.watches, (unsigned long long)st2.watches,
+	    (unsigned long long)st.decode_errors, (unsigned long long)st2.decode_errors);
+	check(o.remove == 2, "a 5 MB event: the pod is not removed (remove=%d)", o.remove);
 	check(o.reject == 0, "nothing rejected");
 
 	watch_free(w);

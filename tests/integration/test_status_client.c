@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "api/api.h"
+#include "api/apievents.h"
 #include "api/join.h"
 #include "node/events.h"
 #include "core/json.h"

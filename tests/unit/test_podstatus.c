@@ -763,6 +763,16 @@ run_case(void **state)
 		rt.sandboxes[0].extra_ips[0] = xstrdup("fd00::7");
 		rt.sandboxes[0].nextra_ips = 1;
 	}
+	if (strcmp(tc->name, "image_reported_as_id") == 0 && rt.ncontainers > 0) {
+		/* containerd's ListContainers: the image the container was created from (its
+		 * ID), no name. */
+		free(rt.containers[0].image);
+		rt.containers[0].image =
+		    xstrdup("sha256:"
+		            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+		free(rt.containers[0].image_ref);
+		rt.containers[0].image_ref = NULL;
+	}
 	fx_probes(&rt, tc->probes, &ps);
 	fx_errors(tc->errors, &errs, &keep);
 	memset(&in, 0, sizeof(in));
@@ -824,6 +834,30 @@ test_dual_stack(void **state)
 		.conts = "a,r,0",
 		.phase = PHASE_RUNNING,
 		.check = chk_dual_stack };
+
+	(void)state;
+	*state = (void *)&tc;
+	run_case(state);
+}
+
+static void
+chk_image_name(const struct pod_status *s)
+{
+	assert_string_equal(s->statuses[0].image, "img-a:1");
+	assert_string_equal(s->statuses[0].image_id,
+	    "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+}
+
+/* containerStatuses[].image is the image's name, never its ID; imageID the ID. */
+static void
+test_image_name(void **state)
+{
+	static const struct ps_case tc = { .name = "image_reported_as_id",
+		.apps = "a",
+		.sb = "sb1,R,P,10.0.0.7,0",
+		.conts = "a,r,0",
+		.phase = PHASE_RUNNING,
+		.check = chk_image_name };
 
 	(void)state;
 	*state = (void *)&tc;
@@ -1064,6 +1098,7 @@ main(void)
 		t[i].initial_state = (void *)&cases[i];
 	}
 	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_dual_stack);
+	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_image_name);
 	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_qos);
 	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_merge);
 	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_json);

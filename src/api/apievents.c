@@ -1,0 +1,276 @@
+/* apievents.c — the recorder's events posted to the API server (see apievents.h). */
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "api/api.h"
+#include "api/apievents.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "node/events.h"
+#include "pod/pod.h"
+#include "pod/rfc3339.h"
+
+struct pev {
+	TAILQ_ENTRY(pev) p_entry;
+	uint64_t           p_id;   /* the recorder's aggregated event id */
+	char              *p_name; /* the Event object's name */
+	char              *p_ns;
+	char              *p_kind, *p_obj, *p_uid, *p_path, *p_reason, *p_message;
+	enum ev_type       p_type;
+	int32_t            p_count;
+	int64_t            p_first_ms, p_last_ms;
+	int                p_posted;  /* the server has it */
+	int                p_dirty;   /* newer than what the server has */
+	int64_t            p_sent_ms; /* monotonic, last write */
+	struct api_call   *p_call;
+	struct api_events *p_owner;
+};
+
+TAILQ_HEAD(pevs, pev);
+
+struct api_events {
+	struct api    *a_api;
+	struct events *a_events;
+	int            a_listen_id;
+	char          *a_node;
+	int64_t        a_min_ms;
+	double         a_qps;
+	double         a_tokens;
+	int64_t        a_tokens_ms;
+	struct pevs    a_list;
+	size_t         a_n;
+	struct event  *a_timer;
+	uint64_t       a_posts, a_patches, a_dropped;
+};
+
+static void
+pev_free(struct pev *p)
+{
+	api_call_cancel(p->p_call);
+	free(p->p_name);
+	free(p->p_ns);
+	free(p->p_kind);
+	free(p->p_obj);
+	free(p->p_uid);
+	free(p->p_path);
+	free(p->p_reason);
+	free(p->p_message);
+	free(p);
+}
+
+static void
+ts_rfc3339(int64_t ms, char *buf, size_t len)
+{
+	time_format_rfc3339(ms / 1000, buf, len);
+}
+
+static void
+pev_done(const struct api_response *r, void *arg)
+{
+	struct pev *p = arg;
+
+	p->p_call = NULL;
+	if (r->status == 201 || r->status == 200) {
+		p->p_posted = 1;
+		return;
+	}
+	if (r->status == 409 && !p->p_posted) {
+		p->p_posted = 1; /* exists already (a restart): patch it next time */
+		p->p_dirty = 1;
+		return;
+	}
+	if (r->status == 404 && p->p_posted) {
+		p->p_posted = 0; /* expired on the server: create it again */
+		p->p_dirty = 1;
+		return;
+	}
+	p->p_owner->a_dropped++;
+	log_v(2, "events: %s %s: %d %s", p->p_posted ? "patch" : "post", p->p_name, r->status,
+	    r->message);
+}
+
+static void
+pev_send(struct api_events *a, struct pev *p)
+{
+	char     first[40], last[40], *body, *path;
+	yajl_gen g = json_gen_new(0);
+
+	ts_rfc3339(p->p_first_ms, first, sizeof(first));
+	ts_rfc3339(p->p_last_ms, last, sizeof(last));
+	yajl_gen_map_open(g);
+	if (!p->p_posted) {
+		json_gen_kv_str(g, "apiVersion", "v1");
+		json_gen_kv_str(g, "kind", "Event");
+		json_gen_key(g, "metadata");
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "name", p->p_name);
+		json_gen_kv_str(g, "namespace", p->p_ns);
+		yajl_gen_map_close(g);
+		json_gen_key(g, "involvedObject");
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "apiVersion", "v1");
+		json_gen_kv_str(g, "kind", p->p_kind);
+		if (strcmp(p->p_kind, "Node") != 0)
+			json_gen_kv_str(g, "namespace", p->p_ns);
+		json_gen_kv_str(g, "name", p->p_obj);
+		if (p->p_uid != NULL)
+			json_gen_kv_str(g, "uid", p->p_uid);
+		if (p->p_path != NULL)
+			json_gen_kv_str(g, "fieldPath", p->p_path);
+		yajl_gen_map_close(g);
+		json_gen_kv_str(g, "reason", p->p_reason);
+		json_gen_kv_str(g, "type", ev_type_name(p->p_type));
+		json_gen_key(g, "source");
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "component", "kubelet");
+		json_gen_kv_str(g, "host", a->a_node);
+		yajl_gen_map_close(g);
+		json_gen_kv_str(g, "reportingComponent", "kubelet");
+		json_gen_kv_str(g, "reportingInstance", a->a_node);
+		json_gen_kv_str(g, "firstTimestamp", first);
+	}
+	json_gen_kv_int(g, "count", p->p_count);
+	json_gen_kv_str(g, "lastTimestamp", last);
+	json_gen_kv_str(g, "message", p->p_message);
+	yajl_gen_map_close(g);
+	body = json_gen_take(g, NULL);
+	yajl_gen_free(g);
+	if (!p->p_posted) {
+		path = xsprintf("/api/v1/namespaces/%s/events", p->p_ns);
+		a->a_posts++;
+		p->p_call = api_request(
+		    a->a_api, "POST", path, "application/json", body, strlen(body), 0, pev_done, p);
+	} else {
+		path = xsprintf("/api/v1/namespaces/%s/events/%s", p->p_ns, p->p_name);
+		a->a_patches++;
+		p->p_call = api_request(a->a_api, "PATCH", path,
+		    "application/strategic-merge-patch+json", body, strlen(body), 0, pev_done, p);
+	}
+	free(path);
+	free(body);
+	p->p_dirty = 0;
+	p->p_sent_ms = now_mono_ms();
+}
+
+static void
+aev_flush(evutil_socket_t fd, short what, void *arg)
+{
+	struct api_events *a = arg;
+	struct pev        *p;
+	int64_t            now = now_mono_ms();
+
+	(void)fd;
+	(void)what;
+	/* Refill the global budget. */
+	a->a_tokens += (double)(now - a->a_tokens_ms) * a->a_qps / 1000.0;
+	if (a->a_tokens > 2 * a->a_qps)
+		a->a_tokens = 2 * a->a_qps;
+	a->a_tokens_ms = now;
+	TAILQ_FOREACH(p, &a->a_list, p_entry)
+	{
+		if (!p->p_dirty || p->p_call != NULL)
+			continue;
+		if (p->p_sent_ms != 0 && now - p->p_sent_ms < a->a_min_ms)
+			continue; /* coalesce: the next write carries the newest count */
+		if (a->a_tokens < 1.0)
+			break;
+		a->a_tokens -= 1.0;
+		pev_send(a, p);
+	}
+}
+
+static void
+aev_record(const struct ev_record *r, int is_new, void *arg)
+{
+	struct api_events *a = arg;
+	struct pev        *p;
+
+	(void)is_new;
+	TAILQ_FOREACH(p, &a->a_list, p_entry)
+	if (p->p_id == r->id)
+		break;
+	if (p == NULL) {
+		p = xcalloc(1, sizeof(*p));
+		p->p_owner = a;
+		p->p_id = r->id;
+		p->p_ns = xstrdup(r->ns != NULL && *r->ns != '\0' ? r->ns : "default");
+		p->p_kind = xstrdup(r->kind != NULL ? r->kind : "Pod");
+		p->p_obj = xstrdup(r->name != NULL ? r->name : a->a_node);
+		p->p_uid = xstrdup(r->uid);
+		p->p_path = xstrdup(r->field_path);
+		p->p_reason = xstrdup(r->reason != NULL ? r->reason : "");
+		p->p_type = r->type;
+		p->p_first_ms = r->first_ts;
+		/* Unique and stable: the object, then the time of the first occurrence in hex. */
+		p->p_name = xsprintf("%s.%llx%04llx", p->p_obj,
+		    (unsigned long long)r->first_ts * 1000000ULL,
+		    (unsigned long long)(r->id & 0xffff));
+		TAILQ_INSERT_TAIL(&a->a_list, p, p_entry);
+		a->a_n++;
+		/* Bounded: forget the oldest quiet entries. */
+		while (a->a_n > 2 * EVENTS_DEFAULT_CAPACITY) {
+			struct pev *old = TAILQ_FIRST(&a->a_list);
+
+			TAILQ_REMOVE(&a->a_list, old, p_entry);
+			pev_free(old);
+			a->a_n--;
+		}
+	}
+	free(p->p_message);
+	p->p_message = xstrdup(r->message != NULL ? r->message : "");
+	p->p_count = r->count;
+	p->p_last_ms = r->last_ts;
+	p->p_dirty = 1;
+}
+
+struct api_events *
+api_events_new(struct event_base *base, struct api *api, struct events *ev, const char *node,
+    int64_t min_interval_ms, int qps)
+{
+	struct api_events *a = xcalloc(1, sizeof(*a));
+	struct timeval     tv = { 0, 200000 };
+
+	a->a_api = api;
+	a->a_events = ev;
+	a->a_node = xstrdup(node);
+	a->a_min_ms = min_interval_ms > 0 ? min_interval_ms : 10000;
+	a->a_qps = qps > 0 ? qps : 50; /* the kubelet's eventRecordQPS; burst 2 x */
+	a->a_tokens = 2 * a->a_qps;
+	a->a_tokens_ms = now_mono_ms();
+	TAILQ_INIT(&a->a_list);
+	a->a_timer = event_new(base, -1, EV_PERSIST, aev_flush, a);
+	event_add(a->a_timer, &tv);
+	a->a_listen_id = events_listen(ev, aev_record, a);
+	return a;
+}
+
+void
+api_events_free(struct api_events *a)
+{
+	struct pev *p;
+
+	if (a == NULL)
+		return;
+	events_unlisten(a->a_events, a->a_listen_id);
+	event_free(a->a_timer);
+	while ((p = TAILQ_FIRST(&a->a_list)) != NULL) {
+		TAILQ_REMOVE(&a->a_list, p, p_entry);
+		pev_free(p);
+	}
+	free(a->a_node);
+	free(a);
+}
+
+void
+api_events_stats(const struct api_events *a, uint64_t *posts, uint64_t *patches, uint64_t *dropped)
+{
+	*posts = a->a_posts;
+	*patches = a->a_patches;
+	*dropped = a->a_dropped;
+}
