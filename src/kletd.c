@@ -20,6 +20,7 @@
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "node/cgroups.h"
+#include "node/eviction.h"
 #include "node/logrotate.h"
 #include "core/loop.h"
 #include "node/pleg.h"
@@ -69,6 +70,8 @@ struct kletd {
 	struct admit_taint  *k_taints;      /* --register-with-taints, for admission */
 	struct cgroups      *k_cgroups;     /* --cgroups-per-qos: QoS and pod cgroups */
 	struct pw_syncer     k_inner;       /* kuberuntime's syncer, wrapped by k_cgroups */
+	int64_t              k_pods_memory; /* capacity - reserved: kubepods' memory limit */
+	struct eviction     *k_eviction;    /* the eviction manager */
 };
 
 /* Prepares the root dir and takes its lock so that two daemons never share one state. */
@@ -364,6 +367,50 @@ kletd_cg_name(void *arg, const struct pod *pod, char *buf, size_t len)
 	return cgroups_pod_name(arg, pod, buf, len);
 }
 
+/* eviction: the pod is killed (1 s for a hard threshold) and reported Failed / Evicted. */
+static void
+kletd_evict(void *arg, const struct pod *pod, int64_t grace_s, const char *message)
+{
+	struct kletd *k = arg;
+	struct pod   *copy = pod_dup(pod);
+
+	events_pod(k->k_events, copy, NULL, EV_WARNING, "Evicted", "%s", message);
+	api_join_pod_evicted(k->k_join, copy->uid, "Evicted", message);
+	podworkers_update(k->k_workers, copy, PW_UPDATE_KILL, grace_s);
+	pod_free(copy);
+}
+
+static void
+kletd_pressure(void *arg, unsigned conditions)
+{
+	struct kletd *k = arg;
+
+	api_join_pressure(k->k_join, conditions);
+}
+
+static int
+kletd_eviction_new(struct kletd *k)
+{
+	struct eviction_deps d;
+	char                 err[256];
+
+	memset(&d, 0, sizeof(d));
+	d.base = loop_base(k->k_loop);
+	d.cfg = &k->k_cfg;
+	d.cgroups = k->k_cgroups;
+	d.workers = k->k_workers;
+	d.cache = k->k_cache;
+	d.pods_memory = k->k_pods_memory;
+	d.evict = kletd_evict;
+	d.conditions = kletd_pressure;
+	d.arg = k;
+	if ((k->k_eviction = eviction_new(&d, err, sizeof(err))) == NULL) {
+		log_error("eviction: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* --cgroups-per-qos: the QoS hierarchy; without the right to make it, pods go without
  * (as before: the runtime makes the cgroupfs parent). */
 static void
@@ -387,6 +434,7 @@ kletd_cgroups_new(struct kletd *k, struct kr_options *kopts)
 	co.v2 = -1;
 	co.cpu_capacity_milli = ni.cap_cpu_milli;
 	co.pods_memory = ni.alloc_memory > 0 ? ni.alloc_memory : 0;
+	k->k_pods_memory = co.pods_memory;
 	if ((k->k_cgroups = cgroups_new(&co, err, sizeof(err))) == NULL) {
 		log_warn("cgroups: %s: pods run without QoS cgroups", err);
 		return;
@@ -438,7 +486,8 @@ kletd_node_info(struct admit_node *an, void *arg)
 	an->memory = k->k_nodeinfo.alloc_memory;
 	an->ephemeral = k->k_nodeinfo.alloc_ephemeral;
 	an->pods = k->k_nodeinfo.alloc_pods;
-	an->pressure = k->k_nodeinfo.pressure;
+	an->pressure =
+	    k->k_eviction != NULL ? eviction_conditions(k->k_eviction) : k->k_nodeinfo.pressure;
 	an->taints = k->k_taints;
 	an->ntaints = k->k_cfg.ntaints;
 }
@@ -536,6 +585,8 @@ kletd_wire(struct kletd *k)
 	hd.cgroup_root = k->k_kubepods;
 	hd.cgroups = k->k_cgroups;
 	k->k_hk = housekeeping_new(&hd);
+	if (kletd_eviction_new(k) < 0) /* eviction */
+		return -1;
 	return 0;
 }
 
@@ -544,6 +595,8 @@ kletd_wire(struct kletd *k)
 static void
 kletd_unwire(struct kletd *k)
 {
+	eviction_free(k->k_eviction); /* eviction: before the workers */
+	k->k_eviction = NULL;
 	api_join_free(k->k_join); /* api: before the pods' config and the workers */
 	k->k_join = NULL;
 	source_file_free(k->k_file);
