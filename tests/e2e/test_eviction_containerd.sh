@@ -78,6 +78,12 @@ check "hog: reason Evicted" [ "$(reason hog)" = Evicted ]
 check "hog: the kubelet's message" sh -c "echo '$(msg hog)' | grep -Eq \
     '^The node was low on resource: memory. Threshold quantity: 150Mi, available: [0-9]+(Ki|Mi)?. Container hog was using [0-9]+(Ki|Mi)?, request is 0, has larger consumption of memory.'"
 check "hog: its container is stopped" sh -c "! ctrs | awk '\$1==\"hog\" && \$3==\"RUNNING\"' | grep -q ."
+PODCTL=${top_builddir:-.}/podctl
+pstatus() { "$PODCTL" --socket "$T/root/podctl.sock" status; }
+pstatus | grep -A12 '^Eviction:' | sed 's/^/# /'
+check "podctl status: the threshold, its signal and the last eviction" sh -c \
+    "'$PODCTL' --socket '$T/root/podctl.sock' status | grep -q 'hard allocatableMemory.available<150Mi' &&
+     '$PODCTL' --socket '$T/root/podctl.sock' status | grep -q 'Last eviction: *default/hog: The node was low'"
 check "only one pod evicted" [ "$(grep -c 'eviction: evicting pod' "$T/kletd.log")" = 1 ]
 for p in g b idle; do check "$p still Running (ranked after the hog)" is_phase $p Running; done
 evicted_event() { as_ctl /objects?kind=events | grep -q '"reason":"Evicted"'; }
