@@ -929,6 +929,16 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 			goto out;
 		}
 	}
+	for (i = 0; i < cfg->eviction_soft.n; i++)
+		if (kvlist_get(&cfg->eviction_soft_grace, cfg->eviction_soft.items[i].k) == NULL) {
+			/* As the kubelet: every soft threshold needs its grace period. */
+			errf(err, errlen,
+			    "flag --eviction-soft: grace period must be specified for the soft "
+			    "eviction threshold %s (--eviction-soft-grace-period)",
+			    cfg->eviction_soft.items[i].k);
+			res = CONFIG_ERROR;
+			goto out;
+		}
 	if (cfg->hostname_override != NULL)
 		cfg->node_name = xstrdup(cfg->hostname_override);
 	else {
