@@ -375,7 +375,7 @@ kletd_evict(void *arg, const struct pod *pod, int64_t grace_s, const char *messa
 	struct pod   *copy = pod_dup(pod);
 
 	events_pod(k->k_events, copy, NULL, EV_WARNING, "Evicted", "%s", message);
-	api_join_pod_evicted(k->k_join, copy->uid, "Evicted", message);
+	api_join_pod_evicted(k->k_join, copy, "Evicted", message);
 	podworkers_update(k->k_workers, copy, PW_UPDATE_KILL, grace_s);
 	pod_free(copy);
 }

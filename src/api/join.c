@@ -494,10 +494,11 @@ api_join_foreach_restored(
 }
 
 void
-api_join_pod_evicted(struct api_join *j, const char *uid, const char *reason, const char *message)
+api_join_pod_evicted(
+    struct api_join *j, const struct pod *pod, const char *reason, const char *message)
 {
 	if (j != NULL)
-		status_evict(j->j_status, uid, reason, message);
+		status_evict(j->j_status, pod, reason, message);
 }
 
 void

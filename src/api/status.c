@@ -454,12 +454,18 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 }
 
 int
-status_evict(struct status_mgr *m, const char *uid, const char *reason, const char *message)
+status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, const char *message)
 {
-	struct sentry *e = entry_find(m, uid);
+	struct sentry *e;
 
-	if (e == NULL)
+	if (pod->uid == NULL)
 		return -1;
+	if ((e = entry_find(m, pod->uid)) == NULL) {
+		/* Evicted before its first status: the entry starts with the eviction. */
+		status_update_ex(m, pod, NULL, NULL, NULL, 0, reason, message);
+		if ((e = entry_find(m, pod->uid)) == NULL)
+			return -1;
+	}
 	free(e->e_evict_reason);
 	free(e->e_evict_message);
 	e->e_evict_reason = xstrdup(reason);

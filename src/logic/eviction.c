@@ -382,6 +382,25 @@ ev_message(const struct ev_threshold *t, const struct ev_obs *o,
 	return msg;
 }
 
+char *
+ev_emptydir_message(const char *volume, int64_t limit)
+{
+	char q[32];
+
+	ev_quantity(limit, q, sizeof(q));
+	return xsprintf("Usage of EmptyDir volume \"%s\" exceeds the limit \"%s\". ", volume, q);
+}
+
+char *
+ev_pod_storage_message(int64_t limit)
+{
+	char q[32];
+
+	ev_quantity(limit, q, sizeof(q));
+	return xsprintf(
+	    "Pod ephemeral local storage usage exceeds the total limit of containers %s. ", q);
+}
+
 int64_t
 ev_grace(const struct ev_config *c, const struct ev_threshold *t, const struct pod *p)
 {

@@ -113,6 +113,11 @@ char *ev_message(const struct ev_threshold *, const struct ev_obs *,
 /* The grace period of an eviction: 1 s for a hard threshold (immediate), else
  * min(max_grace_s, the pod's terminationGracePeriodSeconds). */
 int64_t ev_grace(const struct ev_config *, const struct ev_threshold *, const struct pod *);
+/* Local storage limits (evicted whatever the node's pressure): an emptyDir above its
+ * sizeLimit, a pod above the sum of its containers' ephemeral-storage limits. The kubelet's
+ * messages; caller frees. */
+char *ev_emptydir_message(const char *volume, int64_t limit);
+char *ev_pod_storage_message(int64_t limit);
 /* A quantity as the API prints it (BinarySI: "91244Ki", "150Mi", "1000"). */
 void ev_quantity(int64_t v, char *buf, size_t len);
 

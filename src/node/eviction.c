@@ -343,7 +343,7 @@ ev_containers(
 		for (j = 0; rt != NULL && j < rt->ncontainers && mem && e->d.cgroups != NULL; j++) {
 			if (rt->containers[j].name == NULL ||
 			    strcmp(rt->containers[j].name, c->c_name) != 0 ||
-			    rt->containers[j].state != RT_RUNNING)
+			    rt->containers[j].state == RT_EXITED)
 				continue;
 			{
 				char   *rel = xsprintf("%s/%s", name, rt->containers[j].id);
@@ -355,6 +355,9 @@ ev_containers(
 			}
 			break;
 		}
+		/* Not relisted yet: a single container is most of its pod's usage. */
+		if (cu[n].usage == 0 && mem && pod->ncontainers == 1 && e->d.cgroups != NULL)
+			cu[n].usage = ev_working_set(e, name, NULL);
 		n++;
 	}
 	*out = cu;
@@ -403,6 +406,92 @@ ev_evict(struct eviction *e, const struct ev_threshold *t)
 	free(c.p);
 }
 
+/* localStorageEviction: pods above an emptyDir sizeLimit or their ephemeral-storage limit
+ * are evicted (1 s grace), every such pod in one pass. Returns how many. */
+struct ev_ls {
+	struct eviction *e;
+	struct pod     **victims;
+	char           **msgs;
+	size_t           n;
+};
+
+static void
+ev_ls_pod(const struct pw_view *v, void *arg)
+{
+	struct ev_ls     *ls = arg;
+	struct eviction  *e = ls->e;
+	const struct pod *pod = v->pod;
+	char             *msg = NULL, *dir, *logs;
+	int64_t           total = 0, limit = 0;
+	int               declared = 0;
+	size_t            i;
+
+	if (pod == NULL || pod->uid == NULL || v->state != PW_SYNC ||
+	    (v->has_pending && v->pending_type == PW_UPDATE_KILL) || pod->deletion_ts != 0)
+		return;
+	for (i = 0; i < pod->ncontainers; i++)
+		if (resource_list_get(&pod->containers[i].c_resources.limits, "ephemeral-storage"))
+			declared = 1;
+	for (i = 0; i < pod->nvolumes; i++) {
+		const struct volume *vol = &pod->volumes[i];
+		int64_t              used;
+
+		if (vol->v_kind != VOL_EMPTY_DIR || streq_null(vol->v_medium, "Memory") ||
+		    (!declared && vol->v_size_limit_milli <= 0))
+			continue;
+		dir = xsprintf("%s/pods/%s/volumes/kubernetes.io~empty-dir/%s", e->d.cfg->root_dir,
+		    pod->uid, vol->v_name);
+		used = ev_dir_size(dir, 0);
+		free(dir);
+		total += used;
+		if (msg == NULL && vol->v_size_limit_milli > 0 &&
+		    used > vol->v_size_limit_milli / 1000)
+			msg = ev_emptydir_message(vol->v_name, vol->v_size_limit_milli / 1000);
+	}
+	if (msg == NULL && declared) {
+		logs = xsprintf("%s/%s_%s_%s", e->d.cfg->pod_logs_dir, pod->ns ? pod->ns : "",
+		    pod->name ? pod->name : "", pod->uid);
+		total += ev_dir_size(logs, 0);
+		free(logs);
+		limit = qos_pod_limit(pod, "ephemeral-storage", NULL) / 1000;
+		if (limit > 0 && total > limit)
+			msg = ev_pod_storage_message(limit);
+	}
+	if (msg == NULL)
+		return;
+	ls->victims = xreallocarray(ls->victims, ls->n + 1, sizeof(*ls->victims));
+	ls->msgs = xreallocarray(ls->msgs, ls->n + 1, sizeof(*ls->msgs));
+	ls->victims[ls->n] = pod_dup(pod);
+	ls->msgs[ls->n++] = msg;
+}
+
+static size_t
+ev_local_storage(struct eviction *e)
+{
+	struct ev_ls ls = { e, NULL, NULL, 0 };
+	size_t       i;
+
+	podworkers_foreach(e->d.workers, ev_ls_pod, &ls);
+	for (i = 0; i < ls.n; i++) {
+		const struct pod *pod = ls.victims[i];
+
+		if (!admit_pod_is_critical(pod, 0)) {
+			log_info("eviction: evicting pod %s/%s (local storage, grace 1s): %s",
+			    pod->ns, pod->name, ls.msgs[i]);
+			e->v.evictions++;
+			snprintf(e->v.last_pod, sizeof(e->v.last_pod), "%s/%s", pod->ns, pod->name);
+			snprintf(e->v.last_message, sizeof(e->v.last_message), "%s", ls.msgs[i]);
+			e->v.last_ms = now_wall_ms();
+			e->d.evict(e->d.arg, pod, 1, ls.msgs[i]);
+		}
+		pod_free(ls.victims[i]);
+		free(ls.msgs[i]);
+	}
+	free(ls.victims);
+	free(ls.msgs);
+	return i;
+}
+
 /* Still waiting for the last evicted pod to terminate? */
 static int
 ev_waiting(struct eviction *e)
@@ -443,7 +532,9 @@ eviction_run(struct eviction *e)
 			e->d.conditions(e->d.arg, d.conditions);
 	}
 	ev_notifiers_update(e);
-	if (d.act >= 0 && !ev_waiting(e))
+	if (ev_local_storage(e) > 0)
+		; /* as the kubelet: this pass evicted for local storage */
+	else if (d.act >= 0 && !ev_waiting(e))
 		ev_evict(e, &e->cfg.t[d.act]);
 	e->running = 0;
 }

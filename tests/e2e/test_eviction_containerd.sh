@@ -93,4 +93,25 @@ check "an Evicted event was posted" evicted_event
 wait_for 300 mem_pressure False
 check "node: MemoryPressure back to False" mem_pressure False
 check "logged: conditions without pressure" logged 'eviction: node conditions now without pressure'
+
+# Local storage limits, whatever the pressure: an emptyDir above its sizeLimit, a pod above
+# its containers' ephemeral-storage limits.
+mkvol() { # NAME RESOURCES EMPTYDIR
+	as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"$1\"},\"spec\":{\"nodeName\":\"$NODE\",
+	    \"volumes\":[{\"name\":\"d\",\"emptyDir\":$3}],\"containers\":[{\"name\":\"$1\",
+	    \"image\":\"klet.local/busybox:1.35\",\"resources\":$2,
+	    \"volumeMounts\":[{\"name\":\"d\",\"mountPath\":\"/d\"}],
+	    \"command\":[\"sh\",\"-c\",\"dd if=/dev/zero of=/d/f bs=1M count=3; sleep 1000\"]}]}}" >/dev/null
+}
+mkvol scratch '{}' '{"sizeLimit":"1Mi"}'
+mkvol fat '{"limits":{"ephemeral-storage":"1Mi"}}' '{}'
+wait_for 600 is_phase scratch Failed
+check "emptyDir above its sizeLimit: Failed" is_phase scratch Failed
+check "... reason Evicted, the kubelet's message" sh -c "[ '$(reason scratch)' = Evicted ] &&
+    [ '$(msg scratch)' = 'Usage of EmptyDir volume \"d\" exceeds the limit \"1Mi\". ' ]"
+wait_for 600 is_phase fat Failed
+check "pod above its ephemeral-storage limit: Failed" is_phase fat Failed
+check "... reason Evicted, the kubelet's message" sh -c "[ '$(reason fat)' = Evicted ] &&
+    [ '$(msg fat)' = 'Pod ephemeral local storage usage exceeds the total limit of containers 1Mi. ' ]"
+for p in g b idle; do check "$p still Running" is_phase $p Running; done
 finish

@@ -226,6 +226,13 @@ test_message(void **state)
 	    "The node was low on resource: pids. Threshold quantity: 1000, "
 	    "available: 4000. ");
 	free(m);
+	m = ev_emptydir_message("scratch", MI);
+	assert_string_equal(m, "Usage of EmptyDir volume \"scratch\" exceeds the limit \"1Mi\". ");
+	free(m);
+	m = ev_pod_storage_message(2 * MI);
+	assert_string_equal(
+	    m, "Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. ");
+	free(m);
 	ev_quantity(0, q, sizeof(q));
 	assert_string_equal(q, "0");
 	ev_quantity(3 * MI * 1024, q, sizeof(q));
