@@ -708,9 +708,6 @@ config_apply(
 	}
 	case O_EVICTION_HARD:
 		kvlist_clear(&cfg->eviction_hard);
-		kvlist_clear(&cfg->eviction_soft);
-		kvlist_clear(&cfg->eviction_soft_grace);
-		kvlist_clear(&cfg->eviction_min_reclaim);
 		if (config_parse_eviction(val, &cfg->eviction_hard, sub, sizeof(sub)) == -1)
 			return errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
@@ -964,6 +961,9 @@ config_clear(struct klet_config *cfg)
 	cfg_rl_clear(&cfg->kube_reserved);
 	cfg_rl_clear(&cfg->system_reserved);
 	kvlist_clear(&cfg->eviction_hard);
+	kvlist_clear(&cfg->eviction_soft);
+	kvlist_clear(&cfg->eviction_soft_grace);
+	kvlist_clear(&cfg->eviction_min_reclaim);
 	cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 	free(cfg->config_file);
 	free(cfg->kubeconfig);
