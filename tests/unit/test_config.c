@@ -147,6 +147,7 @@ static void
 check_eviction_flags(const struct klet_config *c)
 {
 	assert_string_equal(kvlist_get(&c->eviction_soft, "memory.available"), "300Mi");
+	assert_int_equal(c->eviction_hard.n, 1);
 	assert_string_equal(kvlist_get(&c->eviction_soft_grace, "memory.available"), "1m30s");
 	assert_string_equal(kvlist_get(&c->eviction_min_reclaim, "nodefs.available"), "5%");
 	assert_int_equal(c->eviction_transition_ms, 30000);
@@ -184,7 +185,8 @@ static const struct flag_case flag_cases[] = {
 	        "--eviction-soft-grace-period=memory.available=1m30s",
 	        "--eviction-minimum-reclaim=nodefs.available=5%",
 	        "--eviction-pressure-transition-period=30s", "--eviction-max-pod-grace-period=10",
-	        "--cgroup-driver=systemd", "--cgroups-per-qos=false", NULL },
+	        "--cgroup-driver=systemd", "--cgroups-per-qos=false",
+	        "--eviction-hard=memory.available<1Gi" }, /* after --eviction-soft: keeps it */
 	    CONFIG_OK, NULL, check_eviction_flags },
 	{ "soft_without_grace", { "--eviction-soft=memory.available<300Mi", NULL }, CONFIG_ERROR,
 	    "grace period must be specified for the soft eviction threshold memory.available",
