@@ -22,6 +22,8 @@
 #include "node/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
+#include "node/cgroups.h"
+#include "node/eviction.h"
 #include "node/logrotate.h"
 #include "core/loop.h"
 #include "node/pleg.h"
@@ -69,6 +71,10 @@ struct kletd {
 	struct nodeinfo      k_nodeinfo;    /* capacity, allocatable, pressure (admission) */
 	int64_t              k_nodeinfo_ms; /* when it was sampled */
 	struct admit_taint  *k_taints;      /* --register-with-taints, for admission */
+	struct cgroups      *k_cgroups;     /* --cgroups-per-qos: QoS and pod cgroups */
+	struct pw_syncer     k_inner;       /* kuberuntime's syncer, wrapped by k_cgroups */
+	int64_t              k_pods_memory; /* capacity - reserved: kubepods' memory limit */
+	struct eviction     *k_eviction;    /* the eviction manager */
 };
 
 /* Prepares the root dir and takes its lock so that two daemons never share one state. */
@@ -322,6 +328,137 @@ kletd_pod_active(const char *uid, void *arg)
 	return v.state != PW_FINISHED;
 }
 
+/* cgroups: the pod cgroup exists, configured, before the pod's sandbox and containers
+ * (the kubelet's SyncPod: pcm.EnsureExists); a terminated pod leaves its QoS tier. */
+static void
+kletd_cg_sync_pod(void *arg, struct pw_txn *txn, const struct pod *pod, enum pw_update_type t)
+{
+	struct kletd *k = arg;
+
+	cgroups_pod_ensure(k->k_cgroups, pod);
+	k->k_inner.sync_pod(k->k_inner.arg, txn, pod, t);
+}
+
+static void
+kletd_cg_sync_terminated(void *arg, struct pw_txn *txn, const struct pod *pod)
+{
+	struct kletd *k = arg;
+
+	cgroups_pod_forget(k->k_cgroups, pod->uid);
+	k->k_inner.sync_terminated(k->k_inner.arg, txn, pod);
+}
+
+static void
+kletd_cg_sync_terminating(void *arg, struct pw_txn *txn, const struct pod *pod, int64_t grace)
+{
+	struct kletd *k = arg;
+
+	k->k_inner.sync_terminating(k->k_inner.arg, txn, pod, grace);
+}
+
+static void
+kletd_cg_cancel(void *arg, struct pw_txn *txn)
+{
+	struct kletd *k = arg;
+
+	k->k_inner.cancel(k->k_inner.arg, txn);
+}
+
+static const char *
+kletd_cg_name(void *arg, const struct pod *pod, char *buf, size_t len)
+{
+	return cgroups_pod_name(arg, pod, buf, len);
+}
+
+/* eviction: the pod is killed (1 s for a hard threshold) and reported Failed / Evicted. */
+static void
+kletd_evict(void *arg, const struct pod *pod, int64_t grace_s, const char *message)
+{
+	struct kletd *k = arg;
+	struct pod   *copy = pod_dup(pod);
+
+	events_pod(k->k_events, copy, NULL, EV_WARNING, "Evicted", "%s", message);
+	api_join_pod_evicted(k->k_join, copy, "Evicted", message);
+	podworkers_update(k->k_workers, copy, PW_UPDATE_KILL, grace_s);
+	pod_free(copy);
+}
+
+static void
+kletd_pressure(void *arg, unsigned conditions)
+{
+	struct kletd *k = arg;
+
+	api_join_pressure(k->k_join, conditions);
+}
+
+static int
+kletd_eviction_new(struct kletd *k)
+{
+	struct eviction_deps d;
+	char                 err[256];
+
+	memset(&d, 0, sizeof(d));
+	d.base = loop_base(k->k_loop);
+	d.cfg = &k->k_cfg;
+	d.cgroups = k->k_cgroups;
+	d.workers = k->k_workers;
+	d.cache = k->k_cache;
+	d.pods_memory = k->k_pods_memory;
+	d.evict = kletd_evict;
+	d.conditions = kletd_pressure;
+	d.arg = k;
+	if ((k->k_eviction = eviction_new(&d, err, sizeof(err))) == NULL) {
+		log_error("eviction: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* --cgroups-per-qos: the QoS hierarchy; without the right to make it, pods go without
+ * (as before: the runtime makes the cgroupfs parent). */
+static void
+kletd_cgroups_new(struct kletd *k, struct kr_options *kopts)
+{
+	struct nodeinfo_opts   o = { &k->k_cfg.kube_reserved, &k->k_cfg.system_reserved, NULL,
+		  k->k_cfg.max_pods };
+	struct nodeinfo_host   h;
+	struct nodeinfo        ni;
+	struct cgroups_options co;
+	char                   err[256];
+
+	if (!k->k_cfg.cgroups_per_qos)
+		return;
+	memset(&h, 0, sizeof(h));
+	nodeinfo_read_host(k->k_cfg.root_dir, &h);
+	nodeinfo_compute(&o, &h, &ni); /* no eviction thresholds: the pods' cgroup limit */
+	memset(&co, 0, sizeof(co));
+	co.driver = k->k_cfg.cgroup_systemd ? QOS_DRIVER_SYSTEMD : QOS_DRIVER_CGROUPFS;
+	co.root = k->k_cfg.cgroup_root;
+	co.v2 = -1;
+	co.cpu_capacity_milli = ni.cap_cpu_milli;
+	co.pods_memory = ni.alloc_memory > 0 ? ni.alloc_memory : 0;
+	k->k_pods_memory = co.pods_memory;
+	if ((k->k_cgroups = cgroups_new(&co, err, sizeof(err))) == NULL) {
+		log_warn("cgroups: %s: pods run without QoS cgroups", err);
+		return;
+	}
+	kopts->pod_cgroup = kletd_cg_name;
+	kopts->pod_cgroup_arg = k->k_cgroups;
+}
+
+static void
+kletd_cgroups_wrap(struct kletd *k, struct pw_syncer *s)
+{
+	if (k->k_cgroups == NULL)
+		return;
+	k->k_inner = *s;
+	s->sync_pod = kletd_cg_sync_pod;
+	s->sync_terminating = kletd_cg_sync_terminating;
+	s->sync_terminated = kletd_cg_sync_terminated;
+	s->cancel = kletd_cg_cancel;
+	s->arg = k;
+}
+
 /* Everything between the store and the sources; 0 or -1 (logged). */
 /* admission: the node as podconfig admits pods onto it; the host is sampled at most once a
  * second. */
@@ -352,7 +489,8 @@ kletd_node_info(struct admit_node *an, void *arg)
 	an->memory = k->k_nodeinfo.alloc_memory;
 	an->ephemeral = k->k_nodeinfo.alloc_ephemeral;
 	an->pods = k->k_nodeinfo.alloc_pods;
-	an->pressure = k->k_nodeinfo.pressure;
+	an->pressure =
+	    k->k_eviction != NULL ? eviction_conditions(k->k_eviction) : k->k_nodeinfo.pressure;
 	an->taints = k->k_taints;
 	an->ntaints = k->k_cfg.ntaints;
 }
@@ -374,6 +512,7 @@ kletd_wire(struct kletd *k)
 	k->k_kubepods = xsprintf("%s%skubepods", cgr, cgr[strlen(cgr) - 1] == '/' ? "" : "/");
 	memset(&kopts, 0, sizeof(kopts));
 	kopts.cgroup_root = k->k_kubepods;
+	kletd_cgroups_new(k, &kopts); /* cgroups */
 	k->k_events = events_new(0);
 	k->k_cri = cri_new(base, k->k_cfg.runtime_endpoint, &copts, kletd_cri_state, k);
 	if (k->k_cri == NULL)
@@ -402,6 +541,7 @@ kletd_wire(struct kletd *k)
 	kuberuntime_set_probes(k->k_kr, kletd_probes, k); /* prober */
 	memset(&syncer, 0, sizeof(syncer));
 	kuberuntime_syncer(k->k_kr, &syncer);
+	kletd_cgroups_wrap(k, &syncer);               /* cgroups */
 	syncer.state_changed = recovery_worker_state; /* recovery: worker rows */
 	syncer.state_arg = k->k_recovery;
 	k->k_workers = podworkers_new(base, &syncer, &wopts);
@@ -448,7 +588,10 @@ kletd_wire(struct kletd *k)
 	hd.root_dir = k->k_cfg.root_dir;
 	hd.logs_dir = k->k_cfg.pod_logs_dir;
 	hd.cgroup_root = k->k_kubepods;
+	hd.cgroups = k->k_cgroups;
 	k->k_hk = housekeeping_new(&hd);
+	if (kletd_eviction_new(k) < 0) /* eviction */
+		return -1;
 	return 0;
 }
 
@@ -457,6 +600,8 @@ kletd_wire(struct kletd *k)
 static void
 kletd_unwire(struct kletd *k)
 {
+	eviction_free(k->k_eviction); /* eviction: before the workers */
+	k->k_eviction = NULL;
 	api_join_free(k->k_join); /* api: before the pods' config and the workers */
 	k->k_join = NULL;
 	source_file_free(k->k_file);
@@ -481,6 +626,8 @@ kletd_unwire(struct kletd *k)
 	k->k_cri = NULL;
 	events_free(k->k_events);
 	k->k_events = NULL;
+	cgroups_free(k->k_cgroups);
+	k->k_cgroups = NULL;
 	free(k->k_kubepods);
 	k->k_kubepods = NULL;
 	recovery_free(k->k_recovery); /* after the workers, which report to it */
@@ -694,6 +841,7 @@ main(int argc, char **argv)
 			.pleg = k.k_pleg,
 			.started_ms = k.k_started_ms,
 			.prober = k.k_prober,
+			.eviction = k.k_eviction,
 			.recovered_ms = recovery_recovered_ms(k.k_recovery),
 			.api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
 			.api_arg = k.k_join };

@@ -300,11 +300,26 @@ api_join_pleg(struct api_join *j, int healthy, const char *why)
 }
 
 void
+api_join_pressure(struct api_join *j, unsigned conditions)
+{
+	if (j != NULL && j->j_node != NULL)
+		node_set_pressure(j->j_node, conditions);
+}
+
+void
 api_join_foreach_restored(
     struct api_join *j, void (*cb)(const struct pod_status *, void *), void *arg)
 {
 	if (j != NULL)
 		status_foreach_restored(j->j_status, cb, arg);
+}
+
+void
+api_join_pod_evicted(
+    struct api_join *j, const struct pod *pod, const char *reason, const char *message)
+{
+	if (j != NULL)
+		status_evict(j->j_status, pod, reason, message);
 }
 
 void

@@ -57,6 +57,12 @@ void api_join_foreach_restored(
     struct api_join *, void (*cb)(const struct pod_status *, void *), void *arg);
 /* A pod left every source (REMOVE): its status entry is forgotten. */
 void api_join_pod_removed(struct api_join *, const char *uid);
+struct pod;
+/* The eviction manager evicted the pod: its status becomes Failed, reason and message. */
+void api_join_pod_evicted(
+    struct api_join *, const struct pod *, const char *reason, const char *message);
+/* The eviction manager's node conditions (EV_COND_* bits) for the node status. */
+void api_join_pressure(struct api_join *, unsigned conditions);
 
 /* For podctl status: API connection state, watch state and position, age of the last watch
  * event (-1: none yet). Strings borrowed until the next loop turn. NULL j: not configured. */

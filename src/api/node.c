@@ -69,6 +69,8 @@ struct node {
 	char              *n_rt_version; /* "containerd://1.6.20" */
 	struct cond        n_conds[4];
 	struct node_stats  n_stats;
+	int                n_pressure_set; /* the eviction manager reports (node_set_pressure) */
+	unsigned           n_pressure;     /* 1 memory, 2 disk, 4 pid */
 };
 
 static void node_register(struct node *);
@@ -222,6 +224,26 @@ gen_labels(struct node *n, yajl_gen g)
 	yajl_gen_map_close(g);
 }
 
+/* The eviction manager's view, when it reports, replaces the fixed thresholds. */
+static void
+node_eviction_view(struct node *n, struct cond *nc)
+{
+	if (!n->n_pressure_set)
+		return;
+	nc[0].status = (n->n_pressure & 1) != 0;
+	nc[0].reason = nc[0].status ? "KubeletHasInsufficientMemory" : "KubeletHasSufficientMemory";
+	snprintf(nc[0].message, sizeof(nc[0].message), "kubelet has %s memory available",
+	    nc[0].status ? "insufficient" : "sufficient");
+	nc[1].status = (n->n_pressure & 2) != 0;
+	nc[1].reason = nc[1].status ? "KubeletHasDiskPressure" : "KubeletHasNoDiskPressure";
+	snprintf(nc[1].message, sizeof(nc[1].message),
+	    nc[1].status ? "kubelet has disk pressure" : "kubelet has no disk pressure");
+	nc[2].status = (n->n_pressure & 4) != 0;
+	nc[2].reason = nc[2].status ? "KubeletHasInsufficientPID" : "KubeletHasSufficientPID";
+	snprintf(nc[2].message, sizeof(nc[2].message), "kubelet has %s PID available",
+	    nc[2].status ? "insufficient" : "sufficient");
+}
+
 /* Updates the conditions from the host and the health inputs. */
 static void
 node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_t fs_total)
@@ -262,6 +284,7 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 	nc[2].status = pid_pressure;
 	nc[2].reason = pid_pressure ? "KubeletHasInsufficientPID" : "KubeletHasSufficientPID";
 	snprintf(nc[2].message, sizeof(nc[2].message), "%s", pidmsg);
+	node_eviction_view(n, nc);
 	nc[3].type = "Ready";
 	if (!n->n_runtime_ready) {
 		nc[3].status = 0;
@@ -910,6 +933,16 @@ node_set_runtime_health(struct node *n, int ready, const char *message)
 	n->n_runtime_ready = !!ready;
 	free(n->n_runtime_msg);
 	n->n_runtime_msg = xstrdup(message);
+	node_kick(n);
+}
+
+void
+node_set_pressure(struct node *n, unsigned pressure)
+{
+	if (n->n_pressure_set && n->n_pressure == pressure)
+		return;
+	n->n_pressure_set = 1;
+	n->n_pressure = pressure;
 	node_kick(n);
 }
 

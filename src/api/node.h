@@ -51,6 +51,9 @@ void node_free(struct node *);
 void node_set_runtime_health(struct node *, int ready, const char *message);
 /* The PLEG's health (relist not stalled). */
 void node_set_pleg_health(struct node *, int healthy, const char *message);
+/* The eviction manager's node conditions (1 MemoryPressure, 2 DiskPressure, 4 PIDPressure);
+ * once called, they replace the fixed thresholds. */
+void node_set_pressure(struct node *, unsigned pressure);
 /* The CRI Version answer: runtime name and version ("containerd", "1.6.20"). */
 void node_set_runtime_version(struct node *, const char *name, const char *version);
 /* Checks (and patches if needed) the status on the next turn. */

@@ -38,7 +38,9 @@ struct sentry {
 	int                e_deleted;     /* the final DELETE succeeded */
 	int64_t            e_backoff_ms;
 	int64_t            e_not_before_ms;
-	int                e_restored; /* from the store, not yet claimed by its pod */
+	int                e_restored;     /* from the store, not yet claimed by its pod */
+	char              *e_evict_reason; /* evicted (status_evict): Failed with these */
+	char              *e_evict_message;
 };
 
 TAILQ_HEAD(sentries, sentry);
@@ -81,6 +83,8 @@ entry_free(struct sentry *e)
 	free(e->e_uid);
 	free(e->e_ns);
 	free(e->e_name);
+	free(e->e_evict_reason);
+	free(e->e_evict_message);
 	free(e);
 }
 
@@ -466,8 +470,8 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 	in.runtime_name = m->m_runtime;
 	in.now = now;
 	in.pod_is_terminal = terminal;
-	in.evict_reason = evict_reason;
-	in.evict_message = evict_message;
+	in.evict_reason = evict_reason != NULL ? evict_reason : e->e_evict_reason;
+	in.evict_message = evict_reason != NULL ? evict_message : e->e_evict_message;
 	podstatus_generate(&in, &gen);
 	/* The merge rules against the server's status: conditions it owns stay, a terminal
 	 * phase waits until nothing can run. */
@@ -491,6 +495,26 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 		e->e_dirty = 1;
 		mgr_kick(m);
 	}
+}
+
+int
+status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, const char *message)
+{
+	struct sentry *e;
+
+	if (pod->uid == NULL)
+		return -1;
+	if ((e = entry_find(m, pod->uid)) == NULL) {
+		/* Evicted before its first status: the entry starts with the eviction. */
+		status_update_ex(m, pod, NULL, NULL, NULL, 0, reason, message);
+		if ((e = entry_find(m, pod->uid)) == NULL)
+			return -1;
+	}
+	free(e->e_evict_reason);
+	free(e->e_evict_message);
+	e->e_evict_reason = xstrdup(reason);
+	e->e_evict_message = xstrdup(message);
+	return 0;
 }
 
 void

@@ -50,6 +50,14 @@ enum opt_id {
 	O_SYSTEM_RESERVED,
 	O_EVICTION_HARD,
 	O_REGISTER_TAINTS,
+	O_CGROUP_DRIVER,
+	O_CGROUPS_PER_QOS,
+	O_EVICTION_SOFT,
+	O_EVICTION_SOFT_GRACE,
+	O_EVICTION_MIN_RECLAIM,
+	O_EVICTION_TRANSITION,
+	O_EVICTION_MAX_GRACE,
+	O_EVICTION_MONITOR,
 };
 
 static const struct option longopts[] = {
@@ -83,6 +91,14 @@ static const struct option longopts[] = {
 	{ "container-log-max-size", required_argument, NULL, O_LOG_MAX_SIZE },
 	{ "container-log-max-files", required_argument, NULL, O_LOG_MAX_FILES },
 	{ "cgroup-root", required_argument, NULL, O_CGROUP_ROOT },
+	{ "cgroup-driver", required_argument, NULL, O_CGROUP_DRIVER },
+	{ "cgroups-per-qos", optional_argument, NULL, O_CGROUPS_PER_QOS },
+	{ "eviction-soft", required_argument, NULL, O_EVICTION_SOFT },
+	{ "eviction-soft-grace-period", required_argument, NULL, O_EVICTION_SOFT_GRACE },
+	{ "eviction-minimum-reclaim", required_argument, NULL, O_EVICTION_MIN_RECLAIM },
+	{ "eviction-pressure-transition-period", required_argument, NULL, O_EVICTION_TRANSITION },
+	{ "eviction-max-pod-grace-period", required_argument, NULL, O_EVICTION_MAX_GRACE },
+	{ "eviction-monitoring-period", required_argument, NULL, O_EVICTION_MONITOR },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -113,6 +129,8 @@ config_usage(FILE *fp)
 	    "  --root-dir DIR                   state directory (default /var/lib/klet)\n"
 	    "  --pod-logs-dir DIR               container logs (default /var/log/pods)\n"
 	    "  --cgroup-root PATH               cgroup under which kubepods is made (default /)\n"
+	    "  --cgroup-driver cgroupfs|systemd pod cgroup names (default cgroupfs)\n"
+	    "  --cgroups-per-qos[=BOOL]         QoS and pod cgroups (default true)\n"
 	    "  --max-pods N                     pods this node runs at most (default 110)\n"
 	    "  --kube-reserved RES=Q,...        reserved for Kubernetes daemons (cpu, memory,\n"
 	    "                                   ephemeral-storage, pid); not allocatable to pods\n"
@@ -120,6 +138,13 @@ config_usage(FILE *fp)
 	    "  --eviction-hard SIG<Q,...        hard eviction thresholds (default\n"
 	    "                                   memory.available<100Mi,nodefs.available<10%,\n"
 	    "                                   nodefs.inodesFree<5%,imagefs.available<15%)\n"
+	    "  --eviction-soft SIG<Q,...        soft eviction thresholds (default none)\n"
+	    "  --eviction-soft-grace-period SIG=DUR,...  how long a soft threshold must hold\n"
+	    "  --eviction-minimum-reclaim SIG=Q,...  reclaimed beyond a threshold (default 0)\n"
+	    "  --eviction-pressure-transition-period DUR  a condition holds this long (default 5m)\n"
+	    "  --eviction-max-pod-grace-period S  grace of a soft eviction at most (default 0:\n"
+	    "                                   the pod's own)\n"
+	    "  --eviction-monitoring-period DUR signals read this often (default 10s)\n"
 	    "  --register-with-taints K=V:E,... taints the node registers with\n"
 	    "  --node-labels k=v,...            labels added at registration\n"
 	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
@@ -492,6 +517,43 @@ parse_bool(const char *s, int *out)
 	return -1;
 }
 
+/* "sig=value,..." with a known eviction signal and a duration (durations) or a quantity. */
+static int
+config_parse_sigmap(const char *s, int durations, struct kvlist *out, char *err, size_t errlen)
+{
+	static const char *const sigs[] = { "memory.available", "nodefs.available",
+		"nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available" };
+	char                    *copy = xstrdup(s), *item, *save = NULL, *eq;
+	int64_t                  v;
+	size_t                   i;
+	int                      rc = 0;
+
+	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+		if ((eq = strchr(item, '=')) == NULL) {
+			rc = errf(err, errlen, "\"%s\": expected SIGNAL=%s", item,
+			    durations ? "DURATION" : "QUANTITY");
+			break;
+		}
+		*eq++ = '\0';
+		for (i = 0; i < nitems(sigs) && strcmp(sigs[i], item) != 0; i++)
+			;
+		if (i == nitems(sigs)) {
+			rc = errf(err, errlen, "\"%s\": unknown eviction signal", item);
+			break;
+		}
+		if (durations
+		        ? config_parse_duration(eq, &v) < 0 || v < 0
+		        : (eq[strlen(eq) - 1] != '%' && (quantity_parse(eq, &v) < 0 || v < 0))) {
+			rc = errf(err, errlen, "%s: \"%s\" is not a %s", item, eq,
+			    durations ? "duration" : "quantity");
+			break;
+		}
+		kvlist_set(out, item, eq);
+	}
+	free(copy);
+	return rc;
+}
+
 static void
 set_str(char **dst, const char *v)
 {
@@ -650,6 +712,54 @@ config_apply(
 		if (config_parse_eviction(val, &cfg->eviction_hard, sub, sizeof(sub)) == -1)
 			return errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
+	case O_EVICTION_SOFT:
+		kvlist_clear(&cfg->eviction_soft);
+		if (config_parse_eviction(val, &cfg->eviction_soft, sub, sizeof(sub)) == -1)
+			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+		break;
+	case O_EVICTION_SOFT_GRACE:
+	case O_EVICTION_MIN_RECLAIM: {
+		struct kvlist *kl = id == O_EVICTION_SOFT_GRACE ? &cfg->eviction_soft_grace
+		                                                : &cfg->eviction_min_reclaim;
+
+		kvlist_clear(kl);
+		if (config_parse_sigmap(val, id == O_EVICTION_SOFT_GRACE, kl, sub, sizeof(sub)) ==
+		    -1)
+			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+		break;
+	}
+	case O_EVICTION_TRANSITION:
+	case O_EVICTION_MONITOR:
+		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
+		    (id == O_EVICTION_MONITOR && ms < 100))
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a duration such as 5m or 30s%s",
+			    val, what, id == O_EVICTION_MONITOR ? " (at least 100ms)" : "");
+		if (id == O_EVICTION_TRANSITION)
+			cfg->eviction_transition_ms = ms;
+		else
+			cfg->eviction_monitor_ms = ms;
+		break;
+	case O_EVICTION_MAX_GRACE:
+		if (parse_int(val, -1, 1000000000, &n) == -1)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a number of seconds", val, what);
+		cfg->eviction_max_grace_s = n;
+		break;
+	case O_CGROUP_DRIVER:
+		if (strcmp(val, "cgroupfs") == 0)
+			cfg->cgroup_systemd = 0;
+		else if (strcmp(val, "systemd") == 0)
+			cfg->cgroup_systemd = 1;
+		else
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected cgroupfs or systemd", val, what);
+		break;
+	case O_CGROUPS_PER_QOS:
+		if (parse_bool(val, &cfg->cgroups_per_qos) == -1)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected true or false", val, what);
+		break;
 	case O_REGISTER_TAINTS:
 		cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 		if (config_parse_taints(val, &cfg->taints, &cfg->ntaints, sub, sizeof(sub)) == -1)
@@ -729,6 +839,9 @@ config_defaults(struct klet_config *cfg)
 	kvlist_set(&cfg->eviction_hard, "nodefs.inodesFree", "5%");
 	kvlist_set(&cfg->eviction_hard, "imagefs.available", "15%");
 	cfg->register_node = 1;
+	cfg->cgroups_per_qos = 1;
+	cfg->eviction_transition_ms = 5 * 60000;
+	cfg->eviction_monitor_ms = 10000;
 	cfg->file_check_ms = 20000;
 	cfg->runtime_timeout_ms = 120000;
 	cfg->node_status_ms = 10000;
@@ -814,6 +927,16 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 			goto out;
 		}
 	}
+	for (i = 0; i < cfg->eviction_soft.n; i++)
+		if (kvlist_get(&cfg->eviction_soft_grace, cfg->eviction_soft.items[i].k) == NULL) {
+			/* As the kubelet: every soft threshold needs its grace period. */
+			errf(err, errlen,
+			    "flag --eviction-soft: grace period must be specified for the soft "
+			    "eviction threshold %s (--eviction-soft-grace-period)",
+			    cfg->eviction_soft.items[i].k);
+			res = CONFIG_ERROR;
+			goto out;
+		}
 	if (cfg->hostname_override != NULL)
 		cfg->node_name = xstrdup(cfg->hostname_override);
 	else {
@@ -839,6 +962,9 @@ config_clear(struct klet_config *cfg)
 	cfg_rl_clear(&cfg->kube_reserved);
 	cfg_rl_clear(&cfg->system_reserved);
 	kvlist_clear(&cfg->eviction_hard);
+	kvlist_clear(&cfg->eviction_soft);
+	kvlist_clear(&cfg->eviction_soft_grace);
+	kvlist_clear(&cfg->eviction_min_reclaim);
 	cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 	free(cfg->config_file);
 	free(cfg->kubeconfig);
@@ -885,6 +1011,14 @@ static const struct cf_field {
 	{ "systemReserved", CF_MAP_EQ, O_SYSTEM_RESERVED },
 	{ "evictionHard", CF_MAP_LT, O_EVICTION_HARD },
 	{ "registerWithTaints", CF_TAINTS, O_REGISTER_TAINTS },
+	{ "cgroupDriver", CF_STR, O_CGROUP_DRIVER },
+	{ "cgroupsPerQOS", CF_BOOL, O_CGROUPS_PER_QOS },
+	{ "evictionSoft", CF_MAP_LT, O_EVICTION_SOFT },
+	{ "evictionSoftGracePeriod", CF_MAP_EQ, O_EVICTION_SOFT_GRACE },
+	{ "evictionMinimumReclaim", CF_MAP_EQ, O_EVICTION_MIN_RECLAIM },
+	{ "evictionPressureTransitionPeriod", CF_STR, O_EVICTION_TRANSITION },
+	{ "evictionMaxPodGracePeriod", CF_INT, O_EVICTION_MAX_GRACE },
+
 	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },
 	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },

@@ -45,6 +45,14 @@ struct klet_config {
 	struct resource_list system_reserved; /* --system-reserved, systemReserved */
 	struct kvlist        eviction_hard;   /* --eviction-hard, evictionHard: signal -> "100Mi"
 	                                       * or "10%" */
+	struct kvlist eviction_soft;          /* --eviction-soft, evictionSoft */
+	struct kvlist eviction_soft_grace;    /* --eviction-soft-grace-period: signal -> duration */
+	struct kvlist eviction_min_reclaim;   /* --eviction-minimum-reclaim: signal -> quantity */
+	int64_t       eviction_transition_ms; /* --eviction-pressure-transition-period (5m) */
+	int64_t       eviction_max_grace_s;   /* --eviction-max-pod-grace-period (0) */
+	int64_t       eviction_monitor_ms;    /* --eviction-monitoring-period (10s) */
+	int           cgroup_systemd;         /* --cgroup-driver systemd, cgroupDriver */
+	int           cgroups_per_qos;        /* --cgroups-per-qos, cgroupsPerQOS (true) */
 	struct config_taint *taints;          /* --register-with-taints, registerWithTaints */
 	size_t               ntaints;
 };

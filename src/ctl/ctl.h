@@ -51,10 +51,11 @@ struct ctl_deps {
 	struct pleg              *pleg;
 	int64_t                   started_ms;                  /* monotonic start of the daemon */
 	void (*api_info)(struct ctl_api_info *out, void *arg); /* NULL: not configured */
-	void          *api_arg;
-	size_t         max_output;   /* 0: CTL_MAX_OUTPUT */
-	struct prober *prober;       /* probe results (READY, describe); may be NULL */
-	const int64_t *recovered_ms; /* ms from start to recovered, -1 before; NULL */
+	void            *api_arg;
+	size_t           max_output;   /* 0: CTL_MAX_OUTPUT */
+	struct prober   *prober;       /* probe results (READY, describe); may be NULL */
+	const int64_t   *recovered_ms; /* ms from start to recovered, -1 before; NULL */
+	struct eviction *eviction;     /* signals, thresholds, last eviction; may be NULL */
 };
 
 /* Creates the socket (replacing a stale one) and starts accepting. Returns NULL with a

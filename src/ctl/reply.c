@@ -11,6 +11,7 @@
 #include "ctl/ctl.h"
 #include "ctl/reply.h"
 #include "node/events.h"
+#include "node/eviction.h"
 #include "core/json.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
@@ -434,6 +435,56 @@ ctl_pull_name(enum pull_policy p)
 	}
 }
 
+/* status: the eviction manager's signals (available / capacity, with the thresholds), the
+ * node conditions and the last eviction. */
+static void
+ctl_gen_eviction(yajl_gen g, struct eviction *e)
+{
+	struct eviction_view v;
+	size_t               i;
+
+	json_gen_key(g, "eviction");
+	yajl_gen_map_open(g);
+	if (e != NULL) {
+		eviction_view(e, &v);
+		json_gen_key(g, "conditions");
+		yajl_gen_array_open(g);
+		if (v.conditions & EV_COND_MEMORY)
+			yajl_gen_string(g, (const unsigned char *)"MemoryPressure", 14);
+		if (v.conditions & EV_COND_DISK)
+			yajl_gen_string(g, (const unsigned char *)"DiskPressure", 12);
+		if (v.conditions & EV_COND_PID)
+			yajl_gen_string(g, (const unsigned char *)"PIDPressure", 11);
+		yajl_gen_array_close(g);
+		json_gen_key(g, "thresholds");
+		yajl_gen_array_open(g);
+		for (i = 0; i < v.cfg->n; i++) {
+			const struct ev_threshold *t = &v.cfg->t[i];
+			const struct ev_obs       *o = &v.obs[t->sig];
+
+			yajl_gen_map_open(g);
+			json_gen_kv_str(g, "signal", ev_signal_name(t->sig));
+			json_gen_kv_str(g, "threshold", t->text);
+			json_gen_kv_bool(g, "hard", t->hard);
+			json_gen_kv_bool(g, "observed", o->valid);
+			json_gen_kv_int(g, "available", o->available);
+			json_gen_kv_int(g, "capacity", o->capacity);
+			json_gen_kv_int(g, "value", ev_threshold_value(t, o->capacity));
+			json_gen_kv_bool(g, "met", (v.met & (1u << i)) != 0);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+		json_gen_kv_int(g, "passes", (int64_t)v.passes);
+		json_gen_kv_int(g, "notifications", (int64_t)v.notifications);
+		json_gen_kv_bool(g, "notifyArmed", v.notify_armed);
+		json_gen_kv_int(g, "evictions", (int64_t)v.evictions);
+		json_gen_kv_str(g, "lastPod", v.last_ms != 0 ? v.last_pod : NULL);
+		json_gen_kv_str(g, "lastMessage", v.last_ms != 0 ? v.last_message : NULL);
+		json_gen_kv_int(g, "lastEvictionMs", v.last_ms);
+	}
+	yajl_gen_map_close(g);
+}
+
 static const struct container_status *
 ctl_find_cs(const struct container_status *v, size_t n, const char *name)
 {
@@ -827,6 +878,8 @@ ctl_gen_status(struct ctl_walk *w)
 		yajl_gen_array_close(g);
 	}
 	yajl_gen_map_close(g);
+
+	ctl_gen_eviction(g, d->eviction);
 
 	json_gen_key(g, "store");
 	yajl_gen_map_open(g);

@@ -21,11 +21,13 @@ struct kr_env {
 	const struct strv   *cluster_dns;
 	const struct kvlist *runtime_handlers; /* runtimeClassName -> handler */
 	const char          *cgroup_root;      /* "" : none */
-	const char          *node_name;
-	const char          *host_ip;
-	int64_t              node_cpu_milli; /* allocatable defaults for resourceFieldRef */
-	int64_t              node_mem_milli;
-	struct volumes      *volumes; /* volumes: configMap/secret objects; NULL: none */
+	const char *(*pod_cgroup)(void *, const struct pod *, char *, size_t); /* or NULL */
+	void           *pod_cgroup_arg;
+	const char     *node_name;
+	const char     *host_ip;
+	int64_t         node_cpu_milli; /* allocatable defaults for resourceFieldRef */
+	int64_t         node_mem_milli;
+	struct volumes *volumes; /* volumes: configMap/secret objects; NULL: none */
 };
 
 /* protobuf-c helpers. */

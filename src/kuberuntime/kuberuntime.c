@@ -422,6 +422,8 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
 	kr->kr_env.cluster_dns = &cfg->cluster_dns;
 	kr->kr_env.runtime_handlers = &cfg->runtime_handlers;
 	kr->kr_env.cgroup_root = kr->kr_cgroup_root;
+	kr->kr_env.pod_cgroup = o.pod_cgroup;
+	kr->kr_env.pod_cgroup_arg = o.pod_cgroup_arg;
 	kr->kr_env.node_name = cfg->node_name;
 	kr->kr_env.host_ip = kr->kr_host_ip;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);

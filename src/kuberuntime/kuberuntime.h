@@ -35,6 +35,10 @@ struct kr_options {
 	 * ROOT/burstable/podUID or ROOT/podUID (guaranteed), as the kubelet's cgroupfs driver.
 	 * NULL: "/kubepods"; "": no cgroup parent is set. */
 	const char *cgroup_root;
+	/* The pod cgroup manager's name of the pod's cgroup (the sandbox's CgroupParent),
+	 * replacing cgroup_root's when set (node/cgroups.c). */
+	const char *(*pod_cgroup)(void *arg, const struct pod *, char *buf, size_t len);
+	void *pod_cgroup_arg;
 	/* Timeout of PullImage (default 5 min); other calls use cfg->runtime_timeout_ms. */
 	int64_t pull_timeout_ms;
 	/* The node's IP for status.hostIP (downward API). NULL: the first non-loopback IPv4

@@ -528,7 +528,10 @@ kr_sandbox_linux(const struct kr_env *env, const struct pod *pod)
 	char                               cg[512];
 	size_t                             i;
 
-	kuberuntime_pod_cgroup(env->cgroup_root, pod, cg, sizeof(cg));
+	if (env->pod_cgroup != NULL)
+		env->pod_cgroup(env->pod_cgroup_arg, pod, cg, sizeof(cg));
+	else
+		kuberuntime_pod_cgroup(env->cgroup_root, pod, cg, sizeof(cg));
 	if (cg[0] != '\0')
 		lx->cgroup_parent = xstrdup(cg);
 	lx->security_context = sc;

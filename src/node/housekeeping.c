@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cri/cri.h"
+#include "node/cgroups.h"
 #include "node/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
@@ -489,6 +490,18 @@ hk_rmdir_tree(const char *path)
 	return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+/* Pod cgroups through the pod cgroup manager (node/cgroups.c): either driver's names. */
+static void
+hk_pod_cgroup(void *arg, const char *uid)
+{
+	struct housekeeping *h = arg;
+
+	if (!hk_uid_ok(uid) || hk_known_find(h, uid) == NULL || !hk_pod_gone(h, uid))
+		return;
+	if (cgroups_pod_remove(h->h_d.cgroups, uid) == 1)
+		h->h_stats.cgroups_removed++;
+}
+
 static void
 hk_cgroups(struct housekeeping *h)
 {
@@ -497,6 +510,10 @@ hk_cgroups(struct housekeeping *h)
 	DIR               *m, *d;
 	size_t             t;
 
+	if (h->h_d.cgroups != NULL) {
+		cgroups_foreach_pod(h->h_d.cgroups, hk_pod_cgroup, h);
+		return;
+	}
 	if (*h->h_cgmnt == '\0' || *h->h_cgroot == '\0')
 		return;
 	if ((m = opendir(h->h_cgmnt)) == NULL)

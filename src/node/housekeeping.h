@@ -45,6 +45,7 @@ struct hk_deps {
 	const char         *logs_dir;    /* NS_NAME_UID pod log directories; NULL: none */
 	const char         *cgroup_mnt;  /* NULL: /sys/fs/cgroup; "" disables cgroup cleanup */
 	const char         *cgroup_root; /* NULL: /kubepods */
+	struct cgroups     *cgroups;     /* the pod cgroup manager; NULL: cgroup_mnt/root */
 	/* May be NULL: 1 when the exit of an exited container was reported (kletd: the PLEG
 	 * stored it); an exited container is removed only then, so no exit code is lost to a
 	 * removal that came before the relist that would have read it. */

@@ -1026,6 +1026,38 @@ status_tasks(const struct json *tasks)
 	table_print(&t);
 }
 
+/* The eviction manager: conditions, each threshold against its signal, the last eviction. */
+static void
+status_eviction(const struct json *e)
+{
+	const struct json *c = json_get(e, "conditions"), *t = json_get(e, "thresholds");
+	size_t             i;
+
+	if (t == NULL)
+		return;
+	printf("%-16s", "Eviction:");
+	for (i = 0; c != NULL && i < json_len(c); i++)
+		printf("%s%s", i ? ", " : "", json_str(json_index(c, i)));
+	printf("%s; %lld passes, %lld notifications%s, %lld evictions\n",
+	    c == NULL || json_len(c) == 0 ? "no pressure" : "", (long long)ji(e, "passes", 0),
+	    (long long)ji(e, "notifications", 0), jb(e, "notifyArmed") ? " (armed)" : "",
+	    (long long)ji(e, "evictions", 0));
+	for (i = 0; i < json_len(t); i++) {
+		const struct json *x = json_index(t, i);
+
+		printf("  %-28s%s %s<%s (%lld): available %lld of %lld%s\n", jsd(x, "signal", "?"),
+		    jb(x, "hard") ? "hard" : "soft", jsd(x, "signal", "?"),
+		    jsd(x, "threshold", "?"), (long long)ji(x, "value", 0),
+		    (long long)ji(x, "available", 0), (long long)ji(x, "capacity", 0),
+		    !jb(x, "observed") ? " (not observed)"
+		        : jb(x, "met") ? "  MET"
+		                       : "");
+	}
+	if (js(e, "lastPod") != NULL)
+		printf("  %-28s%s: %s\n", "Last eviction:", js(e, "lastPod"),
+		    jsd(e, "lastMessage", ""));
+}
+
 static int
 cmd_status(FILE *f, const struct opts *o)
 {
@@ -1079,6 +1111,7 @@ cmd_status(FILE *f, const struct opts *o)
 		    "Recovery:", (long long)ji(s, "recoveredInMs", 0),
 		    (long long)ji(s, "fromStore", 0), (long long)ji(s, "objects", 0),
 		    (long long)ji(s, "statusCalls", 0));
+	status_eviction(json_get(d, "eviction"));
 	s = json_get(d, "store");
 	if (js(s, "health") != NULL)
 		printf("%-16s%s, %.1f KiB, %lld commits, %lld failures, %lld journal ops%s%s\n",

@@ -35,6 +35,11 @@ check_defaults(const struct klet_config *c)
 	assert_int_equal(c->log_max_size, 10 * 1024 * 1024);
 	assert_int_equal(c->log_max_files, 5);
 	assert_int_equal(c->log_monitor_ms, 10000);
+	assert_int_equal(c->cgroups_per_qos, 1);
+	assert_int_equal(c->cgroup_systemd, 0);
+	assert_int_equal(c->eviction_transition_ms, 300000);
+	assert_int_equal(c->eviction_monitor_ms, 10000);
+	assert_int_equal(c->eviction_soft.n, 0);
 	assert_null(c->pod_manifest_path);
 	assert_non_null(c->node_name);
 }
@@ -138,6 +143,20 @@ check_eviction_defaults(const struct klet_config *c)
 	assert_string_equal(c->eviction_hard.items[1].v, "10%");
 }
 
+static void
+check_eviction_flags(const struct klet_config *c)
+{
+	assert_string_equal(kvlist_get(&c->eviction_soft, "memory.available"), "300Mi");
+	assert_int_equal(c->eviction_hard.n, 1);
+	assert_string_equal(kvlist_get(&c->eviction_soft_grace, "memory.available"), "1m30s");
+	assert_string_equal(kvlist_get(&c->eviction_min_reclaim, "nodefs.available"), "5%");
+	assert_int_equal(c->eviction_transition_ms, 30000);
+	assert_int_equal(c->eviction_max_grace_s, 10);
+	assert_int_equal(c->eviction_monitor_ms, 10000);
+	assert_int_equal(c->cgroup_systemd, 1);
+	assert_int_equal(c->cgroups_per_qos, 0);
+}
+
 static const struct flag_case flag_cases[] = {
 	{ "no_flags_gives_defaults", { NULL }, CONFIG_OK, NULL, check_defaults },
 	{ "common_flags_space_and_equals",
@@ -161,6 +180,26 @@ static const struct flag_case flag_cases[] = {
 	    { "--logging-format=json", "--runtime-handler", "gvisor=runsc",
 	        "--file-check-frequency=1m30s500ms", NULL },
 	    CONFIG_OK, NULL, check_json_and_handlers },
+	{ "eviction_and_cgroup_flags",
+	    { "--eviction-soft=memory.available<300Mi",
+	        "--eviction-soft-grace-period=memory.available=1m30s",
+	        "--eviction-minimum-reclaim=nodefs.available=5%",
+	        "--eviction-pressure-transition-period=30s", "--eviction-max-pod-grace-period=10",
+	        "--cgroup-driver=systemd", "--cgroups-per-qos=false",
+	        "--eviction-hard=memory.available<1Gi" }, /* after --eviction-soft: keeps it */
+	    CONFIG_OK, NULL, check_eviction_flags },
+	{ "soft_without_grace", { "--eviction-soft=memory.available<300Mi", NULL }, CONFIG_ERROR,
+	    "grace period must be specified for the soft eviction threshold memory.available",
+	    NULL },
+	{ "soft_grace_not_a_duration",
+	    { "--eviction-soft-grace-period=memory.available=soon", NULL }, CONFIG_ERROR,
+	    "memory.available: \"soon\" is not a duration", NULL },
+	{ "soft_grace_unknown_signal", { "--eviction-soft-grace-period=cpu.available=1m", NULL },
+	    CONFIG_ERROR, "\"cpu.available\": unknown eviction signal", NULL },
+	{ "cgroup_driver_unknown", { "--cgroup-driver=cgroupv3", NULL }, CONFIG_ERROR,
+	    "expected cgroupfs or systemd", NULL },
+	{ "monitoring_period_too_short", { "--eviction-monitoring-period=1ms", NULL }, CONFIG_ERROR,
+	    "(at least 100ms)", NULL },
 	{ "unknown_flag", { "--no-such-flag", NULL }, CONFIG_ERROR, "unknown flag: --no-such-flag",
 	    NULL },
 	{ "max_pods_not_a_number", { "--max-pods=lots", NULL }, CONFIG_ERROR,
