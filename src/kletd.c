@@ -374,13 +374,13 @@ kletd_cg_name(void *arg, const struct pod *pod, char *buf, size_t len)
 static void
 kletd_evict(void *arg, const struct pod *pod, int64_t grace_s, const char *message)
 {
-	struct kletd *k = arg;
-	struct pod   *copy = pod_dup(pod);
+	struct kletd     *k = arg;
+	const struct pod *ref = pod_ref(pod); /* the worker's pod may be replaced meanwhile */
 
-	events_pod(k->k_events, copy, NULL, EV_WARNING, "Evicted", "%s", message);
-	api_join_pod_evicted(k->k_join, copy, "Evicted", message);
-	podworkers_update(k->k_workers, copy, PW_UPDATE_KILL, grace_s);
-	pod_free(copy);
+	events_pod(k->k_events, ref, NULL, EV_WARNING, "Evicted", "%s", message);
+	api_join_pod_evicted(k->k_join, ref, "Evicted", message);
+	podworkers_update(k->k_workers, ref, PW_UPDATE_KILL, grace_s);
+	pod_unref(ref);
 }
 
 static void

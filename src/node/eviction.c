@@ -409,10 +409,10 @@ ev_evict(struct eviction *e, const struct ev_threshold *t)
 /* localStorageEviction: pods above an emptyDir sizeLimit or their ephemeral-storage limit
  * are evicted (1 s grace), every such pod in one pass. Returns how many. */
 struct ev_ls {
-	struct eviction *e;
-	struct pod     **victims;
-	char           **msgs;
-	size_t           n;
+	struct eviction   *e;
+	const struct pod **victims;
+	char             **msgs;
+	size_t             n;
 };
 
 static void
@@ -461,7 +461,7 @@ ev_ls_pod(const struct pw_view *v, void *arg)
 		return;
 	ls->victims = xreallocarray(ls->victims, ls->n + 1, sizeof(*ls->victims));
 	ls->msgs = xreallocarray(ls->msgs, ls->n + 1, sizeof(*ls->msgs));
-	ls->victims[ls->n] = pod_dup(pod);
+	ls->victims[ls->n] = pod_ref(pod);
 	ls->msgs[ls->n++] = msg;
 }
 
@@ -484,7 +484,7 @@ ev_local_storage(struct eviction *e)
 			e->v.last_ms = now_wall_ms();
 			e->d.evict(e->d.arg, pod, 1, ls.msgs[i]);
 		}
-		pod_free(ls.victims[i]);
+		pod_unref(ls.victims[i]);
 		free(ls.msgs[i]);
 	}
 	free(ls.victims);

@@ -126,7 +126,7 @@ test_pod_config(void **state)
 		assert_string_equal(s, t->v1);
 		files_str(&c, 1, s, sizeof(s));
 		assert_string_equal(s, t->v2);
-		pod_free(p);
+		pod_unref(p);
 	}
 }
 
