@@ -58,6 +58,9 @@ void api_join_foreach_restored(
     struct api_join *, void (*cb)(const struct pod_status *, void *), void *arg);
 /* A pod left every source (REMOVE): its status entry is forgotten. */
 void api_join_pod_removed(struct api_join *, const char *uid);
+/* The client certificate was renewed (--rotate-certificates): the API client uses pem_path
+ * (certificate and key) from its next connection on. 0 or -1. */
+int api_join_reload_client_cert(struct api_join *, const char *pem_path);
 
 /* For podctl status: API connection state, watch state and position, age of the last watch
  * event (-1: none yet). Strings borrowed until the next loop turn. NULL j: not configured. */
