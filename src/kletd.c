@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
+#include "api/bootstrap.h"
 #include "api/join.h" /* api */
 #include "core/config.h"
 #include "cri/cri.h"
@@ -75,6 +77,11 @@ struct kletd {
 	struct pw_syncer     k_inner;       /* kuberuntime's syncer, wrapped by k_cgroups */
 	int64_t              k_pods_memory; /* capacity - reserved: kubepods' memory limit */
 	struct eviction     *k_eviction;    /* the eviction manager */
+	struct bootstrap    *k_certreq;     /* --rotate-certificates: a renewal in flight */
+	struct event        *k_cert_timer;  /* fires at k_cert_due_s */
+	int64_t              k_cert_due_s;  /* when the client certificate is renewed (Unix s) */
+	int                  k_certreq_done;
+	int                  k_boot_state; /* bootstrap at start: 0 running, 1 done, -1 failed */
 };
 
 /* Prepares the root dir and takes its lock so that two daemons never share one state. */
@@ -495,6 +502,137 @@ kletd_node_info(struct admit_node *an, void *arg)
 	an->ntaints = k->k_cfg.ntaints;
 }
 
+/* TLS bootstrap and rotation (--bootstrap-kubeconfig, --rotate-certificates). */
+static void
+kletd_boot_done(int ok, const char *why, void *arg)
+{
+	struct kletd *k = arg;
+
+	if (!ok)
+		log_error("bootstrap: %s", why);
+	k->k_boot_state = ok ? 1 : -1;
+	loop_stop(k->k_loop);
+}
+
+/* Before anything talks to the API server: when --kubeconfig has no usable client
+ * certificate, obtain one with the bootstrap credentials (the loop runs only for that). */
+static int
+kletd_bootstrap(struct kletd *k)
+{
+	struct bootstrap_opts o;
+	struct bootstrap     *b;
+	char                  why[512], err[512], *pki;
+
+	if (!bootstrap_needed(
+	        k->k_cfg.kubeconfig, (int64_t)time(NULL), 0, NULL, NULL, why, sizeof(why))) {
+		log_info("bootstrap: %s has a valid client certificate", k->k_cfg.kubeconfig);
+		return 0;
+	}
+	log_info("bootstrap: %s; requesting a client certificate with %s", why,
+	    k->k_cfg.bootstrap_kubeconfig);
+	kletd_notify("STATUS=waiting for a client certificate (TLS bootstrap)");
+	pki = xsprintf("%s/pki", k->k_cfg.root_dir);
+	memset(&o, 0, sizeof(o));
+	o.credentials = k->k_cfg.bootstrap_kubeconfig;
+	o.kubeconfig = k->k_cfg.kubeconfig;
+	o.pki_dir = pki;
+	o.node_name = k->k_cfg.node_name;
+	b = bootstrap_start(loop_base(k->k_loop), &o, kletd_boot_done, k, err, sizeof(err));
+	free(pki);
+	if (b == NULL) {
+		log_error("bootstrap: %s", err);
+		return -1;
+	}
+	k->k_boot_state = 0;
+	if (loop_run(k->k_loop) == -1)
+		k->k_boot_state = -1;
+	bootstrap_free(b);
+	return k->k_boot_state == 1 || k->k_stopping ? 0 : -1;
+}
+
+static void kletd_cert_check(evutil_socket_t, short, void *);
+
+/* The renewal timer fires in secs (at least at once). */
+static void
+kletd_cert_arm(struct kletd *k, int64_t secs)
+{
+	struct timeval tv = ms_to_tv(secs > 0 ? secs * 1000 : 0);
+
+	if (k->k_cert_timer == NULL)
+		k->k_cert_timer = evtimer_new(loop_base(k->k_loop), kletd_cert_check, k);
+	evtimer_add(k->k_cert_timer, &tv);
+}
+
+/* The renewal deadline, as the kubelet's certificate manager picks it: a random point
+ * between 70 % and 90 % of the certificate's lifetime. */
+static void
+kletd_cert_schedule(struct kletd *k)
+{
+	int64_t nb, na;
+	char    why[512];
+
+	k->k_cert_due_s = 0;
+	bootstrap_needed(k->k_cfg.kubeconfig, (int64_t)time(NULL), 0, &nb, &na, why, sizeof(why));
+	if (na <= nb)
+		return;
+	k->k_cert_due_s = nb + (na - nb) * (700 + (int64_t)arc4random_uniform(201)) / 1000;
+	log_info("certificate rotation: the client certificate (valid until %lld) is renewed at "
+	         "%lld",
+	    (long long)na, (long long)k->k_cert_due_s);
+	kletd_cert_arm(k, k->k_cert_due_s - (int64_t)time(NULL));
+}
+
+static void
+kletd_cert_done(int ok, const char *why, void *arg)
+{
+	struct kletd *k = arg;
+	char         *cur;
+
+	k->k_certreq_done = 1; /* freed on the next check, not inside its own callback */
+	if (!ok) {
+		log_warnx("certificate rotation: %s; trying again in 30s", why);
+		kletd_cert_arm(k, 30);
+		return;
+	}
+	cur = xsprintf("%s/pki/kubelet-client-current.pem", k->k_cfg.root_dir);
+	if (api_join_reload_client_cert(k->k_join, cur) == -1)
+		log_warnx("certificate rotation: the API client could not load %s", cur);
+	free(cur);
+	kletd_cert_schedule(k);
+}
+
+static void
+kletd_cert_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct kletd         *k = arg;
+	struct bootstrap_opts o;
+	char                  err[512], *pki;
+
+	(void)fd;
+	(void)what;
+	if (k->k_certreq != NULL && k->k_certreq_done) {
+		bootstrap_free(k->k_certreq);
+		k->k_certreq = NULL;
+		k->k_certreq_done = 0;
+	}
+	if (k->k_certreq != NULL)
+		return;
+	log_info("certificate rotation: requesting a new client certificate");
+	pki = xsprintf("%s/pki", k->k_cfg.root_dir);
+	memset(&o, 0, sizeof(o));
+	o.credentials = k->k_cfg.kubeconfig;
+	o.kubeconfig = k->k_cfg.kubeconfig;
+	o.pki_dir = pki;
+	o.node_name = k->k_cfg.node_name;
+	k->k_certreq =
+	    bootstrap_start(loop_base(k->k_loop), &o, kletd_cert_done, k, err, sizeof(err));
+	free(pki);
+	if (k->k_certreq == NULL) {
+		log_warnx("certificate rotation: %s; trying again in 30s", err);
+		kletd_cert_arm(k, 30);
+	}
+}
+
 static int
 kletd_wire(struct kletd *k)
 {
@@ -632,6 +770,11 @@ kletd_unwire(struct kletd *k)
 	k->k_kubepods = NULL;
 	recovery_free(k->k_recovery); /* after the workers, which report to it */
 	k->k_recovery = NULL;
+	bootstrap_free(k->k_certreq);
+	k->k_certreq = NULL;
+	if (k->k_cert_timer != NULL)
+		event_free(k->k_cert_timer);
+	k->k_cert_timer = NULL;
 	free(k->k_taints);
 	k->k_taints = NULL;
 }
@@ -807,6 +950,15 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
+	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
+	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
+	if (k.k_cfg.bootstrap_kubeconfig != NULL && kletd_bootstrap(&k) == -1) {
+		rc = 1;
+		goto out;
+	}
+	if (k.k_stopping)
+		goto out;
 	kletd_notify("STATUS=store open; waiting for the container runtime");
 	if (kletd_wire(&k) == -1) {
 		rc = 1;
@@ -825,9 +977,8 @@ main(int argc, char **argv)
 		    (unsigned)(sdnotify_watchdog_usec() / 2000 > 0 ? sdnotify_watchdog_usec() / 2000
 		                                                   : 1),
 		    kletd_watchdog, &k);
-	loop_on_signal(k.k_loop, SIGTERM, kletd_on_signal, &k);
-	loop_on_signal(k.k_loop, SIGINT, kletd_on_signal, &k);
-	loop_on_signal(k.k_loop, SIGHUP, kletd_on_signal, &k);
+	if (k.k_cfg.rotate_certificates && k.k_join != NULL)
+		kletd_cert_schedule(&k);
 	{ /* podctl: read-only inspection socket; an unusable --podctl-group stops the start. */
 		struct ctl_deps cd = { .base = loop_base(k.k_loop),
 			.cfg = &k.k_cfg,

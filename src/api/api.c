@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <event2/event.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "api/api.h"
@@ -697,4 +698,24 @@ api_delete_options(int64_t grace, const char *uid)
 	out = json_gen_take(g, NULL);
 	yajl_gen_free(g);
 	return out;
+}
+
+int
+api_reload_client_cert(struct api *a, const char *pem_path)
+{
+	if (a == NULL || a->a_ssl == NULL)
+		return -1;
+	if (SSL_CTX_use_certificate_chain_file(a->a_ssl, pem_path) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(a->a_ssl, pem_path, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_check_private_key(a->a_ssl) != 1) {
+		log_warnx("api: client certificate %s: %s", pem_path,
+		    ERR_reason_error_string(ERR_get_error()) != NULL
+		        ? ERR_reason_error_string(ERR_get_error())
+		        : "unusable");
+		ERR_clear_error();
+		return -1;
+	}
+	log_info("api: client certificate reloaded from %s", pem_path);
+	api_drop(a, "client certificate rotated");
+	return 0;
 }

@@ -85,6 +85,10 @@ void api_call_cancel(struct api_call *);
 
 /* 1 while a connection to the server is up. */
 int api_connected(const struct api *);
+/* Loads a new client certificate and key (one PEM file holding both) for the connections
+ * made from now on, then drops the current one so that the next request uses it. 0, or -1
+ * (logged) with the old certificate kept. */
+int api_reload_client_cert(struct api *, const char *pem_path);
 /* Drops the current connection (tests, or after a fatal stream error). */
 void api_drop(struct api *, const char *reason);
 

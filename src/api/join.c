@@ -353,3 +353,9 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 	if (st.last_event_ms != 0)
 		out->last_event_age_ms = now_mono_ms() - st.last_event_ms;
 }
+
+int
+api_join_reload_client_cert(struct api_join *j, const char *pem_path)
+{
+	return j != NULL ? api_reload_client_cert(j->j_api, pem_path) : -1;
+}

@@ -63,6 +63,9 @@ void api_join_pod_evicted(
     struct api_join *, const struct pod *, const char *reason, const char *message);
 /* The eviction manager's node conditions (EV_COND_* bits) for the node status. */
 void api_join_pressure(struct api_join *, unsigned conditions);
+/* The client certificate was renewed (--rotate-certificates): the API client uses pem_path
+ * (certificate and key) from its next connection on. 0 or -1. */
+int api_join_reload_client_cert(struct api_join *, const char *pem_path);
 
 /* For podctl status: API connection state, watch state and position, age of the last watch
  * event (-1: none yet). Strings borrowed until the next loop turn. NULL j: not configured. */

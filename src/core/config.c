@@ -58,11 +58,15 @@ enum opt_id {
 	O_EVICTION_TRANSITION,
 	O_EVICTION_MAX_GRACE,
 	O_EVICTION_MONITOR,
+	O_BOOTSTRAP_KUBECONFIG,
+	O_ROTATE_CERTIFICATES,
 };
 
 static const struct option longopts[] = {
 	{ "config", required_argument, NULL, O_CONFIG },
 	{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
+	{ "bootstrap-kubeconfig", required_argument, NULL, O_BOOTSTRAP_KUBECONFIG },
+	{ "rotate-certificates", optional_argument, NULL, O_ROTATE_CERTIFICATES },
 	{ "hostname-override", required_argument, NULL, O_HOSTNAME_OVERRIDE },
 	{ "pod-manifest-path", required_argument, NULL, O_MANIFEST_PATH },
 	{ "container-runtime-endpoint", required_argument, NULL, O_RUNTIME_ENDPOINT },
@@ -123,6 +127,9 @@ config_usage(FILE *fp)
 	    "\n"
 	    "  --config FILE                    KubeletConfiguration YAML (flags override it)\n"
 	    "  --kubeconfig FILE                API server credentials; none: standalone mode\n"
+	    "  --bootstrap-kubeconfig FILE      credentials to request a client certificate with\n"
+	    "                                   (CSR) when --kubeconfig has none\n"
+	    "  --rotate-certificates[=BOOL]     renew the client certificate before it expires\n"
 	    "  --hostname-override NAME         node name (default: the host name)\n"
 	    "  --pod-manifest-path DIR          static pod manifests (YAML or JSON)\n"
 	    "  --container-runtime-endpoint EP  CRI socket (default unix:///run/containerd/containerd.sock)\n"
@@ -577,6 +584,14 @@ config_apply(
 	case O_KUBECONFIG:
 		set_str(&cfg->kubeconfig, val);
 		break;
+	case O_BOOTSTRAP_KUBECONFIG:
+		set_str(&cfg->bootstrap_kubeconfig, val);
+		break;
+	case O_ROTATE_CERTIFICATES:
+		if (parse_bool(val, &cfg->rotate_certificates) == -1)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected true or false", val, what);
+		break;
 	case O_HOSTNAME_OVERRIDE:
 		if (!dns_subdomain_ok(val, strlen(val)))
 			return errf(err, errlen,
@@ -949,6 +964,13 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 	}
 	if (cfg->ctl_socket == NULL)
 		xasprintf(&cfg->ctl_socket, "%s/podctl.sock", cfg->root_dir);
+	if (cfg->bootstrap_kubeconfig != NULL &&
+	    (cfg->kubeconfig == NULL || *cfg->kubeconfig == '\0')) {
+		errf(err, errlen,
+		    "flag --bootstrap-kubeconfig: needs --kubeconfig, the path where the "
+		    "kubeconfig it obtains is written");
+		res = CONFIG_ERROR;
+	}
 out:
 	for (i = 0; i < nflags; i++)
 		free(flags[i].val);
@@ -968,6 +990,7 @@ config_clear(struct klet_config *cfg)
 	cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 	free(cfg->config_file);
 	free(cfg->kubeconfig);
+	free(cfg->bootstrap_kubeconfig);
 	free(cfg->hostname_override);
 	free(cfg->node_name);
 	free(cfg->pod_manifest_path);
@@ -1020,6 +1043,7 @@ static const struct cf_field {
 	{ "evictionMaxPodGracePeriod", CF_INT, O_EVICTION_MAX_GRACE },
 
 	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
+	{ "rotateCertificates", CF_BOOL, O_ROTATE_CERTIFICATES },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },
 	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },
 	{ "runtimeRequestTimeout", CF_STR, O_RUNTIME_TIMEOUT },

@@ -12,6 +12,8 @@
 struct klet_config {
 	char *config_file;              /* --config */
 	char *kubeconfig;               /* --kubeconfig */
+	char *bootstrap_kubeconfig;     /* --bootstrap-kubeconfig: TLS bootstrap credentials */
+	int   rotate_certificates;      /* --rotate-certificates, rotateCertificates */
 	char *hostname_override;        /* --hostname-override */
 	char *node_name;                /* derived: override, else the host name, lower case */
 	char *pod_manifest_path;        /* --pod-manifest-path, staticPodPath */

@@ -274,6 +274,11 @@ KINDS = {
     ("", "configmaps"): Kind("configmaps", "ConfigMap", "", "v1", True, False),
     ("", "secrets"): Kind("secrets", "Secret", "", "v1", True, False),
     ("", "serviceaccounts"): Kind("serviceaccounts", "ServiceAccount", "", "v1", True, False),
+    # TLS bootstrap: CSRs, approved through PUT .../approval (kubectl certificate approve) or
+    # at once with --csr-auto-approve, then signed with the stand-in's CA.
+    ("certificates.k8s.io", "certificatesigningrequests"): Kind(
+        "certificatesigningrequests", "CertificateSigningRequest", "certificates.k8s.io", "v1",
+        False),
 }
 
 
@@ -539,7 +544,9 @@ class Api:
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         if len(rest) > 3 or (sub and sub != "status" and
-                             not (sub == "token" and kind.plural == "serviceaccounts")):
+                             not (sub == "token" and kind.plural == "serviceaccounts") and
+                             not (sub == "approval" and
+                                  kind.plural == "certificatesigningrequests")):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         return kind, ns, name, sub, watch
 
@@ -568,6 +575,8 @@ class Api:
                 return self.create(req, kind, ns)
             if m == "POST" and sub == "token":
                 return self.token_request(req, ns, name)
+            if m == "PUT" and sub == "approval":
+                return self.csr_approval(req, kind, name)
             if m == "PUT" and name:
                 return self.update(req, kind, ns, name, sub)
             if m == "PATCH" and name:
@@ -592,10 +601,10 @@ class Api:
                                                     "serverAddress": "127.0.0.1"}]}
         if path == "/apis":
             return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
-                "name": "coordination.k8s.io",
-                "versions": [{"groupVersion": "coordination.k8s.io/v1", "version": "v1"}],
-                "preferredVersion": {"groupVersion": "coordination.k8s.io/v1",
-                                     "version": "v1"}}]}
+                "name": g,
+                "versions": [{"groupVersion": g + "/v1", "version": "v1"}],
+                "preferredVersion": {"groupVersion": g + "/v1", "version": "v1"}}
+                for g in sorted({g for (g, _) in KINDS if g})]}
         group = "" if path == "/api/v1" else path.split("/")[2]
         res = []
         for (g, plural), k in KINDS.items():
@@ -811,7 +820,68 @@ class Api:
             obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
         if kind.plural == "events":
             obj.setdefault("count", 1)
+        if kind.plural == "certificatesigningrequests":
+            obj.setdefault("spec", {})["username"] = req.user or ""
+            obj["status"] = {}
+            if self.args.csr_auto_approve:
+                self.csr_approve(obj, "AutoApproved", "approved by the stand-in")
         return Response(201, self.store.put(kind, obj, "ADDED"))
+
+    # -- certificate signing requests --
+
+    def csr_approve(self, obj, reason, message):
+        obj.setdefault("status", {}).setdefault("conditions", []).append({
+            "type": "Approved", "status": "True", "reason": reason, "message": message,
+            "lastUpdateTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()})
+        self.csr_sign(obj)
+
+    def csr_sign(self, obj):
+        """Issues the certificate of an approved CSR with the stand-in's CA, valid for
+        --csr-cert-seconds, as the kube-controller-manager's signer does."""
+        import base64
+        import datetime
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.x509.oid import ExtendedKeyUsageOID
+        if obj.get("status", {}).get("certificate"):
+            return
+        spec = obj.get("spec") or {}
+        if spec.get("signerName") != "kubernetes.io/kube-apiserver-client-kubelet":
+            obj["status"].setdefault("conditions", []).append({
+                "type": "Failed", "status": "True", "reason": "SignerValidationFailure",
+                "message": "unsupported signer %s" % spec.get("signerName"),
+                "lastUpdateTime": now_rfc3339()})
+            return
+        csr = x509.load_pem_x509_csr(base64.b64decode(spec.get("request", "")))
+        certs = self.args.certs
+        with open(os.path.join(certs, "ca.crt"), "rb") as f:
+            ca = x509.load_pem_x509_certificate(f.read())
+        with open(os.path.join(certs, "ca.key"), "rb") as f:
+            ca_key = serialization.load_pem_private_key(f.read(), None)
+        now = datetime.datetime.utcnow()
+        cert = (x509.CertificateBuilder().subject_name(csr.subject).issuer_name(ca.subject)
+                .public_key(csr.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now - datetime.timedelta(seconds=5))
+                .not_valid_after(now + datetime.timedelta(seconds=self.args.csr_cert_seconds))
+                .add_extension(x509.KeyUsage(True, False, False, False, False, False, False,
+                                             False, False), critical=True)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]),
+                               critical=False)
+                .sign(ca_key, hashes.SHA256()))
+        obj["status"]["certificate"] = base64.b64encode(
+            cert.public_bytes(serialization.Encoding.PEM)).decode()
+
+    def csr_approval(self, req, kind, name):
+        """PUT .../approval: the conditions of the body replace the object's; an Approved one
+        gets the certificate issued."""
+        cur = copy.deepcopy(self.get(kind, None, name))
+        new = req.json()
+        conds = (new.get("status") or {}).get("conditions") or []
+        cur.setdefault("status", {})["conditions"] = conds
+        if any(c.get("type") == "Approved" for c in conds) and \
+                not any(c.get("type") in ("Denied", "Failed") for c in conds):
+            self.csr_sign(cur)
+        return Response(200, self.store.put(kind, cur, "MODIFIED"))
 
     def check_preconditions(self, kind, cur, pre):
         if not pre:
@@ -1544,6 +1614,10 @@ async def main():
     ap.add_argument("--max-streams", type=int, default=100)
     ap.add_argument("--bookmark-interval", type=float, default=BOOKMARK_INTERVAL)
     ap.add_argument("--no-h2", action="store_true", help="offer only http/1.1 in ALPN")
+    ap.add_argument("--csr-auto-approve", action="store_true",
+                    help="approve and sign certificate signing requests at once")
+    ap.add_argument("--csr-cert-seconds", type=int, default=365 * 86400,
+                    help="lifetime of the certificates it signs")
     args = ap.parse_args()
     srv = Server(args)
     srv.port = await srv.listen(args.port)
