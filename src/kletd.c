@@ -877,6 +877,7 @@ main(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
+		k.k_cfg.port = server_port(k.k_server); /* the node status advertises it */
 	}
 	log_info("kletd ready");
 	if (loop_run(k.k_loop) == -1)

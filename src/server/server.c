@@ -1532,6 +1532,12 @@ server_free(struct server *s)
 	free(s);
 }
 
+int
+server_port(const struct server *s)
+{
+	return s->nl > 0 ? s->l[0].port : 0;
+}
+
 void
 server_relisted(struct server *s)
 {

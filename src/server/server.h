@@ -33,6 +33,9 @@ struct server_deps {
  * made. A listener whose address is taken is retried every 10 s (logged once). */
 struct server *server_new(const struct server_deps *, char *err, size_t errlen);
 void           server_free(struct server *);
+/* The port the HTTPS listener bound (with --port 0: the one the system chose), or the
+ * configured one while it is not bound. */
+int server_port(const struct server *);
 /* kletd: a relist completed (for the PLEG histograms). */
 void server_relisted(struct server *);
 /* kletd: a container (sandbox 0) or pod sandbox (1) was seen started. */

@@ -8,7 +8,15 @@ deletion, errors as Status objects, a request log, and a control port (plain HTT
 127.0.0.1) with fault switches for tests.
 
 Usage: apiserver.py --certs DIR [--port 0] [--ctl-port 0] [--state-file F] [--token T=USER]...
+    [--sar-allow USER]...
 The state file receives "API_PORT CTL_PORT\n" once both ports listen.
+
+The node proxy (as the real API server): pods/NAME/log and nodes/NAME/proxy/PATH go to the
+node's kubelet (127.0.0.1, the port of its status.daemonEndpoints.kubeletEndpoint) over HTTPS
+with the client certificate admin.crt (O=system:masters), the kubelet's certificate not
+verified (no --kubelet-certificate-authority); the answer is streamed back. TokenReview
+answers from the --token list (groups system:authenticated); SubjectAccessReview allows the
+users given by --sar-allow and the group system:masters, and denies everyone else.
 
 Control port (GET or POST; answers JSON):
   /healthz                         ok
@@ -421,6 +429,19 @@ class WatchResponse:
         self.watcher = watcher
 
 
+class StreamResponse(WatchResponse):
+    """A streamed body of raw bytes (the node proxy): gen yields bytes."""
+    def __init__(self, gen, ctype):
+        WatchResponse.__init__(self, gen, None)
+        self.ctype = ctype
+
+
+def stream_chunk(ev):
+    if isinstance(ev, (bytes, bytearray)):
+        return bytes(ev)
+    return json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+
+
 class Api:
     def __init__(self, args):
         self.store = Store()
@@ -521,6 +542,9 @@ class Api:
                 raise f
             if req.path in ("/healthz", "/livez", "/readyz"):
                 return Response(200, "ok")
+            nr = await self.node_routes(req)
+            if nr is not None:
+                return nr
             if req.path in ("/api", "/apis", "/api/v1", "/version") or \
                     req.path.startswith("/apis/") and req.path.count("/") <= 3:
                 return Response(200, self.discovery(req.path))
@@ -550,6 +574,127 @@ class Api:
             import traceback
             traceback.print_exc()
             return Response(500, ApiError(500, "InternalError", "stand-in bug: %r" % e).status())
+
+    # -- the node proxy, TokenReview and SubjectAccessReview (klet's node server) --
+
+    async def node_routes(self, req):
+        """pods/NAME/log, nodes/NAME/proxy/..., tokenreviews, subjectaccessreviews; None for
+        any other path."""
+        parts = [p for p in req.path.split("/") if p]
+        if req.method == "POST" and req.path == "/apis/authentication.k8s.io/v1/tokenreviews":
+            return self.token_review(req)
+        if req.method == "POST" and \
+                req.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+            return self.subject_access_review(req)
+        if len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and \
+                parts[4] == "pods" and parts[6] == "log" and req.method == "GET":
+            return await self.pod_log(req, parts[3], parts[5])
+        if len(parts) >= 5 and parts[:3] == ["api", "v1", "nodes"] and parts[4] == "proxy":
+            path = "/" + "/".join(parts[5:])
+            if req.path.endswith("/") and not path.endswith("/"):
+                path += "/"
+            q = urllib.parse.urlsplit(req.raw_path).query
+            return await self.node_proxy(req.method, parts[3], path + ("?" + q if q else ""))
+        return None
+
+    def token_review(self, req):
+        spec = req.json().get("spec") or {}
+        user = self.tokens.get(spec.get("token", ""))
+        st = {"authenticated": False}
+        if user:
+            st = {"authenticated": True,
+                  "user": {"username": user, "groups": ["system:authenticated"]}}
+        return Response(201, {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                              "spec": spec, "status": st})
+
+    def subject_access_review(self, req):
+        spec = req.json().get("spec") or {}
+        user = spec.get("user", "")
+        ok = user in self.args.sar_allow or "system:masters" in (spec.get("groups") or [])
+        st = {"allowed": ok}
+        if not ok:
+            st["reason"] = "the stand-in allows only %s and system:masters" % \
+                (",".join(self.args.sar_allow) or "nobody else")
+        return Response(201, {"apiVersion": "authorization.k8s.io/v1",
+                              "kind": "SubjectAccessReview", "spec": spec, "status": st})
+
+    async def pod_log(self, req, ns, name):
+        pod = self.get(KINDS[("", "pods")], ns, name)
+        ctrs = [c["name"] for c in pod.get("spec", {}).get("containers", [])]
+        c = req.query.get("container")
+        if not c:
+            if len(ctrs) != 1:
+                raise ApiError(400, "BadRequest",
+                               "a container name must be specified for pod %s, choose one of: "
+                               "[%s]" % (name, " ".join(ctrs)))
+            c = ctrs[0]
+        node = pod.get("spec", {}).get("nodeName")
+        if not node:
+            raise ApiError(400, "BadRequest", "pod %s does not have a host assigned" % name)
+        q = {k: v for k, v in req.query.items()
+             if k in ("follow", "previous", "timestamps", "tailLines", "limitBytes",
+                      "sinceSeconds", "sinceTime", "stream")}
+        path = "/containerLogs/%s/%s/%s" % (ns, name, urllib.parse.quote(c, safe=""))
+        if q:
+            path += "?" + urllib.parse.urlencode(q)
+        return await self.node_proxy("GET", node, path)
+
+    async def node_proxy(self, method, node, path):
+        n = self.get(KINDS[("", "nodes")], None, node)
+        port = (n.get("status", {}).get("daemonEndpoints", {})
+                .get("kubeletEndpoint", {}).get("Port"))
+        if not port:
+            raise ApiError(503, "ServiceUnavailable", "node %s has no kubelet port" % node)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.load_cert_chain(os.path.join(self.args.certs, "admin.crt"),
+                            os.path.join(self.args.certs, "admin.key"))
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection("127.0.0.1", port, ssl=ctx), 10)
+        except (OSError, asyncio.TimeoutError) as e:
+            raise ApiError(502, "ServiceUnavailable", "error dialing backend: %s" % e)
+        writer.write(("%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                      "User-Agent: klet-standin\r\n\r\n" % (method, path, port)).encode())
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as e:
+            writer.close()
+            raise ApiError(502, "ServiceUnavailable", "error reading from the node: %s" % e)
+        lines = head.decode("latin-1").split("\r\n")
+        code = int(lines[0].split(" ")[1])
+        hdrs = {}
+        for line in lines[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                hdrs[k.strip().lower()] = v.strip()
+        chunked = "chunked" in hdrs.get("transfer-encoding", "")
+
+        async def body():
+            try:
+                if not chunked:
+                    while True:
+                        b = await reader.read(65536)
+                        if not b:
+                            return
+                        yield b
+                while True:
+                    size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                    if size == 0:
+                        return
+                    b = await reader.readexactly(size + 2)
+                    yield b[:-2]
+            except (OSError, asyncio.IncompleteReadError, ValueError):
+                return
+            finally:
+                writer.close()
+        if code != 200:
+            data = b"".join([b async for b in body()])
+            raise ApiError(code, {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden",
+                                  404: "NotFound"}.get(code, "InternalError"),
+                           data.decode("utf-8", "replace").strip())
+        return StreamResponse(body(), hdrs.get("content-type", "text/plain"))
 
     def discovery(self, path):
         if path == "/version":
@@ -1210,13 +1355,15 @@ class Conn(asyncio.Protocol):
                 entry["code"] = 200
                 entry["watch"] = True
                 self.h2.send_headers(sid, [(":status", "200"),
-                                           ("content-type", "application/json")])
+                                           ("content-type", getattr(resp, "ctype",
+                                                                    "application/json"))])
                 self.flush()
                 async for ev in resp.gen:
-                    b = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+                    b = stream_chunk(ev)
                     entry["resp_bytes"] += len(b)
                     await self.send_h2_data(sid, b, False)
-                if getattr(resp.watcher, "reset_mode", None) == "rst":
+                if resp.watcher is not None and \
+                        getattr(resp.watcher, "reset_mode", None) == "rst":
                     self.h2.reset_stream(sid, 0x8)
                 else:
                     self.h2.end_stream(sid)
@@ -1305,12 +1452,13 @@ class Conn(asyncio.Protocol):
             if isinstance(resp, WatchResponse):
                 entry["code"] = 200
                 entry["watch"] = True
-                self.h1_write_head(200, [("Content-Type", "application/json"),
+                self.h1_write_head(200, [("Content-Type", getattr(resp, "ctype",
+                                                                  "application/json")),
                                          ("Transfer-Encoding", "chunked")])
                 async for ev in resp.gen:
                     if self.closed:
                         return
-                    b = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+                    b = stream_chunk(ev)
                     entry["resp_bytes"] += len(b)
                     self.transport.write(b"%x\r\n%s\r\n" % (len(b), b))
                 self.transport.write(b"0\r\n\r\n")
@@ -1484,6 +1632,8 @@ async def main():
     ap.add_argument("--state-file")
     ap.add_argument("--token", action="append", help="TOKEN=USER (repeatable)")
     ap.add_argument("--max-streams", type=int, default=100)
+    ap.add_argument("--sar-allow", action="append", default=[],
+                    help="SubjectAccessReview allows USER (repeatable)")
     ap.add_argument("--bookmark-interval", type=float, default=BOOKMARK_INTERVAL)
     ap.add_argument("--no-h2", action="store_true", help="offer only http/1.1 in ALPN")
     args = ap.parse_args()
