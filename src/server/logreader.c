@@ -331,8 +331,19 @@ logreader_check_rotation(struct logreader *r, struct evbuffer *out)
 		return errno == ENOENT ? 0 : -1; /* between the rename and the reopen */
 	if (st.st_ino == r->ino && st.st_dev == r->dev)
 		return 0;
-	/* The old file was read to its end by the caller; an incomplete line there stays
-	 * incomplete (the runtime writes whole records). */
+	/* The runtime may have written to the old file until it reopened: drain it (it is
+	 * at most the rotation size), then an incomplete line there ends (the runtime writes
+	 * whole records). */
+	for (;;) {
+		char    buf[65536];
+		ssize_t n = read(r->fd, buf, sizeof(buf));
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0 || r->done)
+			break;
+		consume(r, buf, (size_t)n, out);
+	}
 	logreader_finish(r, out);
 	if (open_path(r, NULL, 0) == -1)
 		return -1;

@@ -146,4 +146,38 @@ check "a TLS handshake of garbage: closed, the daemon serves on" sh -c "
     [ \"\$(curl -s http://127.0.0.1:$HZ/healthz)\" = ok ]"
 stop_kletd TERM
 check "kletd stopped cleanly" logged 'kletd stopped'
+
+# A follow survives the log rotator: kletd again with 1 KiB logs checked every 300 ms; a
+# container writes 60 numbered lines after a pause; the stream has them all, in order, and
+# ends when the container exits.
+cat >"$T/rot.yaml" <<Y
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerLogMonitorInterval: 300ms
+containerLogMaxSize: 1Ki
+containerLogMaxFiles: 2
+Y
+start_kletd --kubeconfig "$T/kubeconfig" --client-ca-file "$AS_CERTS/ca.crt" \
+    --authorization-mode Webhook --healthz-port "$HZ" --config "$T/rot.yaml"
+P=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/kletd.log" | tail -1)
+U=https://127.0.0.1:$P
+cat >"$T/rot.json" <<J
+{"metadata":{"name":"rot","namespace":"default"},
+ "spec":{"nodeName":"$NODE","restartPolicy":"Never","terminationGracePeriodSeconds":1,
+  "containers":[{"name":"c","image":"klet.local/busybox:1.35",
+   "command":["sh","-c","sleep 4; i=0; while [ \$i -lt 60 ]; do echo n\$i-0123456789012345678901234567890123456789; i=\$((i+1)); sleep 0.05; done"]}]}}
+J
+as_ctl /pods -X POST --data-binary "@$T/rot.json" >/dev/null
+rot_running() { [ "$(admin -o /dev/null -w '%{http_code}' "$U/containerLogs/default/rot/c")" = 200 ]; }
+wait_for 600 rot_running
+timeout 60 curl -sk --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" \
+    "$U/containerLogs/default/rot/c?follow=true" >"$T/rot.out" 2>/dev/null
+rc=$?
+i=0; : >"$T/rot.want"
+while [ $i -lt 60 ]; do echo "n$i-0123456789012345678901234567890123456789" >>"$T/rot.want"; i=$((i + 1)); done
+check "follow ended by itself when the container exited (rc $rc)" [ "$rc" -eq 0 ]
+nrot=$(grep -c 'logrotate: rotated .*default_rot_' "$T/kletd.log")
+check "the log was rotated meanwhile ($nrot times)" [ "$nrot" -ge 2 ]
+check "follow across rotations: 60 lines, in order, none lost" cmp -s "$T/rot.want" "$T/rot.out"
+stop_kletd TERM
 finish

@@ -219,6 +219,42 @@ test_follow_rotation(void **state)
 	free(p);
 }
 
+/* Following: the runtime wrote to the renamed file before it reopened; nothing is lost. */
+static void
+test_follow_rotation_late_write(void **state)
+{
+	struct logreader_opts o = { .tail_lines = -1, .limit_bytes = -1, .follow = 1 };
+	char                 *p = put("1.log", TS1 " stdout F a\n"), *rot;
+	struct logreader     *r;
+	struct evbuffer      *b = evbuffer_new();
+	char                  err[256], out[256];
+	FILE                 *fp;
+	size_t                n;
+
+	(void)state;
+	r = logreader_open(p, &o, err, sizeof(err));
+	assert_non_null(r);
+	while (logreader_step(r, b, 4096) == LOGREADER_MORE)
+		;
+	rot = xsprintf("%s.20240102-030405", p);
+	assert_int_equal(rename(p, rot), 0);
+	fp = fopen(rot, "a");
+	fputs(TS1 " stdout F late\n", fp);
+	fclose(fp);
+	free(put("1.log", TS1 " stdout F new\n"));
+	assert_int_equal(logreader_check_rotation(r, b), 1);
+	while (logreader_step(r, b, 4096) == LOGREADER_MORE)
+		;
+	n = evbuffer_remove(b, out, sizeof(out) - 1);
+	out[n] = '\0';
+	assert_string_equal(out, "a\nlate\nnew\n");
+	logreader_free(r);
+	evbuffer_free(b);
+	unlink(rot);
+	free(rot);
+	free(p);
+}
+
 static void
 test_missing(void **state)
 {
@@ -246,6 +282,7 @@ main(void)
 		cmocka_unit_test(test_tail_since_limit),
 		cmocka_unit_test(test_truncated_and_garbage),
 		cmocka_unit_test(test_follow_rotation),
+		cmocka_unit_test(test_follow_rotation_late_write),
 		cmocka_unit_test(test_missing),
 	};
 
