@@ -57,6 +57,7 @@ enum opt_id {
 	O_AUTHN_WEBHOOK,
 	O_AUTHZ_MODE,
 	O_MAX_STREAMS,
+	O_STREAMING_IDLE,
 };
 
 static const struct option longopts[] = {
@@ -98,6 +99,7 @@ static const struct option longopts[] = {
 	{ "authentication-token-webhook", optional_argument, NULL, O_AUTHN_WEBHOOK },
 	{ "authorization-mode", required_argument, NULL, O_AUTHZ_MODE },
 	{ "server-max-streams", required_argument, NULL, O_MAX_STREAMS },
+	{ "streaming-connection-idle-timeout", required_argument, NULL, O_STREAMING_IDLE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -152,6 +154,7 @@ config_usage(FILE *fp)
 	    "  --anonymous-auth[=BOOL]          serve requests without credentials (default false)\n"
 	    "  --authentication-token-webhook[=BOOL]  bearer tokens by TokenReview\n"
 	    "  --authorization-mode MODE        AlwaysAllow (default) or Webhook\n"
+	    "  --streaming-connection-idle-timeout DUR  exec/attach/port-forward idle limit (4h)\n"
 	    "  --server-max-streams N           concurrent requests served (default 64; 429 beyond)\n"
 	    "  --podctl-socket PATH             inspection socket (default ROOT-DIR/podctl.sock)\n"
 	    "  --podctl-group GROUP             group allowed to use the inspection socket\n"
@@ -481,6 +484,13 @@ config_apply(
 			    val, what);
 		cfg->server_max_streams = (int)n;
 		break;
+	case O_STREAMING_IDLE:
+		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a positive duration such as 4h",
+			    val, what);
+		cfg->streaming_idle_ms = ms;
+		break;
 	case O_MAX_PODS:
 		if (parse_int(val, 1, 10000, &n) == -1)
 			return errf(err, errlen,
@@ -638,6 +648,7 @@ config_defaults(struct klet_config *cfg)
 	cfg->healthz_bind_address = xstrdup("127.0.0.1");
 	cfg->healthz_port = 10248;
 	cfg->server_max_streams = 64;
+	cfg->streaming_idle_ms = 4 * 3600 * 1000;
 }
 
 static int config_file_apply(struct klet_config *, const char *path, char *err, size_t errlen);
@@ -798,6 +809,7 @@ static const struct cf_field {
 	{ "healthzPort", CF_INT, O_HEALTHZ_PORT },
 	{ "readOnlyPort", CF_INT, O_READ_ONLY_PORT },
 	{ "tlsCertFile", CF_STR, O_TLS_CERT },
+	{ "streamingConnectionIdleTimeout", CF_STR, O_STREAMING_IDLE },
 	{ "tlsPrivateKeyFile", CF_STR, O_TLS_KEY },
 	{ "authentication", CF_STR, 0 }, /* x509.clientCAFile, anonymous/webhook.enabled */
 	{ "authorization", CF_STR, 0 },  /* mode */

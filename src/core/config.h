@@ -41,18 +41,19 @@ struct klet_config {
 	char   *ctl_socket;               /* --podctl-socket; default <root-dir>/podctl.sock */
 	char   *ctl_group;                /* --podctl-group; NULL: root only */
 	/* server: the node's HTTPS server (src/server) */
-	char *address;              /* --address, address (default 0.0.0.0) */
-	int   port;                 /* --port, port (default 10250; 0: any free port) */
-	char *healthz_bind_address; /* --healthz-bind-address, healthzBindAddress */
-	int   healthz_port;         /* --healthz-port, healthzPort (default 10248; 0: off) */
-	int   read_only_port;       /* --read-only-port, readOnlyPort (default 0: off) */
-	char *tls_cert_file;        /* --tls-cert-file, tlsCertFile */
-	char *tls_key_file;         /* --tls-private-key-file, tlsPrivateKeyFile */
-	char *client_ca_file;       /* --client-ca-file, authentication.x509.clientCAFile */
-	int   anonymous_auth;       /* --anonymous-auth, authentication.anonymous.enabled */
-	int   authn_webhook;        /* --authentication-token-webhook, authentication.webhook */
-	int   authz_webhook;        /* --authorization-mode Webhook (else AlwaysAllow) */
-	int   server_max_streams;   /* --server-max-streams: concurrent requests; 429 beyond */
+	char   *address;              /* --address, address (default 0.0.0.0) */
+	int     port;                 /* --port, port (default 10250; 0: any free port) */
+	char   *healthz_bind_address; /* --healthz-bind-address, healthzBindAddress */
+	int     healthz_port;         /* --healthz-port, healthzPort (default 10248; 0: off) */
+	int     read_only_port;       /* --read-only-port, readOnlyPort (default 0: off) */
+	char   *tls_cert_file;        /* --tls-cert-file, tlsCertFile */
+	char   *tls_key_file;         /* --tls-private-key-file, tlsPrivateKeyFile */
+	char   *client_ca_file;       /* --client-ca-file, authentication.x509.clientCAFile */
+	int     anonymous_auth;       /* --anonymous-auth, authentication.anonymous.enabled */
+	int     authn_webhook;        /* --authentication-token-webhook, authentication.webhook */
+	int     authz_webhook;        /* --authorization-mode Webhook (else AlwaysAllow) */
+	int     server_max_streams;   /* --server-max-streams: concurrent requests; 429 beyond */
+	int64_t streaming_idle_ms;    /* --streaming-connection-idle-timeout (default 4h) */
 };
 
 enum config_result {

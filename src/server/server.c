@@ -64,6 +64,7 @@
 #define TOKEN_TTL_MS          (2 * 60 * 1000) /* the kubelet's webhook cacheTTL */
 #define SAR_ALLOW_TTL_MS      (5 * 60 * 1000) /* cacheAuthorizedTTL */
 #define SAR_DENY_TTL_MS       (30 * 1000)     /* cacheUnauthorizedTTL */
+#define TUNNEL_HIGH           (256 * 1024)    /* buffered one way before reading pauses */
 
 struct server;
 
@@ -116,9 +117,15 @@ struct sreq {
 	struct event     *tick;
 	char             *uid, *cid;
 	int               follow;
-	int               started; /* reply started */
-	int               waiting; /* a chunk is being written */
-	int               closed;  /* the client went away */
+	/* exec / attach / portForward: the connection handed to the runtime's streaming
+	 * server */
+	struct cri_call    *ccall;
+	struct bufferevent *up;
+	struct bufferevent *down; /* the client's, taken from evhttp */
+	int                 closing;
+	int                 started; /* reply started */
+	int                 waiting; /* a chunk is being written */
+	int                 closed;  /* the client went away */
 };
 
 static const double def_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
@@ -189,6 +196,9 @@ sreq_free(struct sreq *r)
 	if (r->req != NULL) /* not answered: tell the client */
 		reply_text(r->req, 500, "Internal Server Error");
 	api_call_cancel(r->call);
+	cri_cancel(r->ccall);
+	if (r->up != NULL)
+		bufferevent_free(r->up);
 	if (r->tick != NULL)
 		event_free(r->tick);
 	logreader_free(r->lr);
@@ -1231,12 +1241,354 @@ bad:
 	free(msg);
 }
 
+/* ---- /exec, /attach, /portForward: the runtime's streaming server, byte for byte ---- */
+
+enum stream_kind { STREAM_EXEC, STREAM_ATTACH, STREAM_PORTFORWARD };
+
+static void
+tunnel_close(struct sreq *r)
+{
+	struct evhttp_connection *c = r->conn;
+
+	if (r->up != NULL) {
+		bufferevent_free(r->up);
+		r->up = NULL;
+	}
+	r->req = NULL; /* freed with its connection */
+	r->conn = NULL;
+	if (c != NULL) {
+		evhttp_connection_set_closecb(c, NULL, NULL);
+		evhttp_connection_free(c);
+	}
+	sreq_free(r);
+}
+
+static struct bufferevent *
+tunnel_other(struct sreq *r, struct bufferevent *b)
+{
+	return b == r->up ? r->down : r->up;
+}
+
+static void
+tunnel_read(struct bufferevent *src, void *arg)
+{
+	struct sreq        *r = arg;
+	struct bufferevent *dst = tunnel_other(r, src);
+
+	if (r->closing) {
+		evbuffer_drain(
+		    bufferevent_get_input(src), evbuffer_get_length(bufferevent_get_input(src)));
+		return;
+	}
+	evbuffer_add_buffer(bufferevent_get_output(dst), bufferevent_get_input(src));
+	/* Back-pressure: a side that does not read stops the other from being read. */
+	if (evbuffer_get_length(bufferevent_get_output(dst)) >= TUNNEL_HIGH)
+		bufferevent_disable(src, EV_READ);
+}
+
+/* dst's output drained (the write low watermark is 0). */
+static void
+tunnel_write(struct bufferevent *dst, void *arg)
+{
+	struct sreq *r = arg;
+
+	if (r->closing) {
+		tunnel_close(r);
+		return;
+	}
+	bufferevent_enable(tunnel_other(r, dst), EV_READ);
+}
+
+static void
+tunnel_event(struct bufferevent *b, short what, void *arg)
+{
+	struct sreq        *r = arg;
+	struct bufferevent *other = tunnel_other(r, b);
+
+	if (what & BEV_EVENT_CONNECTED)
+		return;
+	if (what & BEV_EVENT_TIMEOUT)
+		log_v(
+		    2, "server: %s idle for --streaming-connection-idle-timeout; closed", r->path);
+	else if (what & BEV_EVENT_ERROR)
+		log_v(2, "server: %s: %s side failed", r->path, b == r->up ? "runtime" : "client");
+	r->closing = 1;
+	bufferevent_disable(b, EV_READ | EV_WRITE);
+	if (!(what & BEV_EVENT_ERROR))
+		evbuffer_add_buffer(bufferevent_get_output(other), bufferevent_get_input(b));
+	bufferevent_disable(other, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(other)) == 0)
+		tunnel_close(r);
+	else
+		bufferevent_enable(other, EV_WRITE); /* tunnel_write closes once drained */
+}
+
+/* The request goes to the runtime's URL as it came (upgrade headers and all), then the
+ * connection is a pipe both ways, as the kubelet's UpgradeAwareHandler does. */
+static void
+tunnel_start(struct sreq *r, const char *url)
+{
+	struct evhttp_uri      *u = evhttp_uri_parse(url);
+	struct evkeyvalq       *in = evhttp_request_get_input_headers(r->req);
+	struct evkeyval        *h;
+	struct sockaddr_storage ss;
+	int                     sslen = sizeof(ss), port;
+	const char             *host, *path, *query;
+	char                   *hostport = NULL;
+	struct evbuffer        *out;
+	struct timeval          idle = ms_to_tv(r->s->d.cfg->streaming_idle_ms);
+	const char             *scheme;
+
+	scheme = u != NULL ? evhttp_uri_get_scheme(u) : NULL;
+	host = u != NULL ? evhttp_uri_get_host(u) : NULL;
+	port = u != NULL ? evhttp_uri_get_port(u) : -1;
+	if (host == NULL || scheme == NULL || strcmp(scheme, "http") != 0) {
+		log_warnx(
+		    "server: the runtime's streaming URL %s is not http://HOST:PORT/...", url);
+		if (u != NULL)
+			evhttp_uri_free(u);
+		sreq_reply(r, 500, "unsupported streaming URL from the runtime");
+		return;
+	}
+	hostport =
+	    xsprintf(strchr(host, ':') != NULL ? "[%s]:%d" : "%s:%d", host, port > 0 ? port : 80);
+	memset(&ss, 0, sizeof(ss));
+	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss, &sslen) == -1) {
+		log_warnx("server: the runtime's streaming URL %s: not an IP address", url);
+		free(hostport);
+		evhttp_uri_free(u);
+		sreq_reply(r, 500, "unsupported streaming URL from the runtime");
+		return;
+	}
+	r->up = bufferevent_socket_new(r->s->d.base, -1, BEV_OPT_CLOSE_ON_FREE);
+	out = bufferevent_get_output(r->up);
+	path = evhttp_uri_get_path(u);
+	query = evhttp_uri_get_query(u);
+	evbuffer_add_printf(out, "%s %s%s%s HTTP/1.1\r\nHost: %s\r\n",
+	    evhttp_request_get_command(r->req) == EVHTTP_REQ_POST ? "POST" : "GET",
+	    path != NULL && *path != '\0' ? path : "/", query != NULL ? "?" : "",
+	    query != NULL ? query : "", hostport);
+	TAILQ_FOREACH(h, in, next)
+	{
+		if (strcasecmp(h->key, "Host") == 0 || strcasecmp(h->key, "Authorization") == 0)
+			continue;
+		evbuffer_add_printf(out, "%s: %s\r\n", h->key, h->value);
+	}
+	evbuffer_add(out, "\r\n", 2);
+	evbuffer_add_buffer(out, evhttp_request_get_input_buffer(r->req));
+	free(hostport);
+	evhttp_uri_free(u);
+	bufferevent_setcb(r->up, tunnel_read, tunnel_write, tunnel_event, r);
+	bufferevent_set_timeouts(r->up, &idle, NULL);
+	if (bufferevent_socket_connect(r->up, (struct sockaddr *)&ss, sslen) == -1) {
+		log_warnx("server: connecting to the runtime's streaming server %s failed", url);
+		sreq_reply(r, 502, "cannot reach the runtime's streaming server");
+		return;
+	}
+	bufferevent_enable(r->up, EV_READ | EV_WRITE);
+	/* Take the client's connection over from evhttp. */
+	r->down = evhttp_connection_get_bufferevent(r->conn);
+	bufferevent_setcb(r->down, tunnel_read, tunnel_write, tunnel_event, r);
+	bufferevent_setwatermark(r->down, EV_WRITE, 0, 0);
+	bufferevent_set_timeouts(r->down, &idle, NULL);
+	bufferevent_enable(r->down, EV_READ | EV_WRITE);
+	if (evbuffer_get_length(bufferevent_get_input(r->down)) > 0)
+		tunnel_read(r->down, r);
+	log_v(2, "server: %s streaming to the runtime", r->path);
+}
+
+static void
+on_stream_url(int code, const char *msg, const char *url, struct sreq *r)
+{
+	r->ccall = NULL;
+	if (r->closed) { /* the client went away meanwhile */
+		sreq_reply(r, 500, "gone");
+		return;
+	}
+	if (code != 0 || url == NULL || *url == '\0') {
+		char *m = xsprintf("the runtime refused the session: %s", msg != NULL ? msg : "");
+
+		log_v(2, "server: %s: %s", r->path, m);
+		sreq_reply(r, 500, m);
+		free(m);
+		return;
+	}
+	tunnel_start(r, url);
+}
+
+static void
+on_exec(int code, const char *msg, const Runtime__V1__ExecResponse *resp, void *arg)
+{
+	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+}
+
+static void
+on_attach(int code, const char *msg, const Runtime__V1__AttachResponse *resp, void *arg)
+{
+	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+}
+
+static void
+on_port_forward(int code, const char *msg, const Runtime__V1__PortForwardResponse *resp, void *arg)
+{
+	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+}
+
+static int
+qflag(const struct evkeyvalq *q, const char *k)
+{
+	const char *v = evhttp_find_header(q, k);
+
+	return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
+}
+
+static void
+serve_stream(struct sreq *r, enum stream_kind kind)
+{
+	static const char *const prefix[] = { "/exec/", "/attach/", "/portForward/" };
+	const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
+	char       *copy = xstrdup(r->path + strlen(prefix[kind])), *p = copy, *seg[4], *msg = NULL;
+	size_t      n = 0, i;
+	struct evkeyvalq            q;
+	struct evkeyval            *kv;
+	struct find_pod             f;
+	const struct rt_pod_status *st;
+	const char                 *ns, *name, *ctr = NULL, *target = NULL;
+
+	TAILQ_INIT(&q);
+	while (n < 4 && (seg[n] = strsep(&p, "/")) != NULL && *seg[n] != '\0')
+		n++;
+	/* NS/POD/CONTAINER or NS/POD/UID/CONTAINER; portForward: NS/POD or NS/POD/UID */
+	if (p != NULL || (kind == STREAM_PORTFORWARD ? (n < 2 || n > 3) : (n < 3 || n > 4))) {
+		free(copy);
+		sreq_reply(r, 400, "Bad Request: unexpected path");
+		return;
+	}
+	ns = seg[0];
+	name = seg[1];
+	if (kind != STREAM_PORTFORWARD)
+		ctr = seg[n - 1];
+	if (query != NULL && evhttp_parse_query_str(query, &q) == -1) {
+		free(copy);
+		sreq_reply(r, 400, "Bad Request: malformed query");
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.ns = ns;
+	f.name = name;
+	f.container = ctr != NULL ? ctr : "";
+	if (r->s->d.config != NULL)
+		podconfig_foreach(r->s->d.config, find_pod_one, &f);
+	if (f.uid == NULL ||
+	    ((n == 4 || (kind == STREAM_PORTFORWARD && n == 3)) && strcmp(f.uid, seg[2]) != 0)) {
+		msg = xsprintf("pod does not exist");
+		goto notfound;
+	}
+	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.uid, NULL) : NULL;
+	if (kind == STREAM_PORTFORWARD) {
+		for (i = 0; st != NULL && i < st->nsandboxes && target == NULL; i++)
+			if (st->sandboxes[i].state == RT_SB_READY)
+				target = st->sandboxes[i].id;
+		if (target == NULL) {
+			msg = xsprintf("pod %s/%s has no running sandbox", ns, name);
+			goto notfound;
+		}
+	} else {
+		for (i = 0; st != NULL && i < st->ncontainers && target == NULL; i++)
+			if (streq_null(st->containers[i].name, ctr) &&
+			    st->containers[i].state == RT_RUNNING)
+				target = st->containers[i].id;
+		if (target == NULL) {
+			msg = xsprintf("container not found (\"%s\")", ctr);
+			goto notfound;
+		}
+	}
+	if (kind == STREAM_EXEC) {
+		Runtime__V1__ExecRequest er = RUNTIME__V1__EXEC_REQUEST__INIT;
+		char                    *cmd[64];
+
+		TAILQ_FOREACH(kv, &q, next)
+		if (strcmp(kv->key, "command") == 0 && er.n_cmd < nitems(cmd))
+			cmd[er.n_cmd++] = kv->value;
+		er.container_id = (char *)target;
+		er.cmd = cmd;
+		er.tty = qflag(&q, "tty");
+		er.stdin = qflag(&q, "input");
+		er.stdout = qflag(&q, "output");
+		er.stderr = qflag(&q, "error") && !er.tty;
+		if (er.n_cmd == 0 || !(er.stdin || er.stdout || er.stderr)) {
+			msg = xsprintf("you must specify a command and at least one of stdin, "
+			               "stdout, stderr");
+			goto bad;
+		}
+		r->ccall =
+		    cri_exec(r->s->d.cri, &er, r->s->d.cfg->runtime_timeout_ms, on_exec, r, r);
+	} else if (kind == STREAM_ATTACH) {
+		Runtime__V1__AttachRequest ar = RUNTIME__V1__ATTACH_REQUEST__INIT;
+
+		ar.container_id = (char *)target;
+		ar.tty = qflag(&q, "tty");
+		ar.stdin = qflag(&q, "input");
+		ar.stdout = qflag(&q, "output");
+		ar.stderr = qflag(&q, "error") && !ar.tty;
+		if (!(ar.stdin || ar.stdout || ar.stderr)) {
+			msg = xsprintf("you must specify at least one of stdin, stdout, stderr");
+			goto bad;
+		}
+		r->ccall =
+		    cri_attach(r->s->d.cri, &ar, r->s->d.cfg->runtime_timeout_ms, on_attach, r, r);
+	} else {
+		Runtime__V1__PortForwardRequest pr = RUNTIME__V1__PORT_FORWARD_REQUEST__INIT;
+		int32_t                         ports[64];
+
+		TAILQ_FOREACH(kv, &q, next)
+		{
+			char *end;
+			long  v = strtol(kv->value, &end, 10);
+
+			if (strcmp(kv->key, "port") != 0)
+				continue;
+			if (*kv->value == '\0' || *end != '\0' || v < 1 || v > 65535) {
+				msg = xsprintf("invalid port %s", kv->value);
+				goto bad;
+			}
+			if (pr.n_port < nitems(ports))
+				ports[pr.n_port++] = (int32_t)v;
+		}
+		pr.pod_sandbox_id = (char *)target;
+		pr.port = ports;
+		r->ccall = cri_port_forward(
+		    r->s->d.cri, &pr, r->s->d.cfg->runtime_timeout_ms, on_port_forward, r, r);
+	}
+	free(f.uid);
+	evhttp_clear_headers(&q);
+	free(copy);
+	return;
+notfound:
+	free(f.uid);
+	evhttp_clear_headers(&q);
+	free(copy);
+	sreq_reply(r, 404, msg);
+	free(msg);
+	return;
+bad:
+	free(f.uid);
+	evhttp_clear_headers(&q);
+	free(copy);
+	sreq_reply(r, 400, msg);
+	free(msg);
+}
+
 /* After authentication and authorization. */
 static void
 serve(struct sreq *r)
 {
 	enum evhttp_cmd_type m = evhttp_request_get_command(r->req);
 
+	if (r->closed) { /* went away while its credentials were reviewed */
+		sreq_reply(r, 500, "gone");
+		return;
+	}
 	if (auth_is_subpath(r->path, "/healthz")) {
 		serve_healthz(r);
 		return;
@@ -1244,6 +1596,20 @@ serve(struct sreq *r)
 	if (r->l->healthz_only) {
 		sreq_reply(r, 404, "404 page not found\n");
 		return;
+	}
+	if (r->l->tls && (m == EVHTTP_REQ_GET || m == EVHTTP_REQ_POST)) {
+		if (strncmp(r->path, "/exec/", 6) == 0) {
+			serve_stream(r, STREAM_EXEC);
+			return;
+		}
+		if (strncmp(r->path, "/attach/", 8) == 0) {
+			serve_stream(r, STREAM_ATTACH);
+			return;
+		}
+		if (strncmp(r->path, "/portForward/", 13) == 0) {
+			serve_stream(r, STREAM_PORTFORWARD);
+			return;
+		}
 	}
 	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
 		sreq_reply(r, 405, "Method Not Allowed");

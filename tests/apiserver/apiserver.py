@@ -639,7 +639,8 @@ class Api:
             path += "?" + urllib.parse.urlencode(q)
         return await self.node_proxy("GET", node, path)
 
-    async def node_proxy(self, method, node, path):
+    async def dial_node(self, node):
+        """A TLS connection to the node's kubelet with the stand-in's client certificate."""
         n = self.get(KINDS[("", "nodes")], None, node)
         port = (n.get("status", {}).get("daemonEndpoints", {})
                 .get("kubeletEndpoint", {}).get("Port"))
@@ -655,6 +656,44 @@ class Api:
                 asyncio.open_connection("127.0.0.1", port, ssl=ctx), 10)
         except (OSError, asyncio.TimeoutError) as e:
             raise ApiError(502, "ServiceUnavailable", "error dialing backend: %s" % e)
+        return reader, writer, port
+
+    def stream_target(self, req):
+        """pods/NAME/exec|attach|portforward -> (node, kubelet path), as the API server's
+        ExecLocation / AttachLocation / PortForwardLocation build them."""
+        parts = [p for p in req.path.split("/") if p]
+        if not (len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and
+                parts[4] == "pods" and parts[6] in ("exec", "attach", "portforward")):
+            return None
+        ns, name, sub = parts[3], parts[5], parts[6]
+        pod = self.get(KINDS[("", "pods")], ns, name)
+        node = pod.get("spec", {}).get("nodeName")
+        if not node:
+            raise ApiError(400, "BadRequest", "pod %s does not have a host assigned" % name)
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(req.raw_path).query,
+                                  keep_blank_values=True)
+        if sub == "portforward":
+            params = [("port", p) for p in q.get("ports", [])]
+            path = "/portForward/%s/%s" % (ns, name)
+        else:
+            ctrs = [c["name"] for c in pod.get("spec", {}).get("containers", [])]
+            c = (q.get("container") or [""])[-1]
+            if not c:
+                if len(ctrs) != 1:
+                    raise ApiError(400, "BadRequest",
+                                   "a container name must be specified for pod %s" % name)
+                c = ctrs[0]
+            params = [(k2, "1") for k, k2 in (("stdin", "input"), ("stdout", "output"),
+                                              ("stderr", "error"), ("tty", "tty"))
+                      if (q.get(k) or [""])[-1] in ("true", "1")]
+            params += [("command", x) for x in q.get("command", [])]
+            path = "/%s/%s/%s/%s" % (sub, ns, name, urllib.parse.quote(c, safe=""))
+        if params:
+            path += "?" + urllib.parse.urlencode(params)
+        return node, path
+
+    async def node_proxy(self, method, node, path):
+        reader, writer, port = await self.dial_node(node)
         writer.write(("%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
                       "User-Agent: klet-standin\r\n\r\n" % (method, path, port)).encode())
         try:
@@ -1406,6 +1445,9 @@ class Conn(asyncio.Protocol):
     # -- HTTP/1.1 --
 
     def h1_data(self, data):
+        if getattr(self, "tunnel", None) is not None:
+            self.tunnel.write(data)
+            return
         self.buf += data
         if len(self.buf) > MAX_BODY + 65536:
             self.transport.close()
@@ -1425,10 +1467,12 @@ class Conn(asyncio.Protocol):
             self.transport.close()
             return
         hdrs = {}
+        raw_hdrs = []
         for line in head[1:]:
             if ":" in line:
                 k, v = line.split(":", 1)
                 hdrs[k.strip().lower()] = v.strip()
+                raw_hdrs.append((k.strip(), v.strip()))
         n = int(hdrs.get("content-length", "0") or 0)
         if len(self.buf) < i + 4 + n:
             return
@@ -1436,6 +1480,10 @@ class Conn(asyncio.Protocol):
         self.buf = self.buf[i + 4 + n:]
         self.busy = True
         req = Request(method, path, hdrs, body, None, self.id)
+        if "upgrade" in hdrs:
+            req.raw_headers = raw_hdrs  # repeated ones (X-Stream-Protocol-Version) kept
+            self.streams[1] = {"task": asyncio.ensure_future(self.serve_upgrade(req))}
+            return
         self.streams[1] = {"task": asyncio.ensure_future(self.serve_h1(req))}
 
     def h1_write_head(self, code, hdrs):
@@ -1443,6 +1491,51 @@ class Conn(asyncio.Protocol):
                   409: "Conflict", 410: "Gone", 429: "Too Many Requests"}.get(code, "Status")
         lines = ["HTTP/1.1 %d %s" % (code, reason)] + ["%s: %s" % kv for kv in hdrs]
         self.transport.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+    async def serve_upgrade(self, req):
+        """exec / attach / portforward: the upgrade request goes to the node, then bytes
+        flow both ways until one side closes (the API server's UpgradeAwareHandler)."""
+        entry = self.api.record(req, "http/1.1")
+        writer = None
+        try:
+            req.user = self.api.authenticate(req, self.peer_user)
+            target = self.api.stream_target(req)
+            if target is None:
+                raise ApiError(400, "BadRequest", "upgrade not supported on %s" % req.path)
+            node, path = target
+            reader, writer, port = await self.api.dial_node(node)
+        except ApiError as e:
+            body, ctype = encode_body(e.status())
+            entry["code"] = e.code
+            self.h1_write_head(e.code, [("Content-Type", ctype),
+                                        ("Content-Length", str(len(body)))])
+            self.transport.write(body)
+            self.streams.pop(1, None)
+            self.busy = False
+            return
+        head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % (req.method, path, port)
+        for k, v in req.raw_headers:
+            if k.lower() not in ("host", "authorization"):
+                head += "%s: %s\r\n" % (k, v)
+        writer.write(head.encode("latin-1") + b"\r\n" + (req.body or b""))
+        self.tunnel = writer
+        if self.buf:
+            writer.write(self.buf)
+            self.buf = b""
+        entry["code"] = 101
+        try:
+            while not self.closed:
+                b = await reader.read(65536)
+                if not b:
+                    break
+                self.transport.write(b)
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            self.streams.pop(1, None)
+            if not self.closed:
+                self.transport.close()
 
     async def serve_h1(self, req):
         entry = self.api.record(req, "http/1.1")

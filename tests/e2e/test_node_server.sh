@@ -64,7 +64,7 @@ cat >"$T/steady.json" <<J
 {"metadata":{"name":"steady","namespace":"default"},
  "spec":{"nodeName":"$NODE","terminationGracePeriodSeconds":1,
   "containers":[{"name":"c","image":"klet.local/busybox:1.35",
-   "command":["sh","-c","echo start; for i in 0 1 2 3 4; do echo line\$i; done; head -c 20000 /dev/zero | tr '\\\\0' x; echo; echo err >&2; trap 'exit 0' TERM; while true; do sleep 1; done"]}]}}
+   "command":["sh","-c","echo start; for i in 0 1 2 3 4; do echo line\$i; done; head -c 20000 /dev/zero | tr '\\\\0' x; echo; echo err >&2; sleep 1; echo done; trap 'exit 0' TERM; while true; do sleep 1; done"]}]}}
 J
 cat >"$T/crash.json" <<J
 {"metadata":{"name":"crash","namespace":"default"},
@@ -80,24 +80,26 @@ wait_for 600 running steady
 wait_for 600 running crash
 check "pods Running" running steady
 k() { timeout 60 "$KUBECTL" --kubeconfig "$T/admin.kubeconfig" "$@"; }
-steady_logged() { k logs steady | grep -q '^err$'; }
+steady_logged() { k logs steady | grep -q '^done$'; }
 wait_for 100 steady_logged
 
 # kubectl logs -f on the crashing container: ends by itself when the container exits.
 k logs -f crash >"$T/follow.out" 2>"$T/follow.err" &
 fpid=$!
 k logs steady >"$T/plain.out" 2>&1
-check "kubectl logs: the lines in order" sh -c "sed -n '1p;2p;6p;8p' '$T/plain.out' | tr '\n' ' ' | grep -qx 'start line0 line4 err '"
+# stdout and stderr reach the file through two pipes: only each stream's own order is kept.
+check "kubectl logs: the lines in order" sh -c "grep -vx err '$T/plain.out' | sed -n '1p;2p;6p;8p' | tr '\n' ' ' | grep -qx 'start line0 line4 done '"
+check "kubectl logs: stderr's line too" grep -qx err "$T/plain.out"
 check "kubectl logs: the 20000-byte line (P + F records) joined" \
     [ "$(awk 'length($0) == 20000' "$T/plain.out" | wc -l)" -eq 1 ]
-check "kubectl logs: 8 lines" [ "$(wc -l <"$T/plain.out")" -eq 8 ]
+check "kubectl logs: 9 lines" [ "$(wc -l <"$T/plain.out")" -eq 9 ]
 check "kubectl logs --tail=2" sh -c "k() { timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' \"\$@\"; }
-    [ \"\$(k logs steady --tail=2 | wc -l)\" -eq 2 ] && [ \"\$(k logs steady --tail=2 | tail -1)\" = err ]"
+    [ \"\$(k logs steady --tail=2 | wc -l)\" -eq 2 ] && [ \"\$(k logs steady --tail=2 | tail -1)\" = done ]"
 k logs steady --timestamps >"$T/ts.out" 2>&1
 check "kubectl logs --timestamps: RFC 3339 prefix" \
     grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9:]+) start$' "$T/ts.out"
 check "kubectl logs --limit-bytes=10" [ "$(k logs steady --limit-bytes=10 | wc -c)" -eq 10 ]
-check "kubectl logs --since=1h: everything" [ "$(k logs steady --since=1h | wc -l)" -eq 8 ]
+check "kubectl logs --since=1h: everything" [ "$(k logs steady --since=1h | wc -l)" -eq 9 ]
 check "kubectl logs --since-time in the future: nothing" \
     [ "$(k logs steady --since-time=2099-01-01T00:00:00Z | wc -c)" -eq 0 ]
 wait_for 200 sh -c "! kill -0 $fpid"
@@ -116,7 +118,7 @@ check "kubectl logs --previous of a container never restarted: an error" \
     sh -c "! timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' logs --previous steady"
 
 # Straight to the node.
-check "/containerLogs?tailLines=1" [ "$(admin "$U/containerLogs/default/steady/c?tailLines=1")" = err ]
+check "/containerLogs?tailLines=1" [ "$(admin "$U/containerLogs/default/steady/c?tailLines=1")" = done ]
 check "/containerLogs stream=Stderr" [ "$(admin "$U/containerLogs/default/steady/c?stream=Stderr")" = err ]
 ac() { code --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" "$@"; }
 check "unknown container: 404" [ "$(ac "$U/containerLogs/default/steady/nope")" = 404 ]
@@ -136,6 +138,46 @@ for m in 'kubelet_running_pods [0-9]' 'kubelet_running_containers{container_stat
     "kubelet_node_name{node=\"$NODE\"} 1" 'process_resident_memory_bytes' 'process_cpu_seconds_total'; do
 	check "/metrics has $m" grep -q "^$m" "$T/metrics"
 done
+# exec, attach, port-forward: the upgraded connection goes to containerd's streaming server.
+k exec steady -- sh -c 'echo out; echo oops >&2; exit 7' >"$T/exec.out" 2>"$T/exec.err"
+erc=$?
+check "kubectl exec: the command's stdout" grep -qx out "$T/exec.out"
+check "kubectl exec: its stderr" grep -qx oops "$T/exec.err"
+check "kubectl exec: its exit code (7, got $erc)" [ "$erc" -eq 7 ]
+check "kubectl exec -i: stdin reaches the command" \
+    sh -c "echo hello-stdin | timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' exec -i steady -- cat | grep -qx hello-stdin"
+cat >"$T/att.json" <<J
+{"metadata":{"name":"att","namespace":"default"},
+ "spec":{"nodeName":"$NODE","terminationGracePeriodSeconds":1,"restartPolicy":"Never",
+  "containers":[{"name":"c","image":"klet.local/busybox:1.35","stdin":true,"stdinOnce":true,
+   "command":["sh","-c","while read l; do echo got:\$l; done; echo bye"]}]}}
+J
+cat >"$T/web.json" <<J
+{"metadata":{"name":"web","namespace":"default"},
+ "spec":{"nodeName":"$NODE","terminationGracePeriodSeconds":1,
+  "containers":[{"name":"c","image":"klet.local/busybox:1.35",
+   "command":["sh","-c","mkdir -p /www && echo served-by-httpd > /www/index.html && exec httpd -f -p 8080 -h /www"]}]}}
+J
+as_ctl /pods -X POST --data-binary "@$T/att.json" >/dev/null
+as_ctl /pods -X POST --data-binary "@$T/web.json" >/dev/null
+wait_for 600 running att
+wait_for 600 running web
+printf 'one\ntwo\n' | k attach -i att >"$T/attach.out" 2>"$T/attach.err"
+check "kubectl attach -i: the container read stdin and wrote back" \
+    sh -c "grep -qx got:one '$T/attach.out' && grep -qx got:two '$T/attach.out'"
+k port-forward --address 127.0.0.1 pod/web :8080 >"$T/pf.out" 2>&1 &
+pfpid=$!
+pf_port() { sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$T/pf.out" | head -1; }
+wait_for 300 sh -c "[ -n \"\$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' '$T/pf.out')\" ]"
+LP=$(pf_port)
+check "kubectl port-forward to busybox httpd" \
+    sh -c "[ \"\$(curl -s --max-time 20 http://127.0.0.1:$LP/index.html)\" = served-by-httpd ]"
+check "kubectl port-forward: a second request on it" \
+    sh -c "[ \"\$(curl -s --max-time 20 http://127.0.0.1:$LP/index.html)\" = served-by-httpd ]"
+kill "$pfpid" 2>/dev/null; wait "$pfpid" 2>/dev/null
+check "exec on an unknown container: 404" \
+    [ "$(ac -X POST "$U/exec/default/steady/nope?command=true&output=1")" = 404 ]
+check "exec without a command: 400" [ "$(ac -X POST "$U/exec/default/steady/c?output=1")" = 400 ]
 check "kubectl through nodes/NAME/proxy/healthz" \
     sh -c "[ \"\$(timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' get --raw /api/v1/nodes/$NODE/proxy/healthz)\" = ok ]"
 check "a malformed request line: 400, the daemon serves on" sh -c "
@@ -157,6 +199,7 @@ containerLogMonitorInterval: 300ms
 containerLogMaxSize: 1Ki
 containerLogMaxFiles: 2
 Y
+mv "$T/kletd.log" "$T/kletd.1.log"
 start_kletd --kubeconfig "$T/kubeconfig" --client-ca-file "$AS_CERTS/ca.crt" \
     --authorization-mode Webhook --healthz-port "$HZ" --config "$T/rot.yaml"
 P=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/kletd.log" | tail -1)
