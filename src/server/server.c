@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -53,6 +54,7 @@
 #include "server/auth.h"
 #include "server/logreader.h"
 #include "server/metrics.h"
+#include "server/resource.h"
 #include "server/server.h"
 
 #define SERVER_MAX_HEADERS    (16 * 1024) /* request line and headers */
@@ -131,6 +133,7 @@ struct sreq {
 static const double def_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 
 static void sreq_free(struct sreq *);
+static void serve_metrics_resource(struct sreq *);
 
 static void
 groups_add(struct strv *v, const char *s)
@@ -876,6 +879,11 @@ serve_metrics(struct sreq *r)
 	char               lab[256];
 	size_t             i;
 
+	if (strcmp(r->path, "/metrics/resource") == 0) {
+		evbuffer_free(b);
+		serve_metrics_resource(r);
+		return;
+	}
 	if (strcmp(r->path, "/metrics") != 0) {
 		evbuffer_free(b);
 		sreq_reply(r, 404, "404 page not found\n");
@@ -939,6 +947,267 @@ serve_metrics(struct sreq *r)
 	evbuffer_free(b);
 	r->req = NULL;
 	sreq_free(r);
+}
+
+/* ---- /metrics/resource and /stats/summary: from the cgroups ---- */
+
+struct res_ctx {
+	struct server   *s;
+	struct evbuffer *b;
+	yajl_gen         g;
+	const char      *family;   /* /metrics/resource: the family being written */
+	char            *kubepods; /* relative to the hierarchies' root */
+	int64_t          now_ms;
+};
+
+/* The pod's cgroup, relative ("kubepods/besteffort/podUID"); 0 or -1. */
+static int
+pod_cgroup(const struct res_ctx *c, const char *uid, char *buf, size_t len, struct cg_usage *u)
+{
+	static const char *const tiers[] = { "", "burstable/", "besteffort/" };
+	size_t                   i;
+
+	for (i = 0; i < nitems(tiers); i++) {
+		snprintf(buf, len, "%s/%spod%s", c->kubepods, tiers[i], uid);
+		if (cg_read("/sys/fs/cgroup", buf, u) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int
+pod_running(const struct rt_pod_status *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nsandboxes; i++)
+		if (st->sandboxes[i].state == RT_SB_READY)
+			return 1;
+	return 0;
+}
+
+static void
+res_labels(char *lab, size_t len, const char *ctr, const char *ns, const char *pod)
+{
+	lab[0] = '\0';
+	if (ctr != NULL)
+		prom_label(lab, len, "container", ctr);
+	prom_label(lab, len, "namespace", ns != NULL ? ns : "");
+	prom_label(lab, len, "pod", pod != NULL ? pod : "");
+}
+
+static void
+res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int64_t ms)
+{
+	char num[64];
+
+	prom_number(num, sizeof(num), v);
+	evbuffer_add_printf(b, "%s{%s} %s %lld\n", name, lab, num, (long long)ms);
+}
+
+/* One family over every running pod (and its running containers). */
+static void
+res_pod(const struct rt_pod_status *st, void *arg)
+{
+	struct res_ctx *c = arg;
+	char            rel[512], crel[640], lab[512];
+	struct cg_usage pu, cu;
+	size_t          i;
+	int             pod_level = strncmp(c->family, "pod_", 4) == 0;
+
+	if (!pod_running(st) || pod_cgroup(c, st->uid, rel, sizeof(rel), &pu) == -1)
+		return;
+	if (pod_level) {
+		res_labels(lab, sizeof(lab), NULL, st->ns, st->name);
+		res_sample(c->b, c->family, lab,
+		    strstr(c->family, "cpu") != NULL ? (double)pu.cpu_ns / 1e9
+		                                     : (double)pu.working_set_bytes,
+		    c->now_ms);
+		return;
+	}
+	for (i = 0; i < st->ncontainers; i++) {
+		const struct rt_container *ct = &st->containers[i];
+
+		if (ct->state != RT_RUNNING)
+			continue;
+		res_labels(lab, sizeof(lab), ct->name, st->ns, st->name);
+		if (strcmp(c->family, "container_start_time_seconds") == 0) {
+			res_sample(c->b, c->family, lab, (double)(ct->started_at / 1000000000LL),
+			    c->now_ms);
+			continue;
+		}
+		snprintf(crel, sizeof(crel), "%s/%s", rel, ct->id);
+		if (cg_read("/sys/fs/cgroup", crel, &cu) == -1)
+			continue;
+		res_sample(c->b, c->family, lab,
+		    strstr(c->family, "cpu") != NULL ? (double)cu.cpu_ns / 1e9
+		                                     : (double)cu.working_set_bytes,
+		    c->now_ms);
+	}
+}
+
+static char *
+kubepods_rel(const struct klet_config *cfg)
+{
+	const char *r = cfg->cgroup_root;
+
+	while (*r == '/')
+		r++;
+	return xsprintf("%s%skubepods", r, *r != '\0' && r[strlen(r) - 1] != '/' ? "/" : "");
+}
+
+static void
+serve_metrics_resource(struct sreq *r)
+{
+	static const struct {
+		const char *name, *help;
+	} fams[] = {
+		{ "container_cpu_usage_seconds_total",
+		    "[STABLE] Cumulative cpu time consumed by the container in core-seconds" },
+		{ "container_memory_working_set_bytes",
+		    "[STABLE] Current working set of the container in bytes" },
+		{ "container_start_time_seconds",
+		    "[STABLE] Start time of the container since unix epoch in seconds" },
+		{ "pod_cpu_usage_seconds_total",
+		    "[STABLE] Cumulative cpu time consumed by the pod in core-seconds" },
+		{ "pod_memory_working_set_bytes",
+		    "[STABLE] Current working set of the pod in bytes" },
+	};
+	struct res_ctx  c = { r->s, evbuffer_new(), NULL, NULL, kubepods_rel(r->s->d.cfg),
+		 now_wall_ms() };
+	struct cg_usage node;
+	char            num[64];
+	size_t          i;
+	int             err = cg_read("/sys/fs/cgroup", "", &node) == -1;
+
+	prom_family(c.b, "node_cpu_usage_seconds_total",
+	    "[STABLE] Cumulative cpu time consumed by the node in core-seconds", "counter");
+	prom_number(num, sizeof(num), (double)node.cpu_ns / 1e9);
+	evbuffer_add_printf(
+	    c.b, "node_cpu_usage_seconds_total %s %lld\n", num, (long long)c.now_ms);
+	prom_family(c.b, "node_memory_working_set_bytes",
+	    "[STABLE] Current working set of the node in bytes", "gauge");
+	prom_number(num, sizeof(num), (double)node.working_set_bytes);
+	evbuffer_add_printf(
+	    c.b, "node_memory_working_set_bytes %s %lld\n", num, (long long)c.now_ms);
+	for (i = 0; i < nitems(fams); i++) {
+		prom_family(c.b, fams[i].name, fams[i].help,
+		    strstr(fams[i].name, "_total") != NULL ? "counter" : "gauge");
+		c.family = fams[i].name;
+		if (r->s->d.cache != NULL)
+			podcache_foreach(r->s->d.cache, res_pod, &c);
+	}
+	prom_family(c.b, "scrape_error",
+	    "[ALPHA] 1 if there was an error while getting container metrics, 0 otherwise",
+	    "gauge");
+	prom_sample(c.b, "scrape_error", NULL, err);
+	evhttp_add_header(evhttp_request_get_output_headers(r->req), "Content-Type",
+	    "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(r->req, 200, NULL, c.b);
+	evbuffer_free(c.b);
+	free(c.kubepods);
+	r->req = NULL;
+	sreq_free(r);
+}
+
+static void
+summary_usage(yajl_gen g, const struct cg_usage *u, const char *time)
+{
+	json_gen_key(g, "cpu");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "time", time);
+	json_gen_kv_int(g, "usageCoreNanoSeconds", (int64_t)u->cpu_ns);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "memory");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "time", time);
+	json_gen_kv_int(g, "usageBytes", (int64_t)u->usage_bytes);
+	json_gen_kv_int(g, "workingSetBytes", (int64_t)u->working_set_bytes);
+	yajl_gen_map_close(g);
+}
+
+static void
+rfc3339_ns(int64_t ns, char *buf, size_t len)
+{
+	time_t    t = (time_t)(ns / 1000000000LL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void
+summary_pod(const struct rt_pod_status *st, void *arg)
+{
+	struct res_ctx *c = arg;
+	char            rel[512], crel[640], now[64], ts[64];
+	struct cg_usage pu, cu;
+	size_t          i;
+
+	if (!pod_running(st) || pod_cgroup(c, st->uid, rel, sizeof(rel), &pu) == -1)
+		return;
+	rfc3339_ns(c->now_ms * 1000000LL, now, sizeof(now));
+	yajl_gen_map_open(c->g);
+	json_gen_key(c->g, "podRef");
+	yajl_gen_map_open(c->g);
+	json_gen_kv_str(c->g, "name", st->name);
+	json_gen_kv_str(c->g, "namespace", st->ns);
+	json_gen_kv_str(c->g, "uid", st->uid);
+	yajl_gen_map_close(c->g);
+	if (st->nsandboxes > 0) {
+		rfc3339_ns(st->sandboxes[0].created_at, ts, sizeof(ts));
+		json_gen_kv_str(c->g, "startTime", ts);
+	}
+	json_gen_key(c->g, "containers");
+	yajl_gen_array_open(c->g);
+	for (i = 0; i < st->ncontainers; i++) {
+		const struct rt_container *ct = &st->containers[i];
+
+		snprintf(crel, sizeof(crel), "%s/%s", rel, ct->id);
+		if (ct->state != RT_RUNNING || cg_read("/sys/fs/cgroup", crel, &cu) == -1)
+			continue;
+		yajl_gen_map_open(c->g);
+		json_gen_kv_str(c->g, "name", ct->name);
+		rfc3339_ns(ct->started_at, ts, sizeof(ts));
+		json_gen_kv_str(c->g, "startTime", ts);
+		summary_usage(c->g, &cu, now);
+		yajl_gen_map_close(c->g);
+	}
+	yajl_gen_array_close(c->g);
+	summary_usage(c->g, &pu, now);
+	yajl_gen_map_close(c->g);
+}
+
+static void
+serve_stats_summary(struct sreq *r)
+{
+	struct res_ctx  c = { r->s, NULL, json_gen_new(0), NULL, kubepods_rel(r->s->d.cfg),
+		 now_wall_ms() };
+	struct cg_usage node;
+	char            now[64];
+
+	if (strcmp(r->path, "/stats/summary") != 0) {
+		yajl_gen_free(c.g);
+		free(c.kubepods);
+		sreq_reply(r, 404, "404 page not found\n");
+		return;
+	}
+	cg_read("/sys/fs/cgroup", "", &node);
+	rfc3339_ns(c.now_ms * 1000000LL, now, sizeof(now));
+	yajl_gen_map_open(c.g);
+	json_gen_key(c.g, "node");
+	yajl_gen_map_open(c.g);
+	json_gen_kv_str(c.g, "nodeName", r->s->d.cfg->node_name);
+	summary_usage(c.g, &node, now);
+	yajl_gen_map_close(c.g);
+	json_gen_key(c.g, "pods");
+	yajl_gen_array_open(c.g);
+	if (r->s->d.cache != NULL)
+		podcache_foreach(r->s->d.cache, summary_pod, &c);
+	yajl_gen_array_close(c.g);
+	yajl_gen_map_close(c.g);
+	free(c.kubepods);
+	serve_json(r, c.g);
 }
 
 /* ---- /containerLogs ---- */
@@ -1621,6 +1890,8 @@ serve(struct sreq *r)
 		serve_runningpods(r);
 	else if (auth_is_subpath(r->path, "/metrics"))
 		serve_metrics(r);
+	else if (auth_is_subpath(r->path, "/stats"))
+		serve_stats_summary(r);
 	else if (strncmp(r->path, "/containerLogs/", 15) == 0 && !r->l->healthz_only &&
 	    r->l->tls) /* not on the read-only port, as the kubelet */
 		serve_logs(r);

@@ -586,6 +586,8 @@ class Api:
         if req.method == "POST" and \
                 req.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews":
             return self.subject_access_review(req)
+        if req.path == "/apis" or req.path.startswith("/apis/metrics.k8s.io"):
+            return await self.metrics_api(req, parts)
         if len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and \
                 parts[4] == "pods" and parts[6] == "log" and req.method == "GET":
             return await self.pod_log(req, parts[3], parts[5])
@@ -596,6 +598,103 @@ class Api:
             q = urllib.parse.urlsplit(req.raw_path).query
             return await self.node_proxy(req.method, parts[3], path + ("?" + q if q else ""))
         return None
+
+    # metrics.k8s.io, as metrics-server serves it: each node's /metrics/resource scraped
+    # twice (a second apart, or against the previous scrape), CPU as the rate in between.
+
+    async def scrape_resource(self, node):
+        resp = await self.node_proxy("GET", node, "/metrics/resource")
+        text = b"".join([b async for b in resp.gen]).decode()
+        out = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            name_labels, _, rest = line.partition(" ")
+            name, _, labels = name_labels.partition("{")
+            lab = dict(kv.split("=", 1) for kv in labels.rstrip("}").split(",") if "=" in kv)
+            lab = {k: v.strip('"') for k, v in lab.items()}
+            key = (name, lab.get("namespace"), lab.get("pod"), lab.get("container"))
+            out[key] = float(rest.split(" ")[0])
+        return time.monotonic(), out
+
+    async def node_usage(self, node):
+        if not hasattr(self, "scrapes"):
+            self.scrapes = {}
+        prev = self.scrapes.get(node)
+        if prev is None or time.monotonic() - prev[0] > 60:
+            prev = await self.scrape_resource(node)
+            await asyncio.sleep(1)
+        cur = await self.scrape_resource(node)
+        self.scrapes[node] = cur
+        dt = max(cur[0] - prev[0], 0.001)
+
+        def cpu(key):
+            return "%dn" % max(0, (cur[1].get(key, 0) - prev[1].get(key, 0)) / dt * 1e9)
+
+        def mem(key):
+            return "%dKi" % (cur[1].get(key, 0) // 1024)
+        return cpu, mem, cur[1]
+
+    async def metrics_api(self, req, parts):
+        if req.path == "/apis":
+            d = self.discovery("/apis")
+            d["groups"].append({"name": "metrics.k8s.io", "versions": [
+                {"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}],
+                "preferredVersion": {"groupVersion": "metrics.k8s.io/v1beta1",
+                                     "version": "v1beta1"}})
+            return Response(200, d)
+        if len(parts) == 3:
+            return Response(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                  "groupVersion": "metrics.k8s.io/v1beta1", "resources": [
+                                      {"name": "nodes", "singularName": "", "namespaced": False,
+                                       "kind": "NodeMetrics", "verbs": ["get", "list"]},
+                                      {"name": "pods", "singularName": "", "namespaced": True,
+                                       "kind": "PodMetrics", "verbs": ["get", "list"]}]})
+        rest = parts[3:]
+        ns = None
+        if len(rest) >= 2 and rest[0] == "namespaces":
+            ns, rest = rest[1], rest[2:]
+        if not rest or rest[0] not in ("pods", "nodes") or len(rest) > 2:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        want = rest[1] if len(rest) == 2 else None
+        now = now_rfc3339()
+        items = []
+        for n in self.store.list(KINDS[("", "nodes")], None):
+            node = n["metadata"]["name"]
+            try:
+                cpu, mem, cur = await self.node_usage(node)
+            except ApiError:
+                continue
+            if rest[0] == "nodes":
+                if want and want != node:
+                    continue
+                items.append({"metadata": {"name": node, "creationTimestamp": now},
+                              "timestamp": now, "window": "1s", "usage": {
+                                  "cpu": cpu(("node_cpu_usage_seconds_total", None, None, None)),
+                                  "memory": mem(("node_memory_working_set_bytes", None, None,
+                                                 None))}})
+                continue
+            pods = sorted({(k[1], k[2]) for k in cur if k[0] == "pod_cpu_usage_seconds_total"})
+            for pns, pname in pods:
+                if (ns and pns != ns) or (want and want != pname):
+                    continue
+                ctrs = sorted({k[3] for k in cur if k[0] == "container_cpu_usage_seconds_total"
+                               and k[1] == pns and k[2] == pname})
+                items.append({"metadata": {"name": pname, "namespace": pns,
+                                           "creationTimestamp": now},
+                              "timestamp": now, "window": "1s", "containers": [
+                                  {"name": c, "usage": {
+                                      "cpu": cpu(("container_cpu_usage_seconds_total", pns,
+                                                  pname, c)),
+                                      "memory": mem(("container_memory_working_set_bytes",
+                                                     pns, pname, c))}} for c in ctrs]})
+        kind = "NodeMetrics" if rest[0] == "nodes" else "PodMetrics"
+        if want:
+            if not items:
+                raise ApiError(404, "NotFound", "%s \"%s\" not found" % (rest[0], want))
+            return Response(200, dict(items[0], kind=kind, apiVersion="metrics.k8s.io/v1beta1"))
+        return Response(200, {"kind": kind + "List", "apiVersion": "metrics.k8s.io/v1beta1",
+                              "metadata": {}, "items": items})
 
     def token_review(self, req):
         spec = req.json().get("spec") or {}

@@ -178,6 +178,19 @@ kill "$pfpid" 2>/dev/null; wait "$pfpid" 2>/dev/null
 check "exec on an unknown container: 404" \
     [ "$(ac -X POST "$U/exec/default/steady/nope?command=true&output=1")" = 404 ]
 check "exec without a command: 400" [ "$(ac -X POST "$U/exec/default/steady/c?output=1")" = 400 ]
+admin "$U/metrics/resource" >"$T/res"
+for m in 'node_cpu_usage_seconds_total [0-9]' 'node_memory_working_set_bytes [0-9]' \
+    'container_cpu_usage_seconds_total{container="c",namespace="default",pod="steady"} [0-9]' \
+    'container_memory_working_set_bytes{container="c",namespace="default",pod="steady"} [1-9]' \
+    'pod_memory_working_set_bytes{namespace="default",pod="steady"} [1-9]' 'scrape_error 0'; do
+	check "/metrics/resource has $m" grep -q "^$m" "$T/res"
+done
+check "/stats/summary: the node and the pod's container" sh -c "curl -sk --cert '$AS_CERTS/admin.crt' --key '$AS_CERTS/admin.key' $U/stats/summary |
+    $AS_PY -c 'import json,sys; d=json.load(sys.stdin); p=[p for p in d[\"pods\"] if p[\"podRef\"][\"name\"]==\"steady\"][0]; assert d[\"node\"][\"nodeName\"]==\"$NODE\"; assert p[\"containers\"][0][\"memory\"][\"workingSetBytes\"]>0'"
+k top pod steady >"$T/top.out" 2>&1
+check "kubectl top pod (metrics.k8s.io from /metrics/resource)" grep -Eq '^steady +[0-9]+m +[0-9]+Mi' "$T/top.out"
+k top node >"$T/topn.out" 2>&1
+check "kubectl top node" grep -Eq "^$NODE +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%" "$T/topn.out"
 check "kubectl through nodes/NAME/proxy/healthz" \
     sh -c "[ \"\$(timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' get --raw /api/v1/nodes/$NODE/proxy/healthz)\" = ok ]"
 check "a malformed request line: 400, the daemon serves on" sh -c "
