@@ -367,11 +367,41 @@ out:
 	return rc;
 }
 
+/* What can be checked without loading anything of OpenSSL (see server_new). */
+static int
+tls_check(const struct klet_config *cfg, char *err, size_t errlen)
+{
+	const char *files[] = { cfg->tls_cert_file, cfg->tls_key_file, cfg->client_ca_file };
+	size_t      i;
+
+	if ((cfg->tls_cert_file == NULL) != (cfg->tls_key_file == NULL)) {
+		snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
+		return -1;
+	}
+	for (i = 0; i < nitems(files); i++)
+		if (files[i] != NULL && access(files[i], R_OK) == -1) {
+			snprintf(err, errlen, "%s: %s", files[i], strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+/* The TLS context is made at the first connection: an idle node that nobody contacts
+ * never loads OpenSSL's algorithms nor makes its key (0.5 MiB of idle footprint at most,
+ * issue 15). A context that cannot be made is logged once; handshakes then fail. */
 static struct bufferevent *
 tls_bev(struct event_base *base, void *arg)
 {
 	struct server *s = arg;
-	SSL           *ssl = SSL_new(s->ssl);
+	SSL           *ssl;
+	char           err[512];
+
+	if (s->ssl == NULL && tls_setup(s, err, sizeof(err)) == -1) {
+		log_error("server: %s; TLS handshakes fail until kletd is restarted", err);
+		SSL_CTX_free(s->ssl);
+		s->ssl = SSL_CTX_new(TLS_server_method());
+	}
+	ssl = SSL_new(s->ssl);
 
 	return bufferevent_openssl_socket_new(
 	    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
@@ -2137,7 +2167,7 @@ server_new(const struct server_deps *d, char *err, size_t errlen)
 			return NULL;
 		}
 	}
-	if (tls_setup(s, err, errlen) == -1) {
+	if (tls_check(cfg, err, errlen) == -1) {
 		server_free(s);
 		return NULL;
 	}

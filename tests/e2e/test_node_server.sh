@@ -27,8 +27,6 @@ start_kletd --kubeconfig "$T/kubeconfig" --client-ca-file "$AS_CERTS/ca.crt" \
     --authentication-token-webhook --authorization-mode Webhook --healthz-port "$HZ"
 P=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/kletd.log" | tail -1)
 check "HTTPS listener on a free port ($P)" [ -n "$P" ]
-check "self-signed serving certificate, key 0600" \
-    sh -c "[ -s '$T/root/pki/kubelet.crt' ] && [ \$(stat -c %a '$T/root/pki/kubelet.key') = 600 ]"
 U=https://127.0.0.1:$P
 code() { curl -sk -o "$T/body" -w '%{http_code}' --max-time 20 "$@"; }
 admin() { curl -sk --max-time 20 --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" "$@"; }
@@ -36,7 +34,10 @@ admin() { curl -sk --max-time 20 --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/a
 check "plain healthz: ok" sh -c "[ \"\$(curl -s --max-time 5 http://127.0.0.1:$HZ/healthz)\" = ok ]"
 check "plain healthz port serves nothing else (404)" \
     [ "$(code "http://127.0.0.1:$HZ/pods")" = 404 ]
+check "no TLS state before the first connection" [ ! -e "$T/root/pki/kubelet.key" ]
 check "no credentials: 401" [ "$(code "$U/pods")" = 401 ]
+check "self-signed serving certificate made at the first connection, key 0600" \
+    sh -c "[ -s '$T/root/pki/kubelet.crt' ] && [ \$(stat -c %a '$T/root/pki/kubelet.key') = 600 ]"
 check "no credentials on /healthz of the HTTPS port: 401" [ "$(code "$U/healthz")" = 401 ]
 check "unknown bearer token: 401" [ "$(code -H 'Authorization: Bearer nope' "$U/pods")" = 401 ]
 c=$(code --cert "$AS_CERTS/node.crt" --key "$AS_CERTS/node.key" "$U/pods")
