@@ -173,6 +173,8 @@ sreq_reply(struct sreq *r, int code, const char *text)
 	sreq_free(r);
 }
 
+/* The connection goes (the client left, a timeout, or the server stops): whatever the
+ * request was waiting for (a webhook, the runtime, the log file) is cancelled now. */
 static void
 on_conn_close(struct evhttp_connection *c, void *arg)
 {
@@ -181,12 +183,15 @@ on_conn_close(struct evhttp_connection *c, void *arg)
 	(void)c;
 	r->closed = 1;
 	r->conn = NULL;
+	r->down = NULL; /* a tunnel's client side is freed with the connection */
 	log_v(2, "server: client of %s went away", r->path);
-	if (r->started) { /* ends the detached request; frees it */
-		evhttp_send_reply_end(r->req);
+	if (r->req != NULL && evhttp_request_get_connection(r->req) != NULL)
+		r->req = NULL; /* still attached: freed with its connection */
+	else if (r->req != NULL && r->started) {
+		evhttp_send_reply_end(r->req); /* detached: this frees it */
 		r->req = NULL;
-		sreq_free(r);
 	}
+	sreq_free(r); /* a detached request not yet answered is freed by its reply */
 }
 
 static void

@@ -215,9 +215,25 @@ containerLogMaxFiles: 2
 Y
 mv "$T/kletd.log" "$T/kletd.1.log"
 start_kletd --kubeconfig "$T/kubeconfig" --client-ca-file "$AS_CERTS/ca.crt" \
-    --authorization-mode Webhook --healthz-port "$HZ" --config "$T/rot.yaml"
+    --authorization-mode Webhook --healthz-port "$HZ" --config "$T/rot.yaml" \
+    --server-max-streams 2
 P=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/kletd.log" | tail -1)
 U=https://127.0.0.1:$P
+
+# Two follows hold both request slots: a third request gets 429; once they go, 200 again.
+steady_known() { [ "$(ac "$U/containerLogs/default/steady/c?tailLines=1")" = 200 ]; }
+wait_for 300 steady_known
+admin -o /dev/null "$U/containerLogs/default/steady/c?follow=true" &
+h1=$!
+admin -o /dev/null "$U/containerLogs/default/steady/c?follow=true" &
+h2=$!
+two_held() { [ "$(ac "$U/healthz")" = 429 ]; }
+wait_for 100 two_held
+check "--server-max-streams 2 with two follows open: 429" two_held
+kill $h1 $h2 2>/dev/null; wait $h1 $h2 2>/dev/null
+slots_back() { [ "$(ac "$U/healthz")" = 200 ]; }
+wait_for 100 slots_back
+check "the clients gone, their slots are free again" slots_back
 cat >"$T/rot.json" <<J
 {"metadata":{"name":"rot","namespace":"default"},
  "spec":{"nodeName":"$NODE","restartPolicy":"Never","terminationGracePeriodSeconds":1,
@@ -236,5 +252,15 @@ check "follow ended by itself when the container exited (rc $rc)" [ "$rc" -eq 0 
 nrot=$(grep -c 'logrotate: rotated .*default_rot_' "$T/kletd.log")
 check "the log was rotated meanwhile ($nrot times)" [ "$nrot" -ge 2 ]
 check "follow across rotations: 60 lines, in order, none lost" cmp -s "$T/rot.want" "$T/rot.out"
+# Stopping with a follow and an exec session open: both end, nothing leaks (sanitizers).
+admin -o /dev/null "$U/containerLogs/default/steady/c?follow=true" &
+h1=$!
+k exec -i steady -- cat </dev/zero >/dev/null 2>&1 &
+h2=$!
+wait_for 100 grep -q 'exec/default/steady/c streaming to the runtime' "$T/kletd.log"
 stop_kletd TERM
+wait $h1 $h2 2>/dev/null
+check "stopped with a follow and an exec open: cleanly" logged 'kletd stopped'
+check "no sanitizer report in kletd's logs" \
+    sh -c "! grep -q 'Sanitizer' '$T/kletd.log' '$T/kletd.1.log'"
 finish
