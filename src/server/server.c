@@ -88,6 +88,8 @@ struct server {
 	struct server_deps d;
 	SSL_CTX           *ssl;
 	int                have_ca;
+	uint64_t           tls_sig;      /* of the certificate files the context was made from */
+	int64_t            tls_check_ms; /* when they were last looked at */
 	struct listener    l[3];
 	size_t             nl;
 	struct api        *api; /* webhooks: TokenReview, SubjectAccessReview */
@@ -391,6 +393,62 @@ tls_check(const struct klet_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/* A signature of the given certificate, key and CA files (inode, size, mtime): a change
+ * makes the context again (certificate rotation), as the kubelet's dynamic serving
+ * certificate does. 0 without files. */
+static uint64_t
+tls_files_sig(const struct klet_config *cfg)
+{
+	const char *files[] = { cfg->tls_cert_file, cfg->tls_key_file, cfg->client_ca_file };
+	uint64_t    h = 1469598103934665603ULL;
+	struct stat st;
+	size_t      i;
+
+	for (i = 0; i < nitems(files); i++) {
+		if (files[i] == NULL)
+			continue;
+		memset(&st, 0, sizeof(st));
+		if (stat(files[i], &st) == 0) {
+			h = fnv64(h, &st.st_ino, sizeof(st.st_ino));
+			h = fnv64(h, &st.st_size, sizeof(st.st_size));
+			h = fnv64(h, &st.st_mtim, sizeof(st.st_mtim));
+		}
+	}
+	return h;
+}
+
+/* At most once a second, at a new connection: the files changed since the context was
+ * made? Then a new context for the new connections (open ones keep theirs); one that
+ * cannot be made is logged and the old one kept. */
+static void
+tls_maybe_reload(struct server *s)
+{
+	const struct klet_config *cfg = s->d.cfg;
+	int64_t                   now = now_mono_ms();
+	uint64_t                  sig;
+	SSL_CTX                  *old = s->ssl;
+	char                      err[512];
+
+	if (cfg->tls_cert_file == NULL || old == NULL || now - s->tls_check_ms < 1000)
+		return;
+	s->tls_check_ms = now;
+	if ((sig = tls_files_sig(cfg)) == s->tls_sig)
+		return;
+	s->ssl = NULL;
+	if (tls_setup(s, err, sizeof(err)) == -1) {
+		log_warnx("server: the serving certificate changed but cannot be used: %s; the "
+		          "previous one stays",
+		    err);
+		SSL_CTX_free(s->ssl);
+		s->ssl = old;
+		s->tls_sig = sig; /* not again until it changes again */
+		return;
+	}
+	s->tls_sig = sig;
+	SSL_CTX_free(old); /* the connections made with it hold their references */
+	log_info("server: serving certificate %s reloaded", cfg->tls_cert_file);
+}
+
 /* The TLS context is made at the first connection: an idle node that nobody contacts
  * never loads OpenSSL's algorithms nor makes its key (0.5 MiB of idle footprint at most,
  * issue 15). A context that cannot be made is logged once; handshakes then fail. */
@@ -401,10 +459,15 @@ tls_bev(struct event_base *base, void *arg)
 	SSL           *ssl;
 	char           err[512];
 
-	if (s->ssl == NULL && tls_setup(s, err, sizeof(err)) == -1) {
-		log_error("server: %s; TLS handshakes fail until kletd is restarted", err);
-		SSL_CTX_free(s->ssl);
-		s->ssl = SSL_CTX_new(TLS_server_method());
+	tls_maybe_reload(s);
+	if (s->ssl == NULL) {
+		s->tls_sig = tls_files_sig(s->d.cfg);
+		s->tls_check_ms = now_mono_ms();
+		if (tls_setup(s, err, sizeof(err)) == -1) {
+			log_error("server: %s; TLS handshakes fail until the files change", err);
+			SSL_CTX_free(s->ssl);
+			s->ssl = SSL_CTX_new(TLS_server_method());
+		}
 	}
 	ssl = SSL_new(s->ssl);
 

@@ -214,11 +214,28 @@ containerLogMaxSize: 1Ki
 containerLogMaxFiles: 2
 Y
 mv "$T/kletd.log" "$T/kletd.1.log"
+cp "$AS_CERTS/server.crt" "$T/srv.crt"
+cp "$AS_CERTS/server.key" "$T/srv.key"
 start_kletd --kubeconfig "$T/kubeconfig" --client-ca-file "$AS_CERTS/ca.crt" \
     --authorization-mode Webhook --healthz-port "$HZ" --config "$T/rot.yaml" \
-    --server-max-streams 2
+    --server-max-streams 2 --tls-cert-file "$T/srv.crt" --tls-private-key-file "$T/srv.key"
 P=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/kletd.log" | tail -1)
 U=https://127.0.0.1:$P
+
+# --tls-cert-file: served (verified against its CA), and reloaded when the files change.
+check "--tls-cert-file served: verified by its CA" sh -c "[ \"\$(curl -s --max-time 10 --cacert '$AS_CERTS/ca.crt' \
+    --cert '$AS_CERTS/admin.crt' --key '$AS_CERTS/admin.key' $U/healthz)\" = ok ]"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -keyout "$T/new.key" -out "$T/new.crt" -subj /CN=rotated-serving-cert \
+    -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
+mv "$T/new.crt" "$T/srv.crt"
+mv "$T/new.key" "$T/srv.key"
+served_cn() {
+	openssl s_client -connect "127.0.0.1:$P" </dev/null 2>/dev/null | grep -q 'subject=.*rotated-serving-cert'
+}
+wait_for 100 served_cn
+check "a new certificate in the files is served without a restart" served_cn
+check "the reload is logged" logged 'serving certificate .* reloaded'
 
 # Two follows hold both request slots: a third request gets 429; once they go, 200 again.
 steady_known() { [ "$(ac "$U/containerLogs/default/steady/c?tailLines=1")" = 200 ]; }
