@@ -96,6 +96,7 @@ struct server {
 	struct auth_cache *tokens;
 	struct auth_cache *sars;
 	int                streams; /* requests in service (asynchronous ones) */
+	int64_t            idle_ms; /* connections idle or stalled this long close */
 	/* metrics */
 	struct prom_hist relist_duration, relist_interval;
 	int64_t          last_relist_mono_ms;
@@ -1383,6 +1384,14 @@ log_pump(struct sreq *r)
 		    evhttp_request_get_output_headers(r->req), "Content-Type", "text/plain");
 		evhttp_send_reply_start(r->req, 200, "OK");
 		r->started = 1;
+		if (r->follow) {
+			/* A quiet container is no idle client: only a client that stops
+			 * reading (a write stalled that long) is dropped. */
+			struct timeval wt = ms_to_tv(r->s->idle_ms);
+
+			bufferevent_set_timeouts(
+			    evhttp_connection_get_bufferevent(r->conn), NULL, &wt);
+		}
 	}
 	if (evbuffer_get_length(b) > 0) {
 		r->waiting = 1;
@@ -2187,7 +2196,7 @@ listener_add(
 	l->http = evhttp_new(s->d.base);
 	evhttp_set_max_headers_size(l->http, SERVER_MAX_HEADERS);
 	evhttp_set_max_body_size(l->http, SERVER_MAX_BODY);
-	evhttp_set_timeout(l->http, SERVER_TIMEOUT_S);
+	evhttp_set_timeout(l->http, (int)((s->idle_ms + 999) / 1000));
 	evhttp_set_allowed_methods(l->http,
 	    EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
 	        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
@@ -2213,6 +2222,13 @@ server_new(const struct server_deps *d, char *err, size_t errlen)
 	s->relist_interval.bounds = def_buckets;
 	s->relist_interval.nbounds = nitems(def_buckets);
 	s->tokens = auth_cache_new(256);
+	s->idle_ms = SERVER_TIMEOUT_S * 1000;
+	{ /* tests: a short idle timeout (seconds) */
+		const char *e = getenv("KLET_SERVER_IDLE_TIMEOUT_S");
+
+		if (e != NULL && atoi(e) > 0)
+			s->idle_ms = (int64_t)atoi(e) * 1000;
+	}
 	s->sars = auth_cache_new(256);
 	if ((cfg->authn_webhook || cfg->authz_webhook) &&
 	    (cfg->kubeconfig == NULL || *cfg->kubeconfig == '\0')) {

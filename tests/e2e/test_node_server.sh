@@ -23,8 +23,11 @@ as_kubeconfig "$T/kubeconfig"
 sed "s#/node\.#/admin.#g" "$T/kubeconfig" >"$T/admin.kubeconfig"
 HZ=$($AS_PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-start_kletd --kubeconfig "$T/kubeconfig" --client-ca-file "$AS_CERTS/ca.crt" \
-    --authentication-token-webhook --authorization-mode Webhook --healthz-port "$HZ"
+# Connections idle 2 s close (KLET_SERVER_IDLE_TIMEOUT_S): log follows must survive quiet
+# containers all the same (the crash pod below is silent for 4 s).
+KLET_SERVER_IDLE_TIMEOUT_S=2 start_kletd --kubeconfig "$T/kubeconfig" \
+    --client-ca-file "$AS_CERTS/ca.crt" --authentication-token-webhook \
+    --authorization-mode Webhook --healthz-port "$HZ"
 P=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/kletd.log" | tail -1)
 check "HTTPS listener on a free port ($P)" [ -n "$P" ]
 U=https://127.0.0.1:$P
@@ -119,6 +122,11 @@ check "kubectl logs --previous of a container never restarted: an error" \
     sh -c "! timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' logs --previous steady"
 
 # Straight to the node.
+timeout 5 curl -sk --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" \
+    "$U/containerLogs/default/steady/c?follow=true&tailLines=0" >/dev/null 2>&1
+frc=$?
+check "a follow of a quiet container outlives the 2 s idle timeout (killed by timeout: $frc)" \
+    [ "$frc" -eq 124 ]
 check "/containerLogs?tailLines=1" [ "$(admin "$U/containerLogs/default/steady/c?tailLines=1")" = done ]
 check "/containerLogs stream=Stderr" [ "$(admin "$U/containerLogs/default/steady/c?stream=Stderr")" = err ]
 ac() { code --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" "$@"; }
