@@ -248,9 +248,12 @@ check "the reload is logged" logged 'serving certificate .* reloaded'
 # Two follows hold both request slots: a third request gets 429; once they go, 200 again.
 steady_known() { [ "$(ac "$U/containerLogs/default/steady/c?tailLines=1")" = 200 ]; }
 wait_for 300 steady_known
-admin -o /dev/null "$U/containerLogs/default/steady/c?follow=true" &
+# (curl itself in the background, not a shell function: $! must be curl's PID)
+curl -sk --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" -o /dev/null \
+    "$U/containerLogs/default/steady/c?follow=true" &
 h1=$!
-admin -o /dev/null "$U/containerLogs/default/steady/c?follow=true" &
+curl -sk --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" -o /dev/null \
+    "$U/containerLogs/default/steady/c?follow=true" &
 h2=$!
 two_held() { [ "$(ac "$U/healthz")" = 429 ]; }
 wait_for 100 two_held
