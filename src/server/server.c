@@ -1054,7 +1054,6 @@ struct res_ctx {
 	struct server   *s;
 	struct evbuffer *b;
 	yajl_gen         g;
-	const char      *family;   /* /metrics/resource: the family being written */
 	char            *kubepods; /* relative to the hierarchies' root */
 	int64_t          now_ms;
 };
@@ -1104,44 +1103,48 @@ res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int6
 	evbuffer_add_printf(b, "%s{%s} %s %lld\n", name, lab, num, (long long)ms);
 }
 
-/* One family over every running pod (and its running containers). */
+/* The cgroups are read once per scrape: one row per running pod and per running
+ * container (the podcache's entries do not change within the turn). */
+struct res_row {
+	const struct rt_pod_status *st;
+	const struct rt_container  *ct; /* NULL: the pod's row */
+	struct cg_usage             u;
+};
+
+struct res_rows {
+	struct res_ctx *c;
+	struct res_row *v;
+	size_t          n;
+};
+
 static void
-res_pod(const struct rt_pod_status *st, void *arg)
+res_row_add(struct res_rows *rows, const struct rt_pod_status *st, const struct rt_container *ct,
+    const struct cg_usage *u)
 {
-	struct res_ctx *c = arg;
-	char            rel[512], crel[640], lab[512];
-	struct cg_usage pu, cu;
-	size_t          i;
-	int             pod_level = strncmp(c->family, "pod_", 4) == 0;
+	rows->v = xreallocarray(rows->v, rows->n + 1, sizeof(*rows->v));
+	rows->v[rows->n].st = st;
+	rows->v[rows->n].ct = ct;
+	rows->v[rows->n].u = *u;
+	rows->n++;
+}
 
-	if (!pod_running(st) || pod_cgroup(c, st->uid, rel, sizeof(rel), &pu) == -1)
+static void
+res_collect(const struct rt_pod_status *st, void *arg)
+{
+	struct res_rows *rows = arg;
+	char             rel[512], crel[640];
+	struct cg_usage  pu, cu;
+	size_t           i;
+
+	if (!pod_running(st) || pod_cgroup(rows->c, st->uid, rel, sizeof(rel), &pu) == -1)
 		return;
-	if (pod_level) {
-		res_labels(lab, sizeof(lab), NULL, st->ns, st->name);
-		res_sample(c->b, c->family, lab,
-		    strstr(c->family, "cpu") != NULL ? (double)pu.cpu_ns / 1e9
-		                                     : (double)pu.working_set_bytes,
-		    c->now_ms);
-		return;
-	}
+	res_row_add(rows, st, NULL, &pu);
 	for (i = 0; i < st->ncontainers; i++) {
-		const struct rt_container *ct = &st->containers[i];
-
-		if (ct->state != RT_RUNNING)
+		if (st->containers[i].state != RT_RUNNING)
 			continue;
-		res_labels(lab, sizeof(lab), ct->name, st->ns, st->name);
-		if (strcmp(c->family, "container_start_time_seconds") == 0) {
-			res_sample(c->b, c->family, lab, (double)(ct->started_at / 1000000000LL),
-			    c->now_ms);
-			continue;
-		}
-		snprintf(crel, sizeof(crel), "%s/%s", rel, ct->id);
-		if (cg_read("/sys/fs/cgroup", crel, &cu) == -1)
-			continue;
-		res_sample(c->b, c->family, lab,
-		    strstr(c->family, "cpu") != NULL ? (double)cu.cpu_ns / 1e9
-		                                     : (double)cu.working_set_bytes,
-		    c->now_ms);
+		snprintf(crel, sizeof(crel), "%s/%s", rel, st->containers[i].id);
+		if (cg_read("/sys/fs/cgroup", crel, &cu) == 0)
+			res_row_add(rows, st, &st->containers[i], &cu);
 	}
 }
 
@@ -1172,12 +1175,12 @@ serve_metrics_resource(struct sreq *r)
 		{ "pod_memory_working_set_bytes",
 		    "[STABLE] Current working set of the pod in bytes" },
 	};
-	struct res_ctx  c = { r->s, evbuffer_new(), NULL, NULL, kubepods_rel(r->s->d.cfg),
-		 now_wall_ms() };
+	struct res_ctx c = { r->s, evbuffer_new(), NULL, kubepods_rel(r->s->d.cfg), now_wall_ms() };
 	struct cg_usage node;
 	char            num[64];
-	size_t          i;
+	size_t          i, j;
 	int             err = cg_read("/sys/fs/cgroup", "", &node) == -1;
+	struct res_rows rows = { &c, NULL, 0 };
 
 	prom_family(c.b, "node_cpu_usage_seconds_total",
 	    "[STABLE] Cumulative cpu time consumed by the node in core-seconds", "counter");
@@ -1189,13 +1192,32 @@ serve_metrics_resource(struct sreq *r)
 	prom_number(num, sizeof(num), (double)node.working_set_bytes);
 	evbuffer_add_printf(
 	    c.b, "node_memory_working_set_bytes %s %lld\n", num, (long long)c.now_ms);
+	if (r->s->d.cache != NULL)
+		podcache_foreach(r->s->d.cache, res_collect, &rows);
 	for (i = 0; i < nitems(fams); i++) {
+		int pod_level = strncmp(fams[i].name, "pod_", 4) == 0;
+		int cpu = strstr(fams[i].name, "cpu") != NULL;
+
 		prom_family(c.b, fams[i].name, fams[i].help,
 		    strstr(fams[i].name, "_total") != NULL ? "counter" : "gauge");
-		c.family = fams[i].name;
-		if (r->s->d.cache != NULL)
-			podcache_foreach(r->s->d.cache, res_pod, &c);
+		for (j = 0; j < rows.n; j++) {
+			const struct res_row *w = &rows.v[j];
+			char                  lab[512];
+			double                v;
+
+			if ((w->ct == NULL) != pod_level)
+				continue;
+			res_labels(lab, sizeof(lab), w->ct != NULL ? w->ct->name : NULL, w->st->ns,
+			    w->st->name);
+			if (i == 2)
+				v = (double)(w->ct->started_at / 1000000000LL);
+			else
+				v = cpu ? (double)w->u.cpu_ns / 1e9
+				        : (double)w->u.working_set_bytes;
+			res_sample(c.b, fams[i].name, lab, v, c.now_ms);
+		}
 	}
+	free(rows.v);
 	prom_family(c.b, "scrape_error",
 	    "[ALPHA] 1 if there was an error while getting container metrics, 0 otherwise",
 	    "gauge");
@@ -1280,7 +1302,7 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 static void
 serve_stats_summary(struct sreq *r)
 {
-	struct res_ctx  c = { r->s, NULL, json_gen_new(0), NULL, kubepods_rel(r->s->d.cfg),
+	struct res_ctx  c = { r->s, NULL, json_gen_new(0), kubepods_rel(r->s->d.cfg),
 		 now_wall_ms() };
 	struct cg_usage node;
 	char            now[64];
