@@ -10,6 +10,9 @@ python3 python3-grpcio python3-grpc-tools python3-pkg-resources python3-h2 pytho
 python3-cryptography
 containerd runc containernetworking-plugins busybox-static iproute2 util-linux
 sqlite3 curl openssl"
+# kubectl for the node server's end-to-end test: Debian's kubernetes-client, unless a kubectl
+# is already installed (another package owning /usr/bin/kubectl would conflict with it).
+command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||

@@ -37,6 +37,7 @@
 #include "node/podworkers.h"
 #include "node/recovery.h" /* recovery */
 #include "prober/prober.h" /* prober */
+#include "server/server.h" /* server: the node's HTTPS server */
 #include "node/source_file.h"
 #include "store/store.h" /* store */
 #include "core/sdnotify.h"
@@ -59,6 +60,7 @@ struct kletd {
 	struct prober       *k_prober;    /* prober: liveness, readiness, startup probes */
 	struct logrotate    *k_logrotate; /* container log rotation */
 	struct ctl          *k_ctl;       /* podctl: the read-only inspection socket */
+	struct server       *k_server;    /* server: :10250, healthz, logs, metrics */
 	struct loop_task    *k_relist_task;
 	size_t               k_logged_pods;
 	int64_t              k_relist_logged_ms;
@@ -198,6 +200,7 @@ kletd_relist_done(int rc, void *arg)
 		    podworkers_count(k->k_workers),
 		    (long long)*recovery_recovered_ms(k->k_recovery));
 	kletd_prober_sync(k);         /* prober: workers follow the fresh runtime view */
+	server_relisted(k->k_server); /* server: PLEG metrics */
 	api_join_relisted(k->k_join); /* api: statuses from the fresh runtime view */
 	pleg_stats(k->k_pleg, &st);
 	/* At -v=2 when the number of pods changes, else every 10 s. */
@@ -236,6 +239,8 @@ kletd_pleg_event(const struct pleg_event *ev, void *arg)
 {
 	struct kletd *k = arg;
 
+	if (ev->type == PLEG_CONTAINER_STARTED) /* server: started counters */
+		server_started(k->k_server, ev->sandbox);
 	/* As the kubelet: ContainerChanged (created / unknown) is no reason to sync. */
 	if (ev->type != PLEG_CONTAINER_CHANGED)
 		podworkers_kick(k->k_workers, ev->uid);
@@ -1007,12 +1012,30 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	{ /* server: an unusable serving certificate or webhook config stops the start */
+		struct server_deps sd = { .base = loop_base(k.k_loop),
+			.cfg = &k.k_cfg,
+			.cache = k.k_cache,
+			.config = k.k_config,
+			.pleg = k.k_pleg,
+			.cri = k.k_cri,
+			.started_ms = k.k_started_ms };
+
+		k.k_server = server_new(&sd, err, sizeof(err));
+		if (k.k_server == NULL) {
+			log_error("server: %s", err);
+			rc = 1;
+			goto out;
+		}
+		k.k_cfg.port = server_port(k.k_server); /* the node status advertises it */
+	}
 	log_info("kletd ready");
 	if (loop_run(k.k_loop) == -1)
 		rc = 1;
 	log_info("kletd stopped after %llds", (long long)((now_mono_ms() - k.k_started_ms) / 1000));
 out:
-	ctl_free(k.k_ctl); /* podctl: before what it reads */
+	ctl_free(k.k_ctl);       /* podctl: before what it reads */
+	server_free(k.k_server); /* server: before what it reads */
 	kletd_unwire(&k);
 	if (k.k_store != NULL) { /* store: commit the last turn, then close */
 		store_flush(k.k_store);

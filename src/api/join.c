@@ -86,6 +86,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	no.name = d->cfg->node_name;
 	no.labels = &d->cfg->node_labels;
 	no.max_pods = d->cfg->max_pods;
+	no.kubelet_port = &d->cfg->port; /* server: kletd sets the port it bound */
 	no.root_dir = d->cfg->root_dir;
 	no.register_node = d->cfg->register_node;
 	no.status_check_ms = d->cfg->node_status_ms > 0 ? d->cfg->node_status_ms : 0;

@@ -43,6 +43,7 @@ struct node {
 	char              *n_name;
 	struct kvlist      n_labels;
 	int                n_max_pods;
+	const int         *n_kubelet_port;
 	char              *n_root;
 	int                n_register;
 	int64_t            n_check_ms;
@@ -417,7 +418,8 @@ gen_status(struct node *n, yajl_gen g, int heartbeat, int64_t mem_total, int64_t
 	yajl_gen_map_open(g);
 	json_gen_key(g, "kubeletEndpoint");
 	yajl_gen_map_open(g);
-	json_gen_kv_int(g, "Port", 10250);
+	json_gen_kv_int(g, "Port",
+	    n->n_kubelet_port != NULL && *n->n_kubelet_port > 0 ? *n->n_kubelet_port : 10250);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 	machine_id = read_line_file("/etc/machine-id");
@@ -866,6 +868,7 @@ node_new(struct event_base *base, struct api *api, const struct node_options *o)
 		}
 	}
 	n->n_max_pods = o->max_pods > 0 ? o->max_pods : 110;
+	n->n_kubelet_port = o->kubelet_port;
 	n->n_root = xstrdup(o->root_dir ? o->root_dir : "/");
 	n->n_register = o->register_node;
 	n->n_check_ms = o->status_check_ms > 0 ? o->status_check_ms : 10000;

@@ -30,6 +30,8 @@ struct node_options {
 	int64_t              lease_renew_ms;   /* 0: 10 s */
 	int32_t              lease_duration_s; /* 0: 40 */
 	const char          *kubelet_version;  /* NULL: "v1.29.0-klet" */
+	const int           *kubelet_port;     /* daemonEndpoints, read at each status (NULL or
+	                                        * <= 0: 10250); server: the port it bound */
 };
 
 struct node_stats {

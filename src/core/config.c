@@ -60,6 +60,19 @@ enum opt_id {
 	O_EVICTION_MONITOR,
 	O_BOOTSTRAP_KUBECONFIG,
 	O_ROTATE_CERTIFICATES,
+	O_ADDRESS,
+	O_PORT,
+	O_HEALTHZ_ADDRESS,
+	O_HEALTHZ_PORT,
+	O_READ_ONLY_PORT,
+	O_TLS_CERT,
+	O_TLS_KEY,
+	O_CLIENT_CA,
+	O_ANONYMOUS_AUTH,
+	O_AUTHN_WEBHOOK,
+	O_AUTHZ_MODE,
+	O_MAX_STREAMS,
+	O_STREAMING_IDLE,
 };
 
 static const struct option longopts[] = {
@@ -103,6 +116,19 @@ static const struct option longopts[] = {
 	{ "eviction-pressure-transition-period", required_argument, NULL, O_EVICTION_TRANSITION },
 	{ "eviction-max-pod-grace-period", required_argument, NULL, O_EVICTION_MAX_GRACE },
 	{ "eviction-monitoring-period", required_argument, NULL, O_EVICTION_MONITOR },
+	{ "address", required_argument, NULL, O_ADDRESS },
+	{ "port", required_argument, NULL, O_PORT },
+	{ "healthz-bind-address", required_argument, NULL, O_HEALTHZ_ADDRESS },
+	{ "healthz-port", required_argument, NULL, O_HEALTHZ_PORT },
+	{ "read-only-port", required_argument, NULL, O_READ_ONLY_PORT },
+	{ "tls-cert-file", required_argument, NULL, O_TLS_CERT },
+	{ "tls-private-key-file", required_argument, NULL, O_TLS_KEY },
+	{ "client-ca-file", required_argument, NULL, O_CLIENT_CA },
+	{ "anonymous-auth", optional_argument, NULL, O_ANONYMOUS_AUTH },
+	{ "authentication-token-webhook", optional_argument, NULL, O_AUTHN_WEBHOOK },
+	{ "authorization-mode", required_argument, NULL, O_AUTHZ_MODE },
+	{ "server-max-streams", required_argument, NULL, O_MAX_STREAMS },
+	{ "streaming-connection-idle-timeout", required_argument, NULL, O_STREAMING_IDLE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -164,6 +190,20 @@ config_usage(FILE *fp)
 	    "  --container-log-max-size SIZE    rotate a container log above SIZE (default 10Mi;\n"
 	    "                                   -1: never)\n"
 	    "  --container-log-max-files N      log files kept per container (default 5)\n"
+	    "  --address IP                     HTTPS server address (default 0.0.0.0)\n"
+	    "  --port N                         HTTPS server port (default 10250; 0: any free port)\n"
+	    "  --healthz-bind-address IP        healthz address (default 127.0.0.1)\n"
+	    "  --healthz-port N                 plain HTTP healthz port (default 10248; 0: off)\n"
+	    "  --read-only-port N               unauthenticated HTTP port (default 0: off)\n"
+	    "  --tls-cert-file FILE             serving certificate (default: self-signed,\n"
+	    "                                   ROOT-DIR/pki/kubelet.crt)\n"
+	    "  --tls-private-key-file FILE      its key\n"
+	    "  --client-ca-file FILE            CA bundle verifying client certificates\n"
+	    "  --anonymous-auth[=BOOL]          serve requests without credentials (default false)\n"
+	    "  --authentication-token-webhook[=BOOL]  bearer tokens by TokenReview\n"
+	    "  --authorization-mode MODE        AlwaysAllow (default) or Webhook\n"
+	    "  --streaming-connection-idle-timeout DUR  exec/attach/port-forward idle limit (4h)\n"
+	    "  --server-max-streams N           concurrent requests served (default 64; 429 beyond)\n"
 	    "  --podctl-socket PATH             inspection socket (default ROOT-DIR/podctl.sock)\n"
 	    "  --podctl-group GROUP             group allowed to use the inspection socket\n"
 	    "  --logging-format text|json       log line format (default text)\n"
@@ -636,6 +676,70 @@ config_apply(
 	case O_RESOLV_CONF:
 		set_str(&cfg->resolv_conf, val);
 		break;
+	case O_ADDRESS:
+	case O_HEALTHZ_ADDRESS: {
+		unsigned char buf[16];
+
+		if (inet_pton(AF_INET, val, buf) != 1 && inet_pton(AF_INET6, val, buf) != 1)
+			return errf(err, errlen, "invalid value \"%s\" for %s: not an IP address",
+			    val, what);
+		set_str(id == O_ADDRESS ? &cfg->address : &cfg->healthz_bind_address, val);
+		break;
+	}
+	case O_PORT:
+	case O_HEALTHZ_PORT:
+	case O_READ_ONLY_PORT:
+		if (parse_int(val, 0, 65535, &n) == -1)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a port from 0 to 65535", val,
+			    what);
+		if (id == O_PORT)
+			cfg->port = (int)n;
+		else if (id == O_HEALTHZ_PORT)
+			cfg->healthz_port = (int)n;
+		else
+			cfg->read_only_port = (int)n;
+		break;
+	case O_TLS_CERT:
+		set_str(&cfg->tls_cert_file, val);
+		break;
+	case O_TLS_KEY:
+		set_str(&cfg->tls_key_file, val);
+		break;
+	case O_CLIENT_CA:
+		set_str(&cfg->client_ca_file, val);
+		break;
+	case O_ANONYMOUS_AUTH:
+	case O_AUTHN_WEBHOOK:
+		if (parse_bool(val,
+		        id == O_ANONYMOUS_AUTH ? &cfg->anonymous_auth : &cfg->authn_webhook) == -1)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected true or false", val, what);
+		break;
+	case O_AUTHZ_MODE:
+		if (strcmp(val, "AlwaysAllow") == 0)
+			cfg->authz_webhook = 0;
+		else if (strcmp(val, "Webhook") == 0)
+			cfg->authz_webhook = 1;
+		else
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected AlwaysAllow or Webhook", val,
+			    what);
+		break;
+	case O_MAX_STREAMS:
+		if (parse_int(val, 1, 100000, &n) == -1)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer from 1 to 100000",
+			    val, what);
+		cfg->server_max_streams = (int)n;
+		break;
+	case O_STREAMING_IDLE:
+		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a positive duration such as 4h",
+			    val, what);
+		cfg->streaming_idle_ms = ms;
+		break;
 	case O_MAX_PODS:
 		if (parse_int(val, 1, 10000, &n) == -1)
 			return errf(err, errlen,
@@ -864,6 +968,12 @@ config_defaults(struct klet_config *cfg)
 	cfg->log_max_size = 10 * 1024 * 1024;
 	cfg->log_max_files = 5;
 	cfg->log_monitor_ms = 10000;
+	cfg->address = xstrdup("0.0.0.0");
+	cfg->port = 10250;
+	cfg->healthz_bind_address = xstrdup("127.0.0.1");
+	cfg->healthz_port = 10248;
+	cfg->server_max_streams = 64;
+	cfg->streaming_idle_ms = 4 * 3600 * 1000;
 }
 
 static int config_file_apply(struct klet_config *, const char *path, char *err, size_t errlen);
@@ -1006,6 +1116,11 @@ config_clear(struct klet_config *cfg)
 	free(cfg->log_file);
 	free(cfg->ctl_socket);
 	free(cfg->ctl_group);
+	free(cfg->address);
+	free(cfg->healthz_bind_address);
+	free(cfg->tls_cert_file);
+	free(cfg->tls_key_file);
+	free(cfg->client_ca_file);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -1053,6 +1168,16 @@ static const struct cf_field {
 	{ "containerLogMonitorInterval", CF_STR, O_LOG_MONITOR },
 	{ "nodeLeaseDurationSeconds", CF_INT, 0 },
 	{ "logging", CF_STR, 0 }, /* an object: format, verbosity */
+	{ "address", CF_STR, O_ADDRESS },
+	{ "port", CF_INT, O_PORT },
+	{ "healthzBindAddress", CF_STR, O_HEALTHZ_ADDRESS },
+	{ "healthzPort", CF_INT, O_HEALTHZ_PORT },
+	{ "readOnlyPort", CF_INT, O_READ_ONLY_PORT },
+	{ "tlsCertFile", CF_STR, O_TLS_CERT },
+	{ "streamingConnectionIdleTimeout", CF_STR, O_STREAMING_IDLE },
+	{ "tlsPrivateKeyFile", CF_STR, O_TLS_KEY },
+	{ "authentication", CF_STR, 0 }, /* x509.clientCAFile, anonymous/webhook.enabled */
+	{ "authorization", CF_STR, 0 },  /* mode */
 	{ "kind", CF_STR, 0 },
 	{ "apiVersion", CF_STR, 0 },
 };
@@ -1177,6 +1302,68 @@ cf_apply(struct klet_config *cfg, int id, const struct json *v, enum cf_type t, 
 	return rc;
 }
 
+/* authentication: {x509: {clientCAFile}, anonymous: {enabled}, webhook: {enabled}};
+ * authorization: {mode}. Other members (cacheTTL...) are ignored with a warning. */
+static int
+config_file_auth(struct klet_config *cfg, const char *key, const struct json *v, const char *path,
+    char *err, size_t errlen)
+{
+	static const struct {
+		const char  *obj, *sub, *field;
+		enum cf_type type;
+		int          id;
+	} map[] = {
+		{ "authentication", "x509", "clientCAFile", CF_STR, O_CLIENT_CA },
+		{ "authentication", "anonymous", "enabled", CF_BOOL, O_ANONYMOUS_AUTH },
+		{ "authentication", "webhook", "enabled", CF_BOOL, O_AUTHN_WEBHOOK },
+		{ "authorization", NULL, "mode", CF_STR, O_AUTHZ_MODE },
+	};
+	char   what[320];
+	size_t i, j, m;
+
+	if (json_type(v) != JSON_OBJECT)
+		return errf(err, errlen, "field %s in %s: expected an object", key, path);
+	for (i = 0; i < json_len(v); i++) {
+		const char        *k = json_key(v, i);
+		const struct json *sv = json_index(v, i);
+		int                known = 0;
+
+		for (m = 0; m < nitems(map); m++) {
+			if (strcmp(map[m].obj, key) != 0)
+				continue;
+			if (map[m].sub == NULL && strcmp(map[m].field, k) == 0) {
+				snprintf(what, sizeof(what), "field %s.%s in %s", key, k, path);
+				if (cf_apply(cfg, map[m].id, sv, map[m].type, what, err, errlen) ==
+				    -1)
+					return -1;
+				known = 1;
+			} else if (map[m].sub != NULL && strcmp(map[m].sub, k) == 0) {
+				known = 1;
+				if (json_type(sv) != JSON_OBJECT)
+					return errf(err, errlen,
+					    "field %s.%s in %s: expected an object", key, k, path);
+				for (j = 0; j < json_len(sv); j++) {
+					if (strcmp(json_key(sv, j), map[m].field) != 0) {
+						log_warnx(
+						    "config %s: field %s.%s.%s is not supported; "
+						    "ignored",
+						    path, key, k, json_key(sv, j));
+						continue;
+					}
+					snprintf(what, sizeof(what), "field %s.%s.%s in %s", key, k,
+					    map[m].field, path);
+					if (cf_apply(cfg, map[m].id, json_index(sv, j), map[m].type,
+					        what, err, errlen) == -1)
+						return -1;
+				}
+			}
+		}
+		if (!known)
+			log_warnx("config %s: field %s.%s is not supported; ignored", path, key, k);
+	}
+	return 0;
+}
+
 static int
 config_file_fields(
     struct klet_config *cfg, const struct json *root, const char *path, char *err, size_t errlen)
@@ -1233,6 +1420,10 @@ config_file_fields(
 				return errf(
 				    err, errlen, "%s: expected an integer from 1 to 3600", what);
 			cfg->lease_duration_s = (int32_t)n;
+		} else if (strcmp(key, "authentication") == 0 ||
+		    strcmp(key, "authorization") == 0) {
+			if (config_file_auth(cfg, key, v, path, err, errlen) == -1)
+				return -1;
 		} else if (strcmp(key, "logging") == 0) {
 			const struct json *fmt, *verb;
 

@@ -57,6 +57,20 @@ struct klet_config {
 	int           cgroups_per_qos;        /* --cgroups-per-qos, cgroupsPerQOS (true) */
 	struct config_taint *taints;          /* --register-with-taints, registerWithTaints */
 	size_t               ntaints;
+	/* server: the node's HTTPS server (src/server) */
+	char   *address;              /* --address, address (default 0.0.0.0) */
+	int     port;                 /* --port, port (default 10250; 0: any free port) */
+	char   *healthz_bind_address; /* --healthz-bind-address, healthzBindAddress */
+	int     healthz_port;         /* --healthz-port, healthzPort (default 10248; 0: off) */
+	int     read_only_port;       /* --read-only-port, readOnlyPort (default 0: off) */
+	char   *tls_cert_file;        /* --tls-cert-file, tlsCertFile */
+	char   *tls_key_file;         /* --tls-private-key-file, tlsPrivateKeyFile */
+	char   *client_ca_file;       /* --client-ca-file, authentication.x509.clientCAFile */
+	int     anonymous_auth;       /* --anonymous-auth, authentication.anonymous.enabled */
+	int     authn_webhook;        /* --authentication-token-webhook, authentication.webhook */
+	int     authz_webhook;        /* --authorization-mode Webhook (else AlwaysAllow) */
+	int     server_max_streams;   /* --server-max-streams: concurrent requests; 429 beyond */
+	int64_t streaming_idle_ms;    /* --streaming-connection-idle-timeout (default 4h) */
 };
 
 struct config_taint {

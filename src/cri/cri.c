@@ -623,6 +623,11 @@ CRI_RPC(container_status, RT, "ContainerStatus", ContainerStatusRequest, Contain
     runtime__v1__container_status_response__descriptor)
 CRI_RPC(exec_sync, RT, "ExecSync", ExecSyncRequest, ExecSyncResponse,
     runtime__v1__exec_sync_response__descriptor)
+CRI_RPC(exec, RT, "Exec", ExecRequest, ExecResponse, runtime__v1__exec_response__descriptor)
+CRI_RPC(
+    attach, RT, "Attach", AttachRequest, AttachResponse, runtime__v1__attach_response__descriptor)
+CRI_RPC(port_forward, RT, "PortForward", PortForwardRequest, PortForwardResponse,
+    runtime__v1__port_forward_response__descriptor)
 CRI_RPC(update_container_resources, RT, "UpdateContainerResources", UpdateContainerResourcesRequest,
     UpdateContainerResourcesResponse, runtime__v1__update_container_resources_response__descriptor)
 CRI_RPC(reopen_container_log, RT, "ReopenContainerLog", ReopenContainerLogRequest,

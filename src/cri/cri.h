@@ -171,6 +171,19 @@ typedef void (*cri_exec_sync_cb)(
 struct cri_call *cri_exec_sync(struct cri *, const Runtime__V1__ExecSyncRequest *,
     int64_t timeout_ms, cri_exec_sync_cb, void *arg, const void *owner);
 
+/* Exec, Attach, PortForward: the URL of the runtime's streaming server for one session. */
+typedef void (*cri_exec_cb)(
+    int code, const char *message, const Runtime__V1__ExecResponse *resp, void *arg);
+struct cri_call *cri_exec(struct cri *, const Runtime__V1__ExecRequest *, int64_t timeout_ms,
+    cri_exec_cb, void *arg, const void *owner);
+typedef void (*cri_attach_cb)(
+    int code, const char *message, const Runtime__V1__AttachResponse *resp, void *arg);
+struct cri_call *cri_attach(struct cri *, const Runtime__V1__AttachRequest *, int64_t timeout_ms,
+    cri_attach_cb, void *arg, const void *owner);
+typedef void (*cri_port_forward_cb)(
+    int code, const char *message, const Runtime__V1__PortForwardResponse *resp, void *arg);
+struct cri_call *cri_port_forward(struct cri *, const Runtime__V1__PortForwardRequest *,
+    int64_t timeout_ms, cri_port_forward_cb, void *arg, const void *owner);
 typedef void (*cri_update_container_resources_cb)(int code, const char *message,
     const Runtime__V1__UpdateContainerResourcesResponse *resp, void *arg);
 struct cri_call *cri_update_container_resources(struct cri *,

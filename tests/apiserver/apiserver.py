@@ -8,7 +8,15 @@ deletion, errors as Status objects, a request log, and a control port (plain HTT
 127.0.0.1) with fault switches for tests.
 
 Usage: apiserver.py --certs DIR [--port 0] [--ctl-port 0] [--state-file F] [--token T=USER]...
+    [--sar-allow USER]...
 The state file receives "API_PORT CTL_PORT\n" once both ports listen.
+
+The node proxy (as the real API server): pods/NAME/log and nodes/NAME/proxy/PATH go to the
+node's kubelet (127.0.0.1, the port of its status.daemonEndpoints.kubeletEndpoint) over HTTPS
+with the client certificate admin.crt (O=system:masters), the kubelet's certificate not
+verified (no --kubelet-certificate-authority); the answer is streamed back. TokenReview
+answers from the --token list (groups system:authenticated); SubjectAccessReview allows the
+users given by --sar-allow and the group system:masters, and denies everyone else.
 
 Control port (GET or POST; answers JSON):
   /healthz                         ok
@@ -457,6 +465,19 @@ class WatchResponse:
         self.watcher = watcher
 
 
+class StreamResponse(WatchResponse):
+    """A streamed body of raw bytes (the node proxy): gen yields bytes."""
+    def __init__(self, gen, ctype):
+        WatchResponse.__init__(self, gen, None)
+        self.ctype = ctype
+
+
+def stream_chunk(ev):
+    if isinstance(ev, (bytes, bytearray)):
+        return bytes(ev)
+    return json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+
+
 class Api:
     def __init__(self, args):
         self.store = Store()
@@ -559,6 +580,9 @@ class Api:
                 raise f
             if req.path in ("/healthz", "/livez", "/readyz"):
                 return Response(200, "ok")
+            nr = await self.node_routes(req)
+            if nr is not None:
+                return nr
             if req.path in ("/api", "/apis", "/api/v1", "/version") or \
                     req.path.startswith("/apis/") and req.path.count("/") <= 3:
                 return Response(200, self.discovery(req.path))
@@ -590,6 +614,265 @@ class Api:
             import traceback
             traceback.print_exc()
             return Response(500, ApiError(500, "InternalError", "stand-in bug: %r" % e).status())
+
+    # -- the node proxy, TokenReview and SubjectAccessReview (klet's node server) --
+
+    async def node_routes(self, req):
+        """pods/NAME/log, nodes/NAME/proxy/..., tokenreviews, subjectaccessreviews; None for
+        any other path."""
+        parts = [p for p in req.path.split("/") if p]
+        if req.method == "POST" and req.path == "/apis/authentication.k8s.io/v1/tokenreviews":
+            return self.token_review(req)
+        if req.method == "POST" and \
+                req.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+            return self.subject_access_review(req)
+        if req.path == "/apis" or req.path.startswith("/apis/metrics.k8s.io"):
+            return await self.metrics_api(req, parts)
+        if len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and \
+                parts[4] == "pods" and parts[6] == "log" and req.method == "GET":
+            return await self.pod_log(req, parts[3], parts[5])
+        if len(parts) >= 5 and parts[:3] == ["api", "v1", "nodes"] and parts[4] == "proxy":
+            path = "/" + "/".join(parts[5:])
+            if req.path.endswith("/") and not path.endswith("/"):
+                path += "/"
+            q = urllib.parse.urlsplit(req.raw_path).query
+            return await self.node_proxy(req.method, parts[3], path + ("?" + q if q else ""))
+        return None
+
+    # metrics.k8s.io, as metrics-server serves it: each node's /metrics/resource scraped
+    # twice (a second apart, or against the previous scrape), CPU as the rate in between.
+
+    async def scrape_resource(self, node):
+        resp = await self.node_proxy("GET", node, "/metrics/resource")
+        text = b"".join([b async for b in resp.gen]).decode()
+        out = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            name_labels, _, rest = line.partition(" ")
+            name, _, labels = name_labels.partition("{")
+            lab = dict(kv.split("=", 1) for kv in labels.rstrip("}").split(",") if "=" in kv)
+            lab = {k: v.strip('"') for k, v in lab.items()}
+            key = (name, lab.get("namespace"), lab.get("pod"), lab.get("container"))
+            out[key] = float(rest.split(" ")[0])
+        return time.monotonic(), out
+
+    async def node_usage(self, node):
+        if not hasattr(self, "scrapes"):
+            self.scrapes = {}
+        prev = self.scrapes.get(node)
+        if prev is None or time.monotonic() - prev[0] > 60:
+            prev = await self.scrape_resource(node)
+            await asyncio.sleep(1)
+        cur = await self.scrape_resource(node)
+        self.scrapes[node] = cur
+        dt = max(cur[0] - prev[0], 0.001)
+
+        def cpu(key):
+            return "%dn" % max(0, (cur[1].get(key, 0) - prev[1].get(key, 0)) / dt * 1e9)
+
+        def mem(key):
+            return "%dKi" % (cur[1].get(key, 0) // 1024)
+        return cpu, mem, cur[1]
+
+    async def metrics_api(self, req, parts):
+        if req.path == "/apis":
+            d = self.discovery("/apis")
+            d["groups"].append({"name": "metrics.k8s.io", "versions": [
+                {"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}],
+                "preferredVersion": {"groupVersion": "metrics.k8s.io/v1beta1",
+                                     "version": "v1beta1"}})
+            return Response(200, d)
+        if len(parts) == 3:
+            return Response(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                  "groupVersion": "metrics.k8s.io/v1beta1", "resources": [
+                                      {"name": "nodes", "singularName": "", "namespaced": False,
+                                       "kind": "NodeMetrics", "verbs": ["get", "list"]},
+                                      {"name": "pods", "singularName": "", "namespaced": True,
+                                       "kind": "PodMetrics", "verbs": ["get", "list"]}]})
+        rest = parts[3:]
+        ns = None
+        if len(rest) >= 2 and rest[0] == "namespaces":
+            ns, rest = rest[1], rest[2:]
+        if not rest or rest[0] not in ("pods", "nodes") or len(rest) > 2:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        want = rest[1] if len(rest) == 2 else None
+        now = now_rfc3339()
+        items = []
+        for n in self.store.list(KINDS[("", "nodes")], None):
+            node = n["metadata"]["name"]
+            try:
+                cpu, mem, cur = await self.node_usage(node)
+            except ApiError:
+                continue
+            if rest[0] == "nodes":
+                if want and want != node:
+                    continue
+                items.append({"metadata": {"name": node, "creationTimestamp": now},
+                              "timestamp": now, "window": "1s", "usage": {
+                                  "cpu": cpu(("node_cpu_usage_seconds_total", None, None, None)),
+                                  "memory": mem(("node_memory_working_set_bytes", None, None,
+                                                 None))}})
+                continue
+            pods = sorted({(k[1], k[2]) for k in cur if k[0] == "pod_cpu_usage_seconds_total"})
+            for pns, pname in pods:
+                if (ns and pns != ns) or (want and want != pname):
+                    continue
+                ctrs = sorted({k[3] for k in cur if k[0] == "container_cpu_usage_seconds_total"
+                               and k[1] == pns and k[2] == pname})
+                items.append({"metadata": {"name": pname, "namespace": pns,
+                                           "creationTimestamp": now},
+                              "timestamp": now, "window": "1s", "containers": [
+                                  {"name": c, "usage": {
+                                      "cpu": cpu(("container_cpu_usage_seconds_total", pns,
+                                                  pname, c)),
+                                      "memory": mem(("container_memory_working_set_bytes",
+                                                     pns, pname, c))}} for c in ctrs]})
+        kind = "NodeMetrics" if rest[0] == "nodes" else "PodMetrics"
+        if want:
+            if not items:
+                raise ApiError(404, "NotFound", "%s \"%s\" not found" % (rest[0], want))
+            return Response(200, dict(items[0], kind=kind, apiVersion="metrics.k8s.io/v1beta1"))
+        return Response(200, {"kind": kind + "List", "apiVersion": "metrics.k8s.io/v1beta1",
+                              "metadata": {}, "items": items})
+
+    def token_review(self, req):
+        spec = req.json().get("spec") or {}
+        user = self.tokens.get(spec.get("token", ""))
+        st = {"authenticated": False}
+        if user:
+            st = {"authenticated": True,
+                  "user": {"username": user, "groups": ["system:authenticated"]}}
+        return Response(201, {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                              "spec": spec, "status": st})
+
+    def subject_access_review(self, req):
+        spec = req.json().get("spec") or {}
+        user = spec.get("user", "")
+        ok = user in self.args.sar_allow or "system:masters" in (spec.get("groups") or [])
+        st = {"allowed": ok}
+        if not ok:
+            st["reason"] = "the stand-in allows only %s and system:masters" % \
+                (",".join(self.args.sar_allow) or "nobody else")
+        return Response(201, {"apiVersion": "authorization.k8s.io/v1",
+                              "kind": "SubjectAccessReview", "spec": spec, "status": st})
+
+    async def pod_log(self, req, ns, name):
+        pod = self.get(KINDS[("", "pods")], ns, name)
+        ctrs = [c["name"] for c in pod.get("spec", {}).get("containers", [])]
+        c = req.query.get("container")
+        if not c:
+            if len(ctrs) != 1:
+                raise ApiError(400, "BadRequest",
+                               "a container name must be specified for pod %s, choose one of: "
+                               "[%s]" % (name, " ".join(ctrs)))
+            c = ctrs[0]
+        node = pod.get("spec", {}).get("nodeName")
+        if not node:
+            raise ApiError(400, "BadRequest", "pod %s does not have a host assigned" % name)
+        q = {k: v for k, v in req.query.items()
+             if k in ("follow", "previous", "timestamps", "tailLines", "limitBytes",
+                      "sinceSeconds", "sinceTime", "stream")}
+        path = "/containerLogs/%s/%s/%s" % (ns, name, urllib.parse.quote(c, safe=""))
+        if q:
+            path += "?" + urllib.parse.urlencode(q)
+        return await self.node_proxy("GET", node, path)
+
+    async def dial_node(self, node):
+        """A TLS connection to the node's kubelet with the stand-in's client certificate."""
+        n = self.get(KINDS[("", "nodes")], None, node)
+        port = (n.get("status", {}).get("daemonEndpoints", {})
+                .get("kubeletEndpoint", {}).get("Port"))
+        if not port:
+            raise ApiError(503, "ServiceUnavailable", "node %s has no kubelet port" % node)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.load_cert_chain(os.path.join(self.args.certs, "admin.crt"),
+                            os.path.join(self.args.certs, "admin.key"))
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection("127.0.0.1", port, ssl=ctx), 10)
+        except (OSError, asyncio.TimeoutError) as e:
+            raise ApiError(502, "ServiceUnavailable", "error dialing backend: %s" % e)
+        return reader, writer, port
+
+    def stream_target(self, req):
+        """pods/NAME/exec|attach|portforward -> (node, kubelet path), as the API server's
+        ExecLocation / AttachLocation / PortForwardLocation build them."""
+        parts = [p for p in req.path.split("/") if p]
+        if not (len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and
+                parts[4] == "pods" and parts[6] in ("exec", "attach", "portforward")):
+            return None
+        ns, name, sub = parts[3], parts[5], parts[6]
+        pod = self.get(KINDS[("", "pods")], ns, name)
+        node = pod.get("spec", {}).get("nodeName")
+        if not node:
+            raise ApiError(400, "BadRequest", "pod %s does not have a host assigned" % name)
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(req.raw_path).query,
+                                  keep_blank_values=True)
+        if sub == "portforward":
+            params = [("port", p) for p in q.get("ports", [])]
+            path = "/portForward/%s/%s" % (ns, name)
+        else:
+            ctrs = [c["name"] for c in pod.get("spec", {}).get("containers", [])]
+            c = (q.get("container") or [""])[-1]
+            if not c:
+                if len(ctrs) != 1:
+                    raise ApiError(400, "BadRequest",
+                                   "a container name must be specified for pod %s" % name)
+                c = ctrs[0]
+            params = [(k2, "1") for k, k2 in (("stdin", "input"), ("stdout", "output"),
+                                              ("stderr", "error"), ("tty", "tty"))
+                      if (q.get(k) or [""])[-1] in ("true", "1")]
+            params += [("command", x) for x in q.get("command", [])]
+            path = "/%s/%s/%s/%s" % (sub, ns, name, urllib.parse.quote(c, safe=""))
+        if params:
+            path += "?" + urllib.parse.urlencode(params)
+        return node, path
+
+    async def node_proxy(self, method, node, path):
+        reader, writer, port = await self.dial_node(node)
+        writer.write(("%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                      "User-Agent: klet-standin\r\n\r\n" % (method, path, port)).encode())
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as e:
+            writer.close()
+            raise ApiError(502, "ServiceUnavailable", "error reading from the node: %s" % e)
+        lines = head.decode("latin-1").split("\r\n")
+        code = int(lines[0].split(" ")[1])
+        hdrs = {}
+        for line in lines[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                hdrs[k.strip().lower()] = v.strip()
+        chunked = "chunked" in hdrs.get("transfer-encoding", "")
+
+        async def body():
+            try:
+                if not chunked:
+                    while True:
+                        b = await reader.read(65536)
+                        if not b:
+                            return
+                        yield b
+                while True:
+                    size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                    if size == 0:
+                        return
+                    b = await reader.readexactly(size + 2)
+                    yield b[:-2]
+            except (OSError, asyncio.IncompleteReadError, ValueError):
+                return
+            finally:
+                writer.close()
+        if code != 200:
+            data = b"".join([b async for b in body()])
+            raise ApiError(code, {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden",
+                                  404: "NotFound"}.get(code, "InternalError"),
+                           data.decode("utf-8", "replace").strip())
+        return StreamResponse(body(), hdrs.get("content-type", "text/plain"))
 
     def discovery(self, path):
         if path == "/version":
@@ -1318,13 +1601,15 @@ class Conn(asyncio.Protocol):
                 entry["code"] = 200
                 entry["watch"] = True
                 self.h2.send_headers(sid, [(":status", "200"),
-                                           ("content-type", "application/json")])
+                                           ("content-type", getattr(resp, "ctype",
+                                                                    "application/json"))])
                 self.flush()
                 async for ev in resp.gen:
-                    b = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+                    b = stream_chunk(ev)
                     entry["resp_bytes"] += len(b)
                     await self.send_h2_data(sid, b, False)
-                if getattr(resp.watcher, "reset_mode", None) == "rst":
+                if resp.watcher is not None and \
+                        getattr(resp.watcher, "reset_mode", None) == "rst":
                     self.h2.reset_stream(sid, 0x8)
                 else:
                     self.h2.end_stream(sid)
@@ -1367,6 +1652,9 @@ class Conn(asyncio.Protocol):
     # -- HTTP/1.1 --
 
     def h1_data(self, data):
+        if getattr(self, "tunnel", None) is not None:
+            self.tunnel.write(data)
+            return
         self.buf += data
         if len(self.buf) > MAX_BODY + 65536:
             self.transport.close()
@@ -1386,10 +1674,12 @@ class Conn(asyncio.Protocol):
             self.transport.close()
             return
         hdrs = {}
+        raw_hdrs = []
         for line in head[1:]:
             if ":" in line:
                 k, v = line.split(":", 1)
                 hdrs[k.strip().lower()] = v.strip()
+                raw_hdrs.append((k.strip(), v.strip()))
         n = int(hdrs.get("content-length", "0") or 0)
         if len(self.buf) < i + 4 + n:
             return
@@ -1397,6 +1687,10 @@ class Conn(asyncio.Protocol):
         self.buf = self.buf[i + 4 + n:]
         self.busy = True
         req = Request(method, path, hdrs, body, None, self.id)
+        if "upgrade" in hdrs:
+            req.raw_headers = raw_hdrs  # repeated ones (X-Stream-Protocol-Version) kept
+            self.streams[1] = {"task": asyncio.ensure_future(self.serve_upgrade(req))}
+            return
         self.streams[1] = {"task": asyncio.ensure_future(self.serve_h1(req))}
 
     def h1_write_head(self, code, hdrs):
@@ -1404,6 +1698,51 @@ class Conn(asyncio.Protocol):
                   409: "Conflict", 410: "Gone", 429: "Too Many Requests"}.get(code, "Status")
         lines = ["HTTP/1.1 %d %s" % (code, reason)] + ["%s: %s" % kv for kv in hdrs]
         self.transport.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+
+    async def serve_upgrade(self, req):
+        """exec / attach / portforward: the upgrade request goes to the node, then bytes
+        flow both ways until one side closes (the API server's UpgradeAwareHandler)."""
+        entry = self.api.record(req, "http/1.1")
+        writer = None
+        try:
+            req.user = self.api.authenticate(req, self.peer_user)
+            target = self.api.stream_target(req)
+            if target is None:
+                raise ApiError(400, "BadRequest", "upgrade not supported on %s" % req.path)
+            node, path = target
+            reader, writer, port = await self.api.dial_node(node)
+        except ApiError as e:
+            body, ctype = encode_body(e.status())
+            entry["code"] = e.code
+            self.h1_write_head(e.code, [("Content-Type", ctype),
+                                        ("Content-Length", str(len(body)))])
+            self.transport.write(body)
+            self.streams.pop(1, None)
+            self.busy = False
+            return
+        head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % (req.method, path, port)
+        for k, v in req.raw_headers:
+            if k.lower() not in ("host", "authorization"):
+                head += "%s: %s\r\n" % (k, v)
+        writer.write(head.encode("latin-1") + b"\r\n" + (req.body or b""))
+        self.tunnel = writer
+        if self.buf:
+            writer.write(self.buf)
+            self.buf = b""
+        entry["code"] = 101
+        try:
+            while not self.closed:
+                b = await reader.read(65536)
+                if not b:
+                    break
+                self.transport.write(b)
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            self.streams.pop(1, None)
+            if not self.closed:
+                self.transport.close()
 
     async def serve_h1(self, req):
         entry = self.api.record(req, "http/1.1")
@@ -1413,12 +1752,13 @@ class Conn(asyncio.Protocol):
             if isinstance(resp, WatchResponse):
                 entry["code"] = 200
                 entry["watch"] = True
-                self.h1_write_head(200, [("Content-Type", "application/json"),
+                self.h1_write_head(200, [("Content-Type", getattr(resp, "ctype",
+                                                                  "application/json")),
                                          ("Transfer-Encoding", "chunked")])
                 async for ev in resp.gen:
                     if self.closed:
                         return
-                    b = json.dumps(ev, separators=(",", ":")).encode() + b"\n"
+                    b = stream_chunk(ev)
                     entry["resp_bytes"] += len(b)
                     self.transport.write(b"%x\r\n%s\r\n" % (len(b), b))
                 self.transport.write(b"0\r\n\r\n")
@@ -1612,6 +1952,8 @@ async def main():
     ap.add_argument("--state-file")
     ap.add_argument("--token", action="append", help="TOKEN=USER (repeatable)")
     ap.add_argument("--max-streams", type=int, default=100)
+    ap.add_argument("--sar-allow", action="append", default=[],
+                    help="SubjectAccessReview allows USER (repeatable)")
     ap.add_argument("--bookmark-interval", type=float, default=BOOKMARK_INTERVAL)
     ap.add_argument("--no-h2", action="store_true", help="offer only http/1.1 in ALPN")
     ap.add_argument("--csr-auto-approve", action="store_true",

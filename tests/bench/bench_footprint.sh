@@ -29,6 +29,8 @@
 #                                  needs root; purged at the end); image must be importable
 #                                  by contrib/containerd-up.sh. Use N of 20 or so.
 #   BENCH_KEEP=1                   keep the temp dir (logs, callgrind/massif output)
+#   BENCH_KLETD_ARGS="..."         more kletd flags, e.g. "--address 127.0.0.1 --port 0
+#                                  --healthz-port 0" to keep the node server off 10250
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 KLETD=${top_builddir:-.}/kletd
@@ -162,7 +164,7 @@ M
 	# shellcheck disable=SC2086 # $pre is a word list on purpose
 	$pre "$KLETD" --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
 	    --root-dir "$R/root" --pod-logs-dir "$R/logs" --hostname-override bench \
-	    --max-pods $((n > 110 ? n : 110)) $v >"$R/kletd.log" 2>&1 &
+	    --max-pods $((n > 110 ? n : 110)) $v ${BENCH_KLETD_ARGS:-} >"$R/kletd.log" 2>&1 &
 	kpid=$!
 	# Up to 10 min: under valgrind 110 pods start slowly.
 	if ! wait_for 6000 all_running "$n" "$nc"; then

@@ -45,11 +45,13 @@ node_setup() {
 	[ -S "$SOCK" ] || { cat "$T/ctd-up.log" >&2; node_skip "containerd did not start"; }
 }
 
-# start_kletd [ARGS...]: kletd on $T/root with manifests $T/m, log in $T/kletd.log.
+# start_kletd [ARGS...]: kletd on $T/root with manifests $T/m, log in $T/kletd.log; its
+# server on 127.0.0.1, any free port (logged: "serving HTTPS on 127.0.0.1 port N").
 start_kletd() {
 	"$KLETD" --root-dir "$T/root" --pod-logs-dir "$T/logs" --pod-manifest-path "$T/m" \
 	    --hostname-override "$NODE" --container-runtime-endpoint "unix://$SOCK" \
-	    --file-check-frequency 2s -v=2 "$@" >>"$T/kletd.log" 2>&1 &
+	    --file-check-frequency 2s --address 127.0.0.1 --port 0 --healthz-port 0 -v=2 "$@" \
+	    >>"$T/kletd.log" 2>&1 &
 	kpid=$!
 	wait_for 100 grep -q 'kletd ready' "$T/kletd.log"
 }

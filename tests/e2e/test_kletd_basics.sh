@@ -10,8 +10,8 @@ pid=
 
 start() { # start LOGFILE ARGS...
 	log=$1; shift
-	"$KLETD" --root-dir "$tmp/root" --container-runtime-endpoint "unix://$tmp/none.sock" "$@" \
-	    >"$log" 2>&1 &
+	"$KLETD" --root-dir "$tmp/root" --container-runtime-endpoint "unix://$tmp/none.sock" \
+	    --address 127.0.0.1 --port 0 --healthz-port 0 "$@" >"$log" 2>&1 &
 	pid=$!
 }
 

@@ -42,6 +42,27 @@ check_defaults(const struct klet_config *c)
 	assert_int_equal(c->eviction_soft.n, 0);
 	assert_null(c->pod_manifest_path);
 	assert_non_null(c->node_name);
+	assert_string_equal(c->address, "0.0.0.0");
+	assert_int_equal(c->port, 10250);
+	assert_string_equal(c->healthz_bind_address, "127.0.0.1");
+	assert_int_equal(c->healthz_port, 10248);
+	assert_int_equal(c->read_only_port, 0);
+	assert_int_equal(c->anonymous_auth, 0);
+	assert_int_equal(c->authn_webhook, 0);
+	assert_int_equal(c->authz_webhook, 0);
+	assert_null(c->tls_cert_file);
+}
+
+static void
+check_server_flags(const struct klet_config *c)
+{
+	assert_string_equal(c->address, "127.0.0.1");
+	assert_int_equal(c->port, 0);
+	assert_int_equal(c->healthz_port, 18080);
+	assert_int_equal(c->anonymous_auth, 1);
+	assert_int_equal(c->authz_webhook, 1);
+	assert_string_equal(c->client_ca_file, "/ca.crt");
+	assert_int_equal(c->authn_webhook, 1);
 }
 
 static void
@@ -240,6 +261,17 @@ static const struct flag_case flag_cases[] = {
 	    "at least 1Ki", NULL },
 	{ "log_max_files_one", { "--container-log-max-files=1", NULL }, CONFIG_ERROR,
 	    "from 2 to 1000", NULL },
+	{ "server_flags",
+	    { "--address=127.0.0.1", "--port=0", "--healthz-port", "18080", "--anonymous-auth",
+	        "--authorization-mode=Webhook", "--client-ca-file=/ca.crt",
+	        "--authentication-token-webhook=true" },
+	    CONFIG_OK, NULL, check_server_flags },
+	{ "port_range", { "--port=65536", NULL }, CONFIG_ERROR, "expected a port from 0 to 65535",
+	    NULL },
+	{ "address_not_ip", { "--address=example.com", NULL }, CONFIG_ERROR, "not an IP address",
+	    NULL },
+	{ "authorization_mode_unknown", { "--authorization-mode=RBAC", NULL }, CONFIG_ERROR,
+	    "expected AlwaysAllow or Webhook", NULL },
 	{ "stray_argument", { "extra", NULL }, CONFIG_ERROR, "unexpected argument: extra", NULL },
 	{ "eviction_defaults", { NULL }, CONFIG_OK, NULL, check_eviction_defaults },
 	{ "reserved_eviction_taints",
@@ -371,6 +403,22 @@ check_file_full(const struct klet_config *c)
 }
 
 static void
+check_file_server(const struct klet_config *c)
+{
+	assert_string_equal(c->address, "::1");
+	assert_int_equal(c->port, 20250);
+	assert_string_equal(c->healthz_bind_address, "127.0.0.2");
+	assert_int_equal(c->healthz_port, 0);
+	assert_int_equal(c->read_only_port, 10255);
+	assert_string_equal(c->tls_cert_file, "/pki/c.crt");
+	assert_string_equal(c->tls_key_file, "/pki/c.key");
+	assert_string_equal(c->client_ca_file, "/pki/ca.crt");
+	assert_int_equal(c->anonymous_auth, 0);
+	assert_int_equal(c->authn_webhook, 1);
+	assert_int_equal(c->authz_webhook, 1);
+}
+
+static void
 check_flag_beats_file(const struct klet_config *c)
 {
 	assert_int_equal(c->max_pods, 7);                /* the flag */
@@ -387,6 +435,16 @@ static const struct file_case file_cases[] = {
 	    "nodeStatusUpdateFrequency: 20s\nnodeLeaseDurationSeconds: 30\n"
 	    "logging: {format: json, verbosity: 3}\nevictionHard: {memory.available: 100Mi}\n",
 	    NULL, CONFIG_OK, NULL, check_file_full },
+	{ "server_fields",
+	    "address: \"::1\"\nport: 20250\nhealthzBindAddress: 127.0.0.2\nhealthzPort: 0\n"
+	    "readOnlyPort: 10255\ntlsCertFile: /pki/c.crt\ntlsPrivateKeyFile: /pki/c.key\n"
+	    "authentication:\n  x509: {clientCAFile: /pki/ca.crt}\n  anonymous: {enabled: false}\n"
+	    "  webhook: {enabled: true, cacheTTL: 2m}\nauthorization: {mode: Webhook}\n",
+	    NULL, CONFIG_OK, NULL, check_file_server },
+	{ "authorization_mode_bad", "authorization: {mode: Node}\n", NULL, CONFIG_ERROR,
+	    "field authorization.mode in", NULL },
+	{ "authentication_not_object", "authentication: yes\n", NULL, CONFIG_ERROR,
+	    "expected an object", NULL },
 	{ "flag_beats_file", "maxPods: 9\nstaticPodPath: /m\n", "--max-pods=7", CONFIG_OK, NULL,
 	    check_flag_beats_file },
 	{ "json_file", "{\"maxPods\": 5}", NULL, CONFIG_OK, NULL, NULL },

@@ -1,0 +1,110 @@
+/* resource.c — cgroup CPU and memory figures (see resource.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "server/resource.h"
+
+static int
+read_u64(const char *path, uint64_t *out)
+{
+	FILE              *fp = fopen(path, "re");
+	unsigned long long v;
+	int                ok;
+
+	if (fp == NULL)
+		return -1;
+	ok = fscanf(fp, "%llu", &v) == 1;
+	fclose(fp);
+	if (!ok)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The value of key in a "key value" file (memory.stat, cpu.stat). */
+static int
+read_key(const char *path, const char *key, uint64_t *out)
+{
+	FILE              *fp = fopen(path, "re");
+	char               k[64];
+	unsigned long long v;
+	int                rc = -1;
+
+	if (fp == NULL)
+		return -1;
+	while (fscanf(fp, "%63s %llu", k, &v) == 2)
+		if (strcmp(k, key) == 0) {
+			*out = v;
+			rc = 0;
+			break;
+		}
+	fclose(fp);
+	return rc;
+}
+
+uint64_t
+cg_working_set(uint64_t usage, uint64_t inactive_file)
+{
+	return usage > inactive_file ? usage - inactive_file : 0;
+}
+
+int
+cg_read(const char *mnt, const char *rel, struct cg_usage *out)
+{
+	char    *p;
+	uint64_t inactive = 0, usec;
+	int      v2;
+
+	memset(out, 0, sizeof(out[0]));
+	p = xsprintf("%s/cgroup.controllers", mnt);
+	v2 = access(p, R_OK) == 0;
+	free(p);
+	if (v2) {
+		p = xsprintf("%s/%s/cpu.stat", mnt, rel);
+		if (read_key(p, "usage_usec", &usec) == -1) {
+			free(p);
+			return -1;
+		}
+		free(p);
+		out->cpu_ns = usec * 1000;
+		p = xsprintf("%s/%s/memory.current", mnt, rel);
+		if (read_u64(p, &out->usage_bytes) == -1 && *rel == '\0') {
+			/* the root has no memory.current: the whole machine's */
+			FILE              *fp = fopen("/proc/meminfo", "re");
+			char               k[64];
+			unsigned long long v, total = 0, avail = 0;
+
+			while (fp != NULL && fscanf(fp, "%63s %llu kB", k, &v) == 2) {
+				if (strcmp(k, "MemTotal:") == 0)
+					total = v * 1024;
+				else if (strcmp(k, "MemAvailable:") == 0)
+					avail = v * 1024;
+			}
+			if (fp != NULL)
+				fclose(fp);
+			out->usage_bytes = total - avail;
+		}
+		free(p);
+		p = xsprintf("%s/%s/memory.stat", mnt, rel);
+		read_key(p, "inactive_file", &inactive);
+		free(p);
+	} else {
+		p = xsprintf("%s/cpuacct/%s/cpuacct.usage", mnt, rel);
+		if (read_u64(p, &out->cpu_ns) == -1) {
+			free(p);
+			return -1;
+		}
+		free(p);
+		p = xsprintf("%s/memory/%s/memory.usage_in_bytes", mnt, rel);
+		read_u64(p, &out->usage_bytes);
+		free(p);
+		p = xsprintf("%s/memory/%s/memory.stat", mnt, rel);
+		read_key(p, "total_inactive_file", &inactive);
+		free(p);
+	}
+	out->working_set_bytes = cg_working_set(out->usage_bytes, inactive);
+	return 0;
+}

@@ -1,0 +1,2340 @@
+/* server.c — the node's HTTP server (see server.h).
+ *
+ * Why libevent's evhttp and not an own parser: it already runs on the loop, bounds the
+ * header size (evhttp_set_max_headers_size) and the body size, has per-connection read and
+ * write timeouts, sends chunked replies with a completion callback (the back-pressure of a
+ * log stream: the next chunk is read from the file only when the previous one left the
+ * socket), and takes a bufferevent_openssl per connection for TLS. Its limits, met here:
+ * no connection cap of its own (2.1) — the number of requests in service is capped
+ * (--server-max-streams, 429 beyond) and idle connections time out; no Upgrade support
+ * (exec/attach/portForward would need the connection taken over; not done).
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <sys/queue.h>
+#include <event2/listener.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <yajl/yajl_gen.h>
+
+#include "api/api.h"
+#include "api/kubeconfig.h"
+#include "core/config.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "cri/cri.h"
+#include "node/logrotate.h"
+#include "node/pleg.h"
+#include "node/podcache.h"
+#include "node/podconfig.h"
+#include "pod/pod.h"
+#include "server/auth.h"
+#include "server/logreader.h"
+#include "server/metrics.h"
+#include "server/resource.h"
+#include "server/server.h"
+
+#define SERVER_MAX_HEADERS    (16 * 1024) /* request line and headers */
+#define SERVER_MAX_BODY       (64 * 1024)
+#define SERVER_TIMEOUT_S      60 /* a connection idle (or stalled writing) this long closes */
+#define SERVER_RETRY_MS       10000
+#define SERVER_LOG_CHUNK      (64 * 1024) /* read per turn for a log stream */
+#define SERVER_FOLLOW_POLL_MS 200
+#define TOKEN_TTL_MS          (2 * 60 * 1000) /* the kubelet's webhook cacheTTL */
+#define SAR_ALLOW_TTL_MS      (5 * 60 * 1000) /* cacheAuthorizedTTL */
+#define SAR_DENY_TTL_MS       (30 * 1000)     /* cacheUnauthorizedTTL */
+#define TUNNEL_HIGH           (256 * 1024)    /* buffered one way before reading pauses */
+
+struct server;
+
+struct listener {
+	struct server              *s;
+	const char                 *what; /* "HTTPS", "healthz", "read-only" */
+	char                       *addr;
+	int                         port;
+	int                         tls;
+	int                         healthz_only;
+	struct evhttp              *http;
+	struct evhttp_bound_socket *bound;
+	struct event               *retry;
+	struct event               *resume; /* EMFILE: accepting again after a second */
+	int                         failed_logged;
+};
+
+struct server {
+	struct server_deps d;
+	SSL_CTX           *ssl;
+	int                have_ca;
+	uint64_t           tls_sig;      /* of the certificate files the context was made from */
+	int64_t            tls_check_ms; /* when they were last looked at */
+	struct listener    l[3];
+	size_t             nl;
+	struct api        *api; /* webhooks: TokenReview, SubjectAccessReview */
+	struct auth_cache *tokens;
+	struct auth_cache *sars;
+	int                streams; /* requests in service (asynchronous ones) */
+	int64_t            idle_ms; /* connections idle or stalled this long close */
+	/* metrics */
+	struct prom_hist relist_duration, relist_interval;
+	int64_t          last_relist_mono_ms;
+	int64_t          last_relist_wall_ms;
+	uint64_t         started_containers, started_pods;
+	uint64_t         requests, rejected_429;
+};
+
+/* One request in service past its first turn (webhook answers, log streams). */
+struct sreq {
+	struct server            *s;
+	struct listener          *l;
+	struct evhttp_request    *req;
+	struct evhttp_connection *conn;
+	char                     *path;
+	char                     *user;
+	struct strv               groups;
+	struct auth_attrs         attrs;
+	struct api_call          *call;
+	char                     *token;
+	/* log stream */
+	struct logreader *lr;
+	struct event     *tick;
+	char             *uid, *cid;
+	int               follow;
+	/* exec / attach / portForward: the connection handed to the runtime's streaming
+	 * server */
+	struct cri_call    *ccall;
+	struct bufferevent *up;
+	struct bufferevent *down; /* the client's, taken from evhttp */
+	int                 closing;
+	int                 started; /* reply started */
+	int                 waiting; /* a chunk is being written */
+	int                 closed;  /* the client went away */
+};
+
+static const double def_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
+
+static void sreq_free(struct sreq *);
+static void serve_metrics_resource(struct sreq *);
+
+static void
+groups_add(struct strv *v, const char *s)
+{
+	v->v = xreallocarray(v->v, v->n + 1, sizeof(*v->v));
+	v->v[v->n++] = xstrdup(s);
+}
+static void serve(struct sreq *);
+
+/* ---- replies ---- */
+
+static void
+reply(struct evhttp_request *req, int code, const char *ctype, const char *body, size_t len)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+	    ctype != NULL ? ctype : "text/plain; charset=utf-8");
+	evbuffer_add(b, body, len);
+	evhttp_send_reply(req, code, NULL, b);
+	evbuffer_free(b);
+}
+
+static void
+reply_text(struct evhttp_request *req, int code, const char *text)
+{
+	reply(req, code, NULL, text, strlen(text));
+}
+
+/* Ends a request in service: replies (unless the reply was started or already sent) and
+ * frees. */
+static void
+sreq_reply(struct sreq *r, int code, const char *text)
+{
+	reply_text(r->req, code, text);
+	r->req = NULL;
+	sreq_free(r);
+}
+
+/* The connection goes (the client left, a timeout, or the server stops): whatever the
+ * request was waiting for (a webhook, the runtime, the log file) is cancelled now. */
+static void
+on_conn_close(struct evhttp_connection *c, void *arg)
+{
+	struct sreq *r = arg;
+
+	(void)c;
+	r->closed = 1;
+	r->conn = NULL;
+	r->down = NULL; /* a tunnel's client side is freed with the connection */
+	log_v(2, "server: client of %s went away", r->path);
+	if (r->req != NULL && evhttp_request_get_connection(r->req) != NULL)
+		r->req = NULL; /* still attached: freed with its connection */
+	else if (r->req != NULL && r->started) {
+		evhttp_send_reply_end(r->req); /* detached: this frees it */
+		r->req = NULL;
+	}
+	sreq_free(r); /* a detached request not yet answered is freed by its reply */
+}
+
+static void
+sreq_free(struct sreq *r)
+{
+	if (r == NULL)
+		return;
+	if (r->conn != NULL)
+		evhttp_connection_set_closecb(r->conn, NULL, NULL);
+	if (r->req != NULL) /* not answered: tell the client */
+		reply_text(r->req, 500, "Internal Server Error");
+	api_call_cancel(r->call);
+	cri_cancel(r->ccall);
+	if (r->up != NULL)
+		bufferevent_free(r->up);
+	if (r->tick != NULL)
+		event_free(r->tick);
+	logreader_free(r->lr);
+	free(r->path);
+	free(r->user);
+	free(r->token);
+	free(r->uid);
+	free(r->cid);
+	strv_clear(&r->groups);
+	r->s->streams--;
+	free(r);
+}
+
+/* ---- TLS ---- */
+
+static int
+write_pem(const char *path, int mode, int (*fn)(FILE *, void *), void *obj)
+{
+	char *tmp = xsprintf("%s.tmp", path);
+	int   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode), ok = 0;
+	FILE *fp;
+
+	if (fd != -1 && (fp = fdopen(fd, "w")) != NULL) {
+		ok = fn(fp, obj) == 1;
+		ok = (fclose(fp) == 0) && ok;
+	} else if (fd != -1)
+		close(fd);
+	if (ok && rename(tmp, path) == -1)
+		ok = 0;
+	if (!ok)
+		unlink(tmp);
+	free(tmp);
+	return ok ? 0 : -1;
+}
+
+static int
+pem_key(FILE *fp, void *k)
+{
+	return PEM_write_PrivateKey(fp, k, NULL, NULL, 0, NULL, NULL);
+}
+
+static int
+pem_cert(FILE *fp, void *x)
+{
+	return PEM_write_X509(fp, x);
+}
+
+/* The kubelet without --tls-cert-file: a self-signed certificate for the node's name,
+ * made once under ROOT-DIR/pki (kubelet.crt, kubelet.key mode 0600) and kept. */
+static int
+self_signed(const struct klet_config *cfg, char **crt, char **key, char *err, size_t errlen)
+{
+	char           *dir = xsprintf("%s/pki", cfg->root_dir), *cn = NULL, *san = NULL;
+	EVP_PKEY       *pk = NULL;
+	X509           *x = NULL;
+	X509_EXTENSION *ext;
+	X509V3_CTX      v3;
+	unsigned char   serial[8];
+	int             rc = -1;
+
+	*crt = xsprintf("%s/kubelet.crt", dir);
+	*key = xsprintf("%s/kubelet.key", dir);
+	if (access(*crt, R_OK) == 0 && access(*key, R_OK) == 0) {
+		free(dir);
+		return 0;
+	}
+	if (mkdirs(dir, 0700) == -1) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	pk = EVP_RSA_gen(2048);
+	x = X509_new();
+	if (pk == NULL || x == NULL || RAND_bytes(serial, sizeof(serial)) != 1) {
+		snprintf(err, errlen, "cannot make a key for the serving certificate");
+		goto out;
+	}
+	serial[0] &= 0x7f;
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), *(uint64_t *)(void *)serial >> 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 365L * 24 * 3600);
+	cn = xsprintf("%s@%lld", cfg->node_name, (long long)(now_wall_ms() / 1000));
+	X509_NAME_add_entry_by_txt(
+	    X509_get_subject_name(x), "CN", MBSTRING_ASC, (unsigned char *)cn, -1, -1, 0);
+	X509_set_issuer_name(x, X509_get_subject_name(x));
+	X509_set_pubkey(x, pk);
+	X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
+	san = xsprintf("DNS:%s,DNS:localhost,IP:127.0.0.1", cfg->node_name);
+	if ((ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, san)) != NULL) {
+		X509_add_ext(x, ext, -1);
+		X509_EXTENSION_free(ext);
+	}
+	if (X509_sign(x, pk, EVP_sha256()) == 0 || write_pem(*key, 0600, pem_key, pk) == -1 ||
+	    write_pem(*crt, 0644, pem_cert, x) == -1) {
+		snprintf(err, errlen, "cannot write the serving certificate under %s", dir);
+		goto out;
+	}
+	log_info("server: made a self-signed serving certificate %s", *crt);
+	rc = 0;
+out:
+	EVP_PKEY_free(pk);
+	X509_free(x);
+	free(cn);
+	free(san);
+	free(dir);
+	return rc;
+}
+
+/* Any client certificate is taken during the handshake; its verification result is read
+ * when a request authenticates (a bad one is then a 401, as the kubelet answers). */
+static int
+verify_any(int ok, X509_STORE_CTX *ctx)
+{
+	(void)ok;
+	(void)ctx;
+	return 1;
+}
+
+static int
+tls_setup(struct server *s, char *err, size_t errlen)
+{
+	const struct klet_config *cfg = s->d.cfg;
+	char                     *crt = NULL, *key = NULL;
+	int                       rc = -1;
+
+	if ((cfg->tls_cert_file == NULL) != (cfg->tls_key_file == NULL)) {
+		snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
+		return -1;
+	}
+	if (cfg->tls_cert_file != NULL) {
+		crt = xstrdup(cfg->tls_cert_file);
+		key = xstrdup(cfg->tls_key_file);
+	} else if (self_signed(cfg, &crt, &key, err, errlen) == -1)
+		goto out;
+	s->ssl = SSL_CTX_new(TLS_server_method());
+	SSL_CTX_set_min_proto_version(s->ssl, TLS1_2_VERSION);
+	if (SSL_CTX_use_certificate_chain_file(s->ssl, crt) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(s->ssl, key, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_check_private_key(s->ssl) != 1) {
+		snprintf(err, errlen, "serving certificate %s / key %s: %s", crt, key,
+		    ERR_reason_error_string(ERR_get_error()));
+		goto out;
+	}
+	if (cfg->client_ca_file != NULL) {
+		STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(cfg->client_ca_file);
+
+		if (names == NULL ||
+		    SSL_CTX_load_verify_locations(s->ssl, cfg->client_ca_file, NULL) != 1) {
+			snprintf(err, errlen, "--client-ca-file %s: cannot load it",
+			    cfg->client_ca_file);
+			sk_X509_NAME_pop_free(names, X509_NAME_free);
+			goto out;
+		}
+		SSL_CTX_set_client_CA_list(s->ssl, names);
+		SSL_CTX_set_verify(s->ssl, SSL_VERIFY_PEER, verify_any);
+		s->have_ca = 1;
+	}
+	rc = 0;
+out:
+	ERR_clear_error();
+	free(crt);
+	free(key);
+	return rc;
+}
+
+/* What can be checked without loading anything of OpenSSL (see server_new). */
+static int
+tls_check(const struct klet_config *cfg, char *err, size_t errlen)
+{
+	const char *files[] = { cfg->tls_cert_file, cfg->tls_key_file, cfg->client_ca_file };
+	size_t      i;
+
+	if ((cfg->tls_cert_file == NULL) != (cfg->tls_key_file == NULL)) {
+		snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
+		return -1;
+	}
+	for (i = 0; i < nitems(files); i++)
+		if (files[i] != NULL && access(files[i], R_OK) == -1) {
+			snprintf(err, errlen, "%s: %s", files[i], strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+/* A signature of the given certificate, key and CA files (inode, size, mtime): a change
+ * makes the context again (certificate rotation), as the kubelet's dynamic serving
+ * certificate does. 0 without files. */
+static uint64_t
+tls_files_sig(const struct klet_config *cfg)
+{
+	const char *files[] = { cfg->tls_cert_file, cfg->tls_key_file, cfg->client_ca_file };
+	uint64_t    h = 1469598103934665603ULL;
+	struct stat st;
+	size_t      i;
+
+	for (i = 0; i < nitems(files); i++) {
+		if (files[i] == NULL)
+			continue;
+		memset(&st, 0, sizeof(st));
+		if (stat(files[i], &st) == 0) {
+			h = fnv64(h, &st.st_ino, sizeof(st.st_ino));
+			h = fnv64(h, &st.st_size, sizeof(st.st_size));
+			h = fnv64(h, &st.st_mtim, sizeof(st.st_mtim));
+		}
+	}
+	return h;
+}
+
+/* At most once a second, at a new connection: the files changed since the context was
+ * made? Then a new context for the new connections (open ones keep theirs); one that
+ * cannot be made is logged and the old one kept. */
+static void
+tls_maybe_reload(struct server *s)
+{
+	const struct klet_config *cfg = s->d.cfg;
+	int64_t                   now = now_mono_ms();
+	uint64_t                  sig;
+	SSL_CTX                  *old = s->ssl;
+	char                      err[512];
+
+	if (cfg->tls_cert_file == NULL || old == NULL || now - s->tls_check_ms < 1000)
+		return;
+	s->tls_check_ms = now;
+	if ((sig = tls_files_sig(cfg)) == s->tls_sig)
+		return;
+	s->ssl = NULL;
+	if (tls_setup(s, err, sizeof(err)) == -1) {
+		log_warnx("server: the serving certificate changed but cannot be used: %s; the "
+		          "previous one stays",
+		    err);
+		SSL_CTX_free(s->ssl);
+		s->ssl = old;
+		s->tls_sig = sig; /* not again until it changes again */
+		return;
+	}
+	s->tls_sig = sig;
+	SSL_CTX_free(old); /* the connections made with it hold their references */
+	log_info("server: serving certificate %s reloaded", cfg->tls_cert_file);
+}
+
+/* The TLS context is made at the first connection: an idle node that nobody contacts
+ * never loads OpenSSL's algorithms nor makes its key (0.5 MiB of idle footprint at most,
+ * issue 15). A context that cannot be made is logged once; handshakes then fail. */
+static struct bufferevent *
+tls_bev(struct event_base *base, void *arg)
+{
+	struct server *s = arg;
+	SSL           *ssl;
+	char           err[512];
+
+	tls_maybe_reload(s);
+	if (s->ssl == NULL) {
+		s->tls_sig = tls_files_sig(s->d.cfg);
+		s->tls_check_ms = now_mono_ms();
+		if (tls_setup(s, err, sizeof(err)) == -1) {
+			log_error("server: %s; TLS handshakes fail until the files change", err);
+			SSL_CTX_free(s->ssl);
+			s->ssl = SSL_CTX_new(TLS_server_method());
+		}
+	}
+	ssl = SSL_new(s->ssl);
+
+	return bufferevent_openssl_socket_new(
+	    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+}
+
+/* ---- authentication and authorization ---- */
+
+static void
+set_user_from_cert(struct sreq *r, X509 *x)
+{
+	X509_NAME *n = X509_get_subject_name(x);
+	int        i = -1;
+	char       buf[256];
+
+	if (X509_NAME_get_text_by_NID(n, NID_commonName, buf, sizeof(buf)) > 0)
+		r->user = xstrdup(buf);
+	else
+		r->user = xstrdup("");
+	while ((i = X509_NAME_get_index_by_NID(n, NID_organizationName, i)) >= 0) {
+		ASN1_STRING   *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, i));
+		unsigned char *u = NULL;
+
+		if (ASN1_STRING_to_UTF8(&u, d) >= 0) {
+			groups_add(&r->groups, (char *)u);
+			OPENSSL_free(u);
+		}
+	}
+}
+
+static void authorize(struct sreq *);
+
+static void
+on_token_review(const struct api_response *resp, void *arg)
+{
+	struct sreq       *r = arg;
+	struct json_doc   *doc = NULL;
+	const struct json *st, *u, *g;
+	int                ok = 0;
+	size_t             i;
+	char               text[1024];
+
+	r->call = NULL;
+	text[0] = '\0';
+	if (resp->status == 201 || resp->status == 200)
+		doc = json_parse(resp->body, resp->len, NULL, NULL, 0);
+	st = doc != NULL ? json_get(json_root(doc), "status") : NULL;
+	if (st != NULL && json_bool(json_get(st, "authenticated"), &ok) == 0 && ok &&
+	    (u = json_get(st, "user")) != NULL &&
+	    json_type(json_get(u, "username")) == JSON_STRING) {
+		/* cached as "user\ngroup\ngroup..." */
+		snprintf(text, sizeof(text), "%s", json_str(json_get(u, "username")));
+		g = json_get(u, "groups");
+		for (i = 0; g != NULL && json_type(g) == JSON_ARRAY && i < json_len(g); i++)
+			if (json_type(json_index(g, i)) == JSON_STRING) {
+				size_t n = strlen(text);
+
+				snprintf(
+				    text + n, sizeof(text) - n, "\n%s", json_str(json_index(g, i)));
+			}
+	} else
+		ok = 0;
+	json_free(doc);
+	if (resp->status == 0 || resp->status >= 500) {
+		log_warnx("server: TokenReview failed: %d %s", resp->status, resp->message);
+		sreq_reply(r, 401, "Unauthorized");
+		return;
+	}
+	auth_cache_put(r->s->tokens, r->token, ok, text, now_mono_ms() + TOKEN_TTL_MS);
+	if (!ok) {
+		sreq_reply(r, 401, "Unauthorized");
+		return;
+	}
+	{
+		char *save = xstrdup(text), *p = save, *line;
+
+		r->user = xstrdup(strsep(&p, "\n"));
+		while ((line = strsep(&p, "\n")) != NULL)
+			groups_add(&r->groups, line);
+		free(save);
+	}
+	authorize(r);
+}
+
+static void
+token_review(struct sreq *r)
+{
+	yajl_gen    g = json_gen_new(0);
+	char       *body;
+	size_t      len;
+	int         ok;
+	const char *text;
+
+	if (auth_cache_get(r->s->tokens, r->token, now_mono_ms(), &ok, &text)) {
+		char *save, *p, *line;
+
+		if (!ok) {
+			sreq_reply(r, 401, "Unauthorized");
+			yajl_gen_free(g);
+			return;
+		}
+		save = p = xstrdup(text);
+		r->user = xstrdup(strsep(&p, "\n"));
+		while ((line = strsep(&p, "\n")) != NULL)
+			groups_add(&r->groups, line);
+		free(save);
+		yajl_gen_free(g);
+		authorize(r);
+		return;
+	}
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "apiVersion", "authentication.k8s.io/v1");
+	json_gen_kv_str(g, "kind", "TokenReview");
+	json_gen_key(g, "spec");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "token", r->token);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	body = json_gen_take(g, &len);
+	yajl_gen_free(g);
+	r->call = api_request(r->s->api, "POST", "/apis/authentication.k8s.io/v1/tokenreviews",
+	    "application/json", body, len, 0, on_token_review, r);
+	free(body);
+}
+
+static char *
+sar_key(const struct sreq *r)
+{
+	char  *k = xsprintf("%s\n%s\n%s", r->user, r->attrs.verb, r->attrs.subresource), *t;
+	size_t i;
+
+	for (i = 0; i < r->groups.n; i++) {
+		t = xsprintf("%s\n%s", k, r->groups.v[i]);
+		free(k);
+		k = t;
+	}
+	return k;
+}
+
+static void
+forbid(struct sreq *r, const char *reason)
+{
+	char *msg = xsprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)",
+	    r->user, r->attrs.verb, r->attrs.subresource);
+
+	log_v(2, "server: %s reason=%s", msg, reason != NULL ? reason : "");
+	sreq_reply(r, 403, msg);
+	free(msg);
+}
+
+static void
+on_sar(const struct api_response *resp, void *arg)
+{
+	struct sreq       *r = arg;
+	struct json_doc   *doc = NULL;
+	const struct json *st, *reason;
+	int                allowed = 0;
+	char              *key;
+
+	r->call = NULL;
+	if (resp->status == 201 || resp->status == 200)
+		doc = json_parse(resp->body, resp->len, NULL, NULL, 0);
+	st = doc != NULL ? json_get(json_root(doc), "status") : NULL;
+	if (st != NULL && json_bool(json_get(st, "allowed"), &allowed) == -1)
+		allowed = 0;
+	reason = st != NULL ? json_get(st, "reason") : NULL;
+	if (doc == NULL) {
+		log_warnx("server: SubjectAccessReview failed: %d %s", resp->status, resp->message);
+		json_free(doc);
+		forbid(r, "the authorization webhook failed");
+		return;
+	}
+	key = sar_key(r);
+	auth_cache_put(r->s->sars, key, allowed,
+	    reason != NULL && json_type(reason) == JSON_STRING ? json_str(reason) : "",
+	    now_mono_ms() + (allowed ? SAR_ALLOW_TTL_MS : SAR_DENY_TTL_MS));
+	free(key);
+	if (!allowed) {
+		forbid(r,
+		    reason != NULL && json_type(reason) == JSON_STRING ? json_str(reason) : NULL);
+		json_free(doc);
+		return;
+	}
+	json_free(doc);
+	serve(r);
+}
+
+static void
+authorize(struct sreq *r)
+{
+	yajl_gen    g;
+	char       *body, *key;
+	size_t      len, i;
+	int         ok;
+	const char *text;
+
+	if (!r->s->d.cfg->authz_webhook) {
+		serve(r);
+		return;
+	}
+	key = sar_key(r);
+	if (auth_cache_get(r->s->sars, key, now_mono_ms(), &ok, &text)) {
+		free(key);
+		if (ok)
+			serve(r);
+		else
+			forbid(r, text);
+		return;
+	}
+	free(key);
+	g = json_gen_new(0);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "apiVersion", "authorization.k8s.io/v1");
+	json_gen_kv_str(g, "kind", "SubjectAccessReview");
+	json_gen_key(g, "spec");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "user", r->user);
+	json_gen_key(g, "groups");
+	yajl_gen_array_open(g);
+	for (i = 0; i < r->groups.n; i++)
+		json_gen_str(g, r->groups.v[i]);
+	yajl_gen_array_close(g);
+	json_gen_key(g, "resourceAttributes");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "verb", r->attrs.verb);
+	json_gen_kv_str(g, "version", "v1");
+	json_gen_kv_str(g, "resource", "nodes");
+	json_gen_kv_str(g, "subresource", r->attrs.subresource);
+	json_gen_kv_str(g, "name", r->s->d.cfg->node_name);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	body = json_gen_take(g, &len);
+	yajl_gen_free(g);
+	r->call =
+	    api_request(r->s->api, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+	        "application/json", body, len, 0, on_sar, r);
+	free(body);
+}
+
+/* x509, then a bearer token, then anonymous; none: 401. */
+static void
+authenticate(struct sreq *r)
+{
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(r->conn);
+	SSL                *ssl = bev != NULL ? bufferevent_openssl_get_ssl(bev) : NULL;
+	X509               *peer = ssl != NULL ? SSL_get_peer_certificate(ssl) : NULL;
+	const char         *authz;
+
+	if (peer != NULL && r->s->have_ca && SSL_get_verify_result(ssl) == X509_V_OK) {
+		set_user_from_cert(r, peer);
+		X509_free(peer);
+		authorize(r);
+		return;
+	}
+	if (peer != NULL)
+		log_v(2, "server: client certificate not verified: %s",
+		    X509_verify_cert_error_string(SSL_get_verify_result(ssl)));
+	X509_free(peer);
+	authz = evhttp_find_header(evhttp_request_get_input_headers(r->req), "Authorization");
+	if (authz != NULL && strncasecmp(authz, "Bearer ", 7) == 0 && authz[7] != '\0' &&
+	    r->s->api != NULL && r->s->d.cfg->authn_webhook) {
+		r->token = xstrdup(authz + 7);
+		token_review(r);
+		return;
+	}
+	if (r->s->d.cfg->anonymous_auth) {
+		r->user = xstrdup("system:anonymous");
+		groups_add(&r->groups, "system:unauthenticated");
+		authorize(r);
+		return;
+	}
+	sreq_reply(r, 401, "Unauthorized");
+}
+
+/* ---- endpoints ---- */
+
+static int
+healthy(struct server *s, const char *check, char *why, size_t len)
+{
+	if (strcmp(check, "syncloop") == 0 && s->d.pleg != NULL)
+		return pleg_healthy(s->d.pleg, now_mono_ms(), why, len);
+	return 1;
+}
+
+static void
+serve_healthz(struct sreq *r)
+{
+	static const char *checks[] = { "ping", "log", "syncloop" };
+	const char        *sub = r->path + strlen("/healthz");
+	char               why[256];
+	size_t             i;
+	int                ok = 1;
+	struct evbuffer   *b;
+
+	if (*sub == '/') {
+		for (i = 0; i < nitems(checks); i++)
+			if (strcmp(sub + 1, checks[i]) == 0)
+				break;
+		if (i == nitems(checks)) {
+			sreq_reply(r, 404, "404 page not found\n");
+			return;
+		}
+		if (!healthy(r->s, checks[i], why, sizeof(why))) {
+			log_v(2, "server: healthz check %s failed: %s", checks[i], why);
+			sreq_reply(r, 500, "internal server error: reason withheld\n");
+		} else
+			sreq_reply(r, 200, "ok");
+		return;
+	}
+	b = evbuffer_new();
+	for (i = 0; i < nitems(checks); i++) {
+		if (healthy(r->s, checks[i], why, sizeof(why)))
+			continue;
+		ok = 0;
+		log_v(2, "server: healthz check %s failed: %s", checks[i], why);
+	}
+	if (ok)
+		evbuffer_add_printf(b, "ok");
+	else {
+		for (i = 0; i < nitems(checks); i++)
+			evbuffer_add_printf(b, "[%c]%s %s\n",
+			    healthy(r->s, checks[i], why, sizeof(why)) ? '+' : '-', checks[i],
+			    healthy(r->s, checks[i], why, sizeof(why)) ? "ok"
+			                                               : "failed: reason withheld");
+		evbuffer_add_printf(b, "healthz check failed\n");
+	}
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(r->req), "Content-Type", "text/plain; charset=utf-8");
+	evhttp_send_reply(r->req, ok ? 200 : 500, NULL, b);
+	evbuffer_free(b);
+	r->req = NULL;
+	sreq_free(r);
+}
+
+struct podlist_ctx {
+	struct server *s;
+	yajl_gen       g;
+};
+
+static void
+podlist_one(const struct pod *pod, const char *source, int admitted, void *arg)
+{
+	struct podlist_ctx      *c = arg;
+	const char              *fmt = NULL, *doc;
+	size_t                   len = 0;
+	struct json_doc         *jd;
+	const struct json_limits lim = { 0, 0, 0 };
+
+	(void)source;
+	if (!admitted || (doc = podconfig_doc(c->s->d.config, pod->uid, &len, &fmt, NULL)) == NULL)
+		return;
+	if (fmt != NULL && strcmp(fmt, "yaml") == 0)
+		jd = json_parse_yaml(doc, len, &lim, NULL, 0);
+	else
+		jd = json_parse(doc, len, &lim, NULL, 0);
+	if (jd == NULL)
+		return;
+	json_gen_value(c->g, json_root(jd));
+	json_free(jd);
+}
+
+static void
+serve_json(struct sreq *r, yajl_gen g)
+{
+	size_t len;
+	char  *body = json_gen_take(g, &len);
+
+	yajl_gen_free(g);
+	reply(r->req, 200, "application/json", body, len);
+	free(body);
+	r->req = NULL;
+	sreq_free(r);
+}
+
+static void
+serve_pods(struct sreq *r)
+{
+	struct podlist_ctx c = { r->s, json_gen_new(0) };
+
+	yajl_gen_map_open(c.g);
+	json_gen_kv_str(c.g, "kind", "PodList");
+	json_gen_kv_str(c.g, "apiVersion", "v1");
+	json_gen_key(c.g, "metadata");
+	yajl_gen_map_open(c.g);
+	yajl_gen_map_close(c.g);
+	json_gen_key(c.g, "items");
+	yajl_gen_array_open(c.g);
+	if (r->s->d.config != NULL)
+		podconfig_foreach(r->s->d.config, podlist_one, &c);
+	yajl_gen_array_close(c.g);
+	yajl_gen_map_close(c.g);
+	serve_json(r, c.g);
+}
+
+static void
+runningpod_one(const struct rt_pod_status *st, void *arg)
+{
+	yajl_gen g = arg;
+	size_t   i;
+	int      running = 0;
+
+	for (i = 0; i < st->ncontainers; i++)
+		running |= st->containers[i].state == RT_RUNNING;
+	for (i = 0; i < st->nsandboxes; i++)
+		running |= st->sandboxes[i].state == RT_SB_READY;
+	if (!running)
+		return;
+	yajl_gen_map_open(g);
+	json_gen_key(g, "metadata");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "name", st->name);
+	json_gen_kv_str(g, "namespace", st->ns);
+	json_gen_kv_str(g, "uid", st->uid);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "spec");
+	yajl_gen_map_open(g);
+	json_gen_key(g, "containers");
+	yajl_gen_array_open(g);
+	for (i = 0; i < st->ncontainers; i++) {
+		if (st->containers[i].state != RT_RUNNING)
+			continue;
+		yajl_gen_map_open(g);
+		json_gen_kv_str(g, "name", st->containers[i].name);
+		json_gen_kv_str(g, "image", st->containers[i].image);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "status");
+	yajl_gen_map_open(g);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+}
+
+static void
+serve_runningpods(struct sreq *r)
+{
+	yajl_gen g = json_gen_new(0);
+
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "kind", "PodList");
+	json_gen_kv_str(g, "apiVersion", "v1");
+	json_gen_key(g, "metadata");
+	yajl_gen_map_open(g);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "items");
+	yajl_gen_array_open(g);
+	if (r->s->d.cache != NULL)
+		podcache_foreach(r->s->d.cache, runningpod_one, g);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	serve_json(r, g);
+}
+
+struct count_ctx {
+	size_t pods;
+	size_t states[4];
+};
+
+static void
+count_one(const struct rt_pod_status *st, void *arg)
+{
+	struct count_ctx *c = arg;
+	size_t            i;
+	int               running = 0;
+
+	for (i = 0; i < st->nsandboxes; i++)
+		running |= st->sandboxes[i].state == RT_SB_READY;
+	c->pods += running;
+	for (i = 0; i < st->ncontainers; i++)
+		if ((unsigned)st->containers[i].state < 4)
+			c->states[st->containers[i].state]++;
+}
+
+static void
+process_metrics(struct evbuffer *b)
+{
+	struct rusage ru;
+	long          pages = 0, rss = 0;
+	FILE         *fp = fopen("/proc/self/statm", "re");
+
+	if (fp != NULL) {
+		if (fscanf(fp, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(fp);
+	}
+	prom_family(b, "process_resident_memory_bytes", "Resident memory size in bytes.", "gauge");
+	prom_sample(b, "process_resident_memory_bytes", NULL, (double)rss * (double)getpagesize());
+	getrusage(RUSAGE_SELF, &ru);
+	prom_family(b, "process_cpu_seconds_total",
+	    "Total user and system CPU time spent in seconds.", "counter");
+	prom_sample(b, "process_cpu_seconds_total", NULL,
+	    (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	        (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+}
+
+static void
+serve_metrics(struct sreq *r)
+{
+	static const char *states[4] = { "created", "running", "exited", "unknown" };
+	struct server     *s = r->s;
+	struct evbuffer   *b = evbuffer_new();
+	struct count_ctx   c;
+	struct cri_stats   cs;
+	char               lab[256];
+	size_t             i;
+
+	if (strcmp(r->path, "/metrics/resource") == 0) {
+		evbuffer_free(b);
+		serve_metrics_resource(r);
+		return;
+	}
+	if (strcmp(r->path, "/metrics") != 0) {
+		evbuffer_free(b);
+		sreq_reply(r, 404, "404 page not found\n");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	if (s->d.cache != NULL)
+		podcache_foreach(s->d.cache, count_one, &c);
+	prom_family(
+	    b, "kubelet_node_name", "[ALPHA] The node's name. The count is always 1.", "gauge");
+	lab[0] = '\0';
+	prom_label(lab, sizeof(lab), "node", s->d.cfg->node_name);
+	prom_sample(b, "kubelet_node_name", lab, 1);
+	prom_family(b, "kubelet_running_pods",
+	    "[ALPHA] Number of pods that have a running pod sandbox", "gauge");
+	prom_sample(b, "kubelet_running_pods", NULL, (double)c.pods);
+	prom_family(b, "kubelet_running_containers",
+	    "[ALPHA] Number of containers currently running", "gauge");
+	for (i = 0; i < 4; i++) {
+		lab[0] = '\0';
+		prom_label(lab, sizeof(lab), "container_state", states[i]);
+		prom_sample(b, "kubelet_running_containers", lab, (double)c.states[i]);
+	}
+	prom_hist_write(b, "kubelet_pleg_relist_duration_seconds",
+	    "[ALPHA] Duration in seconds for relisting pods in PLEG.", &s->relist_duration);
+	prom_hist_write(b, "kubelet_pleg_relist_interval_seconds",
+	    "[ALPHA] Interval in seconds between relisting in PLEG.", &s->relist_interval);
+	prom_family(b, "kubelet_pleg_last_seen_seconds",
+	    "[ALPHA] Timestamp in seconds when PLEG was last seen active.", "gauge");
+	prom_sample(
+	    b, "kubelet_pleg_last_seen_seconds", NULL, (double)s->last_relist_wall_ms / 1000);
+	prom_family(b, "kubelet_started_containers_total",
+	    "[ALPHA] Cumulative number of containers started", "counter");
+	prom_sample(b, "kubelet_started_containers_total", "container_type=\"container\"",
+	    (double)s->started_containers);
+	prom_family(b, "kubelet_started_pods_total", "[ALPHA] Cumulative number of pods started",
+	    "counter");
+	prom_sample(b, "kubelet_started_pods_total", NULL, (double)s->started_pods);
+	if (s->d.cri != NULL) {
+		cri_stats(s->d.cri, &cs);
+		prom_family(b, "klet_cri_calls_total", "CRI calls started.", "counter");
+		prom_sample(b, "klet_cri_calls_total", NULL, (double)cs.calls);
+		prom_family(
+		    b, "klet_cri_errors_total", "CRI calls that ended with an error.", "counter");
+		prom_sample(b, "klet_cri_errors_total", NULL, (double)cs.errors);
+		prom_family(b, "klet_cri_in_flight", "CRI calls in flight.", "gauge");
+		prom_sample(b, "klet_cri_in_flight", NULL, (double)cs.in_flight);
+	}
+	prom_family(b, "klet_server_requests_total", "Requests to the node server.", "counter");
+	prom_sample(b, "klet_server_requests_total", NULL, (double)s->requests);
+	prom_family(b, "klet_server_rejected_total",
+	    "Requests refused with 429 (too many in service).", "counter");
+	prom_sample(b, "klet_server_rejected_total", NULL, (double)s->rejected_429);
+	prom_family(b, "klet_uptime_seconds", "Seconds since kletd started.", "gauge");
+	prom_sample(
+	    b, "klet_uptime_seconds", NULL, (double)(now_mono_ms() - s->d.started_ms) / 1000);
+	process_metrics(b);
+	evhttp_add_header(evhttp_request_get_output_headers(r->req), "Content-Type",
+	    "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(r->req, 200, NULL, b);
+	evbuffer_free(b);
+	r->req = NULL;
+	sreq_free(r);
+}
+
+/* ---- /metrics/resource and /stats/summary: from the cgroups ---- */
+
+struct res_ctx {
+	struct server   *s;
+	struct evbuffer *b;
+	yajl_gen         g;
+	char            *kubepods; /* relative to the hierarchies' root */
+	int64_t          now_ms;
+};
+
+/* The pod's cgroup, relative ("kubepods/besteffort/podUID"); 0 or -1. */
+static int
+pod_cgroup(const struct res_ctx *c, const char *uid, char *buf, size_t len, struct cg_usage *u)
+{
+	static const char *const tiers[] = { "", "burstable/", "besteffort/" };
+	size_t                   i;
+
+	for (i = 0; i < nitems(tiers); i++) {
+		snprintf(buf, len, "%s/%spod%s", c->kubepods, tiers[i], uid);
+		if (cg_read("/sys/fs/cgroup", buf, u) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int
+pod_running(const struct rt_pod_status *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nsandboxes; i++)
+		if (st->sandboxes[i].state == RT_SB_READY)
+			return 1;
+	return 0;
+}
+
+static void
+res_labels(char *lab, size_t len, const char *ctr, const char *ns, const char *pod)
+{
+	lab[0] = '\0';
+	if (ctr != NULL)
+		prom_label(lab, len, "container", ctr);
+	prom_label(lab, len, "namespace", ns != NULL ? ns : "");
+	prom_label(lab, len, "pod", pod != NULL ? pod : "");
+}
+
+static void
+res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int64_t ms)
+{
+	char num[64];
+
+	prom_number(num, sizeof(num), v);
+	evbuffer_add_printf(b, "%s{%s} %s %lld\n", name, lab, num, (long long)ms);
+}
+
+/* The cgroups are read once per scrape: one row per running pod and per running
+ * container (the podcache's entries do not change within the turn). */
+struct res_row {
+	const struct rt_pod_status *st;
+	const struct rt_container  *ct; /* NULL: the pod's row */
+	struct cg_usage             u;
+};
+
+struct res_rows {
+	struct res_ctx *c;
+	struct res_row *v;
+	size_t          n;
+};
+
+static void
+res_row_add(struct res_rows *rows, const struct rt_pod_status *st, const struct rt_container *ct,
+    const struct cg_usage *u)
+{
+	rows->v = xreallocarray(rows->v, rows->n + 1, sizeof(*rows->v));
+	rows->v[rows->n].st = st;
+	rows->v[rows->n].ct = ct;
+	rows->v[rows->n].u = *u;
+	rows->n++;
+}
+
+static void
+res_collect(const struct rt_pod_status *st, void *arg)
+{
+	struct res_rows *rows = arg;
+	char             rel[512], crel[640];
+	struct cg_usage  pu, cu;
+	size_t           i;
+
+	if (!pod_running(st) || pod_cgroup(rows->c, st->uid, rel, sizeof(rel), &pu) == -1)
+		return;
+	res_row_add(rows, st, NULL, &pu);
+	for (i = 0; i < st->ncontainers; i++) {
+		if (st->containers[i].state != RT_RUNNING)
+			continue;
+		snprintf(crel, sizeof(crel), "%s/%s", rel, st->containers[i].id);
+		if (cg_read("/sys/fs/cgroup", crel, &cu) == 0)
+			res_row_add(rows, st, &st->containers[i], &cu);
+	}
+}
+
+static char *
+kubepods_rel(const struct klet_config *cfg)
+{
+	const char *r = cfg->cgroup_root;
+
+	while (*r == '/')
+		r++;
+	return xsprintf("%s%skubepods", r, *r != '\0' && r[strlen(r) - 1] != '/' ? "/" : "");
+}
+
+static void
+serve_metrics_resource(struct sreq *r)
+{
+	static const struct {
+		const char *name, *help;
+	} fams[] = {
+		{ "container_cpu_usage_seconds_total",
+		    "[STABLE] Cumulative cpu time consumed by the container in core-seconds" },
+		{ "container_memory_working_set_bytes",
+		    "[STABLE] Current working set of the container in bytes" },
+		{ "container_start_time_seconds",
+		    "[STABLE] Start time of the container since unix epoch in seconds" },
+		{ "pod_cpu_usage_seconds_total",
+		    "[STABLE] Cumulative cpu time consumed by the pod in core-seconds" },
+		{ "pod_memory_working_set_bytes",
+		    "[STABLE] Current working set of the pod in bytes" },
+	};
+	struct res_ctx c = { r->s, evbuffer_new(), NULL, kubepods_rel(r->s->d.cfg), now_wall_ms() };
+	struct cg_usage node;
+	char            num[64];
+	size_t          i, j;
+	int             err = cg_read("/sys/fs/cgroup", "", &node) == -1;
+	struct res_rows rows = { &c, NULL, 0 };
+
+	prom_family(c.b, "node_cpu_usage_seconds_total",
+	    "[STABLE] Cumulative cpu time consumed by the node in core-seconds", "counter");
+	prom_number(num, sizeof(num), (double)node.cpu_ns / 1e9);
+	evbuffer_add_printf(
+	    c.b, "node_cpu_usage_seconds_total %s %lld\n", num, (long long)c.now_ms);
+	prom_family(c.b, "node_memory_working_set_bytes",
+	    "[STABLE] Current working set of the node in bytes", "gauge");
+	prom_number(num, sizeof(num), (double)node.working_set_bytes);
+	evbuffer_add_printf(
+	    c.b, "node_memory_working_set_bytes %s %lld\n", num, (long long)c.now_ms);
+	if (r->s->d.cache != NULL)
+		podcache_foreach(r->s->d.cache, res_collect, &rows);
+	for (i = 0; i < nitems(fams); i++) {
+		int pod_level = strncmp(fams[i].name, "pod_", 4) == 0;
+		int cpu = strstr(fams[i].name, "cpu") != NULL;
+
+		prom_family(c.b, fams[i].name, fams[i].help,
+		    strstr(fams[i].name, "_total") != NULL ? "counter" : "gauge");
+		for (j = 0; j < rows.n; j++) {
+			const struct res_row *w = &rows.v[j];
+			char                  lab[512];
+			double                v;
+
+			if ((w->ct == NULL) != pod_level)
+				continue;
+			res_labels(lab, sizeof(lab), w->ct != NULL ? w->ct->name : NULL, w->st->ns,
+			    w->st->name);
+			if (i == 2)
+				v = (double)(w->ct->started_at / 1000000000LL);
+			else
+				v = cpu ? (double)w->u.cpu_ns / 1e9
+				        : (double)w->u.working_set_bytes;
+			res_sample(c.b, fams[i].name, lab, v, c.now_ms);
+		}
+	}
+	free(rows.v);
+	prom_family(c.b, "scrape_error",
+	    "[ALPHA] 1 if there was an error while getting container metrics, 0 otherwise",
+	    "gauge");
+	prom_sample(c.b, "scrape_error", NULL, err);
+	evhttp_add_header(evhttp_request_get_output_headers(r->req), "Content-Type",
+	    "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(r->req, 200, NULL, c.b);
+	evbuffer_free(c.b);
+	free(c.kubepods);
+	r->req = NULL;
+	sreq_free(r);
+}
+
+static void
+summary_usage(yajl_gen g, const struct cg_usage *u, const char *time)
+{
+	json_gen_key(g, "cpu");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "time", time);
+	json_gen_kv_int(g, "usageCoreNanoSeconds", (int64_t)u->cpu_ns);
+	yajl_gen_map_close(g);
+	json_gen_key(g, "memory");
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "time", time);
+	json_gen_kv_int(g, "usageBytes", (int64_t)u->usage_bytes);
+	json_gen_kv_int(g, "workingSetBytes", (int64_t)u->working_set_bytes);
+	yajl_gen_map_close(g);
+}
+
+static void
+rfc3339_ns(int64_t ns, char *buf, size_t len)
+{
+	time_t    t = (time_t)(ns / 1000000000LL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void
+summary_pod(const struct rt_pod_status *st, void *arg)
+{
+	struct res_ctx *c = arg;
+	char            rel[512], crel[640], now[64], ts[64];
+	struct cg_usage pu, cu;
+	size_t          i;
+
+	if (!pod_running(st) || pod_cgroup(c, st->uid, rel, sizeof(rel), &pu) == -1)
+		return;
+	rfc3339_ns(c->now_ms * 1000000LL, now, sizeof(now));
+	yajl_gen_map_open(c->g);
+	json_gen_key(c->g, "podRef");
+	yajl_gen_map_open(c->g);
+	json_gen_kv_str(c->g, "name", st->name);
+	json_gen_kv_str(c->g, "namespace", st->ns);
+	json_gen_kv_str(c->g, "uid", st->uid);
+	yajl_gen_map_close(c->g);
+	if (st->nsandboxes > 0) {
+		rfc3339_ns(st->sandboxes[0].created_at, ts, sizeof(ts));
+		json_gen_kv_str(c->g, "startTime", ts);
+	}
+	json_gen_key(c->g, "containers");
+	yajl_gen_array_open(c->g);
+	for (i = 0; i < st->ncontainers; i++) {
+		const struct rt_container *ct = &st->containers[i];
+
+		snprintf(crel, sizeof(crel), "%s/%s", rel, ct->id);
+		if (ct->state != RT_RUNNING || cg_read("/sys/fs/cgroup", crel, &cu) == -1)
+			continue;
+		yajl_gen_map_open(c->g);
+		json_gen_kv_str(c->g, "name", ct->name);
+		rfc3339_ns(ct->started_at, ts, sizeof(ts));
+		json_gen_kv_str(c->g, "startTime", ts);
+		summary_usage(c->g, &cu, now);
+		yajl_gen_map_close(c->g);
+	}
+	yajl_gen_array_close(c->g);
+	summary_usage(c->g, &pu, now);
+	yajl_gen_map_close(c->g);
+}
+
+static void
+serve_stats_summary(struct sreq *r)
+{
+	struct res_ctx  c = { r->s, NULL, json_gen_new(0), kubepods_rel(r->s->d.cfg),
+		 now_wall_ms() };
+	struct cg_usage node;
+	char            now[64];
+
+	if (strcmp(r->path, "/stats/summary") != 0) {
+		yajl_gen_free(c.g);
+		free(c.kubepods);
+		sreq_reply(r, 404, "404 page not found\n");
+		return;
+	}
+	cg_read("/sys/fs/cgroup", "", &node);
+	rfc3339_ns(c.now_ms * 1000000LL, now, sizeof(now));
+	yajl_gen_map_open(c.g);
+	json_gen_key(c.g, "node");
+	yajl_gen_map_open(c.g);
+	json_gen_kv_str(c.g, "nodeName", r->s->d.cfg->node_name);
+	summary_usage(c.g, &node, now);
+	yajl_gen_map_close(c.g);
+	json_gen_key(c.g, "pods");
+	yajl_gen_array_open(c.g);
+	if (r->s->d.cache != NULL)
+		podcache_foreach(r->s->d.cache, summary_pod, &c);
+	yajl_gen_array_close(c.g);
+	yajl_gen_map_close(c.g);
+	free(c.kubepods);
+	serve_json(r, c.g);
+}
+
+/* ---- /containerLogs ---- */
+
+static void log_pump(struct sreq *);
+
+static void
+log_end(struct sreq *r)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	logreader_finish(r->lr, b);
+	if (evbuffer_get_length(b) > 0 && !r->closed)
+		evhttp_send_reply_chunk(r->req, b);
+	evbuffer_free(b);
+	evhttp_send_reply_end(r->req);
+	r->req = NULL;
+	sreq_free(r);
+}
+
+static void
+log_drained(struct evhttp_connection *c, void *arg)
+{
+	struct sreq *r = arg;
+
+	(void)c;
+	r->waiting = 0;
+	log_pump(r);
+}
+
+static void
+log_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	log_pump(arg);
+}
+
+static int
+container_running(struct server *s, const char *uid, const char *cid)
+{
+	const struct rt_pod_status *st = podcache_get(s->d.cache, uid, NULL);
+	size_t                      i;
+
+	for (i = 0; st != NULL && i < st->ncontainers; i++)
+		if (strcmp(st->containers[i].id, cid) == 0)
+			return st->containers[i].state == RT_RUNNING;
+	return 0;
+}
+
+static void
+log_pump(struct sreq *r)
+{
+	struct evbuffer  *b;
+	enum logreader_rc rc;
+
+	if (r->waiting || r->closed)
+		return;
+	b = evbuffer_new();
+	rc = logreader_step(r->lr, b, SERVER_LOG_CHUNK);
+	if (rc == LOGREADER_EOF) {
+		int rot = logreader_check_rotation(r->lr, b);
+
+		if (rot == 1)
+			rc = LOGREADER_MORE;
+		else if (!container_running(r->s, r->uid, r->cid)) {
+			/* exited: what it wrote last is read before the end */
+			rc = logreader_step(r->lr, b, SERVER_LOG_CHUNK);
+			if (rc == LOGREADER_EOF)
+				rc = LOGREADER_DONE;
+		}
+	}
+	if (!r->started) {
+		evhttp_add_header(
+		    evhttp_request_get_output_headers(r->req), "Content-Type", "text/plain");
+		evhttp_send_reply_start(r->req, 200, "OK");
+		r->started = 1;
+		if (r->follow) {
+			/* A quiet container is no idle client: only a client that stops
+			 * reading (a write stalled that long) is dropped. */
+			struct timeval wt = ms_to_tv(r->s->idle_ms);
+
+			bufferevent_set_timeouts(
+			    evhttp_connection_get_bufferevent(r->conn), NULL, &wt);
+		}
+	}
+	if (evbuffer_get_length(b) > 0) {
+		r->waiting = 1;
+		evhttp_send_reply_chunk_with_cb(r->req, b, log_drained, r);
+	}
+	evbuffer_free(b);
+	if (rc == LOGREADER_DONE || rc == LOGREADER_ERROR) {
+		if (rc == LOGREADER_ERROR)
+			log_warnx(
+			    "server: reading the log of container %s: %s", r->cid, strerror(errno));
+		log_end(r);
+		return;
+	}
+	if (r->waiting)
+		return;
+	if (rc == LOGREADER_MORE)
+		event_active(r->tick, EV_TIMEOUT, 0); /* the next chunk on the next turn */
+	else {
+		struct timeval tv = ms_to_tv(SERVER_FOLLOW_POLL_MS);
+
+		evtimer_add(r->tick, &tv);
+	}
+}
+
+struct find_pod {
+	const char *ns, *name;
+	char       *uid;
+	int         has_container;
+	const char *container;
+};
+
+static void
+find_pod_one(const struct pod *pod, const char *source, int admitted, void *arg)
+{
+	struct find_pod *f = arg;
+	size_t           i;
+
+	(void)source;
+	(void)admitted;
+	if (f->uid != NULL || !streq_null(pod->ns, f->ns) || !streq_null(pod->name, f->name))
+		return;
+	f->uid = xstrdup(pod->uid);
+	for (i = 0; i < pod->ncontainers; i++)
+		f->has_container |= streq_null(pod->containers[i].c_name, f->container);
+	for (i = 0; i < pod->ninit_containers; i++)
+		f->has_container |= streq_null(pod->init_containers[i].c_name, f->container);
+	for (i = 0; i < pod->nephemeral_containers; i++)
+		f->has_container |= streq_null(pod->ephemeral_containers[i].c_name, f->container);
+}
+
+static int
+qbool(const struct evkeyvalq *q, const char *k)
+{
+	const char *v = evhttp_find_header(q, k);
+
+	return v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+static int
+qint(const struct evkeyvalq *q, const char *k, int64_t *out)
+{
+	const char *v = evhttp_find_header(q, k);
+	char       *end;
+	long long   n;
+
+	if (v == NULL)
+		return 0;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *v == '\0' || *end != '\0')
+		return -1;
+	*out = n;
+	return 1;
+}
+
+static void
+serve_logs(struct sreq *r)
+{
+	struct evkeyvalq            q;
+	const struct evhttp_uri    *u = evhttp_request_get_evhttp_uri(r->req);
+	const char                 *query = evhttp_uri_get_query(u), *since_time, *stream;
+	char                       *copy = xstrdup(r->path + strlen("/containerLogs/")), *p = copy;
+	char                       *ns, *name, *ctr, *path = NULL, *msg = NULL, err[512];
+	struct find_pod             f;
+	const struct rt_pod_status *st;
+	const struct rt_container  *inst[2] = { NULL, NULL };
+	struct logreader_opts       o;
+	int64_t                     tail = -1, limit = -1, since_s = 0;
+	int                         previous, rs, rt, rl;
+	size_t                      i;
+
+	memset(&q, 0, sizeof(q));
+	TAILQ_INIT(&q);
+	memset(&o, 0, sizeof(o));
+	ns = strsep(&p, "/");
+	name = p != NULL ? strsep(&p, "/") : NULL;
+	ctr = p;
+	if (ns == NULL || name == NULL || ctr == NULL || *ns == '\0' || *name == '\0' ||
+	    *ctr == '\0' || strchr(ctr, '/') != NULL) {
+		free(copy);
+		sreq_reply(r, 400, "Bad Request: expected /containerLogs/NAMESPACE/POD/CONTAINER");
+		return;
+	}
+	if (query != NULL && evhttp_parse_query_str(query, &q) == -1) {
+		msg = xstrdup("malformed query");
+		goto bad;
+	}
+	rt = qint(&q, "tailLines", &tail);
+	rl = qint(&q, "limitBytes", &limit);
+	rs = qint(&q, "sinceSeconds", &since_s);
+	since_time = evhttp_find_header(&q, "sinceTime");
+	stream = evhttp_find_header(&q, "stream");
+	if (rt == -1 || (rt == 1 && tail < 0)) {
+		msg = xstrdup("tailLines: must be a non-negative integer");
+		goto bad;
+	}
+	if (rl == -1 || (rl == 1 && limit < 1)) {
+		msg = xstrdup("limitBytes: must be greater than 0");
+		goto bad;
+	}
+	if (rs == -1 || (rs == 1 && since_s < 1)) {
+		msg = xstrdup("sinceSeconds: must be greater than 0");
+		goto bad;
+	}
+	if (rs == 1 && since_time != NULL) {
+		msg = xstrdup("at most one of `sinceTime` or `sinceSeconds` may be specified");
+		goto bad;
+	}
+	if (since_time != NULL &&
+	    logreader_parse_time(since_time, strlen(since_time), &o.since_ns) == -1) {
+		msg = xsprintf("sinceTime: %s is not an RFC 3339 time", since_time);
+		goto bad;
+	}
+	if (rs == 1)
+		o.since_ns = now_wall_ns() - since_s * 1000000000LL;
+	if (stream == NULL || strcmp(stream, "All") == 0 || *stream == '\0')
+		o.streams = 0;
+	else if (strcmp(stream, "Stdout") == 0)
+		o.streams = LOGREADER_STDOUT;
+	else if (strcmp(stream, "Stderr") == 0)
+		o.streams = LOGREADER_STDERR;
+	else {
+		msg = xsprintf("stream: %s is not All, Stdout or Stderr", stream);
+		goto bad;
+	}
+	o.follow = qbool(&q, "follow");
+	o.timestamps = qbool(&q, "timestamps");
+	o.tail_lines = rt == 1 ? tail : -1;
+	o.limit_bytes = rl == 1 ? limit : -1;
+	previous = qbool(&q, "previous");
+	memset(&f, 0, sizeof(f));
+	f.ns = ns;
+	f.name = name;
+	f.container = ctr;
+	if (r->s->d.config != NULL)
+		podconfig_foreach(r->s->d.config, find_pod_one, &f);
+	if (f.uid == NULL) {
+		msg = xsprintf("pod \"%s/%s\" does not exist", ns, name);
+		evhttp_clear_headers(&q);
+		free(copy);
+		sreq_reply(r, 404, msg);
+		free(msg);
+		return;
+	}
+	if (!f.has_container) {
+		msg = xsprintf("container %s is not valid for pod %s", ctr, name);
+		free(f.uid);
+		evhttp_clear_headers(&q);
+		free(copy);
+		sreq_reply(r, 404, msg);
+		free(msg);
+		return;
+	}
+	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.uid, NULL) : NULL;
+	for (i = 0; st != NULL && i < st->ncontainers; i++) {
+		if (!streq_null(st->containers[i].name, ctr))
+			continue;
+		if (inst[0] == NULL)
+			inst[0] = &st->containers[i];
+		else if (inst[1] == NULL)
+			inst[1] = &st->containers[i];
+	}
+	if (previous && inst[1] == NULL) {
+		msg = xsprintf(
+		    "previous terminated container \"%s\" in pod \"%s\" not found", ctr, name);
+		free(f.uid);
+		goto bad;
+	}
+	if (!previous && inst[0] == NULL) {
+		msg = xsprintf("container \"%s\" in pod \"%s\" is waiting to start: "
+		               "ContainerCreating",
+		    ctr, name);
+		free(f.uid);
+		goto bad;
+	}
+	{
+		const struct rt_container *c = inst[previous ? 1 : 0];
+
+		path = logrotate_path(
+		    r->s->d.cfg->pod_logs_dir, ns, name, f.uid, ctr, c->restart_count);
+		r->cid = xstrdup(c->id);
+		if (c->state != RT_RUNNING)
+			o.follow = 0;
+	}
+	r->uid = f.uid;
+	r->follow = o.follow;
+	r->lr = logreader_open(path, &o, err, sizeof(err));
+	free(path);
+	evhttp_clear_headers(&q);
+	free(copy);
+	if (r->lr == NULL) {
+		log_warnx("server: %s", err);
+		sreq_reply(r, 500, err);
+		return;
+	}
+	r->tick = evtimer_new(r->s->d.base, log_tick, r);
+	log_pump(r);
+	return;
+bad:
+	evhttp_clear_headers(&q);
+	free(copy);
+	sreq_reply(r, 400, msg);
+	free(msg);
+}
+
+/* ---- /exec, /attach, /portForward: the runtime's streaming server, byte for byte ---- */
+
+enum stream_kind { STREAM_EXEC, STREAM_ATTACH, STREAM_PORTFORWARD };
+
+static void
+tunnel_close(struct sreq *r)
+{
+	struct evhttp_connection *c = r->conn;
+
+	if (r->up != NULL) {
+		bufferevent_free(r->up);
+		r->up = NULL;
+	}
+	r->req = NULL; /* freed with its connection */
+	r->conn = NULL;
+	if (c != NULL) {
+		evhttp_connection_set_closecb(c, NULL, NULL);
+		evhttp_connection_free(c);
+	}
+	sreq_free(r);
+}
+
+static struct bufferevent *
+tunnel_other(struct sreq *r, struct bufferevent *b)
+{
+	return b == r->up ? r->down : r->up;
+}
+
+static void
+tunnel_read(struct bufferevent *src, void *arg)
+{
+	struct sreq        *r = arg;
+	struct bufferevent *dst = tunnel_other(r, src);
+
+	if (r->closing) {
+		evbuffer_drain(
+		    bufferevent_get_input(src), evbuffer_get_length(bufferevent_get_input(src)));
+		return;
+	}
+	evbuffer_add_buffer(bufferevent_get_output(dst), bufferevent_get_input(src));
+	/* Back-pressure: a side that does not read stops the other from being read. */
+	if (evbuffer_get_length(bufferevent_get_output(dst)) >= TUNNEL_HIGH)
+		bufferevent_disable(src, EV_READ);
+}
+
+/* dst's output drained (the write low watermark is 0). */
+static void
+tunnel_write(struct bufferevent *dst, void *arg)
+{
+	struct sreq *r = arg;
+
+	if (r->closing) {
+		tunnel_close(r);
+		return;
+	}
+	bufferevent_enable(tunnel_other(r, dst), EV_READ);
+}
+
+static void
+tunnel_event(struct bufferevent *b, short what, void *arg)
+{
+	struct sreq        *r = arg;
+	struct bufferevent *other = tunnel_other(r, b);
+
+	if (what & BEV_EVENT_CONNECTED)
+		return;
+	if (what & BEV_EVENT_TIMEOUT)
+		log_v(
+		    2, "server: %s idle for --streaming-connection-idle-timeout; closed", r->path);
+	else if (what & BEV_EVENT_ERROR)
+		log_v(2, "server: %s: %s side failed", r->path, b == r->up ? "runtime" : "client");
+	r->closing = 1;
+	bufferevent_disable(b, EV_READ | EV_WRITE);
+	if (!(what & BEV_EVENT_ERROR))
+		evbuffer_add_buffer(bufferevent_get_output(other), bufferevent_get_input(b));
+	bufferevent_disable(other, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(other)) == 0)
+		tunnel_close(r);
+	else
+		bufferevent_enable(other, EV_WRITE); /* tunnel_write closes once drained */
+}
+
+/* The request goes to the runtime's URL as it came (upgrade headers and all), then the
+ * connection is a pipe both ways, as the kubelet's UpgradeAwareHandler does. */
+static void
+tunnel_start(struct sreq *r, const char *url)
+{
+	struct evhttp_uri      *u = evhttp_uri_parse(url);
+	struct evkeyvalq       *in = evhttp_request_get_input_headers(r->req);
+	struct evkeyval        *h;
+	struct sockaddr_storage ss;
+	int                     sslen = sizeof(ss), port;
+	const char             *host, *path, *query;
+	char                   *hostport = NULL;
+	struct evbuffer        *out;
+	struct timeval          idle = ms_to_tv(r->s->d.cfg->streaming_idle_ms);
+	const char             *scheme;
+
+	scheme = u != NULL ? evhttp_uri_get_scheme(u) : NULL;
+	host = u != NULL ? evhttp_uri_get_host(u) : NULL;
+	port = u != NULL ? evhttp_uri_get_port(u) : -1;
+	if (host == NULL || scheme == NULL || strcmp(scheme, "http") != 0) {
+		log_warnx(
+		    "server: the runtime's streaming URL %s is not http://HOST:PORT/...", url);
+		if (u != NULL)
+			evhttp_uri_free(u);
+		sreq_reply(r, 500, "unsupported streaming URL from the runtime");
+		return;
+	}
+	hostport =
+	    xsprintf(strchr(host, ':') != NULL ? "[%s]:%d" : "%s:%d", host, port > 0 ? port : 80);
+	memset(&ss, 0, sizeof(ss));
+	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss, &sslen) == -1) {
+		log_warnx("server: the runtime's streaming URL %s: not an IP address", url);
+		free(hostport);
+		evhttp_uri_free(u);
+		sreq_reply(r, 500, "unsupported streaming URL from the runtime");
+		return;
+	}
+	r->up = bufferevent_socket_new(r->s->d.base, -1, BEV_OPT_CLOSE_ON_FREE);
+	out = bufferevent_get_output(r->up);
+	path = evhttp_uri_get_path(u);
+	query = evhttp_uri_get_query(u);
+	evbuffer_add_printf(out, "%s %s%s%s HTTP/1.1\r\nHost: %s\r\n",
+	    evhttp_request_get_command(r->req) == EVHTTP_REQ_POST ? "POST" : "GET",
+	    path != NULL && *path != '\0' ? path : "/", query != NULL ? "?" : "",
+	    query != NULL ? query : "", hostport);
+	TAILQ_FOREACH(h, in, next)
+	{
+		if (strcasecmp(h->key, "Host") == 0 || strcasecmp(h->key, "Authorization") == 0)
+			continue;
+		evbuffer_add_printf(out, "%s: %s\r\n", h->key, h->value);
+	}
+	evbuffer_add(out, "\r\n", 2);
+	evbuffer_add_buffer(out, evhttp_request_get_input_buffer(r->req));
+	free(hostport);
+	evhttp_uri_free(u);
+	bufferevent_setcb(r->up, tunnel_read, tunnel_write, tunnel_event, r);
+	bufferevent_set_timeouts(r->up, &idle, NULL);
+	if (bufferevent_socket_connect(r->up, (struct sockaddr *)&ss, sslen) == -1) {
+		log_warnx("server: connecting to the runtime's streaming server %s failed", url);
+		sreq_reply(r, 502, "cannot reach the runtime's streaming server");
+		return;
+	}
+	bufferevent_enable(r->up, EV_READ | EV_WRITE);
+	/* Take the client's connection over from evhttp. */
+	r->down = evhttp_connection_get_bufferevent(r->conn);
+	bufferevent_setcb(r->down, tunnel_read, tunnel_write, tunnel_event, r);
+	bufferevent_setwatermark(r->down, EV_WRITE, 0, 0);
+	bufferevent_set_timeouts(r->down, &idle, NULL);
+	bufferevent_enable(r->down, EV_READ | EV_WRITE);
+	if (evbuffer_get_length(bufferevent_get_input(r->down)) > 0)
+		tunnel_read(r->down, r);
+	log_v(2, "server: %s streaming to the runtime", r->path);
+}
+
+static void
+on_stream_url(int code, const char *msg, const char *url, struct sreq *r)
+{
+	r->ccall = NULL;
+	if (r->closed) { /* the client went away meanwhile */
+		sreq_reply(r, 500, "gone");
+		return;
+	}
+	if (code != 0 || url == NULL || *url == '\0') {
+		char *m = xsprintf("the runtime refused the session: %s", msg != NULL ? msg : "");
+
+		log_v(2, "server: %s: %s", r->path, m);
+		sreq_reply(r, 500, m);
+		free(m);
+		return;
+	}
+	tunnel_start(r, url);
+}
+
+static void
+on_exec(int code, const char *msg, const Runtime__V1__ExecResponse *resp, void *arg)
+{
+	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+}
+
+static void
+on_attach(int code, const char *msg, const Runtime__V1__AttachResponse *resp, void *arg)
+{
+	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+}
+
+static void
+on_port_forward(int code, const char *msg, const Runtime__V1__PortForwardResponse *resp, void *arg)
+{
+	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+}
+
+static int
+qflag(const struct evkeyvalq *q, const char *k)
+{
+	const char *v = evhttp_find_header(q, k);
+
+	return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
+}
+
+static void
+serve_stream(struct sreq *r, enum stream_kind kind)
+{
+	static const char *const prefix[] = { "/exec/", "/attach/", "/portForward/" };
+	const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
+	char       *copy = xstrdup(r->path + strlen(prefix[kind])), *p = copy, *seg[4], *msg = NULL;
+	size_t      n = 0, i;
+	struct evkeyvalq            q;
+	struct evkeyval            *kv;
+	struct find_pod             f;
+	const struct rt_pod_status *st;
+	const char                 *ns, *name, *ctr = NULL, *target = NULL;
+
+	TAILQ_INIT(&q);
+	while (n < 4 && (seg[n] = strsep(&p, "/")) != NULL && *seg[n] != '\0')
+		n++;
+	/* NS/POD/CONTAINER or NS/POD/UID/CONTAINER; portForward: NS/POD or NS/POD/UID */
+	if (p != NULL || (kind == STREAM_PORTFORWARD ? (n < 2 || n > 3) : (n < 3 || n > 4))) {
+		free(copy);
+		sreq_reply(r, 400, "Bad Request: unexpected path");
+		return;
+	}
+	ns = seg[0];
+	name = seg[1];
+	if (kind != STREAM_PORTFORWARD)
+		ctr = seg[n - 1];
+	if (query != NULL && evhttp_parse_query_str(query, &q) == -1) {
+		free(copy);
+		sreq_reply(r, 400, "Bad Request: malformed query");
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.ns = ns;
+	f.name = name;
+	f.container = ctr != NULL ? ctr : "";
+	if (r->s->d.config != NULL)
+		podconfig_foreach(r->s->d.config, find_pod_one, &f);
+	if (f.uid == NULL ||
+	    ((n == 4 || (kind == STREAM_PORTFORWARD && n == 3)) && strcmp(f.uid, seg[2]) != 0)) {
+		msg = xsprintf("pod does not exist");
+		goto notfound;
+	}
+	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.uid, NULL) : NULL;
+	if (kind == STREAM_PORTFORWARD) {
+		for (i = 0; st != NULL && i < st->nsandboxes && target == NULL; i++)
+			if (st->sandboxes[i].state == RT_SB_READY)
+				target = st->sandboxes[i].id;
+		if (target == NULL) {
+			msg = xsprintf("pod %s/%s has no running sandbox", ns, name);
+			goto notfound;
+		}
+	} else {
+		for (i = 0; st != NULL && i < st->ncontainers && target == NULL; i++)
+			if (streq_null(st->containers[i].name, ctr) &&
+			    st->containers[i].state == RT_RUNNING)
+				target = st->containers[i].id;
+		if (target == NULL) {
+			msg = xsprintf("container not found (\"%s\")", ctr);
+			goto notfound;
+		}
+	}
+	if (kind == STREAM_EXEC) {
+		Runtime__V1__ExecRequest er = RUNTIME__V1__EXEC_REQUEST__INIT;
+		char                    *cmd[64];
+
+		TAILQ_FOREACH(kv, &q, next)
+		if (strcmp(kv->key, "command") == 0 && er.n_cmd < nitems(cmd))
+			cmd[er.n_cmd++] = kv->value;
+		er.container_id = (char *)target;
+		er.cmd = cmd;
+		er.tty = qflag(&q, "tty");
+		er.stdin = qflag(&q, "input");
+		er.stdout = qflag(&q, "output");
+		er.stderr = qflag(&q, "error") && !er.tty;
+		if (er.n_cmd == 0 || !(er.stdin || er.stdout || er.stderr)) {
+			msg = xsprintf("you must specify a command and at least one of stdin, "
+			               "stdout, stderr");
+			goto bad;
+		}
+		r->ccall =
+		    cri_exec(r->s->d.cri, &er, r->s->d.cfg->runtime_timeout_ms, on_exec, r, r);
+	} else if (kind == STREAM_ATTACH) {
+		Runtime__V1__AttachRequest ar = RUNTIME__V1__ATTACH_REQUEST__INIT;
+
+		ar.container_id = (char *)target;
+		ar.tty = qflag(&q, "tty");
+		ar.stdin = qflag(&q, "input");
+		ar.stdout = qflag(&q, "output");
+		ar.stderr = qflag(&q, "error") && !ar.tty;
+		if (!(ar.stdin || ar.stdout || ar.stderr)) {
+			msg = xsprintf("you must specify at least one of stdin, stdout, stderr");
+			goto bad;
+		}
+		r->ccall =
+		    cri_attach(r->s->d.cri, &ar, r->s->d.cfg->runtime_timeout_ms, on_attach, r, r);
+	} else {
+		Runtime__V1__PortForwardRequest pr = RUNTIME__V1__PORT_FORWARD_REQUEST__INIT;
+		int32_t                         ports[64];
+
+		TAILQ_FOREACH(kv, &q, next)
+		{
+			char *end;
+			long  v = strtol(kv->value, &end, 10);
+
+			if (strcmp(kv->key, "port") != 0)
+				continue;
+			if (*kv->value == '\0' || *end != '\0' || v < 1 || v > 65535) {
+				msg = xsprintf("invalid port %s", kv->value);
+				goto bad;
+			}
+			if (pr.n_port < nitems(ports))
+				ports[pr.n_port++] = (int32_t)v;
+		}
+		pr.pod_sandbox_id = (char *)target;
+		pr.port = ports;
+		r->ccall = cri_port_forward(
+		    r->s->d.cri, &pr, r->s->d.cfg->runtime_timeout_ms, on_port_forward, r, r);
+	}
+	free(f.uid);
+	evhttp_clear_headers(&q);
+	free(copy);
+	return;
+notfound:
+	free(f.uid);
+	evhttp_clear_headers(&q);
+	free(copy);
+	sreq_reply(r, 404, msg);
+	free(msg);
+	return;
+bad:
+	free(f.uid);
+	evhttp_clear_headers(&q);
+	free(copy);
+	sreq_reply(r, 400, msg);
+	free(msg);
+}
+
+/* After authentication and authorization. */
+static void
+serve(struct sreq *r)
+{
+	enum evhttp_cmd_type m = evhttp_request_get_command(r->req);
+
+	if (r->closed) { /* went away while its credentials were reviewed */
+		sreq_reply(r, 500, "gone");
+		return;
+	}
+	if (auth_is_subpath(r->path, "/healthz")) {
+		serve_healthz(r);
+		return;
+	}
+	if (r->l->healthz_only) {
+		sreq_reply(r, 404, "404 page not found\n");
+		return;
+	}
+	if (r->l->tls && (m == EVHTTP_REQ_GET || m == EVHTTP_REQ_POST)) {
+		if (strncmp(r->path, "/exec/", 6) == 0) {
+			serve_stream(r, STREAM_EXEC);
+			return;
+		}
+		if (strncmp(r->path, "/attach/", 8) == 0) {
+			serve_stream(r, STREAM_ATTACH);
+			return;
+		}
+		if (strncmp(r->path, "/portForward/", 13) == 0) {
+			serve_stream(r, STREAM_PORTFORWARD);
+			return;
+		}
+	}
+	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
+		sreq_reply(r, 405, "Method Not Allowed");
+		return;
+	}
+	if (strcmp(r->path, "/pods") == 0 || strcmp(r->path, "/pods/") == 0)
+		serve_pods(r);
+	else if (strcmp(r->path, "/runningpods/") == 0 || strcmp(r->path, "/runningpods") == 0)
+		serve_runningpods(r);
+	else if (auth_is_subpath(r->path, "/metrics"))
+		serve_metrics(r);
+	else if (auth_is_subpath(r->path, "/stats"))
+		serve_stats_summary(r);
+	else if (strncmp(r->path, "/containerLogs/", 15) == 0 && !r->l->healthz_only &&
+	    r->l->tls) /* not on the read-only port, as the kubelet */
+		serve_logs(r);
+	else
+		sreq_reply(r, 404, "404 page not found\n");
+}
+
+static const char *
+method_name(enum evhttp_cmd_type m)
+{
+	switch (m) {
+	case EVHTTP_REQ_GET:
+		return "GET";
+	case EVHTTP_REQ_POST:
+		return "POST";
+	case EVHTTP_REQ_HEAD:
+		return "HEAD";
+	case EVHTTP_REQ_PUT:
+		return "PUT";
+	case EVHTTP_REQ_DELETE:
+		return "DELETE";
+	case EVHTTP_REQ_OPTIONS:
+		return "OPTIONS";
+	case EVHTTP_REQ_PATCH:
+		return "PATCH";
+	default:
+		return "OTHER";
+	}
+}
+
+/* A path that is served: decoded, no NUL, no encoded slash, no "." or ".." segment. */
+static char *
+clean_path(const char *raw)
+{
+	size_t      len = 0;
+	char       *p;
+	const char *seg;
+
+	if (raw == NULL || *raw != '/' || strcasestr(raw, "%2f") != NULL)
+		return NULL;
+	p = evhttp_uridecode(raw, 0, &len);
+	if (p == NULL || strlen(p) != len) {
+		free(p);
+		return NULL;
+	}
+	for (seg = p; seg != NULL; seg = strchr(seg + 1, '/'))
+		if (strncmp(seg, "/..", 3) == 0 && (seg[3] == '/' || seg[3] == '\0'))
+			break;
+		else if (strncmp(seg, "/.", 2) == 0 && (seg[2] == '/' || seg[2] == '\0'))
+			break;
+	if (seg != NULL) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void
+on_request(struct evhttp_request *req, void *arg)
+{
+	struct listener *l = arg;
+	struct server   *s = l->s;
+	struct sreq     *r;
+	const char      *raw = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+	char            *path = clean_path(raw);
+
+	s->requests++;
+	if (path == NULL) {
+		log_v(2, "server: bad path %s", raw != NULL ? raw : "(none)");
+		reply_text(req, 400, "Bad Request: invalid path");
+		return;
+	}
+	if (s->streams >= s->d.cfg->server_max_streams) {
+		s->rejected_429++;
+		log_v(2, "server: %d requests in service: %s refused with 429", s->streams, path);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+		reply_text(req, 429, "Too Many Requests");
+		free(path);
+		return;
+	}
+	r = xcalloc(1, sizeof(*r));
+	s->streams++;
+	r->s = s;
+	r->l = l;
+	r->req = req;
+	r->path = path;
+	r->conn = evhttp_request_get_connection(req);
+	evhttp_connection_set_closecb(r->conn, on_conn_close, r);
+	auth_attributes(method_name(evhttp_request_get_command(req)), path, &r->attrs);
+	log_v(
+	    4, "server: %s %s on %s", method_name(evhttp_request_get_command(req)), path, l->what);
+	if (l->tls)
+		authenticate(r);
+	else
+		serve(r);
+}
+
+/* ---- listeners ---- */
+
+static void listener_try(struct listener *);
+
+static void
+on_retry(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	listener_try(arg);
+}
+
+static void
+on_resume(evutil_socket_t fd, short ev, void *arg)
+{
+	struct listener *l = arg;
+
+	(void)fd;
+	(void)ev;
+	if (l->bound != NULL)
+		evconnlistener_enable(evhttp_bound_socket_get_listener(l->bound));
+}
+
+/* As tmux's server_accept: out of descriptors, stop accepting for a second. */
+static void
+on_accept_error(struct evconnlistener *lev, void *arg)
+{
+	struct listener *l = arg;
+	struct timeval   tv = ms_to_tv(1000);
+	int              e = EVUTIL_SOCKET_ERROR();
+
+	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+		log_warnx(
+		    "server: %s accept: %s; not accepting for a second", l->what, strerror(e));
+		evconnlistener_disable(lev);
+		evtimer_add(l->resume, &tv);
+	} else
+		log_v(2, "server: %s accept: %s", l->what, strerror(e));
+}
+
+static void
+listener_try(struct listener *l)
+{
+	struct sockaddr_storage ss;
+	socklen_t               len = sizeof(ss);
+	struct evconnlistener  *lev;
+	struct timeval          tv = ms_to_tv(SERVER_RETRY_MS);
+	char                    host[64];
+	int                     fd;
+
+	memset(&ss, 0, sizeof(ss));
+	if (evutil_parse_sockaddr_port(l->addr, (struct sockaddr *)&ss, (int *)&len) == -1) {
+		log_error("server: %s address %s is not an IP address", l->what, l->addr);
+		return;
+	}
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)l->port);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)l->port);
+	lev = evconnlistener_new_bind(l->s->d.base, NULL, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 128,
+	    (struct sockaddr *)&ss, (int)len);
+	if (lev == NULL) {
+		if (!l->failed_logged)
+			log_error("server: %s listener on %s port %d: %s; retrying every %ds",
+			    l->what, l->addr, l->port, strerror(errno), SERVER_RETRY_MS / 1000);
+		l->failed_logged = 1;
+		evtimer_add(l->retry, &tv);
+		return;
+	}
+	l->bound = evhttp_bind_listener(l->http, lev);
+	evconnlistener_set_error_cb(lev, on_accept_error);
+	fd = evconnlistener_get_fd(lev);
+	len = sizeof(ss);
+	getsockname(fd, (struct sockaddr *)&ss, &len);
+	if (ss.ss_family == AF_INET) {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+		l->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	} else {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof(host));
+		l->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+	log_info("server: serving %s on %s port %d", l->what, host, l->port);
+}
+
+static void
+listener_add(
+    struct server *s, const char *what, const char *addr, int port, int tls, int healthz_only)
+{
+	struct listener *l = &s->l[s->nl++];
+
+	l->s = s;
+	l->what = what;
+	l->addr = xstrdup(addr);
+	l->port = port;
+	l->tls = tls;
+	l->healthz_only = healthz_only;
+	l->http = evhttp_new(s->d.base);
+	evhttp_set_max_headers_size(l->http, SERVER_MAX_HEADERS);
+	evhttp_set_max_body_size(l->http, SERVER_MAX_BODY);
+	evhttp_set_timeout(l->http, (int)((s->idle_ms + 999) / 1000));
+	evhttp_set_allowed_methods(l->http,
+	    EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+	        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_default_content_type(l->http, "text/plain; charset=utf-8");
+	evhttp_set_gencb(l->http, on_request, l);
+	if (tls)
+		evhttp_set_bevcb(l->http, tls_bev, s);
+	/* A handler for its own accept error: the listener must not spin on EMFILE. */
+	l->retry = evtimer_new(s->d.base, on_retry, l);
+	l->resume = evtimer_new(s->d.base, on_resume, l);
+	listener_try(l);
+}
+
+struct server *
+server_new(const struct server_deps *d, char *err, size_t errlen)
+{
+	struct server            *s = xcalloc(1, sizeof(*s));
+	const struct klet_config *cfg = d->cfg;
+
+	s->d = *d;
+	s->relist_duration.bounds = def_buckets;
+	s->relist_duration.nbounds = nitems(def_buckets);
+	s->relist_interval.bounds = def_buckets;
+	s->relist_interval.nbounds = nitems(def_buckets);
+	s->tokens = auth_cache_new(256);
+	s->idle_ms = SERVER_TIMEOUT_S * 1000;
+	{ /* tests: a short idle timeout (seconds) */
+		const char *e = getenv("KLET_SERVER_IDLE_TIMEOUT_S");
+
+		if (e != NULL && atoi(e) > 0)
+			s->idle_ms = (int64_t)atoi(e) * 1000;
+	}
+	s->sars = auth_cache_new(256);
+	if ((cfg->authn_webhook || cfg->authz_webhook) &&
+	    (cfg->kubeconfig == NULL || *cfg->kubeconfig == '\0')) {
+		snprintf(err, errlen,
+		    "--authentication-token-webhook and --authorization-mode Webhook need "
+		    "--kubeconfig");
+		server_free(s);
+		return NULL;
+	}
+	if (cfg->authn_webhook || cfg->authz_webhook) {
+		char               kerr[512];
+		struct kubeconfig *kc = kubeconfig_load(cfg->kubeconfig, kerr, sizeof(kerr));
+
+		if (kc != NULL)
+			s->api = api_new(d->base, kc, NULL, kerr, sizeof(kerr));
+		kubeconfig_free(kc);
+		if (s->api == NULL) {
+			snprintf(err, errlen, "server webhooks: %s", kerr);
+			server_free(s);
+			return NULL;
+		}
+	}
+	if (tls_check(cfg, err, errlen) == -1) {
+		server_free(s);
+		return NULL;
+	}
+	listener_add(s, "HTTPS", cfg->address, cfg->port, 1, 0);
+	if (cfg->healthz_port > 0)
+		listener_add(s, "healthz", cfg->healthz_bind_address, cfg->healthz_port, 0, 1);
+	if (cfg->read_only_port > 0)
+		listener_add(s, "read-only", cfg->address, cfg->read_only_port, 0, 0);
+	return s;
+}
+
+void
+server_free(struct server *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->nl; i++) {
+		evhttp_free(s->l[i].http); /* closes its connections; detached requests stay */
+		event_free(s->l[i].retry);
+		event_free(s->l[i].resume);
+		free(s->l[i].addr);
+	}
+	api_free(s->api);
+	auth_cache_free(s->tokens);
+	auth_cache_free(s->sars);
+	SSL_CTX_free(s->ssl);
+	free(s);
+}
+
+int
+server_port(const struct server *s)
+{
+	return s->nl > 0 ? s->l[0].port : 0;
+}
+
+void
+server_relisted(struct server *s)
+{
+	struct pleg_stats st;
+	int64_t           now = now_mono_ms();
+
+	if (s == NULL || s->d.pleg == NULL)
+		return;
+	pleg_stats(s->d.pleg, &st);
+	prom_hist_observe(&s->relist_duration, (double)st.last_duration_us / 1e6);
+	if (s->last_relist_mono_ms > 0)
+		prom_hist_observe(
+		    &s->relist_interval, (double)(now - s->last_relist_mono_ms) / 1000);
+	s->last_relist_mono_ms = now;
+	s->last_relist_wall_ms = now_wall_ms();
+}
+
+void
+server_started(struct server *s, int sandbox)
+{
+	if (s == NULL)
+		return;
+	if (sandbox)
+		s->started_pods++;
+	else
+		s->started_containers++;
+}
