@@ -569,6 +569,7 @@ def main():
             raise SystemExit("not every node became Ready")
         res["seconds_all_nodes_ready"] = round(time.time() - t0, 1)
         since = time.time()
+        s0 = f.sample()
         made = f.create_pods(a.pods, "p")
         want = a.nodes * a.pods
         log("created %d pods in %.1f s" % (made, time.time() - since))
@@ -581,6 +582,15 @@ def main():
         if t is None:
             raise SystemExit("not every pod became Running")
         res["seconds_all_pods_running"] = round(t, 1)
+        s1 = f.sample()
+        dt = s1["t"] - s0["t"]
+        # Who worked during the start: CPU seconds per second of each part (1.0 = one core).
+        res["startup_cpu_cores"] = {
+            "standin": round((s1["as"] - s0["as"]) / CLK / dt, 2),
+            "scalecri": round((s1["cri"] - s0["cri"]) / CLK / dt, 2),
+            "agents": round(sum(s1["agents"][i] - s0["agents"][i] for i in s0["agents"]
+                                if s0["agents"][i] is not None and
+                                s1["agents"].get(i) is not None) / CLK / dt, 2)}
         res["pod_startup_latency_s"] = latency_summary(f.pods_state(since)["lat"])
         res["containers_running"] = cri_ctl(f.cri_ctl, "counts")["running"]
         log("all %d pods Running after %.1f s; latency %s" %
