@@ -1944,6 +1944,189 @@ def control_rewind(self, q):
 Control.rewind = control_rewind
 
 
+# ---- fleet-scale mode (--scale; tests/scale/scale.py) -----------------------------------------
+# Kept apart from the rest: installed by scale_install() when --scale is given, changing
+# nothing otherwise. (1) Event fan-out indexed by the watch's single-value field selector
+# (spec.nodeName=X, metadata.name=X): an event wakes only the watches it concerns instead of
+# every watch of its kind. (2) Byte counters at the transport (TLS payload in and out).
+# (3) Control paths: /scale/stats?since=SEQ aggregates the request log (by verb and resource,
+# LISTs, per-second rate) and /scale/pods (POST, a JSON array) creates many pods at once.
+
+SCALE_IDX_FIELDS = ("spec.nodeName", "metadata.name")
+
+
+def scale_index_key(req):
+    fs = (req.query.get("fieldSelector") or "").strip()
+    if not fs or "," in fs or "!=" in fs:
+        return None
+    k, _, v = fs.replace("==", "=").partition("=")
+    k = k.strip()
+    return (k, v.strip()) if k in SCALE_IDX_FIELDS else None
+
+
+def scale_obj_value(obj, field):
+    if obj is None:
+        return None
+    if field == "spec.nodeName":
+        return (obj.get("spec") or {}).get("nodeName")
+    return (obj.get("metadata") or {}).get("name")
+
+
+def scale_emit(self, kind, etype, obj, prev):
+    """Store.emit with the fan-out restricted to the watches an event concerns."""
+    rv = int(obj["metadata"]["resourceVersion"])
+    obj = copy.deepcopy(obj)
+    self.history.append((rv, kind.plural, etype, obj, prev))
+    if len(self.history) > self.scale_history:
+        self.history = self.history[-(self.scale_history // 2):]
+        self.compacted = max(self.compacted, self.history[0][0] - 1)
+    ns = obj["metadata"].get("namespace")
+    for w in list(self.watchers):
+        if w.kind is not kind or (w.ns is not None and ns != w.ns):
+            continue
+        key = getattr(w, "scale_key", None)
+        if key is not None and scale_obj_value(obj, key[0]) != key[1] and \
+                scale_obj_value(prev, key[0]) != key[1]:
+            continue
+        w.queue.put_nowait((etype, obj, prev))
+    if kind.plural == "pods":
+        scale_pod_times(self, etype, obj)
+
+
+def scale_pod_times(st, etype, obj):
+    """Creation and first Running (all containers ready) times of each pod, as stored."""
+    md = obj["metadata"]
+    key = md.get("namespace", "") + "/" + md["name"]
+    t = st.scale_times.get(key)
+    if etype == "ADDED" and (t is None or t[2] != md.get("uid")):
+        st.scale_times[key] = t = [time.time(), None, md.get("uid"),
+                                   (obj.get("spec") or {}).get("nodeName")]
+    if t is None or t[1] is not None or etype == "DELETED":
+        return
+    status = obj.get("status") or {}
+    cs = status.get("containerStatuses") or []
+    if status.get("phase") == "Running" and cs and all(c.get("ready") for c in cs):
+        t[1] = time.time()
+
+
+def scale_pods(st, since):
+    phases = {}
+    for (plural, _, _), o in st.objs.items():
+        if plural == "pods":
+            ph = (o.get("status") or {}).get("phase", "")
+            phases[ph] = phases.get(ph, 0) + 1
+    lat = {k: [round(t[1] - t[0], 3) if t[1] else None, t[3]]
+           for k, t in st.scale_times.items() if t[0] >= since}
+    return {"phases": phases, "lat": lat}
+
+
+def scale_list(self, kind, ns):
+    """Store.list without sorting every object of every kind (events pile up at scale)."""
+    return [o for (p, n, _), o in sorted(kv for kv in self.objs.items()
+                                         if kv[0][0] == kind.plural)
+            if ns is None or n == ns]
+
+
+def scale_resource(e):
+    parts = [x for x in e["path"].split("/") if x]
+    if parts[:2] == ["api", "v1"]:
+        rest = parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 3:
+        rest = parts[3:]
+    else:
+        return e["method"], e["path"]
+    watch = bool(rest) and rest[0] == "watch"
+    if watch:
+        rest = rest[1:]
+    if len(rest) >= 2 and rest[0] == "namespaces":
+        rest = rest[2:] if len(rest) > 2 else ["namespaces"]
+    if not rest:
+        return e["method"], "discovery"
+    res = rest[0] + ("/" + rest[2] if len(rest) > 2 else "")
+    verb = e["method"]
+    if e.get("watch") or watch or e["query"].get("watch") in ("1", "true"):
+        verb = "WATCH"
+    elif verb == "GET" and len(rest) == 1:
+        verb = "LIST"
+    return verb, res
+
+
+def scale_stats(api, srv, since):
+    by, per_s, codes = {}, {}, {}
+    n = 0
+    for e in reversed(api.log):
+        if e["seq"] <= since:
+            break
+        n += 1
+        verb, res = scale_resource(e)
+        k = verb + " " + res
+        by[k] = by.get(k, 0) + 1
+        sec = int(e["t"])
+        per_s[sec] = per_s.get(sec, 0) + 1
+        c = str(e.get("code", 0))
+        codes[c] = codes.get(c, 0) + 1
+    return {"seq": api.seq, "requests": n, "by": by, "per_second": per_s, "codes": codes,
+            "bytes_in": srv.scale_bytes[0], "bytes_out": srv.scale_bytes[1],
+            "open_watches": len(api.open_watches), "open_connections": len(srv.conns),
+            "rv": api.store.rv, "compacted": api.store.compacted, "pid": os.getpid()}
+
+
+def scale_install(srv, history):
+    api = srv.api
+    st = api.store
+    st.scale_history = history
+    st.emit = scale_emit.__get__(st)
+    st.list = scale_list.__get__(st)
+    st.scale_times = {}
+    srv.scale_bytes = [0, 0]
+    orig_watch = api.watch
+
+    def watch(req, kind, ns, name):
+        r = orig_watch(req, kind, ns, name)
+        if isinstance(r, WatchResponse) and not name:
+            r.watcher.scale_key = scale_index_key(req)
+        return r
+    api.watch = watch
+
+    orig_made = Conn.connection_made
+    orig_recv = Conn.data_received
+
+    def connection_made(self, transport):
+        w = transport.write
+
+        def write(data):
+            srv.scale_bytes[1] += len(data)
+            return w(data)
+        transport.write = write
+        return orig_made(self, transport)
+
+    def data_received(self, data):
+        srv.scale_bytes[0] += len(data)
+        return orig_recv(self, data)
+    Conn.connection_made = connection_made
+    Conn.data_received = data_received
+
+    orig_command = Control.command
+
+    async def command(self, method, path, body):
+        u = urllib.parse.urlsplit(path)
+        q = {k: v[-1] for k, v in urllib.parse.parse_qs(u.query).items()}
+        if u.path == "/scale/stats":
+            return 200, scale_stats(api, srv, int(q.get("since", "0")))
+        if u.path == "/scale/pods" and method != "POST":
+            return 200, scale_pods(api.store, float(q.get("since", "0")))
+        if u.path == "/scale/pods" and method == "POST":
+            made = 0
+            for obj in json.loads(body):
+                ns = (obj.get("metadata") or {}).get("namespace") or "default"
+                r = api.create(Request("POST", "/", {}, json.dumps(obj).encode(), "ctl", 0),
+                               KINDS[("", "pods")], ns)
+                made += r.code == 201 or r.code == 200
+            return 200, {"created": made}
+        return await orig_command(self, method, path, body)
+    Control.command = command
+
+
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--certs", required=True)
@@ -1960,8 +2143,12 @@ async def main():
                     help="approve and sign certificate signing requests at once")
     ap.add_argument("--csr-cert-seconds", type=int, default=365 * 86400,
                     help="lifetime of the certificates it signs")
+    ap.add_argument("--scale", type=int, default=0, metavar="HISTORY",
+                    help="fleet-scale mode keeping HISTORY events (tests/scale/scale.py)")
     args = ap.parse_args()
     srv = Server(args)
+    if args.scale:
+        scale_install(srv, args.scale)
     srv.port = await srv.listen(args.port)
     ctl = Control(srv)
     cserver = await asyncio.start_server(ctl.handle, "127.0.0.1", args.ctl_port)
