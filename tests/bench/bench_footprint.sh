@@ -162,7 +162,7 @@ M
 	esac
 	t0=$(date +%s%N)
 	# shellcheck disable=SC2086 # $pre is a word list on purpose
-	$pre "$KLETD" --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
+	$pre "$KLETD" --address 127.0.0.1 --port 0 --healthz-port 0 --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
 	    --root-dir "$R/root" --pod-logs-dir "$R/logs" --hostname-override bench \
 	    --max-pods $((n > 110 ? n : 110)) $v ${BENCH_KLETD_ARGS:-} >"$R/kletd.log" 2>&1 &
 	kpid=$!

@@ -372,7 +372,7 @@ class Harness:
             self.log_off = lf.tell()
             self.store_dirty = self.fault is not None
             self.kproc = subprocess.Popen(
-                [self.kletd, "--root-dir", self.root,
+                [self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", self.root,
                  "--pod-logs-dir", os.path.join(self.t, "logs"),
                  "--pod-manifest-path", self.m, "--hostname-override", NODE,
                  "--container-runtime-endpoint", "unix://" + self.sock,

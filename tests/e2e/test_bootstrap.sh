@@ -108,7 +108,7 @@ stop_kletd TERM
 
 # A denied CSR: kletd stops with the reason.
 rm -f "$KC"
-"$KLETD" --root-dir "$T/root" --pod-logs-dir "$T/logs" --hostname-override "$NODE" \
+"$KLETD" --address 127.0.0.1 --port 0 --healthz-port 0 --root-dir "$T/root" --pod-logs-dir "$T/logs" --hostname-override "$NODE" \
     --container-runtime-endpoint "unix://$SOCK" --bootstrap-kubeconfig "$T/bootstrap.kubeconfig" \
     --kubeconfig "$KC" >"$T/deny.log" 2>&1 &
 dpid=$!

@@ -231,7 +231,7 @@ current-context: standin
     def start_agent(self, i):
         n = os.path.join(self.dir, "n", "%04d" % i)
         os.makedirs(n, exist_ok=True)
-        p = spawn(["nice", "-n", str(self.a.nice), self.kletd, "--root-dir", n + "/root",
+        p = spawn(["nice", "-n", str(self.a.nice), self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", n + "/root",
                    "--pod-logs-dir", n + "/logs", "--hostname-override", self.names[i - 1],
                    "--container-runtime-endpoint",
                    "unix://%s/cri/node-%04d.sock" % (self.dir, i),

@@ -13,7 +13,7 @@ trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 db=$tmp/root/klet.db
 
 run() { # run LOGFILE: starts kletd, waits until ready, stops it with SIGTERM; returns its rc
-	"$KLETD" --root-dir "$tmp/root" --container-runtime-endpoint "unix://$tmp/none.sock" \
+	"$KLETD" --address 127.0.0.1 --port 0 --healthz-port 0 --root-dir "$tmp/root" --container-runtime-endpoint "unix://$tmp/none.sock" \
 	    >"$1" 2>&1 &
 	pid=$!
 	wait_for 100 grep -q 'kletd ready' "$1"
