@@ -3,7 +3,7 @@
 # (unit, fake-CRI, real containerd, black-box kletd), a valgrind leak check of the unit tests,
 # bounded fuzzing of the decoders and `make distcheck`; ends with "N passed, N failed".
 # Run as root from the top of the tree. Environment:
-#   KLET_SKIP_DISTCHECK=1  skip the distcheck step     KLET_FUZZ_SECONDS=N  per fuzz target (20)
+#   KLET_SKIP_DISTCHECK=1  skip the distcheck step     KLET_FUZZ_SECONDS=N  per fuzz target (15)
 set -u
 t_start=$(date +%s)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,8 +68,8 @@ for t in $vunits; do
 done
 
 if [ -x tests/fuzz/run.sh ]; then
-	say "fuzzing the decoders (${KLET_FUZZ_SECONDS:-20}s per target)"
-	step "fuzz" sh tests/fuzz/run.sh "${KLET_FUZZ_SECONDS:-20}"
+	say "fuzzing the parsers of outside input (${KLET_FUZZ_SECONDS:-15}s per target)"
+	step "fuzz" sh tests/fuzz/run.sh "${KLET_FUZZ_SECONDS:-15}"
 fi
 
 if [ "${KLET_SKIP_DISTCHECK:-0}" != 1 ]; then
