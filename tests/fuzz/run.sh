@@ -11,7 +11,8 @@
 # executions; exits non-zero on a crash, leak, timeout or sanitizer report, and copies the
 # reproducer to KLET_FUZZ_ARTIFACTS (default tests/fuzz/artifacts). Replay one with
 #   KLET_FUZZ_BUILD=DIR tests/fuzz/run.sh 0 TARGET; DIR/fuzz_TARGET FILE
-# KLET_FUZZ_BUILD=DIR keeps the build in DIR (default: a temporary directory, removed).
+# KLET_FUZZ_BUILD=DIR keeps the build and the fuzzers' logs (DIR/log_NAME) in DIR (default: a
+# temporary directory, removed).
 # Without clang it skips (77) unless KLET_REQUIRE_PEERS=1.
 set -u
 mode=time
@@ -85,6 +86,9 @@ for t in "$@"; do
 done
 [ -n "$targets" ] || targets=$(cd "$top/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//')
 
+# The fuzzers' logs: with KLET_FUZZ_BUILD, kept there (DIR/log_NAME).
+logd=$tmp
+[ -n "${KLET_FUZZ_BUILD:-}" ] && logd=$bld
 status=0
 for t in $targets; do
 	name=${t#fuzz_}
@@ -111,16 +115,16 @@ for t in $targets; do
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	"$bin" $limit -max_len="${KLET_FUZZ_MAX_LEN:-16384}" -rss_limit_mb=2048 -timeout=10 \
 	    $dict -print_final_stats=1 -artifact_prefix="$tmp/art_$name/" \
-	    "$tmp/corpus_$name" "$top/tests/fuzz/corpus/$name" >"$tmp/log_$name" 2>&1 </dev/null
+	    "$tmp/corpus_$name" "$top/tests/fuzz/corpus/$name" >"$logd/log_$name" 2>&1 </dev/null
 	rc=$?
 	took=$(($(date +%s) - start))
-	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/log_$name" | tail -1)
-	cov=$(grep -o 'cov: [0-9]*' "$tmp/log_$name" | tail -1)
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logd/log_$name" | tail -1)
+	cov=$(grep -o 'cov: [0-9]*' "$logd/log_$name" | tail -1)
 	if [ $rc -ne 0 ]; then
 		status=1
 		echo "$t: FAILED (exit $rc) after ${execs:-?} executions in ${took}s"
-		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$tmp/log_$name" | head -20
-		tail -40 "$tmp/log_$name"
+		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$logd/log_$name" | head -20
+		tail -40 "$logd/log_$name"
 		keep=${KLET_FUZZ_ARTIFACTS:-$top/tests/fuzz/artifacts}
 		mkdir -p "$keep" && cp "$tmp/art_$name"/* "$keep"/ 2>/dev/null &&
 		    echo "$t: reproducer(s) copied to $keep"
