@@ -208,25 +208,24 @@ http1_take_body(struct http1_req *r, struct evbuffer *in)
 	evbuffer_add_buffer(r->body, in);
 }
 
-static void
-http1_read_cb(struct bufferevent *bev, void *arg)
+/* Consumes what arrived in `in`. Returns 1 when that finished (and freed) r, else 0. */
+static int
+http1_consume(struct http1_req *r, struct evbuffer *in)
 {
-	struct http1_req *r = arg;
-	struct evbuffer  *in = bufferevent_get_input(bev);
-	int               rc;
+	int rc;
 
 	if (!r->headers_done) {
 		rc = http1_parse_head(r, in);
 		if (rc == 1)
-			return;
+			return 0;
 		if (rc == -1) {
 			http1_finish(r, "malformed response");
-			return;
+			return 1;
 		}
 		/* No body for these. */
 		if (r->status == 204 || r->status == 304 || (r->status >= 100 && r->status < 200)) {
 			http1_finish(r, NULL);
-			return;
+			return 1;
 		}
 	}
 	http1_take_body(r, in);
@@ -236,14 +235,34 @@ http1_read_cb(struct bufferevent *bev, void *arg)
 	    (!r->chunked && r->content_length >= 0 &&
 	        (int64_t)evbuffer_get_length(r->body) >= r->content_length)) {
 		http1_finish(r, NULL);
-		return;
+		return 1;
 	}
 	if (r->chunked) {
 		struct evbuffer_ptr e = evbuffer_search(r->body, "0\r\n\r\n", 5, NULL);
 
-		if (e.pos != -1)
+		if (e.pos != -1) {
 			http1_finish(r, NULL);
+			return 1;
+		}
 	}
+	return 0;
+}
+
+static void
+http1_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)http1_consume(arg, bufferevent_get_input(bev));
+}
+
+/* End of stream after what arrived: the response as far as it got. */
+static void
+http1_eof(struct http1_req *r)
+{
+	if (r->headers_done) {
+		http1_finish(r, NULL);
+		return;
+	}
+	http1_finish(r, "connection closed before a response");
 }
 
 static void
@@ -258,16 +277,10 @@ http1_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	if (what & BEV_EVENT_EOF) {
 		/* Take what arrived with the close first. */
-		if (evbuffer_get_length(bufferevent_get_input(r->bev)) > 0) {
-			http1_read_cb(r->bev, r);
-			if (r->finished)
-				return;
-		}
-		if (r->headers_done) {
-			http1_finish(r, NULL);
-			return;
-		}
-		http1_finish(r, "connection closed before a response");
+		if (evbuffer_get_length(bufferevent_get_input(r->bev)) > 0 &&
+		    http1_consume(r, bufferevent_get_input(r->bev)) == 1)
+			return; /* finished: r is freed */
+		http1_eof(r);
 		return;
 	}
 	if (what & BEV_EVENT_ERROR) {
@@ -415,4 +428,34 @@ http1_cancel(struct http1_req *r)
 		return;
 	r->finished = 1;
 	http1_free(r);
+}
+
+void
+http1_parse_response(const char *data, size_t len, const size_t *cuts, size_t ncuts,
+    size_t max_body, http1_cb cb, void *arg)
+{
+	struct http1_req *r = xcalloc(1, sizeof(*r));
+	struct evbuffer  *in = evbuffer_new();
+	size_t            off = 0, i, n;
+
+	r->cb = cb;
+	r->arg = arg;
+	r->max_body = max_body > 0 ? max_body : HTTP1_DEFAULT_MAX_BODY;
+	r->content_length = -1;
+	r->body = evbuffer_new();
+	if (in == NULL || r->body == NULL)
+		fatalx("%s: out of memory", __func__);
+	for (i = 0; i <= ncuts; i++) {
+		n = i < ncuts ? cuts[i] : len - off;
+		if (n > len - off)
+			n = len - off;
+		evbuffer_add(in, data + off, n);
+		off += n;
+		if (evbuffer_get_length(in) > 0 && http1_consume(r, in) == 1) {
+			evbuffer_free(in);
+			return;
+		}
+	}
+	http1_eof(r);
+	evbuffer_free(in);
 }

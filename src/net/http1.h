@@ -50,4 +50,10 @@ struct http1_req *http1_get(struct event_base *, const char *host, int port, con
  * freed. NULL is a no-op. */
 void http1_cancel(struct http1_req *);
 
+/* The response parser alone, for the fuzz target (tests/fuzz/fuzz_http1.c): feeds data as
+ * if it arrived from the connection in pieces of cuts[0], cuts[1]... bytes (the rest last),
+ * then the end of the stream. cb runs exactly once, inside this call, as for http1_get. */
+void http1_parse_response(const char *data, size_t len, const size_t *cuts, size_t ncuts,
+    size_t max_body, http1_cb cb, void *arg);
+
 #endif

@@ -1,10 +1,29 @@
 #!/bin/sh
-# tests/fuzz/run.sh SECONDS — builds the pod decoder fuzz targets with clang (libFuzzer,
-# ASan, UBSan) into a temporary directory and runs each for SECONDS (default 20), seeded from
-# tests/fuzz/corpus/{json,yaml}. Exits non-zero on a crash, leak or sanitizer report.
+# tests/fuzz/run.sh — builds the libFuzzer targets tests/fuzz/fuzz_*.c with clang (libFuzzer,
+# ASan, UBSan; every source of src/ instrumented) and runs each, seeded from its committed
+# corpus tests/fuzz/corpus/NAME (NAME: the target without "fuzz_" and "pod_").
+#
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]      each target for SECONDS (default 15), as CI
+#   tests/fuzz/run.sh --runs N [TARGET...]       each target for N executions (on demand:
+#                                                --runs 10000000), however long that takes
+#
+# TARGET: e.g. fuzz_watch or watch (default: all). Prints one line per target with its
+# executions; exits non-zero on a crash, leak, timeout or sanitizer report, and copies the
+# reproducer to KLET_FUZZ_ARTIFACTS (default tests/fuzz/artifacts). Replay one with
+#   KLET_FUZZ_BUILD=DIR tests/fuzz/run.sh 0 TARGET; DIR/fuzz_TARGET FILE
+# KLET_FUZZ_BUILD=DIR keeps the build and the fuzzers' logs (DIR/log_NAME) in DIR (default: a
+# temporary directory, removed).
 # Without clang it skips (77) unless KLET_REQUIRE_PEERS=1.
 set -u
-secs=${1:-20}
+mode=time
+secs=15
+runs=0
+case ${1:-} in
+--runs) mode=runs; runs=${2:?--runs N}; shift 2 ;;
+'') ;;
+-*) echo "usage: $0 [SECONDS | --runs N] [TARGET...]" >&2; exit 2 ;;
+*) secs=$1; shift ;;
+esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CLANG:-clang}
 if ! command -v "$cc" >/dev/null 2>&1; then
@@ -12,41 +31,105 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 	[ "${KLET_REQUIRE_PEERS:-0}" = 1 ] && exit 1
 	exit 77
 fi
-tmp=$(mktemp -d /tmp/klet-fuzz.XXXXXX) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
--fno-omit-frame-pointer -D_GNU_SOURCE -I$top/src $(pkg-config --cflags yajl yaml-0.1)"
-libs="$(pkg-config --libs yajl yaml-0.1) -lm"
-srcs="$top/src/pod/pod.c $top/src/pod/decode.c $top/src/pod/validate.c $top/src/core/json.c \
-$top/src/core/util.c $top/src/core/log.c"
+if [ -n "${KLET_FUZZ_BUILD:-}" ]; then
+	bld=$KLET_FUZZ_BUILD
+	mkdir -p "$bld" || exit 1
+	tmp=$(mktemp -d /tmp/klet-fuzz.XXXXXX) || exit 1
+	trap 'rm -rf "$tmp"' EXIT INT TERM
+else
+	tmp=$(mktemp -d /tmp/klet-fuzz.XXXXXX) || exit 1
+	trap 'rm -rf "$tmp"' EXIT INT TERM
+	bld=$tmp/build
+	mkdir -p "$bld"
+fi
+pkgs="libevent libevent_openssl libnghttp2 openssl yajl sqlite3 yaml-0.1 libprotobuf-c"
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+cflags="-g -O1 $san -D_GNU_SOURCE -DKLET_VERSION=\"fuzz\" -I$top/src -I$bld -I$bld/schema/cri \
+$(pkg-config --cflags $pkgs)"
+libs="$(pkg-config --libs $pkgs) -lm"
+
+# The library: every source of src/ but the two programs, with the protobuf-c code.
+lib=$bld/libklet-fuzz.a
+stamp=$bld/lib.stamp
+newest=$(find "$top/src" "$top/schema" "$top/mk/store.am" "$0" -newer "$stamp" 2>/dev/null | head -1)
+if [ ! -f "$stamp" ] || [ -n "$newest" ]; then
+	mkdir -p "$bld/schema/cri" "$bld/obj"
+	protoc-c --c_out="$bld/schema/cri" -I"$top/schema/cri" "$top/schema/cri/api.proto" || exit 1
+	sed -i 's|^#include <protobuf-c/protobuf-c.h>$|&\n#undef linux|' "$bld/schema/cri/api.pb-c.h"
+	# store-schema.h as mk/store.am makes it (its STORE_SCHEMA list, in order).
+	schema=$(sed -n 's/^STORE_SCHEMA *= *//p' "$top/mk/store.am")
+	for f in $schema; do
+		b=$(basename "$f" .sql)
+		echo "{ \"$b\","
+		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/  "/' -e 's/$/\\n"/' "$top/$f"
+		echo '},'
+	done >"$bld/store-schema.h"
+	rm -f "$bld"/obj/*.o "$lib" "$stamp"
+	{ find "$top/src" -name '*.c' ! -path "$top/src/kletd.c" ! -path "$top/src/podctl/*"
+	  echo "$bld/schema/cri/api.pb-c.c"; } >"$bld/srcs"
+	export cc cflags bld
+	# shellcheck disable=SC2016
+	if ! xargs -P "${KLET_FUZZ_JOBS:-2}" -I{} sh -c \
+	    'o=$bld/obj/$(echo "{}" | md5sum | cut -c1-12).o; $cc $cflags -fsanitize=fuzzer-no-link -c -o "$o" "{}"' \
+	    <"$bld/srcs"; then
+		echo "fuzz: building the library failed"
+		exit 1
+	fi
+	ar rcs "$lib" "$bld"/obj/*.o && touch "$stamp" || exit 1
+fi
+
+targets=""
+for t in "$@"; do
+	case $t in fuzz_*) ;; *) t=fuzz_$t ;; esac
+	[ -f "$top/tests/fuzz/$t.c" ] || { echo "fuzz: no target $t"; exit 2; }
+	targets="$targets $t"
+done
+[ -n "$targets" ] || targets=$(cd "$top/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//')
+
+# The fuzzers' logs: with KLET_FUZZ_BUILD, kept there (DIR/log_NAME).
+logd=$tmp
+[ -n "${KLET_FUZZ_BUILD:-}" ] && logd=$bld
 status=0
-for t in json yaml; do
-	bin=$tmp/fuzz_pod_$t
+for t in $targets; do
+	name=${t#fuzz_}
+	name=${name#pod_}
+	bin=$bld/$t
 	# shellcheck disable=SC2086
-	if ! $cc $cflags -o "$bin" "$top/tests/fuzz/fuzz_pod_$t.c" $srcs $libs; then
-		echo "fuzz_pod_$t: build failed"
+	if ! $cc $cflags -fsanitize=fuzzer -I"$top/tests/fuzz" -o "$bin" "$top/tests/fuzz/$t.c" \
+	    "$lib" $libs; then
+		echo "$t: build failed"
 		status=1
 		continue
 	fi
-	mkdir -p "$tmp/corpus_$t" "$tmp/art_$t"
+	[ "$mode" = time ] && [ "$secs" = 0 ] && continue
+	mkdir -p "$tmp/corpus_$name" "$tmp/art_$name" "$top/tests/fuzz/corpus/$name"
+	dict=""
+	for d in "$top/tests/fuzz/$name.dict" "$top/tests/fuzz/$t.dict"; do
+		[ -f "$d" ] && dict="-dict=$d"
+	done
+	case $name in json | yaml | watch) dict="-dict=$top/tests/fuzz/pod.dict" ;; esac
+	if [ "$mode" = runs ]; then limit="-runs=$runs"; else limit="-max_total_time=$secs"; fi
+	start=$(date +%s)
+	# shellcheck disable=SC2086
 	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	"$bin" -max_total_time="$secs" -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
-	    -dict="$top/tests/fuzz/pod.dict" -print_final_stats=1 \
-	    -artifact_prefix="$tmp/art_$t/" \
-	    "$tmp/corpus_$t" "$top/tests/fuzz/corpus/$t" >"$tmp/log_$t" 2>&1
+	"$bin" $limit -max_len="${KLET_FUZZ_MAX_LEN:-16384}" -rss_limit_mb=2048 -timeout=10 \
+	    $dict -print_final_stats=1 -artifact_prefix="$tmp/art_$name/" \
+	    "$tmp/corpus_$name" "$top/tests/fuzz/corpus/$name" >"$logd/log_$name" 2>&1 </dev/null
 	rc=$?
-	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/log_$t" | tail -1)
+	took=$(($(date +%s) - start))
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logd/log_$name" | tail -1)
+	cov=$(grep -o 'cov: [0-9]*' "$logd/log_$name" | tail -1)
 	if [ $rc -ne 0 ]; then
 		status=1
-		echo "fuzz_pod_$t: FAILED (exit $rc) after ${execs:-?} executions"
-		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$tmp/log_$t" | head -20
-		tail -40 "$tmp/log_$t"
+		echo "$t: FAILED (exit $rc) after ${execs:-?} executions in ${took}s"
+		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$logd/log_$name" | head -20
+		tail -40 "$logd/log_$name"
 		keep=${KLET_FUZZ_ARTIFACTS:-$top/tests/fuzz/artifacts}
-		mkdir -p "$keep" && cp "$tmp/art_$t"/* "$keep"/ 2>/dev/null &&
-		    echo "fuzz_pod_$t: reproducer(s) copied to $keep"
+		mkdir -p "$keep" && cp "$tmp/art_$name"/* "$keep"/ 2>/dev/null &&
+		    echo "$t: reproducer(s) copied to $keep"
 	else
-		echo "fuzz_pod_$t: ${execs:-?} executions in ${secs}s, no findings"
+		echo "$t: ${execs:-?} executions in ${took}s, ${cov:-cov: ?} edges, no findings"
 	fi
 done
 exit $status
