@@ -139,6 +139,16 @@ left=$(awk '{ print $5 }' /proc/self/mountinfo | while read -r m; do
 done)
 if [ -z "$left" ]; then passed=$((passed + 1)); echo "PASS: no mount left under$ttmps $build $vbuild"
 else failed=$((failed + 1)); failures="$failures left-mounts"; echo "FAIL: mounts left:"; echo "$left" | head -20; fi
+# The tests' pods had their cgroups under this build's own --cgroup-root
+# (KLET_TEST_CGROUP_ROOT, /klet-tHASH as in Makefile.am): with containerd purged above, the
+# tree is empty and goes, deepest first, in every hierarchy; what stays (a cgroup that still
+# holds a process) is reported below.
+for t in $ttmps; do
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		r=$h$(basename "$t")
+		[ -d "$r" ] && find "$r" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+done
 left=$(podcgs_now | grep -vxF -f "$podcgs_before")
 rm -f "$podcgs_before"
 if [ -z "$left" ]; then passed=$((passed + 1)); echo "PASS: no pod cgroup left"

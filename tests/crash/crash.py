@@ -375,6 +375,7 @@ class Harness:
                 [self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", self.root,
                  "--pod-logs-dir", os.path.join(self.t, "logs"),
                  "--pod-manifest-path", self.m, "--hostname-override", NODE,
+                 "--cgroup-root", os.environ.get("KLET_TEST_CGROUP_ROOT", "/"),
                  "--container-runtime-endpoint", "unix://" + self.sock,
                  # outside ROOT: podctl answers even when ROOT is read-only
                  "--podctl-socket", os.path.join(self.t, "podctl.sock"),

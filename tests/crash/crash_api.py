@@ -254,6 +254,7 @@ current-context: standin
                 [self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", os.path.join(self.t, "root"),
                  "--pod-logs-dir", os.path.join(self.t, "logs"),
                  "--pod-manifest-path", self.m, "--hostname-override", NODE,
+                 "--cgroup-root", os.environ.get("KLET_TEST_CGROUP_ROOT", "/"),
                  "--kubeconfig", self.kubeconfig,
                  "--container-runtime-endpoint", "unix://" + self.sock,
                  "--file-check-frequency", "1s", "-v=2"],

@@ -50,7 +50,8 @@ node_setup() {
 start_kletd() {
 	"$KLETD" --root-dir "$T/root" --pod-logs-dir "$T/logs" --pod-manifest-path "$T/m" \
 	    --hostname-override "$NODE" --container-runtime-endpoint "unix://$SOCK" \
-	    --file-check-frequency 2s --address 127.0.0.1 --port 0 --healthz-port 0 -v=2 "$@" \
+	    --file-check-frequency 2s --address 127.0.0.1 --port 0 --healthz-port 0 -v=2 \
+	    --cgroup-root "${KLET_TEST_CGROUP_ROOT:-/}" "$@" \
 	    >>"$T/kletd.log" 2>&1 &
 	kpid=$!
 	wait_for 100 grep -q 'kletd ready' "$T/kletd.log"

@@ -233,6 +233,7 @@ current-context: standin
         os.makedirs(n, exist_ok=True)
         p = spawn(["nice", "-n", str(self.a.nice), self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", n + "/root",
                    "--pod-logs-dir", n + "/logs", "--hostname-override", self.names[i - 1],
+                   "--cgroup-root", os.environ.get("KLET_TEST_CGROUP_ROOT", "/"),
                    "--container-runtime-endpoint",
                    "unix://%s/cri/node-%04d.sock" % (self.dir, i),
                    "--kubeconfig", os.path.join(self.dir, "kubeconfig"),

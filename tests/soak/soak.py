@@ -65,7 +65,7 @@ class Soak(crash_api.Harness):
                      (t0, time.strftime("%H:%M:%S"), rv, away))
             lf.flush()
             self.kproc = subprocess.Popen(
-                [self.kletd, "--root-dir", os.path.join(self.t, "root"),
+                [self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", os.path.join(self.t, "root"),
                  "--pod-logs-dir", os.path.join(self.t, "logs"),
                  "--pod-manifest-path", self.m, "--hostname-override", crash_api.NODE,
                  "--kubeconfig", self.kubeconfig, "--cgroup-root", self.cg_root,
