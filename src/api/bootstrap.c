@@ -137,8 +137,10 @@ bootstrap_make_csr(const char *node, void **key_out)
 	    X509_REQ_set_pubkey(req, key) != 1 || X509_REQ_sign(req, key, EVP_sha256()) <= 0 ||
 	    PEM_write_bio_X509_REQ(b, req) != 1)
 		goto out;
-	n = BIO_get_mem_data(b, &p);
-	pem = xstrndup(p, (size_t)n);
+	n = BIO_get_mem_data(b, &p); /* not NUL-terminated */
+	pem = xmalloc((size_t)n + 1);
+	memcpy(pem, p, (size_t)n);
+	pem[n] = '\0';
 	*key_out = key;
 	key = NULL;
 out:
@@ -273,7 +275,7 @@ bs_store(struct bootstrap *bs, const char *cert, size_t cert_len, char *why, siz
 	char     *kp, *pem = NULL, *path = NULL, *cur = NULL, *tmp = NULL, *ca64 = NULL;
 	char      stamp[32], *kcbuf = NULL;
 	long      klen;
-	size_t    kcbuflen = 0;
+	size_t    kcbuflen = 0, n;
 	time_t    now = time(NULL);
 	struct tm tm;
 	FILE     *f = NULL;
@@ -285,9 +287,14 @@ bs_store(struct bootstrap *bs, const char *cert, size_t cert_len, char *why, siz
 	}
 	if (kb == NULL || PEM_write_bio_PrivateKey(kb, bs->bs_key, NULL, NULL, 0, NULL, NULL) != 1)
 		goto out;
-	klen = BIO_get_mem_data(kb, &kp);
-	xasprintf(&pem, "%.*s%s%.*s", (int)cert_len, cert,
-	    cert_len > 0 && cert[cert_len - 1] != '\n' ? "\n" : "", (int)klen, kp);
+	klen = BIO_get_mem_data(kb, &kp); /* neither is NUL-terminated */
+	pem = xmalloc(cert_len + 1 + (size_t)klen + 1);
+	memcpy(pem, cert, cert_len);
+	n = cert_len;
+	if (cert_len > 0 && cert[cert_len - 1] != '\n')
+		pem[n++] = '\n';
+	memcpy(pem + n, kp, (size_t)klen);
+	pem[n + (size_t)klen] = '\0';
 	if (mkdirs(bs->bs_pki, 0700) == -1) {
 		snprintf(why, whylen, "%s: %s", bs->bs_pki, strerror(errno));
 		goto out;
