@@ -90,7 +90,8 @@ wait_for 100 steady_logged
 # kubectl logs -f on the crashing container: ends by itself when the container exits.
 k logs -f crash >"$T/follow.out" 2>"$T/follow.err" &
 fpid=$!
-k logs steady >"$T/plain.out" 2>&1
+plain_ok() { k logs steady >"$T/plain.out" 2>&1 && grep -q '^done$' "$T/plain.out"; }
+wait_for 100 plain_ok || sed 's/^/# kubectl logs steady: /' "$T/plain.out" | head -5
 # stdout and stderr reach the file through two pipes: only each stream's own order is kept.
 check "kubectl logs: the lines in order" sh -c "grep -vx err '$T/plain.out' | sed -n '1p;2p;6p;8p' | tr '\n' ' ' | grep -qx 'start line0 line4 done '"
 check "kubectl logs: stderr's line too" grep -qx err "$T/plain.out"
