@@ -59,7 +59,8 @@ spec:
 M
 "$B/kletd" --root-dir "$T/root" --pod-logs-dir "$T/logs" --pod-manifest-path "$T/m" \
     --hostname-override sc1 --container-runtime-endpoint "unix://$T/cri/node-0001.sock" \
-    --file-check-frequency 1s -v=2 >"$T/kletd.log" 2>&1 &
+    --file-check-frequency 1s -v=2 --address 127.0.0.1 --port 0 --healthz-port 0 \
+    --cgroup-root "${KLET_TEST_CGROUP_ROOT:-/}" >"$T/kletd.log" 2>&1 &
 kpid=$!
 pods() { "$B/podctl" --socket "$T/root/podctl.sock" get pods; }
 web_running() { pods | grep -E '^web-sc1 .*Running'; }
