@@ -393,18 +393,6 @@ cfg_rl_set(struct resource_list *rl, const char *name, int64_t milli)
 	rl->n++;
 }
 
-static void
-cfg_rl_clear(struct resource_list *rl)
-{
-	size_t i;
-
-	for (i = 0; i < rl->n; i++)
-		free(rl->items[i].name);
-	free(rl->items);
-	rl->items = NULL;
-	rl->n = 0;
-}
-
 int
 config_parse_reserved(const char *s, struct resource_list *out, char *err, size_t errlen)
 {
@@ -821,7 +809,7 @@ config_apply(
 		struct resource_list *rl =
 		    id == O_KUBE_RESERVED ? &cfg->kube_reserved : &cfg->system_reserved;
 
-		cfg_rl_clear(rl);
+		resource_list_clear(rl);
 		if (config_parse_reserved(val, rl, sub, sizeof(sub)) == -1)
 			return errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
@@ -1091,8 +1079,8 @@ out:
 void
 config_clear(struct klet_config *cfg)
 {
-	cfg_rl_clear(&cfg->kube_reserved);
-	cfg_rl_clear(&cfg->system_reserved);
+	resource_list_clear(&cfg->kube_reserved);
+	resource_list_clear(&cfg->system_reserved);
 	kvlist_clear(&cfg->eviction_hard);
 	kvlist_clear(&cfg->eviction_soft);
 	kvlist_clear(&cfg->eviction_soft_grace);

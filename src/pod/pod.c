@@ -36,7 +36,7 @@ kvlist_clear(struct kvlist *l)
 	l->n = 0;
 }
 
-static void
+void
 resource_list_clear(struct resource_list *rl)
 {
 	size_t i;

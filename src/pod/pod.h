@@ -532,6 +532,8 @@ void kvlist_clear(struct kvlist *);
 const char             *kvlist_get(const struct kvlist *, const char *key);
 const struct container *pod_find_container(const struct pod *, const char *name);
 const struct quantity  *resource_list_get(const struct resource_list *, const char *name);
+/* Frees a list's items and leaves it empty; the struct itself is the caller's. */
+void resource_list_clear(struct resource_list *);
 
 const char *pod_phase_name(enum pod_phase);
 const char *restart_policy_name(enum restart_policy);
