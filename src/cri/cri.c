@@ -34,7 +34,7 @@ struct cri_rpc {
 	const char                       *path;
 	const char                       *name;
 	const ProtobufCMessageDescriptor *resp;
-	cri_tramp_fn                      tramp;
+	cri_tramp_fn                      tramp;  /* NULL: a raw call (cri_raw_cb) */
 	int                               urgent; /* stops and removals: first when waiting */
 };
 
@@ -99,6 +99,24 @@ struct cri {
 };
 
 static void cri_connect(struct cri *);
+
+/* One base-128 varint at p (at most len bytes): returns the bytes it took, 0 when it is
+ * truncated or longer than 10 bytes. */
+static int
+cri_wire_varint(const uint8_t *p, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t   i;
+
+	for (i = 0; i < len && i < 10; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if ((p[i] & 0x80) == 0) {
+			*out = v;
+			return (int)i + 1;
+		}
+	}
+	return 0;
+}
 
 char *
 cri_parse_endpoint(const char *ep, char *err, size_t errlen)
@@ -396,7 +414,8 @@ cri_stats(const struct cri *c, struct cri_stats *st)
 static void cri_pump(struct cri *);
 
 static void
-cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp)
+cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp,
+    const uint8_t *raw, size_t rawlen)
 {
 	struct cri *c = cc->cc_cri;
 	int64_t     lat = now_mono_us() - cc->cc_start_us;
@@ -415,14 +434,24 @@ cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMes
 		log_v(3, "cri %s: %s", cc->cc_rpc->name, msg);
 	}
 	log_v(5, "cri %s: %s in %lld us", cc->cc_rpc->name, grpc_code_name(code), (long long)lat);
-	cc->cc_rpc->tramp(cc, code, msg, resp);
+	if (cc->cc_rpc->tramp != NULL)
+		cc->cc_rpc->tramp(cc, code, msg, resp);
+	else
+		((cri_raw_cb)cc->cc_cb)(code, msg, code == GRPC_OK ? raw : NULL,
+		    code == GRPC_OK ? rawlen : 0, cc->cc_arg);
 	cri_call_free(cc);
 }
 
 static void
 cri_grpc_done(void *arg, int code, const char *msg, ProtobufCMessage *resp)
 {
-	cri_call_done(arg, code, msg, resp);
+	cri_call_done(arg, code, msg, resp, NULL, 0);
+}
+
+static void
+cri_grpc_raw_done(void *arg, int code, const char *msg, const uint8_t *raw, size_t len)
+{
+	cri_call_done(arg, code, msg, NULL, raw, len);
 }
 
 static void
@@ -432,7 +461,7 @@ cri_failcb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	cri_call_done(cc, GRPC_UNAVAILABLE, cc->cc_fail_msg, NULL);
+	cri_call_done(cc, GRPC_UNAVAILABLE, cc->cc_fail_msg, NULL, NULL, 0);
 }
 
 /* Fails the call from a later loop turn (never inside the cri_* call). */
@@ -466,8 +495,12 @@ cri_launch(struct cri_call *cc, const ProtobufCMessage *req, int64_t timeout_ms)
 	o.timeout_ms = timeout_ms > 0 ? timeout_ms : c->c_opts.timeout_ms;
 	cc->cc_active = 1;
 	c->c_active++;
-	cc->cc_g =
-	    grpc_unary(c->c_h2, cc->cc_rpc->path, req, cc->cc_rpc->resp, &o, cri_grpc_done, cc);
+	if (cc->cc_rpc->tramp == NULL)
+		cc->cc_g =
+		    grpc_unary_raw(c->c_h2, cc->cc_rpc->path, req, &o, cri_grpc_raw_done, cc);
+	else
+		cc->cc_g = grpc_unary(
+		    c->c_h2, cc->cc_rpc->path, req, cc->cc_rpc->resp, &o, cri_grpc_done, cc);
 }
 
 /* Starts waiting calls while there is room: the urgent ones (stops, removals) first. */
@@ -595,6 +628,76 @@ cri_cancel_owner(struct cri *c, const void *owner)
 
 #define RT "RuntimeService"
 #define IM "ImageService"
+
+/* The raw list calls of the PLEG. */
+static const struct cri_rpc list_pod_sandbox_raw_rpc = { "/runtime.v1." RT "/ListPodSandbox",
+	"ListPodSandbox", NULL, NULL, 0 };
+static const struct cri_rpc list_containers_raw_rpc = { "/runtime.v1." RT "/ListContainers",
+	"ListContainers", NULL, NULL, 0 };
+
+struct cri_call *
+cri_list_pod_sandbox_raw(struct cri *c, const Runtime__V1__ListPodSandboxRequest *req,
+    int64_t timeout_ms, cri_raw_cb cb, void *arg, const void *owner)
+{
+	return cri_start(
+	    c, &list_pod_sandbox_raw_rpc, &req->base, timeout_ms, (void (*)(void))cb, arg, owner);
+}
+
+struct cri_call *
+cri_list_containers_raw(struct cri *c, const Runtime__V1__ListContainersRequest *req,
+    int64_t timeout_ms, cri_raw_cb cb, void *arg, const void *owner)
+{
+	return cri_start(
+	    c, &list_containers_raw_rpc, &req->base, timeout_ms, (void (*)(void))cb, arg, owner);
+}
+
+int
+cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
+    int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint64_t key, v;
+		int      r;
+
+		if ((r = cri_wire_varint(msg + i, len - i, &key)) <= 0)
+			return -1;
+		i += (size_t)r;
+		if (key >> 3 == 0 || key >> 3 > UINT32_MAX)
+			return -1;
+		switch (key & 7) {
+		case 0: /* varint */
+			if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
+				return -1;
+			i += (size_t)r;
+			break;
+		case 1: /* 64-bit */
+			if (len - i < 8)
+				return -1;
+			i += 8;
+			break;
+		case 2: /* length-delimited */
+			if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
+				return -1;
+			i += (size_t)r;
+			if (v > len - i)
+				return -1;
+			if (key >> 3 == field && cb(msg + i, (size_t)v, arg) == -1)
+				return -1;
+			i += (size_t)v;
+			break;
+		case 5: /* 32-bit */
+			if (len - i < 4)
+				return -1;
+			i += 4;
+			break;
+		default: /* groups (deprecated) and invalid wire types */
+			return -1;
+		}
+	}
+	return 0;
+}
 CRI_RPC(version, RT, "Version", VersionRequest, VersionResponse,
     runtime__v1__version_response__descriptor)
 CRI_RPC(

@@ -198,6 +198,22 @@ struct cri_call *cri_reopen_container_log(struct cri *,
     const Runtime__V1__ReopenContainerLogRequest *, int64_t timeout_ms, cri_reopen_container_log_cb,
     void *arg, const void *owner);
 
+/* ListPodSandbox and ListContainers answered with the serialized response (msg, len; NULL
+ * and 0 unless code == GRPC_OK; valid only during the callback), for a caller that decodes
+ * only the items that changed since its last call (the PLEG). */
+typedef void (*cri_raw_cb)(
+    int code, const char *message, const uint8_t *msg, size_t len, void *arg);
+struct cri_call *cri_list_pod_sandbox_raw(struct cri *, const Runtime__V1__ListPodSandboxRequest *,
+    int64_t timeout_ms, cri_raw_cb, void *arg, const void *owner);
+struct cri_call *cri_list_containers_raw(struct cri *, const Runtime__V1__ListContainersRequest *,
+    int64_t timeout_ms, cri_raw_cb, void *arg, const void *owner);
+/* Walks the protobuf wire format of msg and calls cb with the bytes of each length-delimited
+ * record of field number field (each item of a repeated message field, in order); other
+ * fields are skipped. Returns 0, or -1 when msg is malformed (truncated, a bad wire type or
+ * field number) or cb returned -1. Pure. */
+int cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
+    int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg);
+
 /* ImageService */
 typedef void (*cri_pull_image_cb)(
     int code, const char *message, const Runtime__V1__PullImageResponse *resp, void *arg);

@@ -11,8 +11,10 @@
 
 struct pc_entry {
 	struct rt_pod_status e_st;
-	int64_t              e_ts;     /* when e_st was read */
-	int                  e_absent; /* deleted: the runtime had nothing as of e_ts */
+	int64_t              e_ts;      /* when e_st was read */
+	uint64_t             e_uidh;    /* hash of e_st.uid */
+	int                  e_absent;  /* deleted: the runtime had nothing as of e_ts */
+	int                  e_foreign; /* last written by another reader than the PLEG */
 };
 
 struct podcache_wait {
@@ -26,26 +28,74 @@ struct podcache_wait {
 };
 
 struct podcache {
-	struct event_base    *c_base;
-	struct event         *c_fire;
-	int                   c_fire_armed;
-	struct pc_entry     **c_entries;
-	size_t                c_n;
-	size_t                c_cap;
+	struct event_base *c_base;
+	struct event      *c_fire;
+	int                c_fire_armed;
+	struct pc_entry  **c_entries;
+	size_t             c_n;
+	size_t             c_cap;
+	/* c_entries by UID hash: open addressing, slot = index + 1 (0: empty). */
+	uint32_t             *c_index;
+	size_t                c_index_mask;
+	size_t                c_nforeign;
 	int64_t               c_time;
 	struct podcache_wait *c_waits;
 };
 
+static uint64_t
+pc_hash(const char *uid)
+{
+	return hash_bytes(uid, strlen(uid), 0);
+}
+
+static size_t
+pc_slot(uint64_t h, size_t mask)
+{
+	return (size_t)(h ^ (h >> 29)) & mask;
+}
+
+static void
+pc_index_put(struct podcache *pc, size_t i)
+{
+	size_t s = pc_slot(pc->c_entries[i]->e_uidh, pc->c_index_mask);
+
+	while (pc->c_index[s] != 0)
+		s = (s + 1) & pc->c_index_mask;
+	pc->c_index[s] = (uint32_t)i + 1;
+}
+
+/* Rebuilt when entries are dropped or the table fills up (at most half full). */
+static void
+pc_index_build(struct podcache *pc)
+{
+	size_t i, size = 64;
+
+	while (size < 2 * (pc->c_n + 1))
+		size *= 2;
+	free(pc->c_index);
+	pc->c_index = xcalloc(size, sizeof(*pc->c_index));
+	pc->c_index_mask = size - 1;
+	for (i = 0; i < pc->c_n; i++)
+		pc_index_put(pc, i);
+}
+
 static struct pc_entry *
 pc_find(const struct podcache *pc, const char *uid, size_t *idx)
 {
-	size_t i;
+	uint64_t h;
+	size_t   s;
 
-	for (i = 0; i < pc->c_n; i++) {
-		if (strcmp(pc->c_entries[i]->e_st.uid, uid) == 0) {
+	if (pc->c_index == NULL)
+		return NULL;
+	h = pc_hash(uid);
+	for (s = pc_slot(h, pc->c_index_mask); pc->c_index[s] != 0;
+	     s = (s + 1) & pc->c_index_mask) {
+		struct pc_entry *e = pc->c_entries[pc->c_index[s] - 1];
+
+		if (e->e_uidh == h && strcmp(e->e_st.uid, uid) == 0) {
 			if (idx != NULL)
-				*idx = i;
-			return pc->c_entries[i];
+				*idx = pc->c_index[s] - 1;
+			return e;
 		}
 	}
 	return NULL;
@@ -139,6 +189,7 @@ podcache_free(struct podcache *pc)
 	for (i = 0; i < pc->c_n; i++)
 		pc_entry_free(pc->c_entries[i]);
 	free(pc->c_entries);
+	free(pc->c_index);
 	event_free(pc->c_fire);
 	free(pc);
 }
@@ -152,17 +203,34 @@ pc_get_entry(struct podcache *pc, const char *uid)
 		return e;
 	e = xcalloc(1, sizeof(*e));
 	e->e_st.uid = xstrdup(uid);
+	e->e_uidh = pc_hash(uid);
 	e->e_absent = 1;
 	if (pc->c_n == pc->c_cap) {
 		pc->c_cap = pc->c_cap == 0 ? 32 : pc->c_cap * 2;
 		pc->c_entries = xreallocarray(pc->c_entries, pc->c_cap, sizeof(*pc->c_entries));
 	}
 	pc->c_entries[pc->c_n++] = e;
+	if (pc->c_index == NULL || 2 * pc->c_n > pc->c_index_mask + 1)
+		pc_index_build(pc);
+	else
+		pc_index_put(pc, pc->c_n - 1);
 	return e;
 }
 
-int
-podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
+static void
+pc_set_foreign(struct podcache *pc, struct pc_entry *e, int foreign)
+{
+	if (e->e_foreign == foreign)
+		return;
+	e->e_foreign = foreign;
+	if (foreign)
+		pc->c_nforeign++;
+	else
+		pc->c_nforeign--;
+}
+
+static int
+pc_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms, int foreign)
 {
 	struct pc_entry *e;
 
@@ -176,12 +244,25 @@ podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
 	e->e_st.timestamp = ts_ms;
 	e->e_ts = ts_ms;
 	e->e_absent = 0;
+	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
 	return 1;
 }
 
-void
-podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
+int
+podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
+{
+	return pc_set(pc, st, ts_ms, 1);
+}
+
+int
+podcache_relist_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
+{
+	return pc_set(pc, st, ts_ms, 0);
+}
+
+static void
+pc_delete(struct podcache *pc, const char *uid, int64_t ts_ms, int foreign)
 {
 	struct pc_entry *e = pc_find(pc, uid, NULL);
 
@@ -192,13 +273,42 @@ podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
 	e->e_st.uid = xstrdup(uid);
 	e->e_ts = ts_ms;
 	e->e_absent = 1;
+	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
+}
+
+void
+podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
+{
+	pc_delete(pc, uid, ts_ms, 1);
+}
+
+void
+podcache_relist_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
+{
+	pc_delete(pc, uid, ts_ms, 0);
+}
+
+size_t
+podcache_foreign_count(const struct podcache *pc)
+{
+	return pc->c_nforeign;
+}
+
+void
+podcache_foreach_foreign(struct podcache *pc, void (*cb)(const char *uid, void *), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < pc->c_n && pc->c_nforeign > 0; i++)
+		if (pc->c_entries[i]->e_foreign)
+			cb(pc->c_entries[i]->e_st.uid, arg);
 }
 
 void
 podcache_update_time(struct podcache *pc, int64_t ts_ms)
 {
-	size_t i = 0;
+	size_t i = 0, dropped = 0;
 
 	if (ts_ms > pc->c_time)
 		pc->c_time = ts_ms;
@@ -206,12 +316,16 @@ podcache_update_time(struct podcache *pc, int64_t ts_ms)
 		struct pc_entry *e = pc->c_entries[i];
 
 		if (e->e_absent && e->e_ts <= pc->c_time) {
+			pc_set_foreign(pc, e, 0);
 			pc_entry_free(e);
 			pc->c_entries[i] = pc->c_entries[--pc->c_n];
+			dropped++;
 			continue;
 		}
 		i++;
 	}
+	if (dropped > 0)
+		pc_index_build(pc);
 	pc_check_waits(pc);
 }
 
