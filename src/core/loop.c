@@ -1,7 +1,9 @@
 /* loop.c — one event_base, named periodic tasks with duration and lag figures, signals. */
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -35,11 +37,50 @@ struct loop_sig {
 };
 
 struct loop {
-	struct event_base *l_base;
-	struct loop_task  *l_tasks;
-	struct loop_task **l_tail;
-	struct loop_sig   *l_sigs;
+	struct event_base     *l_base;
+	struct loop_task      *l_tasks;
+	struct loop_task     **l_tail;
+	struct loop_sig       *l_sigs;
+	struct loop_turn_stats l_turns;
+	const char            *l_turn_task; /* the longest task of the current turn */
+	int64_t                l_turn_task_us;
 };
+
+const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS] = { 100, 250, 500, 1000, 2500, 5000, 10000,
+	20000, 50000, 100000, 250000, 1000000, INT64_MAX };
+
+/* The thread's CPU time: what a turn costs, whatever else the machine runs. */
+static int64_t
+loop_cpu_us(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == -1)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void
+loop_turn_done(struct loop *l, int64_t us)
+{
+	struct loop_turn_stats *t = &l->l_turns;
+	size_t                  i;
+
+	for (i = 0; i < LOOP_TURN_NBUCKETS - 1 && us > loop_turn_bounds_us[i]; i++)
+		;
+	t->counts[i]++;
+	t->turns++;
+	t->total_us += us;
+	if (us > t->max_us) {
+		t->max_us = us;
+		t->max_task = l->l_turn_task;
+		if (us >= 20000)
+			log_v(2, "loop: a turn took %lldus of CPU (longest task: %s)",
+			    (long long)us, l->l_turn_task != NULL ? l->l_turn_task : "none");
+	}
+	l->l_turn_task = NULL;
+	l->l_turn_task_us = 0;
+}
 
 struct loop *
 loop_new(void)
@@ -112,6 +153,10 @@ task_fire(evutil_socket_t fd, short what, void *arg)
 	t->t_last_dur_us = end - start;
 	if (t->t_last_dur_us > t->t_max_dur_us)
 		t->t_max_dur_us = t->t_last_dur_us;
+	if (t->t_last_dur_us >= t->t_loop->l_turn_task_us) {
+		t->t_loop->l_turn_task = t->t_name;
+		t->t_loop->l_turn_task_us = t->t_last_dur_us;
+	}
 	log_v(5, "task %s ran in %lldus lag=%lldus", t->t_name, (long long)t->t_last_dur_us,
 	    (long long)lag);
 	task_schedule(t, end);
@@ -225,14 +270,47 @@ loop_on_signal(struct loop *l, int sig, loop_signal_fn fn, void *arg)
 	l->l_sigs = s;
 }
 
+void
+loop_turn_stats(const struct loop *l, struct loop_turn_stats *st)
+{
+	*st = l->l_turns;
+}
+
+int64_t
+loop_turn_quantile_us(const struct loop_turn_stats *st, double q)
+{
+	uint64_t want, seen = 0;
+	size_t   i;
+
+	if (st->turns == 0)
+		return 0;
+	want = (uint64_t)(q * (double)st->turns + 0.999999);
+	if (want == 0)
+		want = 1;
+	for (i = 0; i < LOOP_TURN_NBUCKETS; i++) {
+		seen += st->counts[i];
+		if (seen >= want)
+			return loop_turn_bounds_us[i];
+	}
+	return INT64_MAX;
+}
+
+/* One event_base_loop round per turn, its CPU time measured. */
 int
 loop_run(struct loop *l)
 {
-	if (event_base_dispatch(l->l_base) == -1) {
-		log_error("%s: event_base_dispatch failed", __func__);
-		return -1;
+	for (;;) {
+		int64_t c0 = loop_cpu_us();
+		int     rc = event_base_loop(l->l_base, EVLOOP_ONCE);
+
+		loop_turn_done(l, loop_cpu_us() - c0);
+		if (rc == -1) {
+			log_error("%s: event_base_loop failed", __func__);
+			return -1;
+		}
+		if (rc == 1 || event_base_got_break(l->l_base) || event_base_got_exit(l->l_base))
+			return 0;
 	}
-	return 0;
 }
 
 void

@@ -27,6 +27,21 @@ struct loop_task_stats {
 	int64_t     max_lag_us;
 };
 
+/* Loop turns: one turn is everything the loop does between two waits for events (the
+ * callbacks of one event_base_loop(EVLOOP_ONCE) round). Its length is the thread's CPU time
+ * over the turn (the wait itself costs none; time the thread was preempted or blocked in a
+ * system call inside a callback is not counted). Buckets by upper bound: counts[i] holds the
+ * turns of at most loop_turn_bounds_us[i] (the last bound is "more"). */
+#define LOOP_TURN_NBUCKETS 13
+extern const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS];
+struct loop_turn_stats {
+	uint64_t    turns;
+	int64_t     total_us;
+	int64_t     max_us;
+	const char *max_task; /* the longest task run in the longest turn, NULL: none */
+	uint64_t    counts[LOOP_TURN_NBUCKETS];
+};
+
 /* A new loop with LOOP_NPRI priorities. Never NULL (fatalx if libevent fails). */
 struct loop *loop_new(void);
 /* The loop's event_base; owned by the loop. */
@@ -43,6 +58,10 @@ void loop_task_stats(const struct loop_task *, struct loop_task_stats *);
 /* Calls cb for every task, in registration order. */
 void loop_foreach_task(
     struct loop *, void (*cb)(const struct loop_task_stats *, void *), void *arg);
+void loop_turn_stats(const struct loop *, struct loop_turn_stats *);
+/* The upper bound (microseconds) of the bucket holding the q-quantile (0 < q <= 1) of the
+ * turns; INT64_MAX when it falls in the last, open bucket; 0 without turns. */
+int64_t loop_turn_quantile_us(const struct loop_turn_stats *, double q);
 /* The loop's current lag: the largest lateness of any task's last run (microseconds). */
 int64_t loop_lag_us(struct loop *);
 /* Calls fn on the loop when sig arrives (SIGPIPE is always ignored). */

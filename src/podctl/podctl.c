@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1101,9 +1102,11 @@ cmd_status(FILE *f, const struct opts *o)
 	    jsd(s, "why", ""), dur_ms(ji(s, "lastRelistAgoMs", -1), db, sizeof(db)),
 	    (long long)ji(s, "lastDurationUs", 0), (long long)ji(s, "maxDurationUs", 0),
 	    (long long)ji(s, "relists", 0), (long long)ji(s, "failures", 0));
-	printf("%-16s%lld pods, %lld containers, %lld sandboxes\n",
+	printf("%-16s%lld pods, %lld containers, %lld sandboxes; %lld relists found nothing "
+	       "changed, %lld records decoded (%lld by the last)\n",
 	    "  Seen:", (long long)ji(s, "pods", 0), (long long)ji(s, "containers", 0),
-	    (long long)ji(s, "sandboxes", 0));
+	    (long long)ji(s, "sandboxes", 0), (long long)ji(s, "unchanged", 0),
+	    (long long)ji(s, "decodedTotal", 0), (long long)ji(s, "decoded", 0));
 	s = json_get(s, "recovery");
 	if (ji(s, "recoveredInMs", -1) >= 0)
 		printf("%-16srecovered in %lldms; first relist: %lld of %lld runtime objects from "
@@ -1124,6 +1127,24 @@ cmd_status(FILE *f, const struct opts *o)
 	printf("%-16s%lld stored\n", "Events:", (long long)ji(json_get(d, "events"), "stored", 0));
 	s = json_get(d, "loop");
 	printf("%-16slag %lldus\n", "Loop:", (long long)ji(s, "lagUs", 0));
+	{
+		const struct json *t = json_get(s, "turns");
+		char               p50[32], p99[32];
+		int64_t            v;
+
+		v = ji(t, "p50Us", 0);
+		snprintf(p50, sizeof(p50), "%lldus", (long long)v);
+		if (v < 0 || v == INT64_MAX)
+			snprintf(p50, sizeof(p50), "more");
+		v = ji(t, "p99Us", 0);
+		snprintf(p99, sizeof(p99), "%lldus", (long long)v);
+		if (v < 0 || v == INT64_MAX)
+			snprintf(p99, sizeof(p99), "more");
+		printf("%-16s%lld turns, CPU time p50 <= %s, p99 <= %s, max %lldus%s%s%s\n",
+		    "  Turns:", (long long)ji(t, "count", 0), p50, p99,
+		    (long long)ji(t, "maxUs", 0), js(t, "maxTask") ? " (task " : "",
+		    jsd(t, "maxTask", ""), js(t, "maxTask") ? ")" : "");
+	}
 	status_tasks(json_get(s, "tasks"));
 out:
 	json_free(doc);
