@@ -23,7 +23,11 @@
 #include "node/source_file.h"
 #include "core/util.h"
 
-#define SF_SETTLE_MS 100 /* coalesce the inotify events of one edit */
+/* A manifest complete when its event arrives (renamed into the directory, closed after
+ * writing, removed) is acted on at once; one being written in place (created or modified,
+ * not closed yet) waits until its writer has been quiet this long. */
+#define SF_SETTLE_MS 100
+#define SF_MAX_OPEN  64 /* names being written tracked; past it, every change settles */
 
 /* What the last scan found in one file: its decoded pod, or the error reported. */
 struct sf_file {
@@ -52,6 +56,9 @@ struct source_file {
 	struct event      *s_ievent;
 	struct event      *s_settle;
 	struct event      *s_rescan;
+	char              *s_open[SF_MAX_OPEN]; /* names written in place, not closed yet */
+	size_t             s_nopen;
+	int                s_open_overflow;
 	struct sf_file   **s_files;
 	size_t             s_nfiles;
 	uint64_t           s_scans;
@@ -580,11 +587,50 @@ source_file_scans(const struct source_file *s)
 }
 
 static void
+sf_open_clear(struct source_file *s)
+{
+	while (s->s_nopen > 0)
+		free(s->s_open[--s->s_nopen]);
+	s->s_open_overflow = 0;
+}
+
+static void
 sf_settle_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct source_file *s = arg;
+
 	(void)fd;
 	(void)what;
-	source_file_scan(arg);
+	sf_open_clear(s); /* quiet long enough: whatever was being written is taken as it is */
+	source_file_scan(s);
+}
+
+/* Keeps the set of names written in place: opened for writing (IN_CREATE, IN_MODIFY) and
+ * not closed, renamed away or removed since. */
+static void
+sf_track(struct source_file *s, const struct inotify_event *ie)
+{
+	size_t i;
+
+	if (ie->len == 0 || ie->name[0] == '\0')
+		return;
+	for (i = 0; i < s->s_nopen; i++)
+		if (strcmp(s->s_open[i], ie->name) == 0)
+			break;
+	if (ie->mask & (IN_CLOSE_WRITE | IN_MOVED_FROM | IN_DELETE | IN_MOVED_TO)) {
+		if (i < s->s_nopen) {
+			free(s->s_open[i]);
+			s->s_open[i] = s->s_open[--s->s_nopen];
+		}
+		return;
+	}
+	if ((ie->mask & (IN_CREATE | IN_MODIFY)) == 0 || (ie->mask & IN_ISDIR) || i < s->s_nopen)
+		return;
+	if (s->s_nopen == SF_MAX_OPEN) {
+		s->s_open_overflow = 1;
+		return;
+	}
+	s->s_open[s->s_nopen++] = xstrdup(ie->name);
 }
 
 static void
@@ -613,6 +659,9 @@ sf_inotify_cb(evutil_socket_t fd, short what, void *arg)
 
 			if (ie->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 				gone = 1;
+			if (ie->mask & IN_Q_OVERFLOW)
+				s->s_open_overflow = 1; /* events lost: settle, then rescan */
+			sf_track(s, ie);
 			p += sizeof(*ie) + ie->len;
 		}
 	}
@@ -620,6 +669,9 @@ sf_inotify_cb(evutil_socket_t fd, short what, void *arg)
 		inotify_rm_watch(s->s_ifd, s->s_wd);
 		s->s_wd = -1;
 	}
+	/* Nothing half-written: scan on this turn's end (all events read so far coalesce). */
+	if (s->s_nopen == 0 && !s->s_open_overflow)
+		tv.tv_usec = 0;
 	evtimer_add(s->s_settle, &tv);
 }
 
@@ -673,6 +725,7 @@ source_file_free(struct source_file *s)
 		event_free(s->s_rescan);
 	if (s->s_ifd != -1)
 		close(s->s_ifd);
+	sf_open_clear(s);
 	for (i = 0; i < s->s_nfiles; i++)
 		sf_file_free(s->s_files[i]);
 	free(s->s_files);
