@@ -6,13 +6,13 @@
 
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strindex.h"
 #include "node/podcache.h"
 #include "core/util.h"
 
 struct pc_entry {
 	struct rt_pod_status e_st;
 	int64_t              e_ts;      /* when e_st was read */
-	uint64_t             e_uidh;    /* hash of e_st.uid */
 	int                  e_absent;  /* deleted: the runtime had nothing as of e_ts */
 	int                  e_foreign; /* last written by another reader than the PLEG */
 };
@@ -28,77 +28,36 @@ struct podcache_wait {
 };
 
 struct podcache {
-	struct event_base *c_base;
-	struct event      *c_fire;
-	int                c_fire_armed;
-	struct pc_entry  **c_entries;
-	size_t             c_n;
-	size_t             c_cap;
-	/* c_entries by UID hash: open addressing, slot = index + 1 (0: empty). */
-	uint32_t             *c_index;
-	size_t                c_index_mask;
+	struct event_base    *c_base;
+	struct event         *c_fire;
+	int                   c_fire_armed;
+	struct pc_entry     **c_entries;
+	size_t                c_n;
+	size_t                c_cap;
+	struct strindex      *c_index; /* c_entries by UID */
 	size_t                c_nforeign;
 	int64_t               c_time;
 	struct podcache_wait *c_waits;
 };
 
-static uint64_t
-pc_hash(const char *uid)
+static const char *
+pc_key(const void *arg, size_t i)
 {
-	return hash_bytes(uid, strlen(uid), 0);
-}
+	const struct podcache *pc = arg;
 
-static size_t
-pc_slot(uint64_t h, size_t mask)
-{
-	return (size_t)(h ^ (h >> 29)) & mask;
-}
-
-static void
-pc_index_put(struct podcache *pc, size_t i)
-{
-	size_t s = pc_slot(pc->c_entries[i]->e_uidh, pc->c_index_mask);
-
-	while (pc->c_index[s] != 0)
-		s = (s + 1) & pc->c_index_mask;
-	pc->c_index[s] = (uint32_t)i + 1;
-}
-
-/* Rebuilt when entries are dropped or the table fills up (at most half full). */
-static void
-pc_index_build(struct podcache *pc)
-{
-	size_t i, size = 64;
-
-	while (size < 2 * (pc->c_n + 1))
-		size *= 2;
-	free(pc->c_index);
-	pc->c_index = xcalloc(size, sizeof(*pc->c_index));
-	pc->c_index_mask = size - 1;
-	for (i = 0; i < pc->c_n; i++)
-		pc_index_put(pc, i);
+	return pc->c_entries[i]->e_st.uid;
 }
 
 static struct pc_entry *
 pc_find(const struct podcache *pc, const char *uid, size_t *idx)
 {
-	uint64_t h;
-	size_t   s;
+	size_t i = strindex_find(pc->c_index, uid, pc_key, pc);
 
-	if (pc->c_index == NULL)
+	if (i == STRINDEX_NONE)
 		return NULL;
-	h = pc_hash(uid);
-	for (s = pc_slot(h, pc->c_index_mask); pc->c_index[s] != 0;
-	     s = (s + 1) & pc->c_index_mask) {
-		struct pc_entry *e = pc->c_entries[pc->c_index[s] - 1];
-
-		if (e->e_uidh == h && strcmp(e->e_st.uid, uid) == 0) {
-			if (idx != NULL)
-				*idx = pc->c_index[s] - 1;
-			return e;
-		}
-	}
-	return NULL;
+	if (idx != NULL)
+		*idx = i;
+	return pc->c_entries[i];
 }
 
 static int64_t
@@ -163,6 +122,7 @@ podcache_new(struct event_base *base)
 	if ((pc->c_fire = event_new(base, -1, 0, pc_fire, pc)) == NULL)
 		fatalx("%s: event_new failed", __func__);
 	event_priority_set(pc->c_fire, LOOP_PRI_NORMAL);
+	pc->c_index = strindex_new();
 	return pc;
 }
 
@@ -189,7 +149,7 @@ podcache_free(struct podcache *pc)
 	for (i = 0; i < pc->c_n; i++)
 		pc_entry_free(pc->c_entries[i]);
 	free(pc->c_entries);
-	free(pc->c_index);
+	strindex_free(pc->c_index);
 	event_free(pc->c_fire);
 	free(pc);
 }
@@ -203,17 +163,13 @@ pc_get_entry(struct podcache *pc, const char *uid)
 		return e;
 	e = xcalloc(1, sizeof(*e));
 	e->e_st.uid = xstrdup(uid);
-	e->e_uidh = pc_hash(uid);
 	e->e_absent = 1;
 	if (pc->c_n == pc->c_cap) {
 		pc->c_cap = pc->c_cap == 0 ? 32 : pc->c_cap * 2;
 		pc->c_entries = xreallocarray(pc->c_entries, pc->c_cap, sizeof(*pc->c_entries));
 	}
 	pc->c_entries[pc->c_n++] = e;
-	if (pc->c_index == NULL || 2 * pc->c_n > pc->c_index_mask + 1)
-		pc_index_build(pc);
-	else
-		pc_index_put(pc, pc->c_n - 1);
+	strindex_add(pc->c_index, e->e_st.uid, pc->c_n - 1);
 	return e;
 }
 
@@ -324,8 +280,11 @@ podcache_update_time(struct podcache *pc, int64_t ts_ms)
 		}
 		i++;
 	}
-	if (dropped > 0)
-		pc_index_build(pc);
+	if (dropped > 0) { /* positions moved */
+		strindex_reset(pc->c_index);
+		for (i = 0; i < pc->c_n; i++)
+			strindex_add(pc->c_index, pc->c_entries[i]->e_st.uid, i);
+	}
 	pc_check_waits(pc);
 }
 

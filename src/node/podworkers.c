@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strindex.h"
 #include "node/podworkers.h"
 #include "core/util.h"
 
@@ -53,6 +54,7 @@ struct podworkers {
 	struct podworker **p_workers;
 	size_t             p_n;
 	size_t             p_cap;
+	struct strindex   *p_index; /* p_workers by UID */
 };
 
 static void pw_schedule(struct podworkers *);
@@ -97,19 +99,35 @@ pw_effective_grace(const struct pod *pod, int64_t prev, int64_t override)
 	return g;
 }
 
+static const char *
+pw_key(const void *arg, size_t i)
+{
+	const struct podworkers *p = arg;
+
+	return p->p_workers[i]->w_uid;
+}
+
 static struct podworker *
 pw_find(struct podworkers *p, const char *uid, size_t *idx)
 {
+	size_t i = strindex_find(p->p_index, uid, pw_key, p);
+
+	if (i == STRINDEX_NONE)
+		return NULL;
+	if (idx != NULL)
+		*idx = i;
+	return p->p_workers[i];
+}
+
+/* After workers left (positions moved). */
+static void
+pw_reindex(struct podworkers *p)
+{
 	size_t i;
 
-	for (i = 0; i < p->p_n; i++) {
-		if (strcmp(p->p_workers[i]->w_uid, uid) == 0) {
-			if (idx != NULL)
-				*idx = i;
-			return p->p_workers[i];
-		}
-	}
-	return NULL;
+	strindex_reset(p->p_index);
+	for (i = 0; i < p->p_n; i++)
+		strindex_add(p->p_index, p->p_workers[i]->w_uid, i);
 }
 
 /* Static pods (file or http sources) with the same full name never run at the same time. */
@@ -139,6 +157,7 @@ pw_add(struct podworkers *p, const struct pod *pod)
 		p->p_workers = xreallocarray(p->p_workers, p->p_cap, sizeof(*p->p_workers));
 	}
 	p->p_workers[p->p_n++] = w;
+	strindex_add(p->p_index, w->w_uid, p->p_n - 1);
 	return w;
 }
 
@@ -452,6 +471,7 @@ podworkers_new(struct event_base *base, const struct pw_syncer *s, const struct 
 	if ((p->p_dispatch = event_new(base, -1, 0, pw_dispatch, p)) == NULL)
 		fatalx("%s: event_new failed", __func__);
 	event_priority_set(p->p_dispatch, LOOP_PRI_NORMAL);
+	p->p_index = strindex_new();
 	return p;
 }
 
@@ -474,6 +494,7 @@ podworkers_free(struct podworkers *p)
 		pw_free_worker(w);
 	}
 	free(p->p_workers);
+	strindex_free(p->p_index);
 	event_free(p->p_dispatch);
 	free(p);
 }
@@ -599,24 +620,30 @@ podworkers_forget(struct podworkers *p, int (*is_wanted)(const char *, void *), 
 	size_t i = 0;
 	int    removed = 0;
 
+	/* First the finished workers go (positions move: the index is rebuilt once)... */
 	while (i < p->p_n) {
 		struct podworker *w = p->p_workers[i];
 
-		if (is_wanted(w->w_uid, arg)) {
+		if (!(w->w_state == PW_FINISHED && w->w_txn == NULL && !w->w_has_pending) ||
+		    is_wanted(w->w_uid, arg)) {
 			i++;
 			continue;
 		}
-		if (w->w_state == PW_FINISHED && w->w_txn == NULL && !w->w_has_pending) {
-			log_v(2, "pod worker removed pod=%s uid=%s", w->w_fullname, w->w_uid);
-			pw_free_worker(w);
-			p->p_workers[i] = p->p_workers[--p->p_n];
-			removed++;
-			continue;
-		}
+		log_v(2, "pod worker removed pod=%s uid=%s", w->w_fullname, w->w_uid);
+		pw_free_worker(w);
+		p->p_workers[i] = p->p_workers[--p->p_n];
+		removed++;
+	}
+	if (removed > 0)
+		pw_reindex(p);
+	/* ...then the unwanted ones still syncing are killed. */
+	for (i = 0; i < p->p_n; i++) {
+		struct podworker *w = p->p_workers[i];
+
 		if (w->w_state == PW_SYNC &&
-		    !(w->w_has_pending && w->w_pending_type == PW_UPDATE_KILL))
+		    !(w->w_has_pending && w->w_pending_type == PW_UPDATE_KILL) &&
+		    !is_wanted(w->w_uid, arg))
 			podworkers_update(p, w->w_pod, PW_UPDATE_KILL, -1);
-		i++;
 	}
 	return removed;
 }
