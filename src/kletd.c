@@ -642,7 +642,8 @@ static int
 kletd_wire(struct kletd *k)
 {
 	struct event_base       *base = loop_base(k->k_loop);
-	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms };
+	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms,
+		      .max_active = k->k_cfg.runtime_window };
 	struct pw_options        wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
 	struct podconfig_options popts;
 	struct hk_deps           hd;

@@ -9,6 +9,9 @@
 
 #include "pod/pod.h"
 
+/* CRI calls in flight at most by default (--runtime-request-window). */
+#define CONFIG_RUNTIME_WINDOW 32
+
 struct klet_config {
 	char *config_file;              /* --config */
 	char *kubeconfig;               /* --kubeconfig */
@@ -31,6 +34,7 @@ struct klet_config {
 	int           register_node;    /* --register-node, registerNode */
 	int64_t       file_check_ms;    /* --file-check-frequency, fileCheckFrequency */
 	int64_t       runtime_timeout_ms; /* --runtime-request-timeout, runtimeRequestTimeout */
+	unsigned      runtime_window;     /* --runtime-request-window: CRI calls in flight */
 	int64_t       node_status_ms;     /* nodeStatusUpdateFrequency */
 	int32_t       lease_duration_s;   /* nodeLeaseDurationSeconds */
 	int64_t       log_max_size;       /* --container-log-max-size, containerLogMaxSize:

@@ -408,6 +408,7 @@ cri_stats(const struct cri *c, struct cri_stats *st)
 {
 	*st = c->c_stats;
 	st->waiting = c->c_nwaiting;
+	st->window = c->c_max_active;
 }
 
 /* Completion: account, run the typed callback, free. */
@@ -495,6 +496,8 @@ cri_launch(struct cri_call *cc, const ProtobufCMessage *req, int64_t timeout_ms)
 	o.timeout_ms = timeout_ms > 0 ? timeout_ms : c->c_opts.timeout_ms;
 	cc->cc_active = 1;
 	c->c_active++;
+	if (c->c_active > c->c_stats.active_max)
+		c->c_stats.active_max = c->c_active;
 	if (cc->cc_rpc->tramp == NULL)
 		cc->cc_g =
 		    grpc_unary_raw(c->c_h2, cc->cc_rpc->path, req, &o, cri_grpc_raw_done, cc);

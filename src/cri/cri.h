@@ -38,7 +38,8 @@ struct cri_options {
 	size_t  max_msg;      /* max message size each way (default 16 MiB) */
 	int64_t keepalive_ms; /* idle PING interval (default 0: none; keep >= 5 min on CRI) */
 	int64_t connect_timeout_ms; /* default 5 s */
-	/* Calls handed to the runtime at once (default 256). Past it a call waits, packed, and
+	/* Calls handed to the runtime at once (default 256; kletd passes
+	 * --runtime-request-window). Past it a call waits, packed, and
 	 * starts when an earlier one finishes (stops and removals first): a pod with thousands
 	 * of containers is read, started and stopped at the pace of the runtime, no call is
 	 * failed for want of room. */
@@ -61,6 +62,8 @@ struct cri_stats {
 	uint64_t in_flight;       /* calls started, not completed nor cancelled */
 	uint64_t waiting;         /* of which waiting for room (max_active) */
 	uint64_t waiting_max;     /* the most that ever waited at once */
+	uint64_t active_max;      /* the most ever handed to the runtime at once */
+	unsigned window;          /* calls handed to the runtime at once at most */
 	uint64_t reconnects;      /* successful connections after the first */
 	int64_t  last_latency_us; /* latency of the last completed call */
 };

@@ -813,6 +813,10 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "calls", (int64_t)cs.calls);
 		json_gen_kv_int(g, "errors", (int64_t)cs.errors);
 		json_gen_kv_int(g, "inFlight", (int64_t)cs.in_flight);
+		json_gen_kv_int(g, "inFlightMax", (int64_t)cs.active_max);
+		json_gen_kv_int(g, "window", (int64_t)cs.window);
+		json_gen_kv_int(g, "waiting", (int64_t)cs.waiting);
+		json_gen_kv_int(g, "waitingMax", (int64_t)cs.waiting_max);
 		json_gen_kv_int(g, "reconnects", (int64_t)cs.reconnects);
 	}
 	yajl_gen_map_close(g);
