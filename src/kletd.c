@@ -192,6 +192,7 @@ kletd_relist_done(int rc, void *arg)
 
 	if (rc != 0)
 		return;
+	loop_note("relist done");
 	/* recovery: the first relist with every source's initial set seen ends the recovery:
 	 * housekeeping kills at once the restored workers of pods removed while the daemon
 	 * was down (their grace runs from the original removal, not 2 s later). */
@@ -213,6 +214,7 @@ kletd_relist_done(int rc, void *arg)
 		k->k_logged_pods = st.pods;
 		k->k_relist_logged_ms = now;
 	}
+	loop_note(NULL);
 }
 
 static void

@@ -1,4 +1,8 @@
 /* loop.c — one event_base, named periodic tasks with duration and lag figures, signals. */
+#include <sys/epoll.h>
+
+#include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,9 +46,18 @@ struct loop {
 	struct loop_task     **l_tail;
 	struct loop_sig       *l_sigs;
 	struct loop_turn_stats l_turns;
-	const char            *l_turn_task; /* the longest task of the current turn */
-	int64_t                l_turn_task_us;
+	/* The current turn's sections (loop_note, tasks): the longest one names the turn. */
+	const char *l_sec;       /* the section running, NULL: none named */
+	int64_t     l_sec_start; /* its start (CPU time) */
+	const char *l_turn_task; /* the longest section of the current turn */
+	int64_t     l_turn_task_us;
+	int         l_in_turn;   /* between a poll's return and the next poll */
+	int64_t     l_turn_cpu;  /* the current turn's start: CPU time */
+	int64_t     l_turn_wall; /* and monotonic time */
 };
+
+/* The loop in loop_run, for loop_note (one loop runs at a time). */
+static struct loop *loop_running;
 
 const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS] = { 100, 250, 500, 1000, 2500, 5000, 10000,
 	20000, 50000, 100000, 250000, 1000000, INT64_MAX };
@@ -60,8 +73,27 @@ loop_cpu_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Ends the running section at now (CPU time) and starts what (NULL: an unnamed one). */
 static void
-loop_turn_done(struct loop *l, int64_t us)
+loop_section(struct loop *l, const char *what, int64_t now)
+{
+	if (l->l_sec != NULL && now - l->l_sec_start >= l->l_turn_task_us) {
+		l->l_turn_task = l->l_sec;
+		l->l_turn_task_us = now - l->l_sec_start;
+	}
+	l->l_sec = what;
+	l->l_sec_start = now;
+}
+
+void
+loop_note(const char *what)
+{
+	if (loop_running != NULL)
+		loop_section(loop_running, what, loop_cpu_us());
+}
+
+static void
+loop_turn_done(struct loop *l, int64_t us, int64_t wall_us)
 {
 	struct loop_turn_stats *t = &l->l_turns;
 	size_t                  i;
@@ -71,13 +103,17 @@ loop_turn_done(struct loop *l, int64_t us)
 	t->counts[i]++;
 	t->turns++;
 	t->total_us += us;
+	if (wall_us > t->max_wall_us)
+		t->max_wall_us = wall_us;
 	if (us > t->max_us) {
 		t->max_us = us;
 		t->max_task = l->l_turn_task;
-		if (us >= 20000)
-			log_v(2, "loop: a turn took %lldus of CPU (longest task: %s)",
-			    (long long)us, l->l_turn_task != NULL ? l->l_turn_task : "none");
 	}
+	if (us >= 20000)
+		log_v(2, "loop: a turn took %lldus of CPU (longest part: %s, %lldus)",
+		    (long long)us, l->l_turn_task != NULL ? l->l_turn_task : "unnamed",
+		    (long long)l->l_turn_task_us);
+	l->l_sec = NULL;
 	l->l_turn_task = NULL;
 	l->l_turn_task_us = 0;
 }
@@ -131,6 +167,7 @@ task_fire(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	loop_note(t->t_name);
 	start = now_mono_us();
 	if (t->t_kicked) {
 		t->t_kicked = 0;
@@ -153,10 +190,7 @@ task_fire(evutil_socket_t fd, short what, void *arg)
 	t->t_last_dur_us = end - start;
 	if (t->t_last_dur_us > t->t_max_dur_us)
 		t->t_max_dur_us = t->t_last_dur_us;
-	if (t->t_last_dur_us >= t->t_loop->l_turn_task_us) {
-		t->t_loop->l_turn_task = t->t_name;
-		t->t_loop->l_turn_task_us = t->t_last_dur_us;
-	}
+	loop_note(NULL);
 	log_v(5, "task %s ran in %lldus lag=%lldus", t->t_name, (long long)t->t_last_dur_us,
 	    (long long)lag);
 	task_schedule(t, end);
@@ -296,21 +330,62 @@ loop_turn_quantile_us(const struct loop_turn_stats *st, double q)
 }
 
 /* One event_base_loop round per turn, its CPU time measured. */
+/* A turn ends when libevent polls again (epoll_wait), and starts when the poll returns.
+ * libevent's epoll backend calls epoll_wait through its PLT, so this definition comes
+ * first (the C library's is reached through dlsym, past this one and any sanitizer's):
+ * the only way to see a turn's edges with libevent 2.1, which has no prepare/check hooks.
+ * Outside loop_run it only passes the call on. */
+int
+epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
+{
+	static int (*real)(int, struct epoll_event *, int, int);
+	struct loop *l = loop_running;
+	int          rc, saved;
+
+	if (real == NULL &&
+	    (real = (int (*)(int, struct epoll_event *, int, int))dlsym(RTLD_NEXT, "epoll_wait")) ==
+	        NULL)
+		fatalx("%s: dlsym: %s", __func__, dlerror());
+	if (l != NULL && l->l_in_turn) {
+		int64_t c1 = loop_cpu_us();
+
+		loop_section(l, NULL, c1);
+		loop_turn_done(l, c1 - l->l_turn_cpu, now_mono_us() - l->l_turn_wall);
+		l->l_in_turn = 0;
+	}
+	rc = real(epfd, events, maxevents, timeout);
+	saved = errno;
+	if (l != NULL && l == loop_running) {
+		l->l_in_turn = 1;
+		l->l_sec = NULL;
+		l->l_turn_cpu = loop_cpu_us();
+		l->l_turn_wall = now_mono_us();
+	}
+	errno = saved;
+	return rc;
+}
+
 int
 loop_run(struct loop *l)
 {
-	for (;;) {
-		int64_t c0 = loop_cpu_us();
-		int     rc = event_base_loop(l->l_base, EVLOOP_ONCE);
+	int rc;
 
-		loop_turn_done(l, loop_cpu_us() - c0);
-		if (rc == -1) {
-			log_error("%s: event_base_loop failed", __func__);
-			return -1;
-		}
-		if (rc == 1 || event_base_got_break(l->l_base) || event_base_got_exit(l->l_base))
-			return 0;
+	loop_running = l;
+	l->l_in_turn = 0;
+	rc = event_base_dispatch(l->l_base);
+	if (l->l_in_turn) { /* the last turn, ended by loop_stop */
+		int64_t c1 = loop_cpu_us();
+
+		loop_section(l, NULL, c1);
+		loop_turn_done(l, c1 - l->l_turn_cpu, now_mono_us() - l->l_turn_wall);
 	}
+	loop_running = NULL;
+	l->l_in_turn = 0;
+	if (rc == -1) {
+		log_error("%s: event_base_dispatch failed", __func__);
+		return -1;
+	}
+	return 0;
 }
 
 void

@@ -27,19 +27,21 @@ struct loop_task_stats {
 	int64_t     max_lag_us;
 };
 
-/* Loop turns: one turn is everything the loop does between two waits for events (the
- * callbacks of one event_base_loop(EVLOOP_ONCE) round). Its length is the thread's CPU time
- * over the turn (the wait itself costs none; time the thread was preempted or blocked in a
- * system call inside a callback is not counted). Buckets by upper bound: counts[i] holds the
- * turns of at most loop_turn_bounds_us[i] (the last bound is "more"). */
+/* Loop turns: one turn is everything the loop does between two polls for events (from
+ * epoll_wait's return to the next epoll_wait: loop.c sees both). Its length is the thread's
+ * CPU time over the turn (time the thread was preempted or blocked in a system call inside a
+ * callback is not counted; the longest turn in wall time is kept too). Buckets by upper
+ * bound: counts[i] holds the turns of at most loop_turn_bounds_us[i] (the last: "more"). */
 #define LOOP_TURN_NBUCKETS 13
 extern const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS];
 struct loop_turn_stats {
 	uint64_t    turns;
 	int64_t     total_us;
 	int64_t     max_us;
-	const char *max_task; /* the longest task run in the longest turn, NULL: none */
-	uint64_t    counts[LOOP_TURN_NBUCKETS];
+	int64_t     max_wall_us; /* the longest turn in wall time (CPU plus waits inside it) */
+	const char *max_task;    /* the longest named part of the longest turn (a task, a
+	                          * loop_note section), NULL: none named */
+	uint64_t counts[LOOP_TURN_NBUCKETS];
 };
 
 /* A new loop with LOOP_NPRI priorities. Never NULL (fatalx if libevent fails). */
@@ -59,6 +61,11 @@ void loop_task_stats(const struct loop_task *, struct loop_task_stats *);
 void loop_foreach_task(
     struct loop *, void (*cb)(const struct loop_task_stats *, void *), void *arg);
 void loop_turn_stats(const struct loop *, struct loop_turn_stats *);
+/* Names the part of the current turn that starts now (what: a string literal; NULL ends
+ * the named part), so that a long turn says what it spent its time on: the longest part
+ * becomes max_task, and a turn of 20 ms or more is logged at -v=2 with it. For the few
+ * places whose work grows with the number of pods. No-op outside loop_run. */
+void loop_note(const char *what);
 /* The upper bound (microseconds) of the bucket holding the q-quantile (0 < q <= 1) of the
  * turns; INT64_MAX when it falls in the last, open bucket; 0 without turns. */
 int64_t loop_turn_quantile_us(const struct loop_turn_stats *, double q);

@@ -888,6 +888,7 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "count", (int64_t)ts.turns);
 		json_gen_kv_int(g, "totalUs", ts.total_us);
 		json_gen_kv_int(g, "maxUs", ts.max_us);
+		json_gen_kv_int(g, "maxWallUs", ts.max_wall_us);
 		json_gen_kv_str(g, "maxTask", ts.max_task);
 		json_gen_kv_int(g, "p50Us", loop_turn_quantile_us(&ts, 0.5));
 		json_gen_kv_int(g, "p99Us", loop_turn_quantile_us(&ts, 0.99));

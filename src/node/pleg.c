@@ -7,6 +7,7 @@
 
 #include "cri/cri.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "node/pleg.h"
 #include "node/podcache.h"
 #include "store/store.h"
@@ -480,11 +481,13 @@ pl_sandboxes_cb(int code, const char *msg, const uint8_t *raw, size_t len, void 
 {
 	struct pleg *p = arg;
 
+	loop_note("relist");
 	if (code != GRPC_OK)
 		pl_fail(p, "ListPodSandbox", code, msg);
 	else if (cri_wire_items(raw, len, 1, pl_sandbox_item, p) == -1)
 		pl_fail(p, "ListPodSandbox", GRPC_INTERNAL, "undecodable answer");
 	pl_step_done(p);
+	loop_note(NULL);
 }
 
 static void
@@ -492,11 +495,13 @@ pl_containers_cb(int code, const char *msg, const uint8_t *raw, size_t len, void
 {
 	struct pleg *p = arg;
 
+	loop_note("relist");
 	if (code != GRPC_OK)
 		pl_fail(p, "ListContainers", code, msg);
 	else if (cri_wire_items(raw, len, 1, pl_container_item, p) == -1)
 		pl_fail(p, "ListContainers", GRPC_INTERNAL, "undecodable answer");
 	pl_step_done(p);
+	loop_note(NULL);
 }
 
 static void
@@ -1104,6 +1109,7 @@ pl_commit(struct pleg *p)
 	struct pl_dirtyset ds;
 	size_t             i, nsb = 0;
 
+	loop_note("relist commit");
 	memset(&ds, 0, sizeof(ds));
 	/* Events: every new or changed object against its previous state, then the vanished
 	 * ones (old now holds only the objects whose record did not come again). */
@@ -1167,6 +1173,7 @@ pl_commit(struct pleg *p)
 		p->p_stats.first_status_calls = p->p_status_calls;
 	}
 	pl_done_stats(p, 1);
+	loop_note(NULL);
 	pl_finish(p, 0);
 }
 

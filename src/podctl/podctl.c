@@ -1140,10 +1140,12 @@ cmd_status(FILE *f, const struct opts *o)
 		snprintf(p99, sizeof(p99), "%lldus", (long long)v);
 		if (v < 0 || v == INT64_MAX)
 			snprintf(p99, sizeof(p99), "more");
-		printf("%-16s%lld turns, CPU time p50 <= %s, p99 <= %s, max %lldus%s%s%s\n",
+		printf("%-16s%lld turns, CPU time p50 <= %s, p99 <= %s, max %lldus%s%s%s; "
+		       "longest in wall time %lldus\n",
 		    "  Turns:", (long long)ji(t, "count", 0), p50, p99,
-		    (long long)ji(t, "maxUs", 0), js(t, "maxTask") ? " (task " : "",
-		    jsd(t, "maxTask", ""), js(t, "maxTask") ? ")" : "");
+		    (long long)ji(t, "maxUs", 0), js(t, "maxTask") ? " (" : "",
+		    jsd(t, "maxTask", ""), js(t, "maxTask") ? ")" : "",
+		    (long long)ji(t, "maxWallUs", 0));
 	}
 	status_tasks(json_get(s, "tasks"));
 out:
