@@ -12,6 +12,7 @@
 
 #include "cri/cri.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/util.h"
 
 #ifndef TAILQ_FOREACH_SAFE
@@ -25,6 +26,7 @@
 #define CRI_VERSION_TIMEOUT_MS 30000
 #define CRI_API_VERSION        "0.1.0" /* what the kubelet sends in VersionRequest */
 #define CRI_MAX_ACTIVE         256     /* calls handed to gRPC at once; far below h2's queue */
+#define CRI_OWNER_BUCKETS      64
 
 struct cri_call;
 typedef void (*cri_tramp_fn)(
@@ -86,8 +88,9 @@ struct cri {
 	char              *c_runtime_name;
 	char              *c_runtime_version;
 	char              *c_runtime_api_version;
-	struct cri_callq   c_calls;
-	struct cri_stats   c_stats;
+	/* Every call, in a list by its owner's hash: cancelling an owner's calls looks at few. */
+	struct cri_callq c_calls[CRI_OWNER_BUCKETS];
+	struct cri_stats c_stats;
 	/* Back-pressure: past CRI_MAX_ACTIVE calls, new ones wait (urgent ones first) and are
 	 * started as calls finish; a call is never failed for want of room. */
 	unsigned         c_active;
@@ -99,6 +102,16 @@ struct cri {
 };
 
 static void cri_connect(struct cri *);
+
+static struct cri_callq *
+cri_owner_calls(struct cri *c, const void *owner)
+{
+	uintptr_t h = (uintptr_t)owner;
+
+	h ^= h >> 17;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return &c->c_calls[(h >> 40) % CRI_OWNER_BUCKETS];
+}
 
 /* One base-128 varint at p (at most len bytes): returns the bytes it took, 0 when it is
  * truncated or longer than 10 bytes. */
@@ -310,6 +323,7 @@ cri_new(struct event_base *base, const char *endpoint, const struct cri_options 
 	struct h2_options ho;
 	struct cri       *c;
 	char              err[256], *path;
+	size_t            i;
 
 	if ((path = cri_parse_endpoint(endpoint, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
@@ -331,7 +345,8 @@ cri_new(struct event_base *base, const char *endpoint, const struct cri_options 
 	c->c_arg = arg;
 	c->c_backoff_ms = CRI_BACKOFF_MIN_MS;
 	c->c_state = CRI_CONNECTING;
-	TAILQ_INIT(&c->c_calls);
+	for (i = 0; i < CRI_OWNER_BUCKETS; i++)
+		TAILQ_INIT(&c->c_calls[i]);
 	TAILQ_INIT(&c->c_wait_urgent);
 	TAILQ_INIT(&c->c_wait);
 	c->c_max_active = c->c_opts.max_active > 0 ? c->c_opts.max_active : CRI_MAX_ACTIVE;
@@ -366,12 +381,14 @@ void
 cri_free(struct cri *c)
 {
 	struct cri_call *cc;
+	size_t           i;
 
 	if (c == NULL)
 		return;
 	c->c_freeing = 1;
-	while ((cc = TAILQ_FIRST(&c->c_calls)) != NULL)
-		cri_cancel(cc);
+	for (i = 0; i < CRI_OWNER_BUCKETS; i++)
+		while ((cc = TAILQ_FIRST(&c->c_calls[i])) != NULL)
+			cri_cancel(cc);
 	if (c->c_version_call != NULL)
 		grpc_call_cancel(c->c_version_call);
 	h2_session_free(c->c_h2);
@@ -421,7 +438,7 @@ cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMes
 	struct cri *c = cc->cc_cri;
 	int64_t     lat = now_mono_us() - cc->cc_start_us;
 
-	TAILQ_REMOVE(&c->c_calls, cc, cc_entry);
+	TAILQ_REMOVE(cri_owner_calls(c, cc->cc_owner), cc, cc_entry);
 	cc->cc_g = NULL;
 	if (cc->cc_active) {
 		cc->cc_active = 0;
@@ -435,11 +452,13 @@ cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMes
 		log_v(3, "cri %s: %s", cc->cc_rpc->name, msg);
 	}
 	log_v(5, "cri %s: %s in %lld us", cc->cc_rpc->name, grpc_code_name(code), (long long)lat);
+	loop_note(cc->cc_rpc->name); /* the caller's work on the answer */
 	if (cc->cc_rpc->tramp != NULL)
 		cc->cc_rpc->tramp(cc, code, msg, resp);
 	else
 		((cri_raw_cb)cc->cc_cb)(code, msg, code == GRPC_OK ? raw : NULL,
 		    code == GRPC_OK ? rawlen : 0, cc->cc_arg);
+	loop_note(NULL);
 	cri_call_free(cc);
 }
 
@@ -546,7 +565,7 @@ cri_start(struct cri *c, const struct cri_rpc *rpc, const ProtobufCMessage *req,
 	cc->cc_arg = arg;
 	cc->cc_owner = owner;
 	cc->cc_start_us = now_mono_us();
-	TAILQ_INSERT_TAIL(&c->c_calls, cc, cc_entry);
+	TAILQ_INSERT_TAIL(cri_owner_calls(c, owner), cc, cc_entry);
 	c->c_stats.calls++;
 	c->c_stats.in_flight++;
 	if (c->c_state == CRI_DOWN || (c->c_active < c->c_max_active && c->c_nwaiting == 0)) {
@@ -576,7 +595,7 @@ cri_cancel(struct cri_call *cc)
 	if (cc == NULL)
 		return;
 	c = cc->cc_cri;
-	TAILQ_REMOVE(&c->c_calls, cc, cc_entry);
+	TAILQ_REMOVE(cri_owner_calls(c, cc->cc_owner), cc, cc_entry);
 	c->c_stats.in_flight--;
 	c->c_stats.cancelled++;
 	if (cc->cc_g != NULL)
@@ -600,7 +619,7 @@ cri_cancel_owner(struct cri *c, const void *owner)
 
 	if (owner == NULL)
 		return 0;
-	TAILQ_FOREACH_SAFE(cc, &c->c_calls, cc_entry, next)
+	TAILQ_FOREACH_SAFE(cc, cri_owner_calls(c, owner), cc_entry, next)
 	{
 		if (cc->cc_owner == owner) {
 			cri_cancel(cc);
