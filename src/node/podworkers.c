@@ -24,6 +24,7 @@ struct pw_txn {
 struct podworker {
 	char               *w_uid;
 	char               *w_fullname; /* ns/name for logs */
+	uint64_t            w_namehash; /* of w_fullname: static pods of one name meet */
 	const struct pod   *w_pod;      /* the pod of the latest update applied */
 	enum pw_state       w_state;
 	const struct pod   *w_pending; /* the latest update not yet applied */
@@ -54,10 +55,16 @@ struct podworkers {
 	struct podworker **p_workers;
 	size_t             p_n;
 	size_t             p_cap;
-	struct strindex   *p_index; /* p_workers by UID */
+	size_t             p_cursor; /* where the next dispatch begins */
+	struct event      *p_more;   /* the rest of a dispatch cut short, after other events */
+	struct strindex   *p_index;  /* p_workers by UID */
 };
 
 static void pw_schedule(struct podworkers *);
+
+/* The most one dispatch spends starting and finishing transactions before it lets the loop
+ * serve other events (then it goes on where it stopped). */
+#define PW_DISPATCH_BUDGET_US 5000
 
 const char *
 pw_state_name(enum pw_state s)
@@ -147,6 +154,7 @@ pw_add(struct podworkers *p, const struct pod *pod)
 	w->w_uid = xstrdup(pod->uid);
 	xasprintf(&w->w_fullname, "%s/%s", pod->ns != NULL ? pod->ns : "",
 	    pod->name != NULL ? pod->name : "");
+	w->w_namehash = hash_bytes(w->w_fullname, strlen(w->w_fullname), 0);
 	w->w_pod = pod_ref(pod);
 	w->w_state = PW_SYNC;
 	w->w_pending_grace = -1;
@@ -306,7 +314,8 @@ pw_static_blocked(struct podworkers *p, struct podworker *w)
 			before = 0;
 			continue;
 		}
-		if (!o->w_static || strcmp(o->w_fullname, w->w_fullname) != 0)
+		if (!o->w_static || o->w_namehash != w->w_namehash ||
+		    strcmp(o->w_fullname, w->w_fullname) != 0)
 			continue;
 		if (o->w_state == PW_FINISHED)
 			continue;
@@ -426,24 +435,43 @@ static void
 pw_dispatch(evutil_socket_t fd, short what, void *arg)
 {
 	struct podworkers *p = arg;
-	size_t             i;
+	int64_t            t0 = now_mono_us();
+	size_t             i, n;
 
 	(void)fd;
 	(void)what;
 	p->p_dispatch_armed = 0;
 	p->p_kick_all = 0;
-	for (i = 0; i < p->p_n; i++) {
-		struct podworker *w = p->p_workers[i];
+	loop_note("pod workers");
+	/* From where the last one stopped: a burst of pods is started over several turns
+	 * (PW_DISPATCH_BUDGET_US each), the rest after the events that came meanwhile. */
+	for (n = 0; n < p->p_n; n++) {
+		struct podworker *w;
+		int               acted = 0;
 
-		if (w->w_txn != NULL && w->w_txn->t_done)
+		i = (p->p_cursor + n) % p->p_n;
+		w = p->p_workers[i];
+		if (w->w_txn != NULL && w->w_txn->t_done) {
 			pw_finish(p, w);
-		if (w->w_txn != NULL)
-			continue;
-		if (w->w_has_pending)
+			acted = 1;
+		}
+		if (w->w_txn == NULL && w->w_has_pending) {
 			pw_apply_pending(p, w);
-		if (w->w_run_now)
+			acted = 1;
+		}
+		if (w->w_txn == NULL && w->w_run_now) {
 			pw_start(p, w);
+			acted = 1;
+		}
+		if (acted && now_mono_us() - t0 >= PW_DISPATCH_BUDGET_US && n + 1 < p->p_n) {
+			struct timeval now = { 0, 0 };
+
+			p->p_cursor = (i + 1) % p->p_n;
+			evtimer_add(p->p_more, &now);
+			break;
+		}
 	}
+	loop_note(NULL);
 	if (p->p_kick_all)
 		pw_schedule(p);
 }
@@ -471,6 +499,9 @@ podworkers_new(struct event_base *base, const struct pw_syncer *s, const struct 
 	if ((p->p_dispatch = event_new(base, -1, 0, pw_dispatch, p)) == NULL)
 		fatalx("%s: event_new failed", __func__);
 	event_priority_set(p->p_dispatch, LOOP_PRI_NORMAL);
+	if ((p->p_more = evtimer_new(base, pw_dispatch, p)) == NULL)
+		fatalx("%s: evtimer_new failed", __func__);
+	event_priority_set(p->p_more, LOOP_PRI_NORMAL);
 	p->p_index = strindex_new();
 	return p;
 }
@@ -496,6 +527,7 @@ podworkers_free(struct podworkers *p)
 	free(p->p_workers);
 	strindex_free(p->p_index);
 	event_free(p->p_dispatch);
+	event_free(p->p_more);
 	free(p);
 }
 
