@@ -10,6 +10,8 @@
 #include "node/podcache.h"
 #include "core/util.h"
 
+#define PC_FIRE_BUDGET_US 5000
+
 struct pc_entry {
 	struct rt_pod_status e_st;
 	int64_t              e_ts;      /* when e_st was read */
@@ -30,7 +32,9 @@ struct podcache_wait {
 struct podcache {
 	struct event_base    *c_base;
 	struct event         *c_fire;
+	struct event         *c_more; /* the rest of a cut-short pc_fire, after other events */
 	int                   c_fire_armed;
+	int                   c_check; /* writes since the waiters were last looked at */
 	struct pc_entry     **c_entries;
 	size_t                c_n;
 	size_t                c_cap;
@@ -68,15 +72,25 @@ pc_as_of(const struct podcache *pc, const struct pc_entry *e)
 	return e->e_ts > pc->c_time ? e->e_ts : pc->c_time;
 }
 
+static void pc_mark_ready(struct podcache *);
+
+/* Calls the ready waiters, PC_FIRE_BUDGET_US of them a turn (a relist may release a
+ * thousand pod syncs at once): the rest go on after the events that came meanwhile. */
 static void
 pc_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct podcache       *pc = arg;
 	struct podcache_wait **pp, *w;
+	int64_t                t0 = now_mono_us();
 
 	(void)fd;
 	(void)what;
 	pc->c_fire_armed = 0;
+	loop_note("cache waiters");
+	if (pc->c_check) {
+		pc->c_check = 0;
+		pc_mark_ready(pc);
+	}
 	/* Unlink the ready waiters first: a callback may add or cancel others. */
 	pp = &pc->c_waits;
 	while ((w = *pp) != NULL) {
@@ -84,30 +98,42 @@ pc_fire(evutil_socket_t fd, short what, void *arg)
 			pp = &w->w_next;
 			continue;
 		}
+		if (now_mono_us() - t0 >= PC_FIRE_BUDGET_US) {
+			struct timeval now = { 0, 0 };
+
+			pc->c_fire_armed = 1;
+			evtimer_add(pc->c_more, &now);
+			break;
+		}
 		*pp = w->w_next;
 		w->w_cb(w->w_arg);
 		free(w->w_uid);
 		free(w);
 		pp = &pc->c_waits;
 	}
+	loop_note(NULL);
 }
 
-/* Marks waiters whose condition now holds and arms the firing event. */
+/* Marks the waiters whose condition now holds. */
+static void
+pc_mark_ready(struct podcache *pc)
+{
+	struct podcache_wait *w;
+
+	for (w = pc->c_waits; w != NULL; w = w->w_next)
+		if (!w->w_ready && pc_as_of(pc, pc_find(pc, w->w_uid, NULL)) >= w->w_min_ts)
+			w->w_ready = 1;
+}
+
+/* The cache changed: the waiters are looked at once, by the firing event (not at every
+ * write: a relist writes a thousand entries while a thousand syncs wait). */
 static void
 pc_check_waits(struct podcache *pc)
 {
-	struct podcache_wait *w;
-	int                   any = 0;
-
-	for (w = pc->c_waits; w != NULL; w = w->w_next) {
-		if (w->w_ready)
-			continue;
-		if (pc_as_of(pc, pc_find(pc, w->w_uid, NULL)) >= w->w_min_ts) {
-			w->w_ready = 1;
-			any = 1;
-		}
-	}
-	if (any && !pc->c_fire_armed) {
+	if (pc->c_waits == NULL)
+		return;
+	pc->c_check = 1;
+	if (!pc->c_fire_armed) {
 		pc->c_fire_armed = 1;
 		event_active(pc->c_fire, EV_TIMEOUT, 0);
 	}
@@ -122,6 +148,9 @@ podcache_new(struct event_base *base)
 	if ((pc->c_fire = event_new(base, -1, 0, pc_fire, pc)) == NULL)
 		fatalx("%s: event_new failed", __func__);
 	event_priority_set(pc->c_fire, LOOP_PRI_NORMAL);
+	if ((pc->c_more = evtimer_new(base, pc_fire, pc)) == NULL)
+		fatalx("%s: evtimer_new failed", __func__);
+	event_priority_set(pc->c_more, LOOP_PRI_NORMAL);
 	pc->c_index = strindex_new();
 	return pc;
 }
@@ -151,6 +180,7 @@ podcache_free(struct podcache *pc)
 	free(pc->c_entries);
 	strindex_free(pc->c_index);
 	event_free(pc->c_fire);
+	event_free(pc->c_more);
 	free(pc);
 }
 
