@@ -1083,10 +1083,11 @@ kr_create_sandbox(struct kr_sync *m)
 		    m->pod->name, m->pod->ns, m->pod->uid);
 	req.config = m->sbcfg;
 	req.runtime_handler = (char *)handler;
-	log_v(2, "pod %s/%s: creating sandbox attempt %u", m->pod->ns, m->pod->name, attempt);
 	kr_intent_put(&m->kr->kr_x, m->pod->uid, "sandbox", "", attempt);
 	kr_sync_call(m, "RunPodSandbox", NULL);
 	cri_run_pod_sandbox(m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_run_sb_cb, m, m);
+	log_v(2, "pod %s/%s: creating sandbox attempt %u (RunPodSandbox sent)", m->pod->ns,
+	    m->pod->name, attempt);
 }
 
 /* A start's progress: the call in flight, for podctl. */

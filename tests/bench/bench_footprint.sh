@@ -216,6 +216,14 @@ M
 		    /^calls=/ && cur == "kletd_relist" {sub(/^calls=/, "", $1); c += $1}
 		    /^calls=/ {getline; cur = ""}
 		    END {print c + 0}' "$R/callgrind.out")
+		# The relist itself: the list calls sent, their answers hashed, decoded where they
+		# changed, diffed and committed, and kletd's relist-done work (inclusive costs of
+		# pleg_relist and cri_grpc_raw_done; the socket read and HTTP/2 framing excluded).
+		rl=$(callgrind_annotate --inclusive=yes --threshold=100 "$R/callgrind.out" 2>/dev/null | awk '
+		    !/=>/ && /^ *[0-9,]+ .*:(pleg_relist|cri_grpc_raw_done) / {
+			v = $1; gsub(/,/, "", v); s += v } END {print s + 0}')
+		echo "relist_ir N=$n relists=$cyc Ir_per_relist=$(awk -v i="$rl" -v c="$cyc" \
+		    'BEGIN {printf "%.0f", (c > 0 ? i / c : 0)}')"
 		echo "callgrind N=$n window_s=$idle Ir=${ir:-?} relists=$cyc" \
 		    "Ir_per_s=$(awk -v i="${ir:-0}" -v s="$idle" 'BEGIN {printf "%.0f", i / s}')" \
 		    "Ir_per_relist_cycle=$(awk -v i="${ir:-0}" -v c="$cyc" \
