@@ -10,7 +10,7 @@
  *        log (-v=2, wall-clock microseconds). The manifest is then removed and the next pair
  *        waits until kletd's worker for it has finished.
  * Prints one line per pair, then medians and p90 of both and the ratio of the medians:
- *   start raw_ms_p50 R raw_ms_p90 R kletd_ms_p50 K kletd_ms_p90 K ratio_p50 X pairs N
+ *   start raw_ms_p50=R raw_ms_p90=R kletd_ms_p50=K kletd_ms_p90=K ratio_p50=X pairs=N
  * Not part of `make check`: run by tests/bench/bench_start.sh (make bench). */
 #include <sys/stat.h>
 
@@ -396,7 +396,7 @@ main(int argc, char **argv)
 		double r = raw_run(i, argv[5], argv[6], argv[4]);
 		double k = kletd_run(i, argv[2], argv[3], argv[4], &off);
 
-		printf("pair %d raw_ms %.1f kletd_ms %.1f\n", i, r, k);
+		printf("pair %d raw_ms=%.1f kletd_ms=%.1f\n", i, r, k);
 		fflush(stdout);
 		if (r > 0)
 			raw[nr++] = r;
@@ -407,8 +407,8 @@ main(int argc, char **argv)
 		double r50 = quantile(raw, nr, 0.5), r90 = quantile(raw, nr, 0.9);
 		double k50 = quantile(kl, nk, 0.5), k90 = quantile(kl, nk, 0.9);
 
-		printf("start raw_ms_p50 %.1f raw_ms_p90 %.1f kletd_ms_p50 %.1f kletd_ms_p90 %.1f "
-		       "ratio_p50 %.3f pairs %zu\n",
+		printf("start raw_ms_p50=%.1f raw_ms_p90=%.1f kletd_ms_p50=%.1f kletd_ms_p90=%.1f "
+		       "ratio_p50=%.3f pairs=%zu\n",
 		    r50, r90, k50, k90, r50 > 0 ? k50 / r50 : -1, nr < nk ? nr : nk);
 	}
 	free(raw);

@@ -4,7 +4,7 @@
 # then a burst of BENCH_BURST pods (default 100) started at once with each window of
 # BENCH_WINDOWS (default "4096 32": the first is "unbounded") to compare the time until all
 # run. On demand only (make bench); needs root and containerd. Prints:
-#   start raw_ms_p50 .. raw_ms_p90 .. kletd_ms_p50 .. kletd_ms_p90 .. ratio_p50 .. pairs ..
+#   start raw_ms_p50=.. raw_ms_p90=.. kletd_ms_p50=.. kletd_ms_p90=.. ratio_p50=.. pairs=..
 #   burst pods=N window=W all_running_ms=.. max_in_flight=.. waited_max=..
 # Environment: top_srcdir, top_builddir (an optimized build with tests/bench/bench_start:
 # `make bench-start-bin`), KLET_CONTAINERD_DIR (default $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
@@ -12,6 +12,7 @@ set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
 . "$top/tests/lib/tap.sh"
+. "$top/tests/bench/lib_bench.sh"
 pairs=${1:-20}
 burst=${BENCH_BURST:-100}
 windows=${BENCH_WINDOWS:-4096 32}
@@ -22,15 +23,13 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 T=$(mktemp -d /tmp/klet-bench-start.XXXXXX)
 CTD=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-bench}
-CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
+CGROOT=$(bench_cgroot "$T")
 NODE=bench
 kpid=
 cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	KLET_CONTAINERD_DIR=$CTD sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
-	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		[ -d "$h${CGROOT#/}" ] && find "$h${CGROOT#/}" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	bench_cgroot_rm "$CGROOT"
 	rm -rf "$T"
 }
 trap cleanup EXIT

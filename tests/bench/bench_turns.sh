@@ -9,6 +9,7 @@ set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
 . "$top/tests/lib/tap.sh"
+. "$top/tests/bench/lib_bench.sh"
 n=${1:-1000}
 churn=${BENCH_CHURN:-60}
 step=${BENCH_STEP:-50}
@@ -16,14 +17,12 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 $PY -c 'import grpc' 2>/dev/null || skip_all "python3-grpcio not installed"
 T=$(mktemp -d /tmp/klet-bench-turns.XXXXXX)
-CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
+CGROOT=$(bench_cgroot "$T")
 kpid= fpid=
 cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
-	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		[ -d "$h${CGROOT#/}" ] && find "$h${CGROOT#/}" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	bench_cgroot_rm "$CGROOT"
 	rm -rf "$T"
 }
 trap cleanup EXIT
