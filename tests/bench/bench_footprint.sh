@@ -83,7 +83,8 @@ fi
 
 start_fake() {
 	SOCK=$T/cri.sock
-	rm -f "$SOCK" "$SOCK.ctl"
+	# A fresh output file: the last N's "fakecri: ready" must not answer for this one.
+	rm -f "$SOCK" "$SOCK.ctl" "$T/fakecri.out"
 	sh "$top/tests/fakecri/run.sh" --socket "$SOCK" >"$T/fakecri.out" 2>&1 &
 	fpid=$!
 	wait_for 300 grep -q 'fakecri: ready' "$T/fakecri.out" ||
