@@ -14,8 +14,7 @@
 #include "core/config.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "pod/pod.h"
-#include "pod/quantity.h"
+#include "core/quantity.h"
 #include "core/util.h"
 
 enum opt_id {

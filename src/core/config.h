@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "pod/pod.h"
+#include "core/lists.h"
+#include "core/quantity.h"
 
 struct klet_config {
 	char *config_file;              /* --config */

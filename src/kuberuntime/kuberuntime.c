@@ -21,7 +21,7 @@
 #include <event2/event.h>
 
 #include "logic/actions.h"
-#include "core/backoff.h"
+#include "logic/backoff.h"
 #include "core/config.h"
 #include "cri/cri.h"
 #include "node/events.h"
