@@ -21,7 +21,7 @@
 #include "cri/cri.h"
 #include "ctl/ctl.h" /* podctl */
 #include "node/events.h"
-#include "node/housekeeping.h"
+#include "kubelet/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "node/cgroups.h"
@@ -35,9 +35,9 @@
 #include "node/nodeinfo.h"
 #include "node/podconfig.h"
 #include "node/podworkers.h"
-#include "node/recovery.h" /* recovery */
-#include "prober/prober.h" /* prober */
-#include "server/server.h" /* server: the node's HTTPS server */
+#include "kubelet/recovery.h" /* recovery */
+#include "prober/prober.h"    /* prober */
+#include "server/server.h"    /* server: the node's HTTPS server */
 #include "node/source_file.h"
 #include "store/store.h" /* store */
 #include "core/sdnotify.h"

@@ -5,7 +5,7 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "api/apievents.h"
 #include "api/mirror.h"
 #include "logic/actions.h"
@@ -13,7 +13,7 @@
 #include "core/config.h"
 #include "ctl/ctl.h"
 #include "node/events.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "api/node.h"

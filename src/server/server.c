@@ -39,8 +39,8 @@
 #include <openssl/x509v3.h>
 #include <yajl/yajl_gen.h>
 
-#include "api/api.h"
-#include "api/kubeconfig.h"
+#include "client/api.h"
+#include "client/kubeconfig.h"
 #include "core/config.h"
 #include "core/json.h"
 #include "core/log.h"

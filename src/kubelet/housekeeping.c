@@ -10,7 +10,7 @@
 
 #include "cri/cri.h"
 #include "node/cgroups.h"
-#include "node/housekeeping.h"
+#include "kubelet/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "node/podcache.h"
