@@ -308,6 +308,13 @@ api_join_pressure(struct api_join *j, unsigned conditions)
 }
 
 void
+api_join_images(struct api_join *j, const struct node_image *im, size_t n)
+{
+	if (j != NULL && j->j_node != NULL)
+		node_set_images(j->j_node, im, n);
+}
+
+void
 api_join_foreach_restored(
     struct api_join *j, void (*cb)(const struct pod_status *, void *), void *arg)
 {
@@ -321,6 +328,21 @@ api_join_pod_evicted(
 {
 	if (j != NULL)
 		status_evict(j->j_status, pod, reason, message);
+}
+
+int
+api_join_pod_is_evicted(struct api_join *j, const char *uid)
+{
+	struct pod_status st;
+	int64_t           v, a;
+	int               evicted;
+
+	if (j == NULL || status_get(j->j_status, uid, &st, &v, &a) == -1)
+		return 0;
+	evicted =
+	    st.phase == PHASE_FAILED && st.reason != NULL && strcmp(st.reason, "Evicted") == 0;
+	pod_status_clear(&st);
+	return evicted;
 }
 
 void

@@ -76,6 +76,7 @@ enum opt_id {
 	O_IMAGE_GC_HIGH,
 	O_IMAGE_GC_LOW,
 	O_IMAGE_GC_AGE,
+	O_POD_INFRA_IMAGE,
 };
 
 static const struct option longopts[] = {
@@ -135,6 +136,7 @@ static const struct option longopts[] = {
 	{ "image-gc-high-threshold", required_argument, NULL, O_IMAGE_GC_HIGH },
 	{ "image-gc-low-threshold", required_argument, NULL, O_IMAGE_GC_LOW },
 	{ "image-minimum-gc-age", required_argument, NULL, O_IMAGE_GC_AGE },
+	{ "pod-infra-container-image", required_argument, NULL, O_POD_INFRA_IMAGE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -187,6 +189,10 @@ config_usage(FILE *fp)
 	    "  --image-gc-high-threshold PCT    image disk use that starts image GC (default 85)\n"
 	    "  --image-gc-low-threshold PCT     image GC frees down to this (default 80)\n"
 	    "  --image-minimum-gc-age DUR       unused images younger are kept (default 2m)\n"
+	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
+	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
+	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
+	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
 	    "  --register-with-taints K=V:E,... taints the node registers with\n"
 	    "  --node-labels k=v,...            labels added at registration\n"
 	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
@@ -670,6 +676,9 @@ config_apply(
 			    val, what);
 		set_str(&cfg->cgroup_root, val);
 		break;
+	case O_POD_INFRA_IMAGE:
+		set_str(&cfg->pod_infra_image, val);
+		break;
 	case O_RESOLV_CONF:
 		set_str(&cfg->resolv_conf, val);
 		break;
@@ -961,6 +970,7 @@ config_defaults(struct klet_config *cfg)
 	cfg->pod_logs_dir = xstrdup("/var/log/pods");
 	cfg->cgroup_root = xstrdup("/");
 	cfg->resolv_conf = xstrdup("/etc/resolv.conf");
+	cfg->pod_infra_image = xstrdup("registry.k8s.io/pause:3.9");
 	cfg->cluster_domain = xstrdup("");
 	cfg->max_pods = 110;
 	/* The kubelet's default hard eviction thresholds (Linux). */
@@ -1133,6 +1143,7 @@ config_clear(struct klet_config *cfg)
 	free(cfg->pod_logs_dir);
 	free(cfg->cgroup_root);
 	free(cfg->resolv_conf);
+	free(cfg->pod_infra_image);
 	free(cfg->cluster_domain);
 	strv_clear(&cfg->cluster_dns);
 	kvlist_clear(&cfg->node_labels);

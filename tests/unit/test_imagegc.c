@@ -22,11 +22,11 @@ test_amount(void **state)
 		int64_t cap, avail, want;
 		int     usage;
 	} t[] = {
-		{ 1000, 200, 0, 80 },    /* under the high threshold */
-		{ 1000, 151, 0, 85 },    /* 100 - 15 (integer division): at the threshold */
-		{ 1000, 150, 50, 85 },   /* at 85 %: down to 80 % */
-		{ 1000, 10, 190, 99 },   /* nearly full */
-		{ 1000, 2000, 0, 0 },    /* available above capacity is capped */
+		{ 1000, 200, 0, 80 },  /* under the high threshold */
+		{ 1000, 151, 0, 85 },  /* 100 - 15 (integer division): at the threshold */
+		{ 1000, 150, 50, 85 }, /* at 85 %: down to 80 % */
+		{ 1000, 10, 190, 99 }, /* nearly full */
+		{ 1000, 2000, 0, 0 },  /* available above capacity is capped */
 		{ 100 << 20, 0, 20 << 20, 100 },
 	};
 	size_t i;
@@ -57,18 +57,17 @@ test_detect_plan(void **state)
 	size_t             n = 0, out[8], k;
 	int64_t            freed, t0 = 1000 * MIN;
 	struct igc_image   first[] = {
-                { "sha256:old", 100, 0, 0 },
-                { "sha256:used", 200, 0, 1 },
-                { "sha256:pause", 50, 1, 0 },
-                { "sha256:mid", 300, 0, 1 },
+		  { "sha256:old", 100, 0, 0 },
+		  { "sha256:used", 200, 0, 1 },
+		  { "sha256:pause", 50, 1, 0 },
+		  { "sha256:mid", 300, 0, 1 },
 	};
 	struct igc_image second[] = {
-		{ "sha256:old", 100, 0, 0 },
-		{ "sha256:used", 200, 0, 1 },
+		{ "sha256:old", 100, 0, 0 }, { "sha256:used", 200, 0, 1 },
 		{ "sha256:pause", 50, 1, 0 },
-		{ "sha256:mid", 300, 0, 0 },  /* its container was removed */
-		{ "sha256:new", 400, 0, 0 },  /* pulled after the start */
-		{ "sha256:new", 400, 0, 0 },  /* listed twice: one record */
+		{ "sha256:mid", 300, 0, 0 }, /* its container was removed */
+		{ "sha256:new", 400, 0, 0 }, /* pulled after the start */
+		{ "sha256:new", 400, 0, 0 }, /* listed twice: one record */
 	};
 	struct igc_image third[] = {
 		{ "sha256:used", 200, 0, 1 },
@@ -78,7 +77,7 @@ test_detect_plan(void **state)
 	(void)state;
 	igc_detect(&r, &n, first, 4, t0, 1);
 	assert_int_equal(n, 4);
-	assert_string_equal(r[0].id, "sha256:mid"); /* sorted by id */
+	assert_string_equal(r[0].id, "sha256:mid");  /* sorted by id */
 	assert_int_equal(r[0].first_detected_ms, 0); /* initial: as old as can be */
 	assert_int_equal(r[0].last_used_ms, t0);
 	igc_detect(&r, &n, second, 6, t0 + MIN, 0);
@@ -116,8 +115,8 @@ test_detect_plan(void **state)
 static void
 test_node_images(void **state)
 {
-	const char *tags1[] = { "a:1", "a:latest" }, *dig1[] = { "a@sha256:1" };
-	const char *tags2[] = { "b:1", "b:2", "b:3", "b:4", "b:5", "b:6" };
+	const char           *tags1[] = { "a:1", "a:latest" }, *dig1[] = { "a@sha256:1" };
+	const char           *tags2[] = { "b:1", "b:2", "b:3", "b:4", "b:5", "b:6" };
 	struct igc_listed     l[60];
 	struct igc_node_image out[IGC_NODE_IMAGES_MAX];
 	size_t                i, k;
@@ -128,7 +127,7 @@ test_node_images(void **state)
 	l[1] = (struct igc_listed){ tags2, 6, NULL, 0, 30 };
 	k = igc_node_images(l, 2, out);
 	assert_int_equal(k, 2);
-	assert_int_equal(out[0].size, 30); /* largest first */
+	assert_int_equal(out[0].size, 30);  /* largest first */
 	assert_int_equal(out[0].nnames, 5); /* at most 5 names */
 	assert_string_equal(out[0].names[4], "b:5");
 	assert_int_equal(out[1].nnames, 3);
