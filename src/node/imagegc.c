@@ -239,6 +239,11 @@ ig_decide(struct imagegc *ig)
 	ig->initialized = 1;
 	ig->v.detections++;
 	ig->v.images = ig->nrecs;
+	log_v(3, "image GC: %s pass: %zu images (%zu in use, %zu pinned), image fs %s",
+	    ig->kind == IGC_GC            ? "collection"
+	        : ig->kind == IGC_RECLAIM ? "reclaim"
+	                                  : "detection",
+	    ig->nrecs, ig->v.in_use, ig->v.pinned, ig->fs.valid ? ig->fs.mountpoint : "unknown");
 	ig->want = 0;
 	if (ig->fs.valid) {
 		ig->want = igc_amount_to_free(&ig->pol, ig->fs.capacity, ig->fs.available, &usage);

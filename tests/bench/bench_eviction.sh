@@ -54,7 +54,9 @@ while [ $i -le "$runs" ]; do
 	wait_for 300 grep -q "killing container hog (" "$T/kletd.log"
 	sleep 1
 	st=$(grep "hog$i .*Normal Started" "$T/kletd.log" | head -1 | ms)
-	nt=$(grep 'eviction: memory threshold notification' "$T/kletd.log" | tail -1 | ms)
+	# the notification that ran the evicting pass (the eventfd also fires on the way down)
+	nt=$(awk -v p="eviction: evicting pod default/hog$i " '/eviction: memory threshold notification/ {l = $0}
+	    index($0, p) {print l; exit}' "$T/kletd.log" | ms)
 	ev=$(grep "eviction: evicting pod default/hog$i " "$T/kletd.log" | head -1)
 	sp=$(grep "killing container hog (" "$T/kletd.log" | tail -1 | ms)
 	echo "run $i: notify_to_stop_ms=$((sp - nt)) started_to_stop_ms=$((sp - st)) by=$(echo "$ev" |

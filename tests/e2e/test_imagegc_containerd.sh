@@ -1,11 +1,13 @@
 #!/bin/sh
 # Image garbage collection on a real containerd whose root (images, snapshots) is a small
 # tmpfs, joined to the API stand-in. Four test images (tests/e2e/mkimage.py, 4 MiB each):
-# img-a is used by a pod that is then deleted, img-b never used, img-c used by a running pod,
+# one of img-a / img-b is used by a pod that is then deleted (the one whose ID sorts first, so
+# that no order but the least recently used one passes), the other never used, img-c used by
+# a running pod,
 # img-d imported after kletd started (younger than --image-minimum-gc-age). The thresholds
 # are set a few percent above the present usage, and usage is pushed over the high one on
-# demand with a filler file on the tmpfs. Checked: the first GC removes img-b (least
-# recently used: never used), the second img-a, the third finds nothing it may remove
+# demand with a filler file on the tmpfs. Checked: the first GC removes the never used one
+# (least recently used), the second the used one, the third finds nothing it may remove
 # (img-c in use, img-d too young, busybox in use, the sandbox image kept) and posts
 # FreeDiskSpaceFailed with the kubelet's message; the node status lists the images by size;
 # podctl status shows the image GC.
@@ -46,6 +48,14 @@ not() { ! "$@"; }
 id_of() { images | awk -v t="klet.local/img-$1:1" '$2==t {print $1}'; }
 for i in a b c; do check "img-$i imported" has_image $i; done
 IDA=$(id_of a) IDB=$(id_of b)
+# The image used for a while is the one an order by ID would take first, so that only the
+# least recently used order removes the never used one first.
+if [ "$(printf '%s\n%s\n' "$IDA" "$IDB" | sort | head -1)" = "$IDA" ]; then
+	USED=a NEVER=b IDU=$IDA IDN=$IDB
+else
+	USED=b NEVER=a IDU=$IDB IDN=$IDA
+fi
+echo "# used then unused: img-$USED ($IDU); never used: img-$NEVER ($IDN)"
 
 mkdir -p "$T/as"
 AS_NODE=$NODE as_start "$T/as"
@@ -56,7 +66,7 @@ H=$((U + 8))
 echo "# image fs: $(df -h "$ROOTFS" | tail -1); usage $U%, thresholds $H% / $((H - 1))%"
 KLET_IMAGE_GC_PERIOD_MS=2000 start_kletd --kubeconfig "$T/kubeconfig" \
     --image-gc-high-threshold $H --image-gc-low-threshold $((H - 1)) \
-    --pod-infra-container-image klet.local/pause:3.9 -v=2
+    --pod-infra-container-image klet.local/pause:3.9 -v=3
 check "kletd started" logged 'kletd ready'
 
 mkpod() { # NAME IMAGE COMMAND
@@ -66,12 +76,14 @@ mkpod() { # NAME IMAGE COMMAND
 }
 phase() { as_ctl /pods/default/$1/get | as_json "d['status'].get('phase', '')"; }
 is_phase() { [ "$(phase $1)" = "$2" ]; }
-mkpod user-a klet.local/img-a:1 '["/bin/busybox","sleep","1000"]'
+mkpod user-a klet.local/img-$USED:1 '["/bin/busybox","sleep","1000"]'
 mkpod keep-c klet.local/img-c:1 '["/bin/busybox","sleep","1000"]'
 mkpod keep-bb klet.local/busybox:1.35 '["sleep","1000"]'
 for p in user-a keep-c keep-bb; do wait_for 600 is_phase $p Running; done
 for p in user-a keep-c keep-bb; do check "$p Running" is_phase $p Running; done
-# img-a: used, then unused (its pod deleted, its containers removed).
+# img-$USED: used (seen in use by a detection pass, every 2 s here), then unused (its pod
+# deleted, its containers removed).
+sleep 5
 as_ctl "/pods/default/user-a?method=DELETE&grace=0" >/dev/null
 wait_for 600 no_pod user-a
 check "user-a's containers removed" no_pod user-a
@@ -89,16 +101,16 @@ fill() {
 }
 removed() { grep -q "image GC: removed image $1" "$T/kletd.log"; }
 fill 1
-wait_for 300 removed "$IDB"
-check "first GC: img-b (never used) removed" removed "$IDB"
-check "... img-b gone from the runtime" not has_image b
-check "... img-a (used more recently) still there" has_image a
+wait_for 300 removed "$IDN"
+check "first GC: the never used image (img-$NEVER) removed" removed "$IDN"
+check "... gone from the runtime" not has_image $NEVER
+check "... img-$USED (used more recently) still there" has_image $USED
 check "logged the kubelet's high threshold line" logged \
     'image GC: Disk usage on image filesystem is over the high threshold, trying to free bytes down to the low threshold'
 fill 2
-wait_for 300 removed "$IDA"
-check "second GC: img-a removed" removed "$IDA"
-check "... img-a gone from the runtime" not has_image a
+wait_for 300 removed "$IDU"
+check "second GC: img-$USED removed" removed "$IDU"
+check "... gone from the runtime" not has_image $USED
 fill 3
 failed_event() { as_ctl /objects?kind=events | grep -q '"reason":"FreeDiskSpaceFailed"'; }
 wait_for 300 failed_event
@@ -118,13 +130,13 @@ node_images() {
 }
 echo "# node status images: $(node_images)"
 listed_c() { node_images | grep -Eq "'klet.local/img-c:1 [0-9]{7,}'"; }
-listed_b() { node_images | grep -q 'klet.local/img-b:1'; }
+listed_b() { node_images | grep -q "klet.local/img-$NEVER:1"; }
 by_size() {
 	as_ctl /objects?kind=nodes | as_json "[i['sizeBytes'] for n in d for i in n['status'].get('images', [])]" |
 	    $PY -c 'import ast, sys; v = ast.literal_eval(sys.stdin.read()); sys.exit(v != sorted(v, reverse=True) or len(v) < 4)'
 }
 check "node status: img-c listed with its size" listed_c
-check "node status: img-b no longer listed" not listed_b
+check "node status: img-$NEVER no longer listed" not listed_b
 check "node status: images sorted by size" by_size
 PODCTL=${top_builddir:-.}/podctl
 "$PODCTL" --socket "$T/root/podctl.sock" status | grep -A2 '^Image GC:' | sed 's/^/# /'
