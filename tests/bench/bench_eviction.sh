@@ -24,9 +24,7 @@ CGR=/klet-bench-ev-$$
 b_cleanup() {
 	as_stop
 	node_cleanup
-	for h in /sys/fs/cgroup/*; do
-		[ -d "$h$CGR" ] && find "$h$CGR" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	cgroup_root_rm $CGR
 }
 trap b_cleanup EXIT
 mkdir -p "$T/as"

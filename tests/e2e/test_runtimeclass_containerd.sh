@@ -22,9 +22,7 @@ CGR=/klet-e2e-rc-$$
 rc_cleanup() {
 	as_stop
 	node_cleanup
-	for h in $MNT/*; do
-		[ -d "$h$CGR" ] && find "$h$CGR" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	cgroup_root_rm $CGR
 }
 trap rc_cleanup EXIT
 mkdir -p "$T/as"
