@@ -514,6 +514,14 @@ kuberuntime_set_volumes(struct kuberuntime *kr, struct volumes *v)
 	kr->kr_env.volumes = v;
 }
 
+void
+kuberuntime_set_runtime_classes(struct kuberuntime *kr,
+    int (*lookup)(const char *name, const char **handler, void *arg), void *arg)
+{
+	kr->kr_env.rc_lookup = lookup;
+	kr->kr_env.rc_arg = arg;
+}
+
 /* ---- the machine's life ---- */
 
 static void
