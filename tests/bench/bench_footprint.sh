@@ -36,7 +36,7 @@ top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 KLETD=${top_builddir:-.}/kletd
 case $KLETD in /*) ;; *) KLETD=$(pwd)/$KLETD ;; esac
 . "$top/tests/lib/tap.sh"
-. "$top/tests/bench/lib_bench.sh"
+. "$top/tests/e2e/lib_node.sh" # cgroup_root_rm
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 tool=${BENCH_TOOL:-}
@@ -59,7 +59,7 @@ hz=$(getconf CLK_TCK)
 T=$(mktemp -d /tmp/klet-bench-footprint.XXXXXX)
 # The pods' cgroups go under a root of this run's own (the shared /kubepods may hold
 # thousands of other runs' directories, which housekeeping would walk every 2 s).
-CGROOT=$(bench_cgroot "$T")
+CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
 kpid= fpid= ctd=
 cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
@@ -67,7 +67,7 @@ cleanup() {
 	if [ -n "$ctd" ]; then
 		KLET_CONTAINERD_DIR=$ctd sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
 	fi
-	bench_cgroot_rm "$CGROOT"
+	cgroup_root_rm "$CGROOT"
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT

@@ -12,7 +12,7 @@ set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
 . "$top/tests/lib/tap.sh"
-. "$top/tests/bench/lib_bench.sh"
+. "$top/tests/e2e/lib_node.sh" # cgroup_root_rm
 pairs=${1:-20}
 burst=${BENCH_BURST:-100}
 windows=${BENCH_WINDOWS:-4096 32}
@@ -23,13 +23,13 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 T=$(mktemp -d /tmp/klet-bench-start.XXXXXX)
 CTD=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-bench}
-CGROOT=$(bench_cgroot "$T")
+CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
 NODE=bench
 kpid=
 cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	KLET_CONTAINERD_DIR=$CTD sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
-	bench_cgroot_rm "$CGROOT"
+	cgroup_root_rm "$CGROOT"
 	rm -rf "$T"
 }
 trap cleanup EXIT

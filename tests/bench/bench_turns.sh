@@ -9,7 +9,7 @@ set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
 . "$top/tests/lib/tap.sh"
-. "$top/tests/bench/lib_bench.sh"
+. "$top/tests/e2e/lib_node.sh" # cgroup_root_rm
 n=${1:-1000}
 churn=${BENCH_CHURN:-60}
 step=${BENCH_STEP:-50}
@@ -17,12 +17,12 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 $PY -c 'import grpc' 2>/dev/null || skip_all "python3-grpcio not installed"
 T=$(mktemp -d /tmp/klet-bench-turns.XXXXXX)
-CGROOT=$(bench_cgroot "$T")
+CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
 kpid= fpid=
 cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
-	bench_cgroot_rm "$CGROOT"
+	cgroup_root_rm "$CGROOT"
 	rm -rf "$T"
 }
 trap cleanup EXIT

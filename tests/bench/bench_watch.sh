@@ -12,18 +12,18 @@ top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
 top_srcdir=$top
 . "$top/tests/lib/tap.sh"
-. "$top/tests/bench/lib_bench.sh"
+. "$top/tests/e2e/lib_node.sh" # cgroup_root_rm
 . "$top/tests/apiserver/lib.sh"
 N=${1:-50}
 R=${BENCH_RUNNING:-110}
 T=$(mktemp -d /tmp/klet-bench-watch.XXXXXX)
-CGROOT=$(bench_cgroot "$T")
+CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
 kpid= fpid=
 cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
 	as_stop
-	bench_cgroot_rm "$CGROOT"
+	cgroup_root_rm "$CGROOT"
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "# kept $T" >&2; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
