@@ -53,7 +53,10 @@ stop_kletd() {
 }
 
 start_kletd
-"$b/tests/bench/bench_start" "$SOCK" "$T/m" "$T/kletd.log" "$NODE" "$T/root" "$T/logs" \
+# The raw pods' files go apart from kletd's root and log dirs: its housekeeping removes the
+# directories of pods it does not know.
+mkdir -p "$T/rawroot" "$T/rawlogs"
+"$b/tests/bench/bench_start" "$SOCK" "$T/m" "$T/kletd.log" "$NODE" "$T/rawroot" "$T/rawlogs" \
     "$pairs" >"$T/start.out" || { cat "$T/start.out"; tail -20 "$T/kletd.log" >&2; exit 1; }
 sed 's/^/# /' "$T/start.out" | grep '# pair' | tail -3
 grep '^start ' "$T/start.out"
