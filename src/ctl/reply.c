@@ -893,6 +893,10 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "journalOps", (int64_t)h.journal_ops);
 		json_gen_kv_int(g, "commits", (int64_t)h.commits);
 		json_gen_kv_int(g, "failures", (int64_t)h.failures);
+		json_gen_kv_int(g, "sqliteBytes", h.sqlite_bytes);
+		json_gen_kv_int(g, "cacheBytes", h.cache_bytes);
+		json_gen_kv_int(g, "cacheHits", (int64_t)h.cache_hits);
+		json_gen_kv_int(g, "cacheMisses", (int64_t)h.cache_misses);
 	}
 	yajl_gen_map_close(g);
 
