@@ -826,7 +826,7 @@ kletd_housekeeping(void *arg)
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
 	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back. */
-	heap_trim();
+	heap_trim(now_mono_ms());
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);

@@ -1,4 +1,5 @@
 /* heap.c — malloc thresholds and trimming (see heap.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,10 +10,13 @@
 
 #include "core/heap.h"
 #include "core/log.h"
+#include "core/util.h"
 
 static uint64_t heap_trims;
 static int64_t  heap_trimmed;
-static int64_t  heap_last_free = -1; /* free bytes at the last trim (or lowest since) */
+static int64_t  heap_last_free;    /* free bytes at the last trim (or the lowest since) */
+static int64_t  heap_last_slack;   /* resident bytes not in use after the last trim (idem) */
+static int64_t  heap_last_trim_ms; /* monotonic */
 
 void
 heap_tune(void)
@@ -23,6 +27,12 @@ heap_tune(void)
 	    mallopt(M_TRIM_THRESHOLD, HEAP_TRIM_THRESHOLD) != 1)
 		log_warnx("%s: mallopt refused a setting", __func__);
 #endif
+}
+
+size_t
+heap_transient(size_t n)
+{
+	return n >= HEAP_TRANSIENT_MIN && n < HEAP_MMAP_THRESHOLD ? HEAP_MMAP_THRESHOLD : n;
 }
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
@@ -43,44 +53,58 @@ heap_info(int64_t *in_use, int64_t *free_bytes, int64_t *mapped)
 }
 #endif
 
-/* Resident bytes of the process (0 if unknown). */
+/* Anonymous resident bytes of the process (statm: resident less file-backed), 0 if
+ * unknown: the heap, mapped blocks, the stack, the libraries' written data. */
 static int64_t
-heap_rss(void)
+heap_anon(void)
 {
 	FILE     *f = fopen("/proc/self/statm", "re");
-	long long size = 0, res = 0;
+	long long size = 0, res = 0, shared = 0;
 
 	if (f == NULL)
 		return 0;
-	if (fscanf(f, "%lld %lld", &size, &res) != 2)
-		res = 0;
+	if (fscanf(f, "%lld %lld %lld", &size, &res, &shared) != 3)
+		res = shared = 0;
 	fclose(f);
-	return (int64_t)res * sysconf(_SC_PAGESIZE);
+	return (int64_t)(res - shared) * sysconf(_SC_PAGESIZE);
 }
 
 int
-heap_trim(void)
+heap_trim(int64_t now_ms)
 {
-	int64_t in_use, free_bytes, mapped, rss;
+	int64_t in_use, free_bytes, mapped, anon, slack;
+	int64_t t0;
+	int     burst, regrown;
 
 	heap_info(&in_use, &free_bytes, &mapped);
-	/* Free memory inside the heap stays free (malloc_trim only gives its pages back), so
-	 * trim again only when more has been freed since: a burst ended. */
-	if (heap_last_free < 0 || free_bytes < heap_last_free)
+	anon = heap_anon();
+	slack = anon - in_use; /* resident but not in use, plus what is not the heap's */
+	/* Free memory stays free after a trim (only its pages go back): the lowest levels
+	 * since the last trim are what "more" is measured from. */
+	if (free_bytes < heap_last_free)
 		heap_last_free = free_bytes;
-	if (free_bytes - heap_last_free < HEAP_TRIM_MIN_FREE || free_bytes < in_use / 8)
+	if (slack < heap_last_slack)
+		heap_last_slack = slack;
+	burst = free_bytes - heap_last_free >= HEAP_TRIM_MIN_FREE && free_bytes >= in_use / 8;
+	regrown = anon > 0 && slack - heap_last_slack >= HEAP_TRIM_SLACK &&
+	    now_ms - heap_last_trim_ms >= HEAP_TRIM_SLACK_MS;
+	if (!burst && !regrown)
 		return 0;
-	rss = heap_rss();
+	t0 = now_mono_us();
 #if defined(__GLIBC__)
 	malloc_trim(0);
 #endif
 	heap_trims++;
-	heap_trimmed = rss - heap_rss();
+	heap_last_trim_ms = now_ms;
 	heap_last_free = free_bytes;
+	heap_trimmed = anon - heap_anon();
+	heap_last_slack = slack - heap_trimmed;
 	log_v(3,
-	    "heap: %lld KiB free inside the heap (%lld KiB in use): trimmed, %lld KiB given "
+	    "heap: %lld KiB in use, %lld KiB free inside (%s): trimmed in %lldus, %lld KiB given "
 	    "back",
-	    (long long)free_bytes / 1024, (long long)in_use / 1024, (long long)heap_trimmed / 1024);
+	    (long long)in_use / 1024, (long long)free_bytes / 1024,
+	    burst ? "after a burst" : "touched again", (long long)(now_mono_us() - t0),
+	    (long long)heap_trimmed / 1024);
 	return 1;
 }
 
