@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/intern.h"
 #include "pod/runtime.h"
 #include "core/util.h"
 
@@ -125,6 +126,88 @@ rt_pod_status_copy(struct rt_pod_status *dst, const struct rt_pod_status *src)
 			rt_container_copy(&dst->containers[i], &src->containers[i]);
 		dst->ncontainers = src->ncontainers;
 	}
+}
+
+void
+rt_pod_status_intern(struct rt_pod_status *dst, const struct rt_pod_status *src)
+{
+	size_t i, j;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->uid = intern(src->uid);
+	dst->name = intern(src->name);
+	dst->ns = intern(src->ns);
+	dst->timestamp = src->timestamp;
+	if (src->nsandboxes > 0) {
+		dst->sandboxes = xcalloc(src->nsandboxes, sizeof(*dst->sandboxes));
+		for (i = 0; i < src->nsandboxes; i++) {
+			const struct rt_sandbox *s = &src->sandboxes[i];
+			struct rt_sandbox       *d = &dst->sandboxes[i];
+
+			*d = *s;
+			d->id = intern(s->id);
+			d->ip = intern(s->ip);
+			d->extra_ips = NULL;
+			if (s->nextra_ips > 0) {
+				d->extra_ips = xcalloc(s->nextra_ips, sizeof(*d->extra_ips));
+				for (j = 0; j < s->nextra_ips; j++)
+					d->extra_ips[j] = intern(s->extra_ips[j]);
+			}
+		}
+		dst->nsandboxes = src->nsandboxes;
+	}
+	if (src->ncontainers > 0) {
+		dst->containers = xcalloc(src->ncontainers, sizeof(*dst->containers));
+		for (i = 0; i < src->ncontainers; i++) {
+			const struct rt_container *s = &src->containers[i];
+			struct rt_container       *d = &dst->containers[i];
+
+			*d = *s;
+			d->id = intern(s->id);
+			d->name = intern(s->name);
+			d->sandbox_id = intern(s->sandbox_id);
+			d->reason = intern(s->reason);
+			d->message = intern(s->message);
+			d->image = intern(s->image);
+			d->image_ref = intern(s->image_ref);
+		}
+		dst->ncontainers = src->ncontainers;
+	}
+}
+
+void
+rt_pod_status_clear_interned(struct rt_pod_status *st)
+{
+	size_t i, j;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < st->nsandboxes; i++) {
+		struct rt_sandbox *s = &st->sandboxes[i];
+
+		intern_drop(s->id);
+		intern_drop(s->ip);
+		for (j = 0; j < s->nextra_ips; j++)
+			intern_drop(s->extra_ips[j]);
+		free(s->extra_ips);
+	}
+	free(st->sandboxes);
+	for (i = 0; i < st->ncontainers; i++) {
+		struct rt_container *c = &st->containers[i];
+
+		intern_drop(c->id);
+		intern_drop(c->name);
+		intern_drop(c->sandbox_id);
+		intern_drop(c->reason);
+		intern_drop(c->message);
+		intern_drop(c->image);
+		intern_drop(c->image_ref);
+	}
+	free(st->containers);
+	intern_drop(st->uid);
+	intern_drop(st->name);
+	intern_drop(st->ns);
+	memset(st, 0, sizeof(*st));
 }
 
 static int
