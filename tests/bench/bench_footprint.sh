@@ -37,7 +37,9 @@
 #                                  other files, kernel), with RSS, PSS, private dirty and the
 #                                  RSS of its executable part (text), largest first, and the
 #                                  totals of smaps_rollup; BENCH_SMAPS=2 also lists each
-#                                  anonymous/heap mapping over 64 KiB
+#                                  anonymous/heap mapping over 64 KiB; and podctl status's
+#                                  Store and Heap lines (SQLite's heap and page cache,
+#                                  malloc's bytes in use and free) when podctl is built
 #   BENCH_API=1                    also join the API stand-in (tests/apiserver) over TLS with a
 #                                  client certificate (the static pods become mirror pods)
 set -u
@@ -275,7 +277,13 @@ M
 	    "rss_kib=$rss pss_kib=${pss:-?} hwm_kib=$hwm private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
 	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
 	    "ready_s=$(( (t1 - t0) / 1000000000 ))"
-	[ "${BENCH_SMAPS:-0}" != 0 ] && smaps_breakdown "$kpid" "$n"
+	if [ "${BENCH_SMAPS:-0}" != 0 ]; then
+		smaps_breakdown "$kpid" "$n"
+		# kletd's own view: SQLite's heap and page cache, malloc's in use and free.
+		[ -x "${KLETD%/*}/podctl" ] && "${KLETD%/*}/podctl" --socket "$R/root/podctl.sock" \
+		    status 2>/dev/null | sed -n '/^Store:/,/^Events:/p' |
+		    grep -v '^Events:' | sed "s/^/# N=$n podctl: /"
+	fi
 	kill -TERM "$kpid" 2>/dev/null
 	wait_for 600 sh -c "! kill -0 $kpid" 2>/dev/null
 	wait "$kpid" 2>/dev/null
