@@ -25,6 +25,8 @@ struct events;
 struct store;
 struct pleg;
 struct prober;
+struct eviction;
+struct imagegc;
 struct ctl;
 
 /* What the API side can tell (all optional). Strings borrowed for the call. */
@@ -56,6 +58,7 @@ struct ctl_deps {
 	struct prober   *prober;       /* probe results (READY, describe); may be NULL */
 	const int64_t   *recovered_ms; /* ms from start to recovered, -1 before; NULL */
 	struct eviction *eviction;     /* signals, thresholds, last eviction; may be NULL */
+	struct imagegc  *imagegc;      /* image GC policy, image fs, removals; may be NULL */
 };
 
 /* Creates the socket (replacing a stale one) and starts accepting. Returns NULL with a

@@ -1056,6 +1056,30 @@ status_eviction(const struct json *e)
 	if (js(e, "lastPod") != NULL)
 		printf("  %-28s%s: %s\n", "Last eviction:", js(e, "lastPod"),
 		    jsd(e, "lastMessage", ""));
+	if (ji(e, "reclaims", 0) > 0)
+		printf("  %-28s%lld (dead containers, unused images)\n",
+		    "Node-level reclaims:", (long long)ji(e, "reclaims", 0));
+}
+
+/* The image GC manager: thresholds, the image file system, what it removed. */
+static void
+status_imagegc(const struct json *g)
+{
+	if (g == NULL || json_get(g, "high") == NULL)
+		return;
+	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds; %lld images (%lld in use, "
+	       "%lld pinned)\n",
+	    "Image GC:", (long long)ji(g, "high", 0), (long long)ji(g, "low", 0),
+	    (long long)ji(g, "minAgeMs", 0) / 1000, (long long)ji(g, "images", 0),
+	    (long long)ji(g, "inUse", 0), (long long)ji(g, "pinned", 0));
+	if (js(g, "mountpoint") != NULL)
+		printf("  %-28s%s: %lld%% used, %lld of %lld bytes available\n",
+		    "Image fs:", js(g, "mountpoint"), (long long)ji(g, "usagePercent", 0),
+		    (long long)ji(g, "available", 0), (long long)ji(g, "capacity", 0));
+	printf("  %-28s%lld runs, %lld images removed, %lld bytes freed%s%s\n",
+	    "Collected:", (long long)ji(g, "runs", 0), (long long)ji(g, "removed", 0),
+	    (long long)ji(g, "freedBytes", 0), js(g, "lastResult") != NULL ? "; last: " : "",
+	    jsd(g, "lastResult", ""));
 }
 
 static int
@@ -1112,6 +1136,7 @@ cmd_status(FILE *f, const struct opts *o)
 		    (long long)ji(s, "fromStore", 0), (long long)ji(s, "objects", 0),
 		    (long long)ji(s, "statusCalls", 0));
 	status_eviction(json_get(d, "eviction"));
+	status_imagegc(json_get(d, "imageGC"));
 	s = json_get(d, "store");
 	if (js(s, "health") != NULL)
 		printf("%-16s%s, %.1f KiB, %lld commits, %lld failures, %lld journal ops%s%s\n",
