@@ -19,6 +19,7 @@
 #include "api/join.h" /* api */
 #include "api/node.h" /* api: status.images */
 #include "core/config.h"
+#include "core/heap.h"
 #include "cri/cri.h"
 #include "ctl/ctl.h" /* podctl */
 #include "node/events.h"
@@ -901,6 +902,8 @@ kletd_housekeeping(void *arg)
 	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
+	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back. */
+	heap_trim(now_mono_ms());
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);
@@ -991,6 +994,7 @@ main(int argc, char **argv)
 	char         err[512];
 	int          rc = 0;
 
+	heap_tune();
 	memset(&k, 0, sizeof(k));
 	k.k_lock_fd = -1;
 	switch (config_load(&k.k_cfg, argc, argv, err, sizeof(err))) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/heap.h"
 #include "cri/cri.h"
 #include "ctl/ctl.h"
 #include "ctl/reply.h"
@@ -924,8 +925,26 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "journalOps", (int64_t)h.journal_ops);
 		json_gen_kv_int(g, "commits", (int64_t)h.commits);
 		json_gen_kv_int(g, "failures", (int64_t)h.failures);
+		json_gen_kv_int(g, "sqliteBytes", h.sqlite_bytes);
+		json_gen_kv_int(g, "cacheBytes", h.cache_bytes);
+		json_gen_kv_int(g, "cacheHits", (int64_t)h.cache_hits);
+		json_gen_kv_int(g, "cacheMisses", (int64_t)h.cache_misses);
 	}
 	yajl_gen_map_close(g);
+
+	{
+		struct heap_stats hs;
+
+		heap_stats(&hs);
+		json_gen_key(g, "heap");
+		yajl_gen_map_open(g);
+		json_gen_kv_int(g, "inUseBytes", hs.in_use);
+		json_gen_kv_int(g, "freeBytes", hs.free_bytes);
+		json_gen_kv_int(g, "mappedBytes", hs.mapped);
+		json_gen_kv_int(g, "trims", (int64_t)hs.trims);
+		json_gen_kv_int(g, "lastTrimmedBytes", hs.trimmed);
+		yajl_gen_map_close(g);
+	}
 
 	json_gen_key(g, "events");
 	yajl_gen_map_open(g);

@@ -1146,6 +1146,17 @@ cmd_status(FILE *f, const struct opts *o)
 		    jsd(s, "lastError", ""));
 	else
 		printf("%-16sunavailable\n", "Store:");
+	if (js(s, "health") != NULL)
+		printf("%-16sSQLite %.1f KiB, page cache %.1f KiB, %lld hits, %lld misses\n", "",
+		    (double)ji(s, "sqliteBytes", 0) / 1024, (double)ji(s, "cacheBytes", 0) / 1024,
+		    (long long)ji(s, "cacheHits", 0), (long long)ji(s, "cacheMisses", 0));
+	s = json_get(d, "heap");
+	if (s != NULL)
+		printf("%-16s%.1f KiB in use (%.1f KiB mapped), %.1f KiB free inside, %lld trims "
+		       "(last gave back %.1f KiB)\n",
+		    "Heap:", (double)ji(s, "inUseBytes", 0) / 1024,
+		    (double)ji(s, "mappedBytes", 0) / 1024, (double)ji(s, "freeBytes", 0) / 1024,
+		    (long long)ji(s, "trims", 0), (double)ji(s, "lastTrimmedBytes", 0) / 1024);
 	printf("%-16s%lld stored\n", "Events:", (long long)ji(json_get(d, "events"), "stored", 0));
 	s = json_get(d, "loop");
 	printf("%-16slag %lldus\n", "Loop:", (long long)ji(s, "lagUs", 0));
