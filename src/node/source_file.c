@@ -63,12 +63,12 @@ sf_hex_uid(const char *canon, const char *path, const char *node)
 {
 	const struct md5_part parts[] = { { canon, strlen(canon) }, { "host:", 5 },
 		{ node, strlen(node) }, { "file:", 5 }, { path, strlen(path) } };
-	uint8_t               md[MD5_LEN];
-	char                 *out = xcalloc(MD5_LEN * 2 + 1, 1);
+	uint8_t               md[KLET_MD5_LEN];
+	char                 *out = xcalloc(KLET_MD5_LEN * 2 + 1, 1);
 	size_t                i;
 
 	md5_digest(parts, nitems(parts), md);
-	for (i = 0; i < MD5_LEN; i++)
+	for (i = 0; i < KLET_MD5_LEN; i++)
 		snprintf(out + i * 2, 3, "%02x", md[i]);
 	return out;
 }

@@ -13,11 +13,11 @@
 #include "core/md5.h"
 
 static void
-hex(const uint8_t *d, char out[MD5_LEN * 2 + 1])
+hex(const uint8_t *d, char out[KLET_MD5_LEN * 2 + 1])
 {
 	size_t i;
 
-	for (i = 0; i < MD5_LEN; i++)
+	for (i = 0; i < KLET_MD5_LEN; i++)
 		snprintf(out + i * 2, 3, "%02x", d[i]);
 }
 
@@ -38,8 +38,8 @@ test_rfc1321_suite(void **state)
 		  "0",
 		    "57edf4a22be3c955ac49da2e2107b67a" },
 	};
-	uint8_t d[MD5_LEN];
-	char    h[MD5_LEN * 2 + 1];
+	uint8_t d[KLET_MD5_LEN];
+	char    h[KLET_MD5_LEN * 2 + 1];
 	size_t  i;
 
 	(void)state;
@@ -55,7 +55,7 @@ test_rfc1321_suite(void **state)
 static void
 test_same_as_openssl(void **state)
 {
-	uint8_t      buf[300], d[MD5_LEN], want[MD5_LEN];
+	uint8_t      buf[300], d[KLET_MD5_LEN], want[KLET_MD5_LEN];
 	unsigned int wlen;
 	size_t       len, cut, i;
 
@@ -66,16 +66,16 @@ test_same_as_openssl(void **state)
 		struct md5_part whole = { buf, len };
 
 		assert_int_equal(EVP_Digest(buf, len, want, &wlen, EVP_md5(), NULL), 1);
-		assert_int_equal(wlen, MD5_LEN);
+		assert_int_equal(wlen, KLET_MD5_LEN);
 		md5_digest(&whole, 1, d);
-		assert_memory_equal(d, want, MD5_LEN);
+		assert_memory_equal(d, want, KLET_MD5_LEN);
 		/* The same bytes in three parts, cut anywhere. */
 		for (cut = 0; cut <= len; cut += 7) {
 			struct md5_part parts[3] = { { buf, cut / 2 },
 				{ buf + cut / 2, cut - cut / 2 }, { buf + cut, len - cut } };
 
 			md5_digest(parts, 3, d);
-			assert_memory_equal(d, want, MD5_LEN);
+			assert_memory_equal(d, want, KLET_MD5_LEN);
 		}
 	}
 }
