@@ -1,8 +1,8 @@
 #!/bin/sh
 # Developer build: contrib/dev-build.sh NAME [make args...]
 # Builds this tree out of tree in /tmp/klet-build-NAME (ASan+UBSan unless KLET_CONFIGURE_FLAGS
-# says otherwise, e.g. KLET_CONFIGURE_FLAGS='CFLAGS="-O2 -g"'). The autotools files are regenerated under a lock, so several builds of the
-# same tree may run at once.
+# says otherwise, e.g. KLET_CONFIGURE_FLAGS='CFLAGS="-O2 -g"'). The autotools files are
+# regenerated under a lock, so several builds of the same tree may run at once.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:-default}
