@@ -933,6 +933,7 @@ main(int argc, char **argv)
 		config_clear(&k.k_cfg);
 		return 2;
 	}
+	log_set_max_size((uint64_t)k.k_cfg.log_file_max_mb * 1024 * 1024);
 	event_set_log_callback(kletd_event_log);
 	log_info("kletd %s starting node=%s root-dir=%s runtime=%s", KLET_VERSION,
 	    k.k_cfg.node_name, k.k_cfg.root_dir, k.k_cfg.runtime_endpoint);

@@ -39,6 +39,10 @@ static const struct option longopts[] = {
 	{ "runtime-request-timeout", required_argument, NULL, O_RUNTIME_TIMEOUT },
 	{ "logging-format", required_argument, NULL, O_LOGGING_FORMAT },
 	{ "log-file", required_argument, NULL, O_LOG_FILE },
+	{ "log-file-max-size", required_argument, NULL, O_LOG_FILE_MAX_SIZE },
+	{ "shutdown-grace-period", required_argument, NULL, O_SHUTDOWN_GRACE },
+	{ "shutdown-grace-period-critical-pods", required_argument, NULL,
+	    O_SHUTDOWN_GRACE_CRITICAL },
 	{ "podctl-socket", required_argument, NULL, O_CTL_SOCKET },
 	{ "podctl-group", required_argument, NULL, O_CTL_GROUP },
 	{ "runtime-handler", required_argument, NULL, O_RUNTIME_HANDLER },
@@ -152,6 +156,13 @@ config_usage(FILE *fp)
 	    "  --podctl-group GROUP             group allowed to use the inspection socket\n"
 	    "  --logging-format text|json       log line format (default text)\n"
 	    "  --log-file FILE                  log to FILE (reopened on SIGHUP)\n"
+	    "  --log-file-max-size MB           FILE is renamed FILE.1 at this size (default\n"
+	    "                                   1800; 0: no limit)\n"
+	    "  --shutdown-grace-period DUR      delay the node's shutdown (systemd-logind inhibitor\n"
+	    "                                   lock) this long to terminate the pods (default 0:\n"
+	    "                                   off)\n"
+	    "  --shutdown-grace-period-critical-pods DUR  the part of it kept for critical pods,\n"
+	    "                                   terminated after the others (default 0)\n"
 	    "  -v N                             log verbosity (0-10)\n"
 	    "  --help, --version\n",
 	    fp);
@@ -742,6 +753,28 @@ config_apply(
 	case O_LOG_FILE:
 		set_str(&cfg->log_file, val);
 		break;
+	case O_LOG_FILE_MAX_SIZE:
+		if (parse_int(val, 0, 1024 * 1024, &n) == -1)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a number of megabytes from 0 "
+			    "(no limit) to 1048576",
+			    val, what);
+		cfg->log_file_max_mb = n;
+		break;
+	case O_SHUTDOWN_GRACE:
+	case O_SHUTDOWN_GRACE_CRITICAL:
+		/* The kubelet counts whole seconds (an inhibitor delay, pods' grace). */
+		if (config_parse_duration(val, &ms) == -1 || ms < 0 || ms % 1000 != 0 ||
+		    ms > 24 * 3600 * 1000LL)
+			return errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a duration in whole seconds "
+			    "such as 30s or 2m, at most 24h",
+			    val, what);
+		if (id == O_SHUTDOWN_GRACE)
+			cfg->shutdown_grace_ms = ms;
+		else
+			cfg->shutdown_grace_critical_ms = ms;
+		break;
 	case O_CTL_SOCKET:
 		set_str(&cfg->ctl_socket, val);
 		break;
@@ -906,6 +939,7 @@ config_defaults(struct klet_config *cfg)
 	cfg->healthz_port = 10248;
 	cfg->server_max_streams = 64;
 	cfg->streaming_idle_ms = 4 * 3600 * 1000;
+	cfg->log_file_max_mb = 1800; /* klog's */
 }
 
 struct flag_val {
@@ -992,6 +1026,16 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 			res = CONFIG_ERROR;
 			goto out;
 		}
+	if (cfg->shutdown_grace_critical_ms > cfg->shutdown_grace_ms) {
+		/* The kubelet's validation. */
+		errf(err, errlen,
+		    "shutdownGracePeriodCriticalPods (%llds) must be <= shutdownGracePeriod "
+		    "(%llds)",
+		    (long long)(cfg->shutdown_grace_critical_ms / 1000),
+		    (long long)(cfg->shutdown_grace_ms / 1000));
+		res = CONFIG_ERROR;
+		goto out;
+	}
 	if (cfg->hostname_override != NULL)
 		cfg->node_name = xstrdup(cfg->hostname_override);
 	else {

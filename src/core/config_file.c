@@ -79,6 +79,8 @@ static const struct cf_field {
 	{ "tlsPrivateKeyFile", CF_STR, O_TLS_KEY },
 	{ "authentication", CF_STR, 0 }, /* x509.clientCAFile, anonymous/webhook.enabled */
 	{ "authorization", CF_STR, 0 },  /* mode */
+	{ "shutdownGracePeriod", CF_STR, O_SHUTDOWN_GRACE },
+	{ "shutdownGracePeriodCriticalPods", CF_STR, O_SHUTDOWN_GRACE_CRITICAL },
 	{ "kind", CF_STR, 0 },
 	{ "apiVersion", CF_STR, 0 },
 };

@@ -62,6 +62,9 @@ enum opt_id {
 	O_AUTHZ_MODE,
 	O_MAX_STREAMS,
 	O_STREAMING_IDLE,
+	O_LOG_FILE_MAX_SIZE,
+	O_SHUTDOWN_GRACE,
+	O_SHUTDOWN_GRACE_CRITICAL,
 };
 
 /* Applies val to cfg as flag id would; what names the source in errors ("flag --port",
