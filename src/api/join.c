@@ -320,7 +320,14 @@ api_join_pod_evicted(
     struct api_join *j, const struct pod *pod, const char *reason, const char *message)
 {
 	if (j != NULL)
-		status_evict(j->j_status, pod, reason, message);
+		status_evict(j->j_status, pod, reason, message, 1);
+}
+
+void
+api_join_shutting_down(struct api_join *j, int on)
+{
+	if (j != NULL && j->j_node != NULL)
+		node_set_shutting_down(j->j_node, on);
 }
 
 void

@@ -70,8 +70,9 @@ struct node {
 	char              *n_rt_version; /* "containerd://1.6.20" */
 	struct cond        n_conds[4];
 	struct node_stats  n_stats;
-	int                n_pressure_set; /* the eviction manager reports (node_set_pressure) */
-	unsigned           n_pressure;     /* 1 memory, 2 disk, 4 pid */
+	int                n_pressure_set;  /* the eviction manager reports (node_set_pressure) */
+	unsigned           n_pressure;      /* 1 memory, 2 disk, 4 pid */
+	int                n_shutting_down; /* node_set_shutting_down */
 };
 
 static void node_register(struct node *);
@@ -297,6 +298,10 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 		nc[3].reason = "KubeletNotReady";
 		snprintf(nc[3].message, sizeof(nc[3].message), "PLEG is not healthy: %s",
 		    n->n_pleg_msg ? n->n_pleg_msg : "relist stalled");
+	} else if (n->n_shutting_down) {
+		nc[3].status = 0; /* the node shutdown manager's ShutdownStatus */
+		nc[3].reason = "KubeletNotReady";
+		snprintf(nc[3].message, sizeof(nc[3].message), "node is shutting down");
 	} else {
 		nc[3].status = 1;
 		nc[3].reason = "KubeletReady";
@@ -957,6 +962,15 @@ node_set_pleg_health(struct node *n, int healthy, const char *message)
 	n->n_pleg_ok = !!healthy;
 	free(n->n_pleg_msg);
 	n->n_pleg_msg = xstrdup(message);
+	node_kick(n);
+}
+
+void
+node_set_shutting_down(struct node *n, int on)
+{
+	if (n->n_shutting_down == !!on)
+		return;
+	n->n_shutting_down = !!on;
 	node_kick(n);
 }
 

@@ -53,6 +53,8 @@ void node_free(struct node *);
 void node_set_runtime_health(struct node *, int ready, const char *message);
 /* The PLEG's health (relist not stalled). */
 void node_set_pleg_health(struct node *, int healthy, const char *message);
+/* The node is shutting down (graceful node shutdown): NotReady, "node is shutting down". */
+void node_set_shutting_down(struct node *, int on);
 /* The eviction manager's node conditions (1 MemoryPressure, 2 DiskPressure, 4 PIDPressure);
  * once called, they replace the fixed thresholds. */
 void node_set_pressure(struct node *, unsigned pressure);
