@@ -27,6 +27,7 @@
 #include "node/cgroups.h"
 #include "node/eviction.h"
 #include "node/logrotate.h"
+#include "node/nodeshutdown.h"
 #include "core/loop.h"
 #include "node/pleg.h"
 #include "pod/pod.h"
@@ -79,6 +80,7 @@ struct kletd {
 	struct pw_syncer     k_inner;       /* kuberuntime's syncer, wrapped by k_cgroups */
 	int64_t              k_pods_memory; /* capacity - reserved: kubepods' memory limit */
 	struct eviction     *k_eviction;    /* the eviction manager */
+	struct nodeshutdown *k_shutdown;    /* graceful node shutdown; NULL: off */
 	struct bootstrap    *k_certreq;     /* --rotate-certificates: a renewal in flight */
 	struct event        *k_cert_timer;  /* fires at k_cert_due_s */
 	int64_t              k_cert_due_s;  /* when the client certificate is renewed (Unix s) */
@@ -395,6 +397,30 @@ kletd_evict(void *arg, const struct pod *pod, int64_t grace_s, const char *messa
 	pod_unref(ref);
 }
 
+/* nodeshutdown: the pod is reported Failed / Terminated and killed with the group's grace. */
+static void
+kletd_shutdown_kill(void *arg, const struct pod *pod, int64_t grace_s)
+{
+	struct kletd     *k = arg;
+	const struct pod *ref = pod_ref(pod);
+
+	api_join_pod_evicted(k->k_join, ref, NODESHUTDOWN_REASON, NODESHUTDOWN_MESSAGE);
+	podworkers_update(k->k_workers, ref, PW_UPDATE_KILL, grace_s);
+	pod_unref(ref);
+}
+
+/* nodeshutdown: NotReady and no new pods while the node shuts down. */
+static void
+kletd_shutting_down(void *arg, int on)
+{
+	struct kletd *k = arg;
+
+	api_join_shutting_down(k->k_join, on);
+	kletd_notify("STATUS=%s",
+	    on ? "the node is shutting down: terminating the pods"
+	       : "the node shutdown was cancelled; running");
+}
+
 static void
 kletd_pressure(void *arg, unsigned conditions)
 {
@@ -505,6 +531,7 @@ kletd_node_info(struct admit_node *an, void *arg)
 	    k->k_eviction != NULL ? eviction_conditions(k->k_eviction) : k->k_nodeinfo.pressure;
 	an->taints = k->k_taints;
 	an->ntaints = k->k_cfg.ntaints;
+	an->shutting_down = nodeshutdown_active(k->k_shutdown);
 }
 
 /* TLS bootstrap and rotation (--bootstrap-kubeconfig, --rotate-certificates). */
@@ -735,6 +762,15 @@ kletd_wire(struct kletd *k)
 	k->k_hk = housekeeping_new(&hd);
 	if (kletd_eviction_new(k) < 0) /* eviction */
 		return -1;
+	k->k_shutdown = nodeshutdown_new(&(struct nodeshutdown_deps){ .base = base,
+	    .period_s = k->k_cfg.shutdown_grace_ms / 1000,
+	    .critical_s = k->k_cfg.shutdown_grace_critical_ms / 1000,
+	    .workers = k->k_workers,
+	    .events = k->k_events,
+	    .node_name = k->k_cfg.node_name,
+	    .kill = kletd_shutdown_kill,
+	    .shutting_down = kletd_shutting_down,
+	    .arg = k });
 	return 0;
 }
 
@@ -743,6 +779,8 @@ kletd_wire(struct kletd *k)
 static void
 kletd_unwire(struct kletd *k)
 {
+	nodeshutdown_free(k->k_shutdown); /* nodeshutdown: before the workers */
+	k->k_shutdown = NULL;
 	eviction_free(k->k_eviction); /* eviction: before the workers */
 	k->k_eviction = NULL;
 	api_join_free(k->k_join); /* api: before the pods' config and the workers */
