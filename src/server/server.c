@@ -52,9 +52,9 @@
 #include "node/podconfig.h"
 #include "pod/pod.h"
 #include "server/auth.h"
-#include "server/logreader.h"
 #include "server/metrics.h"
 #include "server/resource.h"
+#include "core/logreader.h"
 #include "server/server.h"
 
 #define SERVER_MAX_HEADERS    (16 * 1024) /* request line and headers */
@@ -1335,12 +1335,20 @@ serve_stats_summary(struct sreq *r)
 
 static void log_pump(struct sreq *);
 
+/* The log reader's sink: an evbuffer. */
+static void
+log_sink_write(void *arg, const void *buf, size_t len)
+{
+	evbuffer_add(arg, buf, len);
+}
+
 static void
 log_end(struct sreq *r)
 {
-	struct evbuffer *b = evbuffer_new();
+	struct evbuffer      *b = evbuffer_new();
+	struct logreader_sink sk = { log_sink_write, b };
 
-	logreader_finish(r->lr, b);
+	logreader_finish(r->lr, &sk);
 	if (evbuffer_get_length(b) > 0 && !r->closed)
 		evhttp_send_reply_chunk(r->req, b);
 	evbuffer_free(b);
@@ -1382,21 +1390,24 @@ container_running(struct server *s, const char *uid, const char *cid)
 static void
 log_pump(struct sreq *r)
 {
-	struct evbuffer  *b;
-	enum logreader_rc rc;
+	struct evbuffer      *b;
+	struct logreader_sink sk;
+	enum logreader_rc     rc;
 
 	if (r->waiting || r->closed)
 		return;
 	b = evbuffer_new();
-	rc = logreader_step(r->lr, b, SERVER_LOG_CHUNK);
+	sk.write = log_sink_write;
+	sk.arg = b;
+	rc = logreader_step(r->lr, &sk, SERVER_LOG_CHUNK);
 	if (rc == LOGREADER_EOF) {
-		int rot = logreader_check_rotation(r->lr, b);
+		int rot = logreader_check_rotation(r->lr, &sk);
 
 		if (rot == 1)
 			rc = LOGREADER_MORE;
 		else if (!container_running(r->s, r->uid, r->cid)) {
 			/* exited: what it wrote last is read before the end */
-			rc = logreader_step(r->lr, b, SERVER_LOG_CHUNK);
+			rc = logreader_step(r->lr, &sk, SERVER_LOG_CHUNK);
 			if (rc == LOGREADER_EOF)
 				rc = LOGREADER_DONE;
 		}
