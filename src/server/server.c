@@ -1450,29 +1450,20 @@ log_pump(struct sreq *r)
 }
 
 struct find_pod {
-	const char *ns, *name;
-	char       *uid;
-	int         has_container;
-	const char *container;
+	const char       *ns, *name;
+	const struct pod *pod; /* a reference */
 };
 
 static void
 find_pod_one(const struct pod *pod, const char *source, int admitted, void *arg)
 {
 	struct find_pod *f = arg;
-	size_t           i;
 
 	(void)source;
 	(void)admitted;
-	if (f->uid != NULL || !streq_null(pod->ns, f->ns) || !streq_null(pod->name, f->name))
+	if (f->pod != NULL || !streq_null(pod->ns, f->ns) || !streq_null(pod->name, f->name))
 		return;
-	f->uid = xstrdup(pod->uid);
-	for (i = 0; i < pod->ncontainers; i++)
-		f->has_container |= streq_null(pod->containers[i].c_name, f->container);
-	for (i = 0; i < pod->ninit_containers; i++)
-		f->has_container |= streq_null(pod->init_containers[i].c_name, f->container);
-	for (i = 0; i < pod->nephemeral_containers; i++)
-		f->has_container |= streq_null(pod->ephemeral_containers[i].c_name, f->container);
+	f->pod = pod_ref(pod);
 }
 
 static int
@@ -1510,11 +1501,10 @@ serve_logs(struct sreq *r)
 	char                       *ns, *name, *ctr, *path = NULL, *msg = NULL, err[512];
 	struct find_pod             f;
 	const struct rt_pod_status *st;
-	const struct rt_container  *inst[2] = { NULL, NULL };
+	const struct rt_container  *c;
 	struct logreader_opts       o;
 	int64_t                     tail = -1, limit = -1, since_s = 0;
-	int                         previous, rs, rt, rl;
-	size_t                      i;
+	int                         previous, rs, rt, rl, rc;
 
 	memset(&q, 0, sizeof(q));
 	TAILQ_INIT(&q);
@@ -1578,10 +1568,9 @@ serve_logs(struct sreq *r)
 	memset(&f, 0, sizeof(f));
 	f.ns = ns;
 	f.name = name;
-	f.container = ctr;
 	if (r->s->d.config != NULL)
 		podconfig_foreach(r->s->d.config, find_pod_one, &f);
-	if (f.uid == NULL) {
+	if (f.pod == NULL) {
 		msg = xsprintf("pod \"%s/%s\" does not exist", ns, name);
 		evhttp_clear_headers(&q);
 		free(copy);
@@ -1589,47 +1578,26 @@ serve_logs(struct sreq *r)
 		free(msg);
 		return;
 	}
-	if (!f.has_container) {
-		msg = xsprintf("container %s is not valid for pod %s", ctr, name);
-		free(f.uid);
+	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.pod->uid, NULL) : NULL;
+	rc = logrotate_container_log(
+	    r->s->d.cfg->pod_logs_dir, f.pod, st, ctr, previous, &path, &c, err, sizeof(err));
+	if (rc == -1 && pod_find_container(f.pod, ctr) == NULL) {
+		pod_unref(f.pod);
 		evhttp_clear_headers(&q);
 		free(copy);
-		sreq_reply(r, 404, msg);
-		free(msg);
+		sreq_reply(r, 404, err);
 		return;
 	}
-	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.uid, NULL) : NULL;
-	for (i = 0; st != NULL && i < st->ncontainers; i++) {
-		if (!streq_null(st->containers[i].name, ctr))
-			continue;
-		if (inst[0] == NULL)
-			inst[0] = &st->containers[i];
-		else if (inst[1] == NULL)
-			inst[1] = &st->containers[i];
-	}
-	if (previous && inst[1] == NULL) {
-		msg = xsprintf(
-		    "previous terminated container \"%s\" in pod \"%s\" not found", ctr, name);
-		free(f.uid);
+	if (rc == -1) {
+		msg = xstrdup(err);
+		pod_unref(f.pod);
 		goto bad;
 	}
-	if (!previous && inst[0] == NULL) {
-		msg = xsprintf("container \"%s\" in pod \"%s\" is waiting to start: "
-		               "ContainerCreating",
-		    ctr, name);
-		free(f.uid);
-		goto bad;
-	}
-	{
-		const struct rt_container *c = inst[previous ? 1 : 0];
-
-		path = logrotate_path(
-		    r->s->d.cfg->pod_logs_dir, ns, name, f.uid, ctr, c->restart_count);
-		r->cid = xstrdup(c->id);
-		if (c->state != RT_RUNNING)
-			o.follow = 0;
-	}
-	r->uid = f.uid;
+	r->cid = xstrdup(c->id);
+	if (c->state != RT_RUNNING)
+		o.follow = 0;
+	r->uid = xstrdup(f.pod->uid);
+	pod_unref(f.pod);
 	r->follow = o.follow;
 	r->lr = logreader_open(path, &o, err, sizeof(err));
 	free(path);
@@ -1885,15 +1853,15 @@ serve_stream(struct sreq *r, enum stream_kind kind)
 	memset(&f, 0, sizeof(f));
 	f.ns = ns;
 	f.name = name;
-	f.container = ctr != NULL ? ctr : "";
 	if (r->s->d.config != NULL)
 		podconfig_foreach(r->s->d.config, find_pod_one, &f);
-	if (f.uid == NULL ||
-	    ((n == 4 || (kind == STREAM_PORTFORWARD && n == 3)) && strcmp(f.uid, seg[2]) != 0)) {
+	if (f.pod == NULL ||
+	    ((n == 4 || (kind == STREAM_PORTFORWARD && n == 3)) &&
+	        !streq_null(f.pod->uid, seg[2]))) {
 		msg = xsprintf("pod does not exist");
 		goto notfound;
 	}
-	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.uid, NULL) : NULL;
+	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.pod->uid, NULL) : NULL;
 	if (kind == STREAM_PORTFORWARD) {
 		for (i = 0; st != NULL && i < st->nsandboxes && target == NULL; i++)
 			if (st->sandboxes[i].state == RT_SB_READY)
@@ -1969,19 +1937,19 @@ serve_stream(struct sreq *r, enum stream_kind kind)
 		r->ccall = cri_port_forward(
 		    r->s->d.cri, &pr, r->s->d.cfg->runtime_timeout_ms, on_port_forward, r, r);
 	}
-	free(f.uid);
+	pod_unref(f.pod);
 	evhttp_clear_headers(&q);
 	free(copy);
 	return;
 notfound:
-	free(f.uid);
+	pod_unref(f.pod);
 	evhttp_clear_headers(&q);
 	free(copy);
 	sreq_reply(r, 404, msg);
 	free(msg);
 	return;
 bad:
-	free(f.uid);
+	pod_unref(f.pod);
 	evhttp_clear_headers(&q);
 	free(copy);
 	sreq_reply(r, 400, msg);
