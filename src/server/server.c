@@ -1058,32 +1058,6 @@ struct res_ctx {
 	int64_t          now_ms;
 };
 
-/* The pod's cgroup, relative ("kubepods/besteffort/podUID"); 0 or -1. */
-static int
-pod_cgroup(const struct res_ctx *c, const char *uid, char *buf, size_t len, struct cg_usage *u)
-{
-	static const char *const tiers[] = { "", "burstable/", "besteffort/" };
-	size_t                   i;
-
-	for (i = 0; i < nitems(tiers); i++) {
-		snprintf(buf, len, "%s/%spod%s", c->kubepods, tiers[i], uid);
-		if (cg_read("/sys/fs/cgroup", buf, u) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static int
-pod_running(const struct rt_pod_status *st)
-{
-	size_t i;
-
-	for (i = 0; i < st->nsandboxes; i++)
-		if (st->sandboxes[i].state == RT_SB_READY)
-			return 1;
-	return 0;
-}
-
 static void
 res_labels(char *lab, size_t len, const char *ctr, const char *ns, const char *pod)
 {
@@ -1103,61 +1077,6 @@ res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int6
 	evbuffer_add_printf(b, "%s{%s} %s %lld\n", name, lab, num, (long long)ms);
 }
 
-/* The cgroups are read once per scrape: one row per running pod and per running
- * container (the podcache's entries do not change within the turn). */
-struct res_row {
-	const struct rt_pod_status *st;
-	const struct rt_container  *ct; /* NULL: the pod's row */
-	struct cg_usage             u;
-};
-
-struct res_rows {
-	struct res_ctx *c;
-	struct res_row *v;
-	size_t          n;
-};
-
-static void
-res_row_add(struct res_rows *rows, const struct rt_pod_status *st, const struct rt_container *ct,
-    const struct cg_usage *u)
-{
-	rows->v = xreallocarray(rows->v, rows->n + 1, sizeof(*rows->v));
-	rows->v[rows->n].st = st;
-	rows->v[rows->n].ct = ct;
-	rows->v[rows->n].u = *u;
-	rows->n++;
-}
-
-static void
-res_collect(const struct rt_pod_status *st, void *arg)
-{
-	struct res_rows *rows = arg;
-	char             rel[512], crel[640];
-	struct cg_usage  pu, cu;
-	size_t           i;
-
-	if (!pod_running(st) || pod_cgroup(rows->c, st->uid, rel, sizeof(rel), &pu) == -1)
-		return;
-	res_row_add(rows, st, NULL, &pu);
-	for (i = 0; i < st->ncontainers; i++) {
-		if (st->containers[i].state != RT_RUNNING)
-			continue;
-		snprintf(crel, sizeof(crel), "%s/%s", rel, st->containers[i].id);
-		if (cg_read("/sys/fs/cgroup", crel, &cu) == 0)
-			res_row_add(rows, st, &st->containers[i], &cu);
-	}
-}
-
-static char *
-kubepods_rel(const struct klet_config *cfg)
-{
-	const char *r = cfg->cgroup_root;
-
-	while (*r == '/')
-		r++;
-	return xsprintf("%s%skubepods", r, *r != '\0' && r[strlen(r) - 1] != '/' ? "/" : "");
-}
-
 static void
 serve_metrics_resource(struct sreq *r)
 {
@@ -1175,12 +1094,13 @@ serve_metrics_resource(struct sreq *r)
 		{ "pod_memory_working_set_bytes",
 		    "[STABLE] Current working set of the pod in bytes" },
 	};
-	struct res_ctx c = { r->s, evbuffer_new(), NULL, kubepods_rel(r->s->d.cfg), now_wall_ms() };
+	struct res_ctx  c = { r->s, evbuffer_new(), NULL, cg_kubepods_rel(r->s->d.cfg->cgroup_root),
+		 now_wall_ms() };
 	struct cg_usage node;
 	char            num[64];
 	size_t          i, j;
-	int             err = cg_read("/sys/fs/cgroup", "", &node) == -1;
-	struct res_rows rows = { &c, NULL, 0 };
+	int             err = cg_read(CG_MOUNT, "", &node) == -1;
+	struct cg_rows  rows = { NULL, 0 };
 
 	prom_family(c.b, "node_cpu_usage_seconds_total",
 	    "[STABLE] Cumulative cpu time consumed by the node in core-seconds", "counter");
@@ -1192,8 +1112,7 @@ serve_metrics_resource(struct sreq *r)
 	prom_number(num, sizeof(num), (double)node.working_set_bytes);
 	evbuffer_add_printf(
 	    c.b, "node_memory_working_set_bytes %s %lld\n", num, (long long)c.now_ms);
-	if (r->s->d.cache != NULL)
-		podcache_foreach(r->s->d.cache, res_collect, &rows);
+	cg_rows_collect(r->s->d.cache, CG_MOUNT, c.kubepods, &rows);
 	for (i = 0; i < nitems(fams); i++) {
 		int pod_level = strncmp(fams[i].name, "pod_", 4) == 0;
 		int cpu = strstr(fams[i].name, "cpu") != NULL;
@@ -1201,9 +1120,9 @@ serve_metrics_resource(struct sreq *r)
 		prom_family(c.b, fams[i].name, fams[i].help,
 		    strstr(fams[i].name, "_total") != NULL ? "counter" : "gauge");
 		for (j = 0; j < rows.n; j++) {
-			const struct res_row *w = &rows.v[j];
-			char                  lab[512];
-			double                v;
+			const struct cg_row *w = &rows.v[j];
+			char                 lab[512];
+			double               v;
 
 			if ((w->ct == NULL) != pod_level)
 				continue;
@@ -1217,7 +1136,7 @@ serve_metrics_resource(struct sreq *r)
 			res_sample(c.b, fams[i].name, lab, v, c.now_ms);
 		}
 	}
-	free(rows.v);
+	cg_rows_clear(&rows);
 	prom_family(c.b, "scrape_error",
 	    "[ALPHA] 1 if there was an error while getting container metrics, 0 otherwise",
 	    "gauge");
@@ -1265,7 +1184,8 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 	struct cg_usage pu, cu;
 	size_t          i;
 
-	if (!pod_running(st) || pod_cgroup(c, st->uid, rel, sizeof(rel), &pu) == -1)
+	if (!cg_pod_running(st) ||
+	    cg_pod_read(CG_MOUNT, c->kubepods, st->uid, rel, sizeof(rel), &pu) == -1)
 		return;
 	rfc3339_ns(c->now_ms * 1000000LL, now, sizeof(now));
 	yajl_gen_map_open(c->g);
@@ -1285,7 +1205,7 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 		const struct rt_container *ct = &st->containers[i];
 
 		snprintf(crel, sizeof(crel), "%s/%s", rel, ct->id);
-		if (ct->state != RT_RUNNING || cg_read("/sys/fs/cgroup", crel, &cu) == -1)
+		if (ct->state != RT_RUNNING || cg_read(CG_MOUNT, crel, &cu) == -1)
 			continue;
 		yajl_gen_map_open(c->g);
 		json_gen_kv_str(c->g, "name", ct->name);
@@ -1302,8 +1222,8 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 static void
 serve_stats_summary(struct sreq *r)
 {
-	struct res_ctx  c = { r->s, NULL, json_gen_new(0), kubepods_rel(r->s->d.cfg),
-		 now_wall_ms() };
+	struct res_ctx c = { r->s, NULL, json_gen_new(0), cg_kubepods_rel(r->s->d.cfg->cgroup_root),
+		now_wall_ms() };
 	struct cg_usage node;
 	char            now[64];
 
@@ -1313,7 +1233,7 @@ serve_stats_summary(struct sreq *r)
 		sreq_reply(r, 404, "404 page not found\n");
 		return;
 	}
-	cg_read("/sys/fs/cgroup", "", &node);
+	cg_read(CG_MOUNT, "", &node);
 	rfc3339_ns(c.now_ms * 1000000LL, now, sizeof(now));
 	yajl_gen_map_open(c.g);
 	json_gen_key(c.g, "node");
