@@ -1037,6 +1037,7 @@ main(int argc, char **argv)
 			.started_ms = k.k_started_ms,
 			.prober = k.k_prober,
 			.eviction = k.k_eviction,
+			.shutdown = k.k_shutdown,
 			.recovered_ms = recovery_recovered_ms(k.k_recovery),
 			.api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
 			.api_arg = k.k_join };

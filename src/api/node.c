@@ -770,6 +770,7 @@ lease_done(const struct api_response *r, void *arg)
 			log_info("node: lease %s/%s created", LEASE_NS, n->n_name);
 		} else
 			n->n_stats.lease_renewals++;
+		n->n_stats.lease_renewed_ms = now_mono_ms();
 		take_lease_rv(n, r);
 		break;
 	case 404:
@@ -992,6 +993,8 @@ void
 node_get_stats(const struct node *n, struct node_stats *st)
 {
 	*st = n->n_stats;
+	st->lease_duration_s = n->n_lease_s;
+	st->registered = n->n_registered;
 }
 
 const char *

@@ -42,6 +42,8 @@ struct node_stats {
 	uint64_t lease_creates;
 	uint64_t lease_conflicts;
 	uint64_t failures;
+	int64_t  lease_renewed_ms; /* monotonic time of the last renewal or creation; 0: none */
+	int32_t  lease_duration_s;
 };
 
 /* Starts registration at once. opts strings are copied. Never NULL. */
