@@ -84,7 +84,8 @@ mkdir -p "$R/var/log/journal"
 cat >"$R/etc/systemd/system/klet-boot.target" <<T
 [Unit]
 Description=klet boot test
-Requires=basic.target dbus.service systemd-logind.service kletd.service
+Requires=basic.target dbus.service systemd-logind.service
+Wants=kletd.service
 After=basic.target dbus.service systemd-logind.service kletd.service
 AllowIsolate=yes
 T
