@@ -168,8 +168,8 @@ config_usage(FILE *fp)
 	    fp);
 }
 
-static int
-errf(char *err, size_t errlen, const char *fmt, ...)
+int
+config_errf(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -312,16 +312,17 @@ config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 		if (*item == '\0')
 			continue;
 		if ((eq = strchr(item, '=')) == NULL) {
-			rc = errf(err, errlen, "label \"%s\": expected key=value", item);
+			rc = config_errf(err, errlen, "label \"%s\": expected key=value", item);
 			break;
 		}
 		*eq = '\0';
 		if (!label_key_ok(item)) {
-			rc = errf(err, errlen, "label key \"%s\": not a valid label key", item);
+			rc = config_errf(
+			    err, errlen, "label key \"%s\": not a valid label key", item);
 			break;
 		}
 		if (eq[1] != '\0' && !label_name_ok(eq + 1, strlen(eq + 1))) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "label \"%s\": value \"%s\" is not a valid label value", item, eq + 1);
 			break;
 		}
@@ -360,19 +361,19 @@ config_parse_reserved(const char *s, struct resource_list *out, char *err, size_
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		eq = strchr(item, '=');
 		if (eq == NULL) {
-			rc = errf(err, errlen, "\"%s\": expected RESOURCE=QUANTITY", item);
+			rc = config_errf(err, errlen, "\"%s\": expected RESOURCE=QUANTITY", item);
 			break;
 		}
 		*eq = '\0';
 		for (i = 0; i < nitems(names) && strcmp(names[i], item) != 0; i++)
 			;
 		if (i == nitems(names)) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "\"%s\": unknown resource (cpu, memory, ephemeral-storage, pid)", item);
 			break;
 		}
 		if (quantity_parse(eq + 1, &milli) < 0 || milli < 0) {
-			rc = errf(err, errlen, "%s: \"%s\" is not a quantity", item, eq + 1);
+			rc = config_errf(err, errlen, "%s: \"%s\" is not a quantity", item, eq + 1);
 			break;
 		}
 		cfg_rl_set(out, item, milli);
@@ -395,7 +396,7 @@ config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errle
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		lt = strchr(item, '<');
 		if (lt == NULL) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "\"%s\": expected SIGNAL<QUANTITY or SIGNAL<PERCENT%%", item);
 			break;
 		}
@@ -403,17 +404,18 @@ config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errle
 		for (i = 0; i < nitems(sigs) && strcmp(sigs[i], item) != 0; i++)
 			;
 		if (i == nitems(sigs)) {
-			rc = errf(err, errlen, "\"%s\": unknown eviction signal", item);
+			rc = config_errf(err, errlen, "\"%s\": unknown eviction signal", item);
 			break;
 		}
 		if (*lt != '\0' && lt[strlen(lt) - 1] == '%') {
 			pct = strtod(lt, &end);
 			if (end != lt + strlen(lt) - 1 || pct < 0 || pct > 100) {
-				rc = errf(err, errlen, "%s: \"%s\" is not a percentage", item, lt);
+				rc = config_errf(
+				    err, errlen, "%s: \"%s\" is not a percentage", item, lt);
 				break;
 			}
 		} else if (quantity_parse(lt, &milli) < 0 || milli < 0) {
-			rc = errf(err, errlen, "%s: \"%s\" is not a quantity", item, lt);
+			rc = config_errf(err, errlen, "%s: \"%s\" is not a quantity", item, lt);
 			break;
 		}
 		kvlist_set(out, item, lt);
@@ -446,13 +448,14 @@ config_parse_taints(const char *s, struct config_taint **out, size_t *n, char *e
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		colon = strrchr(item, ':');
 		if (colon == NULL) {
-			rc = errf(err, errlen, "taint \"%s\": expected KEY[=VALUE]:EFFECT", item);
+			rc = config_errf(
+			    err, errlen, "taint \"%s\": expected KEY[=VALUE]:EFFECT", item);
 			break;
 		}
 		*colon++ = '\0';
 		if (strcmp(colon, "NoSchedule") != 0 && strcmp(colon, "PreferNoSchedule") != 0 &&
 		    strcmp(colon, "NoExecute") != 0) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "taint \"%s\": effect \"%s\" is not NoSchedule, PreferNoSchedule or "
 			    "NoExecute",
 			    item, colon);
@@ -462,7 +465,8 @@ config_parse_taints(const char *s, struct config_taint **out, size_t *n, char *e
 		if (eq != NULL)
 			*eq++ = '\0';
 		if (!label_key_ok(item) || (eq != NULL && !label_name_ok(eq, strlen(eq)))) {
-			rc = errf(err, errlen, "taint \"%s\": not a valid key or value", item);
+			rc = config_errf(
+			    err, errlen, "taint \"%s\": not a valid key or value", item);
 			break;
 		}
 		*out = xreallocarray(*out, *n + 1, sizeof(**out));
@@ -520,7 +524,7 @@ config_parse_sigmap(const char *s, int durations, struct kvlist *out, char *err,
 
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		if ((eq = strchr(item, '=')) == NULL) {
-			rc = errf(err, errlen, "\"%s\": expected SIGNAL=%s", item,
+			rc = config_errf(err, errlen, "\"%s\": expected SIGNAL=%s", item,
 			    durations ? "DURATION" : "QUANTITY");
 			break;
 		}
@@ -528,13 +532,13 @@ config_parse_sigmap(const char *s, int durations, struct kvlist *out, char *err,
 		for (i = 0; i < nitems(sigs) && strcmp(sigs[i], item) != 0; i++)
 			;
 		if (i == nitems(sigs)) {
-			rc = errf(err, errlen, "\"%s\": unknown eviction signal", item);
+			rc = config_errf(err, errlen, "\"%s\": unknown eviction signal", item);
 			break;
 		}
 		if (durations
 		        ? config_parse_duration(eq, &v) < 0 || v < 0
 		        : (eq[strlen(eq) - 1] != '%' && (quantity_parse(eq, &v) < 0 || v < 0))) {
-			rc = errf(err, errlen, "%s: \"%s\" is not a %s", item, eq,
+			rc = config_errf(err, errlen, "%s: \"%s\" is not a %s", item, eq,
 			    durations ? "duration" : "quantity");
 			break;
 		}
@@ -572,12 +576,12 @@ config_apply(
 		break;
 	case O_ROTATE_CERTIFICATES:
 		if (parse_bool(val, &cfg->rotate_certificates) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_HOSTNAME_OVERRIDE:
 		if (!dns_subdomain_ok(val, strlen(val)))
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: not a DNS subdomain "
 			    "(lower case letters, digits, '-' and '.')",
 			    val, what);
@@ -588,10 +592,10 @@ config_apply(
 		break;
 	case O_RUNTIME_ENDPOINT:
 		if (strncmp(val, "unix://", 7) != 0 && val[0] != '/')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected unix:///path", val, what);
 		if (strncmp(val, "unix://", 7) == 0 && val[7] != '/')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: the socket path must "
 			    "be absolute (unix:///path)",
 			    val, what);
@@ -599,18 +603,19 @@ config_apply(
 		break;
 	case O_ROOT_DIR:
 		if (*val == '\0')
-			return errf(err, errlen, "invalid value \"\" for %s: empty path", what);
+			return config_errf(
+			    err, errlen, "invalid value \"\" for %s: empty path", what);
 		set_str(&cfg->root_dir, val);
 		break;
 	case O_POD_LOGS_DIR:
 		if (val[0] != '/')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: must be an absolute path", val, what);
 		set_str(&cfg->pod_logs_dir, val);
 		break;
 	case O_CGROUP_ROOT:
 		if (val[0] != '/' || strstr(val, "/..") != NULL || strstr(val, "//") != NULL)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: must be an absolute "
 			    "cgroup path without '..' or '//'",
 			    val, what);
@@ -624,8 +629,8 @@ config_apply(
 		unsigned char buf[16];
 
 		if (inet_pton(AF_INET, val, buf) != 1 && inet_pton(AF_INET6, val, buf) != 1)
-			return errf(err, errlen, "invalid value \"%s\" for %s: not an IP address",
-			    val, what);
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: not an IP address", val, what);
 		set_str(id == O_ADDRESS ? &cfg->address : &cfg->healthz_bind_address, val);
 		break;
 	}
@@ -633,7 +638,7 @@ config_apply(
 	case O_HEALTHZ_PORT:
 	case O_READ_ONLY_PORT:
 		if (parse_int(val, 0, 65535, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a port from 0 to 65535", val,
 			    what);
 		if (id == O_PORT)
@@ -656,7 +661,7 @@ config_apply(
 	case O_AUTHN_WEBHOOK:
 		if (parse_bool(val,
 		        id == O_ANONYMOUS_AUTH ? &cfg->anonymous_auth : &cfg->authn_webhook) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_AUTHZ_MODE:
@@ -665,27 +670,27 @@ config_apply(
 		else if (strcmp(val, "Webhook") == 0)
 			cfg->authz_webhook = 1;
 		else
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected AlwaysAllow or Webhook", val,
 			    what);
 		break;
 	case O_MAX_STREAMS:
 		if (parse_int(val, 1, 100000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer from 1 to 100000",
 			    val, what);
 		cfg->server_max_streams = (int)n;
 		break;
 	case O_STREAMING_IDLE:
 		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a positive duration such as 4h",
 			    val, what);
 		cfg->streaming_idle_ms = ms;
 		break;
 	case O_MAX_PODS:
 		if (parse_int(val, 1, 10000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 1 to 10000",
 			    val, what);
@@ -693,11 +698,11 @@ config_apply(
 		break;
 	case O_NODE_LABELS:
 		if (config_parse_labels(val, &cfg->node_labels, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_REGISTER_NODE:
 		if (parse_bool(val, &cfg->register_node) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_CLUSTER_DNS: {
@@ -710,7 +715,7 @@ config_apply(
 			if (*ip == '\0')
 				continue;
 			if (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1) {
-				rc = errf(err, errlen,
+				rc = config_errf(err, errlen,
 				    "invalid value \"%s\" for %s: \"%s\" is not an "
 				    "IP address",
 				    val, what, ip);
@@ -725,14 +730,14 @@ config_apply(
 	}
 	case O_CLUSTER_DOMAIN:
 		if (*val != '\0' && !dns_subdomain_ok(val, strlen(val)))
-			return errf(err, errlen, "invalid value \"%s\" for %s: not a DNS domain",
-			    val, what);
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: not a DNS domain", val, what);
 		set_str(&cfg->cluster_domain, val);
 		break;
 	case O_FILE_CHECK:
 	case O_RUNTIME_TIMEOUT:
 		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a positive "
 			    "duration such as 20s, 1m30s or 500ms",
 			    val, what);
@@ -747,7 +752,7 @@ config_apply(
 		else if (strcmp(val, "json") == 0)
 			cfg->log_json = 1;
 		else
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected text or json", val, what);
 		break;
 	case O_LOG_FILE:
@@ -755,7 +760,7 @@ config_apply(
 		break;
 	case O_LOG_FILE_MAX_SIZE:
 		if (parse_int(val, 0, 1024 * 1024, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a number of megabytes from 0 "
 			    "(no limit) to 1048576",
 			    val, what);
@@ -766,7 +771,7 @@ config_apply(
 		/* The kubelet counts whole seconds (an inhibitor delay, pods' grace). */
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 || ms % 1000 != 0 ||
 		    ms > 24 * 3600 * 1000LL)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a duration in whole seconds "
 			    "such as 30s or 2m, at most 24h",
 			    val, what);
@@ -788,18 +793,18 @@ config_apply(
 
 		resource_list_clear(rl);
 		if (config_parse_reserved(val, rl, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	}
 	case O_EVICTION_HARD:
 		kvlist_clear(&cfg->eviction_hard);
 		if (config_parse_eviction(val, &cfg->eviction_hard, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_EVICTION_SOFT:
 		kvlist_clear(&cfg->eviction_soft);
 		if (config_parse_eviction(val, &cfg->eviction_soft, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_EVICTION_SOFT_GRACE:
 	case O_EVICTION_MIN_RECLAIM: {
@@ -809,14 +814,14 @@ config_apply(
 		kvlist_clear(kl);
 		if (config_parse_sigmap(val, id == O_EVICTION_SOFT_GRACE, kl, sub, sizeof(sub)) ==
 		    -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	}
 	case O_EVICTION_TRANSITION:
 	case O_EVICTION_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
 		    (id == O_EVICTION_MONITOR && ms < 100))
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a duration such as 5m or 30s%s",
 			    val, what, id == O_EVICTION_MONITOR ? " (at least 100ms)" : "");
 		if (id == O_EVICTION_TRANSITION)
@@ -826,7 +831,7 @@ config_apply(
 		break;
 	case O_EVICTION_MAX_GRACE:
 		if (parse_int(val, -1, 1000000000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a number of seconds", val, what);
 		cfg->eviction_max_grace_s = n;
 		break;
@@ -836,25 +841,25 @@ config_apply(
 		else if (strcmp(val, "systemd") == 0)
 			cfg->cgroup_systemd = 1;
 		else
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected cgroupfs or systemd", val, what);
 		break;
 	case O_CGROUPS_PER_QOS:
 		if (parse_bool(val, &cfg->cgroups_per_qos) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_REGISTER_TAINTS:
 		cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 		if (config_parse_taints(val, &cfg->taints, &cfg->ntaints, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_RUNTIME_HANDLER: {
 		const char *eq = strchr(val, '=');
 		char       *name;
 
 		if (eq == NULL || eq == val || eq[1] == '\0')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected "
 			    "RUNTIMECLASS=HANDLER",
 			    val, what);
@@ -867,7 +872,7 @@ config_apply(
 		int64_t milli;
 
 		if (quantity_parse(val, &milli) == -1 || (milli >= 0 && milli < 1000 * 1024))
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a size such "
 			    "as 10Mi (at least 1Ki), or -1",
 			    val, what);
@@ -876,7 +881,7 @@ config_apply(
 	}
 	case O_LOG_MAX_FILES:
 		if (parse_int(val, 2, 1000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 2 to 1000",
 			    val, what);
@@ -884,7 +889,7 @@ config_apply(
 		break;
 	case O_LOG_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 100)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a duration "
 			    "of at least 100ms",
 			    val, what);
@@ -894,7 +899,7 @@ config_apply(
 		if (*val == '=')
 			val++;
 		if (parse_int(val, 0, 10, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 0 to 10",
 			    val, what);
@@ -963,15 +968,15 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 	while ((c = getopt_long_only(argc, argv, "+hv:", longopts, &idx)) != -1) {
 		if (c == '?') {
 			if (optopt != 0 && optopt != '?')
-				errf(err, errlen, "flag -%s: %s", opt_name(optopt),
+				config_errf(err, errlen, "flag -%s: %s", opt_name(optopt),
 				    "requires a value");
 			else
-				errf(err, errlen, "unknown flag: %s", argv[optind - 1]);
+				config_errf(err, errlen, "unknown flag: %s", argv[optind - 1]);
 			res = CONFIG_ERROR;
 			goto out;
 		}
 		if (c == ':') {
-			errf(err, errlen, "flag %s: requires a value", argv[optind - 1]);
+			config_errf(err, errlen, "flag %s: requires a value", argv[optind - 1]);
 			res = CONFIG_ERROR;
 			goto out;
 		}
@@ -993,7 +998,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 			config_path = optarg;
 	}
 	if (optind < argc) {
-		errf(err, errlen, "unexpected argument: %s", argv[optind]);
+		config_errf(err, errlen, "unexpected argument: %s", argv[optind]);
 		res = CONFIG_ERROR;
 		goto out;
 	}
@@ -1019,7 +1024,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 	for (i = 0; i < cfg->eviction_soft.n; i++)
 		if (kvlist_get(&cfg->eviction_soft_grace, cfg->eviction_soft.items[i].k) == NULL) {
 			/* As the kubelet: every soft threshold needs its grace period. */
-			errf(err, errlen,
+			config_errf(err, errlen,
 			    "flag --eviction-soft: grace period must be specified for the soft "
 			    "eviction threshold %s (--eviction-soft-grace-period)",
 			    cfg->eviction_soft.items[i].k);
@@ -1028,7 +1033,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		}
 	if (cfg->shutdown_grace_critical_ms > cfg->shutdown_grace_ms) {
 		/* The kubelet's validation. */
-		errf(err, errlen,
+		config_errf(err, errlen,
 		    "shutdownGracePeriodCriticalPods (%llds) must be <= shutdownGracePeriod "
 		    "(%llds)",
 		    (long long)(cfg->shutdown_grace_critical_ms / 1000),
@@ -1050,7 +1055,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		xasprintf(&cfg->ctl_socket, "%s/podctl.sock", cfg->root_dir);
 	if (cfg->bootstrap_kubeconfig != NULL &&
 	    (cfg->kubeconfig == NULL || *cfg->kubeconfig == '\0')) {
-		errf(err, errlen,
+		config_errf(err, errlen,
 		    "flag --bootstrap-kubeconfig: needs --kubeconfig, the path where the "
 		    "kubeconfig it obtains is written");
 		res = CONFIG_ERROR;

@@ -2,7 +2,6 @@
  * in YAML or JSON, each supported field applied with its flag's checks (config_int.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +12,6 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"
-
-static int
-errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* ---- the --config file (KubeletConfiguration, kubelet.config.k8s.io/v1beta1) ---- */
 
@@ -98,24 +86,24 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 	case CF_STR:
 		if (json_type(v) == JSON_STRING)
 			return xstrdup(json_str(v));
-		errf(err, errlen, "%s: expected a string, got %s", what,
+		config_errf(err, errlen, "%s: expected a string, got %s", what,
 		    json_type_name(json_type(v)));
 		return NULL;
 	case CF_INT:
 		if (json_int(v, &n) == 0)
 			return xsprintf("%lld", (long long)n);
-		errf(err, errlen, "%s: expected an integer, got %s", what,
+		config_errf(err, errlen, "%s: expected an integer, got %s", what,
 		    json_type_name(json_type(v)));
 		return NULL;
 	case CF_BOOL:
 		if (json_bool(v, &b) == 0)
 			return xstrdup(b ? "true" : "false");
-		errf(err, errlen, "%s: expected true or false, got %s", what,
+		config_errf(err, errlen, "%s: expected true or false, got %s", what,
 		    json_type_name(json_type(v)));
 		return NULL;
 	case CF_STRLIST:
 		if (json_type(v) != JSON_ARRAY) {
-			errf(err, errlen, "%s: expected a list of strings, got %s", what,
+			config_errf(err, errlen, "%s: expected a list of strings, got %s", what,
 			    json_type_name(json_type(v)));
 			return NULL;
 		}
@@ -124,8 +112,8 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 			const struct json *e = json_index(v, i);
 
 			if (json_type(e) != JSON_STRING) {
-				errf(err, errlen, "%s[%zu]: expected a string, got %s", what, i,
-				    json_type_name(json_type(e)));
+				config_errf(err, errlen, "%s[%zu]: expected a string, got %s", what,
+				    i, json_type_name(json_type(e)));
 				free(out);
 				return NULL;
 			}
@@ -137,7 +125,7 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 	case CF_MAP_EQ:
 	case CF_MAP_LT:
 		if (json_type(v) != JSON_OBJECT) {
-			errf(err, errlen, "%s: expected a map of strings, got %s", what,
+			config_errf(err, errlen, "%s: expected a map of strings, got %s", what,
 			    json_type_name(json_type(v)));
 			return NULL;
 		}
@@ -146,7 +134,7 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 			const struct json *e = json_index(v, i);
 
 			if (json_type(e) != JSON_STRING) {
-				errf(err, errlen, "%s.%s: expected a string, got %s", what,
+				config_errf(err, errlen, "%s.%s: expected a string, got %s", what,
 				    json_key(v, i), json_type_name(json_type(e)));
 				free(out);
 				return NULL;
@@ -159,7 +147,7 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 		return out;
 	case CF_TAINTS:
 		if (json_type(v) != JSON_ARRAY) {
-			errf(err, errlen, "%s: expected a list of taints, got %s", what,
+			config_errf(err, errlen, "%s: expected a list of taints, got %s", what,
 			    json_type_name(json_type(v)));
 			return NULL;
 		}
@@ -174,8 +162,8 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 			    json_type(eff) != JSON_STRING ||
 			    (val != NULL && json_type(val) != JSON_STRING &&
 			        json_type(val) != JSON_NULL)) {
-				errf(err, errlen, "%s[%zu]: expected {key, value, effect} strings",
-				    what, i);
+				config_errf(err, errlen,
+				    "%s[%zu]: expected {key, value, effect} strings", what, i);
 				free(out);
 				return NULL;
 			}
@@ -225,7 +213,7 @@ config_file_auth(struct klet_config *cfg, const char *key, const struct json *v,
 	size_t i, j, m;
 
 	if (json_type(v) != JSON_OBJECT)
-		return errf(err, errlen, "field %s in %s: expected an object", key, path);
+		return config_errf(err, errlen, "field %s in %s: expected an object", key, path);
 	for (i = 0; i < json_len(v); i++) {
 		const char        *k = json_key(v, i);
 		const struct json *sv = json_index(v, i);
@@ -243,7 +231,7 @@ config_file_auth(struct klet_config *cfg, const char *key, const struct json *v,
 			} else if (map[m].sub != NULL && strcmp(map[m].sub, k) == 0) {
 				known = 1;
 				if (json_type(sv) != JSON_OBJECT)
-					return errf(err, errlen,
+					return config_errf(err, errlen,
 					    "field %s.%s in %s: expected an object", key, k, path);
 				for (j = 0; j < json_len(sv); j++) {
 					if (strcmp(json_key(sv, j), map[m].field) != 0) {
@@ -295,11 +283,12 @@ config_file_fields(
 		} else if (strcmp(key, "kind") == 0) {
 			if (json_type(v) != JSON_STRING ||
 			    strcmp(json_str(v), "KubeletConfiguration") != 0)
-				return errf(err, errlen, "%s: expected KubeletConfiguration", what);
+				return config_errf(
+				    err, errlen, "%s: expected KubeletConfiguration", what);
 		} else if (strcmp(key, "apiVersion") == 0) {
 			if (json_type(v) != JSON_STRING ||
 			    strcmp(json_str(v), "kubelet.config.k8s.io/v1beta1") != 0)
-				return errf(err, errlen,
+				return config_errf(err, errlen,
 				    "%s: expected kubelet.config.k8s.io/v1beta1", what);
 		} else if (strcmp(key, "nodeStatusUpdateFrequency") == 0) {
 			char   *t = cf_text(v, CF_STR, what, err, errlen);
@@ -311,7 +300,7 @@ config_file_fields(
 			bad = config_parse_duration(t, &ms) == -1 || ms <= 0;
 			free(t);
 			if (bad)
-				return errf(err, errlen,
+				return config_errf(err, errlen,
 				    "%s: expected a positive duration such as "
 				    "10s",
 				    what);
@@ -320,7 +309,7 @@ config_file_fields(
 			int64_t n;
 
 			if (json_int(v, &n) == -1 || n < 1 || n > 3600)
-				return errf(
+				return config_errf(
 				    err, errlen, "%s: expected an integer from 1 to 3600", what);
 			cfg->lease_duration_s = (int32_t)n;
 		} else if (strcmp(key, "authentication") == 0 ||
@@ -331,7 +320,7 @@ config_file_fields(
 			const struct json *fmt, *verb;
 
 			if (json_type(v) != JSON_OBJECT)
-				return errf(err, errlen, "%s: expected an object", what);
+				return config_errf(err, errlen, "%s: expected an object", what);
 			for (j = 0; j < json_len(v); j++) {
 				const char *k = json_key(v, j);
 
@@ -366,14 +355,14 @@ config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t e
 	int                      fd, rc;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return errf(err, errlen, "config file %s: %s", path, strerror(errno));
+		return config_errf(err, errlen, "config file %s: %s", path, strerror(errno));
 	buf = xmalloc(CONFIG_FILE_MAX + 1);
 	while ((n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len)) > 0 &&
 	    (len += (size_t)n) <= CONFIG_FILE_MAX)
 		;
 	close(fd);
 	if (n == -1 || len > CONFIG_FILE_MAX) {
-		rc = errf(err, errlen, "config file %s: %s", path,
+		rc = config_errf(err, errlen, "config file %s: %s", path,
 		    n == -1 ? strerror(errno) : "larger than 1 MiB");
 		free(buf);
 		return rc;
@@ -381,9 +370,9 @@ config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t e
 	doc = json_parse_yaml(buf, len, &lim, jerr, sizeof(jerr));
 	free(buf);
 	if (doc == NULL)
-		return errf(err, errlen, "config file %s: %s", path, jerr);
+		return config_errf(err, errlen, "config file %s: %s", path, jerr);
 	if (json_type(json_root(doc)) != JSON_OBJECT) {
-		rc = errf(
+		rc = config_errf(
 		    err, errlen, "config file %s: expected a KubeletConfiguration object", path);
 	} else
 		rc = config_file_fields(cfg, json_root(doc), path, err, errlen);

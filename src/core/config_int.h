@@ -71,6 +71,9 @@ enum opt_id {
  * "field port in FILE"). 0, or -1 with a one-line reason in err. */
 int config_apply(
     struct klet_config *cfg, int id, const char *val, const char *what, char *err, size_t errlen);
+/* Formats a one-line reason into err; returns -1. */
+int config_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Applies the KubeletConfiguration file at path (YAML or JSON). 0, or -1 with err set. */
 int config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t errlen);
 

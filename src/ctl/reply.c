@@ -928,6 +928,23 @@ ctl_reply_open(yajl_gen g, const char *cmd)
 	json_gen_key(g, "data");
 }
 
+/* The pod of the request (ns, name) into w->copy; -1 after writing "pod NS/NAME not found". */
+static int
+ctl_find_pod(struct ctl_walk *w)
+{
+	const struct ctl_deps *d = w->view->deps;
+	char                   err[640];
+
+	if (d->workers != NULL)
+		podworkers_foreach(d->workers, ctl_find_cb, w);
+	if (w->found != NULL)
+		return 0;
+	snprintf(err, sizeof(err), "pod %s/%s not found",
+	    w->rq->ns[0] != '\0' ? w->rq->ns : "default", w->rq->name);
+	ctl_gen_error(w->g, err);
+	return -1;
+}
+
 /* logs: the CRI log file of the pod's container (podctl reads it itself, with the same
  * reader as the node server). Without a container, kubectl's default: the annotation
  * kubectl.kubernetes.io/default-container, else the first container. */
@@ -989,7 +1006,6 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 	const struct ctl_deps *d = view->deps;
 	struct ctl_request     rq = *rqp;
 	struct ctl_walk        w;
-	char                   err[640];
 
 	memset(&w, 0, sizeof(w));
 	w.view = view;
@@ -998,13 +1014,7 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 	w.now_mono = now_mono_ms();
 	w.g = g;
 	if (strcmp(rq.cmd, "logs") == 0) {
-		if (d->workers != NULL)
-			podworkers_foreach(d->workers, ctl_find_cb, &w);
-		if (w.found == NULL) {
-			snprintf(err, sizeof(err), "pod %s/%s not found",
-			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
-			ctl_gen_error(g, err);
-		} else
+		if (ctl_find_pod(&w) == 0)
 			ctl_reply_logs(&w, g);
 	} else if (strcmp(rq.cmd, "node") == 0 || strcmp(rq.cmd, "top") == 0) {
 		ctl_reply_open(g, rq.cmd);
@@ -1014,13 +1024,7 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 			ctl_reply_top(view, &rq, g);
 		yajl_gen_map_close(g);
 	} else if (strcmp(rq.cmd, "history") == 0) {
-		if (d->workers != NULL)
-			podworkers_foreach(d->workers, ctl_find_cb, &w);
-		if (w.found == NULL) {
-			snprintf(err, sizeof(err), "pod %s/%s not found",
-			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
-			ctl_gen_error(g, err);
-		} else {
+		if (ctl_find_pod(&w) == 0) {
 			ctl_reply_open(g, rq.cmd);
 			yajl_gen_map_open(g);
 			json_gen_kv_str(g, "namespace", w.copy.pod->ns);
@@ -1035,13 +1039,7 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 			yajl_gen_map_close(g);
 		}
 	} else if (strcmp(rq.cmd, "describe_pod") == 0) {
-		if (d->workers != NULL)
-			podworkers_foreach(d->workers, ctl_find_cb, &w);
-		if (w.found == NULL) {
-			snprintf(err, sizeof(err), "pod %s/%s not found",
-			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
-			ctl_gen_error(g, err);
-		} else {
+		if (ctl_find_pod(&w) == 0) {
 			struct pw_view v = w.copy;
 
 			ctl_reply_open(g, rq.cmd);

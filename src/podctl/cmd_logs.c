@@ -33,22 +33,6 @@ logs_sleep(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Splits "NS/NAME" (or NAME with -n). */
-static void
-logs_split(
-    const struct opts *o, const char *what, char *ns, size_t nslen, char *name, size_t namelen)
-{
-	const char *slash = strchr(what, '/');
-
-	if (slash != NULL) {
-		snprintf(ns, nslen, "%.*s", (int)(slash - what), what);
-		snprintf(name, namelen, "%s", slash + 1);
-	} else {
-		snprintf(ns, nslen, "%s", o->ns != NULL ? o->ns : "default");
-		snprintf(name, namelen, "%s", what);
-	}
-}
-
 /* kletd's view of the log: its path, and whether the container still runs. */
 struct logs_target {
 	char *path;
@@ -107,7 +91,7 @@ cmd_logs(FILE *f, const struct opts *o, const char *what)
 	char                  ns[256], name[256], err[640];
 	int                   waited = 0, ret = 0;
 
-	logs_split(o, what, ns, sizeof(ns), name, sizeof(name));
+	opts_pod(o, what, ns, sizeof(ns), name, sizeof(name));
 	memset(&t, 0, sizeof(t));
 	if (logs_lookup(f, o, ns, name, 0, &t, err, sizeof(err)) == -1) {
 		fprintf(stderr, "podctl: error from kletd: %s\n", err);

@@ -165,22 +165,14 @@ cmd_version(const struct opts *o)
 	f = client_connect(o->socket);
 	d = client_request(f, o, &doc, "version", NULL, NULL, 0);
 	if (o->fmt == FMT_JSON || o->fmt == FMT_YAML) {
-		yajl_gen         g = json_gen_new(0);
-		char            *s;
-		struct json_doc *vd;
+		yajl_gen g = json_gen_new(0);
 
 		yajl_gen_map_open(g);
 		json_gen_kv_str(g, "client", KLET_VERSION);
 		json_gen_key(g, "server");
 		json_gen_value(g, d);
 		yajl_gen_map_close(g);
-		s = json_gen_take(g, NULL);
-		vd = json_parse(s, strlen(s), NULL, NULL, 0);
-		if (vd != NULL)
-			out_structured(o, json_root(vd));
-		json_free(vd);
-		free(s);
-		yajl_gen_free(g);
+		out_structured_gen(o, g);
 	} else {
 		printf("Server Version: %s (protocol %lld)\n", jv_str(d, "server"),
 		    (long long)jv_int(d, "protocol", 0));
@@ -439,9 +431,7 @@ top_node(FILE *f, const struct opts *o, const struct json *r0, const struct json
 	acpu = top_quantity(jv_str(al, "cpu"), 1);
 	amem = top_quantity(jv_str(al, "memory"), 0);
 	if (o->fmt == FMT_JSON || o->fmt == FMT_YAML) {
-		yajl_gen         g = json_gen_new(0);
-		char            *s;
-		struct json_doc *od;
+		yajl_gen g = json_gen_new(0);
 
 		yajl_gen_map_open(g);
 		json_gen_kv_str(g, "name", jv_str(n1, "name"));
@@ -450,13 +440,7 @@ top_node(FILE *f, const struct opts *o, const struct json *r0, const struct json
 		json_gen_kv_int(g, "allocatableCpuMillicores", acpu);
 		json_gen_kv_int(g, "allocatableMemoryBytes", amem);
 		yajl_gen_map_close(g);
-		s = json_gen_take(g, NULL);
-		od = json_parse(s, strlen(s), NULL, NULL, 0);
-		if (od != NULL)
-			out_structured(o, json_root(od));
-		json_free(od);
-		free(s);
-		yajl_gen_free(g);
+		out_structured_gen(o, g);
 		json_free(ndoc);
 		return 0;
 	}

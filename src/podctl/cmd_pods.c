@@ -207,19 +207,12 @@ cmd_history(FILE *f, const struct opts *o, const char *what)
 	struct json_doc   *doc;
 	const struct json *d, *h;
 	const char        *hdr[] = { "TIME", "AGE", "REASON", "MESSAGE" };
-	const char        *slash = strchr(what, '/');
 	char               ns[256], name[256];
 	struct out_table   t;
 	size_t             i;
 	int64_t            now = time(NULL) * 1000;
 
-	if (slash != NULL) {
-		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - what), what);
-		snprintf(name, sizeof(name), "%s", slash + 1);
-	} else {
-		snprintf(ns, sizeof(ns), "%s", o->ns != NULL ? o->ns : "default");
-		snprintf(name, sizeof(name), "%s", what);
-	}
+	opts_pod(o, what, ns, sizeof(ns), name, sizeof(name));
 	d = client_request(f, o, &doc, "history", ns, name, 0);
 	if (!out_structured(o, d)) {
 		h = json_get(d, "history");
@@ -301,17 +294,10 @@ cmd_describe(FILE *f, const struct opts *o, const char *what)
 	struct json_doc   *doc;
 	const struct json *d, *w, *r, *a;
 	char               ns[256], name[256], wb[40], ab[32], db[32];
-	const char        *slash = strchr(what, '/');
 	size_t             i, j;
 	int64_t            t;
 
-	if (slash != NULL) {
-		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - what), what);
-		snprintf(name, sizeof(name), "%s", slash + 1);
-	} else {
-		snprintf(ns, sizeof(ns), "%s", o->ns != NULL ? o->ns : "default");
-		snprintf(name, sizeof(name), "%s", what);
-	}
+	opts_pod(o, what, ns, sizeof(ns), name, sizeof(name));
 	d = client_request(f, o, &doc, "describe_pod", ns, name, 0);
 	if (out_structured(o, d))
 		goto out;

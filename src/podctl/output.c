@@ -291,3 +291,16 @@ out_structured(const struct opts *o, const struct json *data)
 		return 0;
 	return 1;
 }
+
+int
+out_structured_gen(const struct opts *o, yajl_gen g)
+{
+	char            *s = json_gen_take(g, NULL);
+	struct json_doc *d = json_parse(s, strlen(s), NULL, NULL, 0);
+	int              rc = d != NULL ? out_structured(o, json_root(d)) : 0;
+
+	json_free(d);
+	free(s);
+	yajl_gen_free(g);
+	return rc;
+}

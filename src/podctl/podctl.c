@@ -155,6 +155,20 @@ parse_args(int argc, char **argv, struct opts *o)
 	}
 }
 
+void
+opts_pod(const struct opts *o, const char *what, char *ns, size_t nslen, char *name, size_t namelen)
+{
+	const char *slash = strchr(what, '/');
+
+	if (slash != NULL) {
+		snprintf(ns, nslen, "%.*s", (int)(slash - what), what);
+		snprintf(name, namelen, "%s", slash + 1);
+	} else {
+		snprintf(ns, nslen, "%s", o->ns != NULL ? o->ns : "default");
+		snprintf(name, namelen, "%s", what);
+	}
+}
+
 static int
 is(const char *w, const char *a, const char *b, const char *c)
 {

@@ -46,6 +46,10 @@ opts_ns(const struct opts *o)
 	return o->ns != NULL ? o->ns : "default";
 }
 
+/* Splits a pod argument: "NS/NAME", or NAME in -n's namespace (default "default"). */
+void opts_pod(
+    const struct opts *, const char *what, char *ns, size_t nslen, char *name, size_t namelen);
+
 /* ---- client.c: one request line, one reply line ---- */
 
 struct client_req {
@@ -129,6 +133,8 @@ void out_json(const struct json *);
 void out_yaml(const struct json *);
 /* -o json / -o yaml: prints data and returns 1; 0 for the table formats. */
 int out_structured(const struct opts *, const struct json *data);
+/* The same for what g generated (podctl's own data); g is freed. */
+int out_structured_gen(const struct opts *, yajl_gen g);
 
 /* ---- the commands; each returns the exit status ---- */
 
