@@ -17,15 +17,17 @@
 
 #include "api/bootstrap.h"
 #include "api/join.h" /* api */
+#include "api/node.h" /* api: status.images */
 #include "core/config.h"
 #include "cri/cri.h"
 #include "ctl/ctl.h" /* podctl */
 #include "node/events.h"
-#include "node/housekeeping.h"
+#include "kubelet/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "node/cgroups.h"
 #include "node/eviction.h"
+#include "node/imagegc.h"
 #include "node/logrotate.h"
 #include "node/nodeshutdown.h"
 #include "core/loop.h"
@@ -36,9 +38,9 @@
 #include "node/nodeinfo.h"
 #include "node/podconfig.h"
 #include "node/podworkers.h"
-#include "node/recovery.h" /* recovery */
-#include "prober/prober.h" /* prober */
-#include "server/server.h" /* server: the node's HTTPS server */
+#include "kubelet/recovery.h" /* recovery */
+#include "prober/prober.h"    /* prober */
+#include "server/server.h"    /* server: the node's HTTPS server */
 #include "node/source_file.h"
 #include "store/store.h" /* store */
 #include "core/sdnotify.h"
@@ -80,6 +82,7 @@ struct kletd {
 	struct pw_syncer     k_inner;       /* kuberuntime's syncer, wrapped by k_cgroups */
 	int64_t              k_pods_memory; /* capacity - reserved: kubepods' memory limit */
 	struct eviction     *k_eviction;    /* the eviction manager */
+	struct imagegc      *k_imagegc;     /* image GC: images, image file system */
 	struct nodeshutdown *k_shutdown;    /* graceful node shutdown; NULL: off */
 	struct bootstrap    *k_certreq;     /* --rotate-certificates: a renewal in flight */
 	struct event        *k_cert_timer;  /* fires at k_cert_due_s */
@@ -421,6 +424,67 @@ kletd_shutting_down(void *arg, int on)
 	       : "the node shutdown was cancelled; running");
 }
 
+/* eviction: reclaimNodeLevelResources for a disk signal: dead containers (housekeeping),
+ * then unused images (image GC), then a fresh eviction pass. */
+static void
+kletd_reclaim_images_done(int64_t freed, void *arg)
+{
+	struct kletd *k = arg;
+
+	if (k->k_eviction != NULL)
+		eviction_reclaimed(k->k_eviction, freed);
+}
+
+static void
+kletd_reclaim_containers_done(void *arg)
+{
+	struct kletd *k = arg;
+
+	if (k->k_imagegc != NULL)
+		imagegc_free_unused(k->k_imagegc, kletd_reclaim_images_done, k);
+	else if (k->k_eviction != NULL)
+		eviction_reclaimed(k->k_eviction, 0);
+}
+
+static void
+kletd_reclaim(void *arg, enum ev_signal sig)
+{
+	struct kletd *k = arg;
+
+	(void)sig;
+	if (k->k_hk == NULL || housekeeping_reclaim(k->k_hk, kletd_reclaim_containers_done, k) == 0)
+		kletd_reclaim_containers_done(k); /* no removal started: the images now (async) */
+}
+
+/* image GC: the node status' images. */
+static void
+kletd_images_changed(void *arg)
+{
+	struct kletd         *k = arg;
+	struct igc_node_image im[IGC_NODE_IMAGES_MAX];
+	struct node_image     ni[IGC_NODE_IMAGES_MAX];
+	size_t                i, j, n;
+
+	if (k->k_join == NULL)
+		return;
+	n = imagegc_node_images(k->k_imagegc, im);
+	for (i = 0; i < n; i++) {
+		ni[i].nnames = im[i].nnames;
+		ni[i].size = im[i].size;
+		for (j = 0; j < im[i].nnames; j++)
+			ni[i].names[j] = (char *)im[i].names[j];
+	}
+	api_join_images(k->k_join, ni, n);
+}
+
+static int
+kletd_content_removable(const char *uid, void *arg)
+{
+	struct kletd *k = arg;
+
+	return api_join_pod_is_evicted(k->k_join, uid);
+}
+
 static void
 kletd_pressure(void *arg, unsigned conditions)
 {
@@ -442,6 +506,8 @@ kletd_eviction_new(struct kletd *k)
 	d.workers = k->k_workers;
 	d.cache = k->k_cache;
 	d.pods_memory = k->k_pods_memory;
+	d.imagegc = k->k_imagegc;
+	d.reclaim = kletd_reclaim;
 	d.evict = kletd_evict;
 	d.conditions = kletd_pressure;
 	d.arg = k;
@@ -759,7 +825,16 @@ kletd_wire(struct kletd *k)
 	hd.logs_dir = k->k_cfg.pod_logs_dir;
 	hd.cgroup_root = k->k_kubepods;
 	hd.cgroups = k->k_cgroups;
+	hd.content_removable = kletd_content_removable;
+	hd.content_removable_arg = k;
 	k->k_hk = housekeeping_new(&hd);
+	{ /* image GC */
+		struct imagegc_deps id = { base, k->k_cri, &k->k_cfg, k->k_events,
+			kletd_images_changed, k };
+
+		if ((k->k_imagegc = imagegc_new(&id)) == NULL)
+			return -1;
+	}
 	if (kletd_eviction_new(k) < 0) /* eviction */
 		return -1;
 	k->k_shutdown = nodeshutdown_new(&(struct nodeshutdown_deps){ .base = base,
@@ -783,6 +858,8 @@ kletd_unwire(struct kletd *k)
 	k->k_shutdown = NULL;
 	eviction_free(k->k_eviction); /* eviction: before the workers */
 	k->k_eviction = NULL;
+	imagegc_free(k->k_imagegc); /* image GC: before the CRI client and the join */
+	k->k_imagegc = NULL;
 	api_join_free(k->k_join); /* api: before the pods' config and the workers */
 	k->k_join = NULL;
 	source_file_free(k->k_file);
@@ -1037,6 +1114,7 @@ main(int argc, char **argv)
 			.started_ms = k.k_started_ms,
 			.prober = k.k_prober,
 			.eviction = k.k_eviction,
+			.imagegc = k.k_imagegc,
 			.shutdown = k.k_shutdown,
 			.recovered_ms = recovery_recovered_ms(k.k_recovery),
 			.api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
@@ -1059,7 +1137,9 @@ main(int argc, char **argv)
 			.config = k.k_config,
 			.pleg = k.k_pleg,
 			.cri = k.k_cri,
-			.started_ms = k.k_started_ms };
+			.started_ms = k.k_started_ms,
+			.eviction = k.k_eviction,
+			.imagegc = k.k_imagegc };
 
 		k.k_server = server_new(&sd, err, sizeof(err));
 		if (k.k_server == NULL) {

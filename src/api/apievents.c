@@ -7,7 +7,7 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "api/apievents.h"
 #include "core/json.h"
 #include "core/log.h"

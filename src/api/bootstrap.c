@@ -14,9 +14,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "api/bootstrap.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/util.h"

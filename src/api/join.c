@@ -5,7 +5,7 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "api/apievents.h"
 #include "api/mirror.h"
 #include "logic/actions.h"
@@ -13,10 +13,11 @@
 #include "core/config.h"
 #include "ctl/ctl.h"
 #include "node/events.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "api/node.h"
+#include "api/runtimeclass.h"
 #include "pod/pod.h"
 #include "pod/rfc3339.h"
 #include "node/podcache.h"
@@ -38,7 +39,15 @@ struct api_join {
 	struct api_events   *j_events;
 	struct volumes      *j_volumes; /* configMap / secret objects of the pods */
 	struct mirror       *j_mirror;  /* mirror pods of the static pods */
+	struct runtimeclass *j_rc;      /* RuntimeClass objects: the sandbox's handler */
 };
+
+/* kuberuntime's RuntimeClass lookup. */
+static int
+join_rc_lookup(const char *name, const char **handler, void *arg)
+{
+	return runtimeclass_lookup(arg, name, handler);
+}
 
 static void volumes_kick(const char *, void *);
 
@@ -125,6 +134,9 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 		volumes_set_kick(j->j_volumes, volumes_kick, d->workers);
 	if (d->kr != NULL)
 		kuberuntime_set_volumes(d->kr, j->j_volumes);
+	j->j_rc = runtimeclass_new(d->base, j->j_api);
+	if (d->kr != NULL)
+		kuberuntime_set_runtime_classes(d->kr, join_rc_lookup, j->j_rc);
 	return j;
 }
 
@@ -141,8 +153,11 @@ api_join_free(struct api_join *j)
 	if (j == NULL)
 		return;
 	api_events_free(j->j_events);
-	if (j->j_deps.kr != NULL)
+	if (j->j_deps.kr != NULL) {
 		kuberuntime_set_volumes(j->j_deps.kr, NULL);
+		kuberuntime_set_runtime_classes(j->j_deps.kr, NULL, NULL);
+	}
+	runtimeclass_free(j->j_rc);
 	volumes_free(j->j_volumes);
 	mirror_free(j->j_mirror);
 	watch_free(j->j_watch);
@@ -308,6 +323,13 @@ api_join_pressure(struct api_join *j, unsigned conditions)
 }
 
 void
+api_join_images(struct api_join *j, const struct node_image *im, size_t n)
+{
+	if (j != NULL && j->j_node != NULL)
+		node_set_images(j->j_node, im, n);
+}
+
+void
 api_join_foreach_restored(
     struct api_join *j, void (*cb)(const struct pod_status *, void *), void *arg)
 {
@@ -328,6 +350,21 @@ api_join_shutting_down(struct api_join *j, int on)
 {
 	if (j != NULL && j->j_node != NULL)
 		node_set_shutting_down(j->j_node, on);
+}
+
+int
+api_join_pod_is_evicted(struct api_join *j, const char *uid)
+{
+	struct pod_status st;
+	int64_t           v, a;
+	int               evicted;
+
+	if (j == NULL || status_get(j->j_status, uid, &st, &v, &a) == -1)
+		return 0;
+	evicted =
+	    st.phase == PHASE_FAILED && st.reason != NULL && strcmp(st.reason, "Evicted") == 0;
+	pod_status_clear(&st);
+	return evicted;
 }
 
 void

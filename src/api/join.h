@@ -65,8 +65,13 @@ void api_join_pod_evicted(
 /* The node is shutting down (1) or no longer (0): Ready False, KubeletNotReady, "node is
  * shutting down" (the node shutdown manager's ShutdownStatus), sent at once. */
 void api_join_shutting_down(struct api_join *, int on);
+/* 1 when the pod's status says it was evicted (Failed / Evicted). */
+int api_join_pod_is_evicted(struct api_join *, const char *uid);
 /* The eviction manager's node conditions (EV_COND_* bits) for the node status. */
 void api_join_pressure(struct api_join *, unsigned conditions);
+/* The image GC manager's list for the node status' images (copied). */
+struct node_image;
+void api_join_images(struct api_join *, const struct node_image *, size_t n);
 /* The client certificate was renewed (--rotate-certificates): the API client uses pem_path
  * (certificate and key) from its next connection on. 0 or -1. */
 int api_join_reload_client_cert(struct api_join *, const char *pem_path);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "api/mirror.h"
 #include "api/node.h"
 #include "api/watch.h"

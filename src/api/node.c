@@ -16,7 +16,7 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "api/node.h"
@@ -70,12 +70,15 @@ struct node {
 	char              *n_rt_version; /* "containerd://1.6.20" */
 	struct cond        n_conds[4];
 	struct node_stats  n_stats;
-	int                n_pressure_set;  /* the eviction manager reports (node_set_pressure) */
-	unsigned           n_pressure;      /* 1 memory, 2 disk, 4 pid */
+	int                n_pressure_set; /* the eviction manager reports (node_set_pressure) */
+	unsigned           n_pressure;     /* 1 memory, 2 disk, 4 pid */
+	struct node_image *n_images;       /* status.images (node_set_images) */
+	size_t             n_nimages;
 	int                n_shutting_down; /* node_set_shutting_down */
 };
 
 static void node_register(struct node *);
+static void node_images_clear(struct node_image *, size_t);
 static void node_status_check(struct node *);
 static void lease_renew(struct node *);
 
@@ -446,6 +449,23 @@ gen_status(struct node *n, yajl_gen g, int heartbeat, int64_t mem_total, int64_t
 	free(machine_id);
 	free(boot_id);
 	free(uuid);
+	if (n->n_nimages > 0) {
+		json_gen_key(g, "images");
+		yajl_gen_array_open(g);
+		for (i = 0; i < n->n_nimages; i++) {
+			size_t j;
+
+			yajl_gen_map_open(g);
+			json_gen_key(g, "names");
+			yajl_gen_array_open(g);
+			for (j = 0; j < n->n_images[i].nnames; j++)
+				json_gen_str(g, n->n_images[i].names[j]);
+			yajl_gen_array_close(g);
+			json_gen_kv_int(g, "sizeBytes", n->n_images[i].size);
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+	}
 	yajl_gen_map_close(g);
 }
 
@@ -931,6 +951,7 @@ node_free(struct node *n)
 	free(n->n_runtime_msg);
 	free(n->n_pleg_msg);
 	free(n->n_rt_version);
+	node_images_clear(n->n_images, n->n_nimages);
 	free(n);
 }
 
@@ -942,6 +963,42 @@ node_set_runtime_health(struct node *n, int ready, const char *message)
 	n->n_runtime_ready = !!ready;
 	free(n->n_runtime_msg);
 	n->n_runtime_msg = xstrdup(message);
+	node_kick(n);
+}
+
+static void
+node_images_clear(struct node_image *im, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < im[i].nnames; j++)
+			free(im[i].names[j]);
+	free(im);
+}
+
+void
+node_set_images(struct node *n, const struct node_image *im, size_t count)
+{
+	size_t i, j;
+	int    same = count == n->n_nimages;
+
+	for (i = 0; same && i < count; i++) {
+		same = im[i].size == n->n_images[i].size && im[i].nnames == n->n_images[i].nnames;
+		for (j = 0; same && j < im[i].nnames; j++)
+			same = strcmp(im[i].names[j], n->n_images[i].names[j]) == 0;
+	}
+	if (same)
+		return;
+	node_images_clear(n->n_images, n->n_nimages);
+	n->n_images = count > 0 ? xcalloc(count, sizeof(*n->n_images)) : NULL;
+	n->n_nimages = count;
+	for (i = 0; i < count; i++) {
+		n->n_images[i].size = im[i].size;
+		n->n_images[i].nnames = im[i].nnames;
+		for (j = 0; j < im[i].nnames && j < NODE_IMAGE_NAMES_MAX; j++)
+			n->n_images[i].names[j] = xstrdup(im[i].names[j]);
+	}
 	node_kick(n);
 }
 

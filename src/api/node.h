@@ -60,6 +60,15 @@ void node_set_shutting_down(struct node *, int on);
 /* The eviction manager's node conditions (1 MemoryPressure, 2 DiskPressure, 4 PIDPressure);
  * once called, they replace the fixed thresholds. */
 void node_set_pressure(struct node *, unsigned pressure);
+/* The node status' images (the image GC manager's list: the largest first, at most 50, up
+ * to NODE_IMAGE_NAMES_MAX names each); copied. A changed list triggers a status check. */
+#define NODE_IMAGE_NAMES_MAX 5
+struct node_image {
+	char   *names[NODE_IMAGE_NAMES_MAX];
+	size_t  nnames;
+	int64_t size;
+};
+void node_set_images(struct node *, const struct node_image *, size_t n);
 /* The CRI Version answer: runtime name and version ("containerd", "1.6.20"). */
 void node_set_runtime_version(struct node *, const char *name, const char *version);
 /* Checks (and patches if needed) the status on the next turn. */

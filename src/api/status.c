@@ -9,7 +9,7 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "logic/patch.h"

@@ -5,7 +5,7 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "pod/pod.h"

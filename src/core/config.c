@@ -15,8 +15,7 @@
 #include "core/config_int.h"
 #include "core/json.h"
 #include "core/log.h"
-#include "pod/pod.h"
-#include "pod/quantity.h"
+#include "core/quantity.h"
 #include "core/util.h"
 
 static const struct option longopts[] = {
@@ -77,6 +76,10 @@ static const struct option longopts[] = {
 	{ "authorization-mode", required_argument, NULL, O_AUTHZ_MODE },
 	{ "server-max-streams", required_argument, NULL, O_MAX_STREAMS },
 	{ "streaming-connection-idle-timeout", required_argument, NULL, O_STREAMING_IDLE },
+	{ "image-gc-high-threshold", required_argument, NULL, O_IMAGE_GC_HIGH },
+	{ "image-gc-low-threshold", required_argument, NULL, O_IMAGE_GC_LOW },
+	{ "image-minimum-gc-age", required_argument, NULL, O_IMAGE_GC_AGE },
+	{ "pod-infra-container-image", required_argument, NULL, O_POD_INFRA_IMAGE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -126,6 +129,11 @@ config_usage(FILE *fp)
 	    "  --eviction-max-pod-grace-period S  grace of a soft eviction at most (default 0:\n"
 	    "                                   the pod's own)\n"
 	    "  --eviction-monitoring-period DUR signals read this often (default 10s)\n"
+	    "  --image-gc-high-threshold PCT    image disk use that starts image GC (default 85)\n"
+	    "  --image-gc-low-threshold PCT     image GC frees down to this (default 80)\n"
+	    "  --image-minimum-gc-age DUR       unused images younger are kept (default 2m)\n"
+	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
+	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
 	    "  --register-with-taints K=V:E,... taints the node registers with\n"
 	    "  --node-labels k=v,...            labels added at registration\n"
 	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
@@ -621,6 +629,9 @@ config_apply(
 			    val, what);
 		set_str(&cfg->cgroup_root, val);
 		break;
+	case O_POD_INFRA_IMAGE:
+		set_str(&cfg->pod_infra_image, val);
+		break;
 	case O_RESOLV_CONF:
 		set_str(&cfg->resolv_conf, val);
 		break;
@@ -818,6 +829,7 @@ config_apply(
 		break;
 	}
 	case O_EVICTION_TRANSITION:
+	case O_IMAGE_GC_AGE:
 	case O_EVICTION_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
 		    (id == O_EVICTION_MONITOR && ms < 100))
@@ -826,6 +838,8 @@ config_apply(
 			    val, what, id == O_EVICTION_MONITOR ? " (at least 100ms)" : "");
 		if (id == O_EVICTION_TRANSITION)
 			cfg->eviction_transition_ms = ms;
+		else if (id == O_IMAGE_GC_AGE)
+			cfg->image_gc_min_age_ms = ms;
 		else
 			cfg->eviction_monitor_ms = ms;
 		break;
@@ -834,6 +848,17 @@ config_apply(
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a number of seconds", val, what);
 		cfg->eviction_max_grace_s = n;
+		break;
+	case O_IMAGE_GC_HIGH:
+	case O_IMAGE_GC_LOW:
+		if (parse_int(val, 0, 100, &n) == -1)
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a percentage from 0 to 100", val,
+			    what);
+		if (id == O_IMAGE_GC_HIGH)
+			cfg->image_gc_high = (int)n;
+		else
+			cfg->image_gc_low = (int)n;
 		break;
 	case O_CGROUP_DRIVER:
 		if (strcmp(val, "cgroupfs") == 0)
@@ -920,6 +945,7 @@ config_defaults(struct klet_config *cfg)
 	cfg->pod_logs_dir = xstrdup("/var/log/pods");
 	cfg->cgroup_root = xstrdup("/");
 	cfg->resolv_conf = xstrdup("/etc/resolv.conf");
+	cfg->pod_infra_image = xstrdup("registry.k8s.io/pause:3.9");
 	cfg->cluster_domain = xstrdup("");
 	cfg->max_pods = 110;
 	/* The kubelet's default hard eviction thresholds (Linux). */
@@ -931,6 +957,9 @@ config_defaults(struct klet_config *cfg)
 	cfg->cgroups_per_qos = 1;
 	cfg->eviction_transition_ms = 5 * 60000;
 	cfg->eviction_monitor_ms = 10000;
+	cfg->image_gc_high = 85;
+	cfg->image_gc_low = 80;
+	cfg->image_gc_min_age_ms = 2 * 60000;
 	cfg->file_check_ms = 20000;
 	cfg->runtime_timeout_ms = 120000;
 	cfg->node_status_ms = 10000;
@@ -1041,6 +1070,16 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		res = CONFIG_ERROR;
 		goto out;
 	}
+	if (cfg->image_gc_low >= cfg->image_gc_high) {
+		/* As the kubelet's configuration validation. */
+		config_errf(err, errlen,
+		    "invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) "
+		    "%d must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) "
+		    "%d",
+		    cfg->image_gc_low, cfg->image_gc_high);
+		res = CONFIG_ERROR;
+		goto out;
+	}
 	if (cfg->hostname_override != NULL)
 		cfg->node_name = xstrdup(cfg->hostname_override);
 	else {
@@ -1088,6 +1127,7 @@ config_clear(struct klet_config *cfg)
 	free(cfg->pod_logs_dir);
 	free(cfg->cgroup_root);
 	free(cfg->resolv_conf);
+	free(cfg->pod_infra_image);
 	free(cfg->cluster_domain);
 	strv_clear(&cfg->cluster_dns);
 	kvlist_clear(&cfg->node_labels);

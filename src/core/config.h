@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "pod/pod.h"
+#include "core/lists.h"
+#include "core/quantity.h"
 
 struct klet_config {
 	char *config_file;              /* --config */
@@ -58,6 +59,10 @@ struct klet_config {
 	int64_t       eviction_transition_ms; /* --eviction-pressure-transition-period (5m) */
 	int64_t       eviction_max_grace_s;   /* --eviction-max-pod-grace-period (0) */
 	int64_t       eviction_monitor_ms;    /* --eviction-monitoring-period (10s) */
+	int           image_gc_high;          /* --image-gc-high-threshold (85) */
+	int           image_gc_low;           /* --image-gc-low-threshold (80) */
+	int64_t       image_gc_min_age_ms;    /* --image-minimum-gc-age (2m) */
+	char         *pod_infra_image;        /* --pod-infra-container-image: kept by image GC */
 	int           cgroup_systemd;         /* --cgroup-driver systemd, cgroupDriver */
 	int           cgroups_per_qos;        /* --cgroups-per-qos, cgroupsPerQOS (true) */
 	struct config_taint *taints;          /* --register-with-taints, registerWithTaints */

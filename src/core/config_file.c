@@ -45,7 +45,9 @@ static const struct cf_field {
 	{ "evictionMinimumReclaim", CF_MAP_EQ, O_EVICTION_MIN_RECLAIM },
 	{ "evictionPressureTransitionPeriod", CF_STR, O_EVICTION_TRANSITION },
 	{ "evictionMaxPodGracePeriod", CF_INT, O_EVICTION_MAX_GRACE },
-
+	{ "imageGCHighThresholdPercent", CF_INT, O_IMAGE_GC_HIGH },
+	{ "imageGCLowThresholdPercent", CF_INT, O_IMAGE_GC_LOW },
+	{ "imageMinimumGCAge", CF_STR, O_IMAGE_GC_AGE },
 	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
 	{ "rotateCertificates", CF_BOOL, O_ROTATE_CERTIFICATES },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },

@@ -25,6 +25,8 @@ struct events;
 struct store;
 struct pleg;
 struct prober;
+struct eviction;
+struct imagegc;
 struct nodeshutdown;
 struct ctl;
 
@@ -63,6 +65,7 @@ struct ctl_deps {
 	struct prober       *prober;       /* probe results (READY, describe); may be NULL */
 	const int64_t       *recovered_ms; /* ms from start to recovered, -1 before; NULL */
 	struct eviction     *eviction;     /* signals, thresholds, last eviction; may be NULL */
+	struct imagegc      *imagegc;      /* image GC policy, image fs, removals; may be NULL */
 	struct nodeshutdown *shutdown;     /* graceful node shutdown; NULL: off */
 };
 

@@ -13,6 +13,7 @@
 #include "node/events.h"
 #include "node/logrotate.h"
 #include "node/eviction.h"
+#include "node/imagegc.h"
 #include "core/json.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
@@ -482,6 +483,35 @@ ctl_gen_eviction(yajl_gen g, struct eviction *e)
 		json_gen_kv_str(g, "lastPod", v.last_ms != 0 ? v.last_pod : NULL);
 		json_gen_kv_str(g, "lastMessage", v.last_ms != 0 ? v.last_message : NULL);
 		json_gen_kv_int(g, "lastEvictionMs", v.last_ms);
+		json_gen_kv_int(g, "reclaims", (int64_t)v.reclaims);
+	}
+	yajl_gen_map_close(g);
+}
+
+/* status: the image GC manager's policy, the image file system and what it removed. */
+static void
+ctl_gen_imagegc(yajl_gen g, struct imagegc *ig)
+{
+	struct imagegc_view v;
+
+	json_gen_key(g, "imageGC");
+	yajl_gen_map_open(g);
+	if (ig != NULL) {
+		imagegc_view(ig, &v);
+		json_gen_kv_int(g, "high", v.policy.high);
+		json_gen_kv_int(g, "low", v.policy.low);
+		json_gen_kv_int(g, "minAgeMs", v.policy.min_age_ms);
+		json_gen_kv_str(g, "mountpoint", v.fs.valid ? v.fs.mountpoint : NULL);
+		json_gen_kv_int(g, "capacity", v.fs.capacity);
+		json_gen_kv_int(g, "available", v.fs.available);
+		json_gen_kv_int(g, "usagePercent", v.usage_pct);
+		json_gen_kv_int(g, "images", (int64_t)v.images);
+		json_gen_kv_int(g, "inUse", (int64_t)v.in_use);
+		json_gen_kv_int(g, "pinned", (int64_t)v.pinned);
+		json_gen_kv_int(g, "runs", (int64_t)v.gc_runs);
+		json_gen_kv_int(g, "removed", (int64_t)(v.removed_space + v.removed_reclaim));
+		json_gen_kv_int(g, "freedBytes", v.freed_bytes);
+		json_gen_kv_str(g, "lastResult", v.last_gc_ms != 0 ? v.last_result : NULL);
 	}
 	yajl_gen_map_close(g);
 }
@@ -881,6 +911,7 @@ ctl_gen_status(struct ctl_walk *w)
 	yajl_gen_map_close(g);
 
 	ctl_gen_eviction(g, d->eviction);
+	ctl_gen_imagegc(g, d->imagegc);
 
 	json_gen_key(g, "store");
 	yajl_gen_map_open(g);

@@ -13,7 +13,7 @@
 
 #include <event2/event.h>
 
-#include "core/backoff.h"
+#include "logic/backoff.h"
 #include "cri/cri.h"
 #include "node/events.h"
 #include "net/http1.h"

@@ -20,7 +20,10 @@ struct kr_env {
 	const char          *cluster_domain;
 	const struct strv   *cluster_dns;
 	const struct kvlist *runtime_handlers; /* runtimeClassName -> handler */
-	const char          *cgroup_root;      /* "" : none */
+	/* The cluster's RuntimeClasses (when joined): 1 and the handler, 0 unknown; or NULL. */
+	int (*rc_lookup)(const char *name, const char **handler, void *arg);
+	void       *rc_arg;
+	const char *cgroup_root;                                               /* "" : none */
 	const char *(*pod_cgroup)(void *, const struct pod *, char *, size_t); /* or NULL */
 	void           *pod_cgroup_arg;
 	const char     *node_name;
@@ -53,8 +56,10 @@ void kr_resolv_clear(struct kr_resolv *);
 Runtime__V1__DNSConfig *kr_dns_config(
     const struct kr_env *, const struct pod *, const struct kr_resolv *host, int *fallback);
 
-/* The runtime handler for pod's runtimeClassName: 0 and *handler ("" for none), or -1 with
- * err filled when the class is unknown. */
+/* The runtime handler for pod's runtimeClassName (the kubelet's LookupRuntimeHandler): the
+ * cluster's RuntimeClass when joined, else --runtime-handler's mapping: 0 and *handler (""
+ * for none), or -1 with err filled with the kubelet's NotFound error when the class is
+ * unknown. */
 int kr_runtime_handler(
     const struct kr_env *, const struct pod *, const char **handler, char *err, size_t errlen);
 

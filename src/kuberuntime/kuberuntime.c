@@ -21,7 +21,7 @@
 #include <event2/event.h>
 
 #include "logic/actions.h"
-#include "core/backoff.h"
+#include "logic/backoff.h"
 #include "core/config.h"
 #include "cri/cri.h"
 #include "node/events.h"
@@ -512,6 +512,14 @@ void
 kuberuntime_set_volumes(struct kuberuntime *kr, struct volumes *v)
 {
 	kr->kr_env.volumes = v;
+}
+
+void
+kuberuntime_set_runtime_classes(struct kuberuntime *kr,
+    int (*lookup)(const char *name, const char **handler, void *arg), void *arg)
+{
+	kr->kr_env.rc_lookup = lookup;
+	kr->kr_env.rc_arg = arg;
 }
 
 /* ---- the machine's life ---- */

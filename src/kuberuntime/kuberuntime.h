@@ -104,6 +104,11 @@ void kuberuntime_set_probes(
  * (the default): pods using them fail with CreateContainerConfigError. Not owned. */
 struct volumes;
 void kuberuntime_set_volumes(struct kuberuntime *, struct volumes *);
+/* RuntimeClass objects of the cluster (api/runtimeclass.h): lookup returns 1 with the
+ * class's handler (borrowed for the call), 0 when the cluster has no such class. Without it
+ * (NULL, the default) only --runtime-handler NAME=HANDLER maps classes. */
+void kuberuntime_set_runtime_classes(struct kuberuntime *,
+    int (*lookup)(const char *name, const char **handler, void *arg), void *arg);
 
 /* ---- what the status code and podctl read ---- */
 

@@ -430,16 +430,18 @@ kr_runtime_handler(
 	*handler = "";
 	if (pod->runtime_class == NULL || pod->runtime_class[0] == '\0')
 		return 0;
-	if (env->runtime_handlers == NULL ||
-	    (h = kvlist_get(env->runtime_handlers, pod->runtime_class)) == NULL) {
-		snprintf(err, errlen,
-		    "RuntimeClass \"%s\" not found (no --runtime-handler "
-		    "%s=HANDLER configured)",
-		    pod->runtime_class, pod->runtime_class);
-		return -1;
+	if (env->rc_lookup != NULL && env->rc_lookup(pod->runtime_class, &h, env->rc_arg) == 1) {
+		*handler = h;
+		return 0;
 	}
-	*handler = h;
-	return 0;
+	if (env->runtime_handlers != NULL &&
+	    (h = kvlist_get(env->runtime_handlers, pod->runtime_class)) != NULL) {
+		*handler = h; /* the standalone mapping */
+		return 0;
+	}
+	/* The informer's NotFound, as the kubelet's runtime class manager returns it. */
+	snprintf(err, errlen, "runtimeclasses.node.k8s.io \"%s\" not found", pod->runtime_class);
+	return -1;
 }
 
 /* ---- the sandbox config ---- */

@@ -8,7 +8,7 @@
 #include "core/config.h"
 #include "core/util.h"
 #include "logic/eviction.h"
-#include "pod/quantity.h"
+#include "core/quantity.h"
 
 static const char *const ev_names[EV_NSIGNALS] = { "memory.available",
 	"allocatableMemory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available",

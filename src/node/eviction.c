@@ -20,12 +20,16 @@
 #include "logic/qos.h"
 #include "node/cgroups.h"
 #include "node/eviction.h"
+#include "node/imagegc.h"
 #include "node/nodeinfo.h"
 #include "node/podcache.h"
 #include "node/podworkers.h"
 #include "pod/runtime.h"
 
 #define EVICTION_WAIT_MS 30000 /* podCleanupTimeout */
+#define EVICTION_POLL_MS 500   /* cgroup v2: memory read this often near a threshold */
+
+enum ev_reclaim { EV_RECLAIM_IDLE = 0, EV_RECLAIM_RUNNING, EV_RECLAIM_DONE };
 
 /* A memory threshold notification: eventfd registered on a memory cgroup. */
 struct ev_notifier {
@@ -50,6 +54,11 @@ struct eviction {
 	int                  by_notify; /* this pass follows a threshold notification */
 	struct eviction_view v;
 	int64_t              inactive[2]; /* total_inactive_file of root / kubepods */
+	enum ev_reclaim      reclaim;
+	/* cgroup v2: the poll of memory.current standing in for the v1 eventfd */
+	struct event *poll;
+	int64_t       poll_usage[2]; /* usage (working set + inactive) that crosses, 0: none */
+	int           poll_over[2];  /* it was over at the last poll */
 };
 
 static int64_t
@@ -119,6 +128,7 @@ ev_observe(struct eviction *e)
 {
 	struct nodeinfo_host h;
 	struct statvfs       sv;
+	struct imagegc_fs    fs;
 	int64_t              ws;
 
 	memset(e->obs, 0, sizeof(e->obs));
@@ -143,13 +153,18 @@ ev_observe(struct eviction *e)
 			(int64_t)sv.f_blocks * (int64_t)sv.f_frsize };
 		e->obs[EV_NODEFS_INODES] =
 		    (struct ev_obs){ 1, (int64_t)sv.f_favail, (int64_t)sv.f_files };
-		/* The image file system is taken to be the node's (no separate imagefs). */
+		/* The image file system: the node's until the runtime's ImageFsInfo is known. */
 		e->obs[EV_IMAGEFS] = e->obs[EV_NODEFS];
 		e->obs[EV_IMAGEFS_INODES] = e->obs[EV_NODEFS_INODES];
 		if (sv.f_files == 0) {
 			e->obs[EV_NODEFS_INODES].valid = 0;
 			e->obs[EV_IMAGEFS_INODES].valid = 0;
 		}
+	}
+	if (e->d.imagegc != NULL && imagegc_fs(e->d.imagegc, &fs) == 0) {
+		e->obs[EV_IMAGEFS] = (struct ev_obs){ 1, fs.available, fs.capacity };
+		e->obs[EV_IMAGEFS_INODES] =
+		    (struct ev_obs){ fs.inodes > 0, fs.inodes_free, fs.inodes };
 	}
 	if (h.pid_max > 0)
 		e->obs[EV_PID] = (struct ev_obs){ 1, h.pid_max - h.pids, h.pid_max };
@@ -158,6 +173,7 @@ ev_observe(struct eviction *e)
 /* ---- memory threshold notifications (cgroup v1) ---- */
 
 static void ev_notified(evutil_socket_t fd, short what, void *arg);
+static void ev_polled(evutil_socket_t fd, short what, void *arg);
 
 static void
 ev_notifier_close(struct ev_notifier *n)
@@ -212,6 +228,82 @@ ev_notifier_arm(struct eviction *e, struct ev_notifier *n, const char *rel, int6
 	return rc;
 }
 
+/* ---- cgroup v2: no cgroup.event_control; memory.current is polled instead ---- */
+
+/* The usage (memory.current, or MemTotal - MemAvailable for the node) that crosses the
+ * hard memory thresholds, as on v1. */
+static void
+ev_poll_update(struct eviction *e)
+{
+	size_t i;
+
+	e->poll_usage[0] = e->poll_usage[1] = 0;
+	for (i = 0; i < e->cfg.n; i++) {
+		const struct ev_threshold *t = &e->cfg.t[i];
+		const struct ev_obs       *o = &e->obs[t->sig];
+		int64_t                    u;
+
+		if (!t->hard || !o->valid || (t->sig != EV_MEMORY && t->sig != EV_ALLOC_MEMORY))
+			continue;
+		u = o->capacity - ev_threshold_value(t, o->capacity);
+		if (t->sig == EV_MEMORY)
+			e->poll_usage[0] = u;
+		else if (e->d.cgroups != NULL)
+			e->poll_usage[1] = u + e->inactive[1];
+	}
+	if (e->poll_usage[0] > 0 || e->poll_usage[1] > 0) {
+		struct timeval tv = ms_to_tv(EVICTION_POLL_MS);
+
+		if (e->poll == NULL)
+			e->poll = event_new(e->d.base, -1, EV_PERSIST, ev_polled, e);
+		if (!event_pending(e->poll, EV_TIMEOUT, NULL))
+			event_add(e->poll, &tv);
+	} else if (e->poll != NULL) {
+		event_del(e->poll);
+	}
+	e->v.notify_armed = e->poll != NULL && event_pending(e->poll, EV_TIMEOUT, NULL);
+}
+
+/* One poll: a pass at once when a usage went over its crossing point since the last poll
+ * (an edge, as the eventfd: a usage that stays over waits for the periodic pass). */
+static void
+ev_polled(evutil_socket_t fd, short what, void *arg)
+{
+	struct eviction     *e = arg;
+	struct nodeinfo_host h;
+	int64_t              u[2] = { -1, -1 };
+	int                  fire = 0, k;
+
+	(void)fd;
+	(void)what;
+	if (e->poll_usage[0] > 0) {
+		memset(&h, 0, sizeof(h));
+		nodeinfo_read_host(e->d.cfg->root_dir, &h);
+		if (h.mem_total > 0)
+			u[0] = h.mem_total - h.mem_available;
+	}
+	if (e->poll_usage[1] > 0 && e->d.cgroups != NULL) {
+		char *p = xsprintf("%s%s/memory.current", e->mnt, cgroups_kubepods(e->d.cgroups));
+
+		u[1] = ev_read_i64(p);
+		free(p);
+	}
+	for (k = 0; k < 2; k++) {
+		int over = e->poll_usage[k] > 0 && u[k] >= e->poll_usage[k];
+
+		if (over && !e->poll_over[k])
+			fire = 1;
+		e->poll_over[k] = over;
+	}
+	if (!fire)
+		return;
+	e->v.notifications++;
+	log_v(3, "eviction: memory usage crossed its threshold (cgroup v2 poll)");
+	e->by_notify = 1;
+	eviction_run(e);
+	e->by_notify = 0;
+}
+
 /* The usage at which the working set reaches the hard memory threshold: capacity -
  * threshold + inactive_file, as the kubelet's memory threshold notifier sets it. */
 static void
@@ -219,8 +311,10 @@ ev_notifiers_update(struct eviction *e)
 {
 	size_t i;
 
-	if (e->d.cgroups != NULL && cgroups_is_v2(e->d.cgroups))
-		return; /* v2: polling only, as the kubelet */
+	if (e->d.cgroups != NULL && cgroups_is_v2(e->d.cgroups)) {
+		ev_poll_update(e);
+		return;
+	}
 	for (i = 0; i < e->cfg.n; i++) {
 		const struct ev_threshold *t = &e->cfg.t[i];
 		const struct ev_obs       *o = &e->obs[t->sig];
@@ -393,6 +487,7 @@ ev_evict(struct eviction *e, const struct ev_threshold *t)
 		e->evicting = xstrdup(pod->uid);
 		e->evicting_ms = now_mono_ms();
 		e->v.evictions++;
+		e->v.by_signal[t->sig]++;
 		snprintf(e->v.last_pod, sizeof(e->v.last_pod), "%s/%s", pod->ns, pod->name);
 		snprintf(e->v.last_message, sizeof(e->v.last_message), "%s", msg);
 		e->v.last_ms = now_wall_ms();
@@ -412,6 +507,7 @@ struct ev_ls {
 	struct eviction   *e;
 	const struct pod **victims;
 	char             **msgs;
+	int               *kinds;
 	size_t             n;
 };
 
@@ -423,7 +519,7 @@ ev_ls_pod(const struct pw_view *v, void *arg)
 	const struct pod *pod = v->pod;
 	char             *msg = NULL, *dir, *logs;
 	int64_t           total = 0, limit = 0;
-	int               declared = 0;
+	int               declared = 0, kind = 0; /* 1 emptyDir, 2 the pod's limit */
 	size_t            i;
 
 	if (pod == NULL || pod->uid == NULL || v->state != PW_SYNC ||
@@ -447,6 +543,8 @@ ev_ls_pod(const struct pw_view *v, void *arg)
 		if (msg == NULL && vol->v_size_limit_milli > 0 &&
 		    used > vol->v_size_limit_milli / 1000)
 			msg = ev_emptydir_message(vol->v_name, vol->v_size_limit_milli / 1000);
+		if (msg != NULL && kind == 0)
+			kind = 1;
 	}
 	if (msg == NULL && declared) {
 		logs = xsprintf("%s/%s_%s_%s", e->d.cfg->pod_logs_dir, pod->ns ? pod->ns : "",
@@ -454,13 +552,17 @@ ev_ls_pod(const struct pw_view *v, void *arg)
 		total += ev_dir_size(logs, 0);
 		free(logs);
 		limit = qos_pod_limit(pod, "ephemeral-storage", NULL) / 1000;
-		if (limit > 0 && total > limit)
+		if (limit > 0 && total > limit) {
 			msg = ev_pod_storage_message(limit);
+			kind = 2;
+		}
 	}
 	if (msg == NULL)
 		return;
 	ls->victims = xreallocarray(ls->victims, ls->n + 1, sizeof(*ls->victims));
 	ls->msgs = xreallocarray(ls->msgs, ls->n + 1, sizeof(*ls->msgs));
+	ls->kinds = xreallocarray(ls->kinds, ls->n + 1, sizeof(*ls->kinds));
+	ls->kinds[ls->n] = kind;
 	ls->victims[ls->n] = pod_ref(pod);
 	ls->msgs[ls->n++] = msg;
 }
@@ -468,7 +570,7 @@ ev_ls_pod(const struct pw_view *v, void *arg)
 static size_t
 ev_local_storage(struct eviction *e)
 {
-	struct ev_ls ls = { e, NULL, NULL, 0 };
+	struct ev_ls ls = { e, NULL, NULL, NULL, 0 };
 	size_t       i;
 
 	podworkers_foreach(e->d.workers, ev_ls_pod, &ls);
@@ -479,6 +581,10 @@ ev_local_storage(struct eviction *e)
 			log_info("eviction: evicting pod %s/%s (local storage, grace 1s): %s",
 			    pod->ns, pod->name, ls.msgs[i]);
 			e->v.evictions++;
+			if (ls.kinds[i] == 1)
+				e->v.emptydir_limit++;
+			else
+				e->v.pod_storage_limit++;
 			snprintf(e->v.last_pod, sizeof(e->v.last_pod), "%s/%s", pod->ns, pod->name);
 			snprintf(e->v.last_message, sizeof(e->v.last_message), "%s", ls.msgs[i]);
 			e->v.last_ms = now_wall_ms();
@@ -489,6 +595,7 @@ ev_local_storage(struct eviction *e)
 	}
 	free(ls.victims);
 	free(ls.msgs);
+	free(ls.kinds);
 	return i;
 }
 
@@ -505,6 +612,44 @@ ev_waiting(struct eviction *e)
 		return 1;
 	xfree_str(&e->evicting);
 	return 0;
+}
+
+/* reclaimNodeLevelResources: for a disk signal, dead containers and unused images go before
+ * any pod. 1 while a reclaim runs (this pass evicts nothing), 0 when the pass may evict:
+ * the reclaim finished and this pass' fresh observation still meets the threshold. */
+static int
+ev_reclaim_first(struct eviction *e, const struct ev_threshold *t)
+{
+	if (ev_signal_condition(t->sig) != EV_COND_DISK || e->d.reclaim == NULL)
+		return 0;
+	switch (e->reclaim) {
+	case EV_RECLAIM_RUNNING:
+		return 1;
+	case EV_RECLAIM_DONE:
+		e->reclaim = EV_RECLAIM_IDLE;
+		return 0;
+	default:
+		break;
+	}
+	log_info("eviction: attempting to reclaim %s (%s<%s): dead containers and unused images "
+	         "first",
+	    ev_signal_resource(t->sig), ev_signal_name(t->sig), t->text);
+	e->reclaim = EV_RECLAIM_RUNNING;
+	e->v.reclaims++;
+	e->d.reclaim(e->d.arg, t->sig); /* answers through eviction_reclaimed, later */
+	return 1;
+}
+
+void
+eviction_reclaimed(struct eviction *e, int64_t freed)
+{
+	if (e->reclaim != EV_RECLAIM_RUNNING)
+		return;
+	e->reclaim = EV_RECLAIM_DONE;
+	e->v.reclaimed_bytes += freed;
+	log_info(
+	    "eviction: node-level reclaim done (%lld bytes of images freed)", (long long)freed);
+	event_active(e->timer, EV_TIMEOUT, 0); /* a fresh pass decides */
 }
 
 void
@@ -534,8 +679,10 @@ eviction_run(struct eviction *e)
 	ev_notifiers_update(e);
 	if (ev_local_storage(e) > 0)
 		; /* as the kubelet: this pass evicted for local storage */
-	else if (d.act >= 0 && !ev_waiting(e))
+	else if (d.act >= 0 && !ev_waiting(e) && !ev_reclaim_first(e, &e->cfg.t[d.act]))
 		ev_evict(e, &e->cfg.t[d.act]);
+	if (d.act < 0 && e->reclaim == EV_RECLAIM_DONE)
+		e->reclaim = EV_RECLAIM_IDLE; /* the reclaim was enough */
 	e->running = 0;
 }
 
@@ -593,6 +740,8 @@ eviction_free(struct eviction *e)
 	if (e == NULL)
 		return;
 	event_free(e->timer);
+	if (e->poll != NULL)
+		event_free(e->poll);
 	ev_notifier_close(&e->nt[0]);
 	ev_notifier_close(&e->nt[1]);
 	free(e->evicting);

@@ -8,7 +8,7 @@
 #include "core/util.h"
 #include "logic/admit.h"
 #include "node/nodeinfo.h"
-#include "pod/quantity.h"
+#include "core/quantity.h"
 
 int64_t
 nodeinfo_threshold(const struct kvlist *ev, const char *signal, int64_t capacity)

@@ -12,7 +12,7 @@
 
 #include "core/json.h"
 #include "pod/pod.h"
-#include "pod/quantity.h"
+#include "core/quantity.h"
 #include "pod/rfc3339.h"
 #include "core/util.h"
 

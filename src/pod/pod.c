@@ -10,44 +10,6 @@
 
 /* ---- free ---- */
 
-void
-strv_clear(struct strv *sv)
-{
-	size_t i;
-
-	for (i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
-	sv->v = NULL;
-	sv->n = 0;
-}
-
-void
-kvlist_clear(struct kvlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		free(l->items[i].k);
-		free(l->items[i].v);
-	}
-	free(l->items);
-	l->items = NULL;
-	l->n = 0;
-}
-
-void
-resource_list_clear(struct resource_list *rl)
-{
-	size_t i;
-
-	for (i = 0; i < rl->n; i++)
-		free(rl->items[i].name);
-	free(rl->items);
-	rl->items = NULL;
-	rl->n = 0;
-}
-
 static void
 handler_clear(struct handler *h)
 {
@@ -378,19 +340,6 @@ pod_exclusive(const struct pod *p)
 
 /* ---- look-ups and names ---- */
 
-const char *
-kvlist_get(const struct kvlist *l, const char *key)
-{
-	size_t i;
-
-	if (l == NULL || key == NULL)
-		return NULL;
-	for (i = 0; i < l->n; i++)
-		if (l->items[i].k != NULL && strcmp(l->items[i].k, key) == 0)
-			return l->items[i].v != NULL ? l->items[i].v : "";
-	return NULL;
-}
-
 const struct container *
 pod_find_container(const struct pod *p, const char *name)
 {
@@ -407,19 +356,6 @@ pod_find_container(const struct pod *p, const char *name)
 	for (i = 0; i < p->nephemeral_containers; i++)
 		if (streq_null(p->ephemeral_containers[i].c_name, name))
 			return &p->ephemeral_containers[i];
-	return NULL;
-}
-
-const struct quantity *
-resource_list_get(const struct resource_list *rl, const char *name)
-{
-	size_t i;
-
-	if (rl == NULL || name == NULL)
-		return NULL;
-	for (i = 0; i < rl->n; i++)
-		if (streq_null(rl->items[i].name, name))
-			return &rl->items[i];
 	return NULL;
 }
 

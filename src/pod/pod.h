@@ -19,25 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/lists.h"
+#include "core/quantity.h"
+
 /* Limits on outside documents. */
 /* 4 MiB: what the API server can store and send (its 3 MiB request limit plus metadata). */
 #define POD_MAX_DOC_BYTES (4 * 1024 * 1024)
 #define POD_MAX_DEPTH     64
-
-struct strv {
-	char **v;
-	size_t n;
-};
-
-struct kv {
-	char *k;
-	char *v;
-};
-
-struct kvlist {
-	struct kv *items;
-	size_t     n;
-};
 
 /* An optional integer: set is 0 when the field was absent. */
 struct opt_i64 {
@@ -56,16 +44,6 @@ struct int_or_str {
 	int     is_str;
 	int32_t num;
 	char   *str;
-};
-
-struct quantity {
-	char   *name; /* cpu, memory, ephemeral-storage, hugepages-2Mi, ... */
-	int64_t milli;
-};
-
-struct resource_list {
-	struct quantity *items;
-	size_t           n;
 };
 
 struct resources {
@@ -524,16 +502,8 @@ void node_affinity_free(struct node_affinity *);
 void container_status_clear(struct container_status *);
 void container_state_clear(struct container_state *);
 
-/* Frees a list's members and leaves it empty; the struct itself is the caller's. */
-void strv_clear(struct strv *);
-void kvlist_clear(struct kvlist *);
-
 /* Look-ups. NULL when absent. */
-const char             *kvlist_get(const struct kvlist *, const char *key);
 const struct container *pod_find_container(const struct pod *, const char *name);
-const struct quantity  *resource_list_get(const struct resource_list *, const char *name);
-/* Frees a list's items and leaves it empty; the struct itself is the caller's. */
-void resource_list_clear(struct resource_list *);
 
 const char *pod_phase_name(enum pod_phase);
 const char *restart_policy_name(enum restart_policy);

@@ -75,6 +75,30 @@ cmd_status_eviction(const struct json *e)
 	if (jv_str(e, "lastPod") != NULL)
 		printf("  %-28s%s: %s\n", "Last eviction:", jv_str(e, "lastPod"),
 		    jv_strd(e, "lastMessage", ""));
+	if (jv_int(e, "reclaims", 0) > 0)
+		printf("  %-28s%lld (dead containers, unused images)\n",
+		    "Node-level reclaims:", (long long)jv_int(e, "reclaims", 0));
+}
+
+/* The image GC manager: thresholds, the image file system, what it removed. */
+static void
+cmd_status_imagegc(const struct json *g)
+{
+	if (g == NULL || json_get(g, "high") == NULL)
+		return;
+	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds; %lld images (%lld in use, "
+	       "%lld pinned)\n",
+	    "Image GC:", (long long)jv_int(g, "high", 0), (long long)jv_int(g, "low", 0),
+	    (long long)jv_int(g, "minAgeMs", 0) / 1000, (long long)jv_int(g, "images", 0),
+	    (long long)jv_int(g, "inUse", 0), (long long)jv_int(g, "pinned", 0));
+	if (jv_str(g, "mountpoint") != NULL)
+		printf("  %-28s%s: %lld%% used, %lld of %lld bytes available\n",
+		    "Image fs:", jv_str(g, "mountpoint"), (long long)jv_int(g, "usagePercent", 0),
+		    (long long)jv_int(g, "available", 0), (long long)jv_int(g, "capacity", 0));
+	printf("  %-28s%lld runs, %lld images removed, %lld bytes freed%s%s\n",
+	    "Collected:", (long long)jv_int(g, "runs", 0), (long long)jv_int(g, "removed", 0),
+	    (long long)jv_int(g, "freedBytes", 0),
+	    jv_str(g, "lastResult") != NULL ? "; last: " : "", jv_strd(g, "lastResult", ""));
 }
 
 int
@@ -133,6 +157,7 @@ cmd_status(FILE *f, const struct opts *o)
 		    (long long)jv_int(s, "fromStore", 0), (long long)jv_int(s, "objects", 0),
 		    (long long)jv_int(s, "statusCalls", 0));
 	cmd_status_eviction(json_get(d, "eviction"));
+	cmd_status_imagegc(json_get(d, "imageGC"));
 	s = json_get(d, "store");
 	if (jv_str(s, "health") != NULL)
 		printf("%-16s%s, %.1f KiB, %lld commits, %lld failures, %lld journal ops%s%s\n",

@@ -39,8 +39,8 @@
 #include <openssl/x509v3.h>
 #include <yajl/yajl_gen.h>
 
-#include "api/api.h"
-#include "api/kubeconfig.h"
+#include "client/api.h"
+#include "client/kubeconfig.h"
 #include "core/config.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -51,7 +51,10 @@
 #include "node/podcache.h"
 #include "node/podconfig.h"
 #include "pod/pod.h"
+#include "node/eviction.h"
+#include "node/imagegc.h"
 #include "server/auth.h"
+#include "server/gcmetrics.h"
 #include "server/metrics.h"
 #include "server/resource.h"
 #include "core/logreader.h"
@@ -1039,6 +1042,17 @@ serve_metrics(struct sreq *r)
 	prom_family(b, "klet_uptime_seconds", "Seconds since kletd started.", "gauge");
 	prom_sample(
 	    b, "klet_uptime_seconds", NULL, (double)(now_mono_ms() - s->d.started_ms) / 1000);
+	{ /* the eviction and image GC managers */
+		struct eviction_view ev;
+		struct imagegc_view  ig;
+
+		if (s->d.eviction != NULL)
+			eviction_view(s->d.eviction, &ev);
+		if (s->d.imagegc != NULL)
+			imagegc_view(s->d.imagegc, &ig);
+		gcmetrics_write(
+		    b, s->d.eviction != NULL ? &ev : NULL, s->d.imagegc != NULL ? &ig : NULL);
+	}
 	process_metrics(b);
 	evhttp_add_header(evhttp_request_get_output_headers(r->req), "Content-Type",
 	    "text/plain; version=0.0.4; charset=utf-8");

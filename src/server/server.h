@@ -19,6 +19,9 @@ struct pleg;
 struct cri;
 struct server;
 
+struct eviction;
+struct imagegc;
+
 struct server_deps {
 	struct event_base        *base;
 	const struct klet_config *cfg;
@@ -27,6 +30,8 @@ struct server_deps {
 	struct pleg              *pleg;
 	struct cri               *cri;
 	int64_t                   started_ms; /* monotonic */
+	const struct eviction    *eviction;   /* may be NULL: no eviction families */
+	const struct imagegc     *imagegc;    /* may be NULL: no image GC families */
 };
 
 /* Starts the listeners; NULL with err set when the serving certificate cannot be loaded or

@@ -1,10 +1,12 @@
 /* internal.h — shared by the files of src/store/ (not public; callers use store.h):
  *   store.c    the engine: open, the per-turn transaction, commit, after_commit callbacks,
- *              reads, checkpoint and health
- *   journal.c  the degraded mode: the journal of uncommitted writes, its compaction, the
- *              retry that replays it, running from a copy in memory, reads while degraded
+ *              reads, checkpoint and health; the degraded mode (fail, retry, replay of the
+ *              journal, running from a copy in memory)
+ *   journal.c  the journal of uncommitted writes: its ops, their compaction, and the
+ *              overlay that reads see while degraded
  *   migrate.c  the embedded migrations (schema/NNN-name.sql) and the checks of a file
  *   rows.c     the typed rows: the statements, the typed writes and reads (one cursor)
+ * Calls go one way: rows.c -> store.c -> journal.c -> migrate.c.
  */
 #ifndef KLET_STORE_INT_H
 #define KLET_STORE_INT_H
@@ -123,24 +125,16 @@ struct store {
 enum exec_result { EXEC_OK, EXEC_BAD_OP, EXEC_FAILED };
 
 /* ---- store.c: the engine ---- */
-void store_set_error(char **errp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Runs one cached statement without parameters (or with one integer when arg >= 0).
- * Returns the SQLite result code (SQLITE_DONE on success). */
-int              store_step_simple(struct store *, enum stmt_id, int64_t arg);
-enum exec_result store_exec_op(struct store *, const struct op *);
 /* Takes ownership of op: journals it and, unless degraded, runs it in this turn's
  * transaction. A NULL store frees it. */
 void store_write(struct store *, struct op *);
-/* Commits the open transaction. 0 on success (the journal is then empty). */
-int  store_commit(struct store *);
-void store_run_callbacks(struct store *);
 /* Prepares a read (on the journal's overlay while degraded); binds uid when not NULL.
  * NULL on failure (logged) or for a NULL store. store_query_end finishes it: 0 when the
  * loop ran to the end or was stopped, -1 (logged) on a read error rc. */
 sqlite3_stmt *store_query(struct store *, const char *sql, const char *uid);
 int           store_query_end(struct store *, sqlite3_stmt *, int rc);
 
-/* ---- journal.c: ops and the degraded mode ---- */
+/* ---- journal.c: the ops of the journal ---- */
 void store_param_text(struct param *, const char *s); /* NULL: SQL NULL */
 void store_param_int(struct param *, int64_t v);
 void store_param_blob(struct param *, const void *buf, size_t n);
@@ -148,18 +142,13 @@ void store_op_clear(struct op *);
 void store_journal_clear(struct store *);
 void store_journal_compact(struct store *);
 /* Binds op's parameters to s. Returns an SQLite code. */
-int  store_op_bind(sqlite3_stmt *, const struct op *);
-void store_arm_retry(struct store *);
-void store_fail(struct store *, const char *what);
-int  store_replay(struct store *);
-void store_retry_cb(evutil_socket_t, short, void *);
-int  store_transient(int code);
-int  store_to_memory(struct store *, const char *why, char **errp);
+int store_op_bind(sqlite3_stmt *, const struct op *);
 /* The committed rows with the journal applied, in a private in-memory database (the
  * caller closes it), or NULL (logged). */
 sqlite3 *store_overlay(struct store *);
 
 /* ---- migrate.c: the schema and the checks of a file ---- */
+void    store_set_error(char **errp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int     store_exec_sql(sqlite3 *, const char *sql);
 int64_t store_pragma_int(sqlite3 *, const char *sql, int *rcp);
 int     store_check_migrations(char **errp);

@@ -2,6 +2,7 @@
  * order in one transaction) and the checks a file passes before anything is written to it. */
 #include <sys/stat.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,23 @@ static const struct migration {
 } migrations[] = {
 #include "store-schema.h"
 };
+
+void
+store_set_error(char **errp, const char *fmt, ...)
+{
+	va_list ap;
+	char   *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		fatalx("%s: out of memory", __func__);
+	va_end(ap);
+	if (errp != NULL) {
+		free(*errp);
+		*errp = msg;
+	} else
+		free(msg);
+}
 
 int
 store_schema_version(void)

@@ -1,7 +1,9 @@
 /* store.c — the store's engine: open (the file checked, migrated, or a copy in memory), one
  * transaction per loop turn committed at its end, after_commit callbacks, reads, the WAL
- * checkpoint and health (see src/store/store.h). The degraded mode is in journal.c, the
- * schema in migrate.c, the typed rows in rows.c. */
+ * checkpoint and health (see src/store/store.h), and the degraded mode: a failed write or
+ * commit keeps the journal (journal.c) and a retry timer replays it; a file that cannot be
+ * written at start runs from a copy in memory. The schema is in migrate.c, the typed rows
+ * in rows.c. */
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -23,26 +25,21 @@
 #include "store/internal.h"
 #include "store/store.h"
 
+static int              store_reopen_file(struct store *);
+static int              store_step_simple(struct store *st, enum stmt_id id, int64_t arg);
+static enum exec_result store_exec_op(struct store *st, const struct op *op);
+static int              store_commit(struct store *st);
+static void             store_run_callbacks(struct store *st);
+static void             store_arm_retry(struct store *st);
+static void             store_fail(struct store *st, const char *what);
+static int              store_replay(struct store *st);
+static void             store_retry_cb(evutil_socket_t fd, short what, void *arg);
+static int              store_transient(int code);
+static int              store_to_memory(struct store *st, const char *why, char **errp);
+
 #define STORE_VACUUM_PAGES 64 /* free pages that make a checkpoint vacuum */
 
 /* ---- small helpers ---- */
-
-void
-store_set_error(char **errp, const char *fmt, ...)
-{
-	va_list ap;
-	char   *msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) == -1)
-		fatalx("%s: out of memory", __func__);
-	va_end(ap);
-	if (errp != NULL) {
-		free(*errp);
-		*errp = msg;
-	} else
-		free(msg);
-}
 
 static sqlite3_stmt *
 store_stmt(struct store *st, enum stmt_id id)
@@ -77,7 +74,7 @@ store_bind(struct store *st, const struct op *op)
 
 /* Runs one statement without parameters (or with one integer when arg >= 0).
  * Returns the SQLite result code (SQLITE_DONE on success). */
-int
+static int
 store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
 {
 	sqlite3_stmt *s = store_stmt(st, id);
@@ -93,7 +90,7 @@ store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
 	return rc;
 }
 
-enum exec_result
+static enum exec_result
 store_exec_op(struct store *st, const struct op *op)
 {
 	sqlite3_stmt *s = store_bind(st, op);
@@ -194,7 +191,7 @@ store_write(struct store *st, struct op *op)
 }
 
 /* Commits the open transaction. 0 on success (the journal is then empty). */
-int
+static int
 store_commit(struct store *st)
 {
 	if (!st->st_in_txn)
@@ -215,7 +212,7 @@ store_commit(struct store *st)
 	return 0;
 }
 
-void
+static void
 store_run_callbacks(struct store *st)
 {
 	struct after_cb *cbs;
@@ -249,6 +246,245 @@ store_turn_end_cb(evutil_socket_t fd, short what, void *arg)
 		store_commit(st);
 	store_run_callbacks(st);
 	/* Callbacks that wrote opened a new transaction and scheduled another turn end. */
+}
+
+/* ---- degraded: fail, retry, replay ---- */
+
+static void
+store_arm_retry(struct store *st)
+{
+	struct timeval tv;
+
+	if (st->st_retry_ev == NULL || evtimer_pending(st->st_retry_ev, NULL))
+		return;
+	tv = ms_to_tv(st->st_retry_ms);
+	evtimer_add(st->st_retry_ev, &tv);
+	st->st_retry_ms *= 2;
+	if (st->st_retry_ms > STORE_RETRY_MAX_MS)
+		st->st_retry_ms = STORE_RETRY_MAX_MS;
+}
+
+/* A write or commit failed: roll back, keep the journal, go degraded and retry later. */
+static void
+store_fail(struct store *st, const char *what)
+{
+	int   code = sqlite3_extended_errcode(st->st_db);
+	char *msg = xsprintf("%s: %s (code %d)", what, sqlite3_errmsg(st->st_db), code);
+
+	if (!sqlite3_get_autocommit(st->st_db))
+		sqlite3_exec(st->st_db, "ROLLBACK", NULL, NULL, NULL);
+	st->st_in_txn = 0;
+	st->st_events_added = 0;
+	st->st_failures++;
+	if (!st->st_degraded) {
+		log_error("store %s: %s; degraded: %zu writes kept in memory, retrying",
+		    st->st_path, msg, st->st_nops);
+		st->st_degraded = 1;
+		st->st_failed_since = now_wall_ms();
+		st->st_retry_ms = STORE_RETRY_MIN_MS;
+	} else
+		log_v(2, "store %s: still failing: %s; %zu writes kept", st->st_path, msg,
+		    st->st_nops);
+	free(st->st_last_error);
+	st->st_last_error = msg;
+	store_arm_retry(st);
+}
+
+static void
+store_recovered(struct store *st)
+{
+	if (!st->st_degraded)
+		return;
+	log_info("store %s: commits work again after %llu failures; health ok", st->st_path,
+	    (unsigned long long)st->st_failures);
+	st->st_degraded = 0;
+	st->st_failed_since = 0;
+	st->st_retry_ms = STORE_RETRY_MIN_MS;
+	if (st->st_retry_ev != NULL)
+		evtimer_del(st->st_retry_ev);
+}
+
+/* Replays the whole journal in one new transaction and commits it. */
+static int
+store_replay(struct store *st)
+{
+	size_t i;
+
+	if (st->st_mem && store_reopen_file(st) == -1) {
+		store_arm_retry(st);
+		return -1;
+	}
+	if (st->st_in_txn)
+		return store_commit(st);
+	if (st->st_nops == 0) {
+		store_recovered(st);
+		return 0;
+	}
+	/* A ROLLBACK that failed (out of memory) may have left a transaction open. */
+	if (!sqlite3_get_autocommit(st->st_db))
+		sqlite3_exec(st->st_db, "ROLLBACK", NULL, NULL, NULL);
+	if (store_step_simple(st, S_BEGIN, -1) != SQLITE_DONE) {
+		store_fail(st, "BEGIN");
+		return -1;
+	}
+	st->st_in_txn = 1;
+	for (i = 0; i < st->st_nops; i++) {
+		struct op *op = &st->st_ops[i];
+
+		switch (store_exec_op(st, op)) {
+		case EXEC_OK:
+		case EXEC_BAD_OP: /* dropped (logged); the rest still commits */
+			break;
+		case EXEC_FAILED:
+			store_fail(st, store_stmt_defs[op->stmt].name);
+			return -1;
+		}
+	}
+	if (store_commit(st) == -1)
+		return -1;
+	store_recovered(st);
+	return 0;
+}
+
+static void
+store_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct store *st = arg;
+
+	(void)fd;
+	(void)what;
+	if (store_replay(st) == 0)
+		store_run_callbacks(st);
+}
+
+/* ---- a file that cannot be written: running from memory ---- */
+
+/* A failure that the file system may stop having: the store then starts from memory. */
+static int
+store_transient(int code)
+{
+	switch (code & 0xff) {
+	case SQLITE_FULL:
+	case SQLITE_READONLY:
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+	case SQLITE_BUSY:
+	case SQLITE_PERM:
+		return 1;
+	}
+	return 0;
+}
+
+/* Switches to a private in-memory copy of the (checked) file, or of nothing when there is
+ * no file, migrated, degraded; the retry timer reopens the file. 0, or -1 with *errp. */
+static int
+store_to_memory(struct store *st, const char *why, char **errp)
+{
+	sqlite3_backup *b;
+	sqlite3        *m = NULL;
+	char           *err = NULL;
+	int64_t         uv;
+	int             rc;
+
+	if (sqlite3_open_v2(":memory:", &m,
+	        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	        NULL) != SQLITE_OK) {
+		store_set_error(errp, "%s: %s, and no memory for a copy", st->st_path, why);
+		sqlite3_close(m);
+		return -1;
+	}
+	if (st->st_db != NULL) {
+		b = sqlite3_backup_init(m, "main", st->st_db, "main");
+		rc = b != NULL ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+		sqlite3_backup_finish(b);
+		if (rc != SQLITE_DONE) {
+			store_set_error(errp, "%s: %s, and it cannot be read into memory: %s",
+			    st->st_path, why, sqlite3_errmsg(m));
+			sqlite3_close(m);
+			return -1;
+		}
+		sqlite3_close_v2(st->st_db);
+	}
+	st->st_db = m;
+	sqlite3_extended_result_codes(m, 1);
+	uv = store_pragma_int(m, "PRAGMA user_version", &rc);
+	if (rc != SQLITE_OK || store_migrate(m, st->st_path, uv, &err) == -1) {
+		store_set_error(errp, "%s: %s, and its copy cannot be migrated: %s", st->st_path,
+		    why, err != NULL ? err : sqlite3_errmsg(m));
+		free(err);
+		return -1;
+	}
+	st->st_mem = 1;
+	st->st_degraded = 1;
+	st->st_failures++;
+	st->st_failed_since = now_wall_ms();
+	free(st->st_last_error);
+	st->st_last_error = xsprintf("cannot write the file (%s): running from a copy in "
+	                             "memory",
+	    why);
+	log_error("store %s: cannot write the file (%s); running from a copy in memory, "
+	          "degraded, and retrying",
+	    st->st_path, why);
+	return 0;
+}
+
+/* The retry of a store running from memory: the file, writable now, checked and set up,
+ * becomes the store again (the journal is replayed on it next). 0, or -1 (still not). */
+static int
+store_reopen_file(struct store *st)
+{
+	static const char *const sfx[] = { "-wal", "-shm" };
+	sqlite3                 *db = NULL;
+	char                    *why = NULL, *side;
+	size_t                   i;
+	int                      fd;
+
+	/* A read-only open made the WAL files with the file's mode then: not writable now. */
+	for (i = 0; i < nitems(sfx); i++) {
+		side = xsprintf("%s%s", st->st_path, sfx[i]);
+		if (access(side, F_OK) == 0 && access(side, W_OK) == -1 &&
+		    access(st->st_path, W_OK) == 0 && chmod(side, 0600) == -1)
+			log_v(2, "store %s: chmod %s: %s", st->st_path, side, strerror(errno));
+		free(side);
+	}
+	if (access(st->st_path, F_OK) == -1) {
+		fd = open(st->st_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd == -1) {
+			why = xsprintf("cannot create: %s", strerror(errno));
+			goto fail;
+		}
+		close(fd);
+	}
+	if (sqlite3_open_v2(st->st_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	        SQLITE_OK ||
+	    sqlite3_db_readonly(db, "main") == 1) {
+		why = xsprintf("still read-only: %s", db != NULL ? sqlite3_errmsg(db) : "?");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(db, 1);
+	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	if (store_check_file(db, st->st_path, &why) == -1 ||
+	    store_setup_file(db, st->st_path, &why) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < S_NSTMT; i++) {
+		sqlite3_finalize(st->st_stmt[i]);
+		st->st_stmt[i] = NULL;
+	}
+	sqlite3_close_v2(st->st_db);
+	st->st_db = db;
+	st->st_mem = 0;
+	st->st_in_txn = 0;
+	log_info("store %s: the file can be written again; replaying %zu writes", st->st_path,
+	    st->st_nops);
+	return 0;
+fail:
+	log_v(2, "store %s: still running from memory: %s", st->st_path, why ? why : "?");
+	free(st->st_last_error);
+	st->st_last_error = xsprintf("running from a copy in memory: %s", why ? why : "?");
+	free(why);
+	st->st_failures++;
+	sqlite3_close_v2(db);
+	return -1;
 }
 
 /* ---- open, flush, close ---- */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "core/json.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "core/log.h"
 #include "pod/pod.h"
 #include "core/util.h"

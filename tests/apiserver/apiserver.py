@@ -287,6 +287,10 @@ KINDS = {
     ("certificates.k8s.io", "certificatesigningrequests"): Kind(
         "certificatesigningrequests", "CertificateSigningRequest", "certificates.k8s.io", "v1",
         False),
+    # RuntimeClasses: the kubelet resolves runtimeClassName to a handler; creating a pod
+    # runs the RuntimeClass admission (overhead copied into spec.overhead).
+    ("node.k8s.io", "runtimeclasses"): Kind("runtimeclasses", "RuntimeClass", "node.k8s.io",
+                                            "v1", False, False),
 }
 
 
@@ -1101,6 +1105,7 @@ class Api:
                 c.setdefault("imagePullPolicy", "Always" if img.endswith(":latest") or
                              ":" not in img.split("/")[-1] else "IfNotPresent")
             obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+            self.runtime_class_admission(obj)
         if kind.plural == "events":
             obj.setdefault("count", 1)
         if kind.plural == "certificatesigningrequests":
@@ -1109,6 +1114,26 @@ class Api:
             if self.args.csr_auto_approve:
                 self.csr_approve(obj, "AutoApproved", "approved by the stand-in")
         return Response(201, self.store.put(kind, obj, "ADDED"))
+
+    def runtime_class_admission(self, pod):
+        """The RuntimeClass admission plugin: a pod naming a class that does not exist is
+        refused; the class's overhead.podFixed becomes the pod's spec.overhead (a different
+        one given by the pod is refused)."""
+        spec = pod["spec"]
+        name = spec.get("runtimeClassName")
+        if not name:
+            return
+        rc = self.store.get(KINDS[("node.k8s.io", "runtimeclasses")], "", name)
+        pname = pod["metadata"]["name"]
+        if rc is None:
+            raise ApiError(403, "Forbidden", 'pods "%s" is forbidden: pod rejected: '
+                           'RuntimeClass "%s" not found' % (pname, name))
+        fixed = (rc.get("overhead") or {}).get("podFixed")
+        if fixed:
+            if spec.get("overhead") and spec["overhead"] != fixed:
+                raise ApiError(403, "Forbidden", 'pods "%s" is forbidden: pod rejected: Pod\'s '
+                               "Overhead doesn't match RuntimeClass's defined Overhead" % pname)
+            spec["overhead"] = dict(fixed)
 
     # -- certificate signing requests --
 

@@ -64,6 +64,14 @@ stop_kletd() { # SIGNAL (default TERM)
 	kpid=
 }
 
+# cgroup_root_rm ROOT: a test's private --cgroup-root removed from every hierarchy.
+cgroup_root_rm() {
+	for h in /sys/fs/cgroup/*; do
+		[ -d "$h$1" ] && find "$h$1" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	return 0
+}
+
 cri() { $PY "$top/tests/fakecri/client.py" --timeout 10 "$SOCK" "$@"; }
 
 # ctrs: one line per container of this node's pods:

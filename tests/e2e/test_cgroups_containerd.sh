@@ -13,9 +13,7 @@ MNT=/sys/fs/cgroup
 [ -d $MNT/memory ] || node_skip "needs cgroup v1 (v2 is covered by tests/unit/test_qos)"
 cg_cleanup() {
 	node_cleanup
-	for h in $MNT/*; do
-		[ -d "$h$CGR" ] && find "$h$CGR" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	cgroup_root_rm $CGR
 }
 trap cg_cleanup EXIT
 

@@ -23,9 +23,7 @@ CGR=/klet-e2e-ev-$$
 ev_cleanup() {
 	as_stop
 	node_cleanup
-	for h in /sys/fs/cgroup/*; do
-		[ -d "$h$CGR" ] && find "$h$CGR" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
+	cgroup_root_rm $CGR
 }
 trap ev_cleanup EXIT
 mkdir -p "$T/as"

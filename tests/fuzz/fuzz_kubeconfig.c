@@ -1,10 +1,10 @@
-/* fuzz_kubeconfig.c — libFuzzer target: kubeconfig files (src/api/kubeconfig.c), YAML or
+/* fuzz_kubeconfig.c — libFuzzer target: kubeconfig files (src/client/kubeconfig.c), YAML or
  * JSON, relative paths resolved against a directory that does not exist. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "fuzz_common.h"
 
 int

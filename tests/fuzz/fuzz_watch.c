@@ -1,5 +1,5 @@
 /* fuzz_watch.c — libFuzzer target: the pod watch stream (src/api/watch.c) as it comes off the
- * HTTP/2 stream, cut anywhere: the API client's line assembly and size limit (src/api/api.c)
+ * HTTP/2 stream, cut anywhere: the API client's line assembly and size limit (src/client/api.c)
  * and the watch's event handling (decode, podconfig upsert/remove, mirror pods, resource
  * versions, ERROR/410, relist decisions). Both files are included to reach their stream
  * callbacks; the API connection is replaced by calls that stay held (never sent), and the

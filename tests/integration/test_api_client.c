@@ -13,9 +13,9 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "core/json.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "core/log.h"
 #include "node/podconfig.h"
 #include "core/util.h"

@@ -10,12 +10,12 @@
 
 #include <event2/event.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "api/apievents.h"
 #include "api/join.h"
 #include "node/events.h"
 #include "core/json.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "core/log.h"
 #include "api/node.h"
 #include "pod/pod.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/backoff.h"
+#include "logic/backoff.h"
 #include "logic_fixture.h"
 #include "pod/hash.h"
 

@@ -129,6 +129,15 @@ check_json_and_handlers(const struct klet_config *c)
 }
 
 static void
+check_image_gc(const struct klet_config *c)
+{
+	assert_int_equal(c->image_gc_high, 90);
+	assert_int_equal(c->image_gc_low, 50);
+	assert_int_equal(c->image_gc_min_age_ms, 30000);
+	assert_string_equal(c->pod_infra_image, "k/pause:1");
+}
+
+static void
 check_log_rotation(const struct klet_config *c)
 {
 	assert_int_equal(c->log_max_size, 2 * 1024 * 1024);
@@ -263,6 +272,17 @@ static const struct flag_case flag_cases[] = {
 	{ "runtime_handler_without_equals", { "--runtime-handler=gvisor", NULL }, CONFIG_ERROR,
 	    "RUNTIMECLASS=HANDLER", NULL },
 	{ "missing_value", { "--root-dir", NULL }, CONFIG_ERROR, "requires a value", NULL },
+	{ "image_gc_low_not_below_high",
+	    { "--image-gc-high-threshold=70", "--image-gc-low-threshold=70", NULL }, CONFIG_ERROR,
+	    "imageGCLowThresholdPercent (--image-gc-low-threshold) 70 must be less than "
+	    "imageGCHighThresholdPercent (--image-gc-high-threshold) 70",
+	    NULL },
+	{ "image_gc_high_over_100", { "--image-gc-high-threshold=101", NULL }, CONFIG_ERROR,
+	    "percentage from 0 to 100", NULL },
+	{ "image_gc_flags",
+	    { "--image-gc-high-threshold=90", "--image-gc-low-threshold=50",
+	        "--image-minimum-gc-age=30s", "--pod-infra-container-image=k/pause:1", NULL },
+	    CONFIG_OK, NULL, check_image_gc },
 	{ "log_rotation",
 	    { "--container-log-max-size=2Mi", "--container-log-max-files", "3", NULL }, CONFIG_OK,
 	    NULL, check_log_rotation },

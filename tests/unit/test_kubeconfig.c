@@ -14,7 +14,7 @@
 
 #include <openssl/ssl.h>
 
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "core/log.h"
 #include "core/util.h"
 

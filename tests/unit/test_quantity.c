@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "pod/pod.h"
-#include "pod/quantity.h"
+#include "core/quantity.h"
 #include "pod/rfc3339.h"
 
 struct qcase {

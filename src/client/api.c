@@ -10,10 +10,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "api/api.h"
+#include "client/api.h"
 #include "net/h2.h"
 #include "core/json.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "core/log.h"
 #include "core/util.h"
 

@@ -1,9 +1,10 @@
 /* quantity.c — Kubernetes resource quantities ("100m", "1Gi", "1e3") to milli-units. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "pod/quantity.h"
+#include "core/quantity.h"
 
 typedef __int128 i128;
 
@@ -137,4 +138,29 @@ quantity_parse(const char *s, int64_t *milli)
 		return -1;
 	*milli = neg ? -(int64_t)v : (int64_t)v;
 	return 0;
+}
+
+const struct quantity *
+resource_list_get(const struct resource_list *rl, const char *name)
+{
+	size_t i;
+
+	if (rl == NULL || name == NULL)
+		return NULL;
+	for (i = 0; i < rl->n; i++)
+		if (streq_null(rl->items[i].name, name))
+			return &rl->items[i];
+	return NULL;
+}
+
+void
+resource_list_clear(struct resource_list *rl)
+{
+	size_t i;
+
+	for (i = 0; i < rl->n; i++)
+		free(rl->items[i].name);
+	free(rl->items);
+	rl->items = NULL;
+	rl->n = 0;
 }

@@ -1,5 +1,5 @@
 /* recovery.c — the rows a restart resumes from, written as things change, and the restore at
- * start (see src/node/recovery.h). */
+ * start (see src/kubelet/recovery.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +7,11 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "kuberuntime/kuberuntime.h"
-#include "node/housekeeping.h"
+#include "kubelet/housekeeping.h"
 #include "node/podconfig.h"
 #include "node/podworkers.h"
 #include "node/events.h"
-#include "node/recovery.h"
+#include "kubelet/recovery.h"
 #include "pod/pod.h"
 #include "pod/runtime.h"
 #include "prober/prober.h"

@@ -7,7 +7,8 @@
  *    still running, are killed (kuberuntime_kill_running), e.g. a manifest removed while
  *    kletd was down;
  *  - dead containers are garbage-collected, keeping the newest dead instance per container
- *    name of a wanted pod (none of an unwanted one);
+ *    name of a wanted pod (none of an unwanted one, nor of an evicted one once its worker
+ *    is done; an exited container only once its exit is stored);
  *  - not-ready sandboxes without containers are removed: all of them for unwanted or
  *    finished pods, all but the newest for running pods;
  *  - pod directories (ROOT/pods/UID) and the pod cgroup directories the runtime leaves
@@ -51,6 +52,9 @@ struct hk_deps {
 	 * removal that came before the relist that would have read it. */
 	int (*exit_known)(const char *container_id, void *arg);
 	void *exit_known_arg;
+	/* May be NULL: 1 when a wanted pod's content may go all the same (it was evicted). */
+	int (*content_removable)(const char *uid, void *arg);
+	void *content_removable_arg;
 };
 
 struct hk_stats {
@@ -71,6 +75,10 @@ struct housekeeping *housekeeping_new(const struct hk_deps *);
 void housekeeping_free(struct housekeeping *);
 /* One pass. Does nothing before the sources are ready and the runtime was listed. */
 void housekeeping_run(struct housekeeping *);
+/* The eviction manager's reclaim of dead containers (DeleteAllUnusedContainers): a pass that
+ * keeps no dead instance of a pod no worker acts on. Returns 0 when it started no removal,
+ * else 1 and done(arg) runs from the loop once no removal is in flight. */
+int  housekeeping_reclaim(struct housekeeping *, void (*done)(void *arg), void *arg);
 void housekeeping_stats(const struct housekeeping *, struct hk_stats *);
 
 #endif

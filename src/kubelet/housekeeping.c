@@ -10,7 +10,7 @@
 
 #include "cri/cri.h"
 #include "node/cgroups.h"
-#include "node/housekeeping.h"
+#include "kubelet/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "node/podcache.h"
@@ -47,6 +47,9 @@ struct housekeeping {
 	char            *h_cgroot;
 	struct hk_op    *h_ops;
 	struct hk_stats  h_stats;
+	int              h_all; /* this pass reclaims: no dead instance kept for done pods */
+	void (*h_reclaim_done)(void *arg);
+	void *h_reclaim_arg;
 };
 
 struct housekeeping *
@@ -179,15 +182,23 @@ hk_op_new(struct housekeeping *h, const char *key)
 static void
 hk_op_done(struct hk_op *o)
 {
-	struct hk_op **pp;
+	struct housekeeping *h = o->o_h;
+	struct hk_op       **pp;
 
-	for (pp = &o->o_h->h_ops; *pp != NULL; pp = &(*pp)->o_next) {
+	for (pp = &h->h_ops; *pp != NULL; pp = &(*pp)->o_next) {
 		if (*pp == o) {
 			*pp = o->o_next;
 			break;
 		}
 	}
 	hk_op_free(o);
+	if (h->h_ops == NULL && h->h_reclaim_done != NULL) {
+		void (*done)(void *) = h->h_reclaim_done;
+
+		h->h_reclaim_done = NULL;
+		done(h->h_reclaim_arg); /* from a CRI callback: the caller's call returned long ago
+		                         */
+	}
 }
 
 static void
@@ -313,8 +324,16 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 		return;
 	}
 	/* Dead containers: the newest instance per name stays while the pod is wanted or
-	 * its worker still needs it. */
+	 * its worker still needs it (MaxPerPodContainer 1, MaxContainers -1, MinAge 0: the
+	 * kubelet's defaults). None stays for a pod whose content may go (an evicted pod, the
+	 * kubelet's ShouldPodContentBeRemoved) once no worker acts on it, nor, in a reclaim
+	 * for the eviction manager, for any pod no worker acts on (evictNonDeletedPods). */
 	keep = !wanted && done ? 0 : 1;
+	if (done &&
+	    (h->h_all ||
+	        (h->h_d.content_removable != NULL &&
+	            h->h_d.content_removable(st->uid, h->h_d.content_removable_arg))))
+		keep = 0;
 	/* store: while it is degraded, the exit of a dead container may live only in memory;
 	 * the container is its other record, so the pod's dead containers stay until the store
 	 * commits again (a kill -9 then loses nothing: the next relist reports the exit). */
@@ -550,6 +569,19 @@ hk_cgroups(struct housekeeping *h)
 		}
 	}
 	closedir(m);
+}
+
+int
+housekeeping_reclaim(struct housekeeping *h, void (*done)(void *arg), void *arg)
+{
+	h->h_all = 1;
+	housekeeping_run(h);
+	h->h_all = 0;
+	if (h->h_ops == NULL)
+		return 0;
+	h->h_reclaim_done = done;
+	h->h_reclaim_arg = arg;
+	return 1;
 }
 
 void

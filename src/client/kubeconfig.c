@@ -16,7 +16,7 @@
 #include <openssl/x509.h>
 
 #include "core/json.h"
-#include "api/kubeconfig.h"
+#include "client/kubeconfig.h"
 #include "core/log.h"
 #include "core/util.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "logic/actions.h"
-#include "core/backoff.h"
+#include "logic/backoff.h"
 #include "core/util.h"
 #include "pod/hash.h"
 

@@ -1,0 +1,29 @@
+/* lists.h — the string list and key/value list that the pod model, the config and the
+ * other layers share. Every string is owned by the list that holds it (NULL when absent). */
+#ifndef KLET_LISTS_H
+#define KLET_LISTS_H
+
+#include <stddef.h>
+
+struct strv {
+	char **v;
+	size_t n;
+};
+
+struct kv {
+	char *k;
+	char *v;
+};
+
+struct kvlist {
+	struct kv *items;
+	size_t     n;
+};
+
+/* Frees a list's members and leaves it empty; the struct itself is the caller's. */
+void strv_clear(struct strv *);
+void kvlist_clear(struct kvlist *);
+/* The value of key ("" for a key without one), or NULL when absent (or l or key is NULL). */
+const char *kvlist_get(const struct kvlist *, const char *key);
+
+#endif
