@@ -319,6 +319,12 @@ ns_logind_cb(enum logind_event ev, int fd, uint64_t delay_us, const char *why, v
 			event_active(ns->ns_retry, EV_TIMEOUT, 0); /* frees it */
 			break;
 		}
+		if (ns->ns_state == NS_SHUTTING_DOWN || ns->ns_state == NS_DONE) {
+			/* the bus goes down with the machine: nothing more to hear */
+			log_v(1, "node shutdown manager: %s", why);
+			event_active(ns->ns_retry, EV_TIMEOUT, 0); /* frees it */
+			break;
+		}
 		log_warnx(
 		    "node shutdown manager: %s; connecting again every %dms", why, NS_RECONNECT_MS);
 		if (ns->ns_state == NS_WATCHING || ns->ns_state == NS_CONNECTING)
