@@ -160,10 +160,35 @@ void
 out_json(const struct json *v)
 {
 	yajl_gen g = json_gen_new(1);
-	char    *s;
+	char    *s, *r, *w;
 
 	json_gen_value(g, v);
 	s = json_gen_take(g, NULL);
+	/* yajl's pretty printer opens an empty object or array on lines of its own: {} and []
+	 * as kubectl and crictl print them (outside strings: the blanks are yajl's own). */
+	for (r = w = s; *r != '\0'; r++) {
+		*w++ = *r;
+		if (*r == '"') {
+			for (r++; *r != '\0' && *r != '"'; r++) {
+				*w++ = *r;
+				if (*r == '\\' && r[1] != '\0')
+					*w++ = *++r;
+			}
+			if (*r == '\0')
+				break;
+			*w++ = *r;
+		} else if (*r == '{' || *r == '[') {
+			char *q = r + 1;
+
+			while (*q == '\n' || *q == ' ')
+				q++;
+			if (*q == (*r == '{' ? '}' : ']')) {
+				*w++ = *q;
+				r = q;
+			}
+		}
+	}
+	*w = '\0';
 	fputs(s, stdout);
 	if (*s != '\0' && s[strlen(s) - 1] != '\n')
 		putchar('\n');
