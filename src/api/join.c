@@ -342,7 +342,14 @@ api_join_pod_evicted(
     struct api_join *j, const struct pod *pod, const char *reason, const char *message)
 {
 	if (j != NULL)
-		status_evict(j->j_status, pod, reason, message);
+		status_evict(j->j_status, pod, reason, message, 1);
+}
+
+void
+api_join_shutting_down(struct api_join *j, int on)
+{
+	if (j != NULL && j->j_node != NULL)
+		node_set_shutting_down(j->j_node, on);
 }
 
 int
@@ -377,10 +384,23 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 
 	memset(out, 0, sizeof(*out));
 	out->last_event_age_ms = -1;
+	out->lease_age_ms = -1;
 	if (j == NULL)
 		return;
 	out->configured = 1;
 	out->connected = api_connected(j->j_api);
+	if (j->j_node != NULL) {
+		struct node_stats ns;
+
+		node_get_stats(j->j_node, &ns);
+		out->registered = ns.registered;
+		out->node_ip = node_ip(j->j_node);
+		out->lease_duration_s = ns.lease_duration_s;
+		out->lease_renewals = ns.lease_renewals;
+		out->status_patches = ns.status_patches;
+		if (ns.lease_renewed_ms > 0)
+			out->lease_age_ms = now_mono_ms() - ns.lease_renewed_ms;
+	}
 	if (j->j_watch == NULL)
 		return;
 	watch_get_stats(j->j_watch, &st);

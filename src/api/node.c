@@ -74,6 +74,7 @@ struct node {
 	unsigned           n_pressure;     /* 1 memory, 2 disk, 4 pid */
 	struct node_image *n_images;       /* status.images (node_set_images) */
 	size_t             n_nimages;
+	int                n_shutting_down; /* node_set_shutting_down */
 };
 
 static void node_register(struct node *);
@@ -300,6 +301,10 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 		nc[3].reason = "KubeletNotReady";
 		snprintf(nc[3].message, sizeof(nc[3].message), "PLEG is not healthy: %s",
 		    n->n_pleg_msg ? n->n_pleg_msg : "relist stalled");
+	} else if (n->n_shutting_down) {
+		nc[3].status = 0; /* the node shutdown manager's ShutdownStatus */
+		nc[3].reason = "KubeletNotReady";
+		snprintf(nc[3].message, sizeof(nc[3].message), "node is shutting down");
 	} else {
 		nc[3].status = 1;
 		nc[3].reason = "KubeletReady";
@@ -785,6 +790,7 @@ lease_done(const struct api_response *r, void *arg)
 			log_info("node: lease %s/%s created", LEASE_NS, n->n_name);
 		} else
 			n->n_stats.lease_renewals++;
+		n->n_stats.lease_renewed_ms = now_mono_ms();
 		take_lease_rv(n, r);
 		break;
 	case 404:
@@ -1018,6 +1024,15 @@ node_set_pleg_health(struct node *n, int healthy, const char *message)
 }
 
 void
+node_set_shutting_down(struct node *n, int on)
+{
+	if (n->n_shutting_down == !!on)
+		return;
+	n->n_shutting_down = !!on;
+	node_kick(n);
+}
+
+void
 node_set_runtime_version(struct node *n, const char *name, const char *version)
 {
 	char *v = xsprintf("%s://%s", name, version);
@@ -1035,6 +1050,8 @@ void
 node_get_stats(const struct node *n, struct node_stats *st)
 {
 	*st = n->n_stats;
+	st->lease_duration_s = n->n_lease_s;
+	st->registered = n->n_registered;
 }
 
 const char *

@@ -42,6 +42,8 @@ struct node_stats {
 	uint64_t lease_creates;
 	uint64_t lease_conflicts;
 	uint64_t failures;
+	int64_t  lease_renewed_ms; /* monotonic time of the last renewal or creation; 0: none */
+	int32_t  lease_duration_s;
 };
 
 /* Starts registration at once. opts strings are copied. Never NULL. */
@@ -53,6 +55,8 @@ void node_free(struct node *);
 void node_set_runtime_health(struct node *, int ready, const char *message);
 /* The PLEG's health (relist not stalled). */
 void node_set_pleg_health(struct node *, int healthy, const char *message);
+/* The node is shutting down (graceful node shutdown): NotReady, "node is shutting down". */
+void node_set_shutting_down(struct node *, int on);
 /* The eviction manager's node conditions (1 MemoryPressure, 2 DiskPressure, 4 PIDPressure);
  * once called, they replace the fixed thresholds. */
 void node_set_pressure(struct node *, unsigned pressure);
