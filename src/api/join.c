@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "ctl/ctl.h"
 #include "node/events.h"
+#include "node/nodeinfo.h"
 #include "client/kubeconfig.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
@@ -37,9 +38,10 @@ struct api_join {
 	struct status_mgr   *j_status;
 	struct node         *j_node;
 	struct api_events   *j_events;
-	struct volumes      *j_volumes; /* configMap / secret objects of the pods */
-	struct mirror       *j_mirror;  /* mirror pods of the static pods */
-	struct runtimeclass *j_rc;      /* RuntimeClass objects: the sandbox's handler */
+	struct volumes      *j_volumes;   /* configMap / secret objects of the pods */
+	struct mirror       *j_mirror;    /* mirror pods of the static pods */
+	struct runtimeclass *j_rc;        /* RuntimeClass objects: the sandbox's handler */
+	struct nodeinfo_opts j_resources; /* the node status's allocatable, as admission's */
 };
 
 /* kuberuntime's RuntimeClass lookup. */
@@ -97,6 +99,10 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	no.max_pods = d->cfg->max_pods;
 	no.kubelet_port = &d->cfg->port; /* server: kletd sets the port it bound */
 	no.root_dir = d->cfg->root_dir;
+	j->j_resources.kube_reserved = &d->cfg->kube_reserved;
+	j->j_resources.system_reserved = &d->cfg->system_reserved;
+	j->j_resources.eviction_hard = &d->cfg->eviction_hard;
+	no.resources = &j->j_resources;
 	no.register_node = d->cfg->register_node;
 	no.status_check_ms = d->cfg->node_status_ms > 0 ? d->cfg->node_status_ms : 0;
 	no.lease_duration_s = d->cfg->lease_duration_s;

@@ -18,20 +18,25 @@
 struct event_base;
 struct api;
 struct node;
+struct nodeinfo_opts;
 
 struct node_options {
-	const char          *name;             /* required */
-	const struct kvlist *labels;           /* --node-labels; may be NULL */
-	int                  max_pods;         /* capacity "pods" (0: 110) */
-	const char          *root_dir;         /* ephemeral-storage and DiskPressure (NULL: "/") */
-	int                  register_node;    /* 0: never POST the node */
-	int64_t              status_check_ms;  /* 0: 10 s */
-	int64_t              report_ms;        /* 0: 5 min */
-	int64_t              lease_renew_ms;   /* 0: 10 s */
-	int32_t              lease_duration_s; /* 0: 40 */
-	const char          *kubelet_version;  /* NULL: "v1.29.0-klet" */
-	const int           *kubelet_port;     /* daemonEndpoints, read at each status (NULL or
-	                                        * <= 0: 10250); server: the port it bound */
+	const char          *name;     /* required */
+	const struct kvlist *labels;   /* --node-labels; may be NULL */
+	int                  max_pods; /* capacity "pods" (0: 110) */
+	/* --kube-reserved, --system-reserved and the hard eviction thresholds, for allocatable
+	 * and the pressure conditions (node/nodeinfo.h; max_pods above wins); NULL: none. The
+	 * pointed lists must outlive the node. */
+	const struct nodeinfo_opts *resources;
+	const char                 *root_dir; /* ephemeral-storage and DiskPressure (NULL: "/") */
+	int                         register_node;    /* 0: never POST the node */
+	int64_t                     status_check_ms;  /* 0: 10 s */
+	int64_t                     report_ms;        /* 0: 5 min */
+	int64_t                     lease_renew_ms;   /* 0: 10 s */
+	int32_t                     lease_duration_s; /* 0: 40 */
+	const char                 *kubelet_version;  /* NULL: "v1.29.0-klet" */
+	const int                  *kubelet_port; /* daemonEndpoints, read at each status (NULL or
+	                                           * <= 0: 10250); server: the port it bound */
 };
 
 struct node_stats {
@@ -82,7 +87,6 @@ const char *node_ip(const struct node *);
 
 /* Host facts (exposed for tests). Each returns 0 or -1. */
 int         node_read_os_image(const char *os_release_path, char *out, size_t len);
-int         node_read_meminfo(const char *path, int64_t *total_bytes, int64_t *available_bytes);
 const char *node_go_arch(const char *uname_machine);
 
 #endif
