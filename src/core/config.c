@@ -704,7 +704,7 @@ config_apply(
 		break;
 	case O_RUNTIME_WINDOW:
 		if (parse_int(val, 1, 4096, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 1 to 4096",
 			    val, what);
