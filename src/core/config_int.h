@@ -69,6 +69,7 @@ enum opt_id {
 	O_LOG_FILE_MAX_SIZE,
 	O_SHUTDOWN_GRACE,
 	O_SHUTDOWN_GRACE_CRITICAL,
+	O_RUNTIME_WINDOW,
 };
 
 /* Applies val to cfg as flag id would; what names the source in errors ("flag --port",
