@@ -47,6 +47,7 @@ struct podconfig {
 	struct strindex  *c_index; /* c_pods by UID */
 	struct pc_source *c_sources;
 	size_t            c_nsources;
+	uint64_t          c_version; /* grows when a pod comes, goes or is replaced */
 };
 
 const char *
@@ -342,6 +343,14 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		pc_item_clear(it);
 		return NULL;
 	}
+	if ((p = pc_find(c, pod->uid, NULL)) != NULL && it->doc != NULL && p->p_doc != NULL &&
+	    it->doc_len == p->p_doc_len && streq_null(it->format, p->p_format) &&
+	    strcmp(p->p_source, source) == 0 && memcmp(it->doc, p->p_doc, it->doc_len) == 0) {
+		/* The very document it has (a rescan, a relist): unchanged, nothing to hash. */
+		p->p_mark = 1;
+		pc_item_clear(it);
+		return p;
+	}
 	if (it->doc != NULL &&
 	    podconfig_doc_hashes(it->doc, it->doc_len, it->format, &sh, &st) == -1) {
 		log_warnx(
@@ -349,7 +358,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		pc_item_clear(it);
 		return NULL;
 	}
-	if ((p = pc_find(c, pod->uid, NULL)) != NULL) {
+	if (p != NULL) {
 		const char *old_seen;
 		int         spec_changed, status_changed, deleting;
 
@@ -379,6 +388,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		p->p_format = xstrdup(it->format);
 		p->p_spec_hash = sh;
 		p->p_status_hash = st;
+		c->c_version++;
 		if (!p->p_admitted)
 			return p; /* rejected pods stay rejected */
 		if (deleting)
@@ -416,6 +426,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 	}
 	c->c_pods[c->c_n++] = p;
 	strindex_add(c->c_index, pod->uid, c->c_n - 1);
+	c->c_version++;
 	if (!p->p_admitted) {
 		log_warnx("pod %s/%s uid=%s rejected: %s: %s", pod->ns, pod->name, pod->uid,
 		    p->p_reason, p->p_message);
@@ -434,6 +445,7 @@ pc_remove_at(struct podconfig *c, size_t i)
 	/* Keep the order of the rest: admission and listings follow arrival order. */
 	memmove(&c->c_pods[i], &c->c_pods[i + 1], (c->c_n - i - 1) * sizeof(*c->c_pods));
 	c->c_n--;
+	c->c_version++;
 	strindex_reset(c->c_index); /* positions moved */
 	for (i = 0; i < c->c_n; i++)
 		strindex_add(c->c_index, c->c_pods[i]->p_pod->uid, i);
@@ -594,4 +606,10 @@ size_t
 podconfig_count(const struct podconfig *c)
 {
 	return c->c_n;
+}
+
+uint64_t
+podconfig_version(const struct podconfig *c)
+{
+	return c->c_version;
 }

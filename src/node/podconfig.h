@@ -104,9 +104,12 @@ const char *podconfig_doc(const struct podconfig *, const char *uid, size_t *len
 int podconfig_rejection(
     const struct podconfig *, const char *uid, const char **reason, const char **message);
 /* Calls cb for every pod of every source (admitted or not). */
-void        podconfig_foreach(const struct podconfig *,
-           void (*cb)(const struct pod *, const char *source, int admitted, void *), void *arg);
-size_t      podconfig_count(const struct podconfig *);
+void   podconfig_foreach(const struct podconfig *,
+      void (*cb)(const struct pod *, const char *source, int admitted, void *), void *arg);
+size_t podconfig_count(const struct podconfig *);
+/* A number that changes whenever a pod comes, goes or is replaced by a changed one (what
+ * podconfig_foreach gives may have changed only when it differs). */
+uint64_t    podconfig_version(const struct podconfig *);
 const char *pod_op_name(enum pod_op);
 
 /* Hashes of a document's parts, as podconfig compares them: *spec_hash covers
