@@ -951,8 +951,10 @@ kletd_housekeeping(void *arg)
 	struct kletd *k = arg;
 	char          why[256];
 
+	int looked = 1;
+
 	if (k->k_hk != NULL)
-		housekeeping_run(k->k_hk);
+		looked = housekeeping_run(k->k_hk);
 	log_flush_suppressed(); /* summaries of repeated lines, even when nothing else logs */
 	if (k->k_pleg != NULL) {
 		int ok = pleg_healthy(k->k_pleg, now_mono_ms(), why, sizeof(why));
@@ -966,8 +968,11 @@ kletd_housekeeping(void *arg)
 	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
-	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back. */
-	heap_trim(now_mono_ms());
+	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back:
+	 * looked at after every pass that had something to look at, and every 20 s (its
+	 * figures are a walk of malloc's bins and a read of /proc). */
+	if (looked || k->k_hk_runs % 10 == 0)
+		heap_trim(now_mono_ms());
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);

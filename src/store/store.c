@@ -551,6 +551,7 @@ store_open(struct event_base *base, const char *path, char **errp)
 	}
 
 	st = xcalloc(1, sizeof(*st));
+	st->st_ckpt_commits = UINT64_MAX; /* the first checkpoint copies what the open wrote */
 	st->st_path = xstrdup(path);
 	st->st_base = base;
 	st->st_retry_ms = STORE_RETRY_MIN_MS;
@@ -746,6 +747,8 @@ store_checkpoint(struct store *st)
 		store_run_callbacks(st);
 	if (st->st_in_txn || st->st_mem)
 		return 0; /* a turn is open, or no file yet: checkpoint next time */
+	if (!st->st_degraded && st->st_commits == st->st_ckpt_commits)
+		return 0; /* nothing committed since the WAL was last copied in full */
 	/* Give back the pages of forgotten pods once there are many (its own transaction;
 	 * a failure only means the file stays larger for now). */
 	if (!st->st_degraded &&
@@ -762,7 +765,15 @@ store_checkpoint(struct store *st)
 		return -1;
 	}
 	log_v(5, "store: checkpoint wal=%d pages, %d copied", nlog, nckpt);
+	if (rc == SQLITE_OK && nckpt == nlog)
+		st->st_ckpt_commits = st->st_commits;
 	return 0;
+}
+
+int
+store_degraded(const struct store *st)
+{
+	return st != NULL && st->st_degraded;
 }
 
 enum store_health_state
