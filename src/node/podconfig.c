@@ -462,13 +462,13 @@ pc_item_key(const void *arg, size_t i)
 }
 
 void
-podconfig_set_source(
+podconfig_set_source_begin(
     struct podconfig *c, const char *source, struct podconfig_item *items, size_t n)
 {
 	struct strindex *seen; /* UIDs of items, to find one given twice */
 	size_t           i;
 
-	pc_source(c, source)->s_ready = 1;
+	pc_source(c, source);
 	for (i = 0; i < c->c_n; i++)
 		c->c_pods[i]->p_mark = 0;
 	seen = strindex_new();
@@ -499,6 +499,16 @@ podconfig_set_source(
 		}
 		i++;
 	}
+}
+
+void
+podconfig_set_source(
+    struct podconfig *c, const char *source, struct podconfig_item *items, size_t n)
+{
+	size_t i;
+
+	pc_source(c, source)->s_ready = 1;
+	podconfig_set_source_begin(c, source, items, n);
 	for (i = 0; i < n; i++)
 		pc_upsert(c, source, &items[i]);
 }

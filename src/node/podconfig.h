@@ -79,6 +79,13 @@ void podconfig_free(struct podconfig *);
  * differences. Marks the source ready. */
 void podconfig_set_source(
     struct podconfig *, const char *source, struct podconfig_item *items, size_t n);
+/* The first half of podconfig_set_source, for a set too large to take in one go: of UIDs
+ * given twice the first wins (the others' pods are dropped: their item->pod becomes NULL),
+ * and the source's pods absent from items[0..n) are REMOVEd now. The caller then hands each
+ * item to podconfig_upsert (a few a loop turn if it likes; items with a NULL pod skipped) and
+ * finally marks the source ready (podconfig_source_ready). */
+void podconfig_set_source_begin(
+    struct podconfig *, const char *source, struct podconfig_item *items, size_t n);
 /* Adds or updates one pod of source (the reference item->pod passes). Emits ADD / REJECT /
  * UPDATE / DELETE / RECONCILE or nothing. */
 void podconfig_upsert(struct podconfig *, const char *source, struct podconfig_item *item);
