@@ -246,6 +246,7 @@ decode_pod(
 	struct pod *p;
 
 	*size = len;
+	memset(it, 0, sizeof(*it));
 	p = pod_from_json(doc, len, e, sizeof(e));
 	if (p == NULL) {
 		snprintf(err, errlen, "cannot decode: %s", e);
@@ -262,6 +263,9 @@ decode_pod(
 	it->doc = doc;
 	it->doc_len = len;
 	it->format = "json";
+	/* The hashes podconfig compares, from the tree at hand (not a third parse). */
+	podconfig_json_hashes(obj, &it->spec_hash, &it->status_hash);
+	it->hashed = 1;
 	return 0;
 }
 
@@ -331,6 +335,7 @@ keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
 		return -1;
 	if ((p = pod_from_json(doc, len, err, sizeof(err))) == NULL)
 		return -1;
+	memset(it, 0, sizeof(*it));
 	it->pod = p;
 	it->doc = xstrndup(doc, len);
 	it->doc_len = len;
@@ -932,6 +937,7 @@ resume_pod(const struct store_pod *sp, void *arg)
 		rc->items = xreallocarray(rc->items, rc->cap, sizeof(*rc->items));
 	}
 	/* The document lives only during the callback: keep a copy. */
+	memset(&rc->items[rc->n], 0, sizeof(rc->items[rc->n]));
 	rc->items[rc->n].pod = p;
 	rc->items[rc->n].doc = xstrndup(sp->doc, sp->doc_len);
 	rc->items[rc->n].doc_len = sp->doc_len;

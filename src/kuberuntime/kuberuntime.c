@@ -28,6 +28,7 @@
 #include "kuberuntime/kuberuntime.h"
 #include "kuberuntime/internal.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/strindex.h"
 #include "node/podcache.h"
 #include "node/podworkers.h"
@@ -645,15 +646,18 @@ kr_kick_cb(evutil_socket_t fd, short what, void *arg)
 	kr_next(arg);
 }
 
-/* Continues the machine on the next loop turn. */
+/* Continues the machine once the running callback returns, on the loop's next round and
+ * before the other events ready then (LOOP_PRI_HIGH): a new pod's sync goes on to its
+ * sandbox before a relist answer, a timer or the store's end-of-turn commit that became
+ * ready meanwhile (it used to wait behind them, a zero timeout among the other timers). */
 static void
 kr_kick(struct kr_sync *m)
 {
-	struct timeval tv = ms_to_tv(0);
-
-	if (m->kick == NULL)
-		m->kick = evtimer_new(m->kr->kr_base, kr_kick_cb, m);
-	evtimer_add(m->kick, &tv);
+	if (m->kick == NULL) {
+		m->kick = event_new(m->kr->kr_base, -1, 0, kr_kick_cb, m);
+		event_priority_set(m->kick, LOOP_PRI_HIGH);
+	}
+	event_active(m->kick, EV_TIMEOUT, 0);
 }
 
 static void

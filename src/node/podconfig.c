@@ -96,25 +96,13 @@ hash_value(uint64_t h, const char *tag, const struct json *v)
 	return h;
 }
 
-int
-podconfig_doc_hashes(
-    const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash)
+void
+podconfig_json_hashes(const struct json *root, uint64_t *spec_hash, uint64_t *status_hash)
 {
-	struct json_doc   *d;
-	const struct json *root, *md, *ann;
-	char               err[256];
+	const struct json *md, *ann;
 	uint64_t           h = FNV64_INIT;
 	size_t             i;
-	/* Every document that decoded into a pod parses again (an API pod can be 4 MiB). */
-	const struct json_limits lim = { POD_MAX_DOC_BYTES, POD_MAX_DEPTH, POD_MAX_DOC_BYTES };
 
-	if (format != NULL && strcmp(format, "yaml") == 0)
-		d = json_parse_yaml(doc, len, &lim, err, sizeof(err));
-	else
-		d = json_parse(doc, len, &lim, err, sizeof(err));
-	if (d == NULL)
-		return -1;
-	root = json_root(d);
 	md = json_get(root, "metadata");
 	h = hash_value(h, "labels", json_get(md, "labels"));
 	ann = json_get(md, "annotations");
@@ -131,6 +119,24 @@ podconfig_doc_hashes(
 	h = hash_value(h, "spec", json_get(root, "spec"));
 	*spec_hash = h;
 	*status_hash = hash_value(FNV64_INIT, "status", json_get(root, "status"));
+}
+
+int
+podconfig_doc_hashes(
+    const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash)
+{
+	struct json_doc *d;
+	char             err[256];
+	/* Every document that decoded into a pod parses again (an API pod can be 4 MiB). */
+	const struct json_limits lim = { POD_MAX_DOC_BYTES, POD_MAX_DEPTH, POD_MAX_DOC_BYTES };
+
+	if (format != NULL && strcmp(format, "yaml") == 0)
+		d = json_parse_yaml(doc, len, &lim, err, sizeof(err));
+	else
+		d = json_parse(doc, len, &lim, err, sizeof(err));
+	if (d == NULL)
+		return -1;
+	podconfig_json_hashes(json_root(d), spec_hash, status_hash);
 	json_free(d);
 	return 0;
 }
@@ -351,7 +357,10 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		pc_item_clear(it);
 		return p;
 	}
-	if (it->doc != NULL &&
+	if (it->hashed) {
+		sh = it->spec_hash;
+		st = it->status_hash;
+	} else if (it->doc != NULL &&
 	    podconfig_doc_hashes(it->doc, it->doc_len, it->format, &sh, &st) == -1) {
 		log_warnx(
 		    "source %s: pod %s: document does not parse again; ignored", source, pod->uid);

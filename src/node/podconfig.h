@@ -48,6 +48,11 @@ struct podconfig_item {
 	const char *doc;       /* the document it was decoded from (copied) */
 	size_t      doc_len;
 	const char *format; /* "json" or "yaml" */
+	/* 1 when the source already has the document's hashes (podconfig_json_hashes of the
+	 * tree it decoded the pod from): podconfig does not parse the document again. */
+	int      hashed;
+	uint64_t spec_hash;
+	uint64_t status_hash;
 };
 
 /* pod is podconfig's and valid during the call only (pod_ref to keep it). */
@@ -125,5 +130,8 @@ const char *pod_op_name(enum pod_op);
  * covers status. Returns 0, or -1 when the document does not parse. */
 int podconfig_doc_hashes(
     const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash);
+/* The same hashes of a document already parsed (its root object). */
+struct json;
+void podconfig_json_hashes(const struct json *root, uint64_t *spec_hash, uint64_t *status_hash);
 
 #endif

@@ -736,6 +736,22 @@ store_query_end(struct store *st, sqlite3_stmt *s, int rc)
 
 /* ---- housekeeping and health ---- */
 
+/* The WAL, copied in full, starts over at the next write, and that write syncs the WAL's
+ * new header (the one sync outside the checkpoint with synchronous=NORMAL: it guards against
+ * old frames read as new after a crash). Made here, by a write of its own, the sync is the
+ * checkpoint's, not that of whatever commit comes next (an intent, committed before its
+ * create call leaves). Not counted as a commit: it needs no checkpoint of its own (the next
+ * one copies it with the rest). */
+static void
+store_wal_restart(struct store *st)
+{
+	if (st->st_degraded)
+		return;
+	if (store_exec_sql(st->st_db,
+	        "INSERT OR REPLACE INTO meta (key, value) VALUES ('store.wal', '1')") != SQLITE_OK)
+		log_v(2, "store %s: WAL restart: %s", st->st_path, sqlite3_errmsg(st->st_db));
+}
+
 int
 store_checkpoint(struct store *st)
 {
@@ -765,8 +781,10 @@ store_checkpoint(struct store *st)
 		return -1;
 	}
 	log_v(5, "store: checkpoint wal=%d pages, %d copied", nlog, nckpt);
-	if (rc == SQLITE_OK && nckpt == nlog)
+	if (rc == SQLITE_OK && nckpt == nlog) {
 		st->st_ckpt_commits = st->st_commits;
+		store_wal_restart(st);
+	}
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/json.h"
 #include "node/podconfig.h"
 #include "core/util.h"
 
@@ -33,6 +34,7 @@ item(const char *uid, const char *name, const char *spec, const char *status, in
 	struct podconfig_item it;
 	struct pod           *p = xcalloc(1, sizeof(*p));
 
+	memset(&it, 0, sizeof(it));
 	p->refs = 1; /* as decoded: one reference */
 	p->uid = xstrdup(uid);
 	p->name = xstrdup(name);
@@ -293,6 +295,23 @@ test_doc_hashes(void **state)
 	assert_true(a == c);
 	assert_true(b != d);
 	assert_int_equal(podconfig_doc_hashes("{", 1, "json", &a, &b), -1);
+	/* From a tree already parsed (the watch's event): the same hashes as the document's. */
+	{
+		static const char *j =
+		    "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"x\":\"1\"}},"
+		    "\"spec\":{\"containers\":[]},\"status\":{\"phase\":\"Running\"}}";
+		struct json_doc *doc;
+		char             err[64];
+
+		assert_int_equal(podconfig_doc_hashes(j, strlen(j), "json", &a, &b), 0);
+		doc = json_parse(j, strlen(j), NULL, err, sizeof(err));
+		assert_non_null(doc);
+		podconfig_json_hashes(json_root(doc), &c, &d);
+		json_free(doc);
+		assert_true(a == c && b == d);
+		assert_int_equal(podconfig_doc_hashes(y1, strlen(y1), "yaml", &c, &d), 0);
+		assert_true(b == d); /* the same status either way */
+	}
 }
 
 /* A pod its source keeps a reference to is never written: podconfig keeps its own, decoded
