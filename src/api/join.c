@@ -483,6 +483,15 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 		return;
 	out->configured = 1;
 	out->connected = api_connected(j->j_api);
+	{
+		struct status_stats ss;
+
+		status_get_stats(j->j_status, &ss);
+		out->pod_status_generated = ss.generated;
+		out->pod_status_versions = ss.versions;
+		out->pod_status_patches = ss.patches;
+		out->pod_status_acked = ss.acked;
+	}
 	if (j->j_node != NULL) {
 		struct node_stats ns;
 

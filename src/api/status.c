@@ -507,6 +507,31 @@ status_reject(struct status_mgr *m, const struct pod *pod, const char *reason, c
 	free(msg);
 }
 
+/* What differs between the entry's stamp and stamp, for the log. */
+static const char *
+stamp_why(const struct sentry *e, const struct status_stamp *stamp)
+{
+	const struct status_stamp *o = &e->e_stamp;
+
+	if (stamp == NULL)
+		return "no stamp";
+	if (o->pod == NULL)
+		return "first";
+	if (o->pod != stamp->pod)
+		return "pod";
+	if (o->mirror != stamp->mirror)
+		return "mirror";
+	if (o->rt != stamp->rt)
+		return "runtime";
+	if (o->probes != stamp->probes)
+		return "probes";
+	if (o->errors != stamp->errors)
+		return "start errors";
+	if (o->terminal != stamp->terminal)
+		return "terminal";
+	return e->e_stamp_current ? "same" : "last generation changed";
+}
+
 /* The entry's stamp after an update: stamp (its pods referenced) when given, current when
  * the update changed nothing. */
 static void
@@ -570,6 +595,7 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 	in.evict_message = evict_reason != NULL ? evict_message : e->e_evict_message;
 	in.evict_disruption = evict_reason == NULL && e->e_evict_disruption;
 	m->m_stats.generated++;
+	log_v(4, "status: pod %s/%s: generated (%s)", pod->ns, pod->name, stamp_why(e, stamp));
 	podstatus_generate(&in, &gen);
 	/* The merge rules against the server's status: conditions it owns stay, a terminal
 	 * phase waits until nothing can run. */

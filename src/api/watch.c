@@ -729,7 +729,8 @@ watch_line(const char *line, size_t len, void *arg)
 	w->w_backoff_ms = 800; /* the stream works */
 	w->w_fails = 0;
 	w->w_stats.last_event_ms = now_mono_ms();
-	if (len == w->w_bookmark_len && hash_bytes(line, len, 0) == w->w_bookmark_hash) {
+	if (w->w_bookmark_len > 0 && len == w->w_bookmark_len &&
+	    hash_bytes(line, len, 0) == w->w_bookmark_hash) {
 		/* The last bookmark again (nothing in the cluster moved): nothing to decode. */
 		w->w_stats.bookmarks++;
 		if (w->w_rv_unsaved && now_mono_ms() - w->w_rv_saved_ms >= WATCH_BOOKMARK_SAVE_MS)
