@@ -90,7 +90,8 @@ struct server {
 	int64_t            tls_check_ms; /* when they were last looked at */
 	struct listener    l[3];
 	size_t             nl;
-	struct api        *api; /* webhooks: TokenReview, SubjectAccessReview */
+	struct api        *api;     /* webhooks: TokenReview, SubjectAccessReview */
+	int                api_own; /* api is the server's own (else d.api's, borrowed) */
 	struct auth_cache *tokens;
 	struct auth_cache *sars;
 	int                streams; /* requests in service (asynchronous ones) */
@@ -2191,12 +2192,15 @@ server_new(const struct server_deps *d, char *err, size_t errlen)
 		server_free(s);
 		return NULL;
 	}
-	if (cfg->authn_webhook || cfg->authz_webhook) {
+	if ((cfg->authn_webhook || cfg->authz_webhook) && d->api != NULL)
+		s->api = d->api;
+	else if (cfg->authn_webhook || cfg->authz_webhook) {
 		char               kerr[512];
 		struct kubeconfig *kc = kubeconfig_load(cfg->kubeconfig, kerr, sizeof(kerr));
 
 		if (kc != NULL)
 			s->api = api_new(d->base, kc, NULL, kerr, sizeof(kerr));
+		s->api_own = 1;
 		kubeconfig_free(kc);
 		if (s->api == NULL) {
 			snprintf(err, errlen, "server webhooks: %s", kerr);
@@ -2229,7 +2233,8 @@ server_free(struct server *s)
 		event_free(s->l[i].resume);
 		free(s->l[i].addr);
 	}
-	api_free(s->api);
+	if (s->api_own) /* a borrowed one: the connections' close freed its calls above */
+		api_free(s->api);
 	auth_cache_free(s->tokens);
 	auth_cache_free(s->sars);
 	if (s->ssl != NULL) /* OpenSSL may not be loaded without it */
