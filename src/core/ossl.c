@@ -6,9 +6,16 @@
 #include "core/log.h"
 #include "core/ossl.h"
 
-/* The SONAMEs found by configure (the libraries kletd's headers belong to). */
+/* The SONAMEs configure found (the libraries of the headers used); OpenSSL 3's and libevent
+ * 2.1's for a build without it (tests/fuzz/run.sh, which links them anyway). */
 #ifndef KLET_SONAME_CRYPTO
-#error "configure defines KLET_SONAME_CRYPTO, KLET_SONAME_SSL and KLET_SONAME_EVENT_OPENSSL"
+#define KLET_SONAME_CRYPTO "libcrypto.so.3"
+#endif
+#ifndef KLET_SONAME_SSL
+#define KLET_SONAME_SSL "libssl.so.3"
+#endif
+#ifndef KLET_SONAME_EVENT_OPENSSL
+#define KLET_SONAME_EVENT_OPENSSL "libevent_openssl-2.1.so.7"
 #endif
 
 struct ossl_fns ossl_fn;
