@@ -23,6 +23,7 @@
 #include "ctl/ctl.h" /* podctl */
 #include "node/events.h"
 #include "kubelet/housekeeping.h"
+#include "logic/containergc.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "node/cgroups.h"
@@ -712,6 +713,7 @@ kletd_wire(struct kletd *k)
 	struct pw_options        wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
 	struct podconfig_options popts;
 	struct hk_deps           hd;
+	struct cgc_policy        gcp;
 	struct pw_syncer         syncer;
 	struct kr_options        kopts;
 	struct kr_intents        intents;
@@ -800,6 +802,10 @@ kletd_wire(struct kletd *k)
 	hd.cgroups = k->k_cgroups;
 	hd.content_removable = kletd_content_removable;
 	hd.content_removable_arg = k;
+	gcp.min_age_ms = k->k_cfg.container_gc_min_age_ms;
+	gcp.max_per_container = k->k_cfg.container_gc_max_per;
+	gcp.max_total = k->k_cfg.container_gc_max_total;
+	hd.gc_policy = &gcp;
 	k->k_hk = housekeeping_new(&hd);
 	{ /* image GC */
 		struct imagegc_deps id = { base, k->k_cri, &k->k_cfg, k->k_events,

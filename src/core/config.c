@@ -76,6 +76,9 @@ enum opt_id {
 	O_IMAGE_GC_LOW,
 	O_IMAGE_GC_AGE,
 	O_POD_INFRA_IMAGE,
+	O_CONTAINER_GC_AGE,
+	O_CONTAINER_GC_PER,
+	O_CONTAINER_GC_MAX,
 };
 
 static const struct option longopts[] = {
@@ -136,6 +139,9 @@ static const struct option longopts[] = {
 	{ "image-gc-low-threshold", required_argument, NULL, O_IMAGE_GC_LOW },
 	{ "image-minimum-gc-age", required_argument, NULL, O_IMAGE_GC_AGE },
 	{ "pod-infra-container-image", required_argument, NULL, O_POD_INFRA_IMAGE },
+	{ "minimum-container-ttl-duration", required_argument, NULL, O_CONTAINER_GC_AGE },
+	{ "maximum-dead-containers-per-container", required_argument, NULL, O_CONTAINER_GC_PER },
+	{ "maximum-dead-containers", required_argument, NULL, O_CONTAINER_GC_MAX },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -190,8 +196,11 @@ config_usage(FILE *fp)
 	    "  --image-minimum-gc-age DUR       unused images younger are kept (default 2m)\n"
 	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
 	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
-	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
-	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
+	    "  --minimum-container-ttl-duration DUR  dead containers younger are kept (default 0)\n"
+	    "  --maximum-dead-containers-per-container N  dead instances kept per container\n"
+	    "                                   (default 1; negative: no limit)\n"
+	    "  --maximum-dead-containers N      dead containers kept on the node (default -1:\n"
+	    "                                   no limit)\n"
 	    "  --register-with-taints K=V:E,... taints the node registers with\n"
 	    "  --node-labels k=v,...            labels added at registration\n"
 	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
@@ -854,6 +863,7 @@ config_apply(
 	}
 	case O_EVICTION_TRANSITION:
 	case O_IMAGE_GC_AGE:
+	case O_CONTAINER_GC_AGE:
 	case O_EVICTION_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
 		    (id == O_EVICTION_MONITOR && ms < 100))
@@ -864,8 +874,21 @@ config_apply(
 			cfg->eviction_transition_ms = ms;
 		else if (id == O_IMAGE_GC_AGE)
 			cfg->image_gc_min_age_ms = ms;
+		else if (id == O_CONTAINER_GC_AGE)
+			cfg->container_gc_min_age_ms = ms;
 		else
 			cfg->eviction_monitor_ms = ms;
+		break;
+	case O_CONTAINER_GC_PER:
+	case O_CONTAINER_GC_MAX:
+		/* The kubelet's int32 flags; a negative value lifts the limit. */
+		if (parse_int(val, INT32_MIN, INT32_MAX, &n) == -1)
+			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer",
+			    val, what);
+		if (id == O_CONTAINER_GC_PER)
+			cfg->container_gc_max_per = (int)n;
+		else
+			cfg->container_gc_max_total = (int)n;
 		break;
 	case O_EVICTION_MAX_GRACE:
 		if (parse_int(val, -1, 1000000000, &n) == -1)
@@ -984,6 +1007,8 @@ config_defaults(struct klet_config *cfg)
 	cfg->image_gc_high = 85;
 	cfg->image_gc_low = 80;
 	cfg->image_gc_min_age_ms = 2 * 60000;
+	cfg->container_gc_max_per = 1; /* the kubelet's MaxPerPodContainerCount */
+	cfg->container_gc_max_total = -1;
 	cfg->file_check_ms = 20000;
 	cfg->runtime_timeout_ms = 120000;
 	cfg->node_status_ms = 10000;
