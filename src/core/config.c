@@ -76,6 +76,7 @@ enum opt_id {
 	O_IMAGE_GC_LOW,
 	O_IMAGE_GC_AGE,
 	O_POD_INFRA_IMAGE,
+	O_IMAGE_GC_MAX_AGE,
 	O_CONTAINER_GC_AGE,
 	O_CONTAINER_GC_PER,
 	O_CONTAINER_GC_MAX,
@@ -139,6 +140,7 @@ static const struct option longopts[] = {
 	{ "image-gc-low-threshold", required_argument, NULL, O_IMAGE_GC_LOW },
 	{ "image-minimum-gc-age", required_argument, NULL, O_IMAGE_GC_AGE },
 	{ "pod-infra-container-image", required_argument, NULL, O_POD_INFRA_IMAGE },
+	{ "image-maximum-gc-age", required_argument, NULL, O_IMAGE_GC_MAX_AGE },
 	{ "minimum-container-ttl-duration", required_argument, NULL, O_CONTAINER_GC_AGE },
 	{ "maximum-dead-containers-per-container", required_argument, NULL, O_CONTAINER_GC_PER },
 	{ "maximum-dead-containers", required_argument, NULL, O_CONTAINER_GC_MAX },
@@ -194,6 +196,8 @@ config_usage(FILE *fp)
 	    "  --image-gc-high-threshold PCT    image disk use that starts image GC (default 85)\n"
 	    "  --image-gc-low-threshold PCT     image GC frees down to this (default 80)\n"
 	    "  --image-minimum-gc-age DUR       unused images younger are kept (default 2m)\n"
+	    "  --image-maximum-gc-age DUR       unused images not used for longer are removed\n"
+	    "                                   whatever the disk use (default 0: never)\n"
 	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
 	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
 	    "  --minimum-container-ttl-duration DUR  dead containers younger are kept (default 0)\n"
@@ -300,6 +304,35 @@ config_parse_duration(const char *s, int64_t *ms)
 	}
 	*ms = (int64_t)total;
 	return 0;
+}
+
+/* ms as Go's time.Duration prints it ("0s", "500ms", "1.5s", "2m0s", "1h0m0s"). */
+static void
+go_duration(int64_t ms, char *b, size_t n)
+{
+	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
+	char    frac[8] = "";
+	size_t  k;
+
+	if (ms == 0) {
+		snprintf(b, n, "0s");
+		return;
+	}
+	if (ms < 1000) {
+		snprintf(b, n, "%lldms", (long long)ms);
+		return;
+	}
+	if (ms % 1000 != 0) {
+		snprintf(frac, sizeof(frac), ".%03lld", (long long)(ms % 1000));
+		for (k = strlen(frac); frac[k - 1] == '0'; k--)
+			frac[k - 1] = '\0';
+	}
+	if (h > 0)
+		snprintf(b, n, "%lldh%lldm%lld%ss", (long long)h, (long long)m, (long long)s, frac);
+	else if (m > 0)
+		snprintf(b, n, "%lldm%lld%ss", (long long)m, (long long)s, frac);
+	else
+		snprintf(b, n, "%lld%ss", (long long)s, frac);
 }
 
 static int
@@ -863,6 +896,7 @@ config_apply(
 	}
 	case O_EVICTION_TRANSITION:
 	case O_IMAGE_GC_AGE:
+	case O_IMAGE_GC_MAX_AGE:
 	case O_CONTAINER_GC_AGE:
 	case O_EVICTION_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
@@ -874,6 +908,8 @@ config_apply(
 			cfg->eviction_transition_ms = ms;
 		else if (id == O_IMAGE_GC_AGE)
 			cfg->image_gc_min_age_ms = ms;
+		else if (id == O_IMAGE_GC_MAX_AGE)
+			cfg->image_gc_max_age_ms = ms;
 		else if (id == O_CONTAINER_GC_AGE)
 			cfg->container_gc_min_age_ms = ms;
 		else
@@ -1120,6 +1156,19 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		res = CONFIG_ERROR;
 		goto out;
 	}
+	if (cfg->image_gc_max_age_ms > 0 && cfg->image_gc_max_age_ms <= cfg->image_gc_min_age_ms) {
+		char a[32], b[32];
+
+		/* As the kubelet's configuration validation. */
+		go_duration(cfg->image_gc_max_age_ms, a, sizeof(a));
+		go_duration(cfg->image_gc_min_age_ms, b, sizeof(b));
+		errf(err, errlen,
+		    "invalid configuration: imageMaximumGCAge %s must be greater than "
+		    "imageMinimumGCAge %s",
+		    a, b);
+		res = CONFIG_ERROR;
+		goto out;
+	}
 	if (cfg->hostname_override != NULL)
 		cfg->node_name = xstrdup(cfg->hostname_override);
 	else {
@@ -1218,6 +1267,7 @@ static const struct cf_field {
 	{ "imageGCHighThresholdPercent", CF_INT, O_IMAGE_GC_HIGH },
 	{ "imageGCLowThresholdPercent", CF_INT, O_IMAGE_GC_LOW },
 	{ "imageMinimumGCAge", CF_STR, O_IMAGE_GC_AGE },
+	{ "imageMaximumGCAge", CF_STR, O_IMAGE_GC_MAX_AGE },
 	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
 	{ "rotateCertificates", CF_BOOL, O_ROTATE_CERTIFICATES },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },

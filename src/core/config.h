@@ -57,6 +57,7 @@ struct klet_config {
 	int           image_gc_high;          /* --image-gc-high-threshold (85) */
 	int           image_gc_low;           /* --image-gc-low-threshold (80) */
 	int64_t       image_gc_min_age_ms;    /* --image-minimum-gc-age (2m) */
+	int64_t       image_gc_max_age_ms;    /* --image-maximum-gc-age, imageMaximumGCAge (0) */
 	char         *pod_infra_image;        /* --pod-infra-container-image: kept by image GC */
 	int           cgroup_systemd;         /* --cgroup-driver systemd, cgroupDriver */
 	int           cgroups_per_qos;        /* --cgroups-per-qos, cgroupsPerQOS (true) */

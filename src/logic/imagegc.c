@@ -154,6 +154,34 @@ igc_plan(const struct igc_policy *p, const struct igc_record *recs, size_t n, in
 	return k;
 }
 
+size_t
+igc_plan_age(const struct igc_policy *p, const struct igc_record *recs, size_t n, int64_t now,
+    int64_t began, size_t *out)
+{
+	struct igc_order *o;
+	size_t            i, m = 0, k = 0;
+
+	if (p->max_age_ms <= 0 || now - began <= p->max_age_ms || n == 0)
+		return 0; /* not before the manager has run that long: no record is that old */
+	o = xcalloc(n, sizeof(*o));
+	for (i = 0; i < n; i++)
+		if (!recs[i].pinned && !recs[i].in_use && recs[i].last_used_ms < now) {
+			o[m].r = &recs[i];
+			o[m++].i = i;
+		}
+	if (m > 0)
+		qsort(o, m, sizeof(*o), igc_cmp_lru);
+	for (i = 0; i < m; i++) {
+		const struct igc_record *r = o[i].r;
+		int64_t ref = r->last_used_ms > 0 ? r->last_used_ms : r->first_detected_ms;
+
+		if (now - ref > p->max_age_ms)
+			out[k++] = o[i].i;
+	}
+	free(o);
+	return k;
+}
+
 struct igc_by_size {
 	const struct igc_listed *l;
 	size_t                   i;

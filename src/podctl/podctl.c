@@ -1067,19 +1067,21 @@ status_imagegc(const struct json *g)
 {
 	if (g == NULL || json_get(g, "high") == NULL)
 		return;
-	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds; %lld images (%lld in use, "
-	       "%lld pinned)\n",
+	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds",
 	    "Image GC:", (long long)ji(g, "high", 0), (long long)ji(g, "low", 0),
-	    (long long)ji(g, "minAgeMs", 0) / 1000, (long long)ji(g, "images", 0),
+	    (long long)ji(g, "minAgeMs", 0) / 1000);
+	if (ji(g, "maxAgeMs", 0) > 0)
+		printf(", maximum age %llds", (long long)ji(g, "maxAgeMs", 0) / 1000);
+	printf("; %lld images (%lld in use, %lld pinned)\n", (long long)ji(g, "images", 0),
 	    (long long)ji(g, "inUse", 0), (long long)ji(g, "pinned", 0));
 	if (js(g, "mountpoint") != NULL)
 		printf("  %-28s%s: %lld%% used, %lld of %lld bytes available\n",
 		    "Image fs:", js(g, "mountpoint"), (long long)ji(g, "usagePercent", 0),
 		    (long long)ji(g, "available", 0), (long long)ji(g, "capacity", 0));
-	printf("  %-28s%lld runs, %lld images removed, %lld bytes freed%s%s\n",
+	printf("  %-28s%lld runs, %lld images removed (%lld for their age), %lld bytes freed%s%s\n",
 	    "Collected:", (long long)ji(g, "runs", 0), (long long)ji(g, "removed", 0),
-	    (long long)ji(g, "freedBytes", 0), js(g, "lastResult") != NULL ? "; last: " : "",
-	    jsd(g, "lastResult", ""));
+	    (long long)ji(g, "removedAge", 0), (long long)ji(g, "freedBytes", 0),
+	    js(g, "lastResult") != NULL ? "; last: " : "", jsd(g, "lastResult", ""));
 }
 
 static int

@@ -91,6 +91,22 @@ for c in json.load(sys.stdin).get("containers", []):
 ' "$NODE"
 }
 
+# api_ctrs POD [NS]: the containers of the API pod POD (not renamed NAME-NODE as static pods
+# are; namespace NS, default "default"), one line each: CONTAINER STATE RESTARTCOUNT ID
+api_ctrs() {
+	cri ListContainers '{}' | $PY -c '
+import json, sys
+for c in json.load(sys.stdin).get("containers", []):
+    l, a = c.get("labels", {}), c.get("annotations", {})
+    if l.get("io.kubernetes.pod.name") != sys.argv[1] or \
+            l.get("io.kubernetes.pod.namespace") != sys.argv[2]:
+        continue
+    print(l.get("io.kubernetes.container.name"), c["state"].replace("CONTAINER_", ""),
+          a.get("io.kubernetes.container.restartCount", "?"), c["id"])
+' "$1" "${2:-default}"
+}
+no_api_ctrs() { [ -z "$(api_ctrs "$@")" ]; }
+
 # sandboxes: POD STATE ID ATTEMPT
 sandboxes() {
 	cri ListPodSandbox '{}' | $PY -c '
@@ -126,6 +142,23 @@ restarts_at_least() { # POD CONTAINER N
 	ctrs | awk -v p="$1" -v c="$2" -v n="$3" '$1==p && $2==c && $4+0>=n+0 {f=1} END {exit !f}'
 }
 logged() { grep -q "$1" "$T/kletd.log"; }
+
+# free_port: a port of 127.0.0.1 free now (--read-only-port has no "any free port" value).
+free_port() {
+	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# metrics_ok: python3-prometheus-client is there to parse /metrics (node_skip otherwise).
+metrics_ok() {
+	$PY -c 'import prometheus_client' 2>/dev/null ||
+	    node_skip "python3-prometheus-client is not installed"
+}
+# metric PORT FAMILY [LABEL=VALUE...]: "TYPE VALUE" of that sample of kletd's /metrics on the
+# read-only port PORT; the whole answer must parse (tests/e2e/promparse.py) and the family
+# have its HELP and TYPE lines.
+metric() {
+	_p=$1; shift
+	curl -s --max-time 10 "http://127.0.0.1:$_p/metrics" | $PY "$top/tests/e2e/promparse.py" "$@"
+}
 
 # put NAME: manifest from stdin, written atomically.
 put() { cat >"$T/m/.$1.tmp" && mv "$T/m/.$1.tmp" "$T/m/$1"; }
