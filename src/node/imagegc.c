@@ -553,9 +553,19 @@ imagegc_free(struct imagegc *ig)
 int
 imagegc_fs(const struct imagegc *ig, struct imagegc_fs *out)
 {
+	struct statvfs sv;
+
 	if (ig == NULL || !ig->fs.valid)
 		return -1;
 	*out = ig->fs;
+	/* Fresh figures of the known mount point: the eviction manager decides on them right
+	 * after a reclaim (the kubelet asks its summary provider for updated stats). */
+	if (statvfs(out->mountpoint, &sv) == 0 && sv.f_blocks > 0) {
+		out->capacity = (int64_t)sv.f_blocks * (int64_t)sv.f_frsize;
+		out->available = (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
+		out->inodes = (int64_t)sv.f_files;
+		out->inodes_free = (int64_t)sv.f_favail;
+	}
 	return 0;
 }
 

@@ -64,7 +64,8 @@ struct imagegc_view {
 /* NULL (logged) when the policy is invalid. Starts its first detection at once. */
 struct imagegc *imagegc_new(const struct imagegc_deps *);
 void            imagegc_free(struct imagegc *);
-/* The image file system (0), or -1 before the first ImageFsInfo answer. */
+/* The image file system (0), or -1 before the first ImageFsInfo answer: the mount point
+ * ImageFsInfo named, its capacity and available bytes and inodes read now (statvfs). */
 int imagegc_fs(const struct imagegc *, struct imagegc_fs *out);
 /* The node status' images (room for IGC_NODE_IMAGES_MAX); names borrowed until the next
  * pass ends. */

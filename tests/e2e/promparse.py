@@ -4,8 +4,8 @@
 Reads a /metrics answer (Prometheus text format 0.0.4) on stdin and parses ALL of it with
 Debian's python3-prometheus-client: a malformed exposition exits 2. Then, for the family
 FAMILY as exposed (e.g. kubelet_evictions), checks that its "# HELP FAMILY text" (text not
-empty) and "# TYPE FAMILY type" lines come once each, before its first sample (exit 4
-otherwise), and prints "TYPE VALUE": its type and the value of the sample whose labels are
+empty) and "# TYPE FAMILY type" lines come once each, before its first sample if it has
+any (exit 4 otherwise), and prints "TYPE VALUE": its type and the value of the sample whose labels are
 exactly the LABEL=VALUE pairs given (exit 3 when there is none).
 """
 import sys
@@ -36,7 +36,7 @@ def main():
     type_at = next((i for i, l in enumerate(text.splitlines())
                     if l.startswith("# TYPE %s " % fam)), None)
     if len(helps) != 1 or len(types) != 1 or not helps[0][len("# HELP %s " % fam):].strip() \
-            or first is None or type_at > first:
+            or (first is not None and type_at > first):
         print("promparse: %s: HELP %d, TYPE %d, first sample at %s, TYPE at %s"
               % (fam, len(helps), len(types), first, type_at), file=sys.stderr)
         return 4
