@@ -45,6 +45,34 @@ node_setup() {
 	[ -S "$SOCK" ] || { cat "$T/ctd-up.log" >&2; node_skip "containerd did not start"; }
 }
 
+# node_setup_tmpfs NAME MIB: node_setup with containerd's root (images, snapshots: the image
+# file system) on a fresh tmpfs of MIB MiB, $ROOTFS (under KLET_CONTAINERD_DIR, which the
+# test sets; an instance left running is stopped first). At exit the API stand-in (if any)
+# and kletd stop, then the tmpfs is unmounted.
+node_setup_tmpfs() {
+	[ "$(id -u)" -eq 0 ] || node_skip "needs root"
+	command -v containerd >/dev/null 2>&1 || node_skip "containerd not installed"
+	sh "$top/contrib/containerd-down.sh" >/dev/null 2>&1
+	ROOTFS=$KLET_CONTAINERD_DIR/root
+	mkdir -p "$ROOTFS"
+	mountpoint -q "$ROOTFS" && umount -l "$ROOTFS"
+	rm -rf "$ROOTFS" && mkdir -p "$ROOTFS"
+	mount -t tmpfs -o size="$2"m "klet-$1" "$ROOTFS" || node_skip "cannot mount a tmpfs"
+	node_setup "$1"
+	trap 'command -v as_stop >/dev/null && as_stop; node_cleanup; umount -l "$ROOTFS" 2>/dev/null' EXIT
+}
+
+# images: one line per image of the runtime: ID TAG... SIZE. has_ref REF: a tag is REF.
+# image_id REF: the ID of the image tagged REF.
+images() {
+	cri ListImages '{}' | $PY -c '
+import json, sys
+for i in json.load(sys.stdin).get("images", []):
+    print(i["id"], " ".join(i.get("repo_tags", [])), i.get("size", 0))'
+}
+has_ref() { images | grep -q " $1 "; }
+image_id() { images | awk -v t="$1" '$2==t {print $1}'; }
+
 # start_kletd [ARGS...]: kletd on $T/root with manifests $T/m, log in $T/kletd.log; its
 # server on 127.0.0.1, any free port (logged: "serving HTTPS on 127.0.0.1 port N").
 start_kletd() {
@@ -158,6 +186,11 @@ metrics_ok() {
 metric() {
 	_p=$1; shift
 	curl -s --max-time 10 "http://127.0.0.1:$_p/metrics" | $PY "$top/tests/e2e/promparse.py" "$@"
+}
+# no_sample PORT FAMILY [LABEL=VALUE...]: the family is there (HELP, TYPE), not that sample.
+no_sample() {
+	metric "$@" >/dev/null 2>&1
+	[ $? -eq 3 ]
 }
 
 # put NAME: manifest from stdin, written atomically.

@@ -19,32 +19,13 @@ export KLET_CONTAINERD_DIR
 . "$top/tests/apiserver/lib.sh"
 command -v curl >/dev/null || node_skip "curl is not installed"
 as_python >/dev/null || node_skip "python3-h2 is not installed"
-[ "$(id -u)" -eq 0 ] || node_skip "needs root"
-command -v containerd >/dev/null 2>&1 || node_skip "containerd not installed"
-# containerd's root on a fresh 160 MiB tmpfs (an instance left running is stopped first).
-sh "$top/contrib/containerd-down.sh" >/dev/null 2>&1
-ROOTFS=$KLET_CONTAINERD_DIR/root
-mkdir -p "$ROOTFS"
-mountpoint -q "$ROOTFS" && umount -l "$ROOTFS"
-rm -rf "$ROOTFS" && mkdir -p "$ROOTFS"
-mount -t tmpfs -o size=160m klet-diskp "$ROOTFS" || node_skip "cannot mount a tmpfs"
-node_setup dpnode
+node_setup_tmpfs dpnode 160
 metrics_ok
-dp_cleanup() {
-	as_stop
-	node_cleanup
-	umount -l "$ROOTFS" 2>/dev/null
-}
-trap dp_cleanup EXIT
 CTR="ctr --address $SOCK -n k8s.io"
 for i in a b c; do $PY "$top/tests/e2e/mkimage.py" klet.local/img-$i 1 4 "$T/img-$i.tar"; done
 for i in a b; do $CTR images import --snapshotter overlayfs "$T/img-$i.tar" >/dev/null; done
-images() { cri ListImages '{}' | $PY -c '
-import json, sys
-for i in json.load(sys.stdin).get("images", []):
-    print(i["id"], " ".join(i.get("repo_tags", [])), i.get("size", 0))'; }
-has_image() { images | grep -q " klet.local/img-$1:1 "; }
-id_of() { images | awk -v t="klet.local/img-$1:1" '$2==t {print $1}'; }
+has_image() { has_ref "klet.local/img-$1:1"; }
+id_of() { image_id "klet.local/img-$1:1"; }
 not() { ! "$@"; }
 IDA=$(id_of a) IDB=$(id_of b)
 check "img-a and img-b imported" [ -n "$IDA" ] && [ -n "$IDB" ]
@@ -128,7 +109,6 @@ wait_for 200 disk_pressure True
 check "node: DiskPressure True" disk_pressure True
 wait_for 400 disk_pressure False
 check "node: DiskPressure cleared after the transition period" disk_pressure False
-no_sample() { metric "$@" >/dev/null 2>&1; [ $? -eq 3 ]; }
 check "/metrics: no eviction for imagefs.available" \
     no_sample "$RO" kubelet_evictions eviction_signal=imagefs.available
 check "/metrics: klet_eviction_reclaims_total 1" \

@@ -90,7 +90,6 @@ echo "# /metrics: kubelet_evictions{eviction_signal=\"allocatableMemory.availabl
 check "/metrics: kubelet_evictions{eviction_signal=\"allocatableMemory.available\"} counter 1" \
     [ "$(metric "$RO" kubelet_evictions eviction_signal=allocatableMemory.available)" = \
     "counter 1" ]
-no_sample() { metric "$@" >/dev/null 2>&1; [ $? -eq 3 ]; }
 check "/metrics: none under memory.available (the node's own memory did not cross)" \
     no_sample "$RO" kubelet_evictions eviction_signal=memory.available
 # The evicted pod's dead container goes once its worker is done; its exit code was stored.

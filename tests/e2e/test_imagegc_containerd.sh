@@ -23,34 +23,14 @@ export KLET_CONTAINERD_DIR
 . "$top/tests/apiserver/lib.sh"
 command -v curl >/dev/null || node_skip "curl is not installed"
 as_python >/dev/null || node_skip "python3-h2 is not installed"
-[ "$(id -u)" -eq 0 ] || node_skip "needs root"
-command -v containerd >/dev/null 2>&1 || node_skip "containerd not installed"
-# containerd's root on a fresh 160 MiB tmpfs (an instance left running is stopped first).
-sh "$top/contrib/containerd-down.sh" >/dev/null 2>&1
-ROOTFS=$KLET_CONTAINERD_DIR/root
-mkdir -p "$ROOTFS"
-mountpoint -q "$ROOTFS" && umount -l "$ROOTFS"
-rm -rf "$ROOTFS" && mkdir -p "$ROOTFS"
-mount -t tmpfs -o size=160m klet-imagegc "$ROOTFS" || node_skip "cannot mount a tmpfs"
-node_setup igcnode
+node_setup_tmpfs igcnode 160
 metrics_ok
-ig_cleanup() {
-	as_stop
-	node_cleanup
-	umount -l "$ROOTFS" 2>/dev/null
-}
-trap ig_cleanup EXIT
 CTR="ctr --address $SOCK -n k8s.io"
 for i in a b c d; do $PY "$top/tests/e2e/mkimage.py" klet.local/img-$i 1 4 "$T/img-$i.tar"; done
 for i in a b c; do $CTR images import --snapshotter overlayfs "$T/img-$i.tar" >/dev/null; done
-images() { cri ListImages '{}' | $PY -c '
-import json, sys
-for i in json.load(sys.stdin).get("images", []):
-    print(i["id"], " ".join(i.get("repo_tags", [])), i.get("size", 0))'; }
-has_ref() { images | grep -q " $1 "; }
 has_image() { has_ref "klet.local/img-$1:1"; }
 not() { ! "$@"; }
-id_of() { images | awk -v t="klet.local/img-$1:1" '$2==t {print $1}'; }
+id_of() { image_id "klet.local/img-$1:1"; }
 for i in a b c; do check "img-$i imported" has_image $i; done
 IDA=$(id_of a) IDB=$(id_of b)
 # The image used for a while is the one an order by ID would take first, so that only the
