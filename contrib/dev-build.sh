@@ -1,8 +1,8 @@
 #!/bin/sh
 # Developer build: contrib/dev-build.sh NAME [make args...]
 # Builds this tree out of tree in /tmp/klet-build-NAME (ASan+UBSan unless KLET_CONFIGURE_FLAGS
-# says otherwise). The autotools files are regenerated under a lock, so several builds of the
-# same tree may run at once.
+# says otherwise, e.g. KLET_CONFIGURE_FLAGS='CFLAGS="-O2 -g"'). The autotools files are
+# regenerated under a lock, so several builds of the same tree may run at once.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:-default}
@@ -19,7 +19,8 @@ b=/tmp/klet-build-$name
 mkdir -p "$b"
 cd "$b"
 if [ ! -f config.status ] || [ "$top/configure" -nt config.status ]; then
-	"$top/configure" -q ${KLET_CONFIGURE_FLAGS---enable-sanitizers}
+	# KLET_CONFIGURE_FLAGS is split as the shell would ('CFLAGS="-O2 -g"' stays one word).
+	eval "\"\$top/configure\" -q ${KLET_CONFIGURE_FLAGS---enable-sanitizers}"
 elif [ "$top/Makefile.in" -nt Makefile ]; then
 	./config.status -q
 fi

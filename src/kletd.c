@@ -19,6 +19,7 @@
 #include "api/join.h" /* api */
 #include "api/node.h" /* api: status.images */
 #include "core/config.h"
+#include "core/heap.h"
 #include "cri/cri.h"
 #include "ctl/ctl.h" /* podctl */
 #include "node/events.h"
@@ -30,6 +31,7 @@
 #include "node/eviction.h"
 #include "node/imagegc.h"
 #include "node/logrotate.h"
+#include "node/nodeshutdown.h"
 #include "core/loop.h"
 #include "node/pleg.h"
 #include "pod/pod.h"
@@ -83,6 +85,7 @@ struct kletd {
 	int64_t              k_pods_memory; /* capacity - reserved: kubepods' memory limit */
 	struct eviction     *k_eviction;    /* the eviction manager */
 	struct imagegc      *k_imagegc;     /* image GC: images, image file system */
+	struct nodeshutdown *k_shutdown;    /* graceful node shutdown; NULL: off */
 	struct bootstrap    *k_certreq;     /* --rotate-certificates: a renewal in flight */
 	struct event        *k_cert_timer;  /* fires at k_cert_due_s */
 	int64_t              k_cert_due_s;  /* when the client certificate is renewed (Unix s) */
@@ -399,6 +402,30 @@ kletd_evict(void *arg, const struct pod *pod, int64_t grace_s, const char *messa
 	pod_unref(ref);
 }
 
+/* nodeshutdown: the pod is reported Failed / Terminated and killed with the group's grace. */
+static void
+kletd_shutdown_kill(void *arg, const struct pod *pod, int64_t grace_s)
+{
+	struct kletd     *k = arg;
+	const struct pod *ref = pod_ref(pod);
+
+	api_join_pod_evicted(k->k_join, ref, NODESHUTDOWN_REASON, NODESHUTDOWN_MESSAGE);
+	podworkers_update(k->k_workers, ref, PW_UPDATE_KILL, grace_s);
+	pod_unref(ref);
+}
+
+/* nodeshutdown: NotReady and no new pods while the node shuts down. */
+static void
+kletd_shutting_down(void *arg, int on)
+{
+	struct kletd *k = arg;
+
+	api_join_shutting_down(k->k_join, on);
+	kletd_notify("STATUS=%s",
+	    on ? "the node is shutting down: terminating the pods"
+	       : "the node shutdown was cancelled; running");
+}
+
 /* eviction: reclaimNodeLevelResources for a disk signal: dead containers (housekeeping),
  * then unused images (image GC), then a fresh eviction pass. */
 static void
@@ -572,6 +599,7 @@ kletd_node_info(struct admit_node *an, void *arg)
 	    k->k_eviction != NULL ? eviction_conditions(k->k_eviction) : k->k_nodeinfo.pressure;
 	an->taints = k->k_taints;
 	an->ntaints = k->k_cfg.ntaints;
+	an->shutting_down = nodeshutdown_active(k->k_shutdown);
 }
 
 /* TLS bootstrap and rotation (--bootstrap-kubeconfig, --rotate-certificates). */
@@ -816,6 +844,15 @@ kletd_wire(struct kletd *k)
 	}
 	if (kletd_eviction_new(k) < 0) /* eviction */
 		return -1;
+	k->k_shutdown = nodeshutdown_new(&(struct nodeshutdown_deps){ .base = base,
+	    .period_s = k->k_cfg.shutdown_grace_ms / 1000,
+	    .critical_s = k->k_cfg.shutdown_grace_critical_ms / 1000,
+	    .workers = k->k_workers,
+	    .events = k->k_events,
+	    .node_name = k->k_cfg.node_name,
+	    .kill = kletd_shutdown_kill,
+	    .shutting_down = kletd_shutting_down,
+	    .arg = k });
 	return 0;
 }
 
@@ -824,6 +861,8 @@ kletd_wire(struct kletd *k)
 static void
 kletd_unwire(struct kletd *k)
 {
+	nodeshutdown_free(k->k_shutdown); /* nodeshutdown: before the workers */
+	k->k_shutdown = NULL;
 	eviction_free(k->k_eviction); /* eviction: before the workers */
 	k->k_eviction = NULL;
 	imagegc_free(k->k_imagegc); /* image GC: before the CRI client and the join */
@@ -907,6 +946,8 @@ kletd_housekeeping(void *arg)
 	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
+	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back. */
+	heap_trim(now_mono_ms());
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);
@@ -997,6 +1038,7 @@ main(int argc, char **argv)
 	char         err[512];
 	int          rc = 0;
 
+	heap_tune();
 	memset(&k, 0, sizeof(k));
 	k.k_lock_fd = -1;
 	switch (config_load(&k.k_cfg, argc, argv, err, sizeof(err))) {
@@ -1016,6 +1058,7 @@ main(int argc, char **argv)
 		config_clear(&k.k_cfg);
 		return 2;
 	}
+	log_set_max_size((uint64_t)k.k_cfg.log_file_max_mb * 1024 * 1024);
 	event_set_log_callback(kletd_event_log);
 	log_info("kletd %s starting node=%s root-dir=%s runtime=%s", KLET_VERSION,
 	    k.k_cfg.node_name, k.k_cfg.root_dir, k.k_cfg.runtime_endpoint);
@@ -1082,6 +1125,7 @@ main(int argc, char **argv)
 			.prober = k.k_prober,
 			.eviction = k.k_eviction,
 			.imagegc = k.k_imagegc,
+			.shutdown = k.k_shutdown,
 			.recovered_ms = recovery_recovered_ms(k.k_recovery),
 			.api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
 			.api_arg = k.k_join };

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "ctl/ctl.h"
 #include "node/events.h"
+#include "node/nodeinfo.h"
 #include "client/kubeconfig.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
@@ -37,9 +38,10 @@ struct api_join {
 	struct status_mgr   *j_status;
 	struct node         *j_node;
 	struct api_events   *j_events;
-	struct volumes      *j_volumes; /* configMap / secret objects of the pods */
-	struct mirror       *j_mirror;  /* mirror pods of the static pods */
-	struct runtimeclass *j_rc;      /* RuntimeClass objects: the sandbox's handler */
+	struct volumes      *j_volumes;   /* configMap / secret objects of the pods */
+	struct mirror       *j_mirror;    /* mirror pods of the static pods */
+	struct runtimeclass *j_rc;        /* RuntimeClass objects: the sandbox's handler */
+	struct nodeinfo_opts j_resources; /* the node status's allocatable, as admission's */
 };
 
 /* kuberuntime's RuntimeClass lookup. */
@@ -97,6 +99,10 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	no.max_pods = d->cfg->max_pods;
 	no.kubelet_port = &d->cfg->port; /* server: kletd sets the port it bound */
 	no.root_dir = d->cfg->root_dir;
+	j->j_resources.kube_reserved = &d->cfg->kube_reserved;
+	j->j_resources.system_reserved = &d->cfg->system_reserved;
+	j->j_resources.eviction_hard = &d->cfg->eviction_hard;
+	no.resources = &j->j_resources;
 	no.register_node = d->cfg->register_node;
 	no.status_check_ms = d->cfg->node_status_ms > 0 ? d->cfg->node_status_ms : 0;
 	no.lease_duration_s = d->cfg->lease_duration_s;
@@ -342,7 +348,14 @@ api_join_pod_evicted(
     struct api_join *j, const struct pod *pod, const char *reason, const char *message)
 {
 	if (j != NULL)
-		status_evict(j->j_status, pod, reason, message);
+		status_evict(j->j_status, pod, reason, message, 1);
+}
+
+void
+api_join_shutting_down(struct api_join *j, int on)
+{
+	if (j != NULL && j->j_node != NULL)
+		node_set_shutting_down(j->j_node, on);
 }
 
 int
@@ -377,10 +390,23 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 
 	memset(out, 0, sizeof(*out));
 	out->last_event_age_ms = -1;
+	out->lease_age_ms = -1;
 	if (j == NULL)
 		return;
 	out->configured = 1;
 	out->connected = api_connected(j->j_api);
+	if (j->j_node != NULL) {
+		struct node_stats ns;
+
+		node_get_stats(j->j_node, &ns);
+		out->registered = ns.registered;
+		out->node_ip = node_ip(j->j_node);
+		out->lease_duration_s = ns.lease_duration_s;
+		out->lease_renewals = ns.lease_renewals;
+		out->status_patches = ns.status_patches;
+		if (ns.lease_renewed_ms > 0)
+			out->lease_age_ms = now_mono_ms() - ns.lease_renewed_ms;
+	}
 	if (j->j_watch == NULL)
 		return;
 	watch_get_stats(j->j_watch, &st);

@@ -58,9 +58,13 @@ void api_join_foreach_restored(
 /* A pod left every source (REMOVE): its status entry is forgotten. */
 void api_join_pod_removed(struct api_join *, const char *uid);
 struct pod;
-/* The eviction manager evicted the pod: its status becomes Failed, reason and message. */
+/* The eviction manager evicted the pod, or the node shutdown manager terminated it: its
+ * status becomes Failed, reason and message, with the DisruptionTarget condition. */
 void api_join_pod_evicted(
     struct api_join *, const struct pod *, const char *reason, const char *message);
+/* The node is shutting down (1) or no longer (0): Ready False, KubeletNotReady, "node is
+ * shutting down" (the node shutdown manager's ShutdownStatus), sent at once. */
+void api_join_shutting_down(struct api_join *, int on);
 /* 1 when the pod's status says it was evicted (Failed / Evicted). */
 int api_join_pod_is_evicted(struct api_join *, const char *uid);
 /* The eviction manager's node conditions (EV_COND_* bits) for the node status. */

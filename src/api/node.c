@@ -1,6 +1,5 @@
 /* node.c — node registration, node status and the Lease heartbeat (see node.h). */
 #include <sys/socket.h>
-#include <sys/statvfs.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
 
@@ -21,12 +20,11 @@
 #include "core/log.h"
 #include "api/node.h"
 #include "core/util.h"
+#include "logic/admit.h"
+#include "node/nodeinfo.h"
 #include "pod/rfc3339.h"
 
-#define LEASE_NS            "kube-node-lease"
-#define MEM_EVICTION_BYTES  (100LL * 1024 * 1024) /* memory.available<100Mi */
-#define NODEFS_EVICTION_PCT 10                    /* nodefs.available<10% */
-#define PID_EVICTION_PCT    5
+#define LEASE_NS "kube-node-lease"
 
 struct cond {
 	const char *type;
@@ -37,29 +35,30 @@ struct cond {
 };
 
 struct node {
-	struct event_base *n_base;
-	char               n_ip[INET6_ADDRSTRLEN]; /* the InternalIP address */
-	struct api        *n_api;
-	char              *n_name;
-	struct kvlist      n_labels;
-	int                n_max_pods;
-	const int         *n_kubelet_port;
-	char              *n_root;
-	int                n_register;
-	int64_t            n_check_ms;
-	int64_t            n_report_ms;
-	int64_t            n_lease_ms;
-	int32_t            n_lease_s;
-	char              *n_kver;
-	char              *n_uid;
-	int                n_registered;
-	struct api_call   *n_reg_call;
-	struct api_call   *n_status_call;
-	struct api_call   *n_lease_call;
-	struct event      *n_status_ev;
-	struct event      *n_lease_ev;
-	struct event      *n_kick_ev;
-	char              *n_lease_rv;
+	struct event_base          *n_base;
+	char                        n_ip[INET6_ADDRSTRLEN]; /* the InternalIP address */
+	struct api                 *n_api;
+	char                       *n_name;
+	struct kvlist               n_labels;
+	int                         n_max_pods;
+	const struct nodeinfo_opts *n_resources; /* reservations and hard thresholds (options') */
+	const int                  *n_kubelet_port;
+	char                       *n_root;
+	int                         n_register;
+	int64_t                     n_check_ms;
+	int64_t                     n_report_ms;
+	int64_t                     n_lease_ms;
+	int32_t                     n_lease_s;
+	char                       *n_kver;
+	char                       *n_uid;
+	int                         n_registered;
+	struct api_call            *n_reg_call;
+	struct api_call            *n_status_call;
+	struct api_call            *n_lease_call;
+	struct event               *n_status_ev;
+	struct event               *n_lease_ev;
+	struct event               *n_kick_ev;
+	char                       *n_lease_rv;
 	int                n_lease_known; /* the lease exists (n_lease_rv is its version) */
 	char              *n_last_status; /* last status sent, without heartbeat times */
 	int64_t            n_last_report_ms;
@@ -74,6 +73,7 @@ struct node {
 	unsigned           n_pressure;     /* 1 memory, 2 disk, 4 pid */
 	struct node_image *n_images;       /* status.images (node_set_images) */
 	size_t             n_nimages;
+	int                n_shutting_down; /* node_set_shutting_down */
 };
 
 static void node_register(struct node *);
@@ -133,30 +133,6 @@ node_read_os_image(const char *path, char *out, size_t len)
 	}
 	fclose(f);
 	return rc;
-}
-
-int
-node_read_meminfo(const char *path, int64_t *total, int64_t *avail)
-{
-	char      line[256];
-	FILE     *f = fopen(path, "r");
-	long long v;
-	int       got = 0;
-
-	if (f == NULL)
-		return -1;
-	*total = *avail = 0;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "MemTotal: %lld kB", &v) == 1) {
-			*total = v * 1024;
-			got |= 1;
-		} else if (sscanf(line, "MemAvailable: %lld kB", &v) == 1) {
-			*avail = v * 1024;
-			got |= 2;
-		}
-	}
-	fclose(f);
-	return got == 3 ? 0 : -1;
 }
 
 static char *
@@ -248,46 +224,35 @@ node_eviction_view(struct node *n, struct cond *nc)
 	    nc[2].status ? "insufficient" : "sufficient");
 }
 
-/* Updates the conditions from the host and the health inputs. */
+/* Updates the conditions from the host's figures (ni, h) and the health inputs. Until the
+ * eviction manager reports (node_set_pressure), the pressure is the hard thresholds'. */
 static void
-node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_t fs_total)
+node_eval_conditions(struct node *n, const struct nodeinfo *ni, const struct nodeinfo_host *h)
 {
 	int64_t     now = (int64_t)time(NULL);
 	struct cond nc[4];
-	char        pidmsg[128] = "kubelet has sufficient PID available";
-	int         pid_pressure = 0;
-	char       *pm = read_line_file("/proc/sys/kernel/pid_max");
-	char       *la = read_line_file("/proc/loadavg");
 	size_t      i;
 
-	if (pm != NULL && la != NULL) {
-		long        max = atol(pm), cur = 0;
-		const char *slash = strchr(la, '/');
-
-		if (slash != NULL)
-			cur = atol(slash + 1);
-		if (max > 0 && (max - cur) * 100 < (long)PID_EVICTION_PCT * max) {
-			pid_pressure = 1;
-			snprintf(pidmsg, sizeof(pidmsg), "%ld of %ld process IDs in use", cur, max);
-		}
-	}
-	free(pm);
-	free(la);
 	memset(nc, 0, sizeof(nc));
 	nc[0].type = "MemoryPressure";
-	nc[0].status = mem_avail > 0 && mem_avail < MEM_EVICTION_BYTES;
+	nc[0].status = (ni->pressure & ADMIT_MEMORY_PRESSURE) != 0;
 	nc[0].reason = nc[0].status ? "KubeletHasInsufficientMemory" : "KubeletHasSufficientMemory";
 	snprintf(nc[0].message, sizeof(nc[0].message), "kubelet has %s memory available",
 	    nc[0].status ? "insufficient" : "sufficient");
 	nc[1].type = "DiskPressure";
-	nc[1].status = fs_total > 0 && fs_avail * 100 < (int64_t)NODEFS_EVICTION_PCT * fs_total;
+	nc[1].status = (ni->pressure & ADMIT_DISK_PRESSURE) != 0;
 	nc[1].reason = nc[1].status ? "KubeletHasDiskPressure" : "KubeletHasNoDiskPressure";
 	snprintf(nc[1].message, sizeof(nc[1].message),
 	    nc[1].status ? "kubelet has disk pressure" : "kubelet has no disk pressure");
 	nc[2].type = "PIDPressure";
-	nc[2].status = pid_pressure;
-	nc[2].reason = pid_pressure ? "KubeletHasInsufficientPID" : "KubeletHasSufficientPID";
-	snprintf(nc[2].message, sizeof(nc[2].message), "%s", pidmsg);
+	nc[2].status = (ni->pressure & ADMIT_PID_PRESSURE) != 0;
+	nc[2].reason = nc[2].status ? "KubeletHasInsufficientPID" : "KubeletHasSufficientPID";
+	if (nc[2].status)
+		snprintf(nc[2].message, sizeof(nc[2].message), "%lld of %lld process IDs in use",
+		    (long long)h->pids, (long long)h->pid_max);
+	else
+		snprintf(
+		    nc[2].message, sizeof(nc[2].message), "kubelet has sufficient PID available");
 	node_eviction_view(n, nc);
 	nc[3].type = "Ready";
 	if (!n->n_runtime_ready) {
@@ -300,6 +265,10 @@ node_eval_conditions(struct node *n, int64_t mem_avail, int64_t fs_avail, int64_
 		nc[3].reason = "KubeletNotReady";
 		snprintf(nc[3].message, sizeof(nc[3].message), "PLEG is not healthy: %s",
 		    n->n_pleg_msg ? n->n_pleg_msg : "relist stalled");
+	} else if (n->n_shutting_down) {
+		nc[3].status = 0; /* the node shutdown manager's ShutdownStatus */
+		nc[3].reason = "KubeletNotReady";
+		snprintf(nc[3].message, sizeof(nc[3].message), "node is shutting down");
 	} else {
 		nc[3].status = 1;
 		nc[3].reason = "KubeletReady";
@@ -371,31 +340,36 @@ gen_addresses(struct node *n, yajl_gen g)
 
 /* The node status object; heartbeat 0: without lastHeartbeatTime (for comparisons). */
 static void
-gen_status(struct node *n, yajl_gen g, int heartbeat, int64_t mem_total, int64_t fs_total)
+gen_status(struct node *n, yajl_gen g, int heartbeat, const struct nodeinfo *ni)
 {
 	struct utsname u;
-	long           ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	char           os_image[256] = "Linux", hb[40], ts[40], v[64];
 	char          *machine_id, *boot_id, *uuid;
-	int64_t        mem_alloc, fs_alloc;
+	int64_t        cpu;
 	size_t         i;
 	int            pass;
 
 	uname(&u);
 	node_read_os_image("/etc/os-release", os_image, sizeof(os_image));
 	rfc3339_now(hb, sizeof(hb), 0);
-	mem_alloc = mem_total > MEM_EVICTION_BYTES ? mem_total - MEM_EVICTION_BYTES : 0;
-	fs_alloc = fs_total - fs_total * NODEFS_EVICTION_PCT / 100;
 
+	/* Allocatable as admission uses it: capacity minus --kube-reserved, --system-reserved
+	 * and the hard eviction thresholds (node/nodeinfo.c). */
 	yajl_gen_map_open(g);
 	for (pass = 0; pass < 2; pass++) {
 		json_gen_key(g, pass == 0 ? "capacity" : "allocatable");
 		yajl_gen_map_open(g);
-		snprintf(v, sizeof(v), "%ld", ncpu > 0 ? ncpu : 1);
+		cpu = pass == 0 ? ni->cap_cpu_milli : ni->alloc_cpu_milli;
+		if (cpu % 1000 == 0)
+			snprintf(v, sizeof(v), "%lld", (long long)(cpu / 1000));
+		else
+			snprintf(v, sizeof(v), "%lldm", (long long)cpu);
 		json_gen_kv_str(g, "cpu", v);
-		gen_quantity_bytes(g, "ephemeral-storage", pass == 0 ? fs_total : fs_alloc);
-		gen_quantity_bytes(g, "memory", pass == 0 ? mem_total : mem_alloc);
-		snprintf(v, sizeof(v), "%d", n->n_max_pods);
+		gen_quantity_bytes(
+		    g, "ephemeral-storage", pass == 0 ? ni->cap_ephemeral : ni->alloc_ephemeral);
+		gen_quantity_bytes(g, "memory", pass == 0 ? ni->cap_memory : ni->alloc_memory);
+		snprintf(
+		    v, sizeof(v), "%lld", (long long)(pass == 0 ? ni->cap_pods : ni->alloc_pods));
 		json_gen_kv_str(g, "pods", v);
 		yajl_gen_map_close(g);
 	}
@@ -464,29 +438,29 @@ gen_status(struct node *n, yajl_gen g, int heartbeat, int64_t mem_total, int64_t
 	yajl_gen_map_close(g);
 }
 
-/* Reads the host figures and refreshes the conditions. */
+/* Reads the host figures into ni (capacity, allocatable) and refreshes the conditions. */
 static void
-node_sample(struct node *n, int64_t *mem_total, int64_t *fs_total)
+node_sample(struct node *n, struct nodeinfo *ni)
 {
-	struct statvfs vfs;
-	int64_t        mem_avail = 0, fs_avail = 0;
+	struct nodeinfo_opts o;
+	struct nodeinfo_host h;
 
-	*mem_total = *fs_total = 0;
-	node_read_meminfo("/proc/meminfo", mem_total, &mem_avail);
-	if (statvfs(n->n_root, &vfs) == 0) {
-		*fs_total = (int64_t)vfs.f_blocks * (int64_t)vfs.f_frsize;
-		fs_avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
-	}
-	node_eval_conditions(n, mem_avail, fs_avail, *fs_total);
+	memset(&o, 0, sizeof(o));
+	if (n->n_resources != NULL)
+		o = *n->n_resources;
+	o.max_pods = n->n_max_pods;
+	nodeinfo_read_host(n->n_root, &h);
+	nodeinfo_compute(&o, &h, ni);
+	node_eval_conditions(n, ni, &h);
 }
 
 static char *
-node_status_json(struct node *n, int heartbeat, int64_t mem_total, int64_t fs_total)
+node_status_json(struct node *n, int heartbeat, const struct nodeinfo *ni)
 {
 	yajl_gen g = json_gen_new(0);
 	char    *out;
 
-	gen_status(n, g, heartbeat, mem_total, fs_total);
+	gen_status(n, g, heartbeat, ni);
 	out = json_gen_take(g, NULL);
 	yajl_gen_free(g);
 	return out;
@@ -589,15 +563,15 @@ register_done(const struct api_response *r, void *arg)
 static void
 node_register(struct node *n)
 {
-	int64_t  mem_total, fs_total;
-	yajl_gen g;
-	char    *body, *status;
+	struct nodeinfo ni;
+	yajl_gen        g;
+	char           *body, *status;
 
 	if (n->n_reg_call != NULL)
 		return;
 	g = json_gen_new(0);
-	node_sample(n, &mem_total, &fs_total);
-	status = node_status_json(n, 1, mem_total, fs_total);
+	node_sample(n, &ni);
+	status = node_status_json(n, 1, &ni);
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "apiVersion", "v1");
 	json_gen_kv_str(g, "kind", "Node");
@@ -653,8 +627,9 @@ status_done(const struct api_response *r, void *arg)
 static void
 node_status_check(struct node *n)
 {
-	int64_t mem_total, fs_total, now = now_mono_ms();
-	char   *cmp, *full, *body, *path;
+	struct nodeinfo ni;
+	int64_t         now = now_mono_ms();
+	char           *cmp, *full, *body, *path;
 
 	if (!n->n_registered) {
 		if (n->n_register)
@@ -663,14 +638,14 @@ node_status_check(struct node *n)
 	}
 	if (n->n_status_call != NULL)
 		return;
-	node_sample(n, &mem_total, &fs_total);
-	cmp = node_status_json(n, 0, mem_total, fs_total);
+	node_sample(n, &ni);
+	cmp = node_status_json(n, 0, &ni);
 	if (n->n_last_status != NULL && strcmp(cmp, n->n_last_status) == 0 &&
 	    now - n->n_last_report_ms < n->n_report_ms) {
 		free(cmp);
 		return;
 	}
-	full = node_status_json(n, 1, mem_total, fs_total);
+	full = node_status_json(n, 1, &ni);
 	body = xsprintf("{\"status\":%s}", full);
 	free(full);
 	path = xsprintf("/api/v1/nodes/%s/status", n->n_name);
@@ -785,6 +760,7 @@ lease_done(const struct api_response *r, void *arg)
 			log_info("node: lease %s/%s created", LEASE_NS, n->n_name);
 		} else
 			n->n_stats.lease_renewals++;
+		n->n_stats.lease_renewed_ms = now_mono_ms();
 		take_lease_rv(n, r);
 		break;
 	case 404:
@@ -888,6 +864,7 @@ node_new(struct event_base *base, struct api *api, const struct node_options *o)
 		}
 	}
 	n->n_max_pods = o->max_pods > 0 ? o->max_pods : 110;
+	n->n_resources = o->resources;
 	n->n_kubelet_port = o->kubelet_port;
 	n->n_root = xstrdup(o->root_dir ? o->root_dir : "/");
 	n->n_register = o->register_node;
@@ -1018,6 +995,15 @@ node_set_pleg_health(struct node *n, int healthy, const char *message)
 }
 
 void
+node_set_shutting_down(struct node *n, int on)
+{
+	if (n->n_shutting_down == !!on)
+		return;
+	n->n_shutting_down = !!on;
+	node_kick(n);
+}
+
+void
 node_set_runtime_version(struct node *n, const char *name, const char *version)
 {
 	char *v = xsprintf("%s://%s", name, version);
@@ -1035,6 +1021,8 @@ void
 node_get_stats(const struct node *n, struct node_stats *st)
 {
 	*st = n->n_stats;
+	st->lease_duration_s = n->n_lease_s;
+	st->registered = n->n_registered;
 }
 
 const char *

@@ -18,20 +18,25 @@
 struct event_base;
 struct api;
 struct node;
+struct nodeinfo_opts;
 
 struct node_options {
-	const char          *name;             /* required */
-	const struct kvlist *labels;           /* --node-labels; may be NULL */
-	int                  max_pods;         /* capacity "pods" (0: 110) */
-	const char          *root_dir;         /* ephemeral-storage and DiskPressure (NULL: "/") */
-	int                  register_node;    /* 0: never POST the node */
-	int64_t              status_check_ms;  /* 0: 10 s */
-	int64_t              report_ms;        /* 0: 5 min */
-	int64_t              lease_renew_ms;   /* 0: 10 s */
-	int32_t              lease_duration_s; /* 0: 40 */
-	const char          *kubelet_version;  /* NULL: "v1.29.0-klet" */
-	const int           *kubelet_port;     /* daemonEndpoints, read at each status (NULL or
-	                                        * <= 0: 10250); server: the port it bound */
+	const char          *name;     /* required */
+	const struct kvlist *labels;   /* --node-labels; may be NULL */
+	int                  max_pods; /* capacity "pods" (0: 110) */
+	/* --kube-reserved, --system-reserved and the hard eviction thresholds, for allocatable
+	 * and the pressure conditions (node/nodeinfo.h; max_pods above wins); NULL: none. The
+	 * pointed lists must outlive the node. */
+	const struct nodeinfo_opts *resources;
+	const char                 *root_dir; /* ephemeral-storage and DiskPressure (NULL: "/") */
+	int                         register_node;    /* 0: never POST the node */
+	int64_t                     status_check_ms;  /* 0: 10 s */
+	int64_t                     report_ms;        /* 0: 5 min */
+	int64_t                     lease_renew_ms;   /* 0: 10 s */
+	int32_t                     lease_duration_s; /* 0: 40 */
+	const char                 *kubelet_version;  /* NULL: "v1.29.0-klet" */
+	const int                  *kubelet_port; /* daemonEndpoints, read at each status (NULL or
+	                                           * <= 0: 10250); server: the port it bound */
 };
 
 struct node_stats {
@@ -42,6 +47,8 @@ struct node_stats {
 	uint64_t lease_creates;
 	uint64_t lease_conflicts;
 	uint64_t failures;
+	int64_t  lease_renewed_ms; /* monotonic time of the last renewal or creation; 0: none */
+	int32_t  lease_duration_s;
 };
 
 /* Starts registration at once. opts strings are copied. Never NULL. */
@@ -53,6 +60,8 @@ void node_free(struct node *);
 void node_set_runtime_health(struct node *, int ready, const char *message);
 /* The PLEG's health (relist not stalled). */
 void node_set_pleg_health(struct node *, int healthy, const char *message);
+/* The node is shutting down (graceful node shutdown): NotReady, "node is shutting down". */
+void node_set_shutting_down(struct node *, int on);
 /* The eviction manager's node conditions (1 MemoryPressure, 2 DiskPressure, 4 PIDPressure);
  * once called, they replace the fixed thresholds. */
 void node_set_pressure(struct node *, unsigned pressure);
@@ -78,7 +87,6 @@ const char *node_ip(const struct node *);
 
 /* Host facts (exposed for tests). Each returns 0 or -1. */
 int         node_read_os_image(const char *os_release_path, char *out, size_t len);
-int         node_read_meminfo(const char *path, int64_t *total_bytes, int64_t *available_bytes);
 const char *node_go_arch(const char *uname_machine);
 
 #endif

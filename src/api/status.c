@@ -41,6 +41,7 @@ struct sentry {
 	int                e_restored;     /* from the store, not yet claimed by its pod */
 	char              *e_evict_reason; /* evicted (status_evict): Failed with these */
 	char              *e_evict_message;
+	int                e_evict_disruption; /* ... with DisruptionTarget */
 };
 
 TAILQ_HEAD(sentries, sentry);
@@ -472,6 +473,7 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 	in.pod_is_terminal = terminal;
 	in.evict_reason = evict_reason != NULL ? evict_reason : e->e_evict_reason;
 	in.evict_message = evict_reason != NULL ? evict_message : e->e_evict_message;
+	in.evict_disruption = evict_reason == NULL && e->e_evict_disruption;
 	podstatus_generate(&in, &gen);
 	/* The merge rules against the server's status: conditions it owns stay, a terminal
 	 * phase waits until nothing can run. */
@@ -498,7 +500,8 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 }
 
 int
-status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, const char *message)
+status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, const char *message,
+    int disruption)
 {
 	struct sentry *e;
 
@@ -514,6 +517,7 @@ status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, co
 	free(e->e_evict_message);
 	e->e_evict_reason = xstrdup(reason);
 	e->e_evict_message = xstrdup(message);
+	e->e_evict_disruption = disruption;
 	return 0;
 }
 

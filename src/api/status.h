@@ -65,10 +65,12 @@ void status_update(struct status_mgr *, const struct pod *pod, const struct rt_p
 void status_reject(
     struct status_mgr *, const struct pod *pod, const char *reason, const char *message);
 void status_forget(struct status_mgr *, const char *uid);
-/* The eviction manager evicted the pod: from now on its status is phase Failed with reason
- * and message (the kubelet's killPod status function), once its containers stopped.
- * 0, or -1 when the pod has no UID. */
-int status_evict(struct status_mgr *, const struct pod *, const char *reason, const char *message);
+/* The eviction manager evicted the pod, or the node shutdown manager terminated it: from now
+ * on its status is phase Failed with reason and message (the kubelet's killPod status
+ * function), once its containers stopped; with disruption also the DisruptionTarget
+ * condition (TerminationByKubelet, message). 0, or -1 when the pod has no UID. */
+int status_evict(struct status_mgr *, const struct pod *, const char *reason, const char *message,
+    int disruption);
 /* Calls cb for each status resumed from the store and not yet claimed by its pod. */
 void status_foreach_restored(
     struct status_mgr *, void (*cb)(const struct pod_status *, void *), void *arg);

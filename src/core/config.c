@@ -12,75 +12,11 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/config_int.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/quantity.h"
 #include "core/util.h"
-
-enum opt_id {
-	O_HELP = 'h',
-	O_V = 'v',
-	O_CONFIG = 256,
-	O_KUBECONFIG,
-	O_HOSTNAME_OVERRIDE,
-	O_MANIFEST_PATH,
-	O_RUNTIME_ENDPOINT,
-	O_ROOT_DIR,
-	O_MAX_PODS,
-	O_NODE_LABELS,
-	O_REGISTER_NODE,
-	O_CLUSTER_DNS,
-	O_CLUSTER_DOMAIN,
-	O_POD_LOGS_DIR,
-	O_RESOLV_CONF,
-	O_FILE_CHECK,
-	O_RUNTIME_TIMEOUT,
-	O_LOGGING_FORMAT,
-	O_LOG_FILE,
-	O_CTL_SOCKET,
-	O_CTL_GROUP,
-	O_RUNTIME_HANDLER,
-	O_VERSION,
-	O_LOG_MAX_SIZE,
-	O_LOG_MAX_FILES,
-	O_LOG_MONITOR,
-	O_CGROUP_ROOT,
-	O_KUBE_RESERVED,
-	O_SYSTEM_RESERVED,
-	O_EVICTION_HARD,
-	O_REGISTER_TAINTS,
-	O_CGROUP_DRIVER,
-	O_CGROUPS_PER_QOS,
-	O_EVICTION_SOFT,
-	O_EVICTION_SOFT_GRACE,
-	O_EVICTION_MIN_RECLAIM,
-	O_EVICTION_TRANSITION,
-	O_EVICTION_MAX_GRACE,
-	O_EVICTION_MONITOR,
-	O_BOOTSTRAP_KUBECONFIG,
-	O_ROTATE_CERTIFICATES,
-	O_ADDRESS,
-	O_PORT,
-	O_HEALTHZ_ADDRESS,
-	O_HEALTHZ_PORT,
-	O_READ_ONLY_PORT,
-	O_TLS_CERT,
-	O_TLS_KEY,
-	O_CLIENT_CA,
-	O_ANONYMOUS_AUTH,
-	O_AUTHN_WEBHOOK,
-	O_AUTHZ_MODE,
-	O_MAX_STREAMS,
-	O_STREAMING_IDLE,
-	O_IMAGE_GC_HIGH,
-	O_IMAGE_GC_LOW,
-	O_IMAGE_GC_AGE,
-	O_POD_INFRA_IMAGE,
-	O_IMAGE_GC_MAX_AGE,
-	O_CONTAINER_GC_AGE,
-	O_CONTAINER_GC_PER,
-	O_CONTAINER_GC_MAX,
-};
 
 static const struct option longopts[] = {
 	{ "config", required_argument, NULL, O_CONFIG },
@@ -102,6 +38,10 @@ static const struct option longopts[] = {
 	{ "runtime-request-timeout", required_argument, NULL, O_RUNTIME_TIMEOUT },
 	{ "logging-format", required_argument, NULL, O_LOGGING_FORMAT },
 	{ "log-file", required_argument, NULL, O_LOG_FILE },
+	{ "log-file-max-size", required_argument, NULL, O_LOG_FILE_MAX_SIZE },
+	{ "shutdown-grace-period", required_argument, NULL, O_SHUTDOWN_GRACE },
+	{ "shutdown-grace-period-critical-pods", required_argument, NULL,
+	    O_SHUTDOWN_GRACE_CRITICAL },
 	{ "podctl-socket", required_argument, NULL, O_CTL_SOCKET },
 	{ "podctl-group", required_argument, NULL, O_CTL_GROUP },
 	{ "runtime-handler", required_argument, NULL, O_RUNTIME_HANDLER },
@@ -235,13 +175,20 @@ config_usage(FILE *fp)
 	    "  --podctl-group GROUP             group allowed to use the inspection socket\n"
 	    "  --logging-format text|json       log line format (default text)\n"
 	    "  --log-file FILE                  log to FILE (reopened on SIGHUP)\n"
+	    "  --log-file-max-size MB           FILE is renamed FILE.1 at this size (default\n"
+	    "                                   1800; 0: no limit)\n"
+	    "  --shutdown-grace-period DUR      delay the node's shutdown (systemd-logind inhibitor\n"
+	    "                                   lock) this long to terminate the pods (default 0:\n"
+	    "                                   off)\n"
+	    "  --shutdown-grace-period-critical-pods DUR  the part of it kept for critical pods,\n"
+	    "                                   terminated after the others (default 0)\n"
 	    "  -v N                             log verbosity (0-10)\n"
 	    "  --help, --version\n",
 	    fp);
 }
 
-static int
-errf(char *err, size_t errlen, const char *fmt, ...)
+int
+config_errf(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -413,16 +360,17 @@ config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 		if (*item == '\0')
 			continue;
 		if ((eq = strchr(item, '=')) == NULL) {
-			rc = errf(err, errlen, "label \"%s\": expected key=value", item);
+			rc = config_errf(err, errlen, "label \"%s\": expected key=value", item);
 			break;
 		}
 		*eq = '\0';
 		if (!label_key_ok(item)) {
-			rc = errf(err, errlen, "label key \"%s\": not a valid label key", item);
+			rc = config_errf(
+			    err, errlen, "label key \"%s\": not a valid label key", item);
 			break;
 		}
 		if (eq[1] != '\0' && !label_name_ok(eq + 1, strlen(eq + 1))) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "label \"%s\": value \"%s\" is not a valid label value", item, eq + 1);
 			break;
 		}
@@ -461,19 +409,19 @@ config_parse_reserved(const char *s, struct resource_list *out, char *err, size_
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		eq = strchr(item, '=');
 		if (eq == NULL) {
-			rc = errf(err, errlen, "\"%s\": expected RESOURCE=QUANTITY", item);
+			rc = config_errf(err, errlen, "\"%s\": expected RESOURCE=QUANTITY", item);
 			break;
 		}
 		*eq = '\0';
 		for (i = 0; i < nitems(names) && strcmp(names[i], item) != 0; i++)
 			;
 		if (i == nitems(names)) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "\"%s\": unknown resource (cpu, memory, ephemeral-storage, pid)", item);
 			break;
 		}
 		if (quantity_parse(eq + 1, &milli) < 0 || milli < 0) {
-			rc = errf(err, errlen, "%s: \"%s\" is not a quantity", item, eq + 1);
+			rc = config_errf(err, errlen, "%s: \"%s\" is not a quantity", item, eq + 1);
 			break;
 		}
 		cfg_rl_set(out, item, milli);
@@ -496,7 +444,7 @@ config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errle
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		lt = strchr(item, '<');
 		if (lt == NULL) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "\"%s\": expected SIGNAL<QUANTITY or SIGNAL<PERCENT%%", item);
 			break;
 		}
@@ -504,17 +452,18 @@ config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errle
 		for (i = 0; i < nitems(sigs) && strcmp(sigs[i], item) != 0; i++)
 			;
 		if (i == nitems(sigs)) {
-			rc = errf(err, errlen, "\"%s\": unknown eviction signal", item);
+			rc = config_errf(err, errlen, "\"%s\": unknown eviction signal", item);
 			break;
 		}
 		if (*lt != '\0' && lt[strlen(lt) - 1] == '%') {
 			pct = strtod(lt, &end);
 			if (end != lt + strlen(lt) - 1 || pct < 0 || pct > 100) {
-				rc = errf(err, errlen, "%s: \"%s\" is not a percentage", item, lt);
+				rc = config_errf(
+				    err, errlen, "%s: \"%s\" is not a percentage", item, lt);
 				break;
 			}
 		} else if (quantity_parse(lt, &milli) < 0 || milli < 0) {
-			rc = errf(err, errlen, "%s: \"%s\" is not a quantity", item, lt);
+			rc = config_errf(err, errlen, "%s: \"%s\" is not a quantity", item, lt);
 			break;
 		}
 		kvlist_set(out, item, lt);
@@ -547,13 +496,14 @@ config_parse_taints(const char *s, struct config_taint **out, size_t *n, char *e
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		colon = strrchr(item, ':');
 		if (colon == NULL) {
-			rc = errf(err, errlen, "taint \"%s\": expected KEY[=VALUE]:EFFECT", item);
+			rc = config_errf(
+			    err, errlen, "taint \"%s\": expected KEY[=VALUE]:EFFECT", item);
 			break;
 		}
 		*colon++ = '\0';
 		if (strcmp(colon, "NoSchedule") != 0 && strcmp(colon, "PreferNoSchedule") != 0 &&
 		    strcmp(colon, "NoExecute") != 0) {
-			rc = errf(err, errlen,
+			rc = config_errf(err, errlen,
 			    "taint \"%s\": effect \"%s\" is not NoSchedule, PreferNoSchedule or "
 			    "NoExecute",
 			    item, colon);
@@ -563,7 +513,8 @@ config_parse_taints(const char *s, struct config_taint **out, size_t *n, char *e
 		if (eq != NULL)
 			*eq++ = '\0';
 		if (!label_key_ok(item) || (eq != NULL && !label_name_ok(eq, strlen(eq)))) {
-			rc = errf(err, errlen, "taint \"%s\": not a valid key or value", item);
+			rc = config_errf(
+			    err, errlen, "taint \"%s\": not a valid key or value", item);
 			break;
 		}
 		*out = xreallocarray(*out, *n + 1, sizeof(**out));
@@ -621,7 +572,7 @@ config_parse_sigmap(const char *s, int durations, struct kvlist *out, char *err,
 
 	for (item = strtok_r(copy, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
 		if ((eq = strchr(item, '=')) == NULL) {
-			rc = errf(err, errlen, "\"%s\": expected SIGNAL=%s", item,
+			rc = config_errf(err, errlen, "\"%s\": expected SIGNAL=%s", item,
 			    durations ? "DURATION" : "QUANTITY");
 			break;
 		}
@@ -629,13 +580,13 @@ config_parse_sigmap(const char *s, int durations, struct kvlist *out, char *err,
 		for (i = 0; i < nitems(sigs) && strcmp(sigs[i], item) != 0; i++)
 			;
 		if (i == nitems(sigs)) {
-			rc = errf(err, errlen, "\"%s\": unknown eviction signal", item);
+			rc = config_errf(err, errlen, "\"%s\": unknown eviction signal", item);
 			break;
 		}
 		if (durations
 		        ? config_parse_duration(eq, &v) < 0 || v < 0
 		        : (eq[strlen(eq) - 1] != '%' && (quantity_parse(eq, &v) < 0 || v < 0))) {
-			rc = errf(err, errlen, "%s: \"%s\" is not a %s", item, eq,
+			rc = config_errf(err, errlen, "%s: \"%s\" is not a %s", item, eq,
 			    durations ? "duration" : "quantity");
 			break;
 		}
@@ -653,7 +604,7 @@ set_str(char **dst, const char *v)
 }
 
 /* Applies one setting. what names it in errors ("flag --max-pods", "field maxPods in F"). */
-static int
+int
 config_apply(
     struct klet_config *cfg, int id, const char *val, const char *what, char *err, size_t errlen)
 {
@@ -673,12 +624,12 @@ config_apply(
 		break;
 	case O_ROTATE_CERTIFICATES:
 		if (parse_bool(val, &cfg->rotate_certificates) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_HOSTNAME_OVERRIDE:
 		if (!dns_subdomain_ok(val, strlen(val)))
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: not a DNS subdomain "
 			    "(lower case letters, digits, '-' and '.')",
 			    val, what);
@@ -689,10 +640,10 @@ config_apply(
 		break;
 	case O_RUNTIME_ENDPOINT:
 		if (strncmp(val, "unix://", 7) != 0 && val[0] != '/')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected unix:///path", val, what);
 		if (strncmp(val, "unix://", 7) == 0 && val[7] != '/')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: the socket path must "
 			    "be absolute (unix:///path)",
 			    val, what);
@@ -700,18 +651,19 @@ config_apply(
 		break;
 	case O_ROOT_DIR:
 		if (*val == '\0')
-			return errf(err, errlen, "invalid value \"\" for %s: empty path", what);
+			return config_errf(
+			    err, errlen, "invalid value \"\" for %s: empty path", what);
 		set_str(&cfg->root_dir, val);
 		break;
 	case O_POD_LOGS_DIR:
 		if (val[0] != '/')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: must be an absolute path", val, what);
 		set_str(&cfg->pod_logs_dir, val);
 		break;
 	case O_CGROUP_ROOT:
 		if (val[0] != '/' || strstr(val, "/..") != NULL || strstr(val, "//") != NULL)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: must be an absolute "
 			    "cgroup path without '..' or '//'",
 			    val, what);
@@ -728,8 +680,8 @@ config_apply(
 		unsigned char buf[16];
 
 		if (inet_pton(AF_INET, val, buf) != 1 && inet_pton(AF_INET6, val, buf) != 1)
-			return errf(err, errlen, "invalid value \"%s\" for %s: not an IP address",
-			    val, what);
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: not an IP address", val, what);
 		set_str(id == O_ADDRESS ? &cfg->address : &cfg->healthz_bind_address, val);
 		break;
 	}
@@ -737,7 +689,7 @@ config_apply(
 	case O_HEALTHZ_PORT:
 	case O_READ_ONLY_PORT:
 		if (parse_int(val, 0, 65535, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a port from 0 to 65535", val,
 			    what);
 		if (id == O_PORT)
@@ -760,7 +712,7 @@ config_apply(
 	case O_AUTHN_WEBHOOK:
 		if (parse_bool(val,
 		        id == O_ANONYMOUS_AUTH ? &cfg->anonymous_auth : &cfg->authn_webhook) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_AUTHZ_MODE:
@@ -769,27 +721,27 @@ config_apply(
 		else if (strcmp(val, "Webhook") == 0)
 			cfg->authz_webhook = 1;
 		else
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected AlwaysAllow or Webhook", val,
 			    what);
 		break;
 	case O_MAX_STREAMS:
 		if (parse_int(val, 1, 100000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer from 1 to 100000",
 			    val, what);
 		cfg->server_max_streams = (int)n;
 		break;
 	case O_STREAMING_IDLE:
 		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a positive duration such as 4h",
 			    val, what);
 		cfg->streaming_idle_ms = ms;
 		break;
 	case O_MAX_PODS:
 		if (parse_int(val, 1, 10000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 1 to 10000",
 			    val, what);
@@ -797,11 +749,11 @@ config_apply(
 		break;
 	case O_NODE_LABELS:
 		if (config_parse_labels(val, &cfg->node_labels, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_REGISTER_NODE:
 		if (parse_bool(val, &cfg->register_node) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_CLUSTER_DNS: {
@@ -814,7 +766,7 @@ config_apply(
 			if (*ip == '\0')
 				continue;
 			if (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1) {
-				rc = errf(err, errlen,
+				rc = config_errf(err, errlen,
 				    "invalid value \"%s\" for %s: \"%s\" is not an "
 				    "IP address",
 				    val, what, ip);
@@ -829,14 +781,14 @@ config_apply(
 	}
 	case O_CLUSTER_DOMAIN:
 		if (*val != '\0' && !dns_subdomain_ok(val, strlen(val)))
-			return errf(err, errlen, "invalid value \"%s\" for %s: not a DNS domain",
-			    val, what);
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: not a DNS domain", val, what);
 		set_str(&cfg->cluster_domain, val);
 		break;
 	case O_FILE_CHECK:
 	case O_RUNTIME_TIMEOUT:
 		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a positive "
 			    "duration such as 20s, 1m30s or 500ms",
 			    val, what);
@@ -851,11 +803,33 @@ config_apply(
 		else if (strcmp(val, "json") == 0)
 			cfg->log_json = 1;
 		else
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected text or json", val, what);
 		break;
 	case O_LOG_FILE:
 		set_str(&cfg->log_file, val);
+		break;
+	case O_LOG_FILE_MAX_SIZE:
+		if (parse_int(val, 0, 1024 * 1024, &n) == -1)
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a number of megabytes from 0 "
+			    "(no limit) to 1048576",
+			    val, what);
+		cfg->log_file_max_mb = n;
+		break;
+	case O_SHUTDOWN_GRACE:
+	case O_SHUTDOWN_GRACE_CRITICAL:
+		/* The kubelet counts whole seconds (an inhibitor delay, pods' grace). */
+		if (config_parse_duration(val, &ms) == -1 || ms < 0 || ms % 1000 != 0 ||
+		    ms > 24 * 3600 * 1000LL)
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected a duration in whole seconds "
+			    "such as 30s or 2m, at most 24h",
+			    val, what);
+		if (id == O_SHUTDOWN_GRACE)
+			cfg->shutdown_grace_ms = ms;
+		else
+			cfg->shutdown_grace_critical_ms = ms;
 		break;
 	case O_CTL_SOCKET:
 		set_str(&cfg->ctl_socket, val);
@@ -870,18 +844,18 @@ config_apply(
 
 		resource_list_clear(rl);
 		if (config_parse_reserved(val, rl, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	}
 	case O_EVICTION_HARD:
 		kvlist_clear(&cfg->eviction_hard);
 		if (config_parse_eviction(val, &cfg->eviction_hard, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_EVICTION_SOFT:
 		kvlist_clear(&cfg->eviction_soft);
 		if (config_parse_eviction(val, &cfg->eviction_soft, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_EVICTION_SOFT_GRACE:
 	case O_EVICTION_MIN_RECLAIM: {
@@ -891,7 +865,7 @@ config_apply(
 		kvlist_clear(kl);
 		if (config_parse_sigmap(val, id == O_EVICTION_SOFT_GRACE, kl, sub, sizeof(sub)) ==
 		    -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	}
 	case O_EVICTION_TRANSITION:
@@ -901,7 +875,7 @@ config_apply(
 	case O_EVICTION_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
 		    (id == O_EVICTION_MONITOR && ms < 100))
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a duration such as 5m or 30s%s",
 			    val, what, id == O_EVICTION_MONITOR ? " (at least 100ms)" : "");
 		if (id == O_EVICTION_TRANSITION)
@@ -919,8 +893,8 @@ config_apply(
 	case O_CONTAINER_GC_MAX:
 		/* The kubelet's int32 flags; a negative value lifts the limit. */
 		if (parse_int(val, INT32_MIN, INT32_MAX, &n) == -1)
-			return errf(err, errlen, "invalid value \"%s\" for %s: expected an integer",
-			    val, what);
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer", val, what);
 		if (id == O_CONTAINER_GC_PER)
 			cfg->container_gc_max_per = (int)n;
 		else
@@ -928,14 +902,14 @@ config_apply(
 		break;
 	case O_EVICTION_MAX_GRACE:
 		if (parse_int(val, -1, 1000000000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a number of seconds", val, what);
 		cfg->eviction_max_grace_s = n;
 		break;
 	case O_IMAGE_GC_HIGH:
 	case O_IMAGE_GC_LOW:
 		if (parse_int(val, 0, 100, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a percentage from 0 to 100", val,
 			    what);
 		if (id == O_IMAGE_GC_HIGH)
@@ -949,25 +923,25 @@ config_apply(
 		else if (strcmp(val, "systemd") == 0)
 			cfg->cgroup_systemd = 1;
 		else
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected cgroupfs or systemd", val, what);
 		break;
 	case O_CGROUPS_PER_QOS:
 		if (parse_bool(val, &cfg->cgroups_per_qos) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_REGISTER_TAINTS:
 		cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 		if (config_parse_taints(val, &cfg->taints, &cfg->ntaints, sub, sizeof(sub)) == -1)
-			return errf(err, errlen, "invalid value for %s: %s", what, sub);
+			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_RUNTIME_HANDLER: {
 		const char *eq = strchr(val, '=');
 		char       *name;
 
 		if (eq == NULL || eq == val || eq[1] == '\0')
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected "
 			    "RUNTIMECLASS=HANDLER",
 			    val, what);
@@ -980,7 +954,7 @@ config_apply(
 		int64_t milli;
 
 		if (quantity_parse(val, &milli) == -1 || (milli >= 0 && milli < 1000 * 1024))
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a size such "
 			    "as 10Mi (at least 1Ki), or -1",
 			    val, what);
@@ -989,7 +963,7 @@ config_apply(
 	}
 	case O_LOG_MAX_FILES:
 		if (parse_int(val, 2, 1000, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 2 to 1000",
 			    val, what);
@@ -997,7 +971,7 @@ config_apply(
 		break;
 	case O_LOG_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 100)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a duration "
 			    "of at least 100ms",
 			    val, what);
@@ -1007,7 +981,7 @@ config_apply(
 		if (*val == '=')
 			val++;
 		if (parse_int(val, 0, 10, &n) == -1)
-			return errf(err, errlen,
+			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 0 to 10",
 			    val, what);
@@ -1058,9 +1032,8 @@ config_defaults(struct klet_config *cfg)
 	cfg->healthz_port = 10248;
 	cfg->server_max_streams = 64;
 	cfg->streaming_idle_ms = 4 * 3600 * 1000;
+	cfg->log_file_max_mb = 1800; /* klog's */
 }
-
-static int config_file_apply(struct klet_config *, const char *path, char *err, size_t errlen);
 
 struct flag_val {
 	int   id;
@@ -1083,15 +1056,15 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 	while ((c = getopt_long_only(argc, argv, "+hv:", longopts, &idx)) != -1) {
 		if (c == '?') {
 			if (optopt != 0 && optopt != '?')
-				errf(err, errlen, "flag -%s: %s", opt_name(optopt),
+				config_errf(err, errlen, "flag -%s: %s", opt_name(optopt),
 				    "requires a value");
 			else
-				errf(err, errlen, "unknown flag: %s", argv[optind - 1]);
+				config_errf(err, errlen, "unknown flag: %s", argv[optind - 1]);
 			res = CONFIG_ERROR;
 			goto out;
 		}
 		if (c == ':') {
-			errf(err, errlen, "flag %s: requires a value", argv[optind - 1]);
+			config_errf(err, errlen, "flag %s: requires a value", argv[optind - 1]);
 			res = CONFIG_ERROR;
 			goto out;
 		}
@@ -1113,7 +1086,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 			config_path = optarg;
 	}
 	if (optind < argc) {
-		errf(err, errlen, "unexpected argument: %s", argv[optind]);
+		config_errf(err, errlen, "unexpected argument: %s", argv[optind]);
 		res = CONFIG_ERROR;
 		goto out;
 	}
@@ -1139,16 +1112,26 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 	for (i = 0; i < cfg->eviction_soft.n; i++)
 		if (kvlist_get(&cfg->eviction_soft_grace, cfg->eviction_soft.items[i].k) == NULL) {
 			/* As the kubelet: every soft threshold needs its grace period. */
-			errf(err, errlen,
+			config_errf(err, errlen,
 			    "flag --eviction-soft: grace period must be specified for the soft "
 			    "eviction threshold %s (--eviction-soft-grace-period)",
 			    cfg->eviction_soft.items[i].k);
 			res = CONFIG_ERROR;
 			goto out;
 		}
+	if (cfg->shutdown_grace_critical_ms > cfg->shutdown_grace_ms) {
+		/* The kubelet's validation. */
+		config_errf(err, errlen,
+		    "shutdownGracePeriodCriticalPods (%llds) must be <= shutdownGracePeriod "
+		    "(%llds)",
+		    (long long)(cfg->shutdown_grace_critical_ms / 1000),
+		    (long long)(cfg->shutdown_grace_ms / 1000));
+		res = CONFIG_ERROR;
+		goto out;
+	}
 	if (cfg->image_gc_low >= cfg->image_gc_high) {
 		/* As the kubelet's configuration validation. */
-		errf(err, errlen,
+		config_errf(err, errlen,
 		    "invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) "
 		    "%d must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) "
 		    "%d",
@@ -1162,7 +1145,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		/* As the kubelet's configuration validation. */
 		go_duration(cfg->image_gc_max_age_ms, a, sizeof(a));
 		go_duration(cfg->image_gc_min_age_ms, b, sizeof(b));
-		errf(err, errlen,
+		config_errf(err, errlen,
 		    "invalid configuration: imageMaximumGCAge %s must be greater than "
 		    "imageMinimumGCAge %s",
 		    a, b);
@@ -1183,7 +1166,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		xasprintf(&cfg->ctl_socket, "%s/podctl.sock", cfg->root_dir);
 	if (cfg->bootstrap_kubeconfig != NULL &&
 	    (cfg->kubeconfig == NULL || *cfg->kubeconfig == '\0')) {
-		errf(err, errlen,
+		config_errf(err, errlen,
 		    "flag --bootstrap-kubeconfig: needs --kubeconfig, the path where the "
 		    "kubeconfig it obtains is written");
 		res = CONFIG_ERROR;
@@ -1230,371 +1213,4 @@ config_clear(struct klet_config *cfg)
 	free(cfg->tls_key_file);
 	free(cfg->client_ca_file);
 	memset(cfg, 0, sizeof(*cfg));
-}
-
-/* ---- the --config file (KubeletConfiguration, kubelet.config.k8s.io/v1beta1) ---- */
-
-#define CONFIG_FILE_MAX (1024 * 1024)
-
-/* CF_MAP_EQ / CF_MAP_LT: an object of strings, as "k=v,..." / "k<v,..."; CF_TAINTS: a list of
- * {key, value, effect}, as "k=v:E,...". */
-enum cf_type { CF_STR, CF_INT, CF_BOOL, CF_STRLIST, CF_MAP_EQ, CF_MAP_LT, CF_TAINTS };
-
-/* A field of the file and the flag it sets (0: handled by its own case). */
-static const struct cf_field {
-	const char  *name;
-	enum cf_type type;
-	int          id;
-} cf_fields[] = {
-	{ "staticPodPath", CF_STR, O_MANIFEST_PATH },
-	{ "containerRuntimeEndpoint", CF_STR, O_RUNTIME_ENDPOINT },
-	{ "maxPods", CF_INT, O_MAX_PODS },
-	{ "clusterDNS", CF_STRLIST, O_CLUSTER_DNS },
-	{ "clusterDomain", CF_STR, O_CLUSTER_DOMAIN },
-	{ "podLogsDir", CF_STR, O_POD_LOGS_DIR },
-	{ "cgroupRoot", CF_STR, O_CGROUP_ROOT },
-	{ "kubeReserved", CF_MAP_EQ, O_KUBE_RESERVED },
-	{ "systemReserved", CF_MAP_EQ, O_SYSTEM_RESERVED },
-	{ "evictionHard", CF_MAP_LT, O_EVICTION_HARD },
-	{ "registerWithTaints", CF_TAINTS, O_REGISTER_TAINTS },
-	{ "cgroupDriver", CF_STR, O_CGROUP_DRIVER },
-	{ "cgroupsPerQOS", CF_BOOL, O_CGROUPS_PER_QOS },
-	{ "evictionSoft", CF_MAP_LT, O_EVICTION_SOFT },
-	{ "evictionSoftGracePeriod", CF_MAP_EQ, O_EVICTION_SOFT_GRACE },
-	{ "evictionMinimumReclaim", CF_MAP_EQ, O_EVICTION_MIN_RECLAIM },
-	{ "evictionPressureTransitionPeriod", CF_STR, O_EVICTION_TRANSITION },
-	{ "evictionMaxPodGracePeriod", CF_INT, O_EVICTION_MAX_GRACE },
-	{ "imageGCHighThresholdPercent", CF_INT, O_IMAGE_GC_HIGH },
-	{ "imageGCLowThresholdPercent", CF_INT, O_IMAGE_GC_LOW },
-	{ "imageMinimumGCAge", CF_STR, O_IMAGE_GC_AGE },
-	{ "imageMaximumGCAge", CF_STR, O_IMAGE_GC_MAX_AGE },
-	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
-	{ "rotateCertificates", CF_BOOL, O_ROTATE_CERTIFICATES },
-	{ "resolvConf", CF_STR, O_RESOLV_CONF },
-	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },
-	{ "runtimeRequestTimeout", CF_STR, O_RUNTIME_TIMEOUT },
-	{ "nodeStatusUpdateFrequency", CF_STR, 0 },
-	{ "containerLogMaxSize", CF_STR, O_LOG_MAX_SIZE },
-	{ "containerLogMaxFiles", CF_INT, O_LOG_MAX_FILES },
-	{ "containerLogMonitorInterval", CF_STR, O_LOG_MONITOR },
-	{ "nodeLeaseDurationSeconds", CF_INT, 0 },
-	{ "logging", CF_STR, 0 }, /* an object: format, verbosity */
-	{ "address", CF_STR, O_ADDRESS },
-	{ "port", CF_INT, O_PORT },
-	{ "healthzBindAddress", CF_STR, O_HEALTHZ_ADDRESS },
-	{ "healthzPort", CF_INT, O_HEALTHZ_PORT },
-	{ "readOnlyPort", CF_INT, O_READ_ONLY_PORT },
-	{ "tlsCertFile", CF_STR, O_TLS_CERT },
-	{ "streamingConnectionIdleTimeout", CF_STR, O_STREAMING_IDLE },
-	{ "tlsPrivateKeyFile", CF_STR, O_TLS_KEY },
-	{ "authentication", CF_STR, 0 }, /* x509.clientCAFile, anonymous/webhook.enabled */
-	{ "authorization", CF_STR, 0 },  /* mode */
-	{ "kind", CF_STR, 0 },
-	{ "apiVersion", CF_STR, 0 },
-};
-
-/* The value of v as the text config_apply takes (caller frees), or NULL with err set. */
-static char *
-cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_t errlen)
-{
-	int64_t n;
-	int     b;
-	size_t  i;
-	char   *out = NULL, *tmp;
-
-	switch (t) {
-	case CF_STR:
-		if (json_type(v) == JSON_STRING)
-			return xstrdup(json_str(v));
-		errf(err, errlen, "%s: expected a string, got %s", what,
-		    json_type_name(json_type(v)));
-		return NULL;
-	case CF_INT:
-		if (json_int(v, &n) == 0)
-			return xsprintf("%lld", (long long)n);
-		errf(err, errlen, "%s: expected an integer, got %s", what,
-		    json_type_name(json_type(v)));
-		return NULL;
-	case CF_BOOL:
-		if (json_bool(v, &b) == 0)
-			return xstrdup(b ? "true" : "false");
-		errf(err, errlen, "%s: expected true or false, got %s", what,
-		    json_type_name(json_type(v)));
-		return NULL;
-	case CF_STRLIST:
-		if (json_type(v) != JSON_ARRAY) {
-			errf(err, errlen, "%s: expected a list of strings, got %s", what,
-			    json_type_name(json_type(v)));
-			return NULL;
-		}
-		out = xstrdup("");
-		for (i = 0; i < json_len(v); i++) {
-			const struct json *e = json_index(v, i);
-
-			if (json_type(e) != JSON_STRING) {
-				errf(err, errlen, "%s[%zu]: expected a string, got %s", what, i,
-				    json_type_name(json_type(e)));
-				free(out);
-				return NULL;
-			}
-			tmp = xsprintf("%s%s%s", out, i > 0 ? "," : "", json_str(e));
-			free(out);
-			out = tmp;
-		}
-		return out;
-	case CF_MAP_EQ:
-	case CF_MAP_LT:
-		if (json_type(v) != JSON_OBJECT) {
-			errf(err, errlen, "%s: expected a map of strings, got %s", what,
-			    json_type_name(json_type(v)));
-			return NULL;
-		}
-		out = xstrdup("");
-		for (i = 0; i < json_len(v); i++) {
-			const struct json *e = json_index(v, i);
-
-			if (json_type(e) != JSON_STRING) {
-				errf(err, errlen, "%s.%s: expected a string, got %s", what,
-				    json_key(v, i), json_type_name(json_type(e)));
-				free(out);
-				return NULL;
-			}
-			tmp = xsprintf("%s%s%s%c%s", out, i > 0 ? "," : "", json_key(v, i),
-			    t == CF_MAP_EQ ? '=' : '<', json_str(e));
-			free(out);
-			out = tmp;
-		}
-		return out;
-	case CF_TAINTS:
-		if (json_type(v) != JSON_ARRAY) {
-			errf(err, errlen, "%s: expected a list of taints, got %s", what,
-			    json_type_name(json_type(v)));
-			return NULL;
-		}
-		out = xstrdup("");
-		for (i = 0; i < json_len(v); i++) {
-			const struct json *e = json_index(v, i), *k, *val, *eff;
-
-			k = json_get(e, "key");
-			val = json_get(e, "value");
-			eff = json_get(e, "effect");
-			if (json_type(e) != JSON_OBJECT || json_type(k) != JSON_STRING ||
-			    json_type(eff) != JSON_STRING ||
-			    (val != NULL && json_type(val) != JSON_STRING &&
-			        json_type(val) != JSON_NULL)) {
-				errf(err, errlen, "%s[%zu]: expected {key, value, effect} strings",
-				    what, i);
-				free(out);
-				return NULL;
-			}
-			tmp = xsprintf("%s%s%s%s%s:%s", out, i > 0 ? "," : "", json_str(k),
-			    json_type(val) == JSON_STRING ? "=" : "",
-			    json_type(val) == JSON_STRING ? json_str(val) : "", json_str(eff));
-			free(out);
-			out = tmp;
-		}
-		return out;
-	}
-	return NULL;
-}
-
-/* Applies one field with flag semantics; -1 with err set. */
-static int
-cf_apply(struct klet_config *cfg, int id, const struct json *v, enum cf_type t, const char *what,
-    char *err, size_t errlen)
-{
-	char *text = cf_text(v, t, what, err, errlen);
-	int   rc;
-
-	if (text == NULL)
-		return -1;
-	rc = config_apply(cfg, id, text, what, err, errlen);
-	free(text);
-	return rc;
-}
-
-/* authentication: {x509: {clientCAFile}, anonymous: {enabled}, webhook: {enabled}};
- * authorization: {mode}. Other members (cacheTTL...) are ignored with a warning. */
-static int
-config_file_auth(struct klet_config *cfg, const char *key, const struct json *v, const char *path,
-    char *err, size_t errlen)
-{
-	static const struct {
-		const char  *obj, *sub, *field;
-		enum cf_type type;
-		int          id;
-	} map[] = {
-		{ "authentication", "x509", "clientCAFile", CF_STR, O_CLIENT_CA },
-		{ "authentication", "anonymous", "enabled", CF_BOOL, O_ANONYMOUS_AUTH },
-		{ "authentication", "webhook", "enabled", CF_BOOL, O_AUTHN_WEBHOOK },
-		{ "authorization", NULL, "mode", CF_STR, O_AUTHZ_MODE },
-	};
-	char   what[320];
-	size_t i, j, m;
-
-	if (json_type(v) != JSON_OBJECT)
-		return errf(err, errlen, "field %s in %s: expected an object", key, path);
-	for (i = 0; i < json_len(v); i++) {
-		const char        *k = json_key(v, i);
-		const struct json *sv = json_index(v, i);
-		int                known = 0;
-
-		for (m = 0; m < nitems(map); m++) {
-			if (strcmp(map[m].obj, key) != 0)
-				continue;
-			if (map[m].sub == NULL && strcmp(map[m].field, k) == 0) {
-				snprintf(what, sizeof(what), "field %s.%s in %s", key, k, path);
-				if (cf_apply(cfg, map[m].id, sv, map[m].type, what, err, errlen) ==
-				    -1)
-					return -1;
-				known = 1;
-			} else if (map[m].sub != NULL && strcmp(map[m].sub, k) == 0) {
-				known = 1;
-				if (json_type(sv) != JSON_OBJECT)
-					return errf(err, errlen,
-					    "field %s.%s in %s: expected an object", key, k, path);
-				for (j = 0; j < json_len(sv); j++) {
-					if (strcmp(json_key(sv, j), map[m].field) != 0) {
-						log_warnx(
-						    "config %s: field %s.%s.%s is not supported; "
-						    "ignored",
-						    path, key, k, json_key(sv, j));
-						continue;
-					}
-					snprintf(what, sizeof(what), "field %s.%s.%s in %s", key, k,
-					    map[m].field, path);
-					if (cf_apply(cfg, map[m].id, json_index(sv, j), map[m].type,
-					        what, err, errlen) == -1)
-						return -1;
-				}
-			}
-		}
-		if (!known)
-			log_warnx("config %s: field %s.%s is not supported; ignored", path, key, k);
-	}
-	return 0;
-}
-
-static int
-config_file_fields(
-    struct klet_config *cfg, const struct json *root, const char *path, char *err, size_t errlen)
-{
-	char   what[320];
-	size_t i, j;
-
-	for (i = 0; i < json_len(root); i++) {
-		const char            *key = json_key(root, i);
-		const struct json     *v = json_index(root, i);
-		const struct cf_field *f = NULL;
-
-		for (j = 0; j < nitems(cf_fields); j++)
-			if (strcmp(cf_fields[j].name, key) == 0)
-				f = &cf_fields[j];
-		snprintf(what, sizeof(what), "field %s in %s", key, path);
-		if (f == NULL) {
-			log_warnx("config %s: field %s is not supported; ignored", path, key);
-			continue;
-		}
-		if (json_type(v) == JSON_NULL)
-			continue;
-		if (f->id != 0) {
-			if (cf_apply(cfg, f->id, v, f->type, what, err, errlen) == -1)
-				return -1;
-		} else if (strcmp(key, "kind") == 0) {
-			if (json_type(v) != JSON_STRING ||
-			    strcmp(json_str(v), "KubeletConfiguration") != 0)
-				return errf(err, errlen, "%s: expected KubeletConfiguration", what);
-		} else if (strcmp(key, "apiVersion") == 0) {
-			if (json_type(v) != JSON_STRING ||
-			    strcmp(json_str(v), "kubelet.config.k8s.io/v1beta1") != 0)
-				return errf(err, errlen,
-				    "%s: expected kubelet.config.k8s.io/v1beta1", what);
-		} else if (strcmp(key, "nodeStatusUpdateFrequency") == 0) {
-			char   *t = cf_text(v, CF_STR, what, err, errlen);
-			int64_t ms;
-			int     bad;
-
-			if (t == NULL)
-				return -1;
-			bad = config_parse_duration(t, &ms) == -1 || ms <= 0;
-			free(t);
-			if (bad)
-				return errf(err, errlen,
-				    "%s: expected a positive duration such as "
-				    "10s",
-				    what);
-			cfg->node_status_ms = ms;
-		} else if (strcmp(key, "nodeLeaseDurationSeconds") == 0) {
-			int64_t n;
-
-			if (json_int(v, &n) == -1 || n < 1 || n > 3600)
-				return errf(
-				    err, errlen, "%s: expected an integer from 1 to 3600", what);
-			cfg->lease_duration_s = (int32_t)n;
-		} else if (strcmp(key, "authentication") == 0 ||
-		    strcmp(key, "authorization") == 0) {
-			if (config_file_auth(cfg, key, v, path, err, errlen) == -1)
-				return -1;
-		} else if (strcmp(key, "logging") == 0) {
-			const struct json *fmt, *verb;
-
-			if (json_type(v) != JSON_OBJECT)
-				return errf(err, errlen, "%s: expected an object", what);
-			for (j = 0; j < json_len(v); j++) {
-				const char *k = json_key(v, j);
-
-				if (strcmp(k, "format") != 0 && strcmp(k, "verbosity") != 0)
-					log_warnx("config %s: field logging.%s is not supported; "
-					          "ignored",
-					    path, k);
-			}
-			fmt = json_get(v, "format");
-			verb = json_get(v, "verbosity");
-			snprintf(what, sizeof(what), "field logging.format in %s", path);
-			if (fmt != NULL && json_type(fmt) != JSON_NULL &&
-			    cf_apply(cfg, O_LOGGING_FORMAT, fmt, CF_STR, what, err, errlen) == -1)
-				return -1;
-			snprintf(what, sizeof(what), "field logging.verbosity in %s", path);
-			if (verb != NULL && json_type(verb) != JSON_NULL &&
-			    cf_apply(cfg, O_V, verb, CF_INT, what, err, errlen) == -1)
-				return -1;
-		}
-	}
-	return 0;
-}
-
-static int
-config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t errlen)
-{
-	struct json_doc         *doc;
-	const struct json_limits lim = { CONFIG_FILE_MAX, 32, 64 * 1024 };
-	char                    *buf, jerr[256];
-	size_t                   len = 0;
-	ssize_t                  n;
-	int                      fd, rc;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return errf(err, errlen, "config file %s: %s", path, strerror(errno));
-	buf = xmalloc(CONFIG_FILE_MAX + 1);
-	while ((n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len)) > 0 &&
-	    (len += (size_t)n) <= CONFIG_FILE_MAX)
-		;
-	close(fd);
-	if (n == -1 || len > CONFIG_FILE_MAX) {
-		rc = errf(err, errlen, "config file %s: %s", path,
-		    n == -1 ? strerror(errno) : "larger than 1 MiB");
-		free(buf);
-		return rc;
-	}
-	doc = json_parse_yaml(buf, len, &lim, jerr, sizeof(jerr));
-	free(buf);
-	if (doc == NULL)
-		return errf(err, errlen, "config file %s: %s", path, jerr);
-	if (json_type(json_root(doc)) != JSON_OBJECT) {
-		rc = errf(
-		    err, errlen, "config file %s: expected a KubeletConfiguration object", path);
-	} else
-		rc = config_file_fields(cfg, json_root(doc), path, err, errlen);
-	json_free(doc);
-	return rc;
 }

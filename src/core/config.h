@@ -41,8 +41,13 @@ struct klet_config {
 	int     verbosity;                /* -v, logging.verbosity */
 	int     log_json;                 /* --logging-format, logging.format */
 	char   *log_file;                 /* --log-file */
-	char   *ctl_socket;               /* --podctl-socket; default <root-dir>/podctl.sock */
-	char   *ctl_group;                /* --podctl-group; NULL: root only */
+	int64_t log_file_max_mb;          /* --log-file-max-size: MB (1800); 0: unlimited */
+	/* Graceful node shutdown (the kubelet's nodeshutdown manager); 0: off (default). */
+	int64_t shutdown_grace_ms;          /* --shutdown-grace-period, shutdownGracePeriod */
+	int64_t shutdown_grace_critical_ms; /* --shutdown-grace-period-critical-pods,
+	                                     * shutdownGracePeriodCriticalPods */
+	char *ctl_socket;                   /* --podctl-socket; default <root-dir>/podctl.sock */
+	char *ctl_group;                    /* --podctl-group; NULL: root only */
 	/* Node allocatable: capacity minus these and the hard eviction thresholds. */
 	struct resource_list kube_reserved;   /* --kube-reserved, kubeReserved */
 	struct resource_list system_reserved; /* --system-reserved, systemReserved */

@@ -5,16 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
 
-static int   log_v_level;
-static int   log_json;
-static FILE *log_fp;
-static char *log_path;
+static int      log_v_level;
+static int      log_json;
+static FILE    *log_fp;
+static char    *log_path;
+static uint64_t log_max_bytes;  /* --log-file-max-size; 0: no limit */
+static uint64_t log_file_bytes; /* the size of the file being written */
+static int      log_journal;    /* stderr is journald's stream ($JOURNAL_STREAM) */
 
 /* Rate limit: a message repeated more than log_rl_burst times within log_rl_window_us is
  * held back; when the window ends one summary line says how many were suppressed. Keyed
@@ -43,6 +47,29 @@ log_init(int verbosity, int json)
 {
 	log_v_level = verbosity;
 	log_json = json;
+	log_detect_journal();
+}
+
+int
+log_detect_journal(void)
+{
+	const char        *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat        st;
+	char               end;
+
+	log_journal = 0;
+	if (env != NULL && sscanf(env, "%llu:%llu%c", &dev, &ino, &end) == 2 &&
+	    fstat(STDERR_FILENO, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino)
+		log_journal = 1;
+	return log_journal;
+}
+
+void
+log_set_max_size(uint64_t max_bytes)
+{
+	log_max_bytes = max_bytes;
 }
 
 int
@@ -77,6 +104,11 @@ log_open_file(const char *path)
 	if (log_fp != NULL)
 		fclose(log_fp);
 	log_fp = fp;
+	{
+		struct stat st;
+
+		log_file_bytes = fstat(fileno(fp), &st) == 0 ? (uint64_t)st.st_size : 0;
+	}
 	if (log_path != path) {
 		char *copy = strdup(path);
 
@@ -101,23 +133,47 @@ base_name(const char *file)
 	return s != NULL ? s + 1 : file;
 }
 
-static void
+/* Returns the bytes written. */
+static int
 json_escape(FILE *fp, const char *s)
 {
+	int n = 0;
+
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
+			n += fprintf(fp, "\\%c", c);
 		else if (c == '\n')
-			fputs("\\n", fp);
+			n += fprintf(fp, "\\n");
 		else if (c == '\t')
-			fputs("\\t", fp);
+			n += fprintf(fp, "\\t");
 		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
+			n += fprintf(fp, "\\u%04x", c);
 		else
-			fputc(c, fp);
+			n += fputc(c, fp) != EOF;
 	}
+	return n;
+}
+
+/* The file reached --log-file-max-size: PATH becomes PATH.1 and a new PATH is started. A
+ * failure is written into the file once per generation and writing goes on. */
+static void
+log_rotate(void)
+{
+	char *old;
+
+	if (log_path == NULL || (old = malloc(strlen(log_path) + 3)) == NULL)
+		return;
+	memcpy(old, log_path, strlen(log_path));
+	memcpy(old + strlen(log_path), ".1", 3);
+	fflush(log_fp);
+	if (rename(log_path, old) == -1 || log_open_file(log_path) == -1) {
+		fprintf(log_fp, "E log file %s not rotated to %s: %s\n", log_path, old,
+		    strerror(errno));
+		log_file_bytes = 0; /* tried again after another max size */
+	}
+	free(old);
 }
 
 static void
@@ -126,26 +182,46 @@ log_write(
 {
 	static const char  letters[] = "IWEF";
 	static const char *names[] = { "info", "warning", "error", "fatal" };
+	static const int   prio[] = { 6, 4, 3, 2 }; /* syslog: info, warning, err, crit */
 	FILE              *fp = log_fp != NULL ? log_fp : stderr;
 	struct timeval     tv = *tvp;
 	struct tm          tm;
+	int                n;
 
+	if (log_journal && log_fp == NULL) {
+		/* journald stamps time, pid and priority itself: no duplicates. */
+		if (log_json) {
+			fprintf(fp,
+			    "<%d>{\"level\":\"%s\",\"v\":%d,\"caller\":\"%s:%d\",\"msg\":\"",
+			    prio[sev], names[sev], v, base_name(file), line);
+			json_escape(fp, msg);
+			fputs("\"}\n", fp);
+		} else
+			fprintf(fp, "<%d>%s:%d] %s\n", prio[sev], base_name(file), line, msg);
+		fflush(fp);
+		return;
+	}
 	if (log_json) {
 		gmtime_r(&tv.tv_sec, &tm);
-		fprintf(fp,
+		n = fprintf(fp,
 		    "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\",\"level\":\"%s\","
 		    "\"v\":%d,\"caller\":\"%s:%d\",\"msg\":\"",
 		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		    (long)tv.tv_usec, names[sev], v, base_name(file), line);
-		json_escape(fp, msg);
-		fputs("\"}\n", fp);
+		n += json_escape(fp, msg);
+		n += fprintf(fp, "\"}\n");
 	} else {
 		localtime_r(&tv.tv_sec, &tm);
-		fprintf(fp, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] %s\n", letters[sev],
+		n = fprintf(fp, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] %s\n", letters[sev],
 		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec,
 		    (int)getpid(), base_name(file), line, msg);
 	}
 	fflush(fp);
+	if (log_fp != NULL && n > 0) {
+		log_file_bytes += (uint64_t)n;
+		if (log_max_bytes > 0 && log_file_bytes >= log_max_bytes)
+			log_rotate();
+	}
 }
 
 static void

@@ -13,7 +13,17 @@ void log_init(int verbosity, int json);
 int log_open_file(const char *path);
 /* Reopens the file given to log_open_file (SIGHUP, after rotation). No-op on stderr. */
 void log_reopen(void);
-int  log_verbosity(void);
+/* --log-file-max-size: once the file reaches max_bytes (0: no limit, the default) it is
+ * renamed PATH.1 (replacing the previous one) and a new PATH is started; the line that
+ * crossed the limit ends the old file. klog counts in MB as well but truncates the file
+ * instead; the previous generation is kept here. */
+void log_set_max_size(uint64_t max_bytes);
+/* journald: when stderr is the stream systemd named in $JOURNAL_STREAM ("DEV:INODE"), lines
+ * on stderr start with a syslog priority "<N>" (6 info, 4 warning, 3 error, 2 fatal) and
+ * carry neither the time nor the pid, which the journal records itself. Returns 1 when
+ * that mode is on. Called by log_init; tests may call it again after changing the env. */
+int log_detect_journal(void);
+int log_verbosity(void);
 /* Repeated lines are rate-limited: the same text (and severity) more than 10 times within
  * 10 s is held back, and one "N similar lines suppressed" line follows when the window ends
  * (written with the next line logged, or by log_flush_suppressed). */

@@ -27,6 +27,7 @@ struct pleg;
 struct prober;
 struct eviction;
 struct imagegc;
+struct nodeshutdown;
 struct ctl;
 
 /* What the API side can tell (all optional). Strings borrowed for the call. */
@@ -36,6 +37,12 @@ struct ctl_api_info {
 	const char *watch_state;       /* "idle", "listing", "watching" or NULL */
 	const char *resource_version;  /* watch position or NULL */
 	int64_t     last_event_age_ms; /* -1: none yet */
+	int         registered;        /* the Node object exists */
+	const char *node_ip;           /* InternalIP as reported, or NULL */
+	int64_t     lease_age_ms;      /* since the Lease was last renewed; -1: never */
+	int32_t     lease_duration_s;
+	uint64_t    lease_renewals;
+	uint64_t    status_patches; /* node status PATCHes accepted */
 };
 
 /* What kletd hands the server; every object pointer may be NULL (its section then says
@@ -53,12 +60,13 @@ struct ctl_deps {
 	struct pleg              *pleg;
 	int64_t                   started_ms;                  /* monotonic start of the daemon */
 	void (*api_info)(struct ctl_api_info *out, void *arg); /* NULL: not configured */
-	void            *api_arg;
-	size_t           max_output;   /* 0: CTL_MAX_OUTPUT */
-	struct prober   *prober;       /* probe results (READY, describe); may be NULL */
-	const int64_t   *recovered_ms; /* ms from start to recovered, -1 before; NULL */
-	struct eviction *eviction;     /* signals, thresholds, last eviction; may be NULL */
-	struct imagegc  *imagegc;      /* image GC policy, image fs, removals; may be NULL */
+	void                *api_arg;
+	size_t               max_output;   /* 0: CTL_MAX_OUTPUT */
+	struct prober       *prober;       /* probe results (READY, describe); may be NULL */
+	const int64_t       *recovered_ms; /* ms from start to recovered, -1 before; NULL */
+	struct eviction     *eviction;     /* signals, thresholds, last eviction; may be NULL */
+	struct imagegc      *imagegc;      /* image GC policy, image fs, removals; may be NULL */
+	struct nodeshutdown *shutdown;     /* graceful node shutdown; NULL: off */
 };
 
 /* Creates the socket (replacing a stale one) and starts accepting. Returns NULL with a

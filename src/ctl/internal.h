@@ -12,6 +12,7 @@
 struct bufferevent;
 struct evconnlistener;
 struct event;
+struct ctl_inspect;
 
 /* Connected clients served at once; more are answered "too many clients" and closed, and
  * past CTL_MAX_REFUSING of those the socket stops accepting until one leaves. */
@@ -30,6 +31,7 @@ struct ctl_client {
 	int                 cc_closing; /* flush, then close */
 	int                 cc_dead;    /* freed by the reaper */
 	int                 cc_got_input;
+	struct ctl_inspect *cc_inspect; /* an inspect in flight: its requests wait */
 };
 TAILQ_HEAD(ctl_clients, ctl_client);
 

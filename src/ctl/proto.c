@@ -49,6 +49,10 @@ static const char *const ctl_cmds[] = {
 	"events",
 	"status",
 	"history",
+	"logs",
+	"top",
+	"node",
+	"inspect",
 };
 
 static int
@@ -143,10 +147,14 @@ ctl_parse_request(const char *line, size_t len, struct ctl_request *out, char *e
 	snprintf(out->cmd, sizeof(out->cmd), "%s", ctl_cmds[i]);
 	if (ctl_opt_str(root, "ns", out->ns, sizeof(out->ns), err, errlen) == -1 ||
 	    ctl_opt_str(root, "name", out->name, sizeof(out->name), err, errlen) == -1 ||
+	    ctl_opt_str(root, "container", out->container, sizeof(out->container), err, errlen) ==
+	        -1 ||
+	    ctl_opt_bool(root, "previous", &out->previous, err, errlen) == -1 ||
 	    ctl_opt_bool(root, "all", &out->all_ns, err, errlen) == -1 ||
 	    ctl_opt_bool(root, "watch", &out->watch, err, errlen) == -1)
 		goto out;
-	if ((strcmp(out->cmd, "describe_pod") == 0 || strcmp(out->cmd, "history") == 0) &&
+	if ((strcmp(out->cmd, "describe_pod") == 0 || strcmp(out->cmd, "history") == 0 ||
+	        strcmp(out->cmd, "logs") == 0 || strcmp(out->cmd, "inspect") == 0) &&
 	    out->name[0] == '\0') {
 		snprintf(err, errlen, "%s needs \"name\"", out->cmd);
 		goto out;

@@ -6,7 +6,13 @@
  * Commands: version, get_pods (ns optional), describe_pod (ns, name), get_containers,
  * events (watch: true keeps the connection and sends {"v":1,"event":{...}} lines as events
  * are recorded), status, history (ns, name: the pod's stored worker state changes and
- * events, oldest first). No command changes daemon state.
+ * events, oldest first), logs (ns, name, container optional, previous: which CRI log file
+ * podctl reads itself, and whether its container runs), top (ns or all: cumulative CPU
+ * time and memory working set of the node, the pods and their containers from the
+ * cgroups, with the monotonic time of the reading), node (the node summary: conditions,
+ * capacity, allocatable, pressure, lease, shutdown manager), inspect (name: a container ID
+ * or a unique prefix; the runtime's ContainerStatus with verbose info, answered when the
+ * runtime is). No command changes daemon state.
  * Limits: a request line over CTL_MAX_REQUEST bytes gets an error and the connection is
  * closed; a client whose unsent output exceeds the output bound (CTL_MAX_OUTPUT, or the
  * server's max_output) is dropped.
@@ -29,8 +35,10 @@ struct ctl_request {
 	char cmd[32];
 	char ns[254];
 	char name[254];
+	char container[254];
 	int  all_ns;
 	int  watch;
+	int  previous;
 };
 /* Parses one request line (without its newline). Returns 0, or -1 with a one-line reason
  * in err: invalid JSON, not an object, missing/unknown cmd, unsupported v, wrong types. */

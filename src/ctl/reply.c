@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/heap.h"
 #include "cri/cri.h"
 #include "ctl/ctl.h"
 #include "ctl/reply.h"
 #include "node/events.h"
+#include "node/logrotate.h"
 #include "node/eviction.h"
 #include "node/imagegc.h"
 #include "core/json.h"
@@ -927,8 +929,26 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "journalOps", (int64_t)h.journal_ops);
 		json_gen_kv_int(g, "commits", (int64_t)h.commits);
 		json_gen_kv_int(g, "failures", (int64_t)h.failures);
+		json_gen_kv_int(g, "sqliteBytes", h.sqlite_bytes);
+		json_gen_kv_int(g, "cacheBytes", h.cache_bytes);
+		json_gen_kv_int(g, "cacheHits", (int64_t)h.cache_hits);
+		json_gen_kv_int(g, "cacheMisses", (int64_t)h.cache_misses);
 	}
 	yajl_gen_map_close(g);
+
+	{
+		struct heap_stats hs;
+
+		heap_stats(&hs);
+		json_gen_key(g, "heap");
+		yajl_gen_map_open(g);
+		json_gen_kv_int(g, "inUseBytes", hs.in_use);
+		json_gen_kv_int(g, "freeBytes", hs.free_bytes);
+		json_gen_kv_int(g, "mappedBytes", hs.mapped);
+		json_gen_kv_int(g, "trims", (int64_t)hs.trims);
+		json_gen_kv_int(g, "lastTrimmedBytes", hs.trimmed);
+		yajl_gen_map_close(g);
+	}
 
 	json_gen_key(g, "events");
 	yajl_gen_map_open(g);
@@ -961,6 +981,77 @@ ctl_reply_open(yajl_gen g, const char *cmd)
 	json_gen_key(g, "data");
 }
 
+/* The pod of the request (ns, name) into w->copy; -1 after writing "pod NS/NAME not found". */
+static int
+ctl_find_pod(struct ctl_walk *w)
+{
+	const struct ctl_deps *d = w->view->deps;
+	char                   err[640];
+
+	if (d->workers != NULL)
+		podworkers_foreach(d->workers, ctl_find_cb, w);
+	if (w->found != NULL)
+		return 0;
+	snprintf(err, sizeof(err), "pod %s/%s not found",
+	    w->rq->ns[0] != '\0' ? w->rq->ns : "default", w->rq->name);
+	ctl_gen_error(w->g, err);
+	return -1;
+}
+
+/* logs: the CRI log file of the pod's container (podctl reads it itself, with the same
+ * reader as the node server). Without a container, kubectl's default: the annotation
+ * kubectl.kubernetes.io/default-container, else the first container. */
+static void
+ctl_reply_logs(struct ctl_walk *w, yajl_gen g)
+{
+	const struct ctl_deps      *d = w->view->deps;
+	const struct pod           *p = w->copy.pod;
+	const char                 *ctr = w->rq->container;
+	const struct rt_pod_status *st;
+	const struct rt_container  *ct;
+	char                        err[640], *path;
+	size_t                      i;
+	int                         defaulted = 0;
+
+	if (ctr[0] == '\0') {
+		ctr = kvlist_get(&p->annotations, "kubectl.kubernetes.io/default-container");
+		if (ctr == NULL || pod_find_container(p, ctr) == NULL)
+			ctr = p->ncontainers > 0 ? p->containers[0].c_name : "";
+		defaulted = p->ncontainers + p->ninit_containers > 1;
+	}
+	st = d->cache != NULL ? podcache_get(d->cache, w->copy.uid, NULL) : NULL;
+	if (logrotate_container_log(d->cfg->pod_logs_dir, p, st, ctr, w->rq->previous, &path, &ct,
+	        err, sizeof(err)) == -1) {
+		ctl_gen_error(g, err);
+		return;
+	}
+	ctl_reply_open(g, w->rq->cmd);
+	yajl_gen_map_open(g);
+	json_gen_kv_str(g, "namespace", p->ns);
+	json_gen_kv_str(g, "name", p->name);
+	json_gen_kv_str(g, "uid", w->copy.uid);
+	json_gen_kv_str(g, "container", ctr);
+	json_gen_kv_bool(g, "defaulted", defaulted);
+	json_gen_key(g, "containers");
+	yajl_gen_array_open(g);
+	for (i = 0; i < p->ncontainers; i++)
+		json_gen_str(g, p->containers[i].c_name);
+	for (i = 0; i < p->ninit_containers; i++) {
+		char *s = xsprintf("%s (init)", p->init_containers[i].c_name);
+
+		json_gen_str(g, s);
+		free(s);
+	}
+	yajl_gen_array_close(g);
+	json_gen_kv_str(g, "path", path);
+	json_gen_kv_str(g, "containerID", ct->id);
+	json_gen_kv_bool(g, "running", ct->state == RT_RUNNING);
+	json_gen_kv_int(g, "restartCount", ct->restart_count);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	free(path);
+}
+
 /* Builds the reply to a parsed request (an error reply when the pod is unknown). */
 void
 ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl_gen g)
@@ -968,7 +1059,6 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 	const struct ctl_deps *d = view->deps;
 	struct ctl_request     rq = *rqp;
 	struct ctl_walk        w;
-	char                   err[640];
 
 	memset(&w, 0, sizeof(w));
 	w.view = view;
@@ -976,14 +1066,18 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 	w.now = time(NULL);
 	w.now_mono = now_mono_ms();
 	w.g = g;
-	if (strcmp(rq.cmd, "history") == 0) {
-		if (d->workers != NULL)
-			podworkers_foreach(d->workers, ctl_find_cb, &w);
-		if (w.found == NULL) {
-			snprintf(err, sizeof(err), "pod %s/%s not found",
-			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
-			ctl_gen_error(g, err);
-		} else {
+	if (strcmp(rq.cmd, "logs") == 0) {
+		if (ctl_find_pod(&w) == 0)
+			ctl_reply_logs(&w, g);
+	} else if (strcmp(rq.cmd, "node") == 0 || strcmp(rq.cmd, "top") == 0) {
+		ctl_reply_open(g, rq.cmd);
+		if (rq.cmd[0] == 'n')
+			ctl_reply_node(view, g);
+		else
+			ctl_reply_top(view, &rq, g);
+		yajl_gen_map_close(g);
+	} else if (strcmp(rq.cmd, "history") == 0) {
+		if (ctl_find_pod(&w) == 0) {
 			ctl_reply_open(g, rq.cmd);
 			yajl_gen_map_open(g);
 			json_gen_kv_str(g, "namespace", w.copy.pod->ns);
@@ -998,13 +1092,7 @@ ctl_reply_build(const struct ctl_view *view, const struct ctl_request *rqp, yajl
 			yajl_gen_map_close(g);
 		}
 	} else if (strcmp(rq.cmd, "describe_pod") == 0) {
-		if (d->workers != NULL)
-			podworkers_foreach(d->workers, ctl_find_cb, &w);
-		if (w.found == NULL) {
-			snprintf(err, sizeof(err), "pod %s/%s not found",
-			    rq.ns[0] != '\0' ? rq.ns : "default", rq.name);
-			ctl_gen_error(g, err);
-		} else {
+		if (ctl_find_pod(&w) == 0) {
 			struct pw_view v = w.copy;
 
 			ctl_reply_open(g, rq.cmd);

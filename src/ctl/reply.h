@@ -21,8 +21,12 @@ struct ctl_view {
 	size_t                 nclients; /* connected podctl clients */
 };
 
-/* The reply to a parsed request, written into g (an error reply when the pod is unknown). */
+/* The reply to a parsed request, written into g (an error reply when the pod is unknown).
+ * Not for inspect, which the server answers when the runtime did (server.c). */
 void ctl_reply_build(const struct ctl_view *, const struct ctl_request *, yajl_gen g);
+/* reply_node.c: the data of node (the node summary) and top (cgroup figures). */
+void ctl_reply_node(const struct ctl_view *, yajl_gen g);
+void ctl_reply_top(const struct ctl_view *, const struct ctl_request *, yajl_gen g);
 /* One event as a JSON object (also the body of the lines of events --watch). */
 void ctl_gen_event(yajl_gen, const struct ev_record *);
 /* The kubectl-style STATUS column of a pod from its generated status: "Terminating" when

@@ -23,6 +23,7 @@
 #include "core/config.h"
 #include "cri/cri.h"
 #include "ctl/ctl.h"
+#include "ctl/inspect.h"
 #include "ctl/internal.h"
 #include "ctl/reply.h"
 #include "node/events.h"
@@ -69,6 +70,8 @@ ctl_client_drop(struct ctl_client *cc, const char *why)
 	if (cc->cc_dead)
 		return;
 	cc->cc_dead = 1;
+	ctl_inspect_cancel(cc->cc_inspect); /* its answer has nobody to go to */
+	cc->cc_inspect = NULL;
 	log_v(2, "podctl: client pid=%ld uid=%ld closed: %s", (long)cc->cc_pid, (long)cc->cc_uid,
 	    why);
 	bufferevent_disable(cc->cc_bev, EV_READ | EV_WRITE);
@@ -122,6 +125,22 @@ ctl_client_fail(struct ctl_client *cc, const char *msg)
 	yajl_gen_free(g);
 }
 
+static void ctl_read_cb(struct bufferevent *, void *);
+
+/* The runtime answered an inspect: the reply goes out and the client's next requests are
+ * read again. */
+static void
+ctl_inspect_reply(yajl_gen g, void *arg)
+{
+	struct ctl_client *cc = arg;
+
+	cc->cc_inspect = NULL;
+	if (cc->cc_dead || ctl_client_send(cc, g) == -1)
+		return;
+	bufferevent_enable(cc->cc_bev, EV_READ);
+	ctl_read_cb(cc->cc_bev, cc); /* requests that arrived meanwhile */
+}
+
 /* Handles one request; returns -1 when the client was dropped or is closing. */
 static int
 ctl_handle(struct ctl_client *cc, const char *line, size_t len)
@@ -144,7 +163,16 @@ ctl_handle(struct ctl_client *cc, const char *line, size_t len)
 	view.deps = &c->c_deps;
 	view.nclients = c->c_nclients;
 	g = json_gen_new(0);
-	ctl_reply_build(&view, &rq, g);
+	if (strcmp(rq.cmd, "inspect") == 0) {
+		/* Answered when the runtime is; the client's next lines wait for it. */
+		cc->cc_inspect = ctl_inspect_start(&c->c_deps, rq.name, ctl_inspect_reply, cc, g);
+		if (cc->cc_inspect != NULL) {
+			yajl_gen_free(g);
+			bufferevent_disable(cc->cc_bev, EV_READ);
+			return 0;
+		}
+	} else
+		ctl_reply_build(&view, &rq, g);
 	rc = ctl_client_send(cc, g);
 	yajl_gen_free(g);
 	if (rc == 0 && strcmp(rq.cmd, "events") == 0 && rq.watch && !cc->cc_watch) {
@@ -172,7 +200,7 @@ ctl_read_cb(struct bufferevent *bev, void *arg)
 			ctl_client_drop(cc, "closed after an error");
 		return;
 	}
-	while (!cc->cc_dead && !cc->cc_closing) {
+	while (!cc->cc_dead && !cc->cc_closing && cc->cc_inspect == NULL) {
 		eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
 		if (eol.pos < 0) {
 			if (evbuffer_get_length(in) > CTL_MAX_REQUEST)

@@ -386,5 +386,10 @@ admit_pod(const struct admit_node *node, const struct pod *p, int is_static,
 	if (!is_static && admit_untolerated(node, p))
 		return admit_predicate(
 		    "TaintToleration", "node(s) had untolerated taint", reason, message);
+	if (node->shutting_down) {
+		*reason = xstrdup("NodeShutdown");
+		*message = xstrdup("Pod was rejected as the node is shutting down.");
+		return -1;
+	}
 	return 0;
 }

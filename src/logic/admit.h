@@ -34,6 +34,7 @@ struct admit_node {
 	int64_t                     pods;
 	const struct resource_list *extended; /* extended resources the node has; may be NULL */
 	unsigned                    pressure; /* ADMIT_*_PRESSURE */
+	int shutting_down; /* graceful node shutdown under way: every pod refused */
 };
 
 /* The pod's effective request of one resource, in the API's milli units (1 cpu = 1000,
@@ -49,8 +50,9 @@ int admit_pod_is_critical(const struct pod *, int is_static);
 int admit_node_affinity_matches(const struct pod *, const struct admit_node *);
 
 /* Admits pod (is_static: from a manifest; static pods skip the taint check, as the kubelet's)
- * onto node, given the pods already admitted there (others, n of them; pod itself not among
- * them). Returns 0, or -1 with *reason and *message set (the caller frees them). */
+ * onto node (the node shutdown manager's handler last: "NodeShutdown"), given the pods already
+ * admitted there (others, n of them; pod itself not among them). Returns 0, or -1 with *reason and
+ * *message set (the caller frees them). */
 int admit_pod(const struct admit_node *, const struct pod *pod, int is_static,
     const struct pod *const *others, size_t n, char **reason, char **message);
 

@@ -836,7 +836,19 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 	for (i = 0; i < api->nconditions; i++) {
 		if (podstatus_condition_is_kubelet_owned(api->conditions[i].type))
 			continue;
+		if (in->evict_reason != NULL && in->evict_disruption &&
+		    streq_null(api->conditions[i].type, PODSTATUS_DISRUPTION_TARGET))
+			continue; /* the kubelet's own, below */
 		condition_copy(&o->conditions[o->nconditions++], &api->conditions[i]);
+	}
+	if (in->evict_reason != NULL && in->evict_disruption) {
+		const struct pod_condition *oc =
+		    podstatus_find_condition(old, PODSTATUS_DISRUPTION_TARGET);
+
+		cond_add(o, PODSTATUS_DISRUPTION_TARGET, COND_TRUE, "TerminationByKubelet",
+		    xstrdup(in->evict_message));
+		o->conditions[o->nconditions - 1].last_transition_time =
+		    oc != NULL && oc->status == COND_TRUE ? oc->last_transition_time : in->now;
 	}
 	cond_add(o, "PodReadyToStartContainers",
 	    pod_sandbox_changed(p, in->rt, &attempt, &sbid) ? COND_FALSE : COND_TRUE, NULL, NULL);
@@ -908,13 +920,33 @@ podstatus_merge(const struct pod_status *old, const struct pod_status *nw, int c
 	for (i = 0; i < nw->nconditions; i++)
 		if (podstatus_condition_is_kubelet_owned(nw->conditions[i].type))
 			condition_copy(&conds[n++], &nw->conditions[i]);
+	to_terminal = !phase_terminal(old->phase) && phase_terminal(nw->phase);
+	/* DisruptionTarget is shared: the kubelet sends its own once the pod is terminal and
+	 * nothing of it runs, not while the phase change waits. */
+	for (i = 0; i < nw->nconditions && to_terminal && !could_have_running; i++) {
+		const struct pod_condition *c = &nw->conditions[i], *oc;
+		size_t                      j;
+
+		if (!streq_null(c->type, PODSTATUS_DISRUPTION_TARGET))
+			continue;
+		for (j = 0; j < n && !streq_null(conds[j].type, c->type); j++)
+			;
+		if (j < n)
+			condition_clear(&conds[j]);
+		else
+			n++;
+		condition_copy(&conds[j], c);
+		/* Its time is when it is sent, unless the API already has it so. */
+		oc = podstatus_find_condition(old, c->type);
+		conds[j].last_transition_time =
+		    oc != NULL && oc->status == c->status ? oc->last_transition_time : now;
+	}
 	for (i = 0; i < o->nconditions; i++)
 		condition_clear(&o->conditions[i]);
 	free(o->conditions);
 	o->conditions = conds;
 	o->nconditions = n;
 
-	to_terminal = !phase_terminal(old->phase) && phase_terminal(nw->phase);
 	if ((to_terminal && could_have_running) ||
 	    (phase_terminal(old->phase) && !phase_terminal(nw->phase))) {
 		o->phase = old->phase;

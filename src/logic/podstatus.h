@@ -28,6 +28,9 @@ struct start_errors {
 	size_t                    n;
 };
 
+/* The condition type the kubelet shares with the API's disruption controller. */
+#define PODSTATUS_DISRUPTION_TARGET "DisruptionTarget"
+
 struct podstatus_input {
 	const struct pod           *pod;    /* required; pod->status is the API's status */
 	const struct rt_pod_status *rt;     /* NULL: the runtime knows nothing of the pod */
@@ -44,6 +47,10 @@ struct podstatus_input {
 	 * phase Failed with this reason and message. NULL: none. */
 	const char *evict_reason;
 	const char *evict_message;
+	/* The kubelet's own termination (a pressure eviction, a node shutdown): with
+	 * evict_reason, a condition DisruptionTarget True, reason TerminationByKubelet, with
+	 * evict_message (it replaces the API's one). */
+	int evict_disruption;
 };
 
 /* Fills out (overwritten, not freed first) with the status to report. Free it with
@@ -52,9 +59,10 @@ void podstatus_generate(const struct podstatus_input *, struct pod_status *out);
 
 /* The status manager's merge (mergePodStatus) of a newly generated status into the last
  * status known to the API (old): conditions not owned by the kubelet are kept from old,
- * kubelet-owned ones come from new; a transition to a terminal phase is delayed while
- * could_have_running is set (phase, reason, message stay old's); a terminal phase is never
- * left; Ready and ContainersReady are forced False in a terminal phase. Unchanged
+ * kubelet-owned ones come from new; new's DisruptionTarget (shared by the kubelet) replaces
+ * old's once the phase turns terminal with nothing left running; a transition to a terminal phase
+ * is delayed while could_have_running is set (phase, reason, message stay old's); a terminal phase
+ * is never left; Ready and ContainersReady are forced False in a terminal phase. Unchanged
  * conditions keep old's lastTransitionTime, changed ones get now. out is overwritten; free
  * with pod_status_clear(). */
 void podstatus_merge(const struct pod_status *old, const struct pod_status *new,

@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "net/grpc.h"
+#include "core/heap.h"
 #include "core/log.h"
 #include "core/util.h"
 
@@ -62,10 +63,12 @@ arena_free(void *ud, void *p)
 	(void)p; /* released with the whole arena */
 }
 
-/* A spare chunk, so that a relist every second does not map and fault in fresh
- * memory each time (bounded: ARENA_SPARE chunks of at most ARENA_SPARE_MAX bytes). */
+/* A spare chunk, so that the small answers of every second (a relist of a few pods) do
+ * not allocate again each time (bounded: ARENA_SPARE chunks of at most ARENA_SPARE_MAX
+ * bytes). Larger chunks are mapped for one answer and unmapped after it (core/heap.h): a
+ * spare megabyte for the relist of a thousand pods would stay resident between relists. */
 #define ARENA_SPARE     1
-#define ARENA_SPARE_MAX (4u << 20)
+#define ARENA_SPARE_MAX (64u << 10)
 static struct arena_chunk *arena_spare[ARENA_SPARE];
 
 static struct arena_chunk *
@@ -80,6 +83,7 @@ arena_chunk_get(size_t want)
 			return c;
 		}
 	}
+	want = heap_transient(sizeof(*c) + want) - sizeof(*c);
 	c = xmalloc(sizeof(*c) + want);
 	c->size = want;
 	return c;
@@ -439,7 +443,7 @@ call_on_data(void *arg, const uint8_t *data, size_t len)
 		}
 		/* the size is known and bounded: one allocation, no regrowth */
 		g->g_cap = (size_t)m + 5;
-		g->g_buf = xmalloc(g->g_cap);
+		g->g_buf = xmalloc(heap_transient(g->g_cap));
 		memcpy(g->g_buf, g->g_hdr, 5);
 	}
 	if (len == 0)

@@ -20,8 +20,9 @@ struct ev_listener {
 };
 
 struct events {
-	struct ev_record  *ring; /* capacity slots; [head, head + n) in use */
-	size_t             cap;
+	struct ev_record  *ring;  /* alloc slots; [head, head + n) in use */
+	size_t             cap;   /* the most kept */
+	size_t             alloc; /* slots allocated: grows to cap as events come */
 	size_t             head;
 	size_t             n;
 	uint64_t           seq;
@@ -39,17 +40,60 @@ ev_now_ms(void)
 	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
+/* A record's strings live in one block that starts with kind (never NULL). */
 static void
 ev_record_clear(struct ev_record *r)
 {
 	free(r->kind);
-	free(r->ns);
-	free(r->name);
-	free(r->uid);
-	free(r->field_path);
-	free(r->reason);
-	free(r->message);
 	memset(r, 0, sizeof(*r));
+}
+
+static void
+ev_record_set_strings(
+    struct ev_record *r, const struct ev_object *o, const char *reason, const char *msg)
+{
+	const char *in[] = { o->kind != NULL ? o->kind : "Pod", o->ns, o->name, o->uid,
+		o->field_path, reason, msg };
+	char      **out[] = { &r->kind, &r->ns, &r->name, &r->uid, &r->field_path, &r->reason,
+		     &r->message };
+	size_t      len = 0, i, n;
+	char       *p;
+
+	for (i = 0; i < nitems(in); i++)
+		if (in[i] != NULL)
+			len += strlen(in[i]) + 1;
+	p = xmalloc(len);
+	for (i = 0; i < nitems(in); i++) {
+		if (in[i] == NULL) {
+			*out[i] = NULL;
+			continue;
+		}
+		n = strlen(in[i]) + 1;
+		memcpy(p, in[i], n);
+		*out[i] = p;
+		p += n;
+	}
+}
+
+/* Room for one more record: the ring grows (doubling) until it holds cap records. */
+static void
+ev_grow(struct events *ev)
+{
+	struct ev_record *ring;
+	size_t            alloc, i;
+
+	if (ev->n < ev->alloc || ev->alloc == ev->cap)
+		return;
+	alloc = ev->alloc == 0 ? 16 : ev->alloc * 2;
+	if (alloc > ev->cap)
+		alloc = ev->cap;
+	ring = xcalloc(alloc, sizeof(*ring));
+	for (i = 0; i < ev->n; i++)
+		ring[i] = ev->ring[(ev->head + i) % ev->alloc];
+	free(ev->ring);
+	ev->ring = ring;
+	ev->alloc = alloc;
+	ev->head = 0;
 }
 
 struct events *
@@ -61,7 +105,6 @@ events_new(size_t capacity)
 		capacity = EVENTS_DEFAULT_CAPACITY;
 	ev = xcalloc(1, sizeof(*ev));
 	ev->cap = capacity;
-	ev->ring = xcalloc(capacity, sizeof(*ev->ring));
 	ev->next_listener = 1;
 	return ev;
 }
@@ -74,7 +117,7 @@ events_free(struct events *ev)
 	if (ev == NULL)
 		return;
 	for (i = 0; i < ev->n; i++)
-		ev_record_clear(&ev->ring[(ev->head + i) % ev->cap]);
+		ev_record_clear(&ev->ring[(ev->head + i) % ev->alloc]);
 	free(ev->ring);
 	free(ev);
 }
@@ -109,7 +152,7 @@ ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type, c
 
 	/* Newest first: a repeating event is usually recent. */
 	for (i = ev->n; i > 0; i--) {
-		idx = (ev->head + i - 1) % ev->cap;
+		idx = (ev->head + i - 1) % ev->alloc;
 		r = &ev->ring[idx];
 		if (!ev_matches(r, o, type, reason, msg))
 			continue;
@@ -117,12 +160,12 @@ ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type, c
 		r->last_ts = now;
 		r->seq = ++ev->seq;
 		/* Keep the ring ordered by last time: move the record to the end. */
-		last = (ev->head + ev->n - 1) % ev->cap;
+		last = (ev->head + ev->n - 1) % ev->alloc;
 		if (idx != last) {
 			tmp = *r;
 			for (; i < ev->n; i++) {
-				size_t a = (ev->head + i - 1) % ev->cap;
-				size_t b = (ev->head + i) % ev->cap;
+				size_t a = (ev->head + i - 1) % ev->alloc;
+				size_t b = (ev->head + i) % ev->alloc;
 
 				ev->ring[a] = ev->ring[b];
 			}
@@ -134,19 +177,14 @@ ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type, c
 	}
 	if (ev->n == ev->cap) {
 		ev_record_clear(&ev->ring[ev->head]);
-		ev->head = (ev->head + 1) % ev->cap;
+		ev->head = (ev->head + 1) % ev->alloc;
 		ev->n--;
 	}
-	r = &ev->ring[(ev->head + ev->n) % ev->cap];
+	ev_grow(ev);
+	r = &ev->ring[(ev->head + ev->n) % ev->alloc];
 	ev->n++;
-	r->kind = xstrdup(o->kind != NULL ? o->kind : "Pod");
-	r->ns = xstrdup(o->ns);
-	r->name = xstrdup(o->name);
-	r->uid = xstrdup(o->uid);
-	r->field_path = xstrdup(o->field_path);
+	ev_record_set_strings(r, o, reason, msg);
 	r->type = type;
-	r->reason = xstrdup(reason);
-	r->message = xstrdup(msg);
 	r->count = 1;
 	r->first_ts = r->last_ts = now;
 	r->seq = ++ev->seq;
@@ -267,7 +305,7 @@ events_foreach(struct events *ev, void (*cb)(const struct ev_record *, void *), 
 	size_t i;
 
 	for (i = 0; i < ev->n; i++)
-		cb(&ev->ring[(ev->head + i) % ev->cap], arg);
+		cb(&ev->ring[(ev->head + i) % ev->alloc], arg);
 }
 
 size_t

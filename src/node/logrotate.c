@@ -13,6 +13,8 @@
 #include "core/log.h"
 #include "node/logrotate.h"
 #include "node/podcache.h"
+#include "pod/pod.h"
+#include "pod/runtime.h"
 #include "core/util.h"
 
 #define LR_TMP_SUFFIX ".tmp"
@@ -50,6 +52,48 @@ logrotate_path(const char *logs_dir, const char *ns, const char *name, const cha
 	free(pod);
 	free(file);
 	return path;
+}
+
+int
+logrotate_container_log(const char *logs_dir, const struct pod *pod, const struct rt_pod_status *st,
+    const char *ctr, int previous, char **path, const struct rt_container **ct, char *err,
+    size_t errlen)
+{
+	const struct rt_container *inst[2] = { NULL, NULL };
+	size_t                     i;
+
+	*path = NULL;
+	*ct = NULL;
+	if (pod_find_container(pod, ctr) == NULL) {
+		snprintf(err, errlen, "container %s is not valid for pod %s", ctr, pod->name);
+		return -1;
+	}
+	for (i = 0; st != NULL && i < st->ncontainers; i++) { /* newest first */
+		if (!streq_null(st->containers[i].name, ctr))
+			continue;
+		if (inst[0] == NULL)
+			inst[0] = &st->containers[i];
+		else if (inst[1] == NULL)
+			inst[1] = &st->containers[i];
+	}
+	if (previous && inst[1] == NULL) {
+		snprintf(err, errlen,
+		    "previous terminated container \"%s\" in pod \"%s\" not found", ctr, pod->name);
+		return -1;
+	}
+	if (!previous && inst[0] == NULL) {
+		snprintf(err, errlen,
+		    "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating", ctr,
+		    pod->name);
+		return -1;
+	}
+	*ct = inst[previous ? 1 : 0];
+	*path = logrotate_path(logs_dir, pod->ns, pod->name, pod->uid, ctr, (*ct)->restart_count);
+	if (*path == NULL) {
+		snprintf(err, errlen, "container %s of pod %s: no valid log path", ctr, pod->name);
+		return -1;
+	}
+	return 0;
 }
 
 char *

@@ -47,6 +47,18 @@ void logrotate_stats(const struct logrotate *, struct logrotate_stats *);
  * lead out of logs_dir. */
 char *logrotate_path(const char *logs_dir, const char *ns, const char *name, const char *uid,
     const char *container, int restart_count);
+struct pod;
+struct rt_container;
+struct rt_pod_status;
+/* The log to read for container ctr of pod, as the kubelet's GetContainerLogs picks it: the
+ * newest instance in st (the runtime's view; may be NULL), or with previous the one before
+ * it. Returns 0 with *path (caller frees) and *ct (borrowed from st), or -1 with the
+ * kubelet's message in err: "container X is not valid for pod P", "previous terminated
+ * container \"X\" in pod \"P\" not found", "container \"X\" in pod \"P\" is waiting
+ * to start: ContainerCreating". */
+int logrotate_container_log(const char *logs_dir, const struct pod *pod,
+    const struct rt_pod_status *st, const char *ctr, int previous, char **path,
+    const struct rt_container **ct, char *err, size_t errlen);
 /* The rotated name of log at wall time t (Unix seconds; caller frees). */
 char *logrotate_rotated_name(const char *log, int64_t t);
 /* Given the rotated files of one log sorted oldest first, how many of the oldest to delete

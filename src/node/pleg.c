@@ -1,4 +1,5 @@
 /* pleg.c — relist the runtime every second, fill the pod cache, report lifecycle events. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,8 @@
 #include <event2/event.h>
 
 #include "cri/cri.h"
+#include "core/heap.h"
+#include "core/intern.h"
 #include "core/log.h"
 #include "node/pleg.h"
 #include "node/podcache.h"
@@ -19,7 +22,8 @@
 #define ANN_HASH     "io.kubernetes.container.hash"
 #define ANN_RESTARTS "io.kubernetes.container.restartCount"
 
-/* One sandbox or container as the runtime reported it. */
+/* One sandbox or container as the runtime reported it. Every string is interned (intern.h):
+ * the IDs, UIDs, names, images and reasons that the pod cache keeps too are held once. */
 struct pl_obj {
 	char               *o_uid;
 	char               *o_pod_name;
@@ -35,7 +39,7 @@ struct pl_obj {
 
 struct pl_set {
 	struct pl_obj *objs;
-	size_t         n;
+	size_t         n, cap;
 };
 
 struct pleg {
@@ -115,11 +119,23 @@ pleg_transition(enum pleg_cstate old, enum pleg_cstate new, enum pleg_event_type
 static void
 pl_obj_clear(struct pl_obj *o)
 {
-	free(o->o_uid);
-	free(o->o_pod_name);
-	free(o->o_pod_ns);
-	rt_container_clear(&o->o_c);
-	rt_sandbox_clear(&o->o_s);
+	size_t i;
+
+	intern_drop(o->o_uid);
+	intern_drop(o->o_pod_name);
+	intern_drop(o->o_pod_ns);
+	intern_drop(o->o_c.id);
+	intern_drop(o->o_c.name);
+	intern_drop(o->o_c.sandbox_id);
+	intern_drop(o->o_c.reason);
+	intern_drop(o->o_c.message);
+	intern_drop(o->o_c.image);
+	intern_drop(o->o_c.image_ref);
+	intern_drop(o->o_s.id);
+	intern_drop(o->o_s.ip);
+	for (i = 0; i < o->o_s.nextra_ips; i++)
+		intern_drop(o->o_s.extra_ips[i]);
+	free(o->o_s.extra_ips);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -132,13 +148,22 @@ pl_set_clear(struct pl_set *s)
 		pl_obj_clear(&s->objs[i]);
 	free(s->objs);
 	s->objs = NULL;
-	s->n = 0;
+	s->n = s->cap = 0;
 }
 
 static struct pl_obj *
 pl_set_add(struct pl_set *s)
 {
-	s->objs = xreallocarray(s->objs, s->n + 1, sizeof(*s->objs));
+	/* Doubling: growing by one moved the array at almost every object, a relist of a
+	 * thousand objects left holes of every size in the heap each second. A large array
+	 * (one per relist) is mapped on its own and given back with it (heap_transient). */
+	if (s->n == s->cap) {
+		s->cap = s->cap == 0 ? 16 : s->cap * 2;
+		if (s->cap > SIZE_MAX / sizeof(*s->objs))
+			fatalx("%s: too many objects", __func__);
+		s->cap = heap_transient(s->cap * sizeof(*s->objs)) / sizeof(*s->objs);
+		s->objs = xreallocarray(s->objs, s->cap, sizeof(*s->objs));
+	}
 	memset(&s->objs[s->n], 0, sizeof(s->objs[0]));
 	return &s->objs[s->n++];
 }
@@ -267,11 +292,11 @@ pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResp
 			continue; /* not a pod sandbox of a kubelet */
 		o = pl_set_add(&p->p_new);
 		o->o_sandbox = 1;
-		o->o_uid = xstrdup(uid);
-		o->o_pod_name = xstrdup(name);
-		o->o_pod_ns = xstrdup(ns);
-		o->o_c.id = xstrdup(sb->id);
-		o->o_s.id = xstrdup(sb->id);
+		o->o_uid = intern(uid);
+		o->o_pod_name = intern(name);
+		o->o_pod_ns = intern(ns);
+		o->o_c.id = intern(sb->id);
+		o->o_s.id = intern_ref(o->o_c.id);
 		o->o_s.attempt = sb->metadata != NULL ? sb->metadata->attempt : 0;
 		o->o_s.state = sb->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY
 		    ? RT_SB_READY
@@ -307,16 +332,16 @@ pl_containers_cb(int code, const char *msg, const Runtime__V1__ListContainersRes
 		if (name == NULL && c->metadata != NULL)
 			name = c->metadata->name;
 		o = pl_set_add(&p->p_new);
-		o->o_uid = xstrdup(uid);
-		o->o_pod_name = xstrdup(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NAME));
-		o->o_pod_ns = xstrdup(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NS));
-		o->o_c.id = xstrdup(c->id);
-		o->o_c.name = xstrdup(name);
-		o->o_c.sandbox_id = xstrdup(c->pod_sandbox_id);
+		o->o_uid = intern(uid);
+		o->o_pod_name = intern(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NAME));
+		o->o_pod_ns = intern(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NS));
+		o->o_c.id = intern(c->id);
+		o->o_c.name = intern(name);
+		o->o_c.sandbox_id = intern(c->pod_sandbox_id);
 		o->o_c.state = (enum rt_cstate)c->state;
 		o->o_c.created_at = c->created_at;
-		o->o_c.image = xstrdup(c->image != NULL ? c->image->image : NULL);
-		o->o_c.image_ref = xstrdup(c->image_ref);
+		o->o_c.image = intern(c->image != NULL ? c->image->image : NULL);
+		o->o_c.image_ref = intern(c->image_ref);
 		v = PL_LOOKUP(c->annotations, c->n_annotations, ANN_HASH);
 		if (v == NULL)
 			v = PL_LOOKUP(c->labels, c->n_labels, ANN_HASH);
@@ -348,13 +373,13 @@ pl_container_status_cb(
 		o->o_c.started_at = s->started_at;
 		o->o_c.finished_at = s->finished_at;
 		o->o_c.exit_code = s->exit_code;
-		free(o->o_c.reason);
-		o->o_c.reason = xstrdup(s->reason != NULL && *s->reason ? s->reason : NULL);
-		free(o->o_c.message);
-		o->o_c.message = xstrdup(s->message != NULL && *s->message ? s->message : NULL);
+		intern_drop(o->o_c.reason);
+		o->o_c.reason = intern(s->reason != NULL && *s->reason ? s->reason : NULL);
+		intern_drop(o->o_c.message);
+		o->o_c.message = intern(s->message != NULL && *s->message ? s->message : NULL);
 		if (s->image_ref != NULL && *s->image_ref != '\0') {
-			free(o->o_c.image_ref);
-			o->o_c.image_ref = xstrdup(s->image_ref);
+			intern_drop(o->o_c.image_ref);
+			o->o_c.image_ref = intern(s->image_ref);
 		}
 		/* The status is newer than the list: take its state. */
 		o->o_c.state = (enum rt_cstate)s->state;
@@ -380,15 +405,15 @@ pl_sandbox_status_cb(
 		const Runtime__V1__PodSandboxStatus *s = r->status;
 
 		if (s->network != NULL) {
-			free(o->o_s.ip);
-			o->o_s.ip = xstrdup(
+			intern_drop(o->o_s.ip);
+			o->o_s.ip = intern(
 			    s->network->ip != NULL && *s->network->ip ? s->network->ip : NULL);
 			if (s->network->n_additional_ips > 0) {
 				o->o_s.extra_ips =
 				    xcalloc(s->network->n_additional_ips, sizeof(char *));
 				for (i = 0; i < s->network->n_additional_ips; i++)
 					o->o_s.extra_ips[i] =
-					    xstrdup(s->network->additional_ips[i]->ip);
+					    intern(s->network->additional_ips[i]->ip);
 				o->o_s.nextra_ips = s->network->n_additional_ips;
 			}
 		}
@@ -417,12 +442,12 @@ pl_carry(struct pl_obj *n, const struct pl_obj *o)
 	n->o_have_status = 1;
 	n->o_exit_reported = o->o_exit_reported;
 	if (n->o_sandbox) {
-		n->o_s.ip = xstrdup(o->o_s.ip);
+		n->o_s.ip = intern_ref(o->o_s.ip);
 		n->o_s.network_mode = o->o_s.network_mode;
 		if (o->o_s.nextra_ips > 0) {
 			n->o_s.extra_ips = xcalloc(o->o_s.nextra_ips, sizeof(char *));
 			for (i = 0; i < o->o_s.nextra_ips; i++)
-				n->o_s.extra_ips[i] = xstrdup(o->o_s.extra_ips[i]);
+				n->o_s.extra_ips[i] = intern_ref(o->o_s.extra_ips[i]);
 			n->o_s.nextra_ips = o->o_s.nextra_ips;
 		}
 		return;
@@ -430,11 +455,11 @@ pl_carry(struct pl_obj *n, const struct pl_obj *o)
 	n->o_c.started_at = o->o_c.started_at;
 	n->o_c.finished_at = o->o_c.finished_at;
 	n->o_c.exit_code = o->o_c.exit_code;
-	n->o_c.reason = xstrdup(o->o_c.reason);
-	n->o_c.message = xstrdup(o->o_c.message);
+	n->o_c.reason = intern_ref(o->o_c.reason);
+	n->o_c.message = intern_ref(o->o_c.message);
 	if (o->o_c.image_ref != NULL) {
-		free(n->o_c.image_ref);
-		n->o_c.image_ref = xstrdup(o->o_c.image_ref);
+		intern_drop(n->o_c.image_ref);
+		n->o_c.image_ref = intern_ref(o->o_c.image_ref);
 	}
 }
 
@@ -453,15 +478,15 @@ pl_seed_row(const struct store_rtobj *r, void *arg)
 		return 0;
 	o = pl_set_add(set);
 
-	o->o_uid = xstrdup(r->uid);
+	o->o_uid = intern(r->uid);
 	o->o_sandbox = r->sandbox != 0;
 	o->o_pstate = (enum pleg_cstate)r->state;
 	o->o_have_status = 1;
 	/* An exited container's row was written in the turn that reported its exit. */
 	o->o_exit_reported = !o->o_sandbox && o->o_pstate == PLEG_EXITED;
-	o->o_c.id = xstrdup(r->id);
+	o->o_c.id = intern(r->id);
 	if (o->o_sandbox) {
-		o->o_s.ip = xstrdup(r->ip);
+		o->o_s.ip = intern(r->ip);
 		o->o_s.network_mode = (enum rt_nsmode)r->network_mode;
 		for (sp = r->extra_ips; sp != NULL && *sp != '\0'; sp = e) {
 			while (*sp == ' ')
@@ -471,7 +496,7 @@ pl_seed_row(const struct store_rtobj *r, void *arg)
 			for (e = sp; *e != '\0' && *e != ' '; e++)
 				;
 			o->o_s.extra_ips = xreallocarray(o->o_s.extra_ips, n + 1, sizeof(char *));
-			o->o_s.extra_ips[n++] = xstrndup(sp, (size_t)(e - sp));
+			o->o_s.extra_ips[n++] = intern_n(sp, (size_t)(e - sp));
 		}
 		o->o_s.nextra_ips = n;
 		return 0;
@@ -479,9 +504,9 @@ pl_seed_row(const struct store_rtobj *r, void *arg)
 	o->o_c.started_at = r->started_ns;
 	o->o_c.finished_at = r->finished_ns;
 	o->o_c.exit_code = r->exit_code;
-	o->o_c.reason = xstrdup(r->reason);
-	o->o_c.message = xstrdup(r->message);
-	o->o_c.image_ref = xstrdup(r->image_ref);
+	o->o_c.reason = intern(r->reason);
+	o->o_c.message = intern(r->message);
+	o->o_c.image_ref = intern(r->image_ref);
 	return 0;
 }
 
@@ -594,17 +619,19 @@ pl_emit(struct pleg *p, const struct pl_obj *o, enum pleg_cstate old, enum pleg_
 	}
 }
 
+/* A status of the pod's objects that borrows their strings: only its two arrays are its
+ * own (pl_status_free); the pod cache takes references to the strings it keeps. */
 static void
 pl_build_status(struct rt_pod_status *st, struct pl_obj **objs, size_t n)
 {
 	size_t i, ns = 0, nc = 0;
 
 	memset(st, 0, sizeof(*st));
-	st->uid = xstrdup(objs[0]->o_uid);
+	st->uid = objs[0]->o_uid;
 	for (i = 0; i < n; i++) {
 		if (st->name == NULL && objs[i]->o_pod_name != NULL) {
-			st->name = xstrdup(objs[i]->o_pod_name);
-			st->ns = xstrdup(objs[i]->o_pod_ns);
+			st->name = objs[i]->o_pod_name;
+			st->ns = objs[i]->o_pod_ns;
 		}
 		if (objs[i]->o_sandbox)
 			ns++;
@@ -614,29 +641,20 @@ pl_build_status(struct rt_pod_status *st, struct pl_obj **objs, size_t n)
 	st->sandboxes = ns > 0 ? xcalloc(ns, sizeof(*st->sandboxes)) : NULL;
 	st->containers = nc > 0 ? xcalloc(nc, sizeof(*st->containers)) : NULL;
 	for (i = 0; i < n; i++) {
-		struct rt_pod_status one;
-
-		/* Reuse the deep copy helper on a one-element status. */
-		memset(&one, 0, sizeof(one));
-		if (objs[i]->o_sandbox) {
-			struct rt_pod_status tmp;
-
-			one.sandboxes = &objs[i]->o_s;
-			one.nsandboxes = 1;
-			rt_pod_status_copy(&tmp, &one);
-			st->sandboxes[st->nsandboxes++] = tmp.sandboxes[0];
-			free(tmp.sandboxes);
-		} else {
-			struct rt_pod_status tmp;
-
-			one.containers = &objs[i]->o_c;
-			one.ncontainers = 1;
-			rt_pod_status_copy(&tmp, &one);
-			st->containers[st->ncontainers++] = tmp.containers[0];
-			free(tmp.containers);
-		}
+		if (objs[i]->o_sandbox)
+			st->sandboxes[st->nsandboxes++] = objs[i]->o_s;
+		else
+			st->containers[st->ncontainers++] = objs[i]->o_c;
 	}
 	rt_pod_status_sort(st);
+}
+
+static void
+pl_status_free(struct rt_pod_status *st)
+{
+	free(st->sandboxes);
+	free(st->containers);
+	memset(st, 0, sizeof(*st));
 }
 
 /* Keeps the store's runtime details in step: what a status call read, and nothing of
@@ -747,7 +765,7 @@ pl_commit(struct pleg *p)
 			;
 		pl_build_status(&st, &byuid[i], j - i);
 		podcache_set(p->p_cache, &st, p->p_start_ms);
-		rt_pod_status_clear(&st);
+		pl_status_free(&st);
 		npods++;
 	}
 	for (i = 0; i < old->n; i++) {

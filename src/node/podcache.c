@@ -4,13 +4,14 @@
 
 #include <event2/event.h>
 
+#include "core/intern.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "node/podcache.h"
 #include "core/util.h"
 
 struct pc_entry {
-	struct rt_pod_status e_st;
+	struct rt_pod_status e_st;     /* its strings interned (rt_pod_status_intern) */
 	int64_t              e_ts;     /* when e_st was read */
 	int                  e_absent; /* deleted: the runtime had nothing as of e_ts */
 };
@@ -119,7 +120,7 @@ podcache_new(struct event_base *base)
 static void
 pc_entry_free(struct pc_entry *e)
 {
-	rt_pod_status_clear(&e->e_st);
+	rt_pod_status_clear_interned(&e->e_st);
 	free(e);
 }
 
@@ -151,7 +152,7 @@ pc_get_entry(struct podcache *pc, const char *uid)
 	if (e != NULL)
 		return e;
 	e = xcalloc(1, sizeof(*e));
-	e->e_st.uid = xstrdup(uid);
+	e->e_st.uid = intern(uid);
 	e->e_absent = 1;
 	if (pc->c_n == pc->c_cap) {
 		pc->c_cap = pc->c_cap == 0 ? 32 : pc->c_cap * 2;
@@ -164,15 +165,18 @@ pc_get_entry(struct podcache *pc, const char *uid)
 int
 podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
 {
-	struct pc_entry *e;
+	struct rt_pod_status copy;
+	struct pc_entry     *e;
 
 	if (st == NULL || st->uid == NULL)
 		fatalx("%s: status without a pod UID", __func__);
 	e = pc_get_entry(pc, st->uid);
 	if (ts_ms < e->e_ts)
 		return 0;
-	rt_pod_status_clear(&e->e_st);
-	rt_pod_status_copy(&e->e_st, st);
+	/* The new copy first: st may share strings with the old one. */
+	rt_pod_status_intern(&copy, st);
+	rt_pod_status_clear_interned(&e->e_st);
+	e->e_st = copy;
 	e->e_st.timestamp = ts_ms;
 	e->e_ts = ts_ms;
 	e->e_absent = 0;
@@ -184,12 +188,14 @@ void
 podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
 {
 	struct pc_entry *e = pc_find(pc, uid, NULL);
+	char            *keep;
 
 	if (e == NULL || e->e_ts > ts_ms)
 		return;
 	/* Keep an absent marker with its time until the global time passes it. */
-	rt_pod_status_clear(&e->e_st);
-	e->e_st.uid = xstrdup(uid);
+	keep = intern(uid); /* before the clear: uid may be the entry's own */
+	rt_pod_status_clear_interned(&e->e_st);
+	e->e_st.uid = keep;
 	e->e_ts = ts_ms;
 	e->e_absent = 1;
 	pc_check_waits(pc);

@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <openssl/evp.h>
 
 #include "node/events.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/md5.h"
 #include "pod/pod.h"
 #include "node/podconfig.h"
 #include "node/source_file.h"
@@ -61,22 +61,14 @@ struct source_file {
 static char *
 sf_hex_uid(const char *canon, const char *path, const char *node)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int  mdlen = 0, i;
-	EVP_MD_CTX   *ctx = EVP_MD_CTX_new();
-	char         *out;
+	const struct md5_part parts[] = { { canon, strlen(canon) }, { "host:", 5 },
+		{ node, strlen(node) }, { "file:", 5 }, { path, strlen(path) } };
+	uint8_t               md[KLET_MD5_LEN];
+	char                 *out = xcalloc(KLET_MD5_LEN * 2 + 1, 1);
+	size_t                i;
 
-	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_md5(), NULL) != 1)
-		fatalx("%s: EVP digest unavailable", __func__);
-	EVP_DigestUpdate(ctx, canon, strlen(canon));
-	EVP_DigestUpdate(ctx, "host:", 5);
-	EVP_DigestUpdate(ctx, node, strlen(node));
-	EVP_DigestUpdate(ctx, "file:", 5);
-	EVP_DigestUpdate(ctx, path, strlen(path));
-	EVP_DigestFinal_ex(ctx, md, &mdlen);
-	EVP_MD_CTX_free(ctx);
-	out = xcalloc(mdlen * 2 + 1, 1);
-	for (i = 0; i < mdlen; i++)
+	md5_digest(parts, nitems(parts), md);
+	for (i = 0; i < KLET_MD5_LEN; i++)
 		snprintf(out + i * 2, 3, "%02x", md[i]);
 	return out;
 }

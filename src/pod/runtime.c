@@ -1,7 +1,9 @@
 /* runtime.c — helpers for the runtime status model (runtime.h). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/intern.h"
 #include "pod/runtime.h"
 #include "core/util.h"
 
@@ -25,106 +27,151 @@ rt_find_container(const struct rt_pod_status *st, const char *name)
 	return best;
 }
 
-void
-rt_container_clear(struct rt_container *c)
+/* The copies and clears below take how a string is copied and given back: xstrdup / free
+ * for plain copies, intern / intern_drop for the pod cache's. */
+typedef char *(*rt_dup_fn)(const char *);
+typedef void (*rt_drop_fn)(const char *);
+
+static void
+rt_free_str(const char *p)
 {
-	if (c == NULL)
-		return;
-	free(c->id);
-	free(c->name);
-	free(c->sandbox_id);
-	free(c->reason);
-	free(c->message);
-	free(c->image);
-	free(c->image_ref);
+	free((char *)(uintptr_t)p);
+}
+
+static void
+rt_container_clear_with(struct rt_container *c, rt_drop_fn drop)
+{
+	drop(c->id);
+	drop(c->name);
+	drop(c->sandbox_id);
+	drop(c->reason);
+	drop(c->message);
+	drop(c->image);
+	drop(c->image_ref);
 	memset(c, 0, sizeof(*c));
 }
 
-void
-rt_sandbox_clear(struct rt_sandbox *s)
+static void
+rt_sandbox_clear_with(struct rt_sandbox *s, rt_drop_fn drop)
 {
 	size_t i;
 
-	if (s == NULL)
-		return;
-	free(s->id);
-	free(s->ip);
+	drop(s->id);
+	drop(s->ip);
 	for (i = 0; i < s->nextra_ips; i++)
-		free(s->extra_ips[i]);
+		drop(s->extra_ips[i]);
 	free(s->extra_ips);
 	memset(s, 0, sizeof(*s));
 }
 
-void
-rt_pod_status_clear(struct rt_pod_status *st)
+static void
+rt_pod_status_clear_with(struct rt_pod_status *st, rt_drop_fn drop)
 {
 	size_t i;
 
 	if (st == NULL)
 		return;
 	for (i = 0; i < st->nsandboxes; i++)
-		rt_sandbox_clear(&st->sandboxes[i]);
+		rt_sandbox_clear_with(&st->sandboxes[i], drop);
 	free(st->sandboxes);
 	for (i = 0; i < st->ncontainers; i++)
-		rt_container_clear(&st->containers[i]);
+		rt_container_clear_with(&st->containers[i], drop);
 	free(st->containers);
-	free(st->uid);
-	free(st->name);
-	free(st->ns);
+	drop(st->uid);
+	drop(st->name);
+	drop(st->ns);
 	memset(st, 0, sizeof(*st));
 }
 
-static void
-rt_container_copy(struct rt_container *d, const struct rt_container *s)
+void
+rt_container_clear(struct rt_container *c)
 {
-	*d = *s;
-	d->id = xstrdup(s->id);
-	d->name = xstrdup(s->name);
-	d->sandbox_id = xstrdup(s->sandbox_id);
-	d->reason = xstrdup(s->reason);
-	d->message = xstrdup(s->message);
-	d->image = xstrdup(s->image);
-	d->image_ref = xstrdup(s->image_ref);
+	if (c != NULL)
+		rt_container_clear_with(c, rt_free_str);
+}
+
+void
+rt_sandbox_clear(struct rt_sandbox *s)
+{
+	if (s != NULL)
+		rt_sandbox_clear_with(s, rt_free_str);
+}
+
+void
+rt_pod_status_clear(struct rt_pod_status *st)
+{
+	rt_pod_status_clear_with(st, rt_free_str);
+}
+
+void
+rt_pod_status_clear_interned(struct rt_pod_status *st)
+{
+	rt_pod_status_clear_with(st, intern_drop);
 }
 
 static void
-rt_sandbox_copy(struct rt_sandbox *d, const struct rt_sandbox *s)
+rt_container_copy(struct rt_container *d, const struct rt_container *s, rt_dup_fn dup)
+{
+	*d = *s;
+	d->id = dup(s->id);
+	d->name = dup(s->name);
+	d->sandbox_id = dup(s->sandbox_id);
+	d->reason = dup(s->reason);
+	d->message = dup(s->message);
+	d->image = dup(s->image);
+	d->image_ref = dup(s->image_ref);
+}
+
+static void
+rt_sandbox_copy(struct rt_sandbox *d, const struct rt_sandbox *s, rt_dup_fn dup)
 {
 	size_t i;
 
 	*d = *s;
-	d->id = xstrdup(s->id);
-	d->ip = xstrdup(s->ip);
+	d->id = dup(s->id);
+	d->ip = dup(s->ip);
 	d->extra_ips = NULL;
 	if (s->nextra_ips > 0) {
 		d->extra_ips = xcalloc(s->nextra_ips, sizeof(*d->extra_ips));
 		for (i = 0; i < s->nextra_ips; i++)
-			d->extra_ips[i] = xstrdup(s->extra_ips[i]);
+			d->extra_ips[i] = dup(s->extra_ips[i]);
+	}
+}
+
+static void
+rt_pod_status_copy_with(struct rt_pod_status *dst, const struct rt_pod_status *src, rt_dup_fn dup)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->uid = dup(src->uid);
+	dst->name = dup(src->name);
+	dst->ns = dup(src->ns);
+	dst->timestamp = src->timestamp;
+	if (src->nsandboxes > 0) {
+		dst->sandboxes = xcalloc(src->nsandboxes, sizeof(*dst->sandboxes));
+		for (i = 0; i < src->nsandboxes; i++)
+			rt_sandbox_copy(&dst->sandboxes[i], &src->sandboxes[i], dup);
+		dst->nsandboxes = src->nsandboxes;
+	}
+	if (src->ncontainers > 0) {
+		dst->containers = xcalloc(src->ncontainers, sizeof(*dst->containers));
+		for (i = 0; i < src->ncontainers; i++)
+			rt_container_copy(&dst->containers[i], &src->containers[i], dup);
+		dst->ncontainers = src->ncontainers;
 	}
 }
 
 void
 rt_pod_status_copy(struct rt_pod_status *dst, const struct rt_pod_status *src)
 {
-	size_t i;
+	rt_pod_status_copy_with(dst, src, xstrdup);
+}
 
-	memset(dst, 0, sizeof(*dst));
-	dst->uid = xstrdup(src->uid);
-	dst->name = xstrdup(src->name);
-	dst->ns = xstrdup(src->ns);
-	dst->timestamp = src->timestamp;
-	if (src->nsandboxes > 0) {
-		dst->sandboxes = xcalloc(src->nsandboxes, sizeof(*dst->sandboxes));
-		for (i = 0; i < src->nsandboxes; i++)
-			rt_sandbox_copy(&dst->sandboxes[i], &src->sandboxes[i]);
-		dst->nsandboxes = src->nsandboxes;
-	}
-	if (src->ncontainers > 0) {
-		dst->containers = xcalloc(src->ncontainers, sizeof(*dst->containers));
-		for (i = 0; i < src->ncontainers; i++)
-			rt_container_copy(&dst->containers[i], &src->containers[i]);
-		dst->ncontainers = src->ncontainers;
-	}
+void
+rt_pod_status_intern(struct rt_pod_status *dst, const struct rt_pod_status *src)
+{
+	rt_pod_status_copy_with(dst, src, intern);
 }
 
 static int

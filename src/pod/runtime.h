@@ -66,6 +66,11 @@ void rt_container_clear(struct rt_container *);
 void rt_sandbox_clear(struct rt_sandbox *);
 /* Deep copy into dst (which is overwritten, not freed). */
 void rt_pod_status_copy(struct rt_pod_status *dst, const struct rt_pod_status *src);
+/* Deep copy into dst whose strings are interned (core/intern.h): strings already held
+ * elsewhere (PLEG's records) cost a reference, not a copy. Free it only with
+ * rt_pod_status_clear_interned. */
+void rt_pod_status_intern(struct rt_pod_status *dst, const struct rt_pod_status *src);
+void rt_pod_status_clear_interned(struct rt_pod_status *);
 /* Sorts sandboxes and containers newest first. */
 void rt_pod_status_sort(struct rt_pod_status *);
 

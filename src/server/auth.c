@@ -48,7 +48,7 @@ struct auth_entry {
 
 struct auth_cache {
 	struct auth_entry *v;
-	size_t             n, max;
+	size_t             n, alloc, max; /* v grows as entries come, up to max */
 	int64_t            seq;
 };
 
@@ -58,7 +58,6 @@ auth_cache_new(size_t max)
 	struct auth_cache *c = xcalloc(1, sizeof(*c));
 
 	c->max = max > 0 ? max : 1;
-	c->v = xcalloc(c->max, sizeof(*c->v));
 	return c;
 }
 
@@ -103,8 +102,16 @@ auth_cache_put(struct auth_cache *c, const char *key, int ok, const char *text, 
 	for (i = 0; i < c->n; i++)
 		if (strcmp(c->v[i].key, key) == 0)
 			e = &c->v[i];
-	if (e == NULL && c->n < c->max)
+	if (e == NULL && c->n < c->max) {
+		if (c->n == c->alloc) {
+			c->alloc = c->alloc == 0 ? 4 : c->alloc * 2;
+			if (c->alloc > c->max)
+				c->alloc = c->max;
+			c->v = xreallocarray(c->v, c->alloc, sizeof(*c->v));
+		}
 		e = &c->v[c->n++];
+		memset(e, 0, sizeof(*e));
+	}
 	if (e == NULL) { /* full: replace the oldest */
 		for (i = 1; i < c->n; i++)
 			if (c->v[i].added < c->v[old].added)

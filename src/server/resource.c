@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "node/podcache.h"
+#include "pod/runtime.h"
 #include "server/resource.h"
 
 static int
@@ -107,4 +109,94 @@ cg_read(const char *mnt, const char *rel, struct cg_usage *out)
 	}
 	out->working_set_bytes = cg_working_set(out->usage_bytes, inactive);
 	return 0;
+}
+
+char *
+cg_kubepods_rel(const char *cgroup_root)
+{
+	const char *r = cgroup_root;
+
+	while (*r == '/')
+		r++;
+	return xsprintf("%s%skubepods", r, *r != '\0' && r[strlen(r) - 1] != '/' ? "/" : "");
+}
+
+int
+cg_pod_running(const struct rt_pod_status *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nsandboxes; i++)
+		if (st->sandboxes[i].state == RT_SB_READY)
+			return 1;
+	return 0;
+}
+
+int
+cg_pod_read(const char *mnt, const char *kubepods, const char *uid, char *rel, size_t len,
+    struct cg_usage *u)
+{
+	static const char *const tiers[] = { "", "burstable/", "besteffort/" };
+	size_t                   i;
+
+	for (i = 0; i < nitems(tiers); i++) {
+		snprintf(rel, len, "%s/%spod%s", kubepods, tiers[i], uid);
+		if (cg_read(mnt, rel, u) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+struct cg_collect {
+	const char     *mnt, *kubepods;
+	struct cg_rows *rows;
+};
+
+static void
+cg_row_add(struct cg_rows *rows, const struct rt_pod_status *st, const struct rt_container *ct,
+    const struct cg_usage *u)
+{
+	rows->v = xreallocarray(rows->v, rows->n + 1, sizeof(*rows->v));
+	rows->v[rows->n].st = st;
+	rows->v[rows->n].ct = ct;
+	rows->v[rows->n].u = *u;
+	rows->n++;
+}
+
+static void
+cg_collect_pod(const struct rt_pod_status *st, void *arg)
+{
+	struct cg_collect *c = arg;
+	char               rel[512], crel[640];
+	struct cg_usage    pu, cu;
+	size_t             i;
+
+	if (!cg_pod_running(st) ||
+	    cg_pod_read(c->mnt, c->kubepods, st->uid, rel, sizeof(rel), &pu) == -1)
+		return;
+	cg_row_add(c->rows, st, NULL, &pu);
+	for (i = 0; i < st->ncontainers; i++) {
+		if (st->containers[i].state != RT_RUNNING)
+			continue;
+		snprintf(crel, sizeof(crel), "%s/%s", rel, st->containers[i].id);
+		if (cg_read(c->mnt, crel, &cu) == 0)
+			cg_row_add(c->rows, st, &st->containers[i], &cu);
+	}
+}
+
+void
+cg_rows_collect(struct podcache *cache, const char *mnt, const char *kubepods, struct cg_rows *rows)
+{
+	struct cg_collect c = { mnt, kubepods, rows };
+
+	memset(rows, 0, sizeof(*rows));
+	if (cache != NULL)
+		podcache_foreach(cache, cg_collect_pod, &c);
+}
+
+void
+cg_rows_clear(struct cg_rows *rows)
+{
+	free(rows->v);
+	memset(rows, 0, sizeof(*rows));
 }

@@ -55,9 +55,9 @@
 #include "node/imagegc.h"
 #include "server/auth.h"
 #include "server/gcmetrics.h"
-#include "server/logreader.h"
 #include "server/metrics.h"
 #include "server/resource.h"
+#include "core/logreader.h"
 #include "server/server.h"
 
 #define SERVER_MAX_HEADERS    (16 * 1024) /* request line and headers */
@@ -1072,32 +1072,6 @@ struct res_ctx {
 	int64_t          now_ms;
 };
 
-/* The pod's cgroup, relative ("kubepods/besteffort/podUID"); 0 or -1. */
-static int
-pod_cgroup(const struct res_ctx *c, const char *uid, char *buf, size_t len, struct cg_usage *u)
-{
-	static const char *const tiers[] = { "", "burstable/", "besteffort/" };
-	size_t                   i;
-
-	for (i = 0; i < nitems(tiers); i++) {
-		snprintf(buf, len, "%s/%spod%s", c->kubepods, tiers[i], uid);
-		if (cg_read("/sys/fs/cgroup", buf, u) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static int
-pod_running(const struct rt_pod_status *st)
-{
-	size_t i;
-
-	for (i = 0; i < st->nsandboxes; i++)
-		if (st->sandboxes[i].state == RT_SB_READY)
-			return 1;
-	return 0;
-}
-
 static void
 res_labels(char *lab, size_t len, const char *ctr, const char *ns, const char *pod)
 {
@@ -1117,61 +1091,6 @@ res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int6
 	evbuffer_add_printf(b, "%s{%s} %s %lld\n", name, lab, num, (long long)ms);
 }
 
-/* The cgroups are read once per scrape: one row per running pod and per running
- * container (the podcache's entries do not change within the turn). */
-struct res_row {
-	const struct rt_pod_status *st;
-	const struct rt_container  *ct; /* NULL: the pod's row */
-	struct cg_usage             u;
-};
-
-struct res_rows {
-	struct res_ctx *c;
-	struct res_row *v;
-	size_t          n;
-};
-
-static void
-res_row_add(struct res_rows *rows, const struct rt_pod_status *st, const struct rt_container *ct,
-    const struct cg_usage *u)
-{
-	rows->v = xreallocarray(rows->v, rows->n + 1, sizeof(*rows->v));
-	rows->v[rows->n].st = st;
-	rows->v[rows->n].ct = ct;
-	rows->v[rows->n].u = *u;
-	rows->n++;
-}
-
-static void
-res_collect(const struct rt_pod_status *st, void *arg)
-{
-	struct res_rows *rows = arg;
-	char             rel[512], crel[640];
-	struct cg_usage  pu, cu;
-	size_t           i;
-
-	if (!pod_running(st) || pod_cgroup(rows->c, st->uid, rel, sizeof(rel), &pu) == -1)
-		return;
-	res_row_add(rows, st, NULL, &pu);
-	for (i = 0; i < st->ncontainers; i++) {
-		if (st->containers[i].state != RT_RUNNING)
-			continue;
-		snprintf(crel, sizeof(crel), "%s/%s", rel, st->containers[i].id);
-		if (cg_read("/sys/fs/cgroup", crel, &cu) == 0)
-			res_row_add(rows, st, &st->containers[i], &cu);
-	}
-}
-
-static char *
-kubepods_rel(const struct klet_config *cfg)
-{
-	const char *r = cfg->cgroup_root;
-
-	while (*r == '/')
-		r++;
-	return xsprintf("%s%skubepods", r, *r != '\0' && r[strlen(r) - 1] != '/' ? "/" : "");
-}
-
 static void
 serve_metrics_resource(struct sreq *r)
 {
@@ -1189,12 +1108,13 @@ serve_metrics_resource(struct sreq *r)
 		{ "pod_memory_working_set_bytes",
 		    "[STABLE] Current working set of the pod in bytes" },
 	};
-	struct res_ctx c = { r->s, evbuffer_new(), NULL, kubepods_rel(r->s->d.cfg), now_wall_ms() };
+	struct res_ctx  c = { r->s, evbuffer_new(), NULL, cg_kubepods_rel(r->s->d.cfg->cgroup_root),
+		 now_wall_ms() };
 	struct cg_usage node;
 	char            num[64];
 	size_t          i, j;
-	int             err = cg_read("/sys/fs/cgroup", "", &node) == -1;
-	struct res_rows rows = { &c, NULL, 0 };
+	int             err = cg_read(CG_MOUNT, "", &node) == -1;
+	struct cg_rows  rows = { NULL, 0 };
 
 	prom_family(c.b, "node_cpu_usage_seconds_total",
 	    "[STABLE] Cumulative cpu time consumed by the node in core-seconds", "counter");
@@ -1206,8 +1126,7 @@ serve_metrics_resource(struct sreq *r)
 	prom_number(num, sizeof(num), (double)node.working_set_bytes);
 	evbuffer_add_printf(
 	    c.b, "node_memory_working_set_bytes %s %lld\n", num, (long long)c.now_ms);
-	if (r->s->d.cache != NULL)
-		podcache_foreach(r->s->d.cache, res_collect, &rows);
+	cg_rows_collect(r->s->d.cache, CG_MOUNT, c.kubepods, &rows);
 	for (i = 0; i < nitems(fams); i++) {
 		int pod_level = strncmp(fams[i].name, "pod_", 4) == 0;
 		int cpu = strstr(fams[i].name, "cpu") != NULL;
@@ -1215,9 +1134,9 @@ serve_metrics_resource(struct sreq *r)
 		prom_family(c.b, fams[i].name, fams[i].help,
 		    strstr(fams[i].name, "_total") != NULL ? "counter" : "gauge");
 		for (j = 0; j < rows.n; j++) {
-			const struct res_row *w = &rows.v[j];
-			char                  lab[512];
-			double                v;
+			const struct cg_row *w = &rows.v[j];
+			char                 lab[512];
+			double               v;
 
 			if ((w->ct == NULL) != pod_level)
 				continue;
@@ -1231,7 +1150,7 @@ serve_metrics_resource(struct sreq *r)
 			res_sample(c.b, fams[i].name, lab, v, c.now_ms);
 		}
 	}
-	free(rows.v);
+	cg_rows_clear(&rows);
 	prom_family(c.b, "scrape_error",
 	    "[ALPHA] 1 if there was an error while getting container metrics, 0 otherwise",
 	    "gauge");
@@ -1279,7 +1198,8 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 	struct cg_usage pu, cu;
 	size_t          i;
 
-	if (!pod_running(st) || pod_cgroup(c, st->uid, rel, sizeof(rel), &pu) == -1)
+	if (!cg_pod_running(st) ||
+	    cg_pod_read(CG_MOUNT, c->kubepods, st->uid, rel, sizeof(rel), &pu) == -1)
 		return;
 	rfc3339_ns(c->now_ms * 1000000LL, now, sizeof(now));
 	yajl_gen_map_open(c->g);
@@ -1299,7 +1219,7 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 		const struct rt_container *ct = &st->containers[i];
 
 		snprintf(crel, sizeof(crel), "%s/%s", rel, ct->id);
-		if (ct->state != RT_RUNNING || cg_read("/sys/fs/cgroup", crel, &cu) == -1)
+		if (ct->state != RT_RUNNING || cg_read(CG_MOUNT, crel, &cu) == -1)
 			continue;
 		yajl_gen_map_open(c->g);
 		json_gen_kv_str(c->g, "name", ct->name);
@@ -1316,8 +1236,8 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 static void
 serve_stats_summary(struct sreq *r)
 {
-	struct res_ctx  c = { r->s, NULL, json_gen_new(0), kubepods_rel(r->s->d.cfg),
-		 now_wall_ms() };
+	struct res_ctx c = { r->s, NULL, json_gen_new(0), cg_kubepods_rel(r->s->d.cfg->cgroup_root),
+		now_wall_ms() };
 	struct cg_usage node;
 	char            now[64];
 
@@ -1327,7 +1247,7 @@ serve_stats_summary(struct sreq *r)
 		sreq_reply(r, 404, "404 page not found\n");
 		return;
 	}
-	cg_read("/sys/fs/cgroup", "", &node);
+	cg_read(CG_MOUNT, "", &node);
 	rfc3339_ns(c.now_ms * 1000000LL, now, sizeof(now));
 	yajl_gen_map_open(c.g);
 	json_gen_key(c.g, "node");
@@ -1349,12 +1269,20 @@ serve_stats_summary(struct sreq *r)
 
 static void log_pump(struct sreq *);
 
+/* The log reader's sink: an evbuffer. */
+static void
+log_sink_write(void *arg, const void *buf, size_t len)
+{
+	evbuffer_add(arg, buf, len);
+}
+
 static void
 log_end(struct sreq *r)
 {
-	struct evbuffer *b = evbuffer_new();
+	struct evbuffer      *b = evbuffer_new();
+	struct logreader_sink sk = { log_sink_write, b };
 
-	logreader_finish(r->lr, b);
+	logreader_finish(r->lr, &sk);
 	if (evbuffer_get_length(b) > 0 && !r->closed)
 		evhttp_send_reply_chunk(r->req, b);
 	evbuffer_free(b);
@@ -1396,21 +1324,24 @@ container_running(struct server *s, const char *uid, const char *cid)
 static void
 log_pump(struct sreq *r)
 {
-	struct evbuffer  *b;
-	enum logreader_rc rc;
+	struct evbuffer      *b;
+	struct logreader_sink sk;
+	enum logreader_rc     rc;
 
 	if (r->waiting || r->closed)
 		return;
 	b = evbuffer_new();
-	rc = logreader_step(r->lr, b, SERVER_LOG_CHUNK);
+	sk.write = log_sink_write;
+	sk.arg = b;
+	rc = logreader_step(r->lr, &sk, SERVER_LOG_CHUNK);
 	if (rc == LOGREADER_EOF) {
-		int rot = logreader_check_rotation(r->lr, b);
+		int rot = logreader_check_rotation(r->lr, &sk);
 
 		if (rot == 1)
 			rc = LOGREADER_MORE;
 		else if (!container_running(r->s, r->uid, r->cid)) {
 			/* exited: what it wrote last is read before the end */
-			rc = logreader_step(r->lr, b, SERVER_LOG_CHUNK);
+			rc = logreader_step(r->lr, &sk, SERVER_LOG_CHUNK);
 			if (rc == LOGREADER_EOF)
 				rc = LOGREADER_DONE;
 		}
@@ -1453,29 +1384,20 @@ log_pump(struct sreq *r)
 }
 
 struct find_pod {
-	const char *ns, *name;
-	char       *uid;
-	int         has_container;
-	const char *container;
+	const char       *ns, *name;
+	const struct pod *pod; /* a reference */
 };
 
 static void
 find_pod_one(const struct pod *pod, const char *source, int admitted, void *arg)
 {
 	struct find_pod *f = arg;
-	size_t           i;
 
 	(void)source;
 	(void)admitted;
-	if (f->uid != NULL || !streq_null(pod->ns, f->ns) || !streq_null(pod->name, f->name))
+	if (f->pod != NULL || !streq_null(pod->ns, f->ns) || !streq_null(pod->name, f->name))
 		return;
-	f->uid = xstrdup(pod->uid);
-	for (i = 0; i < pod->ncontainers; i++)
-		f->has_container |= streq_null(pod->containers[i].c_name, f->container);
-	for (i = 0; i < pod->ninit_containers; i++)
-		f->has_container |= streq_null(pod->init_containers[i].c_name, f->container);
-	for (i = 0; i < pod->nephemeral_containers; i++)
-		f->has_container |= streq_null(pod->ephemeral_containers[i].c_name, f->container);
+	f->pod = pod_ref(pod);
 }
 
 static int
@@ -1513,11 +1435,10 @@ serve_logs(struct sreq *r)
 	char                       *ns, *name, *ctr, *path = NULL, *msg = NULL, err[512];
 	struct find_pod             f;
 	const struct rt_pod_status *st;
-	const struct rt_container  *inst[2] = { NULL, NULL };
+	const struct rt_container  *c;
 	struct logreader_opts       o;
 	int64_t                     tail = -1, limit = -1, since_s = 0;
-	int                         previous, rs, rt, rl;
-	size_t                      i;
+	int                         previous, rs, rt, rl, rc;
 
 	memset(&q, 0, sizeof(q));
 	TAILQ_INIT(&q);
@@ -1581,10 +1502,9 @@ serve_logs(struct sreq *r)
 	memset(&f, 0, sizeof(f));
 	f.ns = ns;
 	f.name = name;
-	f.container = ctr;
 	if (r->s->d.config != NULL)
 		podconfig_foreach(r->s->d.config, find_pod_one, &f);
-	if (f.uid == NULL) {
+	if (f.pod == NULL) {
 		msg = xsprintf("pod \"%s/%s\" does not exist", ns, name);
 		evhttp_clear_headers(&q);
 		free(copy);
@@ -1592,47 +1512,26 @@ serve_logs(struct sreq *r)
 		free(msg);
 		return;
 	}
-	if (!f.has_container) {
-		msg = xsprintf("container %s is not valid for pod %s", ctr, name);
-		free(f.uid);
+	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.pod->uid, NULL) : NULL;
+	rc = logrotate_container_log(
+	    r->s->d.cfg->pod_logs_dir, f.pod, st, ctr, previous, &path, &c, err, sizeof(err));
+	if (rc == -1 && pod_find_container(f.pod, ctr) == NULL) {
+		pod_unref(f.pod);
 		evhttp_clear_headers(&q);
 		free(copy);
-		sreq_reply(r, 404, msg);
-		free(msg);
+		sreq_reply(r, 404, err);
 		return;
 	}
-	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.uid, NULL) : NULL;
-	for (i = 0; st != NULL && i < st->ncontainers; i++) {
-		if (!streq_null(st->containers[i].name, ctr))
-			continue;
-		if (inst[0] == NULL)
-			inst[0] = &st->containers[i];
-		else if (inst[1] == NULL)
-			inst[1] = &st->containers[i];
-	}
-	if (previous && inst[1] == NULL) {
-		msg = xsprintf(
-		    "previous terminated container \"%s\" in pod \"%s\" not found", ctr, name);
-		free(f.uid);
+	if (rc == -1) {
+		msg = xstrdup(err);
+		pod_unref(f.pod);
 		goto bad;
 	}
-	if (!previous && inst[0] == NULL) {
-		msg = xsprintf("container \"%s\" in pod \"%s\" is waiting to start: "
-		               "ContainerCreating",
-		    ctr, name);
-		free(f.uid);
-		goto bad;
-	}
-	{
-		const struct rt_container *c = inst[previous ? 1 : 0];
-
-		path = logrotate_path(
-		    r->s->d.cfg->pod_logs_dir, ns, name, f.uid, ctr, c->restart_count);
-		r->cid = xstrdup(c->id);
-		if (c->state != RT_RUNNING)
-			o.follow = 0;
-	}
-	r->uid = f.uid;
+	r->cid = xstrdup(c->id);
+	if (c->state != RT_RUNNING)
+		o.follow = 0;
+	r->uid = xstrdup(f.pod->uid);
+	pod_unref(f.pod);
 	r->follow = o.follow;
 	r->lr = logreader_open(path, &o, err, sizeof(err));
 	free(path);
@@ -1888,15 +1787,15 @@ serve_stream(struct sreq *r, enum stream_kind kind)
 	memset(&f, 0, sizeof(f));
 	f.ns = ns;
 	f.name = name;
-	f.container = ctr != NULL ? ctr : "";
 	if (r->s->d.config != NULL)
 		podconfig_foreach(r->s->d.config, find_pod_one, &f);
-	if (f.uid == NULL ||
-	    ((n == 4 || (kind == STREAM_PORTFORWARD && n == 3)) && strcmp(f.uid, seg[2]) != 0)) {
+	if (f.pod == NULL ||
+	    ((n == 4 || (kind == STREAM_PORTFORWARD && n == 3)) &&
+	        !streq_null(f.pod->uid, seg[2]))) {
 		msg = xsprintf("pod does not exist");
 		goto notfound;
 	}
-	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.uid, NULL) : NULL;
+	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.pod->uid, NULL) : NULL;
 	if (kind == STREAM_PORTFORWARD) {
 		for (i = 0; st != NULL && i < st->nsandboxes && target == NULL; i++)
 			if (st->sandboxes[i].state == RT_SB_READY)
@@ -1972,19 +1871,19 @@ serve_stream(struct sreq *r, enum stream_kind kind)
 		r->ccall = cri_port_forward(
 		    r->s->d.cri, &pr, r->s->d.cfg->runtime_timeout_ms, on_port_forward, r, r);
 	}
-	free(f.uid);
+	pod_unref(f.pod);
 	evhttp_clear_headers(&q);
 	free(copy);
 	return;
 notfound:
-	free(f.uid);
+	pod_unref(f.pod);
 	evhttp_clear_headers(&q);
 	free(copy);
 	sreq_reply(r, 404, msg);
 	free(msg);
 	return;
 bad:
-	free(f.uid);
+	pod_unref(f.pod);
 	evhttp_clear_headers(&q);
 	free(copy);
 	sreq_reply(r, 400, msg);

@@ -23,6 +23,12 @@
 #define STORE_RETRY_MIN_MS    250
 #define STORE_RETRY_MAX_MS    5000
 #define STORE_COMPACT_MIN     256 /* journal length that triggers a compaction */
+#define STORE_OPS_KEEP        64  /* journal slots kept after a commit (op: 0.4 KiB each) */
+/* The page cache of the file's connection (PRAGMA cache_size), in KiB: what one turn's
+ * writes touch (the b-tree paths of a few rows per pod) with room to spare; a miss is a read
+ * from the kernel's page cache. SQLite's default is 2000 KiB, all of it resident with 1000
+ * pods (issue 19). */
+#define STORE_CACHE_KIB       256
 
 /* Cached write statements (rows.c); an op names one of them. */
 enum stmt_id {
@@ -50,6 +56,12 @@ enum stmt_id {
 	S_COMMIT,
 	S_NSTMT
 };
+
+/* Before the first connection: no bulk page cache allocation per connection (20 pages at
+ * once, in Debian's build), pages come one by one as they are used. Called by store_open. */
+void store_config_once(void);
+/* A new connection to the file: its page cache size (STORE_CACHE_KIB). */
+void store_tune_conn(sqlite3 *);
 
 struct stmt_def {
 	const char *name; /* for messages */

@@ -73,7 +73,8 @@ store_pragma_int(sqlite3 *db, const char *sql, int *rcp)
 	return v;
 }
 
-/* Runs PRAGMA quick_check; 0 when the file is sound, else -1 with *why set. */
+/* Runs PRAGMA quick_check on the main database (not on "temp", which would then be opened
+ * and keep its own page cache); 0 when the file is sound, else -1 with *why set. */
 static int
 store_quick_check(sqlite3 *db, char **why)
 {
@@ -81,7 +82,7 @@ store_quick_check(sqlite3 *db, char **why)
 	const char   *res;
 	int           rc;
 
-	rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &s, NULL);
+	rc = sqlite3_prepare_v2(db, "PRAGMA main.quick_check(1)", -1, &s, NULL);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		res = (const char *)sqlite3_column_text(s, 0);
 		if (res != NULL && strcmp(res, "ok") == 0) {

@@ -463,6 +463,7 @@ store_reopen_file(struct store *st)
 	}
 	sqlite3_extended_result_codes(db, 1);
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	store_tune_conn(db);
 	if (store_check_file(db, st->st_path, &why) == -1 ||
 	    store_setup_file(db, st->st_path, &why) != SQLITE_OK)
 		goto fail;
@@ -489,6 +490,30 @@ fail:
 
 /* ---- open, flush, close ---- */
 
+void
+store_config_once(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
+	/* SQLITE_MISUSE when the library is initialized already (a test that used it first):
+	 * the default stays, nothing else changes. */
+	if (sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0) != SQLITE_OK)
+		log_v(2, "store: SQLite already initialized: bulk page cache allocation kept");
+}
+
+void
+store_tune_conn(sqlite3 *db)
+{
+	char *sql = xsprintf("PRAGMA cache_size = -%d", STORE_CACHE_KIB);
+
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		log_v(2, "store: %s: %s", sql, sqlite3_errmsg(db));
+	free(sql);
+}
+
 struct store *
 store_open(struct event_base *base, const char *path, char **errp)
 {
@@ -501,6 +526,7 @@ store_open(struct event_base *base, const char *path, char **errp)
 		*errp = NULL;
 	if (store_check_migrations(errp) == -1)
 		return NULL;
+	store_config_once();
 	if (stat(path, &sb) == 0) {
 		if (!S_ISREG(sb.st_mode)) {
 			store_set_error(errp, "%s: not a regular file", path);
@@ -543,6 +569,7 @@ store_open(struct event_base *base, const char *path, char **errp)
 	}
 	sqlite3_extended_result_codes(st->st_db, 1);
 	sqlite3_busy_timeout(st->st_db, STORE_BUSY_TIMEOUT_MS);
+	store_tune_conn(st->st_db);
 	/* Checks first: nothing is written until the file is known to be ours and sound. */
 	if (store_check_file(st->st_db, path, errp) == -1)
 		goto fail;
@@ -748,6 +775,20 @@ store_health(struct store *st, struct store_health_info *h)
 	h->journal_ops = st->st_nops;
 	h->commits = st->st_commits;
 	h->failures = st->st_failures;
+	h->sqlite_bytes = sqlite3_memory_used();
+	if (st->st_db != NULL) {
+		int cur, hi;
+
+		if (sqlite3_db_status(st->st_db, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi, 0) ==
+		    SQLITE_OK)
+			h->cache_bytes = cur;
+		if (sqlite3_db_status(st->st_db, SQLITE_DBSTATUS_CACHE_HIT, &cur, &hi, 0) ==
+		    SQLITE_OK)
+			h->cache_hits = (uint64_t)(unsigned)cur;
+		if (sqlite3_db_status(st->st_db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 0) ==
+		    SQLITE_OK)
+			h->cache_misses = (uint64_t)(unsigned)cur;
+	}
 	return h->state;
 }
 

@@ -117,6 +117,10 @@ struct store_health_info {
 	size_t   journal_ops;          /* writes waiting for a successful commit */
 	uint64_t commits;              /* transactions committed since open */
 	uint64_t failures;             /* failed writes or commits since open */
+	int64_t  sqlite_bytes;         /* heap SQLite holds (every connection, statements) */
+	int64_t  cache_bytes;          /* of it, the page cache of the store's connection */
+	uint64_t cache_hits;           /* page cache hits and misses since the connection opened */
+	uint64_t cache_misses;
 };
 
 typedef void (*store_done_fn)(void *arg);

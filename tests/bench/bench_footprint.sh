@@ -31,6 +31,17 @@
 #   BENCH_KEEP=1                   keep the temp dir (logs, callgrind/massif output)
 #   BENCH_KLETD_ARGS="..."         more kletd flags, e.g. "--address 127.0.0.1 --port 0
 #                                  --healthz-port 0" to keep the node server off 10250
+#   BENCH_SMAPS=1                  after the idle window, where the memory is: one line per
+#                                  kind of mapping from /proc/PID/smaps (kletd's own image,
+#                                  each library, [heap], anonymous mmaps, stack, SQLite's -shm,
+#                                  other files, kernel), with RSS, PSS, private dirty and the
+#                                  RSS of its executable part (text), largest first, and the
+#                                  totals of smaps_rollup; BENCH_SMAPS=2 also lists each
+#                                  anonymous/heap mapping over 64 KiB; and podctl status's
+#                                  Store and Heap lines (SQLite's heap and page cache,
+#                                  malloc's bytes in use and free) when podctl is built
+#   BENCH_API=1                    also join the API stand-in (tests/apiserver) over TLS with a
+#                                  client certificate (the static pods become mirror pods)
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 KLETD=${top_builddir:-.}/kletd
@@ -53,6 +64,11 @@ if nm "$KLETD" 2>/dev/null | grep -q __asan_init; then
 	[ -n "$tool" ] && { echo "valgrind cannot run an ASan binary" >&2; exit 2; }
 fi
 $PY -c 'import grpc' 2>/dev/null || skip_all "python3-grpcio not installed"
+api=${BENCH_API:-0}
+if [ "$api" = 1 ]; then
+	top_srcdir=$top
+	. "$top/tests/apiserver/lib.sh"
+fi
 hz=$(getconf CLK_TCK)
 
 T=$(mktemp -d /tmp/klet-bench-footprint.XXXXXX)
@@ -63,6 +79,7 @@ cleanup() {
 	if [ -n "$ctd" ]; then
 		KLET_CONTAINERD_DIR=$ctd sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
 	fi
+	[ "$api" = 1 ] && as_stop
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
@@ -109,6 +126,7 @@ print(sum(1 for s in d["sandboxes"] if s["state"] == "SANDBOX_READY"),
       sum(1 for c in d["containers"] if c["state"] == "CONTAINER_RUNNING"), len(d["containers"]))'
 	fi
 }
+joined() { as_ctl '/objects?kind=leases' | grep -q '"bench"'; }
 all_running() { # PODS CONTAINERS
 	set -- "$1" "$2" $(counts)
 	[ "$3" -eq "$1" ] && [ "$4" -eq "$2" ]
@@ -122,6 +140,58 @@ private_dirty() {
 	else
 		awk '$1 == "Private_Dirty:" {s += $2} END {print s}' "/proc/$1/smaps"
 	fi
+}
+# smaps_breakdown PID N: the lines described under BENCH_SMAPS.
+smaps_breakdown() {
+	awk -v n="$2" -v detail="${BENCH_SMAPS:-1}" -v exe="$(readlink "/proc/$1/exe")" '
+	function flush() {
+		if (cat == "") return
+		rss[cat] += r; pss[cat] += p; pd[cat] += d
+		if (perm ~ /x/) text[cat] += r
+		if (detail >= 2 && (cat == "heap" || cat == "anon") && sz >= 64)
+			printf "smaps_map N=%s %s %s size_kib=%d rss_kib=%d private_dirty_kib=%d\n",
+			    n, cat, range, sz, r, d
+		cat = ""
+	}
+	/^[0-9a-f]+-[0-9a-f]+ / {
+		flush()
+		range = $1; perm = $2; path = $6
+		r = p = d = sz = 0
+		if (path == "") cat = "anon"
+		else if (path == exe) cat = "kletd"
+		else if (path == "[heap]") cat = "heap"
+		else if (path == "[stack]") cat = "stack"
+		else if (path ~ /^\[/) cat = "kernel"
+		else if (path ~ /-shm$/) cat = "sqlite-shm"
+		else if (path ~ /\.so/) {
+			cat = path; sub(/.*\//, "", cat); sub(/\.so.*/, "", cat)
+			sub(/-[0-9.]+$/, "", cat)
+		} else cat = "file"
+		next
+	}
+	$1 == "Size:" {sz = $2}
+	$1 == "Rss:" {r = $2}
+	$1 == "Pss:" {p = $2}
+	$1 == "Private_Dirty:" {d = $2}
+	END {
+		flush()
+		k = 0
+		for (c in rss) order[k++] = c
+		for (i = 0; i < k; i++)
+			for (j = i + 1; j < k; j++)
+				if (rss[order[j]] > rss[order[i]]) {t = order[i]; order[i] = order[j]; order[j] = t}
+		for (i = 0; i < k; i++) {
+			c = order[i]
+			printf "smaps N=%s %-14s rss_kib=%5d pss_kib=%5d private_dirty_kib=%5d text_rss_kib=%5d\n",
+			    n, c, rss[c], pss[c], pd[c], text[c]
+		}
+	}' "/proc/$1/smaps"
+	awk -v n="$2" '$1 ~ /^(Rss|Pss|Private_Dirty|Private_Clean|Shared_Clean|Anonymous):$/ {
+		k = $1; sub(/:$/, "", k); v[k] = $2}
+	    END {printf "smaps N=%s total          rss_kib=%5d pss_kib=%5d private_dirty_kib=%5d" \
+		" private_clean_kib=%d shared_clean_kib=%d anonymous_kib=%d\n", n, v["Rss"], v["Pss"],
+		v["Private_Dirty"], v["Private_Clean"], v["Shared_Clean"], v["Anonymous"]}' \
+	    "/proc/$1/smaps_rollup"
 }
 file_kib() { # FILES... -> total KiB of those that exist
 	t=0
@@ -151,24 +221,36 @@ M
 	done
 	[ "$rt" = fake ] && start_fake
 	v=-v=2
+	apiargs=
+	if [ "$api" = 1 ]; then
+		[ -n "$AS_PID" ] && as_stop
+		AS_NODE=bench as_start "$R"
+		as_kubeconfig "$R/kubeconfig"
+		apiargs="--kubeconfig $R/kubeconfig"
+	fi
 	pre=
 	case $tool in
 	callgrind)
 		pre="valgrind -q --tool=callgrind --instr-atstart=no --callgrind-out-file=$R/callgrind.out"
 		;;
 	massif)
-		pre="valgrind -q --tool=massif --massif-out-file=$R/massif.out"
+		pre="valgrind -q --tool=massif --threshold=0.1 --depth=40 --massif-out-file=$R/massif.out"
 		;;
 	esac
 	t0=$(date +%s%N)
 	# shellcheck disable=SC2086 # $pre is a word list on purpose
 	$pre "$KLETD" --address 127.0.0.1 --port 0 --healthz-port 0 --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
 	    --root-dir "$R/root" --pod-logs-dir "$R/logs" --hostname-override bench \
-	    --max-pods $((n > 110 ? n : 110)) $v ${BENCH_KLETD_ARGS:-} >"$R/kletd.log" 2>&1 &
+	    --max-pods $((n > 110 ? n : 110)) $v $apiargs ${BENCH_KLETD_ARGS:-} >"$R/kletd.log" 2>&1 &
 	kpid=$!
 	# Up to 10 min: under valgrind 110 pods start slowly.
 	if ! wait_for 6000 all_running "$n" "$nc"; then
 		echo "# N=$n: not all running after 600 s: $(counts) (want $n $nc)" >&2
+		tail -20 "$R/kletd.log" >&2
+		exit 1
+	fi
+	if [ "$api" = 1 ] && ! wait_for 600 joined; then
+		echo "# N=$n: kletd did not join the API stand-in" >&2
 		tail -20 "$R/kletd.log" >&2
 		exit 1
 	fi
@@ -181,6 +263,7 @@ M
 	c1=$(cpu_ticks "$kpid") s1=$(date +%s%N)
 	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null 2>&1
 	rss=$(status_kib "$kpid" VmRSS) hwm=$(status_kib "$kpid" VmHWM)
+	pss=$(awk '$1 == "Pss:" {print $2}' "/proc/$kpid/smaps_rollup" 2>/dev/null)
 	pd=$(private_dirty "$kpid")
 	thr=$(status_kib "$kpid" Threads)
 	fds=$(ls "/proc/$kpid/fd" | wc -l)
@@ -190,10 +273,17 @@ M
 	st=$(file_kib "$R/root/klet.db" "$R/root/klet.db-wal" "$R/root/klet.db-shm")
 	cpu=$(awk -v c="$((c1 - c0))" -v hz="$hz" -v ns="$((s1 - s0))" \
 	    'BEGIN {printf "%.2f", c * 1000 / hz / (ns / 1e9)}')
-	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}" \
-	    "rss_kib=$rss hwm_kib=$hwm private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
+	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}${apiargs:+ api=tls}" \
+	    "rss_kib=$rss pss_kib=${pss:-?} hwm_kib=$hwm private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
 	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
 	    "ready_s=$(( (t1 - t0) / 1000000000 ))"
+	if [ "${BENCH_SMAPS:-0}" != 0 ]; then
+		smaps_breakdown "$kpid" "$n"
+		# kletd's own view: SQLite's heap and page cache, malloc's in use and free.
+		[ -x "${KLETD%/*}/podctl" ] && "${KLETD%/*}/podctl" --socket "$R/root/podctl.sock" \
+		    status 2>/dev/null | sed -n '/^Store:/,/^Events:/p' |
+		    grep -v '^Events:' | sed "s/^/# N=$n podctl: /"
+	fi
 	kill -TERM "$kpid" 2>/dev/null
 	wait_for 600 sh -c "! kill -0 $kpid" 2>/dev/null
 	wait "$kpid" 2>/dev/null

@@ -121,6 +121,8 @@ check "kubectl logs --previous: the dead instance" \
     sh -c "timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' logs --previous crash | tr '\n' ' ' | grep -qx 'run end '"
 check "kubectl logs --previous of a container never restarted: an error" \
     sh -c "! timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' logs --previous steady"
+check "podctl logs -p: the dead instance, as kubectl" sh -c "'${top_builddir:-.}/podctl' --socket '$T/root/podctl.sock' logs -p crash |
+    tr '\n' ' ' | grep -qx 'run end '"
 
 # Straight to the node.
 timeout 5 curl -sk --cert "$AS_CERTS/admin.crt" --key "$AS_CERTS/admin.key" \
@@ -201,6 +203,35 @@ k top pod steady >"$T/top.out" 2>&1
 check "kubectl top pod (metrics.k8s.io from /metrics/resource)" grep -Eq '^steady +[0-9]+m +[0-9]+Mi' "$T/top.out"
 k top node >"$T/topn.out" 2>&1
 check "kubectl top node" grep -Eq "^$NODE +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%" "$T/topn.out"
+# podctl answers the same questions on the node, without the cluster: the same log reader
+# (its own copy of it, reading the file), the same cgroup figures, the runtime's status.
+PODCTL=${top_builddir:-.}/podctl
+pcl() { "$PODCTL" --socket "$T/root/podctl.sock" "$@"; }
+pcl logs steady >"$T/pc-logs.out" 2>&1
+check "podctl logs: what kubectl logs shows" cmp -s "$T/plain.out" "$T/pc-logs.out"
+check "podctl logs --tail=2 --timestamps" sh -c "'$PODCTL' --socket '$T/root/podctl.sock' logs steady --tail 2 --timestamps |
+    tail -1 | grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z done$'"
+pcl top --containers >"$T/pc-top.out" 2>&1
+sed 's/^/# podctl top --containers: /' "$T/pc-top.out"
+check "podctl top --containers: steady's c with CPU and memory" \
+    grep -Eq '^steady +c +[0-9]+m +[0-9]+Mi' "$T/pc-top.out"
+pcl top -A -o json >"$T/pc-top.json" 2>&1
+check "podctl top -o json: working set of steady above 0" $AS_PY -c "
+import json, sys; d = json.load(open(sys.argv[1]))
+p = [p for p in d if p['name'] == 'steady'][0]
+assert p['namespace'] == 'default' and p['memoryWorkingSetBytes'] > 0 and p['cpuMillicores'] >= 0
+assert p['containers'][0]['name'] == 'c' and p['containers'][0]['memoryWorkingSetBytes'] > 0" "$T/pc-top.json"
+pcl top node >"$T/pc-topn.out" 2>&1
+check "podctl top node" grep -Eq "^$NODE +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%" "$T/pc-topn.out"
+cid=$(pcl get containers | awk '$2=="steady" && $4=="Running" {print $1}' | head -1)
+pcl inspect "$cid" >"$T/pc-inspect.json" 2>&1
+check "podctl inspect ${cid}: containerd's status and verbose info (pid, runtimeSpec)" $AS_PY -c "
+import json, sys; d = json.load(open(sys.argv[1]))
+assert d['status']['id'].startswith(sys.argv[2]) and d['status']['state'] == 'CONTAINER_RUNNING'
+assert d['status']['metadata']['name'] == 'c' and d['status']['labels']['io.kubernetes.pod.name'] == 'steady'
+assert d['info']['info']['pid'] > 0 and 'runtimeSpec' in d['info']['info']" "$T/pc-inspect.json" "$cid"
+pcl get nodes >"$T/pc-nodes.out" 2>&1
+check "podctl get nodes: Ready, the lease renewed" grep -Eq "^$NODE +Ready +<none> +[0-9]+/110 .* ago " "$T/pc-nodes.out"
 check "kubectl through nodes/NAME/proxy/healthz" \
     sh -c "[ \"\$(timeout 60 '$KUBECTL' --kubeconfig '$T/admin.kubeconfig' get --raw /api/v1/nodes/$NODE/proxy/healthz)\" = ok ]"
 check "a malformed request line: 400, the daemon serves on" sh -c "

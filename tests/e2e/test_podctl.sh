@@ -188,9 +188,98 @@ check "others still answered meanwhile" sh -c "'$PODCTL' --socket '$S' status >/
 kill "$npid" 2>/dev/null; wait "$npid" 2>/dev/null
 check "kletd alive" kill -0 "$kpid"
 
+# The daily questions: logs (the CRI log file, read by podctl itself), the node, top,
+# inspect.
+pc logs web-pc-fake >"$T/logs.out" 2>&1
+check "logs: the container's output" grep -qx 'fakecri: started sleep inf' "$T/logs.out"
+pc logs web-pc-fake --timestamps >"$T/logs-ts.out" 2>&1
+check "logs --timestamps: RFC 3339 prefix" \
+    grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z fakecri: started sleep inf$' "$T/logs-ts.out"
+LOGF=$(ls "$T"/logs/default_web-pc-fake_*/c/0.log)
+for i in 1 2 3; do echo "2026-01-01T00:00:0${i}.000000000Z stdout F extra $i" >>"$LOGF"; done
+check "logs --tail 2: the last two lines" sh -c "[ \"\$('$PODCTL' --socket '$S' logs web-pc-fake --tail 2 | tr '\n' ' ')\" = 'extra 2 extra 3 ' ]"
+check "logs -c c (the container named)" sh -c "'$PODCTL' --socket '$S' logs web-pc-fake -c c | grep -qx 'extra 1'"
+pc logs web-pc-fake -c nope >"$T/logs-nope.out" 2>&1
+check "logs -c unknown: exit 1, the kubelet's message" sh -c "[ $? -eq 1 ] &&
+    grep -q 'container nope is not valid for pod web-pc-fake' '$T/logs-nope.out'"
+pc logs nothere >/dev/null 2>&1
+check "logs of an unknown pod: exit 1" [ $? -eq 1 ]
+pc logs web-pc-fake -p >"$T/logs-p.out" 2>&1
+check "logs -p without a previous instance: exit 1" sh -c "[ $? -eq 1 ] &&
+    grep -q 'previous terminated container \"c\" in pod \"web-pc-fake\" not found' '$T/logs-p.out'"
+pod two '{"name": "a", "image": "klet.local/busybox:1.35", "command": ["sleep", "inf"]},
+  {"name": "b", "image": "klet.local/busybox:1.35", "command": ["sleep", "inf"]}'
+wait_for 200 pods_status two Running
+pc logs two-pc-fake >"$T/logs-two.out" 2>"$T/logs-two.err"
+check "logs of a pod of two: the first, as kubectl says" \
+    grep -qx 'Defaulted container "a" out of: a, b' "$T/logs-two.err"
+# -f: follows the file until the container exits, then returns 0.
+pc logs two-pc-fake -c b -f >"$T/follow.out" 2>&1 &
+flpid=$!
+wait_for 50 grep -q started "$T/follow.out"
+LOGB=$(ls "$T"/logs/default_two-pc-fake_*/b/0.log)
+echo "2026-01-01T00:00:09.000000000Z stdout F appended while following" >>"$LOGB"
+wait_for 50 grep -q 'appended while following' "$T/follow.out"
+check "logs -f: a line appended later" grep -q 'appended while following' "$T/follow.out"
+bid=$($PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" '{"cmd":"state"}' | $PY -c '
+import json, sys
+print([c["id"] for c in json.load(sys.stdin)["containers"] if c["name"] == "b" and c["state"] == "CONTAINER_RUNNING"][0])')
+$PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" "{\"cmd\":\"container_exit\",\"id\":\"$bid\",\"code\":0}" >/dev/null
+wait_for 100 sh -c "! kill -0 $flpid"
+check "logs -f returns when the container exits" sh -c "! kill -0 $flpid"
+wait "$flpid"
+check "logs -f: exit 0 and the runtime's last line" sh -c "[ $? -eq 0 ] && tail -1 '$T/follow.out' | grep -qx 'fakecri: exited with code 0'"
+
+pc get nodes >"$T/nodes.out" 2>&1
+check "get nodes: pc-fake Ready, no pressure, no lease (standalone)" \
+    grep -Eq '^pc-fake +Ready +<none> +[0-9]+/110 +[0-9]+ +[0-9]+Ki +<none> ' "$T/nodes.out"
+check "get nodes --no-headers: the row only" sh -c "[ \"\$('$PODCTL' --socket '$S' get nodes --no-headers | wc -l)\" -eq 1 ] &&
+    '$PODCTL' --socket '$S' get nodes --no-headers | grep -q '^pc-fake '"
+check "get nodes -o wide: runtime and shutdown manager" sh -c "'$PODCTL' --socket '$S' get nodes -o wide | grep -q 'fakecri://0.1.0 *disabled'"
+pc describe node >"$T/dnode.out" 2>&1
+check "describe node: Ready condition, KubeletReady" grep -Eq '^  Ready +True +KubeletReady +kubelet is posting ready status' "$T/dnode.out"
+check "describe node: allocatable pods" grep -Eq '^  pods +110$' "$T/dnode.out"
+pc get nodes -o json >"$T/node.json"
+check "get nodes -o json: conditions, capacity, allocatable, lease" $PY -c "
+import json, sys; d = json.load(open(sys.argv[1]))
+assert [c['type'] for c in d['conditions']] == ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']
+assert d['capacity']['pods'] == '110' and int(d['capacity']['cpu']) >= 1 and d['lease']['configured'] is False
+assert d['shutdownManager'] == 'disabled'" "$T/node.json"
+pc describe node other >/dev/null 2>&1
+check "describe node of another name: exit 1" [ $? -eq 1 ]
+
+pc top >"$T/top.out" 2>&1
+check "top: the pods of the namespace (their cgroups)" grep -Eq '^web-pc-fake +[0-9]+m +[0-9]+Mi$' "$T/top.out"
+check "top: kubectl's header" grep -Eq '^NAME +CPU\(cores\) +MEMORY\(bytes\)$' "$T/top.out"
+check "top -A: NAMESPACE first" sh -c "'$PODCTL' --socket '$S' top -A | head -1 | grep -q '^NAMESPACE  *NAME  *CPU(cores)'"
+check "top -n other: none" sh -c "'$PODCTL' --socket '$S' top -n other 2>&1 | grep -q 'No resources found in other namespace'"
+check "top node: CPU and memory with their share of allocatable" sh -c "'$PODCTL' --socket '$S' top node |
+    grep -Eq '^pc-fake +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%$'"
+
+wid=$(pc get containers | awk '$2=="web-pc-fake" && $4=="Running" {print $1}')
+pc inspect "$wid" >"$T/inspect.json" 2>&1
+check "inspect PREFIX: the runtime's status, JSON" $PY -c "
+import json, sys; d = json.load(open(sys.argv[1]))
+s = d['status']; assert s['id'].startswith(sys.argv[2]) and s['state'] == 'CONTAINER_RUNNING'
+assert s['metadata']['name'] == 'c' and s['labels']['io.kubernetes.pod.name'] == 'web-pc-fake'
+assert s['logPath'].endswith('c/0.log') and s['image']['image'] == 'klet.local/busybox:1.35'" \
+    "$T/inspect.json" "$wid"
+check "inspect -o yaml" sh -c "'$PODCTL' --socket '$S' inspect '$wid' -o yaml | grep -q '^  state: CONTAINER_RUNNING$'"
+pc inspect 0000000000dead >"$T/inspect-nf.out" 2>&1
+check "inspect of an unknown container: exit 1, not found" sh -c "[ $? -eq 1 ] &&
+    grep -q 'container \"0000000000dead\" not found' '$T/inspect-nf.out'"
+
 # Usage errors exit 2.
-pc get nodes >/dev/null 2>&1
+pc get secrets >/dev/null 2>&1
 check "unknown resource: exit 2" [ $? -eq 2 ]
+pc logs >/dev/null 2>&1
+check "logs without a pod: exit 2" [ $? -eq 2 ]
+pc logs web-pc-fake --tail x >/dev/null 2>&1
+check "logs --tail x: exit 2" [ $? -eq 2 ]
+pc get pods -f >/dev/null 2>&1
+check "-f outside logs: exit 2" [ $? -eq 2 ]
+pc top --containers -w >/dev/null 2>&1
+check "-w outside events: exit 2" [ $? -eq 2 ]
 pc get pods -o xml >/dev/null 2>&1
 check "unknown format: exit 2" [ $? -eq 2 ]
 
@@ -198,7 +287,9 @@ check "unknown format: exit 2" [ $? -eq 2 ]
 {
 	for c in "get pods" "get pods -o wide" "describe pod crash-pc-fake" \
 	    "describe pod noimg-pc-fake" "describe pod sec-pc-fake" "get containers" "events" "status" "version" \
-	    "get pods -o json"; do
+	    "get pods -o json" "get nodes" "get nodes -o wide" "describe node" "logs web-pc-fake" \
+	    "logs two-pc-fake --tail 1 --timestamps" "top" "top -A --no-headers" "top node" \
+	    "inspect $wid"; do
 		echo "\$ podctl $c"
 		pc $c 2>&1
 		echo

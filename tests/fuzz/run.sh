@@ -42,7 +42,7 @@ else
 	bld=$tmp/build
 	mkdir -p "$bld"
 fi
-pkgs="libevent libevent_openssl libnghttp2 openssl yajl sqlite3 yaml-0.1 libprotobuf-c"
+pkgs="libevent libevent_openssl libnghttp2 openssl yajl sqlite3 yaml-0.1 libprotobuf-c libmd"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-g -O1 $san -D_GNU_SOURCE -DKLET_VERSION=\"fuzz\" -I$top/src -I$bld -I$bld/schema/cri \
 $(pkg-config --cflags $pkgs)"

@@ -25,6 +25,8 @@ check "podctl(1)" has "$prefix/share/man/man1/podctl.1"
 check "klet-config(5)" has "$prefix/share/man/man5/klet-config.5"
 check "bash completion" has "$prefix/share/bash-completion/completions/podctl"
 check "zsh completion" has "$prefix/share/zsh/vendor-completions/_podctl"
+localstatedir=$(sed -n 's/^localstatedir = //p' "$b/Makefile" | sed "s|\${prefix}|$prefix|")
+check "the unit's writable state directory exists" [ -d "$D$localstatedir/lib/klet" ]
 unit=$D$prefix/lib/systemd/system/kletd.service
 check "unit: Type=notify" grep -q '^Type=notify$' "$unit"
 check "unit: KillMode=process" grep -q '^KillMode=process$' "$unit"

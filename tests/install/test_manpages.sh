@@ -1,7 +1,7 @@
 #!/bin/sh
 # The man pages cannot drift from the code: every flag `kletd --help` prints is in kletd(8)
 # and the other way round; the same for podctl(1)'s commands and options, and for the
-# configuration fields src/core/config.c reads and klet-config(5).
+# configuration fields src/core/config_file.c reads and klet-config(5).
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -43,11 +43,11 @@ awk '/^\.SH/ {on = ($2 == "OPTIONS"); next} on' "$top/doc/podctl.1" | sed 's/\\-
 check "podctl(1) has exactly podctl's long options" cmp -s "$T/help.opts" "$T/man.opts"
 cmp -s "$T/help.opts" "$T/man.opts" || diff "$T/help.opts" "$T/man.opts" | sed 's/^/# /'
 
-# Configuration fields: the cf_fields table of config.c against klet-config(5).
-awk '/cf_fields\[\] = \{/ {on = 1; next} on && /^\};/ {on = 0} on' "$top/src/core/config.c" |
+# Configuration fields: the cf_fields table of config_file.c against klet-config(5).
+awk '/cf_fields\[\] = \{/ {on = 1; next} on && /^\};/ {on = 0} on' "$top/src/core/config_file.c" |
     grep -oE '^[[:space:]]*\{ "[A-Za-z.]+"' | grep -oE '"[^"]+"' | tr -d '"' | sort -u >"$T/code.fields"
 man_words "$top/doc/klet-config.5" FIELDS >"$T/man.fields"
-check "config.c reads fields" [ "$(wc -l <"$T/code.fields")" -gt 10 ]
-check "klet-config(5) has exactly the fields config.c reads" cmp -s "$T/code.fields" "$T/man.fields"
+check "config_file.c reads fields" [ "$(wc -l <"$T/code.fields")" -gt 10 ]
+check "klet-config(5) has exactly the fields config_file.c reads" cmp -s "$T/code.fields" "$T/man.fields"
 cmp -s "$T/code.fields" "$T/man.fields" || diff "$T/code.fields" "$T/man.fields" | sed 's/^/# /'
 finish

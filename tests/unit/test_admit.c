@@ -397,6 +397,28 @@ test_pressure(void **state)
 	run_table(both, nitems(both), &n);
 }
 
+/* The node shutdown manager's admit handler: while shutting down every pod is refused,
+ * critical and static ones too; its check comes after the predicates. */
+static void
+test_shutting_down(void **state)
+{
+	static const struct tcase t[] = {
+		{ "a pod while the node shuts down", APP(C("10m", "1Mi")), { NULL }, 0, NULL, 0,
+		    "NodeShutdown", "Pod was rejected as the node is shutting down." },
+		{ "a static pod too", APP(C("10m", "1Mi")), { NULL }, 1, NULL, 0, "NodeShutdown",
+		    NULL },
+		{ "a critical pod too", APP(C("10m", "1Mi")), { NULL }, 0, NULL, 2000001000,
+		    "NodeShutdown", NULL },
+		{ "the predicates first", APP(C("10m", "64Gi")), { NULL }, 0, NULL, 0,
+		    "OutOfmemory", NULL },
+	};
+	struct admit_node n = test_node();
+
+	(void)state;
+	n.shutting_down = 1;
+	run_table(t, nitems(t), &n);
+}
+
 /* The API server's validation of the affinity and os fields. */
 static void
 test_validation(void **state)
@@ -521,6 +543,7 @@ main(void)
 		cmocka_unit_test(test_taints),
 		cmocka_unit_test(test_os),
 		cmocka_unit_test(test_pressure),
+		cmocka_unit_test(test_shutting_down),
 		cmocka_unit_test(test_validation),
 		cmocka_unit_test(test_allocatable),
 	};

@@ -55,6 +55,17 @@ check_defaults(const struct klet_config *c)
 	assert_int_equal(c->authn_webhook, 0);
 	assert_int_equal(c->authz_webhook, 0);
 	assert_null(c->tls_cert_file);
+	assert_int_equal(c->log_file_max_mb, 1800);
+	assert_int_equal(c->shutdown_grace_ms, 0);
+	assert_int_equal(c->shutdown_grace_critical_ms, 0);
+}
+
+static void
+check_shutdown_flags(const struct klet_config *c)
+{
+	assert_int_equal(c->shutdown_grace_ms, 90000);
+	assert_int_equal(c->shutdown_grace_critical_ms, 30000);
+	assert_int_equal(c->log_file_max_mb, 0);
 }
 
 static void
@@ -347,6 +358,18 @@ static const struct flag_case flag_cases[] = {
 	    NULL },
 	{ "authorization_mode_unknown", { "--authorization-mode=RBAC", NULL }, CONFIG_ERROR,
 	    "expected AlwaysAllow or Webhook", NULL },
+	{ "shutdown_and_log_file_size",
+	    { "--shutdown-grace-period=1m30s", "--shutdown-grace-period-critical-pods", "30s",
+	        "--log-file-max-size=0", NULL },
+	    CONFIG_OK, NULL, check_shutdown_flags },
+	{ "shutdown_critical_over_period",
+	    { "--shutdown-grace-period=10s", "--shutdown-grace-period-critical-pods=20s", NULL },
+	    CONFIG_ERROR,
+	    "shutdownGracePeriodCriticalPods (20s) must be <= shutdownGracePeriod (10s)", NULL },
+	{ "shutdown_not_whole_seconds", { "--shutdown-grace-period=1500ms", NULL }, CONFIG_ERROR,
+	    "expected a duration in whole seconds", NULL },
+	{ "log_file_max_size_negative", { "--log-file-max-size=-1", NULL }, CONFIG_ERROR,
+	    "expected a number of megabytes", NULL },
 	{ "stray_argument", { "extra", NULL }, CONFIG_ERROR, "unexpected argument: extra", NULL },
 	{ "eviction_defaults", { NULL }, CONFIG_OK, NULL, check_eviction_defaults },
 	{ "reserved_eviction_taints",
@@ -552,6 +575,11 @@ static const struct file_case file_cases[] = {
 	    "expected a map of strings", NULL },
 	{ "taint_not_an_object", "registerWithTaints: [a]\n", NULL, CONFIG_ERROR,
 	    "expected {key, value, effect} strings", NULL },
+	{ "shutdown_fields", "shutdownGracePeriod: 1m30s\nshutdownGracePeriodCriticalPods: 30s\n",
+	    "--log-file-max-size=0", CONFIG_OK, NULL, check_shutdown_flags },
+	{ "shutdown_critical_longer",
+	    "shutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 1m\n", NULL, CONFIG_ERROR,
+	    "must be <= shutdownGracePeriod (10s)", NULL },
 };
 
 static void

@@ -47,6 +47,16 @@ static const struct req_case req_cases[] = {
 	{ "{\"v\":1,\"cmd\":\"events\",\"watch\":\"yes\"}", -1, NULL, NULL, NULL, 0, 0,
 	    "watch: expected a boolean" },
 	{ "{\"v\":1,\"cmd\":\"describe_pod\"}", -1, NULL, NULL, NULL, 0, 0, "needs \"name\"" },
+	{ "{\"v\":1,\"cmd\":\"logs\",\"ns\":\"a\",\"name\":\"b\"}", 0, "logs", "a", "b", 0, 0,
+	    NULL },
+	{ "{\"v\":1,\"cmd\":\"logs\"}", -1, NULL, NULL, NULL, 0, 0, "logs needs \"name\"" },
+	{ "{\"v\":1,\"cmd\":\"logs\",\"name\":\"b\",\"previous\":1}", -1, NULL, NULL, NULL, 0, 0,
+	    "previous: expected a boolean" },
+	{ "{\"v\":1,\"cmd\":\"logs\",\"name\":\"b\",\"container\":[]}", -1, NULL, NULL, NULL, 0, 0,
+	    "container: expected a string" },
+	{ "{\"v\":1,\"cmd\":\"inspect\"}", -1, NULL, NULL, NULL, 0, 0, "inspect needs \"name\"" },
+	{ "{\"v\":1,\"cmd\":\"top\",\"all\":true}", 0, "top", "", "", 1, 0, NULL },
+	{ "{\"v\":1,\"cmd\":\"node\"}", 0, "node", "", "", 0, 0, NULL },
 	{ NULL, 0, NULL, NULL, NULL, 0, 0, NULL },
 };
 
@@ -89,6 +99,14 @@ test_parse_oversized(void **state)
 	memcpy(big, "{\"v\":1,\"cmd\":\"version\"}", 23);
 	big[n] = '\0';
 	assert_int_equal(ctl_parse_request(big, n, &rq, err, sizeof(err)), -1);
+	{ /* logs: the container and previous */
+		const char *l = "{\"v\":1,\"cmd\":\"logs\",\"name\":\"p\",\"container\":\"c\","
+		                "\"previous\":true}";
+
+		assert_int_equal(ctl_parse_request(l, strlen(l), &rq, err, sizeof(err)), 0);
+		assert_string_equal(rq.container, "c");
+		assert_int_equal(rq.previous, 1);
+	}
 	assert_non_null(strstr(err, "over the limit"));
 	free(big);
 }

@@ -99,6 +99,47 @@ test_ring_bound(void **state)
 	events_record(NULL, &o, EV_NORMAL, "X", "ignored");
 }
 
+/* The ring grows (16, 32, its capacity 40) while aggregated records move to its end, then
+ * drops the oldest: the order is always that of a model list. */
+static void
+test_ring_grows(void **state)
+{
+	struct events   *ev = events_new(40);
+	struct ev_object o = { NULL, "ns", "p", "u", NULL };
+	char             model[128][16], want[1024], got[1024], reason[16];
+	int              n = 0, i, k;
+
+	(void)state;
+	for (i = 0; i < 100; i++) {
+		/* Every 7th step aggregates the record 3 places from the oldest. */
+		if (i % 7 == 6 && n > 3) {
+			char keep[16];
+
+			snprintf(keep, sizeof(keep), "%s", model[3]);
+			events_record(ev, &o, EV_NORMAL, keep, "m");
+			memmove(model[3], model[4], (size_t)(n - 4) * sizeof(model[0]));
+			snprintf(model[n - 1], sizeof(model[0]), "%s", keep);
+		} else {
+			snprintf(reason, sizeof(reason), "R%d", i);
+			events_record(ev, &o, EV_NORMAL, reason, "m");
+			if (n == 40) {
+				memmove(model[0], model[1], (size_t)(n - 1) * sizeof(model[0]));
+				n--;
+			}
+			snprintf(model[n++], sizeof(model[0]), "%s", reason);
+		}
+		want[0] = got[0] = '\0';
+		for (k = 0; k < n; k++) {
+			strcat(want, model[k]);
+			strcat(want, ",");
+		}
+		events_foreach(ev, collect, got);
+		assert_string_equal(got, want);
+		assert_int_equal(events_count(ev), (size_t)n);
+	}
+	events_free(ev);
+}
+
 static void
 path_cb(const struct ev_record *r, void *arg)
 {
@@ -151,6 +192,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_aggregation),
 		cmocka_unit_test(test_ring_bound),
+		cmocka_unit_test(test_ring_grows),
 		cmocka_unit_test(test_field_paths),
 	};
 

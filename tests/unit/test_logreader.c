@@ -17,9 +17,16 @@
 #include <event2/buffer.h>
 
 #include "core/util.h"
-#include "server/logreader.h"
+#include "core/logreader.h"
 
 static char dir[] = "/tmp/klet-logreader-XXXXXX";
+
+/* The output into an evbuffer, as the node server takes it. */
+static void
+sink_write(void *arg, const void *buf, size_t len)
+{
+	evbuffer_add(arg, buf, len);
+}
 
 static char *
 put(const char *name, const char *content)
@@ -37,15 +44,16 @@ put(const char *name, const char *content)
 static char *
 read_all(const char *path, const struct logreader_opts *o, size_t max)
 {
-	struct logreader *r;
-	struct evbuffer  *b = evbuffer_new();
-	char              err[256], *out;
-	size_t            len;
-	int               rc, turns = 0;
+	struct logreader     *r;
+	struct evbuffer      *b = evbuffer_new();
+	struct logreader_sink sk = { sink_write, b };
+	char                  err[256], *out;
+	size_t                len;
+	int                   rc, turns = 0;
 
 	r = logreader_open(path, o, err, sizeof(err));
 	assert_non_null(r);
-	while ((rc = logreader_step(r, b, max)) == LOGREADER_MORE)
+	while ((rc = logreader_step(r, &sk, max)) == LOGREADER_MORE)
 		assert_true(++turns < 100000);
 	assert_int_equal(rc, LOGREADER_DONE);
 	logreader_free(r);
@@ -183,6 +191,7 @@ test_follow_rotation(void **state)
 	char                 *p = put("0.log", TS1 " stdout F before\n" TS1 " stdout P cut-"), *rot;
 	struct logreader     *r;
 	struct evbuffer      *b = evbuffer_new();
+	struct logreader_sink sk = { sink_write, b };
 	char                  err[256], out[256];
 	FILE                 *fp;
 	size_t                n;
@@ -190,24 +199,24 @@ test_follow_rotation(void **state)
 	(void)state;
 	r = logreader_open(p, &o, err, sizeof(err));
 	assert_non_null(r);
-	while (logreader_step(r, b, 4096) == LOGREADER_MORE)
+	while (logreader_step(r, &sk, 4096) == LOGREADER_MORE)
 		;
 	/* the incomplete line waits while following */
-	assert_int_equal(logreader_step(r, b, 4096), LOGREADER_EOF);
-	assert_int_equal(logreader_check_rotation(r, b), 0);
+	assert_int_equal(logreader_step(r, &sk, 4096), LOGREADER_EOF);
+	assert_int_equal(logreader_check_rotation(r, &sk), 0);
 	fp = fopen(p, "a");
 	fputs("by-rotation\n", fp);
 	fclose(fp);
-	while (logreader_step(r, b, 4096) == LOGREADER_MORE)
+	while (logreader_step(r, &sk, 4096) == LOGREADER_MORE)
 		;
 	rot = xsprintf("%s.20240102-030405", p);
 	assert_int_equal(rename(p, rot), 0);
-	assert_int_equal(logreader_check_rotation(r, b), 0); /* not reopened yet */
+	assert_int_equal(logreader_check_rotation(r, &sk), 0); /* not reopened yet */
 	free(put("0.log", TS1 " stdout F joined\n" TS1 " stdout F after\n"));
-	assert_int_equal(logreader_check_rotation(r, b), 1);
-	while (logreader_step(r, b, 4096) == LOGREADER_MORE)
+	assert_int_equal(logreader_check_rotation(r, &sk), 1);
+	while (logreader_step(r, &sk, 4096) == LOGREADER_MORE)
 		;
-	logreader_finish(r, b);
+	logreader_finish(r, &sk);
 	n = evbuffer_remove(b, out, sizeof(out) - 1);
 	out[n] = '\0';
 	assert_string_equal(out, "before\ncut-by-rotationjoined\nafter\n");
@@ -227,6 +236,7 @@ test_follow_rotation_late_write(void **state)
 	char                 *p = put("1.log", TS1 " stdout F a\n"), *rot;
 	struct logreader     *r;
 	struct evbuffer      *b = evbuffer_new();
+	struct logreader_sink sk = { sink_write, b };
 	char                  err[256], out[256];
 	FILE                 *fp;
 	size_t                n;
@@ -234,7 +244,7 @@ test_follow_rotation_late_write(void **state)
 	(void)state;
 	r = logreader_open(p, &o, err, sizeof(err));
 	assert_non_null(r);
-	while (logreader_step(r, b, 4096) == LOGREADER_MORE)
+	while (logreader_step(r, &sk, 4096) == LOGREADER_MORE)
 		;
 	rot = xsprintf("%s.20240102-030405", p);
 	assert_int_equal(rename(p, rot), 0);
@@ -242,8 +252,8 @@ test_follow_rotation_late_write(void **state)
 	fputs(TS1 " stdout F late\n", fp);
 	fclose(fp);
 	free(put("1.log", TS1 " stdout F new\n"));
-	assert_int_equal(logreader_check_rotation(r, b), 1);
-	while (logreader_step(r, b, 4096) == LOGREADER_MORE)
+	assert_int_equal(logreader_check_rotation(r, &sk), 1);
+	while (logreader_step(r, &sk, 4096) == LOGREADER_MORE)
 		;
 	n = evbuffer_remove(b, out, sizeof(out) - 1);
 	out[n] = '\0';

@@ -14,6 +14,8 @@
 
 #include "node/logrotate.h"
 #include "core/util.h"
+#include "pod/pod.h"
+#include "pod/runtime.h"
 
 static void
 test_path_and_name(void **state)
@@ -65,12 +67,67 @@ test_excess(void **state)
 			    logrotate_excess(cases[i].nrotated, cases[i].max_files), cases[i].want);
 }
 
+/* The log a reader opens (node server, podctl logs): the newest instance, or the one before
+ * with previous; the kubelet's messages otherwise. */
+static void
+test_container_log(void **state)
+{
+	static const char *json =
+	    "{\"metadata\": {\"name\": \"web\", \"namespace\": \"ns\", \"uid\": \"u1\"}, "
+	    "\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\"}, "
+	    "{\"name\": \"d\", \"image\": \"i\"}]}}";
+	char                       err[256], *path;
+	struct pod                *p = pod_from_json(json, strlen(json), err, sizeof(err));
+	struct rt_container        cs[2];
+	struct rt_pod_status       st;
+	const struct rt_container *ct;
+
+	(void)state;
+	assert_non_null(p);
+	memset(cs, 0, sizeof(cs));
+	memset(&st, 0, sizeof(st));
+	cs[0].id = "new";
+	cs[0].name = "c";
+	cs[0].restart_count = 2;
+	cs[1].id = "old";
+	cs[1].name = "c";
+	cs[1].restart_count = 1;
+	st.containers = cs;
+	st.ncontainers = 2;
+	assert_int_equal(
+	    logrotate_container_log("/l", p, &st, "c", 0, &path, &ct, err, sizeof(err)), 0);
+	assert_string_equal(path, "/l/ns_web_u1/c/2.log");
+	assert_string_equal(ct->id, "new");
+	free(path);
+	assert_int_equal(
+	    logrotate_container_log("/l", p, &st, "c", 1, &path, &ct, err, sizeof(err)), 0);
+	assert_string_equal(path, "/l/ns_web_u1/c/1.log");
+	assert_string_equal(ct->id, "old");
+	free(path);
+	assert_int_equal(
+	    logrotate_container_log("/l", p, &st, "x", 0, &path, &ct, err, sizeof(err)), -1);
+	assert_string_equal(err, "container x is not valid for pod web");
+	assert_int_equal(
+	    logrotate_container_log("/l", p, &st, "d", 0, &path, &ct, err, sizeof(err)), -1);
+	assert_string_equal(err,
+	    "container \"d\" in pod \"web\" is waiting to start: "
+	    "ContainerCreating");
+	st.ncontainers = 1;
+	assert_int_equal(
+	    logrotate_container_log("/l", p, &st, "c", 1, &path, &ct, err, sizeof(err)), -1);
+	assert_string_equal(err, "previous terminated container \"c\" in pod \"web\" not found");
+	assert_int_equal(
+	    logrotate_container_log("/l", p, NULL, "c", 0, &path, &ct, err, sizeof(err)), -1);
+	pod_unref(p);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_and_name),
 		cmocka_unit_test(test_excess),
+		cmocka_unit_test(test_container_log),
 	};
 
 	return cmocka_run_group_tests_name("logrotate", tests, NULL, NULL);

@@ -1,6 +1,6 @@
 #!/bin/sh
-# podctl links only the protocol (src/ctl/proto.c) and the json/yaml DOM with its helpers:
-# none of the daemon's modules (store, runtime manager, PLEG, CRI client, workers, server,
+# podctl links only the protocol (src/ctl/proto.c), the json/yaml DOM with its helpers and
+# the CRI log reader (src/core/logreader.c, the node server's): none of the daemon's modules (store, runtime manager, PLEG, CRI client, workers, server,
 # API client) and none of their libraries (SQLite, libevent, nghttp2, OpenSSL, protobuf-c).
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
@@ -13,10 +13,12 @@ nm "$PODCTL" >"$tmp" 2>/dev/null
 daemon='store|kr|kuberuntime|pleg|cri|podworkers|podcache|podconfig|prober|api|housekeeping|recovery|volumes|h2|grpc|loop|sqlite3|event_base|event_new|evbuffer|bufferevent|nghttp2|protobuf_c|runtime__v1'
 check "podctl has symbols" grep -q ' ctl_format_age$' "$tmp"
 check "podctl has the request parser" grep -q ' ctl_parse_request$' "$tmp"
+check "podctl reads logs with the node server's reader" grep -q ' logreader_step$' "$tmp"
 check "no daemon or daemon library symbol in podctl" \
     sh -c "! grep -Eq ' [A-Za-z] ($daemon)_' '$tmp'"
 check "no podctl server or reply code in podctl" \
-    sh -c "! grep -Eq ' [A-Za-z] ctl_(new|free|reply_build|gen_event)$' '$tmp'"
+    sh -c "! grep -Eq ' [A-Za-z] ctl_(new|free|reply_build|reply_node|reply_top|gen_event|inspect_start)$' '$tmp'"
+check "no CRI JSON writer (the daemon's) in podctl" sh -c "! grep -q ' crijson_' '$tmp'"
 if command -v readelf >/dev/null 2>&1; then
 	check "podctl needs no daemon library" sh -c "! readelf -d '$PODCTL' | grep NEEDED |
 	    grep -Eq 'sqlite|libevent|nghttp2|libssl|libcrypto|protobuf'"

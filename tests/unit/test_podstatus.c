@@ -1085,10 +1085,71 @@ test_no_runtime(void **state)
 	pod_unref(p);
 }
 
+/* A node shutdown (or pressure eviction) terminates the pod: Failed with the reason, and
+ * the shared DisruptionTarget condition, which the merge sends only once nothing runs. */
+static void
+test_disruption_target(void **state)
+{
+	struct pod                 *p = fx_pod(ALWAYS, "a", NULL, NULL);
+	struct podstatus_input      in;
+	struct pod_status           gen, out, api;
+	const struct pod_condition *c;
+	char                        buf[512] = "";
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.pod = p;
+	in.now = NOW;
+	in.pod_is_terminal = 1;
+	in.evict_reason = "Terminated";
+	in.evict_message = "Pod was terminated in response to imminent node shutdown.";
+	in.evict_disruption = 1;
+	podstatus_generate(&in, &gen);
+	assert_int_equal(gen.phase, PHASE_FAILED);
+	assert_string_equal(gen.reason, "Terminated");
+	c = podstatus_find_condition(&gen, "DisruptionTarget");
+	assert_non_null(c);
+	assert_int_equal(c->status, COND_TRUE);
+	assert_string_equal(c->reason, "TerminationByKubelet");
+	assert_string_equal(c->message, in.evict_message);
+	assert_int_equal(c->last_transition_time, NOW);
+	/* Containers may still run: neither the phase nor the condition go out yet. */
+	memset(&api, 0, sizeof(api));
+	api.phase = PHASE_RUNNING;
+	podstatus_merge(&api, &gen, 1, NOW + 5, &out);
+	assert_int_equal(out.phase, PHASE_RUNNING);
+	assert_null(podstatus_find_condition(&out, "DisruptionTarget"));
+	pod_status_clear(&out);
+	/* Nothing runs: both, the condition's time when it is sent. */
+	podstatus_merge(&api, &gen, 0, NOW + 9, &out);
+	assert_int_equal(out.phase, PHASE_FAILED);
+	desc_conds(buf, sizeof(buf), &out);
+	assert_non_null(strstr(buf, "DisruptionTarget=True/TerminationByKubelet"));
+	assert_int_equal(
+	    podstatus_find_condition(&out, "DisruptionTarget")->last_transition_time, NOW + 9);
+	pod_status_clear(&out);
+	pod_status_clear(&gen);
+	/* The API has it now: generated again, it replaces it (no second one). */
+	add_cond(&p->status, "DisruptionTarget", COND_TRUE, NOW + 9);
+	podstatus_generate(&in, &gen);
+	buf[0] = '\0';
+	desc_conds(buf, sizeof(buf), &gen);
+	assert_null(strstr(strstr(buf, "DisruptionTarget") + 1, "DisruptionTarget"));
+	/* Without evict_disruption (an active deadline): no condition. */
+	pod_status_clear(&gen);
+	in.evict_disruption = 0;
+	pod_status_clear(&p->status);
+	podstatus_generate(&in, &gen);
+	assert_null(podstatus_find_condition(&gen, "DisruptionTarget"));
+	pod_status_clear(&gen);
+	pod_status_clear(&api);
+	pod_unref(p);
+}
+
 int
 main(void)
 {
-	struct CMUnitTest t[nitems(cases) + 8];
+	struct CMUnitTest t[nitems(cases) + 9];
 	size_t            i;
 
 	for (i = 0; i < nitems(cases); i++) {
@@ -1104,5 +1165,6 @@ main(void)
 	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_json);
 	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_owned_conditions);
 	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_no_runtime);
+	t[i++] = (struct CMUnitTest)cmocka_unit_test(test_disruption_target);
 	return _cmocka_run_group_tests("podstatus", t, i, NULL, NULL);
 }

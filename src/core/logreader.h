@@ -1,5 +1,5 @@
-/* logreader.h — the CRI container log reader behind /containerLogs (the kubelet's
- * pkg/kubelet/kuberuntime/logs ReadLogs).
+/* logreader.h — the CRI container log reader behind the node server's /containerLogs and
+ * podctl logs (the kubelet's pkg/kubelet/kuberuntime/logs ReadLogs).
  *
  * A CRI log file holds one record per line: "TIMESTAMP STREAM TAG CONTENT\n", TIMESTAMP in
  * RFC 3339 with nanoseconds, STREAM stdout or stderr, TAG "F" (a full line) or "P" (a part
@@ -13,7 +13,9 @@
  * end first), so a line split across a rotation (P before, F after) is joined.
  *
  * Nothing blocks: logreader_step reads at most a given number of bytes per call; the
- * caller decides when to call again (after its output drained, or on a timer at EOF).
+ * caller decides when to call again (after its output drained, or on a timer at EOF). The
+ * output goes to a sink the caller gives with each call (an evbuffer in the server, stdout
+ * in podctl): this file needs util only, so podctl links it without the daemon.
  */
 #ifndef KLET_LOGREADER_H
 #define KLET_LOGREADER_H
@@ -21,8 +23,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct evbuffer;
 struct logreader;
+
+/* Where the output goes: write(arg, buf, len) for each piece, in order. */
+struct logreader_sink {
+	void (*write)(void *arg, const void *buf, size_t len);
+	void *arg;
+};
 
 #define LOGREADER_STDOUT   1
 #define LOGREADER_STDERR   2
@@ -64,13 +71,13 @@ int logreader_parse_time(const char *s, size_t len, int64_t *ns);
 struct logreader *logreader_open(
     const char *path, const struct logreader_opts *, char *err, size_t errlen);
 void logreader_free(struct logreader *);
-/* Reads up to max bytes of the file and appends the output of the complete records to out. */
-enum logreader_rc logreader_step(struct logreader *, struct evbuffer *out, size_t max);
+/* Reads up to max bytes of the file and writes the output of the complete records to out. */
+enum logreader_rc logreader_step(struct logreader *, const struct logreader_sink *out, size_t max);
 /* Following at EOF: when the path now names another file (rotated), switches to it and
  * returns 1; 0 when not; -1 on an error. */
-int logreader_check_rotation(struct logreader *, struct evbuffer *out);
+int logreader_check_rotation(struct logreader *, const struct logreader_sink *out);
 /* Ends the reading: the incomplete last line (if any) is parsed and written. */
-void logreader_finish(struct logreader *, struct evbuffer *out);
+void logreader_finish(struct logreader *, const struct logreader_sink *out);
 /* Bytes of output written so far. */
 int64_t logreader_written(const struct logreader *);
 

@@ -9,10 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-
+#include "core/logreader.h"
 #include "core/util.h"
-#include "server/logreader.h"
 
 struct logreader {
 	char                 *path;
@@ -123,7 +121,7 @@ logreader_parse(const char *line, size_t len, struct cri_log_record *out)
 
 /* Writes one record's output, as far as limit_bytes allows. */
 static void
-emit(struct logreader *r, const struct cri_log_record *rec, struct evbuffer *out)
+emit(struct logreader *r, const struct cri_log_record *rec, const struct logreader_sink *out)
 {
 	size_t  n = 0, room;
 	char    pre[128];
@@ -145,7 +143,7 @@ emit(struct logreader *r, const struct cri_log_record *rec, struct evbuffer *out
 
 		for (i = 0; i < 3 && left > 0; i++) {
 			room = (int64_t)lens[i] > left ? (size_t)left : lens[i];
-			evbuffer_add(out, parts[i], room);
+			out->write(out->arg, parts[i], room);
 			r->written += (int64_t)room;
 			left -= (int64_t)room;
 		}
@@ -155,7 +153,7 @@ emit(struct logreader *r, const struct cri_log_record *rec, struct evbuffer *out
 }
 
 static void
-line(struct logreader *r, const char *s, size_t len, struct evbuffer *out)
+line(struct logreader *r, const char *s, size_t len, const struct logreader_sink *out)
 {
 	struct cri_log_record rec;
 
@@ -258,7 +256,7 @@ logreader_written(const struct logreader *r)
 
 /* Takes the complete lines of buf[0..n), keeps the rest in the carry. */
 static void
-consume(struct logreader *r, const char *buf, size_t n, struct evbuffer *out)
+consume(struct logreader *r, const char *buf, size_t n, const struct logreader_sink *out)
 {
 	const char *p = buf, *end = buf + n, *nl;
 
@@ -295,7 +293,7 @@ consume(struct logreader *r, const char *buf, size_t n, struct evbuffer *out)
 }
 
 enum logreader_rc
-logreader_step(struct logreader *r, struct evbuffer *out, size_t max)
+logreader_step(struct logreader *r, const struct logreader_sink *out, size_t max)
 {
 	char    buf[65536];
 	size_t  total = 0;
@@ -323,7 +321,7 @@ logreader_step(struct logreader *r, struct evbuffer *out, size_t max)
 }
 
 int
-logreader_check_rotation(struct logreader *r, struct evbuffer *out)
+logreader_check_rotation(struct logreader *r, const struct logreader_sink *out)
 {
 	struct stat st;
 
@@ -351,7 +349,7 @@ logreader_check_rotation(struct logreader *r, struct evbuffer *out)
 }
 
 void
-logreader_finish(struct logreader *r, struct evbuffer *out)
+logreader_finish(struct logreader *r, const struct logreader_sink *out)
 {
 	if (r->carry_len > 0 && !r->skipping)
 		line(r, r->carry, r->carry_len, out);
