@@ -442,6 +442,7 @@ kletd_reclaim_containers_done(void *arg)
 {
 	struct kletd *k = arg;
 
+	log_v(3, "eviction: reclaim: dead containers collected, unused images next");
 	if (k->k_imagegc != NULL)
 		imagegc_free_unused(k->k_imagegc, kletd_reclaim_images_done, k);
 	else if (k->k_eviction != NULL)

@@ -227,8 +227,10 @@ hk_rm_container_cb(
 	(void)r;
 	if (code != GRPC_OK && code != GRPC_NOT_FOUND)
 		log_warnx("housekeeping: RemoveContainer %s: %s", o->o_key, msg);
-	else
+	else {
+		log_v(3, "housekeeping: dead container %s removed", o->o_key);
 		o->o_h->h_stats.containers_removed++;
+	}
 	hk_op_done(o);
 }
 
@@ -625,6 +627,7 @@ housekeeping_reclaim(struct housekeeping *h, void (*done)(void *arg), void *arg)
 	h->h_all = 0;
 	if (h->h_ops == NULL)
 		return 0;
+	log_v(3, "housekeeping: reclaim: waiting for its removals");
 	h->h_reclaim_done = done;
 	h->h_reclaim_arg = arg;
 	return 1;

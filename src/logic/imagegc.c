@@ -141,8 +141,10 @@ igc_plan(const struct igc_policy *p, const struct igc_record *recs, size_t n, in
 	for (i = 0; i < m && sum < want; i++) {
 		const struct igc_record *r = o[i].r;
 
-		if (r->in_use || r->last_used_ms >= now)
-			continue; /* used at this detection */
+		/* Used at the last detection (the kubelet compares lastUsed with the time of
+		 * its detection; a time in ms may be the same for a detection just before). */
+		if (r->in_use)
+			continue;
 		if (now - r->first_detected_ms < p->min_age_ms)
 			continue; /* maybe just pulled for a container about to start */
 		out[k++] = o[i].i;
@@ -165,7 +167,7 @@ igc_plan_age(const struct igc_policy *p, const struct igc_record *recs, size_t n
 		return 0; /* not before the manager has run that long: no record is that old */
 	o = xcalloc(n, sizeof(*o));
 	for (i = 0; i < n; i++)
-		if (!recs[i].pinned && !recs[i].in_use && recs[i].last_used_ms < now) {
+		if (!recs[i].pinned && !recs[i].in_use) {
 			o[m].r = &recs[i];
 			o[m++].i = i;
 		}

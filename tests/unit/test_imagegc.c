@@ -113,6 +113,24 @@ test_detect_plan(void **state)
 	igc_records_free(r, n);
 }
 
+/* A detection that saw the image in use, then the reclaim's own detection in the same
+ * millisecond that does not (its container was just removed): the image may go. */
+static void
+test_same_ms(void **state)
+{
+	struct igc_policy  p = { 85, 80, 2 * MIN, 0 };
+	struct igc_record *r = NULL;
+	size_t             n = 0, out[2];
+	int64_t            t0 = 1000 * MIN;
+	struct igc_image   used = { "sha256:a", 100, 0, 1 }, unused = { "sha256:a", 100, 0, 0 };
+
+	(void)state;
+	igc_detect(&r, &n, &used, 1, t0, 1);
+	igc_detect(&r, &n, &unused, 1, t0, 0);
+	assert_int_equal(igc_plan(&p, r, n, t0, INT64_MAX, out, NULL), 1);
+	igc_records_free(r, n);
+}
+
 /* freeOldImages: unused for longer than the maximum age, once the manager ran that long. */
 static void
 test_plan_age(void **state)
@@ -181,6 +199,7 @@ main(void)
 		cmocka_unit_test(test_amount),
 		cmocka_unit_test(test_detect_plan),
 		cmocka_unit_test(test_plan_age),
+		cmocka_unit_test(test_same_ms),
 		cmocka_unit_test(test_node_images),
 	};
 
