@@ -199,6 +199,7 @@ kletd_relist_done(int rc, void *arg)
 
 	if (rc != 0)
 		return;
+	loop_note("relist done");
 	/* recovery: the first relist with every source's initial set seen ends the recovery:
 	 * housekeeping kills at once the restored workers of pods removed while the daemon
 	 * was down (their grace runs from the original removal, not 2 s later). */
@@ -220,6 +221,7 @@ kletd_relist_done(int rc, void *arg)
 		k->k_logged_pods = st.pods;
 		k->k_relist_logged_ms = now;
 	}
+	loop_note(NULL);
 }
 
 static void
@@ -738,7 +740,8 @@ static int
 kletd_wire(struct kletd *k)
 {
 	struct event_base       *base = loop_base(k->k_loop);
-	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms };
+	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms,
+		      .max_active = k->k_cfg.runtime_window };
 	struct pw_options        wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
 	struct podconfig_options popts;
 	struct hk_deps           hd;

@@ -36,6 +36,7 @@ static const struct option longopts[] = {
 	{ "resolv-conf", required_argument, NULL, O_RESOLV_CONF },
 	{ "file-check-frequency", required_argument, NULL, O_FILE_CHECK },
 	{ "runtime-request-timeout", required_argument, NULL, O_RUNTIME_TIMEOUT },
+	{ "runtime-request-window", required_argument, NULL, O_RUNTIME_WINDOW },
 	{ "logging-format", required_argument, NULL, O_LOGGING_FORMAT },
 	{ "log-file", required_argument, NULL, O_LOG_FILE },
 	{ "log-file-max-size", required_argument, NULL, O_LOG_FILE_MAX_SIZE },
@@ -153,6 +154,8 @@ config_usage(FILE *fp)
 	    "  --resolv-conf FILE               resolver config for Default DNS (default /etc/resolv.conf)\n"
 	    "  --file-check-frequency DUR       manifest rescan period (default 20s)\n"
 	    "  --runtime-request-timeout DUR    CRI call deadline (default 2m)\n"
+	    "  --runtime-request-window N       CRI calls in flight at most; later ones wait\n"
+	    "                                   (default 32)\n"
 	    "  --runtime-handler NAME=HANDLER   map a RuntimeClass name to a CRI runtime handler\n"
 	    "  --container-log-max-size SIZE    rotate a container log above SIZE (default 10Mi;\n"
 	    "                                   -1: never)\n"
@@ -739,6 +742,14 @@ config_apply(
 			    val, what);
 		cfg->streaming_idle_ms = ms;
 		break;
+	case O_RUNTIME_WINDOW:
+		if (parse_int(val, 1, 4096, &n) == -1)
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer "
+			    "from 1 to 4096",
+			    val, what);
+		cfg->runtime_window = (unsigned)n;
+		break;
 	case O_MAX_PODS:
 		if (parse_int(val, 1, 10000, &n) == -1)
 			return config_errf(err, errlen,
@@ -1021,6 +1032,7 @@ config_defaults(struct klet_config *cfg)
 	cfg->container_gc_max_total = -1;
 	cfg->file_check_ms = 20000;
 	cfg->runtime_timeout_ms = 120000;
+	cfg->runtime_window = CONFIG_RUNTIME_WINDOW;
 	cfg->node_status_ms = 10000;
 	cfg->lease_duration_s = 40;
 	cfg->log_max_size = 10 * 1024 * 1024;

@@ -10,6 +10,9 @@
 #include "core/lists.h"
 #include "core/quantity.h"
 
+/* CRI calls in flight at most by default (--runtime-request-window). */
+#define CONFIG_RUNTIME_WINDOW 32
+
 struct klet_config {
 	char *config_file;              /* --config */
 	char *kubeconfig;               /* --kubeconfig */
@@ -32,6 +35,7 @@ struct klet_config {
 	int           register_node;    /* --register-node, registerNode */
 	int64_t       file_check_ms;    /* --file-check-frequency, fileCheckFrequency */
 	int64_t       runtime_timeout_ms; /* --runtime-request-timeout, runtimeRequestTimeout */
+	unsigned      runtime_window;     /* --runtime-request-window: CRI calls in flight */
 	int64_t       node_status_ms;     /* nodeStatusUpdateFrequency */
 	int32_t       lease_duration_s;   /* nodeLeaseDurationSeconds */
 	int64_t       log_max_size;       /* --container-log-max-size, containerLogMaxSize:

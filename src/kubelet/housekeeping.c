@@ -619,6 +619,20 @@ hk_cgroups(struct housekeeping *h)
 	closedir(m);
 }
 
+/* hk_cgroups removes only the cgroups of known pods that are gone: with none gone, its walk
+ * of every hierarchy's pod directories (the most costly part of an idle pass, kernel time
+ * in cgroupfs) would find nothing to do. */
+static int
+hk_any_known_gone(struct housekeeping *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->h_nknown; i++)
+		if (hk_pod_gone(h, h->h_known[i].k_uid))
+			return 1;
+	return 0;
+}
+
 int
 housekeeping_reclaim(struct housekeeping *h, void (*done)(void *arg), void *arg)
 {
@@ -665,7 +679,8 @@ housekeeping_run(struct housekeeping *h)
 	}
 	hk_pod_dirs(h);
 	hk_log_dirs(h);
-	hk_cgroups(h);
+	if (hk_any_known_gone(h))
+		hk_cgroups(h);
 	/* Forget UIDs that have been completely gone for a while. */
 	i = 0;
 	while (i < h->h_nknown) {
