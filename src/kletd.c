@@ -1153,7 +1153,8 @@ main(int argc, char **argv)
 			.cri = k.k_cri,
 			.started_ms = k.k_started_ms,
 			.eviction = k.k_eviction,
-			.imagegc = k.k_imagegc };
+			.imagegc = k.k_imagegc,
+			.api = api_join_api(k.k_join) };
 
 		k.k_server = server_new(&sd, err, sizeof(err));
 		if (k.k_server == NULL) {
