@@ -25,7 +25,7 @@ as_python >/dev/null || node_skip "python3-h2 is not installed"
 node_setup evnode
 metrics_ok
 [ -f /sys/fs/cgroup/memory/cgroup.event_control ] || node_skip "needs cgroup v1 memory"
-CGR=/klet-e2e-ev-$$
+CGR=${KLET_TEST_CGROUP_ROOT:-}/e2e-ev-$$
 ev_cleanup() {
 	as_stop
 	node_cleanup
