@@ -81,6 +81,10 @@ static const struct option longopts[] = {
 	{ "image-gc-low-threshold", required_argument, NULL, O_IMAGE_GC_LOW },
 	{ "image-minimum-gc-age", required_argument, NULL, O_IMAGE_GC_AGE },
 	{ "pod-infra-container-image", required_argument, NULL, O_POD_INFRA_IMAGE },
+	{ "image-maximum-gc-age", required_argument, NULL, O_IMAGE_GC_MAX_AGE },
+	{ "minimum-container-ttl-duration", required_argument, NULL, O_CONTAINER_GC_AGE },
+	{ "maximum-dead-containers-per-container", required_argument, NULL, O_CONTAINER_GC_PER },
+	{ "maximum-dead-containers", required_argument, NULL, O_CONTAINER_GC_MAX },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -133,8 +137,15 @@ config_usage(FILE *fp)
 	    "  --image-gc-high-threshold PCT    image disk use that starts image GC (default 85)\n"
 	    "  --image-gc-low-threshold PCT     image GC frees down to this (default 80)\n"
 	    "  --image-minimum-gc-age DUR       unused images younger are kept (default 2m)\n"
+	    "  --image-maximum-gc-age DUR       unused images not used for longer are removed\n"
+	    "                                   whatever the disk use (default 0: never)\n"
 	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
 	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
+	    "  --minimum-container-ttl-duration DUR  dead containers younger are kept (default 0)\n"
+	    "  --maximum-dead-containers-per-container N  dead instances kept per container\n"
+	    "                                   (default 1; negative: no limit)\n"
+	    "  --maximum-dead-containers N      dead containers kept on the node (default -1:\n"
+	    "                                   no limit)\n"
 	    "  --register-with-taints K=V:E,... taints the node registers with\n"
 	    "  --node-labels k=v,...            labels added at registration\n"
 	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
@@ -243,6 +254,35 @@ config_parse_duration(const char *s, int64_t *ms)
 	}
 	*ms = (int64_t)total;
 	return 0;
+}
+
+/* ms as Go's time.Duration prints it ("0s", "500ms", "1.5s", "2m0s", "1h0m0s"). */
+static void
+go_duration(int64_t ms, char *b, size_t n)
+{
+	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
+	char    frac[8] = "";
+	size_t  k;
+
+	if (ms == 0) {
+		snprintf(b, n, "0s");
+		return;
+	}
+	if (ms < 1000) {
+		snprintf(b, n, "%lldms", (long long)ms);
+		return;
+	}
+	if (ms % 1000 != 0) {
+		snprintf(frac, sizeof(frac), ".%03lld", (long long)(ms % 1000));
+		for (k = strlen(frac); frac[k - 1] == '0'; k--)
+			frac[k - 1] = '\0';
+	}
+	if (h > 0)
+		snprintf(b, n, "%lldh%lldm%lld%ss", (long long)h, (long long)m, (long long)s, frac);
+	else if (m > 0)
+		snprintf(b, n, "%lldm%lld%ss", (long long)m, (long long)s, frac);
+	else
+		snprintf(b, n, "%lld%ss", (long long)s, frac);
 }
 
 static int
@@ -841,6 +881,8 @@ config_apply(
 	}
 	case O_EVICTION_TRANSITION:
 	case O_IMAGE_GC_AGE:
+	case O_IMAGE_GC_MAX_AGE:
+	case O_CONTAINER_GC_AGE:
 	case O_EVICTION_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
 		    (id == O_EVICTION_MONITOR && ms < 100))
@@ -851,8 +893,23 @@ config_apply(
 			cfg->eviction_transition_ms = ms;
 		else if (id == O_IMAGE_GC_AGE)
 			cfg->image_gc_min_age_ms = ms;
+		else if (id == O_IMAGE_GC_MAX_AGE)
+			cfg->image_gc_max_age_ms = ms;
+		else if (id == O_CONTAINER_GC_AGE)
+			cfg->container_gc_min_age_ms = ms;
 		else
 			cfg->eviction_monitor_ms = ms;
+		break;
+	case O_CONTAINER_GC_PER:
+	case O_CONTAINER_GC_MAX:
+		/* The kubelet's int32 flags; a negative value lifts the limit. */
+		if (parse_int(val, INT32_MIN, INT32_MAX, &n) == -1)
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer", val, what);
+		if (id == O_CONTAINER_GC_PER)
+			cfg->container_gc_max_per = (int)n;
+		else
+			cfg->container_gc_max_total = (int)n;
 		break;
 	case O_EVICTION_MAX_GRACE:
 		if (parse_int(val, -1, 1000000000, &n) == -1)
@@ -971,6 +1028,8 @@ config_defaults(struct klet_config *cfg)
 	cfg->image_gc_high = 85;
 	cfg->image_gc_low = 80;
 	cfg->image_gc_min_age_ms = 2 * 60000;
+	cfg->container_gc_max_per = 1; /* the kubelet's MaxPerPodContainerCount */
+	cfg->container_gc_max_total = -1;
 	cfg->file_check_ms = 20000;
 	cfg->runtime_timeout_ms = 120000;
 	cfg->runtime_window = CONFIG_RUNTIME_WINDOW;
@@ -1089,6 +1148,19 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		    "%d must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) "
 		    "%d",
 		    cfg->image_gc_low, cfg->image_gc_high);
+		res = CONFIG_ERROR;
+		goto out;
+	}
+	if (cfg->image_gc_max_age_ms > 0 && cfg->image_gc_max_age_ms <= cfg->image_gc_min_age_ms) {
+		char a[32], b[32];
+
+		/* As the kubelet's configuration validation. */
+		go_duration(cfg->image_gc_max_age_ms, a, sizeof(a));
+		go_duration(cfg->image_gc_min_age_ms, b, sizeof(b));
+		config_errf(err, errlen,
+		    "invalid configuration: imageMaximumGCAge %s must be greater than "
+		    "imageMinimumGCAge %s",
+		    a, b);
 		res = CONFIG_ERROR;
 		goto out;
 	}

@@ -502,6 +502,7 @@ ctl_gen_imagegc(yajl_gen g, struct imagegc *ig)
 		json_gen_kv_int(g, "high", v.policy.high);
 		json_gen_kv_int(g, "low", v.policy.low);
 		json_gen_kv_int(g, "minAgeMs", v.policy.min_age_ms);
+		json_gen_kv_int(g, "maxAgeMs", v.policy.max_age_ms);
 		json_gen_kv_str(g, "mountpoint", v.fs.valid ? v.fs.mountpoint : NULL);
 		json_gen_kv_int(g, "capacity", v.fs.capacity);
 		json_gen_kv_int(g, "available", v.fs.available);
@@ -510,7 +511,9 @@ ctl_gen_imagegc(yajl_gen g, struct imagegc *ig)
 		json_gen_kv_int(g, "inUse", (int64_t)v.in_use);
 		json_gen_kv_int(g, "pinned", (int64_t)v.pinned);
 		json_gen_kv_int(g, "runs", (int64_t)v.gc_runs);
-		json_gen_kv_int(g, "removed", (int64_t)(v.removed_space + v.removed_reclaim));
+		json_gen_kv_int(
+		    g, "removed", (int64_t)(v.removed_space + v.removed_reclaim + v.removed_age));
+		json_gen_kv_int(g, "removedAge", (int64_t)v.removed_age);
 		json_gen_kv_int(g, "freedBytes", v.freed_bytes);
 		json_gen_kv_str(g, "lastResult", v.last_gc_ms != 0 ? v.last_result : NULL);
 	}

@@ -87,18 +87,20 @@ cmd_status_imagegc(const struct json *g)
 {
 	if (g == NULL || json_get(g, "high") == NULL)
 		return;
-	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds; %lld images (%lld in use, "
-	       "%lld pinned)\n",
+	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds",
 	    "Image GC:", (long long)jv_int(g, "high", 0), (long long)jv_int(g, "low", 0),
-	    (long long)jv_int(g, "minAgeMs", 0) / 1000, (long long)jv_int(g, "images", 0),
+	    (long long)jv_int(g, "minAgeMs", 0) / 1000);
+	if (jv_int(g, "maxAgeMs", 0) > 0)
+		printf(", maximum age %llds", (long long)jv_int(g, "maxAgeMs", 0) / 1000);
+	printf("; %lld images (%lld in use, %lld pinned)\n", (long long)jv_int(g, "images", 0),
 	    (long long)jv_int(g, "inUse", 0), (long long)jv_int(g, "pinned", 0));
 	if (jv_str(g, "mountpoint") != NULL)
 		printf("  %-28s%s: %lld%% used, %lld of %lld bytes available\n",
 		    "Image fs:", jv_str(g, "mountpoint"), (long long)jv_int(g, "usagePercent", 0),
 		    (long long)jv_int(g, "available", 0), (long long)jv_int(g, "capacity", 0));
-	printf("  %-28s%lld runs, %lld images removed, %lld bytes freed%s%s\n",
+	printf("  %-28s%lld runs, %lld images removed (%lld for their age), %lld bytes freed%s%s\n",
 	    "Collected:", (long long)jv_int(g, "runs", 0), (long long)jv_int(g, "removed", 0),
-	    (long long)jv_int(g, "freedBytes", 0),
+	    (long long)jv_int(g, "removedAge", 0), (long long)jv_int(g, "freedBytes", 0),
 	    jv_str(g, "lastResult") != NULL ? "; last: " : "", jv_strd(g, "lastResult", ""));
 }
 

@@ -45,6 +45,13 @@
 #   BENCH_API=pods                 joined the same way, but the N pods are API pods created
 #                                  through the stand-in (no manifests): the idle figures
 #                                  include their statuses (issue 18's agent with 30 pods)
+#   BENCH_HTTPS=K                  after the idle window, what TLS costs once loaded: one
+#                                  request to kletd's HTTPS port (OpenSSL loaded, the serving
+#                                  key and context made), then K (e.g. 20) idle keep-alive
+#                                  connections that each made one; a line after each
+#                                  ("https N=.. after=first_request|K_idle_connections rss_kib=..
+#                                  pss_kib=.. private_dirty_kib=..", and the mappings with
+#                                  BENCH_SMAPS, as N=N+https)
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 KLETD=${top_builddir:-.}/kletd
@@ -79,8 +86,9 @@ T=$(mktemp -d /tmp/klet-bench-footprint.XXXXXX)
 # The pods' cgroups go under a root of this run's own (the shared /kubepods may hold
 # thousands of other runs' directories, which housekeeping would walk every 2 s).
 CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
-kpid= fpid= ctd=
+kpid= fpid= ctd= hpid=
 cleanup() {
+	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
 	if [ -n "$ctd" ]; then
@@ -139,6 +147,42 @@ joined() { as_ctl '/objects?kind=leases' | grep -q '"bench"'; }
 all_running() { # PODS CONTAINERS
 	set -- "$1" "$2" $(counts)
 	[ "$3" -eq "$1" ] && [ "$4" -eq "$2" ]
+}
+
+# mem_kib PID: "rss_kib=.. pss_kib=.. private_dirty_kib=.." from smaps_rollup.
+mem_kib() {
+	awk '$1 == "Rss:" {r = $2} $1 == "Pss:" {p = $2} $1 == "Private_Dirty:" {d = $2}
+	    END {printf "rss_kib=%d pss_kib=%d private_dirty_kib=%d", r, p, d}' "/proc/$1/smaps_rollup"
+}
+# https_load PORT K: one HTTPS request, then K keep-alive TLS connections that each made one,
+# held (python's ssl, no verification: the serving certificate is self-signed) until hpid is
+# killed. Prints the lines of BENCH_HTTPS.
+https_load() {
+	curl -ks -o /dev/null "https://127.0.0.1:$1/healthz"
+	sleep 1
+	echo "https N=$n after=first_request $(mem_kib "$kpid")"
+	[ "${BENCH_SMAPS:-0}" != 0 ] && smaps_breakdown "$kpid" "$n+https"
+	rm -f "$R/https.ready"
+	$PY - "$1" "$2" "$R/https.ready" <<'P' &
+import socket, ssl, sys, time
+port, k, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+held = []
+for _ in range(k):
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)))
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n")
+    s.recv(65536)
+    held.append(s)
+open(ready, "w").write("ok")
+time.sleep(3600)
+P
+	hpid=$!
+	wait_for 600 test -s "$R/https.ready"
+	sleep 1
+	echo "https N=$n after=$2_idle_connections $(mem_kib "$kpid")"
+	kill "$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null; hpid=
 }
 
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
@@ -319,6 +363,11 @@ M
 		[ -x "${KLETD%/*}/podctl" ] && "${KLETD%/*}/podctl" --socket "$R/root/podctl.sock" \
 		    status 2>/dev/null | sed -n '/^Store:/,/^Events:/p' |
 		    grep -v '^Events:' | sed "s/^/# N=$n podctl: /"
+	fi
+	if [ -n "${BENCH_HTTPS:-}" ]; then
+		port=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' \
+		    "$R/kletd.log" | tail -1)
+		https_load "$port" "$BENCH_HTTPS"
 	fi
 	kill -TERM "$kpid" 2>/dev/null
 	wait_for 600 sh -c "! kill -0 $kpid" 2>/dev/null
