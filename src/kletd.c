@@ -61,8 +61,11 @@ struct kletd {
 	struct podconfig    *k_config;
 	struct source_file  *k_file;
 	struct housekeeping *k_hk;
-	struct api_join     *k_join;      /* api: --kubeconfig: watch, status, node */
-	struct prober       *k_prober;    /* prober: liveness, readiness, startup probes */
+	struct api_join     *k_join;          /* api: --kubeconfig: watch, status, node */
+	struct prober       *k_prober;        /* prober: liveness, readiness, startup probes */
+	int                  k_prober_synced; /* prober: its pods follow these versions */
+	uint64_t             k_prober_cache;
+	uint64_t             k_prober_workers;
 	struct logrotate    *k_logrotate; /* container log rotation */
 	struct ctl          *k_ctl;       /* podctl: the read-only inspection socket */
 	struct server       *k_server;    /* server: :10250, healthz, logs, metrics */
@@ -172,13 +175,24 @@ kletd_prober_pod(const struct pw_view *v, void *arg)
 	    k->k_prober, v->pod, podcache_get(k->k_cache, v->uid, NULL), v->state == PW_SYNC);
 }
 
+/* The probe workers follow the pods' workers and the runtime's view: nothing to do while
+ * neither changed (the sync of every pod is the same as the last one). */
 static void
 kletd_prober_sync(struct kletd *k)
 {
+	uint64_t cache, workers;
+
 	if (k->k_prober == NULL || k->k_workers == NULL)
+		return;
+	cache = podcache_generation(k->k_cache);
+	workers = podworkers_version(k->k_workers);
+	if (k->k_prober_synced && cache == k->k_prober_cache && workers == k->k_prober_workers)
 		return;
 	podworkers_foreach(k->k_workers, kletd_prober_pod, k);
 	prober_sweep(k->k_prober);
+	k->k_prober_synced = 1;
+	k->k_prober_cache = cache;
+	k->k_prober_workers = workers;
 }
 
 /* prober: kuberuntime reads the results of a pod's probes when it decides. */
@@ -188,6 +202,15 @@ kletd_probes(const char *uid, struct probe_set *out, void *arg)
 	struct kletd *k = arg;
 
 	return prober_probe_states(k->k_prober, uid, out);
+}
+
+/* api: the probe results' version (NULL uid: any pod's), so unchanged statuses are skipped. */
+static uint64_t
+kletd_probes_version(const char *uid, void *arg)
+{
+	struct kletd *k = arg;
+
+	return k->k_prober != NULL ? prober_version(k->k_prober, uid) : 0;
 }
 
 static void
@@ -807,7 +830,7 @@ kletd_wire(struct kletd *k)
 	 * Lease and the pod statuses go to it. */
 	if (k->k_cfg.kubeconfig != NULL && *k->k_cfg.kubeconfig != '\0') {
 		struct api_join_deps jd = { base, &k->k_cfg, k->k_store, k->k_config, k->k_cache,
-			k->k_workers, k->k_events, k->k_kr, kletd_probes, k };
+			k->k_workers, k->k_events, k->k_kr, kletd_probes, k, kletd_probes_version };
 		char                 jerr[600];
 
 		podconfig_add_source(k->k_config, "api");
@@ -935,8 +958,10 @@ kletd_housekeeping(void *arg)
 	struct kletd *k = arg;
 	char          why[256];
 
+	int looked = 1;
+
 	if (k->k_hk != NULL)
-		housekeeping_run(k->k_hk);
+		looked = housekeeping_run(k->k_hk);
 	log_flush_suppressed(); /* summaries of repeated lines, even when nothing else logs */
 	if (k->k_pleg != NULL) {
 		int ok = pleg_healthy(k->k_pleg, now_mono_ms(), why, sizeof(why));
@@ -950,8 +975,11 @@ kletd_housekeeping(void *arg)
 	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
-	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back. */
-	heap_trim(now_mono_ms());
+	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back:
+	 * looked at after every pass that had something to look at, and every 20 s (its
+	 * figures are a walk of malloc's bins and a read of /proc). */
+	if (looked || k->k_hk_runs % 10 == 0)
+		heap_trim(now_mono_ms());
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);

@@ -64,6 +64,17 @@ pev_free(struct pev *p)
 	free(p);
 }
 
+/* The flush runs 200 ms after a record while some event is newer than the server's copy;
+ * with nothing to send it does not run at all (an idle node has no timer here). */
+static void
+aev_arm(struct api_events *a)
+{
+	struct timeval tv = { 0, 200000 };
+
+	if (!evtimer_pending(a->a_timer, NULL))
+		evtimer_add(a->a_timer, &tv);
+}
+
 static void
 ts_rfc3339(int64_t ms, char *buf, size_t len)
 {
@@ -78,18 +89,24 @@ pev_done(const struct api_response *r, void *arg)
 	p->p_call = NULL;
 	if (r->status == 201 || r->status == 200) {
 		p->p_posted = 1;
+		if (p->p_dirty) /* recorded again while the call was in flight */
+			aev_arm(p->p_owner);
 		return;
 	}
 	if (r->status == 409 && !p->p_posted) {
 		p->p_posted = 1; /* exists already (a restart): patch it next time */
 		p->p_dirty = 1;
+		aev_arm(p->p_owner);
 		return;
 	}
 	if (r->status == 404 && p->p_posted) {
 		p->p_posted = 0; /* expired on the server: create it again */
 		p->p_dirty = 1;
+		aev_arm(p->p_owner);
 		return;
 	}
+	if (p->p_dirty)
+		aev_arm(p->p_owner);
 	p->p_owner->a_dropped++;
 	log_v(2, "events: %s %s: %d %s", p->p_posted ? "patch" : "post", p->p_name, r->status,
 	    r->message);
@@ -164,6 +181,7 @@ aev_flush(evutil_socket_t fd, short what, void *arg)
 	struct api_events *a = arg;
 	struct pev        *p;
 	int64_t            now = now_mono_ms();
+	int                pending = 0;
 
 	(void)fd;
 	(void)what;
@@ -174,15 +192,23 @@ aev_flush(evutil_socket_t fd, short what, void *arg)
 	a->a_tokens_ms = now;
 	TAILQ_FOREACH(p, &a->a_list, p_entry)
 	{
-		if (!p->p_dirty || p->p_call != NULL)
+		if (!p->p_dirty)
 			continue;
-		if (p->p_sent_ms != 0 && now - p->p_sent_ms < a->a_min_ms)
-			continue; /* coalesce: the next write carries the newest count */
-		if (a->a_tokens < 1.0)
+		if (p->p_call != NULL) /* its answer arms the flush again */
+			continue;
+		if (p->p_sent_ms != 0 && now - p->p_sent_ms < a->a_min_ms) {
+			pending = 1; /* coalesce: the next write carries the newest count */
+			continue;
+		}
+		if (a->a_tokens < 1.0) {
+			pending = 1;
 			break;
+		}
 		a->a_tokens -= 1.0;
 		pev_send(a, p);
 	}
+	if (pending)
+		aev_arm(a);
 }
 
 static void
@@ -227,6 +253,7 @@ aev_record(const struct ev_record *r, int is_new, void *arg)
 	p->p_count = r->count;
 	p->p_last_ms = r->last_ts;
 	p->p_dirty = 1;
+	aev_arm(a);
 }
 
 struct api_events *
@@ -234,7 +261,6 @@ api_events_new(struct event_base *base, struct api *api, struct events *ev, cons
     int64_t min_interval_ms, int qps)
 {
 	struct api_events *a = xcalloc(1, sizeof(*a));
-	struct timeval     tv = { 0, 200000 };
 
 	a->a_api = api;
 	a->a_events = ev;
@@ -244,8 +270,7 @@ api_events_new(struct event_base *base, struct api *api, struct events *ev, cons
 	a->a_tokens = 2 * a->a_qps;
 	a->a_tokens_ms = now_mono_ms();
 	TAILQ_INIT(&a->a_list);
-	a->a_timer = event_new(base, -1, EV_PERSIST, aev_flush, a);
-	event_add(a->a_timer, &tv);
+	a->a_timer = evtimer_new(base, aev_flush, a);
 	a->a_listen_id = events_listen(ev, aev_record, a);
 	return a;
 }

@@ -30,8 +30,22 @@
 #include "volumes/volumes.h"
 #include "api/watch.h"
 
+/* The versions of everything the pods' statuses are generated from (see api_join_relisted). */
+struct join_inputs {
+	uint64_t ji_cache;   /* podcache_generation */
+	uint64_t ji_probes;  /* probes_version(NULL) */
+	uint64_t ji_errors;  /* kuberuntime_start_errors_version(NULL) */
+	uint64_t ji_workers; /* podworkers_version */
+	uint64_t ji_pods;    /* podconfig_version */
+	uint64_t ji_mirrors; /* watch_mirrors_version */
+	uint64_t ji_status;  /* status_version: entries gone, host IP, evictions */
+};
+
 struct api_join {
 	struct api_join_deps j_deps;
+	int                  j_stamps;  /* the inputs have versions: unchanged pods are skipped */
+	struct join_inputs   j_last;    /* as the last pass began */
+	int                  j_current; /* ... and every status was current at its end */
 	struct kubeconfig   *j_kc;
 	struct api          *j_api;
 	struct watch        *j_watch;
@@ -75,6 +89,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	char                   e[512];
 
 	j->j_deps = *d;
+	j->j_stamps = d->probes == NULL || d->probes_version != NULL;
 	j->j_kc = kubeconfig_load(d->cfg->kubeconfig, e, sizeof(e));
 	if (j->j_kc == NULL) {
 		snprintf(err, errlen, "--kubeconfig %s", e);
@@ -207,7 +222,7 @@ errs_clear(struct errs *x)
 
 static void
 update_status(struct api_join *j, const struct pod *view, const char *runtime_uid,
-    const struct rt_pod_status *rt, int terminal)
+    const struct rt_pod_status *rt, int terminal, const struct status_stamp *stamp)
 {
 	struct errs             x = { NULL, 0 };
 	struct start_errors     se;
@@ -222,25 +237,64 @@ update_status(struct api_join *j, const struct pod *view, const char *runtime_ui
 		kuberuntime_foreach_start_error(j->j_deps.kr, runtime_uid, errs_add, &x);
 	se.v = x.v;
 	se.n = x.n;
-	status_update(j->j_status, view, rt, probes, x.n > 0 ? &se : NULL, terminal);
+	status_update(j->j_status, view, rt, probes, x.n > 0 ? &se : NULL, terminal, stamp);
 	errs_clear(&x);
+}
+
+/* One pass of api_join_relisted. */
+struct join_pass {
+	struct api_join *jp_join;
+	int              jp_stale; /* a status is not current after the pass */
+};
+
+/* The versioned inputs of runtime_uid's status (stamp->pod and ->mirror set by the caller)
+ * and its runtime status; terminal is the pod worker's (*worker: 1 when it has one). */
+static const struct rt_pod_status *
+pass_inputs(struct api_join *j, const char *runtime_uid, struct status_stamp *stamp, int *worker)
+{
+	const struct rt_pod_status *rt;
+	struct pw_view              v;
+
+	rt = podcache_get_versioned(j->j_deps.cache, runtime_uid, &stamp->rt);
+	*worker = podworkers_get(j->j_deps.workers, runtime_uid, &v) == 0;
+	if (*worker)
+		stamp->terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
+	if (j->j_deps.kr != NULL)
+		stamp->errors = kuberuntime_start_errors_version(j->j_deps.kr, runtime_uid);
+	if (j->j_deps.probes_version != NULL)
+		stamp->probes = j->j_deps.probes_version(runtime_uid, j->j_deps.probes_arg);
+	return rt;
+}
+
+/* After an update: whether the status is now current (the same inputs change nothing). */
+static void
+pass_check(struct join_pass *jp, const char *status_uid, const struct status_stamp *stamp)
+{
+	struct api_join *j = jp->jp_join;
+
+	if (!j->j_stamps || !status_current(j->j_status, status_uid, stamp))
+		jp->jp_stale = 1;
 }
 
 /* A static pod's status goes to its mirror pod (same spec, the mirror's uid). */
 static void
-relisted_static(struct api_join *j, const struct pod *pod)
+relisted_static(struct join_pass *jp, const struct pod *pod)
 {
+	struct api_join            *j = jp->jp_join;
 	const struct pod           *m = mirror_of(j->j_mirror, pod);
 	const struct rt_pod_status *rt;
 	struct pod                  view;
-	struct pw_view              v;
-	int                         terminal = 0;
+	struct status_stamp         stamp;
+	int                         worker;
 
 	if (m == NULL)
 		return;
-	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
-	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
-		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
+	memset(&stamp, 0, sizeof(stamp));
+	stamp.pod = pod;
+	stamp.mirror = m;
+	rt = pass_inputs(j, pod->uid, &stamp, &worker);
+	if (j->j_stamps && status_current(j->j_status, m->uid, &stamp))
+		return;
 	/* A view for this call only (status_update keeps none of it): the static pod's
 	 * fields, borrowed, with the mirror's uid and status. No reference: refs 0. */
 	view = *pod;
@@ -248,51 +302,85 @@ relisted_static(struct api_join *j, const struct pod *pod)
 	view.uid = m->uid;
 	view.status = m->status;
 	view.deletion_ts = 0; /* the mirror is never deleted for the static pod */
-	update_status(j, &view, pod->uid, rt, terminal);
+	update_status(j, &view, pod->uid, rt, stamp.terminal, j->j_stamps ? &stamp : NULL);
+	pass_check(jp, m->uid, &stamp);
 }
 
 static void
 relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 {
-	struct api_join            *j = arg;
+	struct join_pass           *jp = arg;
+	struct api_join            *j = jp->jp_join;
 	const struct rt_pod_status *rt;
-	struct pw_view              v;
-	int                         terminal = 0;
+	struct status_stamp         stamp;
+	int                         worker;
 
 	if (source == NULL || pod->uid == NULL)
 		return;
+	memset(&stamp, 0, sizeof(stamp));
+	stamp.pod = pod;
 	if (!admitted) {
 		const char *reason = NULL, *message = NULL;
 
 		/* Rejected at admission: the API pod is Failed and says why. */
-		if (strcmp(source, "api") == 0 &&
-		    podconfig_rejection(j->j_deps.pc, pod->uid, &reason, &message) == 0)
-			status_reject(j->j_status, pod, reason, message);
+		if (strcmp(source, "api") != 0 ||
+		    podconfig_rejection(j->j_deps.pc, pod->uid, &reason, &message) == -1)
+			return;
+		stamp.terminal = 1;
+		if (j->j_stamps && status_current(j->j_status, pod->uid, &stamp))
+			return;
+		status_reject(j->j_status, pod, reason, message, j->j_stamps ? &stamp : NULL);
+		pass_check(jp, pod->uid, &stamp);
 		return;
 	}
 	if (strcmp(source, "api") != 0) {
-		relisted_static(j, pod);
+		relisted_static(jp, pod);
 		return;
 	}
-	rt = podcache_get(j->j_deps.cache, pod->uid, NULL);
-	if (podworkers_get(j->j_deps.workers, pod->uid, &v) == 0)
-		terminal = v.state == PW_TERMINATED || v.state == PW_FINISHED;
-	else if (pod->deletion_ts != 0 && (rt == NULL || rt->ncontainers == 0))
-		terminal = 1; /* never started here and being deleted */
-	if (!terminal)        /* volumes: updates, tokens, labels (also after a restart) */
+	rt = pass_inputs(j, pod->uid, &stamp, &worker);
+	if (!worker && pod->deletion_ts != 0 && (rt == NULL || rt->ncontainers == 0))
+		stamp.terminal = 1; /* never started here and being deleted */
+	if (j->j_stamps && status_current(j->j_status, pod->uid, &stamp))
+		return;
+	if (!stamp.terminal) /* volumes: updates, tokens, labels (also after a restart) */
 		volumes_track_pod(j->j_volumes, pod);
 	else
 		volumes_forget_pod(j->j_volumes, pod->uid);
-	update_status(j, pod, pod->uid, rt, terminal);
+	update_status(j, pod, pod->uid, rt, stamp.terminal, j->j_stamps ? &stamp : NULL);
+	pass_check(jp, pod->uid, &stamp);
+}
+
+static void
+join_inputs(struct api_join *j, struct join_inputs *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->ji_cache = podcache_generation(j->j_deps.cache);
+	if (j->j_deps.probes_version != NULL)
+		in->ji_probes = j->j_deps.probes_version(NULL, j->j_deps.probes_arg);
+	if (j->j_deps.kr != NULL)
+		in->ji_errors = kuberuntime_start_errors_version(j->j_deps.kr, NULL);
+	in->ji_workers = podworkers_version(j->j_deps.workers);
+	in->ji_pods = podconfig_version(j->j_deps.pc);
+	in->ji_mirrors = watch_mirrors_version(j->j_watch);
+	in->ji_status = status_version(j->j_status);
 }
 
 void
 api_join_relisted(struct api_join *j)
 {
+	struct join_pass   jp = { j, 0 };
+	struct join_inputs in;
+
 	if (j == NULL)
 		return;
 	status_set_host_ip(j->j_status, node_ip(j->j_node)); /* the address may change */
-	podconfig_foreach(j->j_deps.pc, relisted_pod, j);
+	join_inputs(j, &in);
+	if (!j->j_stamps || !j->j_current || memcmp(&in, &j->j_last, sizeof(in)) != 0) {
+		/* Something changed: each pod whose own inputs changed is regenerated. */
+		podconfig_foreach(j->j_deps.pc, relisted_pod, &jp);
+		j->j_last = in;
+		j->j_current = !jp.jp_stale;
+	}
 	mirror_pass(j->j_mirror);
 }
 
@@ -395,6 +483,15 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 		return;
 	out->configured = 1;
 	out->connected = api_connected(j->j_api);
+	{
+		struct status_stats ss;
+
+		status_get_stats(j->j_status, &ss);
+		out->pod_status_generated = ss.generated;
+		out->pod_status_versions = ss.versions;
+		out->pod_status_patches = ss.patches;
+		out->pod_status_acked = ss.acked;
+	}
 	if (j->j_node != NULL) {
 		struct node_stats ns;
 

@@ -33,6 +33,10 @@ struct api_join_deps {
 	 * returning 0, or -1 when it has none. The set is borrowed for the call. */
 	int (*probes)(const char *uid, struct probe_set *out, void *arg);
 	void *probes_arg;
+	/* With probes: a number that changes whenever what probes gives for uid may have
+	 * changed, or with uid NULL for any pod (prober_version). NULL: every relist
+	 * regenerates every status. */
+	uint64_t (*probes_version)(const char *uid, void *arg);
 };
 
 /* Loads cfg->kubeconfig and starts everything (connecting in the background). Returns NULL
@@ -40,8 +44,11 @@ struct api_join_deps {
 struct api_join *api_join_new(const struct api_join_deps *, char *err, size_t errlen);
 /* Stops everything (pending calls cancelled). Call before freeing the deps. NULL no-op. */
 void api_join_free(struct api_join *);
-/* After each PLEG relist: regenerates the status of every API pod (sent at the end of the
- * turn when it changed). */
+/* After each PLEG relist: regenerates the status of each API pod (and static pod with a
+ * mirror) whose inputs changed since its last generation (its pod, runtime status, probe
+ * results, start errors, terminal state; the host IP, an eviction), sent at the end of the
+ * turn when the status changed. When no input of any pod changed and the last pass left
+ * every status current, it looks at no pod at all. */
 void api_join_relisted(struct api_join *);
 /* The 10 s status batch. */
 void api_join_status_batch(struct api_join *);

@@ -1,7 +1,5 @@
 /* status.c — the status manager: versioned statuses, incremental and batch sync, final
  * deletion (see status.h). */
-#include <sys/queue.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +10,7 @@
 #include "client/api.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strindex.h"
 #include "logic/patch.h"
 #include "logic/podstatus.h"
 #include "api/status.h"
@@ -19,7 +18,7 @@
 #include "core/util.h"
 
 struct sentry {
-	TAILQ_ENTRY(sentry) e_entry;
+	size_t             e_pos; /* in m_entries */
 	struct status_mgr *e_mgr;
 	char              *e_uid;
 	char              *e_ns;
@@ -42,19 +41,26 @@ struct sentry {
 	char              *e_evict_reason; /* evicted (status_evict): Failed with these */
 	char              *e_evict_message;
 	int                e_evict_disruption; /* ... with DisruptionTarget */
+	/* The inputs of the last update (status_update_stamped; its pods referenced), and
+	 * whether that update changed nothing: the same inputs again would change nothing. */
+	struct status_stamp e_stamp;
+	int                 e_stamp_current;
 };
 
-TAILQ_HEAD(sentries, sentry);
-
 struct status_mgr {
-	struct event_base  *m_base;
-	struct api         *m_api;
-	struct store       *m_store;
-	char               *m_runtime;
-	char               *m_host_ip;
-	int64_t             m_bo_min;
-	int64_t             m_bo_max;
-	struct sentries     m_entries;
+	struct event_base *m_base;
+	struct api        *m_api;
+	struct store      *m_store;
+	char              *m_runtime;
+	char              *m_host_ip;
+	int64_t            m_bo_min;
+	int64_t            m_bo_max;
+	struct sentry    **m_entries; /* in no particular order */
+	size_t             m_n;
+	size_t             m_cap;
+	struct strindex   *m_index;     /* m_entries by UID */
+	uint64_t           m_version;   /* grows when an entry goes or an input outside the stamp
+	                                 * (the host IP, an eviction) changes */
 	struct event       *m_turn_ev;  /* end-of-turn incremental sync */
 	struct event       *m_retry_ev; /* earliest backoff expiry */
 	struct status_stats m_stats;
@@ -62,15 +68,55 @@ struct status_mgr {
 
 static void entry_sync(struct sentry *);
 
+static const char *
+entry_key(const void *arg, size_t i)
+{
+	const struct status_mgr *m = arg;
+
+	return m->m_entries[i]->e_uid;
+}
+
 static struct sentry *
 entry_find(struct status_mgr *m, const char *uid)
 {
-	struct sentry *e;
+	size_t i = strindex_find(m->m_index, uid, entry_key, m);
 
-	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-	if (strcmp(e->e_uid, uid) == 0)
-		return e;
-	return NULL;
+	return i != STRINDEX_NONE ? m->m_entries[i] : NULL;
+}
+
+static void
+entry_insert(struct status_mgr *m, struct sentry *e)
+{
+	if (m->m_n == m->m_cap) {
+		m->m_cap = m->m_cap == 0 ? 32 : 2 * m->m_cap;
+		m->m_entries = xreallocarray(m->m_entries, m->m_cap, sizeof(*m->m_entries));
+	}
+	e->e_pos = m->m_n;
+	m->m_entries[m->m_n++] = e;
+	strindex_add(m->m_index, e->e_uid, e->e_pos);
+}
+
+/* Takes e out of the entries (the last one takes its place); e is not freed. */
+static void
+entry_unlink(struct status_mgr *m, struct sentry *e)
+{
+	struct sentry *last = m->m_entries[--m->m_n];
+
+	strindex_remove(m->m_index, e->e_uid, e->e_pos);
+	if (last != e) {
+		strindex_move(m->m_index, last->e_uid, last->e_pos, e->e_pos);
+		last->e_pos = e->e_pos;
+		m->m_entries[e->e_pos] = last;
+	}
+	m->m_version++;
+}
+
+static void
+stamp_clear(struct status_stamp *s)
+{
+	pod_unref(s->pod);
+	pod_unref(s->mirror);
+	memset(s, 0, sizeof(*s));
 }
 
 static void
@@ -81,6 +127,7 @@ entry_free(struct sentry *e)
 	pod_status_clear(&e->e_api);
 	pod_status_clear(&e->e_acked);
 	pod_status_clear(&e->e_sent);
+	stamp_clear(&e->e_stamp);
 	free(e->e_uid);
 	free(e->e_ns);
 	free(e->e_name);
@@ -96,7 +143,7 @@ entry_drop(struct sentry *e, const char *why)
 
 	log_v(2, "status: pod %s/%s uid=%s: dropped (%s)", e->e_ns, e->e_name, e->e_uid, why);
 	m->m_stats.dropped++;
-	TAILQ_REMOVE(&m->m_entries, e, e_entry);
+	entry_unlink(m, e);
 	entry_free(e);
 }
 
@@ -112,11 +159,14 @@ mgr_arm_retry(struct status_mgr *m)
 	struct sentry *e;
 	int64_t        now = now_mono_ms(), next = INT64_MAX;
 	struct timeval tv;
+	size_t         i;
 
-	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-	if ((e->e_dirty || e->e_want_delete) && e->e_call == NULL && e->e_not_before_ms > now &&
-	    e->e_not_before_ms < next)
-		next = e->e_not_before_ms;
+	for (i = 0; i < m->m_n; i++) {
+		e = m->m_entries[i];
+		if ((e->e_dirty || e->e_want_delete) && e->e_call == NULL &&
+		    e->e_not_before_ms > now && e->e_not_before_ms < next)
+			next = e->e_not_before_ms;
+	}
 	if (next == INT64_MAX)
 		return;
 	tv = ms_to_tv((next - now));
@@ -309,13 +359,12 @@ entry_sync(struct sentry *e)
 static void
 mgr_sync_dirty(struct status_mgr *m, int all)
 {
-	struct sentry *e, *next;
+	size_t i;
 
-	for (e = TAILQ_FIRST(&m->m_entries); e != NULL; e = next) {
-		next = TAILQ_NEXT(e, e_entry);
-		if (all || e->e_dirty)
-			entry_sync(e);
-	}
+	/* entry_sync never removes an entry (answers come on later turns). */
+	for (i = 0; i < m->m_n; i++)
+		if (all || m->m_entries[i]->e_dirty)
+			entry_sync(m->m_entries[i]);
 	mgr_arm_retry(m);
 }
 
@@ -364,7 +413,7 @@ restore_cb(const struct store_status *ss, void *arg)
 	} else
 		e->e_dirty = 1;
 	e->e_restored = 1;
-	TAILQ_INSERT_TAIL(&m->m_entries, e, e_entry);
+	entry_insert(m, e);
 	m->m_stats.restored++;
 	return 0;
 }
@@ -381,7 +430,7 @@ status_new(struct event_base *base, struct api *api, const struct status_options
 	m->m_host_ip = o ? xstrdup(o->host_ip) : NULL;
 	m->m_bo_min = o && o->backoff_min_ms > 0 ? o->backoff_min_ms : 1000;
 	m->m_bo_max = o && o->backoff_max_ms > 0 ? o->backoff_max_ms : 60000;
-	TAILQ_INIT(&m->m_entries);
+	m->m_index = strindex_new();
 	m->m_turn_ev = event_new(base, -1, 0, turn_cb, m);
 	/* Last in the turn: every update of the turn is in before the sync. */
 	event_priority_set(m->m_turn_ev, LOOP_PRI_LOW);
@@ -398,14 +447,14 @@ status_new(struct event_base *base, struct api *api, const struct status_options
 void
 status_free(struct status_mgr *m)
 {
-	struct sentry *e;
+	size_t i;
 
 	if (m == NULL)
 		return;
-	while ((e = TAILQ_FIRST(&m->m_entries)) != NULL) {
-		TAILQ_REMOVE(&m->m_entries, e, e_entry);
-		entry_free(e);
-	}
+	for (i = 0; i < m->m_n; i++)
+		entry_free(m->m_entries[i]);
+	free(m->m_entries);
+	strindex_free(m->m_index);
 	event_free(m->m_turn_ev);
 	event_free(m->m_retry_ev);
 	free(m->m_runtime);
@@ -414,34 +463,105 @@ status_free(struct status_mgr *m)
 }
 
 static void status_update_ex(struct status_mgr *, const struct pod *, const struct rt_pod_status *,
-    const struct probe_set *, const struct start_errors *, int, const char *, const char *);
+    const struct probe_set *, const struct start_errors *, int, const char *, const char *,
+    const struct status_stamp *);
 
-void
-status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
-    const struct probe_set *probes, const struct start_errors *errors, int terminal)
+static int
+stamp_equal(const struct status_stamp *a, const struct status_stamp *b)
 {
-	status_update_ex(m, pod, rt, probes, errors, terminal, NULL, NULL);
+	return a->pod == b->pod && a->mirror == b->mirror && a->rt == b->rt &&
+	    a->probes == b->probes && a->errors == b->errors && a->terminal == b->terminal;
+}
+
+int
+status_current(struct status_mgr *m, const char *uid, const struct status_stamp *stamp)
+{
+	struct sentry *e = entry_find(m, uid);
+
+	return e != NULL && !e->e_restored && e->e_stamp_current && stamp->pod != NULL &&
+	    stamp_equal(&e->e_stamp, stamp);
+}
+
+uint64_t
+status_version(const struct status_mgr *m)
+{
+	return m->m_version;
 }
 
 void
-status_reject(struct status_mgr *m, const struct pod *pod, const char *reason, const char *message)
+status_update(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
+    const struct probe_set *probes, const struct start_errors *errors, int terminal,
+    const struct status_stamp *stamp)
+{
+	status_update_ex(m, pod, rt, probes, errors, terminal, NULL, NULL, stamp);
+}
+
+void
+status_reject(struct status_mgr *m, const struct pod *pod, const char *reason, const char *message,
+    const struct status_stamp *stamp)
 {
 	char *msg = xsprintf("Pod was rejected: %s", message != NULL ? message : "");
 
-	status_update_ex(m, pod, NULL, NULL, NULL, 1, reason != NULL ? reason : "Rejected", msg);
+	status_update_ex(
+	    m, pod, NULL, NULL, NULL, 1, reason != NULL ? reason : "Rejected", msg, stamp);
 	free(msg);
+}
+
+/* What differs between the entry's stamp and stamp, for the log. */
+static const char *
+stamp_why(const struct sentry *e, const struct status_stamp *stamp)
+{
+	const struct status_stamp *o = &e->e_stamp;
+
+	if (stamp == NULL)
+		return "no stamp";
+	if (o->pod == NULL)
+		return "first";
+	if (o->pod != stamp->pod)
+		return "pod";
+	if (o->mirror != stamp->mirror)
+		return "mirror";
+	if (o->rt != stamp->rt)
+		return "runtime";
+	if (o->probes != stamp->probes)
+		return "probes";
+	if (o->errors != stamp->errors)
+		return "start errors";
+	if (o->terminal != stamp->terminal)
+		return "terminal";
+	return e->e_stamp_current ? "same" : "last generation changed";
+}
+
+/* The entry's stamp after an update: stamp (its pods referenced) when given, current when
+ * the update changed nothing. */
+static void
+entry_set_stamp(struct sentry *e, const struct status_stamp *stamp, int changed)
+{
+	struct status_stamp old = e->e_stamp;
+
+	memset(&e->e_stamp, 0, sizeof(e->e_stamp));
+	e->e_stamp_current = 0;
+	if (stamp != NULL && stamp->pod != NULL) {
+		/* The new references first: the old stamp may hold the only one of these pods. */
+		e->e_stamp = *stamp;
+		pod_ref(e->e_stamp.pod);
+		pod_ref(e->e_stamp.mirror);
+		e->e_stamp_current = !changed;
+	}
+	stamp_clear(&old);
 }
 
 static void
 status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_pod_status *rt,
     const struct probe_set *probes, const struct start_errors *errors, int terminal,
-    const char *evict_reason, const char *evict_message)
+    const char *evict_reason, const char *evict_message, const struct status_stamp *stamp)
 {
 	struct podstatus_input in;
 	struct pod_status      gen, merged;
 	struct sentry         *e;
 	int64_t                now = (int64_t)time(NULL);
 	char                  *json;
+	int                    changed = 0;
 
 	if (pod->uid == NULL || pod->ns == NULL || pod->name == NULL)
 		return;
@@ -453,7 +573,7 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 		e->e_ns = xstrdup(pod->ns);
 		e->e_name = xstrdup(pod->name);
 		podstatus_copy(&e->e_status, &pod->status);
-		TAILQ_INSERT_TAIL(&m->m_entries, e, e_entry);
+		entry_insert(m, e);
 	} else if (e->e_restored) {
 		e->e_restored = 0;
 		e->e_ns = xstrdup(pod->ns);
@@ -474,6 +594,8 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 	in.evict_reason = evict_reason != NULL ? evict_reason : e->e_evict_reason;
 	in.evict_message = evict_reason != NULL ? evict_message : e->e_evict_message;
 	in.evict_disruption = evict_reason == NULL && e->e_evict_disruption;
+	m->m_stats.generated++;
+	log_v(4, "status: pod %s/%s: generated (%s)", pod->ns, pod->name, stamp_why(e, stamp));
 	podstatus_generate(&in, &gen);
 	/* The merge rules against the server's status: conditions it owns stay, a terminal
 	 * phase waits until nothing can run. */
@@ -489,14 +611,17 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 			free(json);
 		}
 		e->e_dirty = 1;
+		changed = 1;
 		mgr_kick(m);
 	} else
 		pod_status_clear(&merged);
 	if (pod->deletion_ts != 0 && terminal && !e->e_deleted && !e->e_want_delete) {
 		e->e_want_delete = 1;
 		e->e_dirty = 1;
+		changed = 1;
 		mgr_kick(m);
 	}
+	entry_set_stamp(e, stamp, changed);
 }
 
 int
@@ -509,7 +634,7 @@ status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, co
 		return -1;
 	if ((e = entry_find(m, pod->uid)) == NULL) {
 		/* Evicted before its first status: the entry starts with the eviction. */
-		status_update_ex(m, pod, NULL, NULL, NULL, 0, reason, message);
+		status_update_ex(m, pod, NULL, NULL, NULL, 0, reason, message, NULL);
 		if ((e = entry_find(m, pod->uid)) == NULL)
 			return -1;
 	}
@@ -518,6 +643,8 @@ status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, co
 	e->e_evict_reason = xstrdup(reason);
 	e->e_evict_message = xstrdup(message);
 	e->e_evict_disruption = disruption;
+	e->e_stamp_current = 0; /* an input the stamp does not hold */
+	m->m_version++;
 	return 0;
 }
 
@@ -527,7 +654,7 @@ status_forget(struct status_mgr *m, const char *uid)
 	struct sentry *e = entry_find(m, uid);
 
 	if (e != NULL) {
-		TAILQ_REMOVE(&m->m_entries, e, e_entry);
+		entry_unlink(m, e);
 		entry_free(e);
 	}
 }
@@ -536,32 +663,35 @@ void
 status_foreach_restored(
     struct status_mgr *m, void (*cb)(const struct pod_status *, void *), void *arg)
 {
-	struct sentry *e;
+	size_t i;
 
-	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-	if (e->e_restored)
-		cb(&e->e_status, arg);
+	for (i = 0; i < m->m_n; i++)
+		if (m->m_entries[i]->e_restored)
+			cb(&m->m_entries[i]->e_status, arg);
 }
 
 void
 status_batch(struct status_mgr *m)
 {
 	struct sentry *e;
+	size_t         i = 0;
+	int            any = 0;
 
-	struct sentry *next;
-
-	for (e = TAILQ_FIRST(&m->m_entries); e != NULL; e = next) {
-		next = TAILQ_NEXT(e, e_entry);
+	while (i < m->m_n) {
+		e = m->m_entries[i];
 		if (e->e_restored && ++e->e_restored > 7) {
 			/* Restored, and no pod claimed it within a minute of batches: gone. */
-			TAILQ_REMOVE(&m->m_entries, e, e_entry);
+			entry_unlink(m, e); /* the last entry takes place i */
 			entry_free(e);
 			continue;
 		}
 		if (e->e_version > e->e_acked_version || e->e_want_delete)
 			e->e_dirty = 1;
+		any |= e->e_dirty;
+		i++;
 	}
-	mgr_sync_dirty(m, 0);
+	if (any) /* everything acknowledged: nothing to send, no retry to arm */
+		mgr_sync_dirty(m, 0);
 }
 
 int
@@ -584,19 +714,20 @@ status_get(
 void
 status_get_stats(const struct status_mgr *m, struct status_stats *st)
 {
-	const struct sentry *e;
-
 	*st = m->m_stats;
-	st->entries = 0;
-	TAILQ_FOREACH(e, &m->m_entries, e_entry)
-	st->entries++;
+	st->entries = (unsigned)m->m_n;
 }
 
 void
 status_set_host_ip(struct status_mgr *m, const char *ip)
 {
+	size_t i;
+
 	if (streq_null(ip, m->m_host_ip))
 		return;
 	free(m->m_host_ip);
 	m->m_host_ip = xstrdup(ip);
+	for (i = 0; i < m->m_n; i++) /* an input the stamps do not hold */
+		m->m_entries[i]->e_stamp_current = 0;
+	m->m_version++;
 }

@@ -16,10 +16,15 @@
 #include "api/watch.h"
 #include "node/events.h"
 
-#define WATCH_SOURCE       "api"
+#define WATCH_SOURCE           "api"
 /* Watches in a row that fail (refused, ended at once, connection lost) before a LIST
  * replaces the position, as client-go's reflector relists after a watch error. */
-#define WATCH_MAX_FAILURES 3
+#define WATCH_MAX_FAILURES     3
+/* A bookmark's position is saved at most this often (an event's at once): a restart that
+ * resumes from an older position replays nothing of this node's pods (bookmarks carry no
+ * change), and an idle node does not write its store, and fsync it at the checkpoint,
+ * every time the cluster's resourceVersion moves. */
+#define WATCH_BOOKMARK_SAVE_MS 60000
 
 struct uids {
 	char **v;
@@ -57,6 +62,11 @@ struct watch {
 	size_t             w_nmirrors;
 	const struct pod **w_list_mirrors; /* a list in progress */
 	size_t             w_nlist_mirrors;
+	uint64_t           w_mirrors_version; /* grows whenever w_mirrors changes */
+	int                w_rv_unsaved;      /* w_rv (from a bookmark) is not in the store yet */
+	int64_t            w_rv_saved_ms;     /* when w_rv was last saved */
+	uint64_t           w_bookmark_hash;   /* the last bookmark line, to skip it again */
+	size_t             w_bookmark_len;
 	struct uids        w_bad; /* pods reported unusable (watch_bad_pod) */
 };
 
@@ -88,6 +98,7 @@ mirror_remove(struct watch *w, const char *uid)
 			continue;
 		pod_unref(w->w_mirrors[i]);
 		w->w_mirrors[i] = w->w_mirrors[--w->w_nmirrors];
+		w->w_mirrors_version++;
 		return;
 	}
 }
@@ -99,6 +110,7 @@ mirror_upsert(struct watch *w, const struct pod *p)
 	mirror_remove(w, p->uid);
 	w->w_mirrors = xreallocarray(w->w_mirrors, w->w_nmirrors + 1, sizeof(*w->w_mirrors));
 	w->w_mirrors[w->w_nmirrors++] = p;
+	w->w_mirrors_version++;
 }
 
 static void watch_list_page(struct watch *, const char *cont);
@@ -128,13 +140,37 @@ watch_set_state(struct watch *w, enum watch_state s)
 }
 
 static void
-watch_set_rv(struct watch *w, const char *rv)
+watch_save_rv(struct watch *w)
 {
-	if (rv == NULL || *rv == '\0' || strcmp(rv, w->w_rv) == 0)
-		return;
-	snprintf(w->w_rv, sizeof(w->w_rv), "%s", rv);
+	w->w_rv_unsaved = 0;
+	w->w_rv_saved_ms = now_mono_ms();
 	if (w->w_store != NULL)
 		store_set_meta(w->w_store, WATCH_META_RV, w->w_rv);
+}
+
+/* The position moves to rv; saved at once, or for a bookmark (lazy) within
+ * WATCH_BOOKMARK_SAVE_MS. */
+static void
+watch_move_rv(struct watch *w, const char *rv, int lazy)
+{
+	if (!lazy)
+		w->w_bookmark_len = 0; /* a later bookmark line is looked at again */
+	if (rv == NULL || *rv == '\0' || strcmp(rv, w->w_rv) == 0) {
+		if (!lazy && w->w_rv_unsaved)
+			watch_save_rv(w);
+		return;
+	}
+	snprintf(w->w_rv, sizeof(w->w_rv), "%s", rv);
+	if (lazy && now_mono_ms() - w->w_rv_saved_ms < WATCH_BOOKMARK_SAVE_MS)
+		w->w_rv_unsaved = 1;
+	else
+		watch_save_rv(w);
+}
+
+static void
+watch_set_rv(struct watch *w, const char *rv)
+{
+	watch_move_rv(w, rv, 0);
 }
 
 static void
@@ -210,6 +246,7 @@ decode_pod(
 	struct pod *p;
 
 	*size = len;
+	memset(it, 0, sizeof(*it));
 	p = pod_from_json(doc, len, e, sizeof(e));
 	if (p == NULL) {
 		snprintf(err, errlen, "cannot decode: %s", e);
@@ -226,6 +263,9 @@ decode_pod(
 	it->doc = doc;
 	it->doc_len = len;
 	it->format = "json";
+	/* The hashes podconfig compares, from the tree at hand (not a third parse). */
+	podconfig_json_hashes(obj, &it->spec_hash, &it->status_hash);
+	it->hashed = 1;
 	return 0;
 }
 
@@ -287,6 +327,7 @@ keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
 		    w->w_list_mirrors, w->w_nlist_mirrors + 1, sizeof(*w->w_list_mirrors));
 		w->w_list_mirrors[w->w_nlist_mirrors++] = w->w_mirrors[i];
 		w->w_mirrors[i] = w->w_mirrors[--w->w_nmirrors];
+		w->w_mirrors_version++;
 		return -1;
 	}
 	doc = podconfig_doc(w->w_pc, uid, &len, NULL, &src);
@@ -294,6 +335,7 @@ keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
 		return -1;
 	if ((p = pod_from_json(doc, len, err, sizeof(err))) == NULL)
 		return -1;
+	memset(it, 0, sizeof(*it));
 	it->pod = p;
 	it->doc = xstrndup(doc, len);
 	it->doc_len = len;
@@ -633,6 +675,7 @@ list_done(const struct api_response *r, void *arg)
 	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
 	w->w_mirrors = w->w_list_mirrors;
 	w->w_nmirrors = w->w_nlist_mirrors;
+	w->w_mirrors_version++;
 	w->w_list_mirrors = NULL;
 	w->w_nlist_mirrors = 0;
 	for (i = 0; i < w->w_nitems; i++)
@@ -686,6 +729,14 @@ watch_line(const char *line, size_t len, void *arg)
 	w->w_backoff_ms = 800; /* the stream works */
 	w->w_fails = 0;
 	w->w_stats.last_event_ms = now_mono_ms();
+	if (w->w_bookmark_len > 0 && len == w->w_bookmark_len &&
+	    hash_bytes(line, len, 0) == w->w_bookmark_hash) {
+		/* The last bookmark again (nothing in the cluster moved): nothing to decode. */
+		w->w_stats.bookmarks++;
+		if (w->w_rv_unsaved && now_mono_ms() - w->w_rv_saved_ms >= WATCH_BOOKMARK_SAVE_MS)
+			watch_save_rv(w);
+		return 0;
+	}
 	doc = json_parse(
 	    line, len, &(struct json_limits){ API_MAX_EVENT, 0, API_MAX_OBJECT }, err, sizeof(err));
 	if (doc == NULL) {
@@ -705,7 +756,9 @@ watch_line(const char *line, size_t len, void *arg)
 	}
 	if (strcmp(type, "BOOKMARK") == 0) {
 		w->w_stats.bookmarks++;
-		watch_set_rv(w, rv);
+		watch_move_rv(w, rv, 1);
+		w->w_bookmark_hash = hash_bytes(line, len, 0);
+		w->w_bookmark_len = len;
 	} else if (strcmp(type, "ERROR") == 0) {
 		if (json_int(json_get(obj, "code"), &code) == 0 && code == 410) {
 			w->w_stats.expired++;
@@ -885,6 +938,7 @@ resume_pod(const struct store_pod *sp, void *arg)
 		rc->items = xreallocarray(rc->items, rc->cap, sizeof(*rc->items));
 	}
 	/* The document lives only during the callback: keep a copy. */
+	memset(&rc->items[rc->n], 0, sizeof(rc->items[rc->n]));
 	rc->items[rc->n].pod = p;
 	rc->items[rc->n].doc = xstrndup(sp->doc, sp->doc_len);
 	rc->items[rc->n].doc_len = sp->doc_len;
@@ -965,6 +1019,9 @@ watch_free(struct watch *w)
 {
 	if (w == NULL)
 		return;
+	if (w->w_rv_unsaved) /* the latest bookmark's position (committed when the store
+	                      * closes) */
+		watch_save_rv(w);
 	api_call_cancel(w->w_call);
 	if (w->w_timer != NULL)
 		event_free(w->w_timer);
@@ -1000,6 +1057,12 @@ watch_mirror(const struct watch *w, const char *ns, const char *name)
 		if (streq_null(w->w_mirrors[i]->ns, ns) && streq_null(w->w_mirrors[i]->name, name))
 			return w->w_mirrors[i];
 	return NULL;
+}
+
+uint64_t
+watch_mirrors_version(const struct watch *w)
+{
+	return w->w_mirrors_version;
 }
 
 void

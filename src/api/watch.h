@@ -6,12 +6,13 @@
  * WATCH from the list's resourceVersion with allowWatchBookmarks=true and a random
  * timeoutSeconds. ADDED / MODIFIED -> podconfig_upsert, DELETED -> podconfig_remove;
  * BOOKMARKs and events advance the position, which is saved in the store (meta key
- * WATCH_META_RV). A stream that ends is re-watched from the position; ERROR 410 (or a 410
- * answer) relists; so does 504 Too large resource version (answer or ERROR event: the
- * server's store went back in time), at once, and WATCH_MAX_FAILURES watches in a row that
- * fail before any event (but 429s), as client-go's reflector does. The LIST never carries a
- * resourceVersion (a consistent read). Failures back off 0.8 s doubling to 30 s with
- * jitter.
+ * WATCH_META_RV): an event's at once, a bookmark's within a minute (and when the watch is
+ * freed); a bookmark line identical to the last one is not decoded again. A stream that ends is
+ * re-watched from the position; ERROR 410 (or a 410 answer) relists; so does 504 Too large resource
+ * version (answer or ERROR event: the server's store went back in time), at once, and
+ * WATCH_MAX_FAILURES watches in a row that fail before any event (but 429s), as client-go's
+ * reflector does. The LIST never carries a resourceVersion (a consistent read). Failures back off
+ * 0.8 s doubling to 30 s with jitter.
  *
  * A pod object that cannot be used (undecodable, invalid, an event over API_MAX_EVENT) is
  * never taken for a deletion: it is skipped (the stream goes on, the position moves past
@@ -87,6 +88,8 @@ const struct pod *watch_mirror(const struct watch *, const char *ns, const char 
 /* A mirror pod the server answered with (a lookup by name, or its creation): kept as the
  * watch's until an event or a LIST replaces it. Takes ownership of m. */
 void watch_mirror_adopt(struct watch *, struct pod *m);
+/* A number that changes whenever a mirror pod comes, goes or is replaced. */
+uint64_t watch_mirrors_version(const struct watch *);
 /* Calls cb for every mirror pod the server has for this node. */
 void watch_foreach_mirror(const struct watch *, void (*cb)(const struct pod *, void *), void *arg);
 

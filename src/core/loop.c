@@ -48,12 +48,12 @@ struct loop {
 	struct loop_turn_stats l_turns;
 	/* The current turn's sections (loop_note, tasks): the longest one names the turn. */
 	const char *l_sec;       /* the section running, NULL: none named */
-	int64_t     l_sec_start; /* its start (CPU time) */
+	int64_t     l_sec_start; /* its start (monotonic time) */
 	const char *l_turn_task; /* the longest section of the current turn */
 	int64_t     l_turn_task_us;
 	int         l_in_turn;   /* between a poll's return and the next poll */
-	int64_t     l_turn_cpu;  /* the current turn's start: CPU time */
-	int64_t     l_turn_wall; /* and monotonic time */
+	int64_t     l_turn_cpu;  /* CPU time when the current turn's poll began */
+	int64_t     l_turn_wall; /* monotonic time when the poll returned */
 };
 
 /* The loop in loop_run, for loop_note (one loop runs at a time). */
@@ -73,7 +73,9 @@ loop_cpu_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Ends the running section at now (CPU time) and starts what (NULL: an unnamed one). */
+/* Ends the running section at now (monotonic time: the thread's CPU clock is a system call,
+ * the monotonic one is not; inside a turn they differ by what the thread was preempted) and
+ * starts what (NULL: an unnamed one). */
 static void
 loop_section(struct loop *l, const char *what, int64_t now)
 {
@@ -89,7 +91,7 @@ void
 loop_note(const char *what)
 {
 	if (loop_running != NULL)
-		loop_section(loop_running, what, loop_cpu_us());
+		loop_section(loop_running, what, now_mono_us());
 }
 
 static void
@@ -347,18 +349,20 @@ epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
 	        NULL)
 		fatalx("%s: dlsym: %s", __func__, dlerror());
 	if (l != NULL && l->l_in_turn) {
-		int64_t c1 = loop_cpu_us();
+		/* One CPU clock read a turn: from this poll's start to the next one's, so a
+		 * turn's figure includes its poll's system call (a few microseconds). */
+		int64_t c1 = loop_cpu_us(), w1 = now_mono_us();
 
-		loop_section(l, NULL, c1);
-		loop_turn_done(l, c1 - l->l_turn_cpu, now_mono_us() - l->l_turn_wall);
+		loop_section(l, NULL, w1);
+		loop_turn_done(l, c1 - l->l_turn_cpu, w1 - l->l_turn_wall);
 		l->l_in_turn = 0;
+		l->l_turn_cpu = c1;
 	}
 	rc = real(epfd, events, maxevents, timeout);
 	saved = errno;
 	if (l != NULL && l == loop_running) {
 		l->l_in_turn = 1;
 		l->l_sec = NULL;
-		l->l_turn_cpu = loop_cpu_us();
 		l->l_turn_wall = now_mono_us();
 	}
 	errno = saved;
@@ -372,12 +376,13 @@ loop_run(struct loop *l)
 
 	loop_running = l;
 	l->l_in_turn = 0;
+	l->l_turn_cpu = loop_cpu_us();
 	rc = event_base_dispatch(l->l_base);
 	if (l->l_in_turn) { /* the last turn, ended by loop_stop */
-		int64_t c1 = loop_cpu_us();
+		int64_t c1 = loop_cpu_us(), w1 = now_mono_us();
 
-		loop_section(l, NULL, c1);
-		loop_turn_done(l, c1 - l->l_turn_cpu, now_mono_us() - l->l_turn_wall);
+		loop_section(l, NULL, w1);
+		loop_turn_done(l, c1 - l->l_turn_cpu, w1 - l->l_turn_wall);
 	}
 	loop_running = NULL;
 	l->l_in_turn = 0;

@@ -29,9 +29,11 @@ struct loop_task_stats {
 
 /* Loop turns: one turn is everything the loop does between two polls for events (from
  * epoll_wait's return to the next epoll_wait: loop.c sees both). Its length is the thread's
- * CPU time over the turn (time the thread was preempted or blocked in a system call inside a
- * callback is not counted; the longest turn in wall time is kept too). Buckets by upper
- * bound: counts[i] holds the turns of at most loop_turn_bounds_us[i] (the last: "more"). */
+ * CPU time from its poll's start to the next poll's (one clock read a turn: the poll's own
+ * system call is counted, time the thread was preempted or blocked in a system call inside a
+ * callback is not; the longest turn in wall time is kept too). Buckets by upper bound:
+ * counts[i] holds the turns of at most loop_turn_bounds_us[i] (the last: "more"). The named
+ * parts of a turn (max_task) are timed by the monotonic clock. */
 #define LOOP_TURN_NBUCKETS 13
 extern const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS];
 struct loop_turn_stats {

@@ -82,6 +82,55 @@ strindex_add(struct strindex *x, const char *key, size_t pos)
 	x->si_n++;
 }
 
+/* The slot holding key at pos, or the mask + 1 when none does. */
+static size_t
+si_slot_of(const struct strindex *x, const char *key, size_t pos)
+{
+	uint64_t h;
+	size_t   s;
+
+	if (x->si_n == 0 || key == NULL)
+		return x->si_mask + 1;
+	h = hash_bytes(key, strlen(key), 0);
+	for (s = si_slot(h, x->si_mask); x->si_pos[s] != 0; s = (s + 1) & x->si_mask)
+		if (x->si_hash[s] == h && x->si_pos[s] == pos + 1)
+			return s;
+	return x->si_mask + 1;
+}
+
+void
+strindex_remove(struct strindex *x, const char *key, size_t pos)
+{
+	size_t s = si_slot_of(x, key, pos), j, home;
+
+	if (s > x->si_mask)
+		return;
+	/* Backward shift: each later slot of the run that may live at s moves there, so that
+	 * every remaining key is still reached from its home slot without a gap. */
+	for (j = (s + 1) & x->si_mask; x->si_pos[j] != 0; j = (j + 1) & x->si_mask) {
+		home = si_slot(x->si_hash[j], x->si_mask);
+		/* j stays when its home is cyclically in (s, j]. */
+		if (s <= j ? (home > s && home <= j) : (home > s || home <= j))
+			continue;
+		x->si_hash[s] = x->si_hash[j];
+		x->si_pos[s] = x->si_pos[j];
+		s = j;
+	}
+	x->si_pos[s] = 0;
+	x->si_n--;
+}
+
+void
+strindex_move(struct strindex *x, const char *key, size_t from, size_t to)
+{
+	size_t s = si_slot_of(x, key, from);
+
+	if (to >= UINT32_MAX)
+		fatalx("%s: position %zu out of range", __func__, to);
+	if (s <= x->si_mask)
+		x->si_pos[s] = (uint32_t)to + 1;
+}
+
 size_t
 strindex_find(const struct strindex *x, const char                 *key,
     const char *(*key_at)(const void *arg, size_t pos), const void *arg)

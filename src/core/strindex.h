@@ -3,9 +3,11 @@
  * The index maps a key's hash to array positions (open addressing, at most half full); it
  * keeps no key, only hashes and positions, so the owner's array stays the one place that
  * holds the data and the index costs 12 bytes a slot. The owner adds each element it
- * appends (strindex_add) and rebuilds the index when positions move (strindex_reset, then
- * strindex_add for each), which owners do only when elements leave. A lookup confirms a
- * candidate through the owner's key function, so two keys of one hash never mix.
+ * appends (strindex_add) and, when elements leave, either rebuilds the index (strindex_reset,
+ * then strindex_add for each: an array that keeps its order) or, when the last element takes
+ * the place of the one that leaves, removes one and moves the other (strindex_remove,
+ * strindex_move: constant time). A lookup confirms a candidate through the owner's key
+ * function, so two keys of one hash never mix.
  */
 #ifndef KLET_STRINDEX_H
 #define KLET_STRINDEX_H
@@ -25,6 +27,10 @@ void strindex_free(struct strindex *);
 void strindex_reset(struct strindex *);
 /* Records that the element at pos has key. */
 void strindex_add(struct strindex *, const char *key, size_t pos);
+/* Forgets the element at pos whose key is key (nothing when the index does not hold it). */
+void strindex_remove(struct strindex *, const char *key, size_t pos);
+/* The element whose key is key moved from position from to position to. */
+void strindex_move(struct strindex *, const char *key, size_t from, size_t to);
 /* The position of the element whose key is key, or STRINDEX_NONE. key_at(arg, pos) gives
  * the key of the element at pos. */
 size_t strindex_find(const struct strindex *, const char           *key,

@@ -242,8 +242,19 @@ path_join(const char *base, int n, ...)
 int
 mkdirs(const char *path, unsigned mode)
 {
-	char *p = xstrdup(path), *s;
+	char *p, *s;
 	int   rc = 0;
+
+	/* Most callers' parents are there already: one mkdir, and the components one by one
+	 * only when a parent is missing (a pod's cgroups and log directory, on its way to its
+	 * sandbox, cost a system call each instead of one per component). */
+	if (mkdir(path, (mode_t)mode) == 0)
+		return chmod(path, (mode_t)mode);
+	if (errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	p = xstrdup(path);
 
 	for (s = p + 1; *s != '\0'; s++) {
 		if (*s != '/')

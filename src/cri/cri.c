@@ -673,53 +673,94 @@ cri_list_containers_raw(struct cri *c, const Runtime__V1__ListContainersRequest 
 	    c, &list_containers_raw_rpc, &req->base, timeout_ms, (void (*)(void))cb, arg, owner);
 }
 
+/* The field at msg[i..len): its number (*num), where its value starts (*val) and ends (the
+ * return: the next field's position), or 0 when malformed (truncated, a bad wire type or
+ * field number). Length-delimited values start after their length. */
+static size_t
+cri_wire_field(const uint8_t *msg, size_t len, size_t i, uint64_t *num, size_t *val)
+{
+	uint64_t key, v;
+	int      r;
+
+	if ((r = cri_wire_varint(msg + i, len - i, &key)) <= 0)
+		return 0;
+	i += (size_t)r;
+	if (key >> 3 == 0 || key >> 3 > UINT32_MAX)
+		return 0;
+	*num = key >> 3;
+	switch (key & 7) {
+	case 0: /* varint */
+		if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
+			return 0;
+		*val = i;
+		return i + (size_t)r;
+	case 1: /* 64-bit */
+		if (len - i < 8)
+			return 0;
+		*val = i;
+		return i + 8;
+	case 2: /* length-delimited */
+		if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
+			return 0;
+		i += (size_t)r;
+		if (v > len - i)
+			return 0;
+		*val = i;
+		return i + (size_t)v;
+	case 5: /* 32-bit */
+		if (len - i < 4)
+			return 0;
+		*val = i;
+		return i + 4;
+	default: /* groups (deprecated) and invalid wire types */
+		return 0;
+	}
+}
+
 int
 cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
     int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg)
 {
-	size_t i = 0;
+	size_t   i = 0, next, val;
+	uint64_t num;
 
 	while (i < len) {
-		uint64_t key, v;
-		int      r;
-
-		if ((r = cri_wire_varint(msg + i, len - i, &key)) <= 0)
+		if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
 			return -1;
-		i += (size_t)r;
-		if (key >> 3 == 0 || key >> 3 > UINT32_MAX)
+		if (num == field && (msg[i] & 7) == 2 && cb(msg + val, next - val, arg) == -1)
 			return -1;
-		switch (key & 7) {
-		case 0: /* varint */
-			if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
-				return -1;
-			i += (size_t)r;
-			break;
-		case 1: /* 64-bit */
-			if (len - i < 8)
-				return -1;
-			i += 8;
-			break;
-		case 2: /* length-delimited */
-			if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
-				return -1;
-			i += (size_t)r;
-			if (v > len - i)
-				return -1;
-			if (key >> 3 == field && cb(msg + i, (size_t)v, arg) == -1)
-				return -1;
-			i += (size_t)v;
-			break;
-		case 5: /* 32-bit */
-			if (len - i < 4)
-				return -1;
-			i += 4;
-			break;
-		default: /* groups (deprecated) and invalid wire types */
-			return -1;
-		}
+		i = next;
 	}
 	return 0;
 }
+
+/* splitmix64's finalizer: spreads a field's hash over the word before it is added. */
+static uint64_t
+cri_wire_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+uint64_t
+cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed)
+{
+	size_t   i = 0, next, val, n = 0;
+	uint64_t num, sum = 0;
+
+	while (i < len) {
+		if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
+			return hash_bytes(msg, len, seed); /* not a message: its bytes, in order */
+		sum += cri_wire_mix(hash_bytes(msg + i, next - i, seed));
+		n++;
+		i = next;
+	}
+	return cri_wire_mix(sum ^ cri_wire_mix(n + seed));
+}
+
 CRI_RPC(version, RT, "Version", VersionRequest, VersionResponse,
     runtime__v1__version_response__descriptor)
 CRI_RPC(

@@ -216,6 +216,12 @@ struct cri_call *cri_list_containers_raw(struct cri *, const Runtime__V1__ListCo
  * field number) or cb returned -1. Pure. */
 int cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
     int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg);
+/* A hash of the message msg that does not depend on the order of its top-level fields: each
+ * field (key and value bytes) is hashed with seed and the hashes are summed. A runtime that
+ * writes a map (labels, annotations) in a new order every time (Go's protobuf does) gives the
+ * same hash for the same record. The list records have no repeated field other than their
+ * maps, whose order means nothing. A malformed msg is hashed as its bytes. Pure. */
+uint64_t cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed);
 
 /* ImageService */
 typedef void (*cri_pull_image_cb)(

@@ -43,6 +43,12 @@ struct ctl_api_info {
 	int32_t     lease_duration_s;
 	uint64_t    lease_renewals;
 	uint64_t    status_patches; /* node status PATCHes accepted */
+	/* The pods' statuses: generated (not skipped by an unchanged stamp), new versions,
+	 * PATCHes sent and acknowledged. */
+	uint64_t pod_status_generated;
+	uint64_t pod_status_versions;
+	uint64_t pod_status_patches;
+	uint64_t pod_status_acked;
 };
 
 /* What kletd hands the server; every object pointer may be NULL (its section then says

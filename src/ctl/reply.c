@@ -873,6 +873,13 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_str(g, "watchState", ai.watch_state);
 		json_gen_kv_str(g, "resourceVersion", ai.resource_version);
 		json_gen_kv_int(g, "lastEventAgeMs", ai.last_event_age_ms);
+		json_gen_key(g, "podStatuses");
+		yajl_gen_map_open(g);
+		json_gen_kv_int(g, "generated", (int64_t)ai.pod_status_generated);
+		json_gen_kv_int(g, "versions", (int64_t)ai.pod_status_versions);
+		json_gen_kv_int(g, "patches", (int64_t)ai.pod_status_patches);
+		json_gen_kv_int(g, "acknowledged", (int64_t)ai.pod_status_acked);
+		yajl_gen_map_close(g);
 	}
 	yajl_gen_map_close(g);
 

@@ -38,6 +38,16 @@ struct hk_known {
 
 #define HK_FORGET_AFTER 30 /* passes (about a minute) after the pod is completely gone */
 
+/* What a pass reads, by version: a pass that found nothing to do finds nothing again while
+ * none of these changed (see housekeeping_run). */
+struct hk_inputs {
+	uint64_t i_cache;   /* podcache_generation */
+	uint64_t i_workers; /* podworkers_version */
+	uint64_t i_pods;    /* podconfig_version */
+	int      i_cri_ready;
+	int      i_store_ok;
+};
+
 /* A dead container of this pass, borrowed from the pod cache (no loop turn before the pass
  * ends, so the cache entry stays). */
 struct hk_dead {
@@ -61,6 +71,10 @@ struct housekeeping {
 	struct cgc_container *h_gcin;
 	struct hk_dead       *h_dead;
 	size_t                h_ndead, h_dead_cap;
+	int                   h_store_ok; /* this pass: the store commits (not degraded) */
+	unsigned              h_found;    /* this pass: things found to do (or to wait for) */
+	int                   h_quiet;    /* the last full pass found nothing, inputs h_last */
+	struct hk_inputs      h_last;
 	void (*h_reclaim_done)(void *arg);
 	void *h_reclaim_arg;
 };
@@ -263,6 +277,7 @@ hk_remove_container(
 {
 	Runtime__V1__RemoveContainerRequest rq = RUNTIME__V1__REMOVE_CONTAINER_REQUEST__INIT;
 
+	h->h_found++;
 	if (hk_busy(h, c->id))
 		return;
 	log_v(2, "housekeeping: removing dead container %s (%s) of pod %s/%s uid=%s", c->id,
@@ -278,6 +293,7 @@ hk_remove_sandbox(
 {
 	Runtime__V1__RemovePodSandboxRequest rq = RUNTIME__V1__REMOVE_POD_SANDBOX_REQUEST__INIT;
 
+	h->h_found++;
 	if (hk_busy(h, s->id))
 		return;
 	log_v(2, "housekeeping: removing sandbox %s of pod %s/%s uid=%s", s->id,
@@ -340,10 +356,16 @@ hk_containers(struct housekeeping *h)
 {
 	size_t i;
 
-	if (h->h_ndead > 0 && cgc_select(&h->h_gc, h->h_gcin, h->h_ndead, now_wall_ms()) > 0)
+	int64_t now = now_wall_ms();
+
+	if (h->h_ndead > 0 && cgc_select(&h->h_gc, h->h_gcin, h->h_ndead, now) > 0)
 		for (i = 0; i < h->h_ndead; i++)
 			if (h->h_gcin[i].remove)
 				hk_remove_container(h, h->h_dead[i].d_st, h->h_dead[i].d_c);
+	/* One kept only for its age may go in a later pass with nothing else changed. */
+	for (i = 0; h->h_gc.min_age_ms > 0 && i < h->h_ndead; i++)
+		if (!h->h_gcin[i].remove && now - h->h_gcin[i].created_ms < h->h_gc.min_age_ms)
+			h->h_found++;
 	h->h_ndead = 0;
 }
 
@@ -365,6 +387,7 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 		if (st->sandboxes[i].state == RT_SB_READY)
 			running = 1;
 	if (!wanted && ws == -1 && running) {
+		h->h_found++;
 		if (h->h_d.kr != NULL && !hk_busy(h, st->uid)) {
 			struct hk_op *o = hk_op_new(h, st->uid);
 
@@ -391,12 +414,8 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 	/* store: while it is degraded, the exit of a dead container may live only in memory;
 	 * the container is its other record, so the pod's dead containers stay until the store
 	 * commits again (a kill -9 then loses nothing: the next relist reports the exit). */
-	if (!remove_all && h->h_d.store != NULL) {
-		struct store_health_info sh;
-
-		if (store_health(h->h_d.store, &sh) != STORE_OK)
-			degraded = 1;
-	}
+	if (!remove_all && !h->h_store_ok)
+		degraded = 1;
 	for (i = 0; i < st->ncontainers; i++) {
 		const struct rt_container *c = &st->containers[i];
 		int                        keep = degraded;
@@ -407,8 +426,10 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 			continue;
 		/* An exit not reported yet: the next relist reports it, a later pass removes it. */
 		if (c->state == RT_EXITED && h->h_d.exit_known != NULL &&
-		    !h->h_d.exit_known(c->id, h->h_d.exit_known_arg))
+		    !h->h_d.exit_known(c->id, h->h_d.exit_known_arg)) {
 			keep = 1;
+			h->h_found++;
+		}
 		hk_dead_add(h, st, c, remove_all, keep);
 	}
 	/* Not-ready sandboxes without containers. */
@@ -436,6 +457,7 @@ hk_collect_finished(const struct pw_view *v, void *arg)
 
 	hk_know(u->h, v->uid);
 	if (v->state == PW_FINISHED && !v->working && !v->has_pending) {
+		u->h->h_found++;
 		u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
 		u->v[u->n++] = xstrdup(v->uid);
 	}
@@ -445,8 +467,10 @@ static int
 hk_wanted(const char *uid, void *arg)
 {
 	struct housekeeping *h = arg;
+	int                  wanted = podconfig_wanted(h->h_d.config, uid);
 
-	return podconfig_wanted(h->h_d.config, uid);
+	h->h_found += !wanted; /* its worker is killed, then removed */
+	return wanted;
 }
 
 static int
@@ -487,6 +511,7 @@ hk_pod_dirs(struct housekeeping *h)
 			continue;
 		if (!hk_pod_gone(h, de->d_name))
 			continue;
+		h->h_found++;
 		path = xsprintf("%s/%s", base, de->d_name);
 		(void)vol_unmount_under(path); /* a tmpfs left by a kill -9 first */
 		(void)rmtree(path);
@@ -519,6 +544,7 @@ hk_log_dirs(struct housekeeping *h)
 			continue;
 		if (!hk_pod_gone(h, uid))
 			continue;
+		h->h_found++;
 		path = xsprintf("%s/%s", h->h_logs, de->d_name);
 		if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode)) {
 			free(path);
@@ -628,8 +654,10 @@ hk_any_known_gone(struct housekeeping *h)
 	size_t i;
 
 	for (i = 0; i < h->h_nknown; i++)
-		if (hk_pod_gone(h, h->h_known[i].k_uid))
+		if (hk_pod_gone(h, h->h_known[i].k_uid)) {
+			h->h_found++; /* also counted towards its forgetting, pass by pass */
 			return 1;
+		}
 	return 0;
 }
 
@@ -647,16 +675,39 @@ housekeeping_reclaim(struct housekeeping *h, void (*done)(void *arg), void *arg)
 	return 1;
 }
 
-void
+static void
+hk_inputs(struct housekeeping *h, struct hk_inputs *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->i_cache = podcache_generation(h->h_d.cache);
+	in->i_workers = podworkers_version(h->h_d.workers);
+	in->i_pods = podconfig_version(h->h_d.config);
+	in->i_cri_ready = h->h_d.cri != NULL && cri_ready(h->h_d.cri);
+	in->i_store_ok = !store_degraded(h->h_d.store);
+}
+
+int
 housekeeping_run(struct housekeeping *h)
 {
-	struct hk_uids fin = { .h = h };
-	int64_t        t0 = now_mono_us();
-	size_t         i;
+	struct hk_uids   fin = { .h = h };
+	struct hk_inputs in;
+	int64_t          t0 = now_mono_us();
+	size_t           i;
 
 	if (!podconfig_sources_ready(h->h_d.config) || podcache_time(h->h_d.cache) == 0)
-		return;
+		return 0;
 	h->h_stats.passes++;
+	hk_inputs(h, &in);
+	if (h->h_quiet && !h->h_all && memcmp(&in, &h->h_last, sizeof(in)) == 0) {
+		/* Nothing it reads changed since a pass that found nothing to do (no worker to
+		 * remove, nothing to kill or collect, no directory or cgroup of a gone pod):
+		 * this one would find nothing either. */
+		h->h_stats.quiet_passes++;
+		h->h_stats.last_duration_us = now_mono_us() - t0;
+		return 0;
+	}
+	h->h_found = 0;
+	h->h_store_ok = in.i_store_ok;
 	/* Workers of pods no source wants: killed, then removed once finished. */
 	podworkers_foreach(h->h_d.workers, hk_collect_finished, &fin);
 	podworkers_forget(h->h_d.workers, hk_wanted, h);
@@ -695,5 +746,8 @@ housekeeping_run(struct housekeeping *h)
 		}
 		i++;
 	}
+	h->h_last = in;
+	h->h_quiet = h->h_found == 0 && h->h_ops == NULL;
 	h->h_stats.last_duration_us = now_mono_us() - t0;
+	return 1;
 }

@@ -22,7 +22,10 @@
  *    gone is read from the sources, the workers and the runtime at every pass, so a
  *    directory left by a pod deleted while kletd was down goes after the restart.
  * Removals are CRI calls on the loop; a pass never waits for them, and an object with a
- * removal in flight is not asked for twice.
+ * removal in flight is not asked for twice. A pass that found nothing to do (nothing above,
+ * nothing in flight, no exit still to be reported) is not repeated while the runtime's view,
+ * the workers, the sources, the runtime's readiness and the store's health stay as they
+ * were: the next one would find nothing either (a reclaim always runs in full).
  */
 #ifndef KLET_HOUSEKEEPING_H
 #define KLET_HOUSEKEEPING_H
@@ -66,6 +69,8 @@ struct hk_deps {
 
 struct hk_stats {
 	uint64_t passes;
+	uint64_t quiet_passes; /* passes skipped: nothing they read had changed since a pass
+	                        * that found nothing to do */
 	uint64_t workers_removed;
 	uint64_t orphans_killed;
 	uint64_t containers_removed;
@@ -80,8 +85,9 @@ struct hk_stats {
 struct housekeeping *housekeeping_new(const struct hk_deps *);
 /* Cancels its CRI calls and kills in flight, frees. NULL is a no-op. */
 void housekeeping_free(struct housekeeping *);
-/* One pass. Does nothing before the sources are ready and the runtime was listed. */
-void housekeeping_run(struct housekeeping *);
+/* One pass. Does nothing before the sources are ready and the runtime was listed. Returns 1
+ * when it looked at the pods, 0 when it did not (not ready, or a quiet pass skipped). */
+int housekeeping_run(struct housekeeping *);
 /* The eviction manager's reclaim of dead containers (DeleteAllUnusedContainers): a pass that
  * keeps no dead instance of a pod no worker acts on. Returns 0 when it started no removal,
  * else 1 and done(arg) runs from the loop once no removal is in flight. */

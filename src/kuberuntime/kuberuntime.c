@@ -28,6 +28,8 @@
 #include "kuberuntime/kuberuntime.h"
 #include "kuberuntime/internal.h"
 #include "core/log.h"
+#include "core/loop.h"
+#include "core/strindex.h"
 #include "node/podcache.h"
 #include "node/podworkers.h"
 #include "core/util.h"
@@ -51,8 +53,10 @@ struct kr_pod {
 	TAILQ_ENTRY(kr_pod) kp_entry;
 	struct kuberuntime *kp_kr;
 	char               *kp_uid;
+	size_t              kp_pos; /* in kr_podv */
 	struct kr_err      *kp_errs;
 	size_t              kp_nerrs;
+	uint64_t            kp_errs_version; /* kr_errs_version when kp_errs last changed */
 	struct kr_pull     *kp_pulls;
 	size_t              kp_npulls;
 	struct kr_sync     *kp_m;      /* the machine running for this pod, or NULL */
@@ -156,8 +160,13 @@ struct kuberuntime {
 	char                     *kr_cgroup_root;
 	char                     *kr_host_ip;
 	struct kr_pod_list        kr_pods;
-	struct kr_sync_list       kr_orphans; /* housekeeping kills in flight */
-	struct kr_sync_list       kr_dead;    /* finished machines, freed on a later turn */
+	struct kr_pod           **kr_podv; /* the same pods, in no order, for kr_index */
+	size_t                    kr_npodv;
+	size_t                    kr_podv_cap;
+	struct strindex          *kr_index;        /* kr_podv by UID */
+	uint64_t                  kr_errs_version; /* grows with every start error change */
+	struct kr_sync_list       kr_orphans;      /* housekeeping kills in flight */
+	struct kr_sync_list       kr_dead;         /* finished machines, freed on a later turn */
 	struct event             *kr_reaper;
 	void (*kr_resync_fn)(const char *, void *);
 	void *kr_resync_arg;
@@ -207,15 +216,20 @@ kr_sync_call(struct kr_sync *m, const char *call, const char *target)
 
 /* ---- per-pod memory ---- */
 
+static const char *
+kr_pod_key(const void *arg, size_t i)
+{
+	const struct kuberuntime *kr = arg;
+
+	return kr->kr_podv[i]->kp_uid;
+}
+
 static struct kr_pod *
 kr_pod_find(struct kuberuntime *kr, const char *uid)
 {
-	struct kr_pod *kp;
+	size_t i = strindex_find(kr->kr_index, uid, kr_pod_key, kr);
 
-	TAILQ_FOREACH(kp, &kr->kr_pods, kp_entry)
-	if (strcmp(kp->kp_uid, uid) == 0)
-		return kp;
-	return NULL;
+	return i != STRINDEX_NONE ? kr->kr_podv[i] : NULL;
 }
 
 static void
@@ -246,15 +260,33 @@ kr_pod_get(struct kuberuntime *kr, const char *uid)
 	kp->kp_uid = xstrdup(uid);
 	kp->kp_resync = evtimer_new(kr->kr_base, kr_resync_fire, kp);
 	TAILQ_INSERT_TAIL(&kr->kr_pods, kp, kp_entry);
+	if (kr->kr_npodv == kr->kr_podv_cap) {
+		kr->kr_podv_cap = kr->kr_podv_cap == 0 ? 32 : 2 * kr->kr_podv_cap;
+		kr->kr_podv = xreallocarray(kr->kr_podv, kr->kr_podv_cap, sizeof(*kr->kr_podv));
+	}
+	kp->kp_pos = kr->kr_npodv;
+	kr->kr_podv[kr->kr_npodv++] = kp;
+	strindex_add(kr->kr_index, kp->kp_uid, kp->kp_pos);
 	return kp;
 }
 
 static void
 kr_pod_free(struct kr_pod *kp)
 {
-	size_t i;
+	struct kuberuntime *kr = kp->kp_kr;
+	struct kr_pod      *last = kr->kr_podv[--kr->kr_npodv];
+	size_t              i;
 
-	TAILQ_REMOVE(&kp->kp_kr->kr_pods, kp, kp_entry);
+	TAILQ_REMOVE(&kr->kr_pods, kp, kp_entry);
+	/* The last of kr_podv takes its place. */
+	strindex_remove(kr->kr_index, kp->kp_uid, kp->kp_pos);
+	if (last != kp) {
+		strindex_move(kr->kr_index, last->kp_uid, last->kp_pos, kp->kp_pos);
+		last->kp_pos = kp->kp_pos;
+		kr->kr_podv[kp->kp_pos] = last;
+	}
+	if (kp->kp_nerrs > 0)
+		kr->kr_errs_version++; /* its start errors are gone */
 	for (i = 0; i < kp->kp_nerrs; i++) {
 		free(kp->kp_errs[i].container);
 		free(kp->kp_errs[i].reason);
@@ -283,6 +315,9 @@ kr_set_start_error(
 	for (i = 0; i < kp->kp_nerrs; i++) {
 		if (strcmp(kp->kp_errs[i].container, container) != 0)
 			continue;
+		if (reason == NULL || strcmp(kp->kp_errs[i].reason, reason) != 0 ||
+		    strcmp(kp->kp_errs[i].message, message != NULL ? message : "") != 0)
+			kp->kp_errs_version = ++kp->kp_kr->kr_errs_version;
 		free(kp->kp_errs[i].reason);
 		free(kp->kp_errs[i].message);
 		if (reason == NULL) {
@@ -297,6 +332,7 @@ kr_set_start_error(
 	}
 	if (reason == NULL)
 		return;
+	kp->kp_errs_version = ++kp->kp_kr->kr_errs_version;
 	kp->kp_errs = xreallocarray(kp->kp_errs, kp->kp_nerrs + 1, sizeof(*kp->kp_errs));
 	kp->kp_errs[kp->kp_nerrs].container = xstrdup(container);
 	kp->kp_errs[kp->kp_nerrs].reason = xstrdup(reason);
@@ -411,6 +447,7 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
 	kr->kr_cache = cache;
 	kr->kr_cfg = cfg;
 	TAILQ_INIT(&kr->kr_pods);
+	kr->kr_index = strindex_new();
 	TAILQ_INIT(&kr->kr_orphans);
 	TAILQ_INIT(&kr->kr_dead);
 	kr->kr_cgroup_root = xstrdup(o.cgroup_root != NULL ? o.cgroup_root : "/kubepods");
@@ -468,6 +505,8 @@ kuberuntime_free(struct kuberuntime *kr)
 	kr_reap(-1, 0, kr);
 	while ((kp = TAILQ_FIRST(&kr->kr_pods)) != NULL)
 		kr_pod_free(kp);
+	free(kr->kr_podv);
+	strindex_free(kr->kr_index);
 	if (kr->kr_reaper != NULL)
 		event_free(kr->kr_reaper);
 	backoff_free(kr->kr_x.crash_bo);
@@ -607,15 +646,18 @@ kr_kick_cb(evutil_socket_t fd, short what, void *arg)
 	kr_next(arg);
 }
 
-/* Continues the machine on the next loop turn. */
+/* Continues the machine once the running callback returns, on the loop's next round and
+ * before the other events ready then (LOOP_PRI_HIGH): a new pod's sync goes on to its
+ * sandbox before a relist answer, a timer or the store's end-of-turn commit that became
+ * ready meanwhile (it used to wait behind them, a zero timeout among the other timers). */
 static void
 kr_kick(struct kr_sync *m)
 {
-	struct timeval tv = ms_to_tv(0);
-
-	if (m->kick == NULL)
-		m->kick = evtimer_new(m->kr->kr_base, kr_kick_cb, m);
-	evtimer_add(m->kick, &tv);
+	if (m->kick == NULL) {
+		m->kick = event_new(m->kr->kr_base, -1, 0, kr_kick_cb, m);
+		event_priority_set(m->kick, LOOP_PRI_HIGH);
+	}
+	event_active(m->kick, EV_TIMEOUT, 0);
 }
 
 static void
@@ -1434,6 +1476,17 @@ kuberuntime_start_error(
 		return 0;
 	}
 	return -1;
+}
+
+uint64_t
+kuberuntime_start_errors_version(struct kuberuntime *kr, const char *uid)
+{
+	struct kr_pod *kp;
+
+	if (uid == NULL)
+		return kr->kr_errs_version;
+	kp = kr_pod_find(kr, uid);
+	return kp != NULL && kp->kp_nerrs > 0 ? kp->kp_errs_version : 0;
 }
 
 void

@@ -131,6 +131,10 @@ int kuberuntime_start_error(
 void kuberuntime_foreach_start_error(struct kuberuntime *, const char *uid,
     void (*cb)(const struct kr_start_error *, void *), void           *arg);
 
+/* A number that changes whenever the pod's recorded start failures (reason or message) may
+ * have changed (0: it has none); with uid NULL, one that changes with any pod's. */
+uint64_t kuberuntime_start_errors_version(struct kuberuntime *, const char *uid);
+
 /* One pod's machine, for podctl. Strings valid until the next call into kr. */
 struct kr_pod_view {
 	const char *uid;

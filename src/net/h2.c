@@ -8,8 +8,10 @@
  * nghttp2's receive callbacks. Dead connections are torn down by the work event too, never
  * inside nghttp2 or bufferevent callbacks.
  */
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <arpa/inet.h>
@@ -47,6 +49,7 @@
 #define H2_MAX_HEADERS 128
 #define H2_READ_MAX                                                                                \
 	(256 * 1024) /* bytes read per read event */ /* fields per response header block */
+#define H2_READ_CHUNK (32 * 1024)                    /* bytes per read of conn_read_more */
 
 enum st_state { ST_QUEUED, ST_OPEN, ST_DONE };
 enum c_state { C_CONNECTING, C_OPEN, C_DRAINING, C_DEAD };
@@ -619,6 +622,46 @@ conn_flush(struct h2_conn *c)
 		conn_fail(c, H2_ERR_CLOSED, "%s: the HTTP/2 session ended", c->c_s->s_target);
 }
 
+/* libevent 2.1 reads a plain socket 4 KiB per read event (EVBUFFER_MAX_READ), whatever
+ * bufferevent_set_max_single_read says: a 100 KiB list answer cost 25 loop turns, each a
+ * poll, an ioctl and a read. What the socket holds already is read here, in the same turn,
+ * H2_READ_CHUNK at a time (a chain that size comes from the heap: one as large as the answer
+ * would be mapped and unmapped, and faulted in, every time). TLS reads go through OpenSSL's
+ * records and are left to it. An error or the end of the stream is left for the
+ * bufferevent to find on its next read. */
+static void
+conn_read_more(struct h2_conn *c, struct evbuffer *in)
+{
+	evutil_socket_t       fd = bufferevent_getfd(c->c_bev);
+	struct evbuffer_iovec v;
+	struct iovec          iov;
+	int                   avail, want;
+	size_t                total = 0;
+	ssize_t               r;
+
+	if (c->c_s->s_opts.transport == H2_TLS || fd < 0 || ioctl(fd, FIONREAD, &avail) == -1)
+		return;
+	/* The bufferevent keeps its input's end frozen but while it reads: as it does. */
+	evbuffer_unfreeze(in, 0);
+	while (avail > 0 && total < H2_READ_MAX) {
+		want = avail < H2_READ_CHUNK ? avail : H2_READ_CHUNK;
+		if (evbuffer_reserve_space(in, want, &v, 1) != 1)
+			break;
+		iov.iov_base = v.iov_base;
+		iov.iov_len = v.iov_len < (size_t)want ? v.iov_len : (size_t)want;
+		r = readv(fd, &iov, 1);
+		if (r <= 0) {
+			evbuffer_commit_space(in, &v, 0); /* an error, the end: nothing added */
+			break;
+		}
+		v.iov_len = (size_t)r;
+		evbuffer_commit_space(in, &v, 1);
+		total += (size_t)r;
+		avail -= (int)r;
+	}
+	evbuffer_freeze(in, 0);
+}
+
 static void
 conn_readcb(struct bufferevent *bev, void *arg)
 {
@@ -628,6 +671,7 @@ conn_readcb(struct bufferevent *bev, void *arg)
 	size_t             len;
 	ssize_t            rv;
 
+	conn_read_more(c, in);
 	c->c_last_read_ms = now_mono_ms();
 	c->c_ping_out = 0;
 	s->s_depth++;

@@ -117,10 +117,9 @@ cg_make(struct cgroups *cg, const char *rel)
 		return rc;
 	}
 	for (i = 0; i < nitems(cg_v1_made); i++) {
-		char       *path = xsprintf("%s/%s%s", cg->mnt, cg_v1_made[i], rel);
-		struct stat st;
+		char *path = xsprintf("%s/%s%s", cg->mnt, cg_v1_made[i], rel);
 
-		if (stat(path, &st) < 0 && mkdirs(path, 0755) < 0 && errno != EEXIST) {
+		if (mkdirs(path, 0755) < 0 && errno != EEXIST) {
 			if (strcmp(cg_v1_made[i], "memory") == 0) {
 				log_warn("cgroups: cannot make %s: %s", path, strerror(errno));
 				rc = -1;

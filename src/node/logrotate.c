@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "cri/cri.h"
 #include "core/log.h"
+#include "core/strindex.h"
 #include "node/logrotate.h"
 #include "node/podcache.h"
 #include "pod/pod.h"
@@ -28,8 +30,21 @@ struct lr_op {
 	struct lr_op     *next;
 };
 
+/* A running container's log path, built once: a pass then costs a lookup and a stat per
+ * container (the path's three allocations and checks were most of an idle pass). */
+struct lr_path {
+	char    *p_id;   /* container ID */
+	char    *p_path; /* NULL: its names give no valid path */
+	uint64_t p_pass; /* the last pass that looked at it */
+};
+
 struct logrotate {
 	struct cri            *cri;
+	struct lr_path        *paths;
+	size_t                 npaths;
+	size_t                 cappaths;
+	struct strindex       *index;   /* paths by container ID */
+	int                    logs_fd; /* logs_dir, for stats relative to it; -1: not open */
 	struct podcache       *cache;
 	char                  *logs_dir;
 	int64_t                max_size;
@@ -234,6 +249,83 @@ lr_reopen_cb(
 	lr_op_free(op);
 }
 
+static const char *
+lr_path_key(const void *arg, size_t i)
+{
+	const struct logrotate *lr = arg;
+
+	return lr->paths[i].p_id;
+}
+
+/* The log path of running container c (owned by lr, valid until the pass ends), or NULL. */
+static const char *
+lr_log_path(struct logrotate *lr, const struct rt_pod_status *st, const struct rt_container *c)
+{
+	size_t          i = strindex_find(lr->index, c->id, lr_path_key, lr);
+	struct lr_path *e;
+
+	if (i == STRINDEX_NONE) {
+		if (lr->npaths == lr->cappaths) {
+			lr->cappaths = lr->cappaths == 0 ? 64 : 2 * lr->cappaths;
+			lr->paths = xreallocarray(lr->paths, lr->cappaths, sizeof(*lr->paths));
+		}
+		i = lr->npaths++;
+		e = &lr->paths[i];
+		e->p_id = xstrdup(c->id);
+		e->p_path = logrotate_path(
+		    lr->logs_dir, st->ns, st->name, st->uid, c->name, c->restart_count);
+		strindex_add(lr->index, e->p_id, i);
+	}
+	e = &lr->paths[i];
+	e->p_pass = lr->stats.passes;
+	return e->p_path;
+}
+
+/* Forgets the paths of containers the last pass did not see (gone or not running). */
+static void
+lr_paths_sweep(struct logrotate *lr)
+{
+	size_t i = 0;
+
+	while (i < lr->npaths) {
+		struct lr_path *e = &lr->paths[i];
+
+		if (e->p_pass == lr->stats.passes) {
+			i++;
+			continue;
+		}
+		strindex_remove(lr->index, e->p_id, i);
+		free(e->p_id);
+		free(e->p_path);
+		if (i != --lr->npaths) { /* the last one takes its place */
+			*e = lr->paths[lr->npaths];
+			strindex_move(lr->index, e->p_id, lr->npaths, i);
+		}
+	}
+}
+
+/* stat(path) for a path under logs_dir, looked up from logs_dir's descriptor (the logs
+ * directory's own components are not walked again for every container). */
+static int
+lr_stat(struct logrotate *lr, const char *path, struct stat *sb)
+{
+	size_t      n = strlen(lr->logs_dir);
+	struct stat d;
+
+	if (lr->logs_fd == -1)
+		lr->logs_fd = open(lr->logs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lr->logs_fd == -1 || strncmp(path, lr->logs_dir, n) != 0 || path[n] != '/')
+		return stat(path, sb);
+	if (fstatat(lr->logs_fd, path + n + 1, sb, 0) == 0)
+		return 0;
+	if (errno == ENOENT && fstat(lr->logs_fd, &d) == 0 && d.st_nlink == 0) {
+		close(lr->logs_fd); /* the directory was removed: its path is looked up again */
+		lr->logs_fd = -1;
+		return stat(path, sb);
+	}
+	return -1;
+}
+
 static void
 lr_container(struct logrotate *lr, const struct rt_pod_status *st, const struct rt_container *c)
 {
@@ -241,15 +333,15 @@ lr_container(struct logrotate *lr, const struct rt_pod_status *st, const struct 
 	    RUNTIME__V1__REOPEN_CONTAINER_LOG_REQUEST__INIT;
 	struct lr_op *op;
 	struct stat   sb;
+	const char   *path;
 	char         *log;
 
 	if (c->state != RT_RUNNING || c->id == NULL || c->name == NULL || lr_busy(lr, c->id))
 		return;
-	log = logrotate_path(lr->logs_dir, st->ns, st->name, st->uid, c->name, c->restart_count);
-	if (log == NULL || stat(log, &sb) == -1 || sb.st_size < lr->max_size) {
-		free(log);
+	path = lr_log_path(lr, st, c);
+	if (path == NULL || lr_stat(lr, path, &sb) == -1 || sb.st_size < lr->max_size)
 		return;
-	}
+	log = xstrdup(path);
 	lr_prune(lr, log);
 	op = xcalloc(1, sizeof(*op));
 	op->lr = lr;
@@ -303,6 +395,7 @@ logrotate_run(struct logrotate *lr)
 		return 0;
 	lr->stats.passes++;
 	podcache_foreach(lr->cache, lr_pod, &p);
+	lr_paths_sweep(lr);
 	return p.started;
 }
 
@@ -317,6 +410,8 @@ logrotate_new(struct cri *cri, struct podcache *cache, const struct logrotate_op
 	lr->max_size = o->max_size;
 	lr->max_files = o->max_files >= 2 ? o->max_files : 2;
 	lr->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	lr->index = strindex_new();
+	lr->logs_fd = -1;
 	return lr;
 }
 
@@ -333,6 +428,15 @@ logrotate_free(struct logrotate *lr)
 		lr->ops = op->next;
 		lr_op_free(op);
 	}
+	while (lr->npaths > 0) {
+		lr->npaths--;
+		free(lr->paths[lr->npaths].p_id);
+		free(lr->paths[lr->npaths].p_path);
+	}
+	free(lr->paths);
+	strindex_free(lr->index);
+	if (lr->logs_fd != -1)
+		close(lr->logs_fd);
 	free(lr->logs_dir);
 	free(lr);
 }

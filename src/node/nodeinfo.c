@@ -104,10 +104,15 @@ nodeinfo_read_host(const char *root_dir, struct nodeinfo_host *h)
 	memset(h, 0, sizeof(*h));
 	h->ncpu = ncpu > 0 ? ncpu : 1;
 	if ((f = fopen("/proc/meminfo", "re")) != NULL) {
-		while (fgets(line, sizeof(line), f) != NULL) {
-			if (sscanf(line, "MemTotal: %lld kB", &v) == 1)
+		/* Both are among the first lines: the other fifty are not parsed (admission reads
+		 * this, at most once a second, on a new pod's way to its sandbox). */
+		while ((h->mem_total == 0 || h->mem_available == 0) &&
+		    fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, "MemTotal:", 9) == 0 &&
+			    sscanf(line, "MemTotal: %lld kB", &v) == 1)
 				h->mem_total = v * 1024, got = 1;
-			else if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
+			else if (strncmp(line, "MemAvailable:", 13) == 0 &&
+			    sscanf(line, "MemAvailable: %lld kB", &v) == 1)
 				h->mem_available = v * 1024;
 		}
 		fclose(f);

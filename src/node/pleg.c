@@ -403,7 +403,7 @@ static int
 pl_sandbox_item(const uint8_t *b, size_t len, void *arg)
 {
 	struct pleg             *p = arg;
-	uint64_t                 h = hash_bytes(b, len, PL_SEED_SANDBOX);
+	uint64_t                 h = cri_wire_hash(b, len, PL_SEED_SANDBOX);
 	Runtime__V1__PodSandbox *sb;
 	const char              *uid = NULL, *name = NULL, *ns = NULL;
 	struct pl_obj           *o;
@@ -448,7 +448,7 @@ static int
 pl_container_item(const uint8_t *b, size_t len, void *arg)
 {
 	struct pleg            *p = arg;
-	uint64_t                h = hash_bytes(b, len, PL_SEED_CONTAINER);
+	uint64_t                h = cri_wire_hash(b, len, PL_SEED_CONTAINER);
 	Runtime__V1__Container *c;
 	const char             *uid, *name, *v;
 	struct pl_obj          *o;

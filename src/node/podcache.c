@@ -18,6 +18,7 @@ struct pc_entry {
 	int64_t              e_ts;      /* when e_st was read */
 	int                  e_absent;  /* deleted: the runtime had nothing as of e_ts */
 	int                  e_foreign; /* last written by another reader than the PLEG */
+	uint64_t             e_version; /* c_version at its last write or delete */
 };
 
 struct podcache_wait {
@@ -42,6 +43,7 @@ struct podcache {
 	struct strindex      *c_index; /* c_entries by UID */
 	size_t                c_nforeign;
 	int64_t               c_time;
+	uint64_t              c_version; /* grows with every write or delete */
 	struct podcache_wait *c_waits;
 };
 
@@ -234,6 +236,7 @@ pc_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms, int f
 	e->e_st.timestamp = ts_ms;
 	e->e_ts = ts_ms;
 	e->e_absent = 0;
+	e->e_version = ++pc->c_version;
 	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
 	return 1;
@@ -265,6 +268,7 @@ pc_delete(struct podcache *pc, const char *uid, int64_t ts_ms, int foreign)
 	e->e_st.uid = keep;
 	e->e_ts = ts_ms;
 	e->e_absent = 1;
+	e->e_version = ++pc->c_version;
 	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
 }
@@ -338,6 +342,21 @@ podcache_get(struct podcache *pc, const char *uid, int64_t *as_of_ms)
 	if (as_of_ms != NULL)
 		*as_of_ms = pc_as_of(pc, e);
 	return e != NULL && !e->e_absent ? &e->e_st : NULL;
+}
+
+const struct rt_pod_status *
+podcache_get_versioned(struct podcache *pc, const char *uid, uint64_t *version)
+{
+	struct pc_entry *e = pc_find(pc, uid, NULL);
+
+	*version = e != NULL ? e->e_version : 0;
+	return e != NULL && !e->e_absent ? &e->e_st : NULL;
+}
+
+uint64_t
+podcache_generation(const struct podcache *pc)
+{
+	return pc->c_version;
 }
 
 int

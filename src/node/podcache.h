@@ -53,6 +53,14 @@ int64_t podcache_time(const struct podcache *);
  * the runtime has nothing for uid. *as_of_ms (may be NULL) gets the time the answer is
  * known to hold: the newer of the entry's time and the global time (0: never listed). */
 const struct rt_pod_status *podcache_get(struct podcache *, const char *uid, int64_t *as_of_ms);
+/* podcache_get, with *version set to the version of uid's entry: a number that changes
+ * whenever the entry is written or deleted (0: no entry). What podcache_get answers for uid
+ * has not changed while its version has not. */
+const struct rt_pod_status *podcache_get_versioned(
+    struct podcache *, const char *uid, uint64_t *version);
+/* The cache's generation: grows with every write or delete of any entry (the latest entry
+ * version). Unchanged: no entry changed. */
+uint64_t podcache_generation(const struct podcache *);
 /* The kubelet's GetNewerThan without blocking: returns 1 and sets *out (NULL when the
  * runtime has nothing for uid) when the cache knows uid as of min_ts_ms or later; returns
  * 0 (and leaves *out alone) when its data is older. */

@@ -47,6 +47,7 @@ struct podconfig {
 	struct strindex  *c_index; /* c_pods by UID */
 	struct pc_source *c_sources;
 	size_t            c_nsources;
+	uint64_t          c_version; /* grows when a pod comes, goes or is replaced */
 };
 
 const char *
@@ -95,25 +96,13 @@ hash_value(uint64_t h, const char *tag, const struct json *v)
 	return h;
 }
 
-int
-podconfig_doc_hashes(
-    const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash)
+void
+podconfig_json_hashes(const struct json *root, uint64_t *spec_hash, uint64_t *status_hash)
 {
-	struct json_doc   *d;
-	const struct json *root, *md, *ann;
-	char               err[256];
+	const struct json *md, *ann;
 	uint64_t           h = FNV64_INIT;
 	size_t             i;
-	/* Every document that decoded into a pod parses again (an API pod can be 4 MiB). */
-	const struct json_limits lim = { POD_MAX_DOC_BYTES, POD_MAX_DEPTH, POD_MAX_DOC_BYTES };
 
-	if (format != NULL && strcmp(format, "yaml") == 0)
-		d = json_parse_yaml(doc, len, &lim, err, sizeof(err));
-	else
-		d = json_parse(doc, len, &lim, err, sizeof(err));
-	if (d == NULL)
-		return -1;
-	root = json_root(d);
 	md = json_get(root, "metadata");
 	h = hash_value(h, "labels", json_get(md, "labels"));
 	ann = json_get(md, "annotations");
@@ -130,6 +119,24 @@ podconfig_doc_hashes(
 	h = hash_value(h, "spec", json_get(root, "spec"));
 	*spec_hash = h;
 	*status_hash = hash_value(FNV64_INIT, "status", json_get(root, "status"));
+}
+
+int
+podconfig_doc_hashes(
+    const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash)
+{
+	struct json_doc *d;
+	char             err[256];
+	/* Every document that decoded into a pod parses again (an API pod can be 4 MiB). */
+	const struct json_limits lim = { POD_MAX_DOC_BYTES, POD_MAX_DEPTH, POD_MAX_DOC_BYTES };
+
+	if (format != NULL && strcmp(format, "yaml") == 0)
+		d = json_parse_yaml(doc, len, &lim, err, sizeof(err));
+	else
+		d = json_parse(doc, len, &lim, err, sizeof(err));
+	if (d == NULL)
+		return -1;
+	podconfig_json_hashes(json_root(d), spec_hash, status_hash);
 	json_free(d);
 	return 0;
 }
@@ -342,14 +349,25 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		pc_item_clear(it);
 		return NULL;
 	}
-	if (it->doc != NULL &&
+	if ((p = pc_find(c, pod->uid, NULL)) != NULL && it->doc != NULL && p->p_doc != NULL &&
+	    it->doc_len == p->p_doc_len && streq_null(it->format, p->p_format) &&
+	    strcmp(p->p_source, source) == 0 && memcmp(it->doc, p->p_doc, it->doc_len) == 0) {
+		/* The very document it has (a rescan, a relist): unchanged, nothing to hash. */
+		p->p_mark = 1;
+		pc_item_clear(it);
+		return p;
+	}
+	if (it->hashed) {
+		sh = it->spec_hash;
+		st = it->status_hash;
+	} else if (it->doc != NULL &&
 	    podconfig_doc_hashes(it->doc, it->doc_len, it->format, &sh, &st) == -1) {
 		log_warnx(
 		    "source %s: pod %s: document does not parse again; ignored", source, pod->uid);
 		pc_item_clear(it);
 		return NULL;
 	}
-	if ((p = pc_find(c, pod->uid, NULL)) != NULL) {
+	if (p != NULL) {
 		const char *old_seen;
 		int         spec_changed, status_changed, deleting;
 
@@ -379,6 +397,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		p->p_format = xstrdup(it->format);
 		p->p_spec_hash = sh;
 		p->p_status_hash = st;
+		c->c_version++;
 		if (!p->p_admitted)
 			return p; /* rejected pods stay rejected */
 		if (deleting)
@@ -416,6 +435,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 	}
 	c->c_pods[c->c_n++] = p;
 	strindex_add(c->c_index, pod->uid, c->c_n - 1);
+	c->c_version++;
 	if (!p->p_admitted) {
 		log_warnx("pod %s/%s uid=%s rejected: %s: %s", pod->ns, pod->name, pod->uid,
 		    p->p_reason, p->p_message);
@@ -434,6 +454,7 @@ pc_remove_at(struct podconfig *c, size_t i)
 	/* Keep the order of the rest: admission and listings follow arrival order. */
 	memmove(&c->c_pods[i], &c->c_pods[i + 1], (c->c_n - i - 1) * sizeof(*c->c_pods));
 	c->c_n--;
+	c->c_version++;
 	strindex_reset(c->c_index); /* positions moved */
 	for (i = 0; i < c->c_n; i++)
 		strindex_add(c->c_index, c->c_pods[i]->p_pod->uid, i);
@@ -450,13 +471,13 @@ pc_item_key(const void *arg, size_t i)
 }
 
 void
-podconfig_set_source(
+podconfig_set_source_begin(
     struct podconfig *c, const char *source, struct podconfig_item *items, size_t n)
 {
 	struct strindex *seen; /* UIDs of items, to find one given twice */
 	size_t           i;
 
-	pc_source(c, source)->s_ready = 1;
+	pc_source(c, source);
 	for (i = 0; i < c->c_n; i++)
 		c->c_pods[i]->p_mark = 0;
 	seen = strindex_new();
@@ -487,6 +508,16 @@ podconfig_set_source(
 		}
 		i++;
 	}
+}
+
+void
+podconfig_set_source(
+    struct podconfig *c, const char *source, struct podconfig_item *items, size_t n)
+{
+	size_t i;
+
+	pc_source(c, source)->s_ready = 1;
+	podconfig_set_source_begin(c, source, items, n);
 	for (i = 0; i < n; i++)
 		pc_upsert(c, source, &items[i]);
 }
@@ -594,4 +625,10 @@ size_t
 podconfig_count(const struct podconfig *c)
 {
 	return c->c_n;
+}
+
+uint64_t
+podconfig_version(const struct podconfig *c)
+{
+	return c->c_version;
 }

@@ -48,6 +48,11 @@ struct podconfig_item {
 	const char *doc;       /* the document it was decoded from (copied) */
 	size_t      doc_len;
 	const char *format; /* "json" or "yaml" */
+	/* 1 when the source already has the document's hashes (podconfig_json_hashes of the
+	 * tree it decoded the pod from): podconfig does not parse the document again. */
+	int      hashed;
+	uint64_t spec_hash;
+	uint64_t status_hash;
 };
 
 /* pod is podconfig's and valid during the call only (pod_ref to keep it). */
@@ -79,6 +84,13 @@ void podconfig_free(struct podconfig *);
  * differences. Marks the source ready. */
 void podconfig_set_source(
     struct podconfig *, const char *source, struct podconfig_item *items, size_t n);
+/* The first half of podconfig_set_source, for a set too large to take in one go: of UIDs
+ * given twice the first wins (the others' pods are dropped: their item->pod becomes NULL),
+ * and the source's pods absent from items[0..n) are REMOVEd now. The caller then hands each
+ * item to podconfig_upsert (a few a loop turn if it likes; items with a NULL pod skipped) and
+ * finally marks the source ready (podconfig_source_ready). */
+void podconfig_set_source_begin(
+    struct podconfig *, const char *source, struct podconfig_item *items, size_t n);
 /* Adds or updates one pod of source (the reference item->pod passes). Emits ADD / REJECT /
  * UPDATE / DELETE / RECONCILE or nothing. */
 void podconfig_upsert(struct podconfig *, const char *source, struct podconfig_item *item);
@@ -104,9 +116,12 @@ const char *podconfig_doc(const struct podconfig *, const char *uid, size_t *len
 int podconfig_rejection(
     const struct podconfig *, const char *uid, const char **reason, const char **message);
 /* Calls cb for every pod of every source (admitted or not). */
-void        podconfig_foreach(const struct podconfig *,
-           void (*cb)(const struct pod *, const char *source, int admitted, void *), void *arg);
-size_t      podconfig_count(const struct podconfig *);
+void   podconfig_foreach(const struct podconfig *,
+      void (*cb)(const struct pod *, const char *source, int admitted, void *), void *arg);
+size_t podconfig_count(const struct podconfig *);
+/* A number that changes whenever a pod comes, goes or is replaced by a changed one (what
+ * podconfig_foreach gives may have changed only when it differs). */
+uint64_t    podconfig_version(const struct podconfig *);
 const char *pod_op_name(enum pod_op);
 
 /* Hashes of a document's parts, as podconfig compares them: *spec_hash covers
@@ -115,5 +130,8 @@ const char *pod_op_name(enum pod_op);
  * covers status. Returns 0, or -1 when the document does not parse. */
 int podconfig_doc_hashes(
     const char *doc, size_t len, const char *format, uint64_t *spec_hash, uint64_t *status_hash);
+/* The same hashes of a document already parsed (its root object). */
+struct json;
+void podconfig_json_hashes(const struct json *root, uint64_t *spec_hash, uint64_t *status_hash);
 
 #endif

@@ -55,9 +55,11 @@ struct podworkers {
 	struct podworker **p_workers;
 	size_t             p_n;
 	size_t             p_cap;
-	size_t             p_cursor; /* where the next dispatch begins */
-	struct event      *p_more;   /* the rest of a dispatch cut short, after other events */
-	struct strindex   *p_index;  /* p_workers by UID */
+	size_t             p_cursor;  /* where the next dispatch begins */
+	struct event      *p_more;    /* the rest of a dispatch cut short, after other events */
+	struct strindex   *p_index;   /* p_workers by UID */
+	uint64_t           p_version; /* grows when a worker comes, goes, or its state or pod
+	                               * changes */
 };
 
 static void pw_schedule(struct podworkers *);
@@ -166,6 +168,7 @@ pw_add(struct podworkers *p, const struct pod *pod)
 	}
 	p->p_workers[p->p_n++] = w;
 	strindex_add(p->p_index, w->w_uid, p->p_n - 1);
+	p->p_version++;
 	return w;
 }
 
@@ -189,6 +192,7 @@ pw_set_state(struct podworkers *p, struct podworker *w, enum pw_state s)
 	log_v(2, "pod worker state %s -> %s pod=%s uid=%s", pw_state_name(w->w_state),
 	    pw_state_name(s), w->w_fullname, w->w_uid);
 	w->w_state = s;
+	p->p_version++;
 	if (p->p_syncer.state_changed != NULL)
 		p->p_syncer.state_changed(
 		    p->p_syncer.state_arg, w->w_uid, s, w->w_grace_deadline_ms);
@@ -259,6 +263,7 @@ pw_restart(struct podworkers *p, struct podworker *w)
 	pod_unref(w->w_pod);
 	w->w_pod = w->w_restart_pod;
 	w->w_restart_pod = NULL;
+	p->p_version++;
 	w->w_removed = 0;
 	w->w_grace_s = 0;
 	w->w_grace_deadline_ms = 0;
@@ -283,6 +288,7 @@ pw_apply_pending(struct podworkers *p, struct podworker *w)
 	w->w_pending_grace = -1;
 	pod_unref(w->w_pod);
 	w->w_pod = pod;
+	p->p_version++;
 	if (type == PW_UPDATE_CREATE || type == PW_UPDATE_UPDATE)
 		w->w_sync_type = w->w_sync_type == PW_UPDATE_CREATE ? PW_UPDATE_CREATE : type;
 	if (type == PW_UPDATE_KILL || pod->deletion_ts != 0) {
@@ -666,8 +672,10 @@ podworkers_forget(struct podworkers *p, int (*is_wanted)(const char *, void *), 
 		p->p_workers[i] = p->p_workers[--p->p_n];
 		removed++;
 	}
-	if (removed > 0)
+	if (removed > 0) {
 		pw_reindex(p);
+		p->p_version++;
+	}
 	/* ...then the unwanted ones still syncing are killed. */
 	for (i = 0; i < p->p_n; i++) {
 		struct podworker *w = p->p_workers[i];
@@ -746,4 +754,10 @@ size_t
 podworkers_count(struct podworkers *p)
 {
 	return p->p_n;
+}
+
+uint64_t
+podworkers_version(const struct podworkers *p)
+{
+	return p->p_version;
 }

@@ -134,7 +134,11 @@ const char *pw_txn_uid(const struct pw_txn *);
 /* Look-ups and iteration (views valid until the next call that changes workers). */
 int  podworkers_get(struct podworkers *, const char *uid, struct pw_view *);
 void podworkers_foreach(struct podworkers *, void (*cb)(const struct pw_view *, void *), void *arg);
-size_t      podworkers_count(struct podworkers *);
+size_t podworkers_count(struct podworkers *);
+/* A number that changes whenever a worker comes or goes, or a worker's state or pod changes:
+ * what podworkers_get and podworkers_foreach give of pod and state has not changed while it
+ * has not. */
+uint64_t    podworkers_version(const struct podworkers *);
 const char *pw_state_name(enum pw_state);
 
 /* The grace period the kubelet applies when terminating pod: the deletion grace period,

@@ -76,13 +76,18 @@ struct source_file {
 	uint64_t           s_scans;
 	/* A scan in progress: the names it has still to look at (read at most SF_BUDGET_US a
 	 * turn, so that a thousand new manifests do not hold the loop). */
-	char        **s_pending;
-	size_t        s_npending, s_ipending;
-	int           s_scanning;
-	int           s_again;      /* something changed during the scan: one more after it */
-	int64_t       s_scan_start; /* wall ns, for the "changed too recently" rule */
-	struct event *s_more;
-	int           s_dir_missing_logged;
+	char **s_pending;
+	size_t s_npending, s_ipending;
+	int    s_scanning;
+	int    s_again; /* something changed during the scan: one more after it */
+	/* A scan's set being handed to podconfig, SF_BUDGET_US a turn (a thousand new pods'
+	 * admission and first updates do not hold the loop either): items[s_iitem..) to go. */
+	int                    s_applying;
+	struct podconfig_item *s_items;
+	size_t                 s_nitems, s_iitem;
+	int64_t                s_scan_start; /* wall ns, for the "changed too recently" rule */
+	struct event          *s_more;
+	int                    s_dir_missing_logged;
 };
 
 static char *
@@ -629,8 +634,44 @@ sf_scan_step(struct source_file *s, int64_t budget_us)
 	return s->s_ipending == s->s_npending;
 }
 
-/* Ends a scan: files no longer there go, and the set is handed to podconfig. Returns the
- * number of pods handed over. */
+/* Hands items to podconfig until the budget (0: none) is spent; 1 when all are. At least
+ * one a call. */
+static int
+sf_apply_step(struct source_file *s, int64_t deadline_us)
+{
+	while (s->s_iitem < s->s_nitems) {
+		podconfig_upsert(s->s_pc, "file", &s->s_items[s->s_iitem++]);
+		if (deadline_us > 0 && now_mono_us() >= deadline_us)
+			break;
+	}
+	return s->s_iitem == s->s_nitems;
+}
+
+/* The scan's set is podconfig's (or, from source_file_free, given up): the source is ready,
+ * and each file holds the pod podconfig kept. */
+static void
+sf_apply_end(struct source_file *s, int complete)
+{
+	size_t i;
+
+	if (complete)
+		podconfig_source_ready(s->s_pc, "file");
+	for (i = 0; i < s->s_nitems; i++)
+		pod_unref(s->s_items[i].pod); /* NULL: podconfig took the reference */
+	free(s->s_items);
+	s->s_items = NULL;
+	s->s_nitems = s->s_iitem = 0;
+	s->s_applying = 0;
+	s->s_scanning = 0;
+	if (!complete)
+		return;
+	for (i = 0; i < s->s_nfiles; i++)
+		sf_adopt(s, s->s_files[i]);
+}
+
+/* Ends a scan: files no longer there go, the pods of podconfig's "file" source that are not
+ * in the set are removed, and the set is left to sf_apply_step. Returns the number of pods
+ * it holds. */
 static int
 sf_scan_end(struct source_file *s)
 {
@@ -668,22 +709,31 @@ sf_scan_end(struct source_file *s)
 		items[n].format = "json";
 		n++;
 	}
-	podconfig_set_source(s->s_pc, "file", items, n);
-	for (i = 0; i < n; i++)
-		pod_unref(items[i].pod); /* NULL: podconfig took the reference */
-	free(items);
-	for (i = 0; i < s->s_nfiles; i++)
-		sf_adopt(s, s->s_files[i]);
+	podconfig_set_source_begin(s->s_pc, "file", items, n);
+	s->s_items = items;
+	s->s_nitems = n;
+	s->s_iitem = 0;
+	s->s_applying = 1;
+	s->s_scanning = 1; /* until the set is handed over */
 	return (int)n;
 }
 
 int
 source_file_scan(struct source_file *s)
 {
+	int n;
+
+	if (s->s_applying) { /* an asynchronous one's set first */
+		sf_apply_step(s, 0);
+		sf_apply_end(s, 1);
+	}
 	if (sf_scan_begin(s) == -1)
 		return -1;
 	sf_scan_step(s, 0);
-	return sf_scan_end(s);
+	n = sf_scan_end(s);
+	sf_apply_step(s, 0);
+	sf_apply_end(s, 1);
+	return n;
 }
 
 /* A scan from the loop: SF_BUDGET_US a turn; a change seen meanwhile asks for another. */
@@ -691,17 +741,25 @@ static void
 sf_scan_async(struct source_file *s)
 {
 	struct timeval now = { 0, 0 };
+	int64_t        t0 = now_mono_us();
 
 	if (!s->s_scanning) {
 		s->s_again = 0;
 		if (sf_scan_begin(s) == -1)
 			return;
 	}
-	if (!sf_scan_step(s, SF_BUDGET_US)) {
+	if (!s->s_applying) {
+		if (!sf_scan_step(s, SF_BUDGET_US)) {
+			evtimer_add(s->s_more, &now);
+			return;
+		}
+		sf_scan_end(s);
+	}
+	if (!sf_apply_step(s, t0 + SF_BUDGET_US)) {
 		evtimer_add(s->s_more, &now);
 		return;
 	}
-	sf_scan_end(s);
+	sf_apply_end(s, 1);
 	if (s->s_again) {
 		s->s_again = 0;
 		evtimer_add(s->s_settle, &now);
@@ -879,6 +937,8 @@ source_file_free(struct source_file *s)
 		event_free(s->s_rescan);
 	if (s->s_more != NULL)
 		event_free(s->s_more);
+	if (s->s_applying)
+		sf_apply_end(s, 0);
 	sf_pending_clear(s);
 	strindex_free(s->s_index);
 	if (s->s_ifd != -1)

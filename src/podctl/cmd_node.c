@@ -141,6 +141,11 @@ cmd_status(FILE *f, const struct opts *o)
 		    jv_strd(s, "watchState", "<unknown>"),
 		    jv_strd(s, "resourceVersion", "<unknown>"),
 		    ea >= 0 ? out_dur(ea, db, sizeof(db)) : "<unknown>", ea >= 0 ? " ago" : "");
+		s = json_get(s, "podStatuses");
+		printf("%-16s%lld generated, %lld versions, %lld patches (%lld acknowledged)\n",
+		    "  Pod Statuses:", (long long)jv_int(s, "generated", 0),
+		    (long long)jv_int(s, "versions", 0), (long long)jv_int(s, "patches", 0),
+		    (long long)jv_int(s, "acknowledged", 0));
 	}
 	s = json_get(d, "pleg");
 	printf("%-16s%s%s%s, last relist %s ago took %lldus (max %lldus), %lld relists, "

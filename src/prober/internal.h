@@ -13,6 +13,7 @@
 
 struct event;
 struct event_base;
+struct strindex;
 struct cri;
 struct pr_check;
 
@@ -63,6 +64,8 @@ struct pr_pod {
 	LIST_HEAD(, pr_worker) pp_workers;
 	struct probe_state *pp_states; /* prober_probe_states scratch */
 	uint64_t            pp_seen;
+	uint64_t            pp_version; /* p_version when its results last changed */
+	size_t              pp_pos;     /* in p_podv */
 	int                 pp_dirty;
 	int                 pp_respec;
 };
@@ -72,8 +75,13 @@ struct prober {
 	struct cri        *p_cri;
 	struct events     *p_events;
 	LIST_HEAD(, pr_pod) p_pods;
+	struct pr_pod     **p_podv; /* the same pods, in no order, for p_index */
+	size_t              p_npodv;
+	size_t              p_podv_cap;
+	struct strindex    *p_index; /* p_podv by UID */
 	struct event       *p_kick_ev;
 	uint64_t            p_generation;
+	uint64_t            p_version; /* grows whenever any pod's results change */
 	size_t              p_nworkers;
 	struct prober_stats p_stats;
 	void (*p_notify)(const char *, void *);

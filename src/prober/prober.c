@@ -8,6 +8,7 @@
 
 #include "node/events.h"
 #include "core/log.h"
+#include "core/strindex.h"
 #include "prober/prober.h"
 #include "prober/internal.h"
 #include "core/util.h"
@@ -125,15 +126,54 @@ pr_container_probe(const struct container *c, enum probe_kind k)
 
 /* ---- pods and workers ---- */
 
+static const char *
+pr_pod_key(const void *arg, size_t i)
+{
+	const struct prober *p = arg;
+
+	return p->p_podv[i]->pp_uid;
+}
+
 static struct pr_pod *
 pr_pod_lookup(struct prober *p, const char *uid)
 {
-	struct pr_pod *pp;
+	size_t i = strindex_find(p->p_index, uid, pr_pod_key, p);
 
-	LIST_FOREACH(pp, &p->p_pods, pp_entry)
-	if (strcmp(pp->pp_uid, uid) == 0)
-		return pp;
-	return NULL;
+	return i != STRINDEX_NONE ? p->p_podv[i] : NULL;
+}
+
+static void
+pr_pod_index(struct prober *p, struct pr_pod *pp)
+{
+	if (p->p_npodv == p->p_podv_cap) {
+		p->p_podv_cap = p->p_podv_cap == 0 ? 16 : 2 * p->p_podv_cap;
+		p->p_podv = xreallocarray(p->p_podv, p->p_podv_cap, sizeof(*p->p_podv));
+	}
+	pp->pp_pos = p->p_npodv;
+	p->p_podv[p->p_npodv++] = pp;
+	strindex_add(p->p_index, pp->pp_uid, pp->pp_pos);
+}
+
+/* The last of p_podv takes pp's place. */
+static void
+pr_pod_unindex(struct prober *p, struct pr_pod *pp)
+{
+	struct pr_pod *last = p->p_podv[--p->p_npodv];
+
+	strindex_remove(p->p_index, pp->pp_uid, pp->pp_pos);
+	if (last == pp)
+		return;
+	strindex_move(p->p_index, last->pp_uid, last->pp_pos, pp->pp_pos);
+	last->pp_pos = pp->pp_pos;
+	p->p_podv[pp->pp_pos] = last;
+}
+
+/* What prober_probe_states gives for pp changed (a worker came or went, a result or a
+ * container ID changed). */
+static void
+pr_pod_changed(struct pr_pod *pp)
+{
+	pp->pp_version = ++pp->pp_prober->p_version;
 }
 
 static void
@@ -165,6 +205,8 @@ pr_pod_free(struct pr_pod *pp)
 		pr_worker_free(w);
 	}
 	LIST_REMOVE(pp, pp_entry);
+	pr_pod_unindex(pp->pp_prober, pp);
+	pp->pp_prober->p_version++; /* its results are gone */
 	pod_unref(pp->pp_pod);
 	free(pp->pp_states);
 	free(pp->pp_uid);
@@ -222,6 +264,7 @@ pr_worker_set_result(struct pr_worker *w, enum probe_res r)
 	    w->w_pod->pp_pod->name, w->w_cname, probe_kind_name(w->w_kind),
 	    pr_res_name(w->w_result), pr_res_name(r));
 	w->w_result = r;
+	pr_pod_changed(w->w_pod);
 	p->p_stats.changes++;
 	w->w_pod->pp_dirty = 1;
 	event_active(p->p_kick_ev, EV_TIMEOUT, 0);
@@ -336,6 +379,8 @@ pr_ready_id_known(const struct prober *p, const char *cid)
 {
 	size_t i;
 
+	if (p->p_ready_ids.n > 0 && now_mono_ms() - p->p_ready_ids_ms > PROBER_READY_IDS_MS)
+		return 0; /* a minute has passed (prober_sweep forgets them) */
 	for (i = 0; cid != NULL && i < p->p_ready_ids.n; i++)
 		if (strcmp(p->p_ready_ids.v[i], cid) == 0)
 			return 1;
@@ -384,6 +429,7 @@ pr_worker_reset(struct pr_worker *w, const struct container *c, const struct rt_
 		if (w->w_kind == PROBE_STARTUP)
 			w->w_last = PROBE_SUCCESS;
 	}
+	pr_pod_changed(w->w_pod);
 	w->w_pod->pp_dirty = 1;
 	w->w_pod->pp_respec = 1;
 	event_active(p->p_kick_ev, EV_TIMEOUT, 0);
@@ -419,6 +465,7 @@ pr_sync_container(struct pr_pod *pp, const struct container *c, const struct rt_
 			if (w != NULL) {
 				LIST_REMOVE(w, w_entry);
 				pr_worker_free(w);
+				pr_pod_changed(pp);
 			}
 			continue;
 		}
@@ -482,6 +529,7 @@ prober_sync_pod(struct prober *p, const struct pod *pod, const struct rt_pod_sta
 		pp->pp_seen = p->p_generation;
 		LIST_INIT(&pp->pp_workers);
 		LIST_INSERT_HEAD(&p->p_pods, pp, pp_entry);
+		pr_pod_index(p, pp);
 	}
 	if (rt != NULL && rt->nsandboxes > 0 && rt->sandboxes[0].ip != NULL &&
 	    rt->sandboxes[0].ip[0] != '\0')
@@ -509,6 +557,7 @@ prober_sync_pod(struct prober *p, const struct pod *pod, const struct rt_pod_sta
 		if (!pr_pod_has_container(pod, w->w_cname)) {
 			LIST_REMOVE(w, w_entry);
 			pr_worker_free(w);
+			pr_pod_changed(pp);
 		}
 	}
 }
@@ -535,6 +584,17 @@ prober_remove_pod(struct prober *p, const char *uid)
 
 	if (pp != NULL)
 		pr_pod_free(pp);
+}
+
+uint64_t
+prober_version(struct prober *p, const char *uid)
+{
+	struct pr_pod *pp;
+
+	if (uid == NULL)
+		return p->p_version;
+	pp = pr_pod_lookup(p, uid);
+	return pp != NULL ? pp->pp_version : 0;
 }
 
 int
@@ -590,6 +650,7 @@ prober_new(struct event_base *base, struct cri *cri, struct events *ev)
 	p->p_cri = cri;
 	p->p_events = ev;
 	LIST_INIT(&p->p_pods);
+	p->p_index = strindex_new();
 	p->p_kick_ev = event_new(base, -1, 0, pr_kick_cb, p);
 	return p;
 }
@@ -603,6 +664,8 @@ prober_free(struct prober *p)
 		return;
 	while ((pp = LIST_FIRST(&p->p_pods)) != NULL)
 		pr_pod_free(pp);
+	free(p->p_podv);
+	strindex_free(p->p_index);
 	event_free(p->p_kick_ev);
 	strv_clear(&p->p_ready_ids);
 	free(p);

@@ -62,6 +62,10 @@ void prober_remove_pod(struct prober *, const char *uid);
  * or loop turn. Returns 0, or -1 when the pod has no probe worker. */
 int prober_probe_states(struct prober *, const char *uid, struct probe_set *out);
 
+/* A number that changes whenever what prober_probe_states gives for uid may have changed
+ * (0: the pod has no probe worker); with uid NULL, one that changes with any pod's. */
+uint64_t prober_version(struct prober *, const char *uid);
+
 struct prober_stats {
 	size_t   workers;
 	uint64_t runs;     /* checks completed */

@@ -116,6 +116,7 @@ struct store {
 	int64_t            st_failed_since;
 	char              *st_last_error;
 	uint64_t           st_commits;
+	uint64_t           st_ckpt_commits; /* st_commits at the last full checkpoint */
 	uint64_t           st_failures;
 	/* Writes not yet committed, in order. */
 	struct op *st_ops;

@@ -551,6 +551,7 @@ store_open(struct event_base *base, const char *path, char **errp)
 	}
 
 	st = xcalloc(1, sizeof(*st));
+	st->st_ckpt_commits = UINT64_MAX; /* the first checkpoint copies what the open wrote */
 	st->st_path = xstrdup(path);
 	st->st_base = base;
 	st->st_retry_ms = STORE_RETRY_MIN_MS;
@@ -735,6 +736,22 @@ store_query_end(struct store *st, sqlite3_stmt *s, int rc)
 
 /* ---- housekeeping and health ---- */
 
+/* The WAL, copied in full, starts over at the next write, and that write syncs the WAL's
+ * new header (the one sync outside the checkpoint with synchronous=NORMAL: it guards against
+ * old frames read as new after a crash). Made here, by a write of its own, the sync is the
+ * checkpoint's, not that of whatever commit comes next (an intent, committed before its
+ * create call leaves). Not counted as a commit: it needs no checkpoint of its own (the next
+ * one copies it with the rest). */
+static void
+store_wal_restart(struct store *st)
+{
+	if (st->st_degraded)
+		return;
+	if (store_exec_sql(st->st_db,
+	        "INSERT OR REPLACE INTO meta (key, value) VALUES ('store.wal', '1')") != SQLITE_OK)
+		log_v(2, "store %s: WAL restart: %s", st->st_path, sqlite3_errmsg(st->st_db));
+}
+
 int
 store_checkpoint(struct store *st)
 {
@@ -746,6 +763,8 @@ store_checkpoint(struct store *st)
 		store_run_callbacks(st);
 	if (st->st_in_txn || st->st_mem)
 		return 0; /* a turn is open, or no file yet: checkpoint next time */
+	if (!st->st_degraded && st->st_commits == st->st_ckpt_commits)
+		return 0; /* nothing committed since the WAL was last copied in full */
 	/* Give back the pages of forgotten pods once there are many (its own transaction;
 	 * a failure only means the file stays larger for now). */
 	if (!st->st_degraded &&
@@ -762,7 +781,17 @@ store_checkpoint(struct store *st)
 		return -1;
 	}
 	log_v(5, "store: checkpoint wal=%d pages, %d copied", nlog, nckpt);
+	if (rc == SQLITE_OK && nckpt == nlog) {
+		st->st_ckpt_commits = st->st_commits;
+		store_wal_restart(st);
+	}
 	return 0;
+}
+
+int
+store_degraded(const struct store *st)
+{
+	return st != NULL && st->st_degraded;
 }
 
 enum store_health_state

@@ -220,8 +220,13 @@ void store_forget_pod(struct store *, const char *uid);
 
 /* ---- housekeeping and health ---- */
 /* wal_checkpoint(PASSIVE): the one point where the data is fsynced. Call from housekeeping.
- * Also retries a degraded journal. Returns 0, or -1 (logged; health degraded). */
+ * Also retries a degraded journal. Nothing (not even the freelist look) when nothing was
+ * committed since the last checkpoint copied the whole WAL. Returns 0, or -1 (logged;
+ * health degraded). */
 int store_checkpoint(struct store *);
+/* 1 when writes wait in the journal for the store to commit again (store_health's state,
+ * without the rest). */
+int store_degraded(const struct store *);
 /* Fills *h; returns h->state. */
 enum store_health_state store_health(struct store *, struct store_health_info *h);
 /* Bytes of the database file plus its WAL (0 if unknown). */

@@ -42,6 +42,9 @@
 #                                  malloc's bytes in use and free) when podctl is built
 #   BENCH_API=1                    also join the API stand-in (tests/apiserver) over TLS with a
 #                                  client certificate (the static pods become mirror pods)
+#   BENCH_API=pods                 joined the same way, but the N pods are API pods created
+#                                  through the stand-in (no manifests): the idle figures
+#                                  include their statuses (issue 18's agent with 30 pods)
 #   BENCH_HTTPS=K                  after the idle window, what TLS costs once loaded: one
 #                                  request to kletd's HTTPS port (OpenSSL loaded, the serving
 #                                  key and context made), then K (e.g. 20) idle keep-alive
@@ -73,7 +76,7 @@ if nm "$KLETD" 2>/dev/null | grep -q __asan_init; then
 fi
 $PY -c 'import grpc' 2>/dev/null || skip_all "python3-grpcio not installed"
 api=${BENCH_API:-0}
-if [ "$api" = 1 ]; then
+if [ "$api" != 0 ]; then
 	top_srcdir=$top
 	. "$top/tests/apiserver/lib.sh"
 fi
@@ -92,7 +95,7 @@ cleanup() {
 		KLET_CONTAINERD_DIR=$ctd sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
 	fi
 	cgroup_root_rm "$CGROOT"
-	[ "$api" = 1 ] && as_stop
+	[ "$api" != 0 ] && as_stop
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
@@ -256,6 +259,7 @@ for n in "$@"; do
 	R=$T/n$n
 	mkdir -p "$R/m" "$R/root" "$R/logs"
 	nc=0 i=1
+	: >"$R/apipods.json"
 	while [ $i -le "$n" ]; do
 		second=
 		if [ "$ctrs2" -gt 0 ] && [ $((i % ctrs2)) -eq 0 ]; then
@@ -263,22 +267,39 @@ for n in "$@"; do
     "command": ["sleep", "100000"]}'
 			nc=$((nc + 1))
 		fi
-		cat >"$R/m/p$i.json" <<M
+		if [ "$api" = pods ]; then
+			# API pods: one JSON array for the stand-in's /scale/pods, below.
+			[ $i -gt 1 ] && printf ',' >>"$R/apipods.json"
+			cat >>"$R/apipods.json" <<M
+{"metadata": {"name": "p$i", "namespace": "default"},
+ "spec": {"nodeName": "bench", "terminationGracePeriodSeconds": 1,
+  "containers": [{"name": "c", "image": "klet.local/busybox:1.35",
+    "command": ["sleep", "100000"]}$second]}}
+M
+		else
+			cat >"$R/m/p$i.json" <<M
 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p$i", "namespace": "default"},
  "spec": {"terminationGracePeriodSeconds": 1,
   "containers": [{"name": "c", "image": "klet.local/busybox:1.35",
     "command": ["sleep", "100000"]}$second]}}
 M
+		fi
 		nc=$((nc + 1)) i=$((i + 1))
 	done
 	[ "$rt" = fake ] && start_fake
 	v=-v=2
 	apiargs=
-	if [ "$api" = 1 ]; then
+	if [ "$api" != 0 ]; then
 		[ -n "$AS_PID" ] && as_stop
-		AS_NODE=bench as_start "$R"
+		# --scale: the stand-in's /scale/pods creates the API pods in one request.
+		AS_NODE=bench as_start "$R" ${BENCH_AS_ARGS:---scale 100000}
 		as_kubeconfig "$R/kubeconfig"
 		apiargs="--kubeconfig $R/kubeconfig"
+		if [ "$api" = pods ] && [ "$n" -gt 0 ]; then
+			{ printf '['; cat "$R/apipods.json"; printf ']'; } >"$R/apipods.all"
+			as_ctl /scale/pods -X POST --data-binary @"$R/apipods.all" >/dev/null ||
+			    { echo "# N=$n: the API pods were not created" >&2; exit 1; }
+		fi
 	fi
 	pre=
 	case $tool in
@@ -302,7 +323,7 @@ M
 		tail -20 "$R/kletd.log" >&2
 		exit 1
 	fi
-	if [ "$api" = 1 ] && ! wait_for 600 joined; then
+	if [ "$api" != 0 ] && ! wait_for 600 joined; then
 		echo "# N=$n: kletd did not join the API stand-in" >&2
 		tail -20 "$R/kletd.log" >&2
 		exit 1
@@ -331,7 +352,8 @@ M
 		cpu=$(awk -v c="$((c1 - c0))" -v hz="$hz" -v ns="$((s1 - s0))" \
 		    'BEGIN {printf "%.2f", c * 1000 / hz / (ns / 1e9)}')
 	fi
-	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}${apiargs:+ api=tls}" \
+	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}${apiargs:+ api=tls}$(
+	    [ "$api" = pods ] && echo " pods=api")" \
 	    "rss_kib=$rss pss_kib=${pss:-?} hwm_kib=$hwm private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
 	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
 	    "ready_s=$(( (t1 - t0) / 1000000000 ))"

@@ -209,6 +209,13 @@ wait_for 100 logged 'recovered in'
 sleep 4   # relists, syncs and a status batch (2 s with the settings above)
 check "restart: no status PATCH for the unchanged pod ($p1 -> $(patch_count))" [ "$(patch_count)" -eq "$p1" ]
 as_ctl /log | as_json "'\\n'.join('# patch after restart: ' + json.dumps(e['body']) for e in [e for e in d if e['method']=='PATCH' and '/pods/web/status' in e['path']][$p1:])"
+# Nothing changes: no pod status is even generated (each status is regenerated only when
+# its inputs change), over three relists.
+gen() { "$PODCTL" --socket "$T/root/podctl.sock" status -o json 2>/dev/null | as_json 'd["api"]["podStatuses"]["generated"]'; }
+g0=$(gen)
+sleep 3
+g1=$(gen)
+check "idle: no pod status generated over 3 s ($g0 -> $g1)" [ "${g0:-x}" = "${g1:-y}" ]
 
 # Graceful delete: preStop, containers stop, the node deletes the object.
 as_ctl "/pods/default/web?method=DELETE" >/dev/null

@@ -282,7 +282,7 @@ test_status(void)
 	/* First status: Running with the container's state. */
 	seq = log_seq();
 	rt_running(&rt, p, 0, 0);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	status_get(m, p->uid, NULL, &v, &a);
 	aw.version = v;
@@ -307,8 +307,8 @@ test_status(void)
 	p = get_pod("web");
 	seq = log_seq();
 	rt_running(&rt, p, 0, 0);
-	status_update(m, p, &rt, NULL, NULL, 0);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	status_batch(m);
 	run_until(never, NULL, 300);
@@ -319,7 +319,7 @@ test_status(void)
 	/* The container exits: a new version; the patch carries only what changed. */
 	seq = log_seq();
 	rt_running(&rt, p, 1, 3);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	status_get(m, p->uid, NULL, &v, &a);
 	aw.version = v;
@@ -336,10 +336,10 @@ test_status(void)
 	p = get_pod("web");
 	seq = log_seq();
 	rt_running(&rt, p, 1, 4);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	rt_running(&rt, p, 1, 5);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	status_get(m, p->uid, NULL, &v, &a);
 	aw.version = v;
@@ -355,7 +355,7 @@ test_status(void)
 	status_get_stats(m, &st);
 	free(ctl("/fail?n=2&code=503&match=PATCH"));
 	rt_running(&rt, p, 1, 6);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	status_get(m, p->uid, NULL, &v, &a);
 	aw.version = v;
@@ -366,7 +366,7 @@ test_status(void)
 	/* 429 with Retry-After: 1 s: the retry waits at least that long. */
 	free(ctl("/fail?n=1&code=429&retry_after=1&match=PATCH"));
 	rt_running(&rt, p, 1, 7);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	status_get(m, p->uid, NULL, &v, &a);
 	aw.version = v;
@@ -406,7 +406,7 @@ test_status(void)
 	p2 = get_pod("web");
 	sw.dropped = 1;
 	rt_running(&rt, p, 1, 8);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	check(run_until(stats_reached, &sw, 10000),
 	    "recreated pod: uid precondition fails, "
@@ -417,7 +417,7 @@ test_status(void)
 
 	/* A pod gone from the API: 404 drops the entry. */
 	rt_running(&rt, p2, 0, 0);
-	status_update(m, p2, &rt, NULL, NULL, 0);
+	status_update(m, p2, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	snprintf(uidbuf, sizeof(uidbuf), "%s", p2->uid);
 	status_get(m, p2->uid, NULL, &v, &a);
@@ -426,7 +426,7 @@ test_status(void)
 	free(ctl("/pods/default/web?method=DELETE&grace=0"));
 	sw.dropped = 2;
 	rt_running(&rt, p2, 1, 1);
-	status_update(m, p2, &rt, NULL, NULL, 0);
+	status_update(m, p2, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	check(run_until(stats_reached, &sw, 10000), "404 drops the entry");
 	pod_unref(p2);
@@ -437,7 +437,7 @@ test_status(void)
 	ctl_create_pod("bye");
 	p = get_pod("bye");
 	rt_running(&rt, p, 0, 0);
-	status_update(m, p, &rt, NULL, NULL, 0);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
 	rt_pod_status_clear(&rt);
 	free(ctl("/pods/default/bye?method=DELETE")); /* deletionTimestamp set */
 	pod_unref(p);
@@ -445,7 +445,7 @@ test_status(void)
 	check(p != NULL && p->deletion_ts != 0, "pod bye is terminating");
 	seq = log_seq();
 	rt_running(&rt, p, 1, 0);
-	status_update(m, p, &rt, NULL, NULL, 1);
+	status_update(m, p, &rt, NULL, NULL, 1, NULL);
 	rt_pod_status_clear(&rt);
 	check(run_until(pod_gone, "bye", 10000), "terminated pod deleted from the API");
 	bodies = log_bodies(seq, "DELETE", "/pods/bye", &n);
@@ -457,6 +457,77 @@ test_status(void)
 	check(n == 1, "the final status was patched before the delete (%d)", n);
 	free(bodies);
 	pod_unref(p);
+	status_free(m);
+}
+
+/* Stamps: an update whose inputs (pods by identity, the rest by version) equal the last
+ * one's, when that one changed nothing, need not be made (status_current); what the stamp
+ * does not hold (an eviction, the host IP, the entry's removal) makes it current no more. */
+static void
+test_stamps(void)
+{
+	struct status_options so = { .host_ip = "192.0.2.10" };
+	struct status_mgr    *m = status_new(base, api, &so);
+	struct status_stamp   s;
+	struct status_stats   st;
+	struct rt_pod_status  rt;
+	struct pod           *p;
+	uint64_t              v;
+
+	ctl_create_pod("stamped");
+	p = get_pod("stamped");
+	check(p != NULL, "pod stamped created");
+	if (p == NULL)
+		return;
+	memset(&s, 0, sizeof(s));
+	s.pod = p;
+	s.rt = 7;
+	rt_running(&rt, p, 0, 0);
+	check(!status_current(m, p->uid, &s), "stamps: no entry, not current");
+	status_update(m, p, &rt, NULL, NULL, 0, &s);
+	check(!status_current(m, p->uid, &s), "stamps: a new version is not current yet");
+	status_update(m, p, &rt, NULL, NULL, 0, &s);
+	check(status_current(m, p->uid, &s), "stamps: the same inputs changed nothing: current");
+	status_get_stats(m, &st);
+	check(st.generated == 2 && st.versions == 1, "stamps: 2 generated, 1 version (%llu, %llu)",
+	    (unsigned long long)st.generated, (unsigned long long)st.versions);
+	s.rt = 8;
+	check(!status_current(m, p->uid, &s), "stamps: another runtime version: not current");
+	s.rt = 7;
+	s.terminal = 1;
+	check(!status_current(m, p->uid, &s), "stamps: terminal differs: not current");
+	s.terminal = 0;
+	s.probes = 1;
+	check(!status_current(m, p->uid, &s), "stamps: probes differ: not current");
+	s.probes = 0;
+	s.mirror = p;
+	check(!status_current(m, p->uid, &s), "stamps: another mirror: not current");
+	s.mirror = NULL;
+	check(status_current(m, p->uid, &s), "stamps: back to the same inputs: current");
+	v = status_version(m);
+	status_set_host_ip(m, "192.0.2.11");
+	check(status_version(m) != v && !status_current(m, p->uid, &s),
+	    "stamps: the host IP changed: not current, version moved");
+	status_update(m, p, &rt, NULL, NULL, 0, &s);
+	status_update(m, p, &rt, NULL, NULL, 0, &s);
+	check(status_current(m, p->uid, &s), "stamps: regenerated twice: current again");
+	v = status_version(m);
+	status_update(m, p, &rt, NULL, NULL, 0, NULL);
+	check(!status_current(m, p->uid, &s), "stamps: an update without a stamp: not current");
+	status_update(m, p, &rt, NULL, NULL, 0, &s);
+	status_evict(m, p, "Evicted", "low on memory", 0);
+	check(status_version(m) != v && !status_current(m, p->uid, &s),
+	    "stamps: evicted: not current, version moved");
+	v = status_version(m);
+	status_forget(m, p->uid);
+	check(status_version(m) != v && !status_current(m, p->uid, &s),
+	    "stamps: forgotten: not current, version moved");
+	rt_pod_status_clear(&rt);
+	/* The manager holds a reference to the stamp's pod: dropping ours here is safe. */
+	status_update(m, p, NULL, NULL, NULL, 0, &s);
+	pod_unref(p);
+	status_update(m, s.pod, NULL, NULL, NULL, 0, &s);
+	check(status_current(m, s.pod->uid, &s), "stamps: the referenced pod outlives its source");
 	status_free(m);
 }
 
@@ -686,6 +757,7 @@ main(void)
 		return 1;
 	}
 	test_status();
+	test_stamps();
 	test_node();
 	test_events();
 	run_until(never, NULL, 50);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/json.h"
 #include "node/podconfig.h"
 #include "core/util.h"
 
@@ -33,6 +34,7 @@ item(const char *uid, const char *name, const char *spec, const char *status, in
 	struct podconfig_item it;
 	struct pod           *p = xcalloc(1, sizeof(*p));
 
+	memset(&it, 0, sizeof(it));
 	p->refs = 1; /* as decoded: one reference */
 	p->uid = xstrdup(uid);
 	p->name = xstrdup(name);
@@ -154,6 +156,51 @@ test_full_set(void **state)
 	podconfig_free(c);
 }
 
+/* The set handed over in steps (a large manifest directory: source_file, a few a turn): the
+ * removals at once, the first of a UID given twice kept, the others' pods dropped; the items
+ * one by one; the source ready only when the caller says so. */
+static void
+test_set_in_steps(void **state)
+{
+	struct seen              s = { 0 };
+	struct podconfig_options o = { .node_name = "n1" };
+	struct podconfig        *c = podconfig_new(&o, on_update, &s);
+	struct podconfig_item    it[3];
+	char                    *docs[3];
+	int                      i;
+
+	(void)state;
+	podconfig_add_source(c, "file");
+	upsert(c, "file", "old", "{}", "{}", 0);
+	upsert(c, "file", "a", "{}", "{}", 0);
+	assert_int_equal(s.n, 2);
+	it[0] = item("a", "a", "{}", "{}", 0, &docs[0]);
+	it[1] = item("b", "b", "{}", "{}", 0, &docs[1]);
+	it[2] = item("b", "b", "{\"dup\":1}", "{}", 0, &docs[2]);
+	podconfig_set_source_begin(c, "file", it, 3);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.ops[2], "REMOVE old file"); /* at once */
+	assert_null(it[2].pod);                           /* given twice: dropped */
+	assert_non_null(it[1].pod);
+	assert_int_equal(podconfig_sources_ready(c), 0);
+	podconfig_upsert(c, "file", &it[0]); /* unchanged: nothing */
+	assert_int_equal(s.n, 3);
+	podconfig_upsert(c, "file", &it[1]);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.ops[3], "ADD b file");
+	podconfig_upsert(c, "file", &it[2]); /* NULL pod: skipped */
+	assert_int_equal(s.n, 4);
+	assert_int_equal(podconfig_sources_ready(c), 0);
+	podconfig_source_ready(c, "file");
+	assert_int_equal(podconfig_sources_ready(c), 1);
+	assert_int_equal(podconfig_count(c), 2);
+	for (i = 0; i < 3; i++) {
+		pod_unref(it[i].pod);
+		free(docs[i]);
+	}
+	podconfig_free(c);
+}
+
 static int
 active_not_done(const char *uid, void *arg)
 {
@@ -248,6 +295,23 @@ test_doc_hashes(void **state)
 	assert_true(a == c);
 	assert_true(b != d);
 	assert_int_equal(podconfig_doc_hashes("{", 1, "json", &a, &b), -1);
+	/* From a tree already parsed (the watch's event): the same hashes as the document's. */
+	{
+		static const char *j =
+		    "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"x\":\"1\"}},"
+		    "\"spec\":{\"containers\":[]},\"status\":{\"phase\":\"Running\"}}";
+		struct json_doc *doc;
+		char             err[64];
+
+		assert_int_equal(podconfig_doc_hashes(j, strlen(j), "json", &a, &b), 0);
+		doc = json_parse(j, strlen(j), NULL, err, sizeof(err));
+		assert_non_null(doc);
+		podconfig_json_hashes(json_root(doc), &c, &d);
+		json_free(doc);
+		assert_true(a == c && b == d);
+		assert_int_equal(podconfig_doc_hashes(y1, strlen(y1), "yaml", &c, &d), 0);
+		assert_true(b == d); /* the same status either way */
+	}
 }
 
 /* A pod its source keeps a reference to is never written: podconfig keeps its own, decoded
@@ -310,6 +374,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_incremental_ops),
 		cmocka_unit_test(test_full_set),
+		cmocka_unit_test(test_set_in_steps),
 		cmocka_unit_test(test_admission),
 		cmocka_unit_test(test_shared_pod_not_written),
 		cmocka_unit_test(test_doc_hashes),
