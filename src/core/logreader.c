@@ -81,7 +81,14 @@ logreader_parse_time(const char *s, size_t len, int64_t *ns)
 		t -= (s[i] == '+' ? 1 : -1) * (int64_t)(oh * 3600 + om * 60);
 	else
 		return -1;
-	*ns = t * 1000000000LL + frac;
+	/* Years 0000..9999 parse; beyond int64 nanoseconds (before 1677-09-21, from
+	 * 2262-04-11) the time is clamped, which keeps the comparisons with since right. */
+	if (t < INT64_MIN / 1000000000LL)
+		*ns = INT64_MIN;
+	else if (t > (INT64_MAX - frac) / 1000000000LL)
+		*ns = INT64_MAX;
+	else
+		*ns = t * 1000000000LL + frac;
 	return 0;
 }
 

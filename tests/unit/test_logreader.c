@@ -104,6 +104,21 @@ test_parse(void **state)
 	assert_int_equal(ns, 1704161046500000000LL);
 	assert_int_equal(logreader_parse_time("2024-01-02T03:04:05", 19, &ns), -1);
 	assert_int_equal(logreader_parse_time("2024-01-02T03:04:05.Z", 21, &ns), -1);
+	/* Years out of int64 nanoseconds (before 1678, after 2262): clamped, order kept. */
+	assert_int_equal(logreader_parse_time("0000-01-01T00:00:00Z", 20, &ns), 0);
+	assert_true(ns == INT64_MIN);
+	assert_int_equal(logreader_parse_time("1677-09-21T00:12:43.145224191Z", 30, &ns), 0);
+	assert_true(ns == INT64_MIN);
+	assert_int_equal(logreader_parse_time("1677-09-21T00:12:44Z", 20, &ns), 0);
+	assert_true(ns > INT64_MIN && ns < 0);
+	assert_int_equal(logreader_parse_time("2262-04-11T23:47:16.854775807Z", 30, &ns), 0);
+	assert_true(ns == INT64_MAX);
+	assert_int_equal(logreader_parse_time("2262-04-11T23:47:16.854775808Z", 30, &ns), 0);
+	assert_true(ns == INT64_MAX);
+	assert_int_equal(logreader_parse_time("2262-04-11T23:47:16Z", 20, &ns), 0);
+	assert_true(ns == 9223372036000000000LL);
+	assert_int_equal(logreader_parse_time("9999-12-31T23:59:59.999999999-23:59", 35, &ns), 0);
+	assert_true(ns == INT64_MAX);
 }
 
 static void
