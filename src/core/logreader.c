@@ -280,12 +280,12 @@ carry_add(struct logreader *r, const char *p, size_t add)
 	r->carry_len += add;
 }
 
-/* The carry is done with: a large one is given back. */
+/* The carry is done with: a large one (over 64 KiB) is given back. */
 static void
 carry_clear(struct logreader *r)
 {
 	r->carry_len = 0;
-	if (r->carry_cap > 65536) {
+	if (r->carry_cap > LOGREADER_MAX_LINE / 16) {
 		free(r->carry);
 		r->carry = NULL;
 		r->carry_cap = 0;
@@ -321,7 +321,7 @@ consume(struct logreader *r, const char *buf, size_t n, const struct logreader_s
 				line(r, r->carry, r->carry_len, out);
 			}
 			carry_clear(r);
-		} else
+		} else if (nl - p <= LOGREADER_MAX_LINE) /* (over it only below the read size) */
 			line(r, p, (size_t)(nl - p), out);
 		p = nl + 1;
 	}

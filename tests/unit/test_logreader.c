@@ -199,6 +199,39 @@ test_truncated_and_garbage(void **state)
 }
 
 /* Following: a P record at the end of the file the rotator renamed, its F in the new one. */
+/* A file line of LOGREADER_MAX_LINE bytes is read; one byte more and it is skipped, whatever
+ * the read size (the fuzz target checks this with the limit scaled down). */
+static void
+test_long_lines(void **state)
+{
+	struct logreader_opts o = { .tail_lines = -1, .limit_bytes = -1 };
+	static const char     pre[] = TS1 " stdout F ";
+	size_t                n = LOGREADER_MAX_LINE, steps[] = { 65536, 1000, 1 << 20 }, i;
+	char                 *content = xmalloc(2 * n + 64), *p, *out;
+
+	(void)state;
+	p = content;
+	memcpy(p, pre, sizeof(pre) - 1); /* exactly the limit */
+	memset(p + sizeof(pre) - 1, 'a', n - (sizeof(pre) - 1));
+	p[n] = '\n';
+	p += n + 1;
+	memcpy(p, pre, sizeof(pre) - 1); /* one byte over */
+	memset(p + sizeof(pre) - 1, 'b', n + 1 - (sizeof(pre) - 1));
+	p[n + 1] = '\n';
+	p += n + 2;
+	strcpy(p, TS1 " stdout F end\n");
+	p = put("long.log", content);
+	for (i = 0; i < nitems(steps); i++) {
+		out = read_all(p, &o, steps[i]);
+		assert_int_equal(strlen(out), n - (sizeof(pre) - 1) + 1 + 4);
+		assert_true(out[0] == 'a' && out[n - sizeof(pre)] == 'a');
+		assert_string_equal(out + n - (sizeof(pre) - 1), "\nend\n");
+		free(out);
+	}
+	free(p);
+	free(content);
+}
+
 static void
 test_follow_rotation(void **state)
 {
@@ -306,6 +339,7 @@ main(void)
 		cmocka_unit_test(test_plain_and_partial),
 		cmocka_unit_test(test_tail_since_limit),
 		cmocka_unit_test(test_truncated_and_garbage),
+		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_follow_rotation),
 		cmocka_unit_test(test_follow_rotation_late_write),
 		cmocka_unit_test(test_missing),
