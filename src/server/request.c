@@ -142,7 +142,9 @@ request_logs_opts(const struct evkeyvalq *q, int64_t now_ns, struct request_logs
 	if (since_time != NULL &&
 	    logreader_parse_time(since_time, strlen(since_time), &o->since_ns) == -1)
 		return xsprintf("sinceTime: %s is not an RFC 3339 time", since_time);
-	if (rs == 1)
+	if (rs == 1 && since_s >= now_ns / 1000000000LL)
+		o->since_ns = 0; /* before 1970: everything (the product would overflow) */
+	else if (rs == 1)
 		o->since_ns = now_ns - since_s * 1000000000LL;
 	if (stream == NULL || strcmp(stream, "All") == 0 || *stream == '\0')
 		o->streams = 0;

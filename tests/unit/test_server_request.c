@@ -182,6 +182,15 @@ test_logs(void **state)
 	assert_true(l.opts.follow && l.opts.timestamps && l.previous);
 	request_logs_clear(&l);
 
+	/* since before 1970: everything (it overflowed) */
+	assert_string_equal(
+	    logs_msg("/containerLogs/ns/pod/c", "sinceSeconds=9223372036854775807", &l), "");
+	assert_int_equal(l.opts.since_ns, 0);
+	request_logs_clear(&l);
+	assert_string_equal(logs_msg("/containerLogs/ns/pod/c", "sinceSeconds=1000", &l), "");
+	assert_int_equal(l.opts.since_ns, 0);
+	request_logs_clear(&l);
+
 	assert_string_equal(logs_msg("/containerLogs/ns/pod/c",
 	                        "sinceTime=1970-01-01T00:01:00.5Z&stream=Stdout&follow=yes", &l),
 	    "");
