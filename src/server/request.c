@@ -117,14 +117,40 @@ request_qint(const struct evkeyvalq *q, const char *k, int64_t *out)
 	return 1;
 }
 
+/* Parses query (NULL: none) and hands its parameters to opts; NULL, or the 400 text
+ * (allocated): malformed when the query does not parse, else what opts says. */
+static char *
+request_query(const char *query, const char               *malformed,
+    char *(*opts)(const struct evkeyvalq *, void *), void *arg)
+{
+	struct evkeyvalq q;
+	char            *msg;
+
+	TAILQ_INIT(&q);
+	if (query != NULL && evhttp_parse_query_str(query, &q) == -1)
+		msg = xstrdup(malformed);
+	else
+		msg = opts(&q, arg);
+	evhttp_clear_headers(&q);
+	return msg;
+}
+
+struct request_logs_ctx {
+	int64_t              now_ns;
+	struct request_logs *out;
+};
+
 /* The logs' checks on parsed parameters; NULL, or the 400 text (allocated). */
 static char *
-request_logs_opts(const struct evkeyvalq *q, int64_t now_ns, struct request_logs *out)
+request_logs_opts(const struct evkeyvalq *q, void *arg)
 {
-	struct logreader_opts *o = &out->opts;
-	int64_t                tail = -1, limit = -1, since_s = 0;
-	int                    rt, rl, rs;
-	const char            *since_time, *stream;
+	struct request_logs_ctx *c = arg;
+	struct request_logs     *out = c->out;
+	struct logreader_opts   *o = &out->opts;
+	int64_t                  now_ns = c->now_ns;
+	int64_t                  tail = -1, limit = -1, since_s = 0;
+	int                      rt, rl, rs;
+	const char              *since_time, *stream;
 
 	rt = request_qint(q, "tailLines", &tail);
 	rl = request_qint(q, "limitBytes", &limit);
@@ -166,8 +192,8 @@ int
 request_parse_logs(
     const char *path, const char *query, int64_t now_ns, struct request_logs *out, char **msg)
 {
-	struct evkeyvalq q;
-	char            *p, *ns, *name, *ctr;
+	struct request_logs_ctx c;
+	char                   *p, *ns, *name, *ctr;
 
 	memset(out, 0, sizeof(*out));
 	*msg = NULL;
@@ -185,13 +211,9 @@ request_parse_logs(
 		*msg = xstrdup("Bad Request: expected /containerLogs/NAMESPACE/POD/CONTAINER");
 		return -1;
 	}
-	TAILQ_INIT(&q);
-	if (query != NULL && evhttp_parse_query_str(query, &q) == -1)
-		*msg = xstrdup("malformed query");
-	else
-		*msg = request_logs_opts(&q, now_ns, out);
-	evhttp_clear_headers(&q);
-	if (*msg != NULL) {
+	c.now_ns = now_ns;
+	c.out = out;
+	if ((*msg = request_query(query, "malformed query", request_logs_opts, &c)) != NULL) {
 		request_logs_clear(out);
 		return -1;
 	}
@@ -208,11 +230,19 @@ request_logs_clear(struct request_logs *l)
 	memset(l, 0, sizeof(*l));
 }
 
+struct request_stream_ctx {
+	enum request_route     route;
+	struct request_stream *out;
+};
+
 /* The stream's options from the parsed query; NULL, or the 400 text (allocated). */
 static char *
-request_stream_opts(const struct evkeyvalq *q, enum request_route route, struct request_stream *s)
+request_stream_opts(const struct evkeyvalq *q, void *arg)
 {
-	struct evkeyval *kv;
+	struct request_stream_ctx *c = arg;
+	struct request_stream     *s = c->out;
+	enum request_route         route = c->route;
+	struct evkeyval           *kv;
 
 	if (route == REQUEST_PORTFORWARD) {
 		TAILQ_FOREACH(kv, q, next)
@@ -252,12 +282,12 @@ int
 request_parse_stream(enum request_route route, const char *path, const char *query,
     struct request_stream *out, char **msg)
 {
-	static const char *const prefix[] = { "/exec/", "/attach/", "/portForward/" };
-	struct evkeyvalq         q;
-	const char              *pre;
-	char                    *p, *seg[4];
-	size_t                   n = 0;
-	int                      pf = route == REQUEST_PORTFORWARD;
+	static const char *const  prefix[] = { "/exec/", "/attach/", "/portForward/" };
+	struct request_stream_ctx c;
+	const char               *pre;
+	char                     *p, *seg[4];
+	size_t                    n = 0;
+	int                       pf = route == REQUEST_PORTFORWARD;
 
 	memset(out, 0, sizeof(*out));
 	*msg = NULL;
@@ -279,13 +309,10 @@ request_parse_stream(enum request_route route, const char *path, const char *que
 		*msg = xstrdup("Bad Request: unexpected path");
 		return -1;
 	}
-	TAILQ_INIT(&q);
-	if (query != NULL && evhttp_parse_query_str(query, &q) == -1)
-		*msg = xstrdup("Bad Request: malformed query");
-	else
-		*msg = request_stream_opts(&q, route, out);
-	evhttp_clear_headers(&q);
-	if (*msg != NULL) {
+	c.route = route;
+	c.out = out;
+	if ((*msg = request_query(
+	         query, "Bad Request: malformed query", request_stream_opts, &c)) != NULL) {
 		request_stream_clear(out);
 		return -1;
 	}
