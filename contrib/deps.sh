@@ -4,10 +4,10 @@
 set -e
 PKGS="build-essential autoconf automake libtool pkg-config
 libevent-dev libnghttp2-dev libssl-dev libyajl-dev libsqlite3-dev libyaml-dev
-libprotobuf-c-dev protobuf-c-compiler libcmocka-dev libmd-dev
+libprotobuf-c-dev protobuf-c-compiler libcmocka-dev libmd-dev libxxhash-dev
 clang libclang-rt-14-dev valgrind clang-format
 python3 python3-grpcio python3-grpc-tools python3-pkg-resources python3-h2 python3-yaml
-python3-cryptography python3-dbus python3-gi dbus-daemon systemd
+python3-cryptography python3-prometheus-client python3-dbus python3-gi dbus-daemon systemd
 containerd runc containernetworking-plugins busybox-static iproute2 util-linux
 sqlite3 curl openssl"
 # kubectl for the node server's end-to-end test: Debian's kubernetes-client, unless a kubectl

@@ -24,6 +24,7 @@
 #include "ctl/ctl.h" /* podctl */
 #include "node/events.h"
 #include "kubelet/housekeeping.h"
+#include "logic/containergc.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
 #include "node/cgroups.h"
@@ -198,6 +199,7 @@ kletd_relist_done(int rc, void *arg)
 
 	if (rc != 0)
 		return;
+	loop_note("relist done");
 	/* recovery: the first relist with every source's initial set seen ends the recovery:
 	 * housekeeping kills at once the restored workers of pods removed while the daemon
 	 * was down (their grace runs from the original removal, not 2 s later). */
@@ -219,6 +221,7 @@ kletd_relist_done(int rc, void *arg)
 		k->k_logged_pods = st.pods;
 		k->k_relist_logged_ms = now;
 	}
+	loop_note(NULL);
 }
 
 static void
@@ -441,6 +444,7 @@ kletd_reclaim_containers_done(void *arg)
 {
 	struct kletd *k = arg;
 
+	log_v(3, "eviction: reclaim: dead containers collected, unused images next");
 	if (k->k_imagegc != NULL)
 		imagegc_free_unused(k->k_imagegc, kletd_reclaim_images_done, k);
 	else if (k->k_eviction != NULL)
@@ -736,10 +740,12 @@ static int
 kletd_wire(struct kletd *k)
 {
 	struct event_base       *base = loop_base(k->k_loop);
-	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms };
+	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms,
+		      .max_active = k->k_cfg.runtime_window };
 	struct pw_options        wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
 	struct podconfig_options popts;
 	struct hk_deps           hd;
+	struct cgc_policy        gcp;
 	struct pw_syncer         syncer;
 	struct kr_options        kopts;
 	struct kr_intents        intents;
@@ -828,6 +834,10 @@ kletd_wire(struct kletd *k)
 	hd.cgroups = k->k_cgroups;
 	hd.content_removable = kletd_content_removable;
 	hd.content_removable_arg = k;
+	gcp.min_age_ms = k->k_cfg.container_gc_min_age_ms;
+	gcp.max_per_container = k->k_cfg.container_gc_max_per;
+	gcp.max_total = k->k_cfg.container_gc_max_total;
+	hd.gc_policy = &gcp;
 	k->k_hk = housekeeping_new(&hd);
 	{ /* image GC */
 		struct imagegc_deps id = { base, k->k_cri, &k->k_cfg, k->k_events,
@@ -1143,7 +1153,8 @@ main(int argc, char **argv)
 			.cri = k.k_cri,
 			.started_ms = k.k_started_ms,
 			.eviction = k.k_eviction,
-			.imagegc = k.k_imagegc };
+			.imagegc = k.k_imagegc,
+			.api = api_join_api(k.k_join) };
 
 		k.k_server = server_new(&sd, err, sizeof(err));
 		if (k.k_server == NULL) {

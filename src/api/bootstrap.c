@@ -9,16 +9,13 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <openssl/bio.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include "client/api.h"
 #include "api/bootstrap.h"
 #include "client/kubeconfig.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/ossl.h"
 #include "core/util.h"
 
 #define BS_CSR_PATH     "/apis/certificates.k8s.io/v1/certificatesigningrequests"
@@ -75,8 +72,9 @@ bootstrap_needed(const char *path, int64_t now_s, int64_t min_left_s, int64_t *n
 		return 1;
 	}
 	kc = kubeconfig_load(path, err, sizeof(err));
-	if (kc == NULL) {
+	if (kc == NULL || ossl_load(err, sizeof(err)) == -1) {
 		snprintf(why, whylen, "%s", err);
+		kubeconfig_free(kc);
 		return 1;
 	}
 	if (kc->cert_pem != NULL)
@@ -117,15 +115,18 @@ out:
 char *
 bootstrap_make_csr(const char *node, void **key_out)
 {
-	EVP_PKEY  *key = EVP_EC_gen("P-256");
+	EVP_PKEY  *key = NULL;
 	X509_REQ  *req = NULL;
 	X509_NAME *nm;
 	BIO       *b = NULL;
-	char      *cn = NULL, *pem = NULL, *p;
+	char      *cn = NULL, *pem = NULL, *p, err[512];
 	long       n;
 
 	*key_out = NULL;
-	if (key == NULL || (req = X509_REQ_new()) == NULL || (b = BIO_new(BIO_s_mem())) == NULL)
+	if (ossl_load(err, sizeof(err)) == -1)
+		return NULL;
+	if ((key = EVP_EC_gen("P-256")) == NULL || (req = X509_REQ_new()) == NULL ||
+	    (b = BIO_new(BIO_s_mem())) == NULL)
 		goto out;
 	cn = xsprintf("system:node:%s", node);
 	nm = X509_REQ_get_subject_name(req);
@@ -485,7 +486,7 @@ bootstrap_start(struct event_base *base, const struct bootstrap_opts *o, bootstr
 	bs->bs_deadline_ms = now_mono_ms() + (o->timeout_ms > 0 ? o->timeout_ms : BS_TIMEOUT_MS);
 	bs->bs_timer = evtimer_new(base, bs_timer_cb, bs);
 	bs->bs_kc = kubeconfig_load(o->credentials, err, errlen);
-	if (bs->bs_kc == NULL)
+	if (bs->bs_kc == NULL || ossl_load(err, errlen) == -1)
 		goto fail;
 	bs->bs_api = api_new(base, bs->bs_kc, NULL, err, errlen);
 	if (bs->bs_api == NULL)
@@ -540,7 +541,8 @@ bootstrap_free(struct bootstrap *bs)
 		event_free(bs->bs_timer);
 	api_free(bs->bs_api);
 	kubeconfig_free(bs->bs_kc);
-	EVP_PKEY_free(bs->bs_key);
+	if (bs->bs_key != NULL) /* OpenSSL may not be loaded without it */
+		EVP_PKEY_free(bs->bs_key);
 	free(bs->bs_csr_name);
 	free(bs->bs_kubeconfig);
 	free(bs->bs_pki);

@@ -418,6 +418,12 @@ api_join_ctl_info(struct ctl_api_info *out, void *arg)
 		out->last_event_age_ms = now_mono_ms() - st.last_event_ms;
 }
 
+struct api *
+api_join_api(struct api_join *j)
+{
+	return j != NULL ? j->j_api : NULL;
+}
+
 int
 api_join_reload_client_cert(struct api_join *j, const char *pem_path)
 {

@@ -72,6 +72,8 @@ void api_join_pressure(struct api_join *, unsigned conditions);
 /* The image GC manager's list for the node status' images (copied). */
 struct node_image;
 void api_join_images(struct api_join *, const struct node_image *, size_t n);
+/* The API client, for the node server's webhooks; owned by j. NULL j: NULL. */
+struct api *api_join_api(struct api_join *);
 /* The client certificate was renewed (--rotate-certificates): the API client uses pem_path
  * (certificate and key) from its next connection on. 0 or -1. */
 int api_join_reload_client_cert(struct api_join *, const char *pem_path);

@@ -7,14 +7,13 @@
 #include <string.h>
 
 #include <event2/event.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include "client/api.h"
 #include "net/h2.h"
 #include "core/json.h"
 #include "client/kubeconfig.h"
 #include "core/log.h"
+#include "core/ossl.h"
 #include "core/util.h"
 
 #ifndef KLET_VERSION

@@ -10,14 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-
 #include "core/json.h"
 #include "client/kubeconfig.h"
 #include "core/log.h"
+#include "core/ossl.h"
 #include "core/util.h"
 
 #define KC_MAX_FILE (4 * 1024 * 1024)
@@ -539,6 +535,8 @@ kubeconfig_ssl_ctx(const struct kubeconfig *kc, char *err, size_t errlen)
 	static const unsigned char alpn[] = { 2, 'h', '2' };
 	SSL_CTX                   *ctx;
 
+	if (ossl_load(err, errlen) == -1)
+		return NULL;
 	ctx = SSL_CTX_new(TLS_client_method());
 	if (ctx == NULL) {
 		kc_ssl_err(err, errlen, "SSL_CTX_new");

@@ -36,6 +36,7 @@ static const struct option longopts[] = {
 	{ "resolv-conf", required_argument, NULL, O_RESOLV_CONF },
 	{ "file-check-frequency", required_argument, NULL, O_FILE_CHECK },
 	{ "runtime-request-timeout", required_argument, NULL, O_RUNTIME_TIMEOUT },
+	{ "runtime-request-window", required_argument, NULL, O_RUNTIME_WINDOW },
 	{ "logging-format", required_argument, NULL, O_LOGGING_FORMAT },
 	{ "log-file", required_argument, NULL, O_LOG_FILE },
 	{ "log-file-max-size", required_argument, NULL, O_LOG_FILE_MAX_SIZE },
@@ -80,6 +81,10 @@ static const struct option longopts[] = {
 	{ "image-gc-low-threshold", required_argument, NULL, O_IMAGE_GC_LOW },
 	{ "image-minimum-gc-age", required_argument, NULL, O_IMAGE_GC_AGE },
 	{ "pod-infra-container-image", required_argument, NULL, O_POD_INFRA_IMAGE },
+	{ "image-maximum-gc-age", required_argument, NULL, O_IMAGE_GC_MAX_AGE },
+	{ "minimum-container-ttl-duration", required_argument, NULL, O_CONTAINER_GC_AGE },
+	{ "maximum-dead-containers-per-container", required_argument, NULL, O_CONTAINER_GC_PER },
+	{ "maximum-dead-containers", required_argument, NULL, O_CONTAINER_GC_MAX },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -132,8 +137,15 @@ config_usage(FILE *fp)
 	    "  --image-gc-high-threshold PCT    image disk use that starts image GC (default 85)\n"
 	    "  --image-gc-low-threshold PCT     image GC frees down to this (default 80)\n"
 	    "  --image-minimum-gc-age DUR       unused images younger are kept (default 2m)\n"
+	    "  --image-maximum-gc-age DUR       unused images not used for longer are removed\n"
+	    "                                   whatever the disk use (default 0: never)\n"
 	    "  --pod-infra-container-image IMG  the runtime's sandbox image: never removed by\n"
 	    "                                   image GC (default registry.k8s.io/pause:3.9)\n"
+	    "  --minimum-container-ttl-duration DUR  dead containers younger are kept (default 0)\n"
+	    "  --maximum-dead-containers-per-container N  dead instances kept per container\n"
+	    "                                   (default 1; negative: no limit)\n"
+	    "  --maximum-dead-containers N      dead containers kept on the node (default -1:\n"
+	    "                                   no limit)\n"
 	    "  --register-with-taints K=V:E,... taints the node registers with\n"
 	    "  --node-labels k=v,...            labels added at registration\n"
 	    "  --register-node[=BOOL]           register the node with the API server (default true)\n"
@@ -142,6 +154,8 @@ config_usage(FILE *fp)
 	    "  --resolv-conf FILE               resolver config for Default DNS (default /etc/resolv.conf)\n"
 	    "  --file-check-frequency DUR       manifest rescan period (default 20s)\n"
 	    "  --runtime-request-timeout DUR    CRI call deadline (default 2m)\n"
+	    "  --runtime-request-window N       CRI calls in flight at most; later ones wait\n"
+	    "                                   (default 32)\n"
 	    "  --runtime-handler NAME=HANDLER   map a RuntimeClass name to a CRI runtime handler\n"
 	    "  --container-log-max-size SIZE    rotate a container log above SIZE (default 10Mi;\n"
 	    "                                   -1: never)\n"
@@ -240,6 +254,35 @@ config_parse_duration(const char *s, int64_t *ms)
 	}
 	*ms = (int64_t)total;
 	return 0;
+}
+
+/* ms as Go's time.Duration prints it ("0s", "500ms", "1.5s", "2m0s", "1h0m0s"). */
+static void
+go_duration(int64_t ms, char *b, size_t n)
+{
+	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
+	char    frac[8] = "";
+	size_t  k;
+
+	if (ms == 0) {
+		snprintf(b, n, "0s");
+		return;
+	}
+	if (ms < 1000) {
+		snprintf(b, n, "%lldms", (long long)ms);
+		return;
+	}
+	if (ms % 1000 != 0) {
+		snprintf(frac, sizeof(frac), ".%03lld", (long long)(ms % 1000));
+		for (k = strlen(frac); frac[k - 1] == '0'; k--)
+			frac[k - 1] = '\0';
+	}
+	if (h > 0)
+		snprintf(b, n, "%lldh%lldm%lld%ss", (long long)h, (long long)m, (long long)s, frac);
+	else if (m > 0)
+		snprintf(b, n, "%lldm%lld%ss", (long long)m, (long long)s, frac);
+	else
+		snprintf(b, n, "%lld%ss", (long long)s, frac);
 }
 
 static int
@@ -699,6 +742,14 @@ config_apply(
 			    val, what);
 		cfg->streaming_idle_ms = ms;
 		break;
+	case O_RUNTIME_WINDOW:
+		if (parse_int(val, 1, 4096, &n) == -1)
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer "
+			    "from 1 to 4096",
+			    val, what);
+		cfg->runtime_window = (unsigned)n;
+		break;
 	case O_MAX_PODS:
 		if (parse_int(val, 1, 10000, &n) == -1)
 			return config_errf(err, errlen,
@@ -830,6 +881,8 @@ config_apply(
 	}
 	case O_EVICTION_TRANSITION:
 	case O_IMAGE_GC_AGE:
+	case O_IMAGE_GC_MAX_AGE:
+	case O_CONTAINER_GC_AGE:
 	case O_EVICTION_MONITOR:
 		if (config_parse_duration(val, &ms) == -1 || ms < 0 ||
 		    (id == O_EVICTION_MONITOR && ms < 100))
@@ -840,8 +893,23 @@ config_apply(
 			cfg->eviction_transition_ms = ms;
 		else if (id == O_IMAGE_GC_AGE)
 			cfg->image_gc_min_age_ms = ms;
+		else if (id == O_IMAGE_GC_MAX_AGE)
+			cfg->image_gc_max_age_ms = ms;
+		else if (id == O_CONTAINER_GC_AGE)
+			cfg->container_gc_min_age_ms = ms;
 		else
 			cfg->eviction_monitor_ms = ms;
+		break;
+	case O_CONTAINER_GC_PER:
+	case O_CONTAINER_GC_MAX:
+		/* The kubelet's int32 flags; a negative value lifts the limit. */
+		if (parse_int(val, INT32_MIN, INT32_MAX, &n) == -1)
+			return config_errf(err, errlen,
+			    "invalid value \"%s\" for %s: expected an integer", val, what);
+		if (id == O_CONTAINER_GC_PER)
+			cfg->container_gc_max_per = (int)n;
+		else
+			cfg->container_gc_max_total = (int)n;
 		break;
 	case O_EVICTION_MAX_GRACE:
 		if (parse_int(val, -1, 1000000000, &n) == -1)
@@ -960,8 +1028,11 @@ config_defaults(struct klet_config *cfg)
 	cfg->image_gc_high = 85;
 	cfg->image_gc_low = 80;
 	cfg->image_gc_min_age_ms = 2 * 60000;
+	cfg->container_gc_max_per = 1; /* the kubelet's MaxPerPodContainerCount */
+	cfg->container_gc_max_total = -1;
 	cfg->file_check_ms = 20000;
 	cfg->runtime_timeout_ms = 120000;
+	cfg->runtime_window = CONFIG_RUNTIME_WINDOW;
 	cfg->node_status_ms = 10000;
 	cfg->lease_duration_s = 40;
 	cfg->log_max_size = 10 * 1024 * 1024;
@@ -1077,6 +1148,19 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		    "%d must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) "
 		    "%d",
 		    cfg->image_gc_low, cfg->image_gc_high);
+		res = CONFIG_ERROR;
+		goto out;
+	}
+	if (cfg->image_gc_max_age_ms > 0 && cfg->image_gc_max_age_ms <= cfg->image_gc_min_age_ms) {
+		char a[32], b[32];
+
+		/* As the kubelet's configuration validation. */
+		go_duration(cfg->image_gc_max_age_ms, a, sizeof(a));
+		go_duration(cfg->image_gc_min_age_ms, b, sizeof(b));
+		config_errf(err, errlen,
+		    "invalid configuration: imageMaximumGCAge %s must be greater than "
+		    "imageMinimumGCAge %s",
+		    a, b);
 		res = CONFIG_ERROR;
 		goto out;
 	}

@@ -10,6 +10,9 @@
 #include "core/lists.h"
 #include "core/quantity.h"
 
+/* CRI calls in flight at most by default (--runtime-request-window). */
+#define CONFIG_RUNTIME_WINDOW 32
+
 struct klet_config {
 	char *config_file;              /* --config */
 	char *kubeconfig;               /* --kubeconfig */
@@ -32,6 +35,7 @@ struct klet_config {
 	int           register_node;    /* --register-node, registerNode */
 	int64_t       file_check_ms;    /* --file-check-frequency, fileCheckFrequency */
 	int64_t       runtime_timeout_ms; /* --runtime-request-timeout, runtimeRequestTimeout */
+	unsigned      runtime_window;     /* --runtime-request-window: CRI calls in flight */
 	int64_t       node_status_ms;     /* nodeStatusUpdateFrequency */
 	int32_t       lease_duration_s;   /* nodeLeaseDurationSeconds */
 	int64_t       log_max_size;       /* --container-log-max-size, containerLogMaxSize:
@@ -62,11 +66,16 @@ struct klet_config {
 	int           image_gc_high;          /* --image-gc-high-threshold (85) */
 	int           image_gc_low;           /* --image-gc-low-threshold (80) */
 	int64_t       image_gc_min_age_ms;    /* --image-minimum-gc-age (2m) */
+	int64_t       image_gc_max_age_ms;    /* --image-maximum-gc-age, imageMaximumGCAge (0) */
 	char         *pod_infra_image;        /* --pod-infra-container-image: kept by image GC */
 	int           cgroup_systemd;         /* --cgroup-driver systemd, cgroupDriver */
 	int           cgroups_per_qos;        /* --cgroups-per-qos, cgroupsPerQOS (true) */
 	struct config_taint *taints;          /* --register-with-taints, registerWithTaints */
 	size_t               ntaints;
+	/* Container GC: the kubelet's (deprecated) flags, without configuration fields. */
+	int64_t container_gc_min_age_ms; /* --minimum-container-ttl-duration (0) */
+	int     container_gc_max_per;    /* --maximum-dead-containers-per-container (1) */
+	int     container_gc_max_total;  /* --maximum-dead-containers (-1: no limit) */
 	/* server: the node's HTTPS server (src/server) */
 	char   *address;              /* --address, address (default 0.0.0.0) */
 	int     port;                 /* --port, port (default 10250; 0: any free port) */

@@ -48,6 +48,7 @@ static const struct cf_field {
 	{ "imageGCHighThresholdPercent", CF_INT, O_IMAGE_GC_HIGH },
 	{ "imageGCLowThresholdPercent", CF_INT, O_IMAGE_GC_LOW },
 	{ "imageMinimumGCAge", CF_STR, O_IMAGE_GC_AGE },
+	{ "imageMaximumGCAge", CF_STR, O_IMAGE_GC_MAX_AGE },
 	{ "registerNode", CF_BOOL, O_REGISTER_NODE },
 	{ "rotateCertificates", CF_BOOL, O_ROTATE_CERTIFICATES },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },

@@ -69,6 +69,11 @@ enum opt_id {
 	O_LOG_FILE_MAX_SIZE,
 	O_SHUTDOWN_GRACE,
 	O_SHUTDOWN_GRACE_CRITICAL,
+	O_RUNTIME_WINDOW,
+	O_IMAGE_GC_MAX_AGE,
+	O_CONTAINER_GC_AGE,
+	O_CONTAINER_GC_PER,
+	O_CONTAINER_GC_MAX,
 };
 
 /* Applies val to cfg as flag id would; what names the source in errors ("flag --port",

@@ -27,6 +27,23 @@ struct loop_task_stats {
 	int64_t     max_lag_us;
 };
 
+/* Loop turns: one turn is everything the loop does between two polls for events (from
+ * epoll_wait's return to the next epoll_wait: loop.c sees both). Its length is the thread's
+ * CPU time over the turn (time the thread was preempted or blocked in a system call inside a
+ * callback is not counted; the longest turn in wall time is kept too). Buckets by upper
+ * bound: counts[i] holds the turns of at most loop_turn_bounds_us[i] (the last: "more"). */
+#define LOOP_TURN_NBUCKETS 13
+extern const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS];
+struct loop_turn_stats {
+	uint64_t    turns;
+	int64_t     total_us;
+	int64_t     max_us;
+	int64_t     max_wall_us; /* the longest turn in wall time (CPU plus waits inside it) */
+	const char *max_task;    /* the longest named part of the longest turn (a task, a
+	                          * loop_note section), NULL: none named */
+	uint64_t counts[LOOP_TURN_NBUCKETS];
+};
+
 /* A new loop with LOOP_NPRI priorities. Never NULL (fatalx if libevent fails). */
 struct loop *loop_new(void);
 /* The loop's event_base; owned by the loop. */
@@ -43,6 +60,15 @@ void loop_task_stats(const struct loop_task *, struct loop_task_stats *);
 /* Calls cb for every task, in registration order. */
 void loop_foreach_task(
     struct loop *, void (*cb)(const struct loop_task_stats *, void *), void *arg);
+void loop_turn_stats(const struct loop *, struct loop_turn_stats *);
+/* Names the part of the current turn that starts now (what: a string literal; NULL ends
+ * the named part), so that a long turn says what it spent its time on: the longest part
+ * becomes max_task, and a turn of 20 ms or more is logged at -v=2 with it. For the few
+ * places whose work grows with the number of pods. No-op outside loop_run. */
+void loop_note(const char *what);
+/* The upper bound (microseconds) of the bucket holding the q-quantile (0 < q <= 1) of the
+ * turns; INT64_MAX when it falls in the last, open bucket; 0 without turns. */
+int64_t loop_turn_quantile_us(const struct loop_turn_stats *, double q);
 /* The loop's current lag: the largest lateness of any task's last run (microseconds). */
 int64_t loop_lag_us(struct loop *);
 /* Calls fn on the loop when sig arrives (SIGPIPE is always ignored). */

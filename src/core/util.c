@@ -14,6 +14,9 @@
 #include "core/log.h"
 #include "core/util.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 void *
 xmalloc(size_t n)
 {
@@ -196,6 +199,12 @@ fnv64(uint64_t h, const void *buf, size_t len)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+uint64_t
+hash_bytes(const void *buf, size_t len, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(buf, len, seed);
 }
 
 int

@@ -50,5 +50,8 @@ int rmtree(const char *path);
 /* 64-bit FNV-1a, for hashes that must be stable across runs and builds. */
 #define FNV64_INIT 0xcbf29ce484222325ULL
 uint64_t fnv64(uint64_t h, const void *buf, size_t len);
+/* A fast 64-bit hash of buf (XXH3, from Debian's libxxhash-dev, inlined): for telling
+ * whether bytes changed, not for anything an adversary controls. */
+uint64_t hash_bytes(const void *buf, size_t len, uint64_t seed);
 
 #endif

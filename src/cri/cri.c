@@ -12,6 +12,7 @@
 
 #include "cri/cri.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/util.h"
 
 #ifndef TAILQ_FOREACH_SAFE
@@ -25,6 +26,7 @@
 #define CRI_VERSION_TIMEOUT_MS 30000
 #define CRI_API_VERSION        "0.1.0" /* what the kubelet sends in VersionRequest */
 #define CRI_MAX_ACTIVE         256     /* calls handed to gRPC at once; far below h2's queue */
+#define CRI_OWNER_BUCKETS      64
 
 struct cri_call;
 typedef void (*cri_tramp_fn)(
@@ -34,7 +36,7 @@ struct cri_rpc {
 	const char                       *path;
 	const char                       *name;
 	const ProtobufCMessageDescriptor *resp;
-	cri_tramp_fn                      tramp;
+	cri_tramp_fn                      tramp;  /* NULL: a raw call (cri_raw_cb) */
 	int                               urgent; /* stops and removals: first when waiting */
 };
 
@@ -86,8 +88,9 @@ struct cri {
 	char              *c_runtime_name;
 	char              *c_runtime_version;
 	char              *c_runtime_api_version;
-	struct cri_callq   c_calls;
-	struct cri_stats   c_stats;
+	/* Every call, in a list by its owner's hash: cancelling an owner's calls looks at few. */
+	struct cri_callq c_calls[CRI_OWNER_BUCKETS];
+	struct cri_stats c_stats;
 	/* Back-pressure: past CRI_MAX_ACTIVE calls, new ones wait (urgent ones first) and are
 	 * started as calls finish; a call is never failed for want of room. */
 	unsigned         c_active;
@@ -99,6 +102,34 @@ struct cri {
 };
 
 static void cri_connect(struct cri *);
+
+static struct cri_callq *
+cri_owner_calls(struct cri *c, const void *owner)
+{
+	uintptr_t h = (uintptr_t)owner;
+
+	h ^= h >> 17;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return &c->c_calls[(h >> 40) % CRI_OWNER_BUCKETS];
+}
+
+/* One base-128 varint at p (at most len bytes): returns the bytes it took, 0 when it is
+ * truncated or longer than 10 bytes. */
+static int
+cri_wire_varint(const uint8_t *p, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t   i;
+
+	for (i = 0; i < len && i < 10; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if ((p[i] & 0x80) == 0) {
+			*out = v;
+			return (int)i + 1;
+		}
+	}
+	return 0;
+}
 
 char *
 cri_parse_endpoint(const char *ep, char *err, size_t errlen)
@@ -292,6 +323,7 @@ cri_new(struct event_base *base, const char *endpoint, const struct cri_options 
 	struct h2_options ho;
 	struct cri       *c;
 	char              err[256], *path;
+	size_t            i;
 
 	if ((path = cri_parse_endpoint(endpoint, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
@@ -313,7 +345,8 @@ cri_new(struct event_base *base, const char *endpoint, const struct cri_options 
 	c->c_arg = arg;
 	c->c_backoff_ms = CRI_BACKOFF_MIN_MS;
 	c->c_state = CRI_CONNECTING;
-	TAILQ_INIT(&c->c_calls);
+	for (i = 0; i < CRI_OWNER_BUCKETS; i++)
+		TAILQ_INIT(&c->c_calls[i]);
 	TAILQ_INIT(&c->c_wait_urgent);
 	TAILQ_INIT(&c->c_wait);
 	c->c_max_active = c->c_opts.max_active > 0 ? c->c_opts.max_active : CRI_MAX_ACTIVE;
@@ -348,12 +381,14 @@ void
 cri_free(struct cri *c)
 {
 	struct cri_call *cc;
+	size_t           i;
 
 	if (c == NULL)
 		return;
 	c->c_freeing = 1;
-	while ((cc = TAILQ_FIRST(&c->c_calls)) != NULL)
-		cri_cancel(cc);
+	for (i = 0; i < CRI_OWNER_BUCKETS; i++)
+		while ((cc = TAILQ_FIRST(&c->c_calls[i])) != NULL)
+			cri_cancel(cc);
 	if (c->c_version_call != NULL)
 		grpc_call_cancel(c->c_version_call);
 	h2_session_free(c->c_h2);
@@ -390,18 +425,20 @@ cri_stats(const struct cri *c, struct cri_stats *st)
 {
 	*st = c->c_stats;
 	st->waiting = c->c_nwaiting;
+	st->window = c->c_max_active;
 }
 
 /* Completion: account, run the typed callback, free. */
 static void cri_pump(struct cri *);
 
 static void
-cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp)
+cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMessage *resp,
+    const uint8_t *raw, size_t rawlen)
 {
 	struct cri *c = cc->cc_cri;
 	int64_t     lat = now_mono_us() - cc->cc_start_us;
 
-	TAILQ_REMOVE(&c->c_calls, cc, cc_entry);
+	TAILQ_REMOVE(cri_owner_calls(c, cc->cc_owner), cc, cc_entry);
 	cc->cc_g = NULL;
 	if (cc->cc_active) {
 		cc->cc_active = 0;
@@ -415,14 +452,26 @@ cri_call_done(struct cri_call *cc, int code, const char *msg, const ProtobufCMes
 		log_v(3, "cri %s: %s", cc->cc_rpc->name, msg);
 	}
 	log_v(5, "cri %s: %s in %lld us", cc->cc_rpc->name, grpc_code_name(code), (long long)lat);
-	cc->cc_rpc->tramp(cc, code, msg, resp);
+	loop_note(cc->cc_rpc->name); /* the caller's work on the answer */
+	if (cc->cc_rpc->tramp != NULL)
+		cc->cc_rpc->tramp(cc, code, msg, resp);
+	else
+		((cri_raw_cb)cc->cc_cb)(code, msg, code == GRPC_OK ? raw : NULL,
+		    code == GRPC_OK ? rawlen : 0, cc->cc_arg);
+	loop_note(NULL);
 	cri_call_free(cc);
 }
 
 static void
 cri_grpc_done(void *arg, int code, const char *msg, ProtobufCMessage *resp)
 {
-	cri_call_done(arg, code, msg, resp);
+	cri_call_done(arg, code, msg, resp, NULL, 0);
+}
+
+static void
+cri_grpc_raw_done(void *arg, int code, const char *msg, const uint8_t *raw, size_t len)
+{
+	cri_call_done(arg, code, msg, NULL, raw, len);
 }
 
 static void
@@ -432,7 +481,7 @@ cri_failcb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	cri_call_done(cc, GRPC_UNAVAILABLE, cc->cc_fail_msg, NULL);
+	cri_call_done(cc, GRPC_UNAVAILABLE, cc->cc_fail_msg, NULL, NULL, 0);
 }
 
 /* Fails the call from a later loop turn (never inside the cri_* call). */
@@ -466,8 +515,14 @@ cri_launch(struct cri_call *cc, const ProtobufCMessage *req, int64_t timeout_ms)
 	o.timeout_ms = timeout_ms > 0 ? timeout_ms : c->c_opts.timeout_ms;
 	cc->cc_active = 1;
 	c->c_active++;
-	cc->cc_g =
-	    grpc_unary(c->c_h2, cc->cc_rpc->path, req, cc->cc_rpc->resp, &o, cri_grpc_done, cc);
+	if (c->c_active > c->c_stats.active_max)
+		c->c_stats.active_max = c->c_active;
+	if (cc->cc_rpc->tramp == NULL)
+		cc->cc_g =
+		    grpc_unary_raw(c->c_h2, cc->cc_rpc->path, req, &o, cri_grpc_raw_done, cc);
+	else
+		cc->cc_g = grpc_unary(
+		    c->c_h2, cc->cc_rpc->path, req, cc->cc_rpc->resp, &o, cri_grpc_done, cc);
 }
 
 /* Starts waiting calls while there is room: the urgent ones (stops, removals) first. */
@@ -510,7 +565,7 @@ cri_start(struct cri *c, const struct cri_rpc *rpc, const ProtobufCMessage *req,
 	cc->cc_arg = arg;
 	cc->cc_owner = owner;
 	cc->cc_start_us = now_mono_us();
-	TAILQ_INSERT_TAIL(&c->c_calls, cc, cc_entry);
+	TAILQ_INSERT_TAIL(cri_owner_calls(c, owner), cc, cc_entry);
 	c->c_stats.calls++;
 	c->c_stats.in_flight++;
 	if (c->c_state == CRI_DOWN || (c->c_active < c->c_max_active && c->c_nwaiting == 0)) {
@@ -540,7 +595,7 @@ cri_cancel(struct cri_call *cc)
 	if (cc == NULL)
 		return;
 	c = cc->cc_cri;
-	TAILQ_REMOVE(&c->c_calls, cc, cc_entry);
+	TAILQ_REMOVE(cri_owner_calls(c, cc->cc_owner), cc, cc_entry);
 	c->c_stats.in_flight--;
 	c->c_stats.cancelled++;
 	if (cc->cc_g != NULL)
@@ -564,7 +619,7 @@ cri_cancel_owner(struct cri *c, const void *owner)
 
 	if (owner == NULL)
 		return 0;
-	TAILQ_FOREACH_SAFE(cc, &c->c_calls, cc_entry, next)
+	TAILQ_FOREACH_SAFE(cc, cri_owner_calls(c, owner), cc_entry, next)
 	{
 		if (cc->cc_owner == owner) {
 			cri_cancel(cc);
@@ -595,6 +650,76 @@ cri_cancel_owner(struct cri *c, const void *owner)
 
 #define RT "RuntimeService"
 #define IM "ImageService"
+
+/* The raw list calls of the PLEG. */
+static const struct cri_rpc list_pod_sandbox_raw_rpc = { "/runtime.v1." RT "/ListPodSandbox",
+	"ListPodSandbox", NULL, NULL, 0 };
+static const struct cri_rpc list_containers_raw_rpc = { "/runtime.v1." RT "/ListContainers",
+	"ListContainers", NULL, NULL, 0 };
+
+struct cri_call *
+cri_list_pod_sandbox_raw(struct cri *c, const Runtime__V1__ListPodSandboxRequest *req,
+    int64_t timeout_ms, cri_raw_cb cb, void *arg, const void *owner)
+{
+	return cri_start(
+	    c, &list_pod_sandbox_raw_rpc, &req->base, timeout_ms, (void (*)(void))cb, arg, owner);
+}
+
+struct cri_call *
+cri_list_containers_raw(struct cri *c, const Runtime__V1__ListContainersRequest *req,
+    int64_t timeout_ms, cri_raw_cb cb, void *arg, const void *owner)
+{
+	return cri_start(
+	    c, &list_containers_raw_rpc, &req->base, timeout_ms, (void (*)(void))cb, arg, owner);
+}
+
+int
+cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
+    int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint64_t key, v;
+		int      r;
+
+		if ((r = cri_wire_varint(msg + i, len - i, &key)) <= 0)
+			return -1;
+		i += (size_t)r;
+		if (key >> 3 == 0 || key >> 3 > UINT32_MAX)
+			return -1;
+		switch (key & 7) {
+		case 0: /* varint */
+			if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
+				return -1;
+			i += (size_t)r;
+			break;
+		case 1: /* 64-bit */
+			if (len - i < 8)
+				return -1;
+			i += 8;
+			break;
+		case 2: /* length-delimited */
+			if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
+				return -1;
+			i += (size_t)r;
+			if (v > len - i)
+				return -1;
+			if (key >> 3 == field && cb(msg + i, (size_t)v, arg) == -1)
+				return -1;
+			i += (size_t)v;
+			break;
+		case 5: /* 32-bit */
+			if (len - i < 4)
+				return -1;
+			i += 4;
+			break;
+		default: /* groups (deprecated) and invalid wire types */
+			return -1;
+		}
+	}
+	return 0;
+}
 CRI_RPC(version, RT, "Version", VersionRequest, VersionResponse,
     runtime__v1__version_response__descriptor)
 CRI_RPC(

@@ -38,7 +38,8 @@ struct cri_options {
 	size_t  max_msg;      /* max message size each way (default 16 MiB) */
 	int64_t keepalive_ms; /* idle PING interval (default 0: none; keep >= 5 min on CRI) */
 	int64_t connect_timeout_ms; /* default 5 s */
-	/* Calls handed to the runtime at once (default 256). Past it a call waits, packed, and
+	/* Calls handed to the runtime at once (default 256; kletd passes
+	 * --runtime-request-window). Past it a call waits, packed, and
 	 * starts when an earlier one finishes (stops and removals first): a pod with thousands
 	 * of containers is read, started and stopped at the pace of the runtime, no call is
 	 * failed for want of room. */
@@ -61,6 +62,8 @@ struct cri_stats {
 	uint64_t in_flight;       /* calls started, not completed nor cancelled */
 	uint64_t waiting;         /* of which waiting for room (max_active) */
 	uint64_t waiting_max;     /* the most that ever waited at once */
+	uint64_t active_max;      /* the most ever handed to the runtime at once */
+	unsigned window;          /* calls handed to the runtime at once at most */
 	uint64_t reconnects;      /* successful connections after the first */
 	int64_t  last_latency_us; /* latency of the last completed call */
 };
@@ -197,6 +200,22 @@ typedef void (*cri_reopen_container_log_cb)(
 struct cri_call *cri_reopen_container_log(struct cri *,
     const Runtime__V1__ReopenContainerLogRequest *, int64_t timeout_ms, cri_reopen_container_log_cb,
     void *arg, const void *owner);
+
+/* ListPodSandbox and ListContainers answered with the serialized response (msg, len; NULL
+ * and 0 unless code == GRPC_OK; valid only during the callback), for a caller that decodes
+ * only the items that changed since its last call (the PLEG). */
+typedef void (*cri_raw_cb)(
+    int code, const char *message, const uint8_t *msg, size_t len, void *arg);
+struct cri_call *cri_list_pod_sandbox_raw(struct cri *, const Runtime__V1__ListPodSandboxRequest *,
+    int64_t timeout_ms, cri_raw_cb, void *arg, const void *owner);
+struct cri_call *cri_list_containers_raw(struct cri *, const Runtime__V1__ListContainersRequest *,
+    int64_t timeout_ms, cri_raw_cb, void *arg, const void *owner);
+/* Walks the protobuf wire format of msg and calls cb with the bytes of each length-delimited
+ * record of field number field (each item of a repeated message field, in order); other
+ * fields are skipped. Returns 0, or -1 when msg is malformed (truncated, a bad wire type or
+ * field number) or cb returned -1. Pure. */
+int cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
+    int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg);
 
 /* ImageService */
 typedef void (*cri_pull_image_cb)(

@@ -502,6 +502,7 @@ ctl_gen_imagegc(yajl_gen g, struct imagegc *ig)
 		json_gen_kv_int(g, "high", v.policy.high);
 		json_gen_kv_int(g, "low", v.policy.low);
 		json_gen_kv_int(g, "minAgeMs", v.policy.min_age_ms);
+		json_gen_kv_int(g, "maxAgeMs", v.policy.max_age_ms);
 		json_gen_kv_str(g, "mountpoint", v.fs.valid ? v.fs.mountpoint : NULL);
 		json_gen_kv_int(g, "capacity", v.fs.capacity);
 		json_gen_kv_int(g, "available", v.fs.available);
@@ -510,7 +511,9 @@ ctl_gen_imagegc(yajl_gen g, struct imagegc *ig)
 		json_gen_kv_int(g, "inUse", (int64_t)v.in_use);
 		json_gen_kv_int(g, "pinned", (int64_t)v.pinned);
 		json_gen_kv_int(g, "runs", (int64_t)v.gc_runs);
-		json_gen_kv_int(g, "removed", (int64_t)(v.removed_space + v.removed_reclaim));
+		json_gen_kv_int(
+		    g, "removed", (int64_t)(v.removed_space + v.removed_reclaim + v.removed_age));
+		json_gen_kv_int(g, "removedAge", (int64_t)v.removed_age);
 		json_gen_kv_int(g, "freedBytes", v.freed_bytes);
 		json_gen_kv_str(g, "lastResult", v.last_gc_ms != 0 ? v.last_result : NULL);
 	}
@@ -845,6 +848,10 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "calls", (int64_t)cs.calls);
 		json_gen_kv_int(g, "errors", (int64_t)cs.errors);
 		json_gen_kv_int(g, "inFlight", (int64_t)cs.in_flight);
+		json_gen_kv_int(g, "inFlightMax", (int64_t)cs.active_max);
+		json_gen_kv_int(g, "window", (int64_t)cs.window);
+		json_gen_kv_int(g, "waiting", (int64_t)cs.waiting);
+		json_gen_kv_int(g, "waitingMax", (int64_t)cs.waiting_max);
 		json_gen_kv_int(g, "reconnects", (int64_t)cs.reconnects);
 	}
 	yajl_gen_map_close(g);
@@ -889,6 +896,9 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "pods", (int64_t)ps.pods);
 		json_gen_kv_int(g, "containers", (int64_t)ps.containers);
 		json_gen_kv_int(g, "sandboxes", (int64_t)ps.sandboxes);
+		json_gen_kv_int(g, "unchanged", (int64_t)ps.unchanged);
+		json_gen_kv_int(g, "decoded", (int64_t)ps.decoded);
+		json_gen_kv_int(g, "decodedTotal", (int64_t)ps.decoded_total);
 		json_gen_key(g, "recovery");
 		yajl_gen_map_open(g);
 		json_gen_kv_int(
@@ -903,7 +913,33 @@ ctl_gen_status(struct ctl_walk *w)
 	json_gen_key(g, "loop");
 	yajl_gen_map_open(g);
 	if (d->loop != NULL) {
+		struct loop_turn_stats ts;
+		size_t                 i;
+
 		json_gen_kv_int(g, "lagUs", loop_lag_us(d->loop));
+		loop_turn_stats(d->loop, &ts);
+		json_gen_key(g, "turns");
+		yajl_gen_map_open(g);
+		json_gen_kv_int(g, "count", (int64_t)ts.turns);
+		json_gen_kv_int(g, "totalUs", ts.total_us);
+		json_gen_kv_int(g, "maxUs", ts.max_us);
+		json_gen_kv_int(g, "maxWallUs", ts.max_wall_us);
+		json_gen_kv_str(g, "maxTask", ts.max_task);
+		json_gen_kv_int(g, "p50Us", loop_turn_quantile_us(&ts, 0.5));
+		json_gen_kv_int(g, "p99Us", loop_turn_quantile_us(&ts, 0.99));
+		json_gen_key(g, "buckets"); /* [upper bound us (-1: more), turns] */
+		yajl_gen_array_open(g);
+		for (i = 0; i < LOOP_TURN_NBUCKETS; i++) {
+			yajl_gen_array_open(g);
+			yajl_gen_integer(g,
+			    loop_turn_bounds_us[i] == INT64_MAX
+			        ? -1
+			        : (long long)loop_turn_bounds_us[i]);
+			yajl_gen_integer(g, (long long)ts.counts[i]);
+			yajl_gen_array_close(g);
+		}
+		yajl_gen_array_close(g);
+		yajl_gen_map_close(g);
 		json_gen_key(g, "tasks");
 		yajl_gen_array_open(g);
 		loop_foreach_task(d->loop, ctl_task_cb, g);

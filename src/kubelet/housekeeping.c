@@ -13,6 +13,7 @@
 #include "kubelet/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
+#include "logic/containergc.h"
 #include "node/podcache.h"
 #include "node/podconfig.h"
 #include "node/podworkers.h"
@@ -37,17 +38,29 @@ struct hk_known {
 
 #define HK_FORGET_AFTER 30 /* passes (about a minute) after the pod is completely gone */
 
+/* A dead container of this pass, borrowed from the pod cache (no loop turn before the pass
+ * ends, so the cache entry stays). */
+struct hk_dead {
+	const struct rt_pod_status *d_st;
+	const struct rt_container  *d_c;
+};
+
 struct housekeeping {
-	struct hk_deps   h_d;
-	struct hk_known *h_known;
-	size_t           h_nknown;
-	char            *h_root;
-	char            *h_logs;
-	char            *h_cgmnt;
-	char            *h_cgroot;
-	struct hk_op    *h_ops;
-	struct hk_stats  h_stats;
-	int              h_all; /* this pass reclaims: no dead instance kept for done pods */
+	struct hk_deps    h_d;
+	struct hk_known  *h_known;
+	size_t            h_nknown;
+	char             *h_root;
+	char             *h_logs;
+	char             *h_cgmnt;
+	char             *h_cgroot;
+	struct hk_op     *h_ops;
+	struct hk_stats   h_stats;
+	int               h_all; /* this pass reclaims: no dead instance kept for done pods */
+	struct cgc_policy h_gc;
+	/* this pass' dead containers: the container GC's input (h_gcin) and where each is */
+	struct cgc_container *h_gcin;
+	struct hk_dead       *h_dead;
+	size_t                h_ndead, h_dead_cap;
 	void (*h_reclaim_done)(void *arg);
 	void *h_reclaim_arg;
 };
@@ -66,6 +79,8 @@ housekeeping_new(const struct hk_deps *d)
 	h->h_d.root_dir = h->h_root;
 	h->h_d.cgroup_mnt = h->h_cgmnt;
 	h->h_d.cgroup_root = h->h_cgroot;
+	h->h_gc = d->gc_policy != NULL ? *d->gc_policy : CGC_POLICY_DEFAULT;
+	h->h_d.gc_policy = NULL;
 	return h;
 }
 
@@ -94,6 +109,8 @@ housekeeping_free(struct housekeeping *h)
 	for (size_t i = 0; i < h->h_nknown; i++)
 		free(h->h_known[i].k_uid);
 	free(h->h_known);
+	free(h->h_gcin);
+	free(h->h_dead);
 	free(h->h_root);
 	free(h->h_logs);
 	free(h->h_cgmnt);
@@ -210,8 +227,10 @@ hk_rm_container_cb(
 	(void)r;
 	if (code != GRPC_OK && code != GRPC_NOT_FOUND)
 		log_warnx("housekeeping: RemoveContainer %s: %s", o->o_key, msg);
-	else
+	else {
+		log_v(3, "housekeeping: dead container %s removed", o->o_key);
 		o->o_h->h_stats.containers_removed++;
+	}
 	hk_op_done(o);
 }
 
@@ -291,18 +310,54 @@ hk_sandbox_used(const struct rt_pod_status *st, const char *sbid)
 }
 
 static void
+hk_dead_add(struct housekeeping *h, const struct rt_pod_status *st, const struct rt_container *c,
+    int remove_all, int keep)
+{
+	struct cgc_container *g;
+
+	if (h->h_ndead == h->h_dead_cap) {
+		h->h_dead_cap = h->h_dead_cap > 0 ? 2 * h->h_dead_cap : 16;
+		h->h_gcin = xreallocarray(h->h_gcin, h->h_dead_cap, sizeof(*h->h_gcin));
+		h->h_dead = xreallocarray(h->h_dead, h->h_dead_cap, sizeof(*h->h_dead));
+	}
+	g = &h->h_gcin[h->h_ndead];
+	g->uid = st->uid;
+	g->name = c->name != NULL ? c->name : "";
+	g->created_ms = c->created_at / 1000000; /* CRI: ns */
+	g->remove_all = remove_all;
+	g->keep = keep;
+	g->remove = 0;
+	h->h_dead[h->h_ndead].d_st = st;
+	h->h_dead[h->h_ndead].d_c = c;
+	h->h_ndead++;
+}
+
+/* The kubelet's evictContainers over every dead container of the pass: the policy of
+ * --minimum-container-ttl-duration, --maximum-dead-containers-per-container and
+ * --maximum-dead-containers (logic/containergc.c). */
+static void
+hk_containers(struct housekeeping *h)
+{
+	size_t i;
+
+	if (h->h_ndead > 0 && cgc_select(&h->h_gc, h->h_gcin, h->h_ndead, now_wall_ms()) > 0)
+		for (i = 0; i < h->h_ndead; i++)
+			if (h->h_gcin[i].remove)
+				hk_remove_container(h, h->h_dead[i].d_st, h->h_dead[i].d_c);
+	h->h_ndead = 0;
+}
+
+static void
 hk_pod(const struct rt_pod_status *st, void *arg)
 {
 	struct housekeeping *h = arg;
 	int                  ws = hk_worker_state(h, st->uid);
 	int                  wanted = podconfig_wanted(h->h_d.config, st->uid);
 	int                  done = ws == -1 || ws == PW_FINISHED; /* no worker acts on it */
-	int                  running = 0, keep;
-	size_t               i, j, ncontainers = st->ncontainers;
+	int                  running = 0, remove_all, degraded = 0;
+	size_t               i;
 
 	hk_know(h, st->uid);
-	/* recovery: a container created but never started (the daemon died in between) does
-	 * not run; StopContainer leaves it CREATED, removing it is what ends it. */
 	for (i = 0; i < st->ncontainers; i++)
 		if (st->containers[i].state == RT_RUNNING || st->containers[i].state == RT_UNKNOWN)
 			running = 1;
@@ -323,45 +378,38 @@ hk_pod(const struct rt_pod_status *st, void *arg)
 		}
 		return;
 	}
-	/* Dead containers: the newest instance per name stays while the pod is wanted or
-	 * its worker still needs it (MaxPerPodContainer 1, MaxContainers -1, MinAge 0: the
-	 * kubelet's defaults). None stays for a pod whose content may go (an evicted pod, the
-	 * kubelet's ShouldPodContentBeRemoved) once no worker acts on it, nor, in a reclaim
-	 * for the eviction manager, for any pod no worker acts on (evictNonDeletedPods). */
-	keep = !wanted && done ? 0 : 1;
+	/* Dead containers go to this pass' container GC (hk_containers). All of a pod's go when
+	 * no source wants it any more and no worker acts on it; so do those of a pod whose
+	 * content may go (an evicted pod, the kubelet's ShouldPodContentBeRemoved) and, in a
+	 * reclaim for the eviction manager, of any pod no worker acts on (evictNonDeletedPods). */
+	remove_all = !wanted && done;
 	if (done &&
 	    (h->h_all ||
 	        (h->h_d.content_removable != NULL &&
 	            h->h_d.content_removable(st->uid, h->h_d.content_removable_arg))))
-		keep = 0;
+		remove_all = 1;
 	/* store: while it is degraded, the exit of a dead container may live only in memory;
 	 * the container is its other record, so the pod's dead containers stay until the store
 	 * commits again (a kill -9 then loses nothing: the next relist reports the exit). */
-	if (keep == 1 && h->h_d.store != NULL) {
+	if (!remove_all && h->h_d.store != NULL) {
 		struct store_health_info sh;
 
 		if (store_health(h->h_d.store, &sh) != STORE_OK)
-			ncontainers = 0;
+			degraded = 1;
 	}
-	for (i = 0; i < ncontainers; i++) {
+	for (i = 0; i < st->ncontainers; i++) {
 		const struct rt_container *c = &st->containers[i];
-		int                        newer = 0;
+		int                        keep = degraded;
 
-		if (c->state != RT_EXITED && !(c->state == RT_CREATED && keep == 0))
+		/* recovery: a container created but never started (the daemon died in between)
+		 * does not run; StopContainer leaves it CREATED, removing it is what ends it. */
+		if (c->state != RT_EXITED && !(c->state == RT_CREATED && remove_all))
 			continue;
+		/* An exit not reported yet: the next relist reports it, a later pass removes it. */
 		if (c->state == RT_EXITED && h->h_d.exit_known != NULL &&
 		    !h->h_d.exit_known(c->id, h->h_d.exit_known_arg))
-			continue; /* the next relist reports it; a later pass removes it */
-		for (j = 0; j < st->ncontainers; j++) {
-			const struct rt_container *o = &st->containers[j];
-
-			if (j != i && streq_null(o->name, c->name) &&
-			    (o->created_at > c->created_at ||
-			        (o->created_at == c->created_at && j < i)))
-				newer++;
-		}
-		if (newer >= keep)
-			hk_remove_container(h, st, c);
+			keep = 1;
+		hk_dead_add(h, st, c, remove_all, keep);
 	}
 	/* Not-ready sandboxes without containers. */
 	for (i = 0; i < st->nsandboxes; i++) {
@@ -571,6 +619,20 @@ hk_cgroups(struct housekeeping *h)
 	closedir(m);
 }
 
+/* hk_cgroups removes only the cgroups of known pods that are gone: with none gone, its walk
+ * of every hierarchy's pod directories (the most costly part of an idle pass, kernel time
+ * in cgroupfs) would find nothing to do. */
+static int
+hk_any_known_gone(struct housekeeping *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->h_nknown; i++)
+		if (hk_pod_gone(h, h->h_known[i].k_uid))
+			return 1;
+	return 0;
+}
+
 int
 housekeeping_reclaim(struct housekeeping *h, void (*done)(void *arg), void *arg)
 {
@@ -579,6 +641,7 @@ housekeeping_reclaim(struct housekeeping *h, void (*done)(void *arg), void *arg)
 	h->h_all = 0;
 	if (h->h_ops == NULL)
 		return 0;
+	log_v(3, "housekeeping: reclaim: waiting for its removals");
 	h->h_reclaim_done = done;
 	h->h_reclaim_arg = arg;
 	return 1;
@@ -610,11 +673,14 @@ housekeeping_run(struct housekeeping *h)
 		free(fin.v[i]);
 	}
 	free(fin.v);
-	if (h->h_d.cri != NULL && cri_ready(h->h_d.cri))
+	if (h->h_d.cri != NULL && cri_ready(h->h_d.cri)) {
 		podcache_foreach(h->h_d.cache, hk_pod, h);
+		hk_containers(h);
+	}
 	hk_pod_dirs(h);
 	hk_log_dirs(h);
-	hk_cgroups(h);
+	if (hk_any_known_gone(h))
+		hk_cgroups(h);
 	/* Forget UIDs that have been completely gone for a while. */
 	i = 0;
 	while (i < h->h_nknown) {

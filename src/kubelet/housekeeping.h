@@ -6,9 +6,12 @@
  *  - runtime pods (sandboxes, containers) of no wanted pod and no worker, with something
  *    still running, are killed (kuberuntime_kill_running), e.g. a manifest removed while
  *    kletd was down;
- *  - dead containers are garbage-collected, keeping the newest dead instance per container
- *    name of a wanted pod (none of an unwanted one, nor of an evicted one once its worker
- *    is done; an exited container only once its exit is stored);
+ *  - dead containers are garbage-collected as the kubelet's container GC does
+ *    (logic/containergc.c): those created at least MinAge ago, by (pod, container name),
+ *    keeping the newest MaxPerPodContainer dead instances of each container of a wanted pod
+ *    (none of an unwanted one, nor of an evicted one once its worker is done), then at most
+ *    MaxContainers on the node, oldest first; an exited container goes only once its exit
+ *    is stored (until then it counts, but stays);
  *  - not-ready sandboxes without containers are removed: all of them for unwanted or
  *    finished pods, all but the newest for running pods;
  *  - pod directories (ROOT/pods/UID) and the pod cgroup directories the runtime leaves
@@ -27,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct cgc_policy;
 struct cri;
 struct housekeeping;
 struct kuberuntime;
@@ -55,6 +59,9 @@ struct hk_deps {
 	/* May be NULL: 1 when a wanted pod's content may go all the same (it was evicted). */
 	int (*content_removable)(const char *uid, void *arg);
 	void *content_removable_arg;
+	/* May be NULL: the kubelet's defaults (MinAge 0, 1 per container, no global limit).
+	 * Copied. */
+	const struct cgc_policy *gc_policy;
 };
 
 struct hk_stats {

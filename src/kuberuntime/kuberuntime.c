@@ -960,6 +960,40 @@ kr_sb_status_cb(
 	kr_next(m);
 }
 
+static int
+kr_container_needs_ip(const struct container *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->c_nenv; i++)
+		if (c->c_env[i].src == ENV_FIELD_REF && c->c_env[i].ref_key != NULL &&
+		    (strcmp(c->c_env[i].ref_key, "status.podIP") == 0 ||
+		        strcmp(c->c_env[i].ref_key, "status.podIPs") == 0))
+			return 1;
+	return c->c_post_start != NULL && c->c_post_start->h_kind == HANDLER_HTTP_GET &&
+	    (c->c_post_start->h_host == NULL || c->c_post_start->h_host[0] == '\0');
+}
+
+/* Whether starting the pod's containers needs the new sandbox's IP: an env var from
+ * status.podIP(s) or a postStart httpGet to the pod. Otherwise the sync does not wait for
+ * PodSandboxStatus (the PLEG reads the IP for the pod's status on its own). */
+static int
+kr_pod_needs_ip(const struct pod *pod)
+{
+	size_t i;
+
+	for (i = 0; i < pod->ninit_containers; i++)
+		if (kr_container_needs_ip(&pod->init_containers[i]))
+			return 1;
+	for (i = 0; i < pod->ncontainers; i++)
+		if (kr_container_needs_ip(&pod->containers[i]))
+			return 1;
+	for (i = 0; i < pod->nephemeral_containers; i++)
+		if (kr_container_needs_ip(&pod->ephemeral_containers[i]))
+			return 1;
+	return 0;
+}
+
 static void
 kr_run_sb_cb(
     int code, const char *message, const Runtime__V1__RunPodSandboxResponse *resp, void *arg)
@@ -980,6 +1014,14 @@ kr_run_sb_cb(
 	free(m->kp->kp_sandbox_error);
 	m->kp->kp_sandbox_error = NULL;
 	m->sandbox_id = xstrdup(resp->pod_sandbox_id);
+	if (m->pod->host_network || !kr_pod_needs_ip(m->pod)) {
+		kr_set_ips_from(m, NULL, NULL, 0); /* the node's for a host-network pod */
+		log_v(2, "pod %s/%s: sandbox %s ready", m->pod->ns, m->pod->name, m->sandbox_id);
+		kr_sync_set_step(m, KS_EPHEMERAL);
+		m->idx = 0;
+		kr_next(m);
+		return;
+	}
 	req.pod_sandbox_id = m->sandbox_id;
 	kr_sync_call(m, "PodSandboxStatus", NULL);
 	cri_pod_sandbox_status(m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_sb_status_cb, m, m);
@@ -1049,10 +1091,11 @@ kr_create_sandbox(struct kr_sync *m)
 		    m->pod->name, m->pod->ns, m->pod->uid);
 	req.config = m->sbcfg;
 	req.runtime_handler = (char *)handler;
-	log_v(2, "pod %s/%s: creating sandbox attempt %u", m->pod->ns, m->pod->name, attempt);
 	kr_intent_put(&m->kr->kr_x, m->pod->uid, "sandbox", "", attempt);
 	kr_sync_call(m, "RunPodSandbox", NULL);
 	cri_run_pod_sandbox(m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_run_sb_cb, m, m);
+	log_v(2, "pod %s/%s: creating sandbox attempt %u (RunPodSandbox sent)", m->pod->ns,
+	    m->pod->name, attempt);
 }
 
 /* A start's progress: the call in flight, for podctl. */

@@ -141,8 +141,10 @@ igc_plan(const struct igc_policy *p, const struct igc_record *recs, size_t n, in
 	for (i = 0; i < m && sum < want; i++) {
 		const struct igc_record *r = o[i].r;
 
-		if (r->in_use || r->last_used_ms >= now)
-			continue; /* used at this detection */
+		/* Used at the last detection (the kubelet compares lastUsed with the time of
+		 * its detection; a time in ms may be the same for a detection just before). */
+		if (r->in_use)
+			continue;
 		if (now - r->first_detected_ms < p->min_age_ms)
 			continue; /* maybe just pulled for a container about to start */
 		out[k++] = o[i].i;
@@ -151,6 +153,34 @@ igc_plan(const struct igc_policy *p, const struct igc_record *recs, size_t n, in
 	free(o);
 	if (freed != NULL)
 		*freed = sum;
+	return k;
+}
+
+size_t
+igc_plan_age(const struct igc_policy *p, const struct igc_record *recs, size_t n, int64_t now,
+    int64_t began, size_t *out)
+{
+	struct igc_order *o;
+	size_t            i, m = 0, k = 0;
+
+	if (p->max_age_ms <= 0 || now - began <= p->max_age_ms || n == 0)
+		return 0; /* not before the manager has run that long: no record is that old */
+	o = xcalloc(n, sizeof(*o));
+	for (i = 0; i < n; i++)
+		if (!recs[i].pinned && !recs[i].in_use) {
+			o[m].r = &recs[i];
+			o[m++].i = i;
+		}
+	if (m > 0)
+		qsort(o, m, sizeof(*o), igc_cmp_lru);
+	for (i = 0; i < m; i++) {
+		const struct igc_record *r = o[i].r;
+		int64_t ref = r->last_used_ms > 0 ? r->last_used_ms : r->first_detected_ms;
+
+		if (now - ref > p->max_age_ms)
+			out[k++] = o[i].i;
+	}
+	free(o);
 	return k;
 }
 

@@ -2,8 +2,9 @@
  * records it keeps (first detected, last used, size, pinned), when the image file system is
  * over the high threshold and how much to free down to the low one, which unused images go
  * first (least recently used, then first detected; never one in use, pinned, or younger
- * than the minimum age), and the node status' "images" list (the 50 largest, up to 5 names
- * each: digests, then tags). */
+ * than the minimum age), which go for their age (unused for longer than the maximum age,
+ * the kubelet's freeOldImages), and the node status' "images" list (the 50 largest, up to 5
+ * names each: digests, then tags). */
 #ifndef KLET_IMAGEGC_LOGIC_H
 #define KLET_IMAGEGC_LOGIC_H
 
@@ -14,9 +15,10 @@
 #define IGC_NAMES_PER_IMAGE_MAX 5  /* MaxNamesPerImageInNodeStatus */
 
 struct igc_policy {
-	int     high; /* percent; 100 disables image GC */
+	int     high; /* percent; 100 disables image GC for disk usage */
 	int     low;  /* percent */
 	int64_t min_age_ms;
+	int64_t max_age_ms; /* imageMaximumGCAge; 0: no removal for age */
 };
 
 /* What is known of one image between passes. Times are monotonic ms; first_detected 0
@@ -56,6 +58,16 @@ int64_t igc_amount_to_free(
  * gets the sum of their sizes. */
 size_t igc_plan(const struct igc_policy *, const struct igc_record *recs, size_t n, int64_t now,
     int64_t want, size_t *out, int64_t *freed);
+
+/* The images to remove for their age (the kubelet's freeOldImages), in eviction order:
+ * unused (not in use at this detection, not pinned) and last used more than max_age_ms
+ * before now (never used: first detected more than max_age_ms before now; present at the
+ * first detection: as old as can be), once the manager has run longer than max_age_ms
+ * (began: its start). Indices into recs written to out (room for n). Returns how many; 0
+ * when max_age_ms is 0. The minimum age does not apply, as in the kubelet (the maximum is
+ * above it). */
+size_t igc_plan_age(const struct igc_policy *, const struct igc_record *recs, size_t n, int64_t now,
+    int64_t began, size_t *out);
 
 /* The node status' images: the 50 largest, each with up to 5 names (digests, then tags). */
 struct igc_node_image {

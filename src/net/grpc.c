@@ -111,8 +111,9 @@ arena_release(struct arena *a)
 
 struct grpc_call {
 	struct h2_stream                 *g_st;
-	const ProtobufCMessageDescriptor *g_desc;
+	const ProtobufCMessageDescriptor *g_desc; /* NULL: a raw call */
 	grpc_done_fn                      g_done;
+	grpc_raw_fn                       g_raw;
 	void                             *g_arg;
 	struct event                     *g_timer;
 	int64_t                           g_timeout_ms;
@@ -354,18 +355,25 @@ call_free(struct grpc_call *g)
 	free(g);
 }
 
-/* Runs the completion and frees the call. */
+/* Runs the completion (typed, or raw with the message bytes) and frees the call. */
+static void
+call_finish_msg(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *resp,
+    const uint8_t *raw, size_t rawlen)
+{
+	event_del(g->g_timer);
+	g->g_st = NULL;
+	if (g->g_raw != NULL)
+		g->g_raw(g->g_arg, code, msg != NULL ? msg : "", raw, rawlen);
+	else
+		g->g_done(g->g_arg, code, msg != NULL ? msg : "", resp);
+	arena_release(&g->g_arena);
+	call_free(g);
+}
+
 static void
 call_finish(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *resp)
 {
-	grpc_done_fn done = g->g_done;
-	void        *arg = g->g_arg;
-
-	event_del(g->g_timer);
-	g->g_st = NULL;
-	done(arg, code, msg != NULL ? msg : "", resp);
-	arena_release(&g->g_arena);
-	call_free(g);
+	call_finish_msg(g, code, msg, resp, NULL, 0);
 }
 
 static void call_local(struct grpc_call *g, int code, const char *fmt, ...)
@@ -504,6 +512,11 @@ call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 		call_finish(g, code, perr, NULL);
 		return;
 	}
+	if (g->g_raw != NULL) {
+		/* Raw: the caller decodes what it needs (an empty message is valid). */
+		call_finish_msg(g, GRPC_OK, "", NULL, mlen > 0 ? msg : (const uint8_t *)"", mlen);
+		return;
+	}
 	{
 		ProtobufCAllocator al = {
 			.alloc = arena_alloc, .free = arena_free, .allocator_data = &g->g_arena
@@ -549,12 +562,10 @@ call_timercb(evutil_socket_t fd, short what, void *arg)
 	call_finish(g, GRPC_DEADLINE_EXCEEDED, buf, NULL);
 }
 
-struct grpc_call *
-grpc_unary(struct h2_session *s, const char *path, const ProtobufCMessage *req,
-    const ProtobufCMessageDescriptor *resp_desc, const struct grpc_call_opts *opts,
-    grpc_done_fn done, void *arg)
+static struct grpc_call *
+call_start(struct h2_session *s, const char *path, const ProtobufCMessage *req,
+    const struct grpc_call_opts *opts, struct grpc_call *g)
 {
-	struct grpc_call  *g = xcalloc(1, sizeof(*g));
 	struct event_base *base;
 	struct h2_header   h[8];
 	size_t             n = 0, len, max_send;
@@ -562,9 +573,6 @@ grpc_unary(struct h2_session *s, const char *path, const ProtobufCMessage *req,
 	char               tbuf[16];
 	struct timeval     tv;
 
-	g->g_desc = resp_desc;
-	g->g_done = done;
-	g->g_arg = arg;
 	g->g_status = -1;
 	g->g_local = -1;
 	g->g_timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 0;
@@ -606,6 +614,30 @@ grpc_unary(struct h2_session *s, const char *path, const ProtobufCMessage *req,
 		event_add(g->g_timer, &tv);
 	}
 	return g;
+}
+
+struct grpc_call *
+grpc_unary(struct h2_session *s, const char *path, const ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *resp_desc, const struct grpc_call_opts *opts,
+    grpc_done_fn done, void *arg)
+{
+	struct grpc_call *g = xcalloc(1, sizeof(*g));
+
+	g->g_desc = resp_desc;
+	g->g_done = done;
+	g->g_arg = arg;
+	return call_start(s, path, req, opts, g);
+}
+
+struct grpc_call *
+grpc_unary_raw(struct h2_session *s, const char *path, const ProtobufCMessage *req,
+    const struct grpc_call_opts *opts, grpc_raw_fn done, void *arg)
+{
+	struct grpc_call *g = xcalloc(1, sizeof(*g));
+
+	g->g_raw = done;
+	g->g_arg = arg;
+	return call_start(s, path, req, opts, g);
 }
 
 void

@@ -54,6 +54,13 @@ struct grpc_call_opts {
 struct grpc_call *grpc_unary(struct h2_session *, const char *path, const ProtobufCMessage *req,
     const ProtobufCMessageDescriptor *resp_desc, const struct grpc_call_opts *opts,
     grpc_done_fn done, void *arg);
+/* The same call, answered with the serialized response message instead of a decoded one:
+ * msg/len (len may be 0) are valid only during the callback; msg is NULL when code !=
+ * GRPC_OK. For callers that decode only part of a large answer. */
+typedef void (*grpc_raw_fn)(
+    void *arg, int code, const char *message, const uint8_t *msg, size_t len);
+struct grpc_call *grpc_unary_raw(struct h2_session *, const char *path, const ProtobufCMessage *req,
+    const struct grpc_call_opts *opts, grpc_raw_fn done, void *arg);
 /* Cancels the call (RST_STREAM CANCEL); done never runs. NULL is a no-op. Cancel every
  * pending call before freeing its h2 session. */
 void grpc_call_cancel(struct grpc_call *);

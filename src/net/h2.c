@@ -28,15 +28,12 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <nghttp2/nghttp2.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include "net/h2.h"
 #include "core/log.h"
+#include "core/ossl.h"
 #include "core/util.h"
 
 #ifndef TAILQ_FOREACH_SAFE
@@ -1061,6 +1058,7 @@ struct h2_session *
 h2_session_new(struct event_base *base, const struct h2_options *opts, h2_event_cb cb, void *arg)
 {
 	struct h2_session *s;
+	char               why[512];
 
 	switch (opts->transport) {
 	case H2_UNIX:
@@ -1073,6 +1071,11 @@ h2_session_new(struct event_base *base, const struct h2_options *opts, h2_event_
 	case H2_TLS:
 		if (opts->ssl_ctx == NULL) {
 			log_error("%s: TLS without an SSL_CTX", __func__);
+			return NULL;
+		}
+		/* Loaded by whoever made the context, unless that was not this code (a test). */
+		if (ossl_load(why, sizeof(why)) == -1) {
+			log_error("%s: %s", __func__, why);
 			return NULL;
 		}
 		/* FALLTHROUGH */

@@ -14,13 +14,11 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include "net/http1.h"
 #include "core/log.h"
+#include "core/ossl.h"
 #include "core/util.h"
 
 #ifndef KLET_VERSION
@@ -57,11 +55,16 @@ struct http1_req {
 static SSL_CTX *http1_tls_ctx;
 
 static SSL_CTX *
-http1_ctx_ref(void)
+http1_ctx_ref(char *err, size_t errlen)
 {
-	if (http1_tls_ctx == NULL && (http1_tls_ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+	if (ossl_load(err, errlen) == -1)
 		return NULL;
-	return SSL_CTX_up_ref(http1_tls_ctx) == 1 ? http1_tls_ctx : NULL;
+	if ((http1_tls_ctx == NULL && (http1_tls_ctx = SSL_CTX_new(TLS_client_method())) == NULL) ||
+	    SSL_CTX_up_ref(http1_tls_ctx) != 1) {
+		snprintf(err, errlen, "cannot create a context");
+		return NULL;
+	}
+	return http1_tls_ctx;
 }
 
 static void
@@ -384,8 +387,14 @@ http1_get(struct event_base *base, const char *host, int port, const char *path,
 		return r;
 	}
 	if (tls) {
-		if ((r->ctx = http1_ctx_ref()) == NULL || (ssl = SSL_new(r->ctx)) == NULL) {
-			http1_fail_later(r, "tls: cannot create a context");
+		char why[512];
+
+		if ((r->ctx = http1_ctx_ref(why, sizeof(why))) == NULL) {
+			http1_fail_later(r, "tls: %s", why);
+			return r;
+		}
+		if ((ssl = SSL_new(r->ctx)) == NULL) {
+			http1_fail_later(r, "tls: cannot create a connection");
 			return r;
 		}
 		/* As the kubelet's hooks and probes: no certificate verification. */

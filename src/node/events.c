@@ -136,9 +136,10 @@ static int
 ev_matches(const struct ev_record *r, const struct ev_object *o, enum ev_type type,
     const char *reason, const char *msg)
 {
-	return r->type == type && streq_null(r->kind, o->kind) && streq_null(r->ns, o->ns) &&
-	    streq_null(r->name, o->name) && streq_null(r->uid, o->uid) &&
-	    streq_null(r->field_path, o->field_path) && streq_null(r->reason, reason) &&
+	/* The most telling fields first: most records differ by object (UID) or reason. */
+	return r->type == type && streq_null(r->uid, o->uid) && streq_null(r->reason, reason) &&
+	    streq_null(r->name, o->name) && streq_null(r->ns, o->ns) &&
+	    streq_null(r->kind, o->kind) && streq_null(r->field_path, o->field_path) &&
 	    streq_null(r->message, msg);
 }
 

@@ -55,6 +55,7 @@ struct eviction {
 	struct eviction_view v;
 	int64_t              inactive[2]; /* total_inactive_file of root / kubepods */
 	enum ev_reclaim      reclaim;
+	enum ev_signal       reclaim_sig; /* the signal of the last reclaim */
 	/* cgroup v2: the poll of memory.current standing in for the v1 eventfd */
 	struct event *poll;
 	int64_t       poll_usage[2]; /* usage (working set + inactive) that crosses, 0: none */
@@ -627,6 +628,7 @@ ev_reclaim_first(struct eviction *e, const struct ev_threshold *t)
 		return 1;
 	case EV_RECLAIM_DONE:
 		e->reclaim = EV_RECLAIM_IDLE;
+		log_info("eviction: must evict pod(s) to reclaim %s", ev_signal_resource(t->sig));
 		return 0;
 	default:
 		break;
@@ -635,6 +637,7 @@ ev_reclaim_first(struct eviction *e, const struct ev_threshold *t)
 	         "first",
 	    ev_signal_resource(t->sig), ev_signal_name(t->sig), t->text);
 	e->reclaim = EV_RECLAIM_RUNNING;
+	e->reclaim_sig = t->sig;
 	e->v.reclaims++;
 	e->d.reclaim(e->d.arg, t->sig); /* answers through eviction_reclaimed, later */
 	return 1;
@@ -681,8 +684,11 @@ eviction_run(struct eviction *e)
 		; /* as the kubelet: this pass evicted for local storage */
 	else if (d.act >= 0 && !ev_waiting(e) && !ev_reclaim_first(e, &e->cfg.t[d.act]))
 		ev_evict(e, &e->cfg.t[d.act]);
-	if (d.act < 0 && e->reclaim == EV_RECLAIM_DONE)
-		e->reclaim = EV_RECLAIM_IDLE; /* the reclaim was enough */
+	if (d.act < 0 && e->reclaim == EV_RECLAIM_DONE) { /* the reclaim was enough */
+		log_info("eviction: able to reduce %s pressure without evicting pods",
+		    ev_signal_resource(e->reclaim_sig));
+		e->reclaim = EV_RECLAIM_IDLE;
+	}
 	e->running = 0;
 }
 

@@ -47,9 +47,11 @@ struct imagegc {
 	int                want_gc, want_reclaim, want_detect;
 	struct igc_img    *pimgs; /* this pass' list, until the pass ends */
 	size_t             npimgs;
-	size_t            *plan;
-	size_t             nplan, iplan;
-	int64_t            want, freed;
+	size_t            *plan; /* the age removals (nage) first, then those for space */
+	size_t             nplan, nage, iplan;
+	int64_t            want, freed;        /* want: bytes for space, after the age removals */
+	int64_t            freed_space;        /* by the removals for space */
+	int64_t            began_ms;           /* the manager's start (the kubelet's beganGC) */
 	struct igc_waiter *waiters, *pwaiters; /* queued / served by this pass */
 	size_t             nwaiters, npwaiters;
 	/* what is known */
@@ -116,7 +118,7 @@ ig_finish(struct imagegc *ig)
 	}
 	free(ig->plan);
 	ig->plan = NULL;
-	ig->nplan = ig->iplan = 0;
+	ig->nplan = ig->nage = ig->iplan = 0;
 	ig->pwaiters = NULL;
 	ig->npwaiters = 0;
 	ig->busy = 0;
@@ -146,6 +148,7 @@ ig_removed(int code, const char *msg, const Runtime__V1__RemoveImageResponse *r,
 {
 	struct imagegc          *ig = arg;
 	const struct igc_record *rec = &ig->recs[ig->plan[ig->iplan]];
+	int                      age = ig->iplan < ig->nage;
 
 	(void)r;
 	if (code != GRPC_OK && code != GRPC_NOT_FOUND) {
@@ -153,13 +156,17 @@ ig_removed(int code, const char *msg, const Runtime__V1__RemoveImageResponse *r,
 		ig->v.failures++;
 	} else {
 		log_info("image GC: removed image %s (%" PRId64 " bytes, %s)", rec->id, rec->size,
-		    ig->kind == IGC_GC ? "disk usage over the high threshold"
-		                       : "reclaim for the eviction manager");
+		    age                      ? "unused for longer than the maximum age"
+		        : ig->kind == IGC_GC ? "disk usage over the high threshold"
+		                             : "reclaim for the eviction manager");
 		ig->freed += rec->size;
 		ig->v.freed_bytes += rec->size;
-		if (ig->kind == IGC_GC)
+		if (age)
+			ig->v.removed_age++;
+		else if (ig->kind == IGC_GC) {
 			ig->v.removed_space++;
-		else
+			ig->freed_space += rec->size;
+		} else
 			ig->v.removed_reclaim++;
 	}
 	ig->iplan++;
@@ -172,27 +179,29 @@ ig_remove_next(struct imagegc *ig)
 	Runtime__V1__RemoveImageRequest rq = RUNTIME__V1__REMOVE_IMAGE_REQUEST__INIT;
 	Runtime__V1__ImageSpec          spec = RUNTIME__V1__IMAGE_SPEC__INIT;
 
-	if (ig->iplan < ig->nplan && (ig->kind == IGC_RECLAIM || ig->freed < ig->want)) {
+	if (ig->iplan < ig->nplan &&
+	    (ig->iplan < ig->nage || ig->kind == IGC_RECLAIM || ig->freed_space < ig->want)) {
 		spec.image = ig->recs[ig->plan[ig->iplan]].id;
 		rq.image = &spec;
 		cri_remove_image(ig->d.cri, &rq, 0, ig_removed, ig, ig);
 		return;
 	}
-	if (ig->kind == IGC_GC && ig->freed < ig->want) {
+	if (ig->kind == IGC_GC && ig->want > 0 && ig->freed_space < ig->want) {
 		/* The kubelet's message and event. */
 		log_warnx("image GC: Failed to garbage collect required amount of images. "
 		          "Attempted to free %" PRId64 " bytes, but only found %" PRId64
 		          " bytes eligible to free.",
-		    ig->want, ig->freed);
+		    ig->want, ig->freed_space);
 		ig_node_event(ig, "FreeDiskSpaceFailed",
 		    "Failed to garbage collect required amount of images. Attempted to free "
 		    "%" PRId64 " bytes, but only found %" PRId64 " bytes eligible to free.",
-		    ig->want, ig->freed);
+		    ig->want, ig->freed_space);
 		snprintf(ig->v.last_result, sizeof(ig->v.last_result),
-		    "wanted %" PRId64 " bytes, freed %" PRId64, ig->want, ig->freed);
+		    "wanted %" PRId64 " bytes, freed %" PRId64, ig->want, ig->freed_space);
 	} else if (ig->kind == IGC_GC) {
 		snprintf(ig->v.last_result, sizeof(ig->v.last_result),
-		    "freed %" PRId64 " bytes (%zu images)", ig->freed, ig->nplan);
+		    "freed %" PRId64 " bytes (%zu images, %zu for their age)", ig->freed, ig->iplan,
+		    ig->nage);
 	}
 	ig_finish(ig);
 }
@@ -215,6 +224,36 @@ ig_names(const struct igc_img *im, const char *name)
 		if (strcmp(im->digests[i], name) == 0)
 			return 1;
 	return 0;
+}
+
+/* igc_plan over the records not already chosen for their age (plan[0..nage)); indices into
+ * recs written to out. */
+static size_t
+ig_plan_space(struct imagegc *ig, int64_t now, size_t *out)
+{
+	struct igc_record *rest;
+	size_t            *map, *o, i, j, m = 0, k;
+
+	if (ig->nage == 0)
+		return igc_plan(&ig->pol, ig->recs, ig->nrecs, now, ig->want, out, NULL);
+	rest = xcalloc(ig->nrecs + 1, sizeof(*rest)); /* shallow: ids borrowed */
+	map = xcalloc(ig->nrecs + 1, sizeof(*map));
+	o = xcalloc(ig->nrecs + 1, sizeof(*o));
+	for (i = 0; i < ig->nrecs; i++) {
+		for (j = 0; j < ig->nage && ig->plan[j] != i; j++)
+			;
+		if (j < ig->nage)
+			continue;
+		rest[m] = ig->recs[i];
+		map[m++] = i;
+	}
+	k = igc_plan(&ig->pol, rest, m, now, ig->want, o, NULL);
+	for (i = 0; i < k; i++)
+		out[i] = map[o[i]];
+	free(o);
+	free(map);
+	free(rest);
+	return k;
 }
 
 static void
@@ -251,30 +290,46 @@ ig_decide(struct imagegc *ig)
 	}
 	if (ig->kind == IGC_RECLAIM)
 		ig->want = INT64_MAX;
-	if (ig->kind == IGC_DETECT || ig->want <= 0) {
-		if (ig->kind == IGC_GC) {
-			ig->v.gc_runs++;
-			ig->v.last_gc_ms = now_wall_ms();
+	if (ig->kind == IGC_DETECT) {
+		ig_finish(ig);
+		return;
+	}
+	ig->plan = xcalloc(ig->nrecs + 1, sizeof(*ig->plan));
+	ig->iplan = 0;
+	ig->freed = ig->freed_space = 0;
+	/* The kubelet's GarbageCollect: images unused for longer than the maximum age first
+	 * (freeOldImages), then, over the high threshold, the space still wanted. */
+	ig->nage = ig->kind == IGC_GC
+	    ? igc_plan_age(&ig->pol, ig->recs, ig->nrecs, now, ig->began_ms, ig->plan)
+	    : 0;
+	for (i = 0; i < ig->nage && ig->want > 0 && ig->want != INT64_MAX; i++)
+		ig->want -= ig->recs[ig->plan[i]].size;
+	if (ig->kind == IGC_GC) {
+		ig->v.gc_runs++;
+		ig->v.last_gc_ms = now_wall_ms();
+		if (ig->nage > 0)
+			log_info("image GC: %zu images unused for longer than the maximum age "
+			         "(%" PRId64 " s)",
+			    ig->nage, ig->pol.max_age_ms / 1000);
+	}
+	if (ig->want <= 0 && ig->nage == 0) {
+		if (ig->kind == IGC_GC)
 			snprintf(ig->v.last_result, sizeof(ig->v.last_result),
 			    ig->fs.valid ? "usage %d%% below %d%%: nothing to do"
 			                 : "image file system unknown%.0d%.0d",
 			    usage, ig->pol.high);
-		}
 		ig_finish(ig);
 		return;
 	}
-	if (ig->kind == IGC_GC) {
-		ig->v.gc_runs++;
-		ig->v.last_gc_ms = now_wall_ms();
+	if (ig->kind == IGC_GC && ig->want > 0)
 		log_info("image GC: Disk usage on image filesystem is over the high threshold, "
 		         "trying to free bytes down to the low threshold (usage %d%%, high "
 		         "threshold %d%%, amount to free %" PRId64 ", low threshold %d%%)",
 		    usage, ig->pol.high, ig->want, ig->pol.low);
-	}
-	ig->plan = xcalloc(ig->nrecs + 1, sizeof(*ig->plan));
-	ig->nplan = igc_plan(&ig->pol, ig->recs, ig->nrecs, now, ig->want, ig->plan, NULL);
-	ig->iplan = 0;
-	ig->freed = 0;
+	if (ig->want > 0)
+		ig->nplan = ig->nage + ig_plan_space(ig, now, ig->plan + ig->nage);
+	else
+		ig->nplan = ig->nage;
 	ig_remove_next(ig);
 }
 
@@ -447,6 +502,8 @@ imagegc_new(const struct imagegc_deps *d)
 	ig->pol.high = d->cfg->image_gc_high;
 	ig->pol.low = d->cfg->image_gc_low;
 	ig->pol.min_age_ms = d->cfg->image_gc_min_age_ms;
+	ig->pol.max_age_ms = d->cfg->image_gc_max_age_ms;
+	ig->began_ms = now_mono_ms();
 	ig->node = xstrdup(d->cfg->node_name != NULL ? d->cfg->node_name : "");
 	ig->infra = xstrdup(d->cfg->pod_infra_image != NULL ? d->cfg->pod_infra_image : "");
 	ig->detect_ms = IGC_DETECT_MS;
@@ -460,12 +517,13 @@ imagegc_new(const struct imagegc_deps *d)
 	ig->gc_ev = event_new(d->base, -1, EV_PERSIST, ig_gc_cb, ig);
 	tv = ms_to_tv(ig->detect_ms);
 	event_add(ig->detect_ev, &tv);
-	if (ig->pol.high < 100) {
+	if (ig->pol.high < 100 || ig->pol.max_age_ms > 0) {
 		tv = ms_to_tv(ig->gc_ms);
 		event_add(ig->gc_ev, &tv);
 		ig->want_gc = 1; /* a first GC now, as the kubelet's wait.Until */
 	} else {
-		log_info("image GC: --image-gc-high-threshold is 100: image GC disabled");
+		log_info("image GC: --image-gc-high-threshold is 100 and --image-maximum-gc-age "
+		         "0: image GC disabled");
 		ig->want_detect = 1;
 	}
 	ig_kick(ig);
@@ -495,9 +553,19 @@ imagegc_free(struct imagegc *ig)
 int
 imagegc_fs(const struct imagegc *ig, struct imagegc_fs *out)
 {
+	struct statvfs sv;
+
 	if (ig == NULL || !ig->fs.valid)
 		return -1;
 	*out = ig->fs;
+	/* Fresh figures of the known mount point: the eviction manager decides on them right
+	 * after a reclaim (the kubelet asks its summary provider for updated stats). */
+	if (statvfs(out->mountpoint, &sv) == 0 && sv.f_blocks > 0) {
+		out->capacity = (int64_t)sv.f_blocks * (int64_t)sv.f_frsize;
+		out->available = (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
+		out->inodes = (int64_t)sv.f_files;
+		out->inodes_free = (int64_t)sv.f_favail;
+	}
 	return 0;
 }
 

@@ -9,7 +9,10 @@
  * recently used first; never one in use, pinned by the runtime or named by
  * --pod-infra-container-image, nor one younger than --image-minimum-gc-age) until usage is
  * down to --image-gc-low-threshold; when it cannot, a FreeDiskSpaceFailed Warning event
- * goes to the node with the kubelet's message. imagegc_free_unused is the eviction
+ * goes to the node with the kubelet's message. Before that, with --image-maximum-gc-age,
+ * every unused image not used for longer than that goes, whatever the usage, once the
+ * manager has run that long (the kubelet's freeOldImages; an image never used counts from
+ * its first detection). imagegc_free_unused is the eviction
  * manager's reclaim (DeleteUnusedImages: every eligible image). A pass is one chain of CRI
  * calls; a pass never starts while another runs (a request made meanwhile is queued). The
  * environment variable KLET_IMAGE_GC_PERIOD_MS (tests) sets both periods.
@@ -51,16 +54,18 @@ struct imagegc_view {
 	struct imagegc_fs fs;
 	int               usage_pct; /* -1: unknown */
 	size_t            images, in_use, pinned;
-	uint64_t          detections, gc_runs, removed_space, removed_reclaim, failures;
-	int64_t           freed_bytes; /* by every removal */
-	int64_t           last_gc_ms;  /* wall ms of the last GC run, 0: none */
+	uint64_t          detections, gc_runs, failures;
+	uint64_t          removed_space, removed_reclaim, removed_age; /* images removed */
+	int64_t           freed_bytes;                                 /* by every removal */
+	int64_t           last_gc_ms; /* wall ms of the last GC run, 0: none */
 	char              last_result[256];
 };
 
 /* NULL (logged) when the policy is invalid. Starts its first detection at once. */
 struct imagegc *imagegc_new(const struct imagegc_deps *);
 void            imagegc_free(struct imagegc *);
-/* The image file system (0), or -1 before the first ImageFsInfo answer. */
+/* The image file system (0), or -1 before the first ImageFsInfo answer: the mount point
+ * ImageFsInfo named, its capacity and available bytes and inodes read now (statvfs). */
 int imagegc_fs(const struct imagegc *, struct imagegc_fs *out);
 /* The node status' images (room for IGC_NODE_IMAGES_MAX); names borrowed until the next
  * pass ends. */

@@ -10,6 +10,7 @@
 #include "core/heap.h"
 #include "core/intern.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "node/pleg.h"
 #include "node/podcache.h"
 #include "store/store.h"
@@ -22,36 +23,63 @@
 #define ANN_HASH     "io.kubernetes.container.hash"
 #define ANN_RESTARTS "io.kubernetes.container.restartCount"
 
+/* Seeds of the list record hashes: a sandbox and a container record never match. */
+#define PL_SEED_SANDBOX   0x736278ULL
+#define PL_SEED_CONTAINER 0x637472ULL
+
 /* One sandbox or container as the runtime reported it. Every string is interned (intern.h):
  * the IDs, UIDs, names, images and reasons that the pod cache keeps too are held once. */
 struct pl_obj {
 	char               *o_uid;
 	char               *o_pod_name;
 	char               *o_pod_ns;
+	uint64_t            o_item; /* hash of the list record it was decoded from */
+	uint64_t            o_uidh; /* hash of o_uid */
 	int                 o_sandbox;
 	enum pleg_cstate    o_pstate;
+	enum pleg_cstate    o_prev;        /* state in the previous relist (NONEXISTENT: new) */
 	int                 o_have_status; /* status details fetched for this state */
 	int                 o_exit_reported;
 	int                 o_fetched; /* by a status call of this relist: to the store */
+	int                 o_kept;    /* its list record is the previous relist's, unchanged */
+	uint32_t            o_claimed; /* (previous set) relist generation its record came in */
 	struct rt_container o_c;       /* o_c.id is the key for both kinds */
 	struct rt_sandbox   o_s;
 };
 
 struct pl_set {
 	struct pl_obj *objs;
-	size_t         n, cap;
+	size_t         n;
+	size_t         cap;
+};
+
+/* Hashes of list records that are not pods' (no pod UID), so that they are not decoded
+ * again by every relist. */
+struct pl_hashes {
+	uint64_t *h;
+	size_t    n;
+	size_t    cap;
 };
 
 struct pleg {
-	struct event_base     *p_base;
-	struct cri            *p_cri;
-	struct podcache       *p_cache;
-	pleg_event_fn          p_fn;
-	void                  *p_arg;
-	pleg_exit_fn           p_exit_fn;
-	void                  *p_exit_arg;
-	struct pl_set          p_old; /* the previous relist, sorted by id */
-	struct pl_set          p_new; /* being built */
+	struct event_base *p_base;
+	struct cri        *p_cri;
+	struct podcache   *p_cache;
+	pleg_event_fn      p_fn;
+	void              *p_arg;
+	pleg_exit_fn       p_exit_fn;
+	void              *p_exit_arg;
+	struct pl_set      p_old; /* the previous relist, sorted by id */
+	struct pl_set      p_new; /* what changed, being built */
+	/* p_old by list record hash: open addressing, slot = index + 1 (0: empty). */
+	uint32_t              *p_index;
+	size_t                 p_index_mask;
+	size_t                 p_claimed;    /* records of p_old that came again */
+	uint32_t               p_gen;        /* relists started */
+	int                    p_incomplete; /* an object of p_old lacks its details */
+	struct pl_hashes       p_ign_old;    /* sorted */
+	struct pl_hashes       p_ign_new;
+	size_t                 p_ign_found;
 	int                    p_in_flight;
 	int                    p_pending; /* calls outstanding */
 	int                    p_failed;
@@ -60,7 +88,8 @@ struct pleg {
 	int64_t                p_start_us;
 	int64_t                p_created_ms;
 	size_t                 p_status_calls;
-	struct pl_status_call *p_calls; /* one slot per object of p_new */
+	size_t                 p_decoded; /* records decoded by this relist */
+	struct pl_status_call *p_calls;   /* one slot per object of p_new */
 	void (*p_done)(int, void *);
 	void             *p_done_arg;
 	struct pleg_stats p_stats;
@@ -147,8 +176,7 @@ pl_set_clear(struct pl_set *s)
 	for (i = 0; i < s->n; i++)
 		pl_obj_clear(&s->objs[i]);
 	free(s->objs);
-	s->objs = NULL;
-	s->n = s->cap = 0;
+	memset(s, 0, sizeof(*s));
 }
 
 static struct pl_obj *
@@ -184,6 +212,102 @@ pl_set_find(const struct pl_set *s, const char *id)
 	if (s->n == 0)
 		return NULL;
 	return bsearch(&key, s->objs, s->n, sizeof(*s->objs), pl_cmp_id);
+}
+
+static void
+pl_hashes_add(struct pl_hashes *hs, uint64_t h)
+{
+	if (hs->n == hs->cap) {
+		hs->cap = hs->cap < 8 ? 8 : hs->cap * 2;
+		hs->h = xreallocarray(hs->h, hs->cap, sizeof(*hs->h));
+	}
+	hs->h[hs->n++] = h;
+}
+
+static int
+pl_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+pl_hashes_clear(struct pl_hashes *hs)
+{
+	free(hs->h);
+	memset(hs, 0, sizeof(*hs));
+}
+
+/* ---- the index of the previous relist by list record hash ---- */
+
+static size_t
+pl_slot(uint64_t h, size_t mask)
+{
+	return (size_t)(h ^ (h >> 29)) & mask;
+}
+
+/* Rebuilt after each relist that changed something: O(n), no string compared. */
+static void
+pl_index_build(struct pleg *p)
+{
+	size_t i, size = 16;
+
+	while (size < 2 * p->p_old.n)
+		size *= 2;
+	if (p->p_index == NULL || p->p_index_mask + 1 != size) {
+		free(p->p_index);
+		p->p_index = xcalloc(size, sizeof(*p->p_index));
+		p->p_index_mask = size - 1;
+	} else
+		memset(p->p_index, 0, size * sizeof(*p->p_index));
+	for (i = 0; i < p->p_old.n; i++) {
+		size_t s = pl_slot(p->p_old.objs[i].o_item, p->p_index_mask);
+
+		while (p->p_index[s] != 0)
+			s = (s + 1) & p->p_index_mask;
+		p->p_index[s] = (uint32_t)i + 1;
+	}
+}
+
+/* The previous relist's object decoded from a record with hash h, not claimed yet, or NULL:
+ * the record is new or changed. */
+static struct pl_obj *
+pl_claim(struct pleg *p, uint64_t h, int sandbox)
+{
+	size_t s;
+
+	if (p->p_index == NULL)
+		return NULL;
+	for (s = pl_slot(h, p->p_index_mask); p->p_index[s] != 0; s = (s + 1) & p->p_index_mask) {
+		struct pl_obj *o = &p->p_old.objs[p->p_index[s] - 1];
+
+		if (o->o_item == h && o->o_sandbox == sandbox && o->o_claimed != p->p_gen) {
+			o->o_claimed = p->p_gen;
+			p->p_claimed++;
+			return o;
+		}
+	}
+	return NULL;
+}
+
+/* A record without a pod UID that the previous relist saw too: 1 (not decoded again). */
+static int
+pl_ignored_known(struct pleg *p, uint64_t h)
+{
+	if (p->p_ign_old.n == 0 ||
+	    bsearch(&h, p->p_ign_old.h, p->p_ign_old.n, sizeof(uint64_t), pl_cmp_u64) == NULL)
+		return 0;
+	pl_hashes_add(&p->p_ign_new, h);
+	p->p_ign_found++;
+	return 1;
+}
+
+static int
+pl_ignored(struct pleg *p, uint64_t h)
+{
+	pl_hashes_add(&p->p_ign_new, h);
+	return 0;
 }
 
 #define PL_LOOKUP(items, n, key) pl_lookup_kv((void *const *)(items), (n), (key))
@@ -244,6 +368,16 @@ pl_fail(struct pleg *p, const char *what, int code, const char *msg)
 	log_v(2, "relist: %s failed: code=%d %s", what, code, msg);
 }
 
+/* A failed relist leaves the previous one as it was. */
+static void
+pl_unclaim(struct pleg *p)
+{
+	p->p_claimed = 0; /* the claims carry this relist's generation: stale from now */
+	p->p_ign_found = 0;
+	p->p_ign_new.n = 0;
+	pl_set_clear(&p->p_new);
+}
+
 static void
 pl_step_done(struct pleg *p)
 {
@@ -255,7 +389,7 @@ pl_step_done(struct pleg *p)
 		return;
 	}
 	if (p->p_failed) {
-		pl_set_clear(&p->p_new);
+		pl_unclaim(p);
 		p->p_stats.failures++;
 		pl_finish(p, -1);
 		return;
@@ -263,100 +397,133 @@ pl_step_done(struct pleg *p)
 	pl_lists_done(p);
 }
 
+/* One record of ListPodSandboxResponse.items: decoded only when it is not the previous
+ * relist's. */
+static int
+pl_sandbox_item(const uint8_t *b, size_t len, void *arg)
+{
+	struct pleg             *p = arg;
+	uint64_t                 h = hash_bytes(b, len, PL_SEED_SANDBOX);
+	Runtime__V1__PodSandbox *sb;
+	const char              *uid = NULL, *name = NULL, *ns = NULL;
+	struct pl_obj           *o;
+
+	if (pl_claim(p, h, 1) != NULL || pl_ignored_known(p, h))
+		return 0;
+	if ((sb = runtime__v1__pod_sandbox__unpack(NULL, len, b)) == NULL)
+		return -1;
+	p->p_decoded++;
+	if (sb->metadata != NULL) {
+		uid = sb->metadata->uid;
+		name = sb->metadata->name;
+		ns = sb->metadata->namespace_;
+	}
+	if (uid == NULL || *uid == '\0')
+		uid = PL_LOOKUP(sb->labels, sb->n_labels, LBL_POD_UID);
+	if (sb->id == NULL || *sb->id == '\0' || uid == NULL || *uid == '\0') {
+		/* not a pod sandbox of a kubelet */
+		runtime__v1__pod_sandbox__free_unpacked(sb, NULL);
+		return pl_ignored(p, h);
+	}
+	o = pl_set_add(&p->p_new);
+	o->o_item = h;
+	o->o_sandbox = 1;
+	o->o_uid = intern(uid);
+	o->o_uidh = hash_bytes(uid, strlen(uid), 0);
+	o->o_pod_name = intern(name);
+	o->o_pod_ns = intern(ns);
+	o->o_c.id = intern(sb->id);
+	o->o_s.id = intern_ref(o->o_c.id);
+	o->o_s.attempt = sb->metadata != NULL ? sb->metadata->attempt : 0;
+	o->o_s.state = sb->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY ? RT_SB_READY
+	                                                                          : RT_SB_NOTREADY;
+	o->o_s.created_at = sb->created_at;
+	o->o_pstate = o->o_s.state == RT_SB_READY ? PLEG_RUNNING : PLEG_EXITED;
+	runtime__v1__pod_sandbox__free_unpacked(sb, NULL);
+	return 0;
+}
+
+/* One record of ListContainersResponse.containers, the same way. */
+static int
+pl_container_item(const uint8_t *b, size_t len, void *arg)
+{
+	struct pleg            *p = arg;
+	uint64_t                h = hash_bytes(b, len, PL_SEED_CONTAINER);
+	Runtime__V1__Container *c;
+	const char             *uid, *name, *v;
+	struct pl_obj          *o;
+
+	if (pl_claim(p, h, 0) != NULL || pl_ignored_known(p, h))
+		return 0;
+	if ((c = runtime__v1__container__unpack(NULL, len, b)) == NULL)
+		return -1;
+	p->p_decoded++;
+	uid = PL_LOOKUP(c->labels, c->n_labels, LBL_POD_UID);
+	if (c->id == NULL || *c->id == '\0' || uid == NULL || *uid == '\0') {
+		runtime__v1__container__free_unpacked(c, NULL);
+		return pl_ignored(p, h);
+	}
+	name = PL_LOOKUP(c->labels, c->n_labels, LBL_CNAME);
+	if (name == NULL && c->metadata != NULL)
+		name = c->metadata->name;
+	o = pl_set_add(&p->p_new);
+	o->o_item = h;
+	o->o_uid = intern(uid);
+	o->o_uidh = hash_bytes(uid, strlen(uid), 0);
+	o->o_pod_name = intern(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NAME));
+	o->o_pod_ns = intern(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NS));
+	o->o_c.id = intern(c->id);
+	o->o_c.name = intern(name);
+	o->o_c.sandbox_id = intern(c->pod_sandbox_id);
+	o->o_c.state = (enum rt_cstate)c->state;
+	o->o_c.created_at = c->created_at;
+	o->o_c.image = intern(c->image != NULL ? c->image->image : NULL);
+	o->o_c.image_ref = intern(c->image_ref);
+	v = PL_LOOKUP(c->annotations, c->n_annotations, ANN_HASH);
+	if (v == NULL)
+		v = PL_LOOKUP(c->labels, c->n_labels, ANN_HASH);
+	if (v != NULL)
+		o->o_c.hash = strtoull(v, NULL, 16);
+	v = PL_LOOKUP(c->annotations, c->n_annotations, ANN_RESTARTS);
+	if (v == NULL)
+		v = PL_LOOKUP(c->labels, c->n_labels, ANN_RESTARTS);
+	if (v != NULL)
+		o->o_c.restart_count = (int32_t)strtol(v, NULL, 10);
+	else if (c->metadata != NULL)
+		o->o_c.restart_count = (int32_t)c->metadata->attempt;
+	o->o_pstate = pl_cstate(c->state);
+	runtime__v1__container__free_unpacked(c, NULL);
+	return 0;
+}
+
+/* The list answers arrive serialized: each record is hashed and only the new or changed
+ * ones are decoded (nothing at all when the runtime is as it was). */
 static void
-pl_sandboxes_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResponse *r, void *arg)
+pl_sandboxes_cb(int code, const char *msg, const uint8_t *raw, size_t len, void *arg)
 {
 	struct pleg *p = arg;
-	size_t       i;
 
-	if (code != GRPC_OK) {
+	loop_note("relist");
+	if (code != GRPC_OK)
 		pl_fail(p, "ListPodSandbox", code, msg);
-		pl_step_done(p);
-		return;
-	}
-	for (i = 0; i < r->n_items; i++) {
-		const Runtime__V1__PodSandbox *sb = r->items[i];
-		const char                    *uid = NULL, *name = NULL, *ns = NULL;
-		struct pl_obj                 *o;
-
-		if (sb->id == NULL || *sb->id == '\0')
-			continue;
-		if (sb->metadata != NULL) {
-			uid = sb->metadata->uid;
-			name = sb->metadata->name;
-			ns = sb->metadata->namespace_;
-		}
-		if (uid == NULL || *uid == '\0')
-			uid = PL_LOOKUP(sb->labels, sb->n_labels, LBL_POD_UID);
-		if (uid == NULL || *uid == '\0')
-			continue; /* not a pod sandbox of a kubelet */
-		o = pl_set_add(&p->p_new);
-		o->o_sandbox = 1;
-		o->o_uid = intern(uid);
-		o->o_pod_name = intern(name);
-		o->o_pod_ns = intern(ns);
-		o->o_c.id = intern(sb->id);
-		o->o_s.id = intern_ref(o->o_c.id);
-		o->o_s.attempt = sb->metadata != NULL ? sb->metadata->attempt : 0;
-		o->o_s.state = sb->state == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY
-		    ? RT_SB_READY
-		    : RT_SB_NOTREADY;
-		o->o_s.created_at = sb->created_at;
-		o->o_pstate = o->o_s.state == RT_SB_READY ? PLEG_RUNNING : PLEG_EXITED;
-	}
+	else if (cri_wire_items(raw, len, 1, pl_sandbox_item, p) == -1)
+		pl_fail(p, "ListPodSandbox", GRPC_INTERNAL, "undecodable answer");
 	pl_step_done(p);
+	loop_note(NULL);
 }
 
 static void
-pl_containers_cb(int code, const char *msg, const Runtime__V1__ListContainersResponse *r, void *arg)
+pl_containers_cb(int code, const char *msg, const uint8_t *raw, size_t len, void *arg)
 {
 	struct pleg *p = arg;
-	size_t       i;
 
-	if (code != GRPC_OK) {
+	loop_note("relist");
+	if (code != GRPC_OK)
 		pl_fail(p, "ListContainers", code, msg);
-		pl_step_done(p);
-		return;
-	}
-	for (i = 0; i < r->n_containers; i++) {
-		const Runtime__V1__Container *c = r->containers[i];
-		const char                   *uid, *name, *v;
-		struct pl_obj                *o;
-
-		if (c->id == NULL || *c->id == '\0')
-			continue;
-		uid = PL_LOOKUP(c->labels, c->n_labels, LBL_POD_UID);
-		if (uid == NULL || *uid == '\0')
-			continue;
-		name = PL_LOOKUP(c->labels, c->n_labels, LBL_CNAME);
-		if (name == NULL && c->metadata != NULL)
-			name = c->metadata->name;
-		o = pl_set_add(&p->p_new);
-		o->o_uid = intern(uid);
-		o->o_pod_name = intern(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NAME));
-		o->o_pod_ns = intern(PL_LOOKUP(c->labels, c->n_labels, LBL_POD_NS));
-		o->o_c.id = intern(c->id);
-		o->o_c.name = intern(name);
-		o->o_c.sandbox_id = intern(c->pod_sandbox_id);
-		o->o_c.state = (enum rt_cstate)c->state;
-		o->o_c.created_at = c->created_at;
-		o->o_c.image = intern(c->image != NULL ? c->image->image : NULL);
-		o->o_c.image_ref = intern(c->image_ref);
-		v = PL_LOOKUP(c->annotations, c->n_annotations, ANN_HASH);
-		if (v == NULL)
-			v = PL_LOOKUP(c->labels, c->n_labels, ANN_HASH);
-		if (v != NULL)
-			o->o_c.hash = strtoull(v, NULL, 16);
-		v = PL_LOOKUP(c->annotations, c->n_annotations, ANN_RESTARTS);
-		if (v == NULL)
-			v = PL_LOOKUP(c->labels, c->n_labels, ANN_RESTARTS);
-		if (v != NULL)
-			o->o_c.restart_count = (int32_t)strtol(v, NULL, 10);
-		else if (c->metadata != NULL)
-			o->o_c.restart_count = (int32_t)c->metadata->attempt;
-		o->o_pstate = pl_cstate(c->state);
-	}
+	else if (cri_wire_items(raw, len, 1, pl_container_item, p) == -1)
+		pl_fail(p, "ListContainers", GRPC_INTERNAL, "undecodable answer");
 	pl_step_done(p);
+	loop_note(NULL);
 }
 
 static void
@@ -540,85 +707,6 @@ pl_seed_find(const struct pleg *p, const struct pl_obj *n)
 	return o;
 }
 
-/* Both lists are in: fetch the status of what changed. */
-static void
-pl_lists_done(struct pleg *p)
-{
-	size_t i;
-
-	if (p->p_new.n > 1)
-		qsort(p->p_new.objs, p->p_new.n, sizeof(*p->p_new.objs), pl_cmp_id);
-	p->p_status_calls = 0;
-	free(p->p_calls);
-	p->p_calls = xcalloc(p->p_new.n + 1, sizeof(*p->p_calls));
-	p->p_pending = 1; /* held until every call is started */
-	p->p_statusing = 1;
-	pl_seed_load(p);
-	p->p_seeded = 0;
-	for (i = 0; i < p->p_new.n; i++) {
-		struct pl_obj         *n = &p->p_new.objs[i];
-		const struct pl_obj   *o = pl_set_find(&p->p_old, n->o_c.id);
-		struct pl_status_call *sc;
-
-		if (o != NULL && o->o_have_status && o->o_pstate == n->o_pstate) {
-			pl_carry(n, o);
-			continue;
-		}
-		if (o == NULL && (o = pl_seed_find(p, n)) != NULL) {
-			pl_carry(n, o);
-			p->p_seeded++;
-			continue;
-		}
-		sc = &p->p_calls[i];
-		sc->sc_p = p;
-		sc->sc_idx = i;
-		p->p_pending++;
-		p->p_status_calls++;
-		if (n->o_sandbox) {
-			Runtime__V1__PodSandboxStatusRequest rq =
-			    RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
-
-			rq.pod_sandbox_id = n->o_c.id;
-			cri_pod_sandbox_status(p->p_cri, &rq, 0, pl_sandbox_status_cb, sc, p);
-		} else {
-			Runtime__V1__ContainerStatusRequest rq =
-			    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
-
-			rq.container_id = n->o_c.id;
-			cri_container_status(p->p_cri, &rq, 0, pl_container_status_cb, sc, p);
-		}
-	}
-	pl_step_done(p);
-}
-
-/* Groups the objects of one pod (a run of equal UIDs after sorting by UID) into a status. */
-static int
-pl_cmp_uid(const void *a, const void *b)
-{
-	const struct pl_obj *x = *(struct pl_obj *const *)a, *y = *(struct pl_obj *const *)b;
-
-	return strcmp(x->o_uid, y->o_uid);
-}
-
-static void
-pl_emit(struct pleg *p, const struct pl_obj *o, enum pleg_cstate old, enum pleg_cstate new)
-{
-	enum pleg_event_type ev[2];
-	size_t               i, n = pleg_transition(old, new, ev);
-
-	for (i = 0; i < n; i++) {
-		struct pleg_event e = {
-			.uid = o->o_uid, .type = ev[i], .id = o->o_c.id, .sandbox = o->o_sandbox
-		};
-
-		p->p_stats.events++;
-		log_v(4, "pleg: %s pod uid=%s %s=%s", pleg_event_name(ev[i]), o->o_uid,
-		    o->o_sandbox ? "sandbox" : "container", o->o_c.id);
-		if (p->p_fn != NULL)
-			p->p_fn(&e, p->p_arg);
-	}
-}
-
 /* A status of the pod's objects that borrows their strings: only its two arrays are its
  * own (pl_status_free); the pod cache takes references to the strings it keeps. */
 static void
@@ -715,22 +803,341 @@ pl_store(struct pleg *p)
 	}
 }
 
+/* The relist's pods whose cache entry is rewritten: by UID hash, then UID. */
+struct pl_dirty {
+	uint64_t    d_uidh;
+	const char *d_uid;
+};
+
+struct pl_dirtyset {
+	struct pl_dirty *d;
+	size_t           n, cap;
+	char           **owned; /* UIDs copied from the cache */
+	size_t           nowned;
+};
+
+static void
+pl_dirty_add(struct pl_dirtyset *ds, uint64_t uidh, const char *uid)
+{
+	if (ds->n == ds->cap) {
+		ds->cap = ds->cap < 16 ? 16 : ds->cap * 2;
+		ds->d = xreallocarray(ds->d, ds->cap, sizeof(*ds->d));
+	}
+	ds->d[ds->n].d_uidh = uidh;
+	ds->d[ds->n].d_uid = uid;
+	ds->n++;
+}
+
+static int
+pl_cmp_dirty(const void *a, const void *b)
+{
+	const struct pl_dirty *x = a, *y = b;
+
+	if (x->d_uidh != y->d_uidh)
+		return x->d_uidh < y->d_uidh ? -1 : 1;
+	return strcmp(x->d_uid, y->d_uid);
+}
+
+static void
+pl_dirty_foreign(const char *uid, void *arg)
+{
+	struct pl_dirtyset *ds = arg;
+	char               *u = xstrdup(uid);
+
+	ds->owned = xreallocarray(ds->owned, ds->nowned + 1, sizeof(*ds->owned));
+	ds->owned[ds->nowned++] = u;
+	pl_dirty_add(ds, hash_bytes(u, strlen(u), 0), u);
+}
+
+static void
+pl_dirty_clear(struct pl_dirtyset *ds)
+{
+	size_t i;
+
+	for (i = 0; i < ds->nowned; i++)
+		free(ds->owned[i]);
+	free(ds->owned);
+	free(ds->d);
+	memset(ds, 0, sizeof(*ds));
+}
+
+/* One object of a dirty pod: which pod (index into the dirty set) and the object. */
+struct pl_member {
+	size_t         m_pod;
+	struct pl_obj *m_obj;
+};
+
+static int
+pl_cmp_member(const void *a, const void *b)
+{
+	const struct pl_member *x = a, *y = b;
+
+	return x->m_pod < y->m_pod ? -1 : x->m_pod > y->m_pod;
+}
+
+/* Writes the cache entry of every dirty pod from set (the objects the runtime has now):
+ * one status per pod, absence for a pod without objects. The other pods' entries hold. */
+static void
+pl_cache_dirty(struct pleg *p, struct pl_set *set, struct pl_dirtyset *ds)
+{
+	struct pl_member *m = NULL;
+	struct pl_obj   **objs;
+	size_t            i, j, k, nm = 0, cap = 0;
+
+	if (ds->n == 0)
+		return;
+	qsort(ds->d, ds->n, sizeof(*ds->d), pl_cmp_dirty);
+	for (i = j = 0; i < ds->n; i++) /* unique */
+		if (j == 0 || pl_cmp_dirty(&ds->d[j - 1], &ds->d[i]) != 0)
+			ds->d[j++] = ds->d[i];
+	ds->n = j;
+	for (i = 0; i < set->n; i++) {
+		struct pl_obj  *o = &set->objs[i];
+		struct pl_dirty key = { o->o_uidh, o->o_uid }, *d;
+
+		d = bsearch(&key, ds->d, ds->n, sizeof(*ds->d), pl_cmp_dirty);
+		if (d == NULL)
+			continue;
+		if (nm == cap) {
+			cap = cap < 16 ? 16 : cap * 2;
+			m = xreallocarray(m, cap, sizeof(*m));
+		}
+		m[nm].m_pod = (size_t)(d - ds->d);
+		m[nm].m_obj = o;
+		nm++;
+	}
+	if (nm > 1)
+		qsort(m, nm, sizeof(*m), pl_cmp_member);
+	objs = xcalloc(nm + 1, sizeof(*objs));
+	for (i = 0, k = 0; i < ds->n; i++) {
+		struct rt_pod_status st;
+		size_t               n = 0;
+
+		for (; k < nm && m[k].m_pod == i; k++)
+			objs[n++] = m[k].m_obj;
+		if (n == 0) {
+			podcache_relist_delete(p->p_cache, ds->d[i].d_uid, p->p_start_ms);
+			continue;
+		}
+		pl_build_status(&st, objs, n);
+		podcache_relist_set(p->p_cache, &st, p->p_start_ms);
+		pl_status_free(&st);
+	}
+	free(objs);
+	free(m);
+}
+
+/* The pods of a set: distinct UIDs (by hash: O(n), no string compared). */
+static size_t
+pl_count_pods(const struct pl_set *set)
+{
+	uint64_t *t;
+	size_t    i, size = 16, mask, n = 0;
+
+	if (set->n == 0)
+		return 0;
+	while (size < 2 * set->n)
+		size *= 2;
+	mask = size - 1;
+	t = xcalloc(size, sizeof(*t));
+	for (i = 0; i < set->n; i++) {
+		uint64_t h = set->objs[i].o_uidh | 1; /* 0 marks an empty slot */
+		size_t   s = pl_slot(h, mask);
+
+		while (t[s] != 0 && t[s] != h)
+			s = (s + 1) & mask;
+		if (t[s] == 0) {
+			t[s] = h;
+			n++;
+		}
+	}
+	free(t);
+	return n;
+}
+
+static void
+pl_done_stats(struct pleg *p, int changed)
+{
+	int64_t dur = now_mono_us() - p->p_start_us;
+
+	p->p_stats.relists++;
+	if (!changed)
+		p->p_stats.unchanged++;
+	p->p_stats.last_changed = changed;
+	p->p_stats.decoded = p->p_decoded;
+	p->p_stats.decoded_total += p->p_decoded;
+	p->p_stats.last_duration_us = dur;
+	if (dur > p->p_stats.max_duration_us)
+		p->p_stats.max_duration_us = dur;
+	p->p_stats.last_success_ms = now_mono_ms();
+	p->p_stats.status_calls = p->p_status_calls;
+	log_v(5,
+	    "relist done in %lldus pods=%zu containers=%zu sandboxes=%zu status_calls=%zu "
+	    "decoded=%zu%s",
+	    (long long)dur, p->p_stats.pods, p->p_stats.containers, p->p_stats.sandboxes,
+	    p->p_status_calls, p->p_decoded, changed ? "" : " unchanged");
+}
+
+/* The runtime answered exactly as last time: nothing decoded, nothing to diff. The cache's
+ * time moves on (every pod is known as of this relist); entries another reader wrote since
+ * (kuberuntime's own status reads) are put back to the relist's view. */
+static void
+pl_unchanged(struct pleg *p)
+{
+	p->p_claimed = 0;
+	p->p_ign_found = 0;
+	p->p_ign_new.n = 0;
+	p->p_status_calls = 0;
+	if (podcache_foreign_count(p->p_cache) > 0) {
+		struct pl_dirtyset ds;
+
+		memset(&ds, 0, sizeof(ds));
+		podcache_foreach_foreign(p->p_cache, pl_dirty_foreign, &ds);
+		pl_cache_dirty(p, &p->p_old, &ds);
+		pl_dirty_clear(&ds);
+	}
+	podcache_update_time(p->p_cache, p->p_start_ms);
+	pl_done_stats(p, 0);
+	pl_finish(p, 0);
+}
+
+/* Both lists are in. Nothing changed: done. Else the new set is the kept objects (moved
+ * from the previous set, in id order) merged with the decoded ones; then the status of what
+ * is new or changed state is fetched. */
+static void
+pl_lists_done(struct pleg *p)
+{
+	struct pl_set m;
+	size_t        i, j, k, nd;
+
+	pl_seed_load(p);
+	if (p->p_stats.relists > 0 && p->p_new.n == 0 && p->p_claimed == p->p_old.n &&
+	    !p->p_incomplete && p->p_ign_new.n == p->p_ign_old.n &&
+	    p->p_ign_found == p->p_ign_old.n) {
+		pl_unchanged(p);
+		return;
+	}
+	nd = p->p_new.n;
+	if (nd > 1)
+		qsort(p->p_new.objs, nd, sizeof(*p->p_new.objs), pl_cmp_id);
+	memset(&m, 0, sizeof(m));
+	m.cap = p->p_claimed + nd;
+	m.objs = xcalloc(m.cap + 1, sizeof(*m.objs));
+	/* Merge; what stays in p_old (compacted, still sorted) is gone or changed. */
+	for (i = j = k = 0; i < p->p_old.n || j < nd;) {
+		struct pl_obj *o = i < p->p_old.n ? &p->p_old.objs[i] : NULL;
+
+		if (o != NULL && o->o_claimed != p->p_gen) {
+			if (k != i)
+				p->p_old.objs[k] = *o;
+			k++;
+			i++;
+			continue;
+		}
+		if (o != NULL && (j == nd || strcmp(o->o_c.id, p->p_new.objs[j].o_c.id) <= 0)) {
+			m.objs[m.n] = *o;
+			m.objs[m.n].o_kept = 1;
+			m.objs[m.n].o_fetched = 0;
+			m.n++;
+			i++;
+			continue;
+		}
+		m.objs[m.n++] = p->p_new.objs[j++];
+	}
+	p->p_old.n = k;
+	free(p->p_new.objs);
+	p->p_new = m;
+
+	p->p_status_calls = 0;
+	free(p->p_calls);
+	p->p_calls = xcalloc(p->p_new.n + 1, sizeof(*p->p_calls));
+	p->p_pending = 1; /* held until every call is started */
+	p->p_statusing = 1;
+	p->p_seeded = 0;
+	for (i = 0; i < p->p_new.n; i++) {
+		struct pl_obj         *n = &p->p_new.objs[i];
+		const struct pl_obj   *o = NULL;
+		struct pl_status_call *sc;
+
+		if (n->o_kept) {
+			n->o_prev = n->o_pstate;
+			if (n->o_have_status)
+				continue;
+		} else {
+			o = pl_set_find(&p->p_old, n->o_c.id);
+			n->o_prev = o != NULL ? o->o_pstate : PLEG_NONEXISTENT;
+			if (o != NULL && o->o_have_status && o->o_pstate == n->o_pstate) {
+				pl_carry(n, o);
+				continue;
+			}
+			if (o == NULL && (o = pl_seed_find(p, n)) != NULL) {
+				pl_carry(n, o);
+				p->p_seeded++;
+				continue;
+			}
+		}
+		sc = &p->p_calls[i];
+		sc->sc_p = p;
+		sc->sc_idx = i;
+		p->p_pending++;
+		p->p_status_calls++;
+		if (n->o_sandbox) {
+			Runtime__V1__PodSandboxStatusRequest rq =
+			    RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
+
+			rq.pod_sandbox_id = n->o_c.id;
+			cri_pod_sandbox_status(p->p_cri, &rq, 0, pl_sandbox_status_cb, sc, p);
+		} else {
+			Runtime__V1__ContainerStatusRequest rq =
+			    RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
+
+			rq.container_id = n->o_c.id;
+			cri_container_status(p->p_cri, &rq, 0, pl_container_status_cb, sc, p);
+		}
+	}
+	pl_step_done(p);
+}
+
+static void
+pl_emit(struct pleg *p, const struct pl_obj *o, enum pleg_cstate old, enum pleg_cstate new)
+{
+	enum pleg_event_type ev[2];
+	size_t               i, n = pleg_transition(old, new, ev);
+
+	for (i = 0; i < n; i++) {
+		struct pleg_event e = {
+			.uid = o->o_uid, .type = ev[i], .id = o->o_c.id, .sandbox = o->o_sandbox
+		};
+
+		p->p_stats.events++;
+		log_v(4, "pleg: %s pod uid=%s %s=%s", pleg_event_name(ev[i]), o->o_uid,
+		    o->o_sandbox ? "sandbox" : "container", o->o_c.id);
+		if (p->p_fn != NULL)
+			p->p_fn(&e, p->p_arg);
+	}
+}
+
 static void
 pl_commit(struct pleg *p)
 {
-	struct pl_obj **byuid = NULL;
-	struct pl_set  *nw = &p->p_new, *old = &p->p_old;
-	size_t          i, j, npods = 0, nsb = 0;
-	int64_t         dur;
+	struct pl_set     *nw = &p->p_new, *old = &p->p_old;
+	struct pl_dirtyset ds;
+	size_t             i, nsb = 0;
 
-	/* Events: every new object against its previous state, then the vanished ones. */
+	loop_note("relist commit");
+	memset(&ds, 0, sizeof(ds));
+	/* Events: every new or changed object against its previous state, then the vanished
+	 * ones (old now holds only the objects whose record did not come again). */
 	for (i = 0; i < nw->n; i++) {
-		struct pl_obj *o = pl_set_find(old, nw->objs[i].o_c.id);
+		struct pl_obj *o = &nw->objs[i];
 
-		pl_emit(p, &nw->objs[i], o != NULL ? o->o_pstate : PLEG_NONEXISTENT,
-		    nw->objs[i].o_pstate);
+		pl_emit(p, o, o->o_prev, o->o_pstate);
+		if (!o->o_kept || o->o_fetched)
+			pl_dirty_add(&ds, o->o_uidh, o->o_uid);
+		nsb += o->o_sandbox;
 	}
 	for (i = 0; i < old->n; i++) {
+		pl_dirty_add(&ds, old->objs[i].o_uidh, old->objs[i].o_uid);
 		if (pl_set_find(nw, old->objs[i].o_c.id) != NULL)
 			continue;
 		pl_emit(p, &old->objs[i], old->objs[i].o_pstate, PLEG_NONEXISTENT);
@@ -749,59 +1156,39 @@ pl_commit(struct pleg *p)
 		if (p->p_exit_fn != NULL)
 			p->p_exit_fn(o->o_uid, &o->o_c, p->p_exit_arg);
 	}
-	/* The cache: one status per pod seen, absence for pods gone. */
-	if (nw->n > 0) {
-		byuid = xcalloc(nw->n, sizeof(*byuid));
-		for (i = 0; i < nw->n; i++) {
-			byuid[i] = &nw->objs[i];
-			nsb += nw->objs[i].o_sandbox;
-		}
-		qsort(byuid, nw->n, sizeof(*byuid), pl_cmp_uid);
-	}
-	for (i = 0; i < nw->n; i = j) {
-		struct rt_pod_status st;
-
-		for (j = i + 1; j < nw->n && strcmp(byuid[j]->o_uid, byuid[i]->o_uid) == 0; j++)
-			;
-		pl_build_status(&st, &byuid[i], j - i);
-		podcache_set(p->p_cache, &st, p->p_start_ms);
-		pl_status_free(&st);
-		npods++;
-	}
-	for (i = 0; i < old->n; i++) {
-		const char   *uid = old->objs[i].o_uid;
-		struct pl_obj key, *kp = &key;
-
-		/* byuid is sorted by UID: a lookup, not a scan of every new object. */
-		memset(&key, 0, sizeof(key));
-		key.o_uid = (char *)(uintptr_t)uid;
-		if (nw->n == 0 || bsearch(&kp, byuid, nw->n, sizeof(*byuid), pl_cmp_uid) == NULL)
-			podcache_delete(p->p_cache, uid, p->p_start_ms);
-	}
-	free(byuid);
+	/* The cache: the pods that changed, and those another reader wrote since. */
+	if (podcache_foreign_count(p->p_cache) > 0)
+		podcache_foreach_foreign(p->p_cache, pl_dirty_foreign, &ds);
+	pl_cache_dirty(p, nw, &ds);
+	pl_dirty_clear(&ds);
 	free(p->p_calls);
 	p->p_calls = NULL;
 	podcache_update_time(p->p_cache, p->p_start_ms);
 	pl_set_clear(old);
 	*old = *nw;
 	memset(nw, 0, sizeof(*nw));
-	dur = now_mono_us() - p->p_start_us;
-	p->p_stats.relists++;
-	p->p_stats.last_duration_us = dur;
-	if (dur > p->p_stats.max_duration_us)
-		p->p_stats.max_duration_us = dur;
-	p->p_stats.last_success_ms = now_mono_ms();
-	p->p_stats.pods = npods;
+	pl_index_build(p);
+	p->p_incomplete = 0;
+	for (i = 0; i < old->n; i++)
+		if (!old->objs[i].o_have_status)
+			p->p_incomplete = 1;
+	pl_hashes_clear(&p->p_ign_old);
+	p->p_ign_old = p->p_ign_new;
+	memset(&p->p_ign_new, 0, sizeof(p->p_ign_new));
+	if (p->p_ign_old.n > 1)
+		qsort(p->p_ign_old.h, p->p_ign_old.n, sizeof(uint64_t), pl_cmp_u64);
+	p->p_claimed = 0;
+	p->p_ign_found = 0;
+	p->p_stats.pods = pl_count_pods(old);
 	p->p_stats.sandboxes = nsb;
 	p->p_stats.containers = old->n - nsb;
-	p->p_stats.status_calls = p->p_status_calls;
-	if (p->p_stats.relists == 1) {
+	if (p->p_stats.relists == 0) {
 		p->p_stats.first_objects = old->n;
 		p->p_stats.first_from_store = p->p_seeded;
 		p->p_stats.first_status_calls = p->p_status_calls;
 	}
-	log_v(5, "relist done in %lldus pods=%zu containers=%zu sandboxes=%zu status_calls=%zu",
-	    (long long)dur, npods, old->n - nsb, nsb, p->p_status_calls);
+	pl_done_stats(p, 1);
+	loop_note(NULL);
 	pl_finish(p, 0);
 }
 
@@ -835,9 +1222,12 @@ pleg_free(struct pleg *p)
 	if (p->p_in_flight && p->p_cri != NULL)
 		cri_cancel_owner(p->p_cri, p);
 	free(p->p_calls);
+	free(p->p_index);
 	pl_set_clear(&p->p_old);
 	pl_set_clear(&p->p_new);
 	pl_set_clear(&p->p_seed);
+	pl_hashes_clear(&p->p_ign_old);
+	pl_hashes_clear(&p->p_ign_new);
 	free(p);
 }
 
@@ -857,8 +1247,15 @@ pleg_relist(struct pleg *p, void (*done)(int, void *), void *arg)
 	p->p_start_ms = now_mono_ms();
 	p->p_start_us = now_mono_us();
 	p->p_pending = 2;
-	cri_list_pod_sandbox(p->p_cri, &sr, 0, pl_sandboxes_cb, p, p);
-	cri_list_containers(p->p_cri, &cr, 0, pl_containers_cb, p, p);
+	p->p_gen++;
+	if (p->p_gen == 0)
+		p->p_gen = 1; /* 0 is "never claimed" */
+	p->p_claimed = 0;
+	p->p_decoded = 0;
+	p->p_ign_found = 0;
+	p->p_ign_new.n = 0;
+	cri_list_pod_sandbox_raw(p->p_cri, &sr, 0, pl_sandboxes_cb, p, p);
+	cri_list_containers_raw(p->p_cri, &cr, 0, pl_containers_cb, p, p);
 	return 0;
 }
 
@@ -872,6 +1269,10 @@ int
 pleg_exit_reported(const struct pleg *p, const char *id)
 {
 	const struct pl_obj *o = pl_set_find(&p->p_old, id);
+
+	/* During the status calls of a relist, the kept objects are in the new set already. */
+	if (o == NULL && p->p_statusing)
+		o = pl_set_find(&p->p_new, id);
 
 	return o != NULL && !o->o_sandbox && o->o_pstate == PLEG_EXITED && o->o_exit_reported;
 }

@@ -1,10 +1,13 @@
 /* pleg.h — the generic pod lifecycle event generator (the kubelet's GenericPLEG).
  *
  * pleg_relist() lists every sandbox and container of the runtime (ListPodSandbox and
- * ListContainers, all states), groups them by pod UID (label io.kubernetes.pod.uid),
+ * ListContainers, all states; only the records that differ from the previous relist's are
+ * decoded), groups them by pod UID (label io.kubernetes.pod.uid),
  * asks for the status only of what is new or changed state since the previous relist
- * (PodSandboxStatus / ContainerStatus), stores each pod's struct rt_pod_status in the pod
- * cache with the relist's start time, moves the cache's global time, and reports lifecycle
+ * (PodSandboxStatus / ContainerStatus), stores the struct rt_pod_status of each pod that
+ * changed (or that another reader wrote since) in the pod cache with the relist's start
+ * time, moves the cache's global time (the other pods are known unchanged as of it),
+ * and reports lifecycle
  * events by the kubelet's transition table (pleg_transition). containerd 1.6 has no
  * GetContainerEvents, so relisting every second is the mechanism.
  * Sandboxes take part in the table like containers (ready = running, not ready = exited).
@@ -61,6 +64,13 @@ struct pleg_stats {
 	size_t   containers;
 	size_t   sandboxes;
 	size_t   status_calls; /* status calls made by the last relist */
+	/* The list answers are hashed record by record; only new or changed records are
+	 * decoded. A relist whose answers hold no new, changed or missing record (in any
+	 * order) changes nothing: no decode, no diff, no cache write. */
+	uint64_t unchanged;     /* relists that found nothing changed */
+	int      last_changed;  /* the last relist changed something */
+	size_t   decoded;       /* records decoded by the last relist */
+	uint64_t decoded_total; /* records decoded by every relist */
 	/* The first successful relist (recovery): objects listed, how many took their details
 	 * from the store, status calls made. */
 	size_t first_objects;

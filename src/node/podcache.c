@@ -7,13 +7,17 @@
 #include "core/intern.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strindex.h"
 #include "node/podcache.h"
 #include "core/util.h"
 
+#define PC_FIRE_BUDGET_US 5000
+
 struct pc_entry {
-	struct rt_pod_status e_st;     /* its strings interned (rt_pod_status_intern) */
-	int64_t              e_ts;     /* when e_st was read */
-	int                  e_absent; /* deleted: the runtime had nothing as of e_ts */
+	struct rt_pod_status e_st;      /* its strings interned (rt_pod_status_intern) */
+	int64_t              e_ts;      /* when e_st was read */
+	int                  e_absent;  /* deleted: the runtime had nothing as of e_ts */
+	int                  e_foreign; /* last written by another reader than the PLEG */
 };
 
 struct podcache_wait {
@@ -29,27 +33,36 @@ struct podcache_wait {
 struct podcache {
 	struct event_base    *c_base;
 	struct event         *c_fire;
+	struct event         *c_more; /* the rest of a cut-short pc_fire, after other events */
 	int                   c_fire_armed;
+	int                   c_check; /* writes since the waiters were last looked at */
 	struct pc_entry     **c_entries;
 	size_t                c_n;
 	size_t                c_cap;
+	struct strindex      *c_index; /* c_entries by UID */
+	size_t                c_nforeign;
 	int64_t               c_time;
 	struct podcache_wait *c_waits;
 };
 
+static const char *
+pc_key(const void *arg, size_t i)
+{
+	const struct podcache *pc = arg;
+
+	return pc->c_entries[i]->e_st.uid;
+}
+
 static struct pc_entry *
 pc_find(const struct podcache *pc, const char *uid, size_t *idx)
 {
-	size_t i;
+	size_t i = strindex_find(pc->c_index, uid, pc_key, pc);
 
-	for (i = 0; i < pc->c_n; i++) {
-		if (strcmp(pc->c_entries[i]->e_st.uid, uid) == 0) {
-			if (idx != NULL)
-				*idx = i;
-			return pc->c_entries[i];
-		}
-	}
-	return NULL;
+	if (i == STRINDEX_NONE)
+		return NULL;
+	if (idx != NULL)
+		*idx = i;
+	return pc->c_entries[i];
 }
 
 static int64_t
@@ -60,15 +73,25 @@ pc_as_of(const struct podcache *pc, const struct pc_entry *e)
 	return e->e_ts > pc->c_time ? e->e_ts : pc->c_time;
 }
 
+static void pc_mark_ready(struct podcache *);
+
+/* Calls the ready waiters, PC_FIRE_BUDGET_US of them a turn (a relist may release a
+ * thousand pod syncs at once): the rest go on after the events that came meanwhile. */
 static void
 pc_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct podcache       *pc = arg;
 	struct podcache_wait **pp, *w;
+	int64_t                t0 = now_mono_us();
 
 	(void)fd;
 	(void)what;
 	pc->c_fire_armed = 0;
+	loop_note("cache waiters");
+	if (pc->c_check) {
+		pc->c_check = 0;
+		pc_mark_ready(pc);
+	}
 	/* Unlink the ready waiters first: a callback may add or cancel others. */
 	pp = &pc->c_waits;
 	while ((w = *pp) != NULL) {
@@ -76,30 +99,42 @@ pc_fire(evutil_socket_t fd, short what, void *arg)
 			pp = &w->w_next;
 			continue;
 		}
+		if (now_mono_us() - t0 >= PC_FIRE_BUDGET_US) {
+			struct timeval now = { 0, 0 };
+
+			pc->c_fire_armed = 1;
+			evtimer_add(pc->c_more, &now);
+			break;
+		}
 		*pp = w->w_next;
 		w->w_cb(w->w_arg);
 		free(w->w_uid);
 		free(w);
 		pp = &pc->c_waits;
 	}
+	loop_note(NULL);
 }
 
-/* Marks waiters whose condition now holds and arms the firing event. */
+/* Marks the waiters whose condition now holds. */
+static void
+pc_mark_ready(struct podcache *pc)
+{
+	struct podcache_wait *w;
+
+	for (w = pc->c_waits; w != NULL; w = w->w_next)
+		if (!w->w_ready && pc_as_of(pc, pc_find(pc, w->w_uid, NULL)) >= w->w_min_ts)
+			w->w_ready = 1;
+}
+
+/* The cache changed: the waiters are looked at once, by the firing event (not at every
+ * write: a relist writes a thousand entries while a thousand syncs wait). */
 static void
 pc_check_waits(struct podcache *pc)
 {
-	struct podcache_wait *w;
-	int                   any = 0;
-
-	for (w = pc->c_waits; w != NULL; w = w->w_next) {
-		if (w->w_ready)
-			continue;
-		if (pc_as_of(pc, pc_find(pc, w->w_uid, NULL)) >= w->w_min_ts) {
-			w->w_ready = 1;
-			any = 1;
-		}
-	}
-	if (any && !pc->c_fire_armed) {
+	if (pc->c_waits == NULL)
+		return;
+	pc->c_check = 1;
+	if (!pc->c_fire_armed) {
 		pc->c_fire_armed = 1;
 		event_active(pc->c_fire, EV_TIMEOUT, 0);
 	}
@@ -114,6 +149,10 @@ podcache_new(struct event_base *base)
 	if ((pc->c_fire = event_new(base, -1, 0, pc_fire, pc)) == NULL)
 		fatalx("%s: event_new failed", __func__);
 	event_priority_set(pc->c_fire, LOOP_PRI_NORMAL);
+	if ((pc->c_more = evtimer_new(base, pc_fire, pc)) == NULL)
+		fatalx("%s: evtimer_new failed", __func__);
+	event_priority_set(pc->c_more, LOOP_PRI_NORMAL);
+	pc->c_index = strindex_new();
 	return pc;
 }
 
@@ -140,7 +179,9 @@ podcache_free(struct podcache *pc)
 	for (i = 0; i < pc->c_n; i++)
 		pc_entry_free(pc->c_entries[i]);
 	free(pc->c_entries);
+	strindex_free(pc->c_index);
 	event_free(pc->c_fire);
+	event_free(pc->c_more);
 	free(pc);
 }
 
@@ -159,11 +200,24 @@ pc_get_entry(struct podcache *pc, const char *uid)
 		pc->c_entries = xreallocarray(pc->c_entries, pc->c_cap, sizeof(*pc->c_entries));
 	}
 	pc->c_entries[pc->c_n++] = e;
+	strindex_add(pc->c_index, e->e_st.uid, pc->c_n - 1);
 	return e;
 }
 
-int
-podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
+static void
+pc_set_foreign(struct podcache *pc, struct pc_entry *e, int foreign)
+{
+	if (e->e_foreign == foreign)
+		return;
+	e->e_foreign = foreign;
+	if (foreign)
+		pc->c_nforeign++;
+	else
+		pc->c_nforeign--;
+}
+
+static int
+pc_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms, int foreign)
 {
 	struct rt_pod_status copy;
 	struct pc_entry     *e;
@@ -180,12 +234,25 @@ podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
 	e->e_st.timestamp = ts_ms;
 	e->e_ts = ts_ms;
 	e->e_absent = 0;
+	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
 	return 1;
 }
 
-void
-podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
+int
+podcache_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
+{
+	return pc_set(pc, st, ts_ms, 1);
+}
+
+int
+podcache_relist_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms)
+{
+	return pc_set(pc, st, ts_ms, 0);
+}
+
+static void
+pc_delete(struct podcache *pc, const char *uid, int64_t ts_ms, int foreign)
 {
 	struct pc_entry *e = pc_find(pc, uid, NULL);
 	char            *keep;
@@ -198,13 +265,42 @@ podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
 	e->e_st.uid = keep;
 	e->e_ts = ts_ms;
 	e->e_absent = 1;
+	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
+}
+
+void
+podcache_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
+{
+	pc_delete(pc, uid, ts_ms, 1);
+}
+
+void
+podcache_relist_delete(struct podcache *pc, const char *uid, int64_t ts_ms)
+{
+	pc_delete(pc, uid, ts_ms, 0);
+}
+
+size_t
+podcache_foreign_count(const struct podcache *pc)
+{
+	return pc->c_nforeign;
+}
+
+void
+podcache_foreach_foreign(struct podcache *pc, void (*cb)(const char *uid, void *), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < pc->c_n && pc->c_nforeign > 0; i++)
+		if (pc->c_entries[i]->e_foreign)
+			cb(pc->c_entries[i]->e_st.uid, arg);
 }
 
 void
 podcache_update_time(struct podcache *pc, int64_t ts_ms)
 {
-	size_t i = 0;
+	size_t i = 0, dropped = 0;
 
 	if (ts_ms > pc->c_time)
 		pc->c_time = ts_ms;
@@ -212,11 +308,18 @@ podcache_update_time(struct podcache *pc, int64_t ts_ms)
 		struct pc_entry *e = pc->c_entries[i];
 
 		if (e->e_absent && e->e_ts <= pc->c_time) {
+			pc_set_foreign(pc, e, 0);
 			pc_entry_free(e);
 			pc->c_entries[i] = pc->c_entries[--pc->c_n];
+			dropped++;
 			continue;
 		}
 		i++;
+	}
+	if (dropped > 0) { /* positions moved */
+		strindex_reset(pc->c_index);
+		for (i = 0; i < pc->c_n; i++)
+			strindex_add(pc->c_index, pc->c_entries[i]->e_st.uid, i);
 	}
 	pc_check_waits(pc);
 }

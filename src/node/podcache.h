@@ -32,6 +32,16 @@ void podcache_free(struct podcache *);
 int podcache_set(struct podcache *, const struct rt_pod_status *st, int64_t ts_ms);
 /* Drops uid's entry (the runtime has nothing left for it) as of ts_ms. */
 void podcache_delete(struct podcache *, const char *uid, int64_t ts_ms);
+/* The same for the PLEG's own writes. An entry last written by podcache_set /
+ * podcache_delete (another reader: kuberuntime's status reads) is "foreign" until the PLEG
+ * writes it again: the PLEG, which writes only the pods whose runtime objects changed,
+ * rewrites those too, so that every entry is as new as the last relist. */
+int  podcache_relist_set(struct podcache *, const struct rt_pod_status *st, int64_t ts_ms);
+void podcache_relist_delete(struct podcache *, const char *uid, int64_t ts_ms);
+/* The number of foreign entries, and a walk over their UIDs (cb must not change the cache;
+ * uid is valid during the call only). */
+size_t podcache_foreign_count(const struct podcache *);
+void   podcache_foreach_foreign(struct podcache *, void (*cb)(const char *uid, void *), void *arg);
 /* A relist that started at ts_ms succeeded: everything not set since is unchanged as of
  * ts_ms. Calls satisfied waiters on a later turn. */
 void podcache_update_time(struct podcache *, int64_t ts_ms);

@@ -8,6 +8,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "logic/admit.h"
+#include "core/strindex.h"
 #include "node/podconfig.h"
 #include "core/util.h"
 
@@ -43,6 +44,7 @@ struct podconfig {
 	struct pc_pod   **c_pods;
 	size_t            c_n;
 	size_t            c_cap;
+	struct strindex  *c_index; /* c_pods by UID */
 	struct pc_source *c_sources;
 	size_t            c_nsources;
 };
@@ -139,6 +141,7 @@ podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 	size_t            i;
 
 	c->c_fn = fn;
+	c->c_index = strindex_new();
 	c->c_arg = arg;
 	c->c_node = xstrdup(o->node_name);
 	c->c_max_pods = o->max_pods;
@@ -181,6 +184,7 @@ podconfig_free(struct podconfig *c)
 	for (i = 0; i < c->c_n; i++)
 		pc_pod_free(c->c_pods[i]);
 	free(c->c_pods);
+	strindex_free(c->c_index);
 	for (i = 0; i < c->c_nsources; i++)
 		free(c->c_sources[i].s_name);
 	free(c->c_sources);
@@ -203,19 +207,24 @@ pc_source(struct podconfig *c, const char *name)
 	return &c->c_sources[c->c_nsources++];
 }
 
+static const char *
+pc_key(const void *arg, size_t i)
+{
+	const struct podconfig *c = arg;
+
+	return c->c_pods[i]->p_pod->uid;
+}
+
 static struct pc_pod *
 pc_find(const struct podconfig *c, const char *uid, size_t *idx)
 {
 	size_t i;
 
-	for (i = 0; i < c->c_n; i++) {
-		if (strcmp(c->c_pods[i]->p_pod->uid, uid) == 0) {
-			if (idx != NULL)
-				*idx = i;
-			return c->c_pods[i];
-		}
-	}
-	return NULL;
+	if ((i = strindex_find(c->c_index, uid, pc_key, c)) == STRINDEX_NONE)
+		return NULL;
+	if (idx != NULL)
+		*idx = i;
+	return c->c_pods[i];
 }
 
 /* The kubelet's canAdmitPod (logic/admit.c) against the node as node_info describes it and
@@ -406,6 +415,7 @@ pc_upsert(struct podconfig *c, const char *source, struct podconfig_item *it)
 		c->c_pods = xreallocarray(c->c_pods, c->c_cap, sizeof(*c->c_pods));
 	}
 	c->c_pods[c->c_n++] = p;
+	strindex_add(c->c_index, pod->uid, c->c_n - 1);
 	if (!p->p_admitted) {
 		log_warnx("pod %s/%s uid=%s rejected: %s: %s", pod->ns, pod->name, pod->uid,
 		    p->p_reason, p->p_message);
@@ -424,19 +434,32 @@ pc_remove_at(struct podconfig *c, size_t i)
 	/* Keep the order of the rest: admission and listings follow arrival order. */
 	memmove(&c->c_pods[i], &c->c_pods[i + 1], (c->c_n - i - 1) * sizeof(*c->c_pods));
 	c->c_n--;
+	strindex_reset(c->c_index); /* positions moved */
+	for (i = 0; i < c->c_n; i++)
+		strindex_add(c->c_index, c->c_pods[i]->p_pod->uid, i);
 	pc_emit(c, POD_OP_REMOVE, p);
 	pc_pod_free(p);
+}
+
+static const char *
+pc_item_key(const void *arg, size_t i)
+{
+	const struct podconfig_item *items = arg;
+
+	return items[i].pod->uid;
 }
 
 void
 podconfig_set_source(
     struct podconfig *c, const char *source, struct podconfig_item *items, size_t n)
 {
-	size_t i, j;
+	struct strindex *seen; /* UIDs of items, to find one given twice */
+	size_t           i;
 
 	pc_source(c, source)->s_ready = 1;
 	for (i = 0; i < c->c_n; i++)
 		c->c_pods[i]->p_mark = 0;
+	seen = strindex_new();
 	/* Removals first, so a re-scan that swaps a manifest (new UID, same name) frees the
 	 * name before the new pod is added. */
 	for (i = 0; i < n; i++) {
@@ -444,20 +467,18 @@ podconfig_set_source(
 
 		if (items[i].pod == NULL || items[i].pod->uid == NULL)
 			continue;
-		for (j = 0; j < i; j++)
-			if (items[j].pod != NULL && items[j].pod->uid != NULL &&
-			    strcmp(items[j].pod->uid, items[i].pod->uid) == 0)
-				break;
-		if (j < i) {
+		if (strindex_find(seen, items[i].pod->uid, pc_item_key, items) != STRINDEX_NONE) {
 			log_warnx("source %s: pod uid=%s given twice; the first one wins", source,
 			    items[i].pod->uid);
 			pc_item_clear(&items[i]);
 			continue;
 		}
+		strindex_add(seen, items[i].pod->uid, i);
 		if ((p = pc_find(c, items[i].pod->uid, NULL)) != NULL &&
 		    strcmp(p->p_source, source) == 0)
 			p->p_mark = 1;
 	}
+	strindex_free(seen);
 	i = 0;
 	while (i < c->c_n) {
 		if (strcmp(c->c_pods[i]->p_source, source) == 0 && !c->c_pods[i]->p_mark) {

@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/strindex.h"
 #include "node/podworkers.h"
 #include "core/util.h"
 
@@ -23,6 +24,7 @@ struct pw_txn {
 struct podworker {
 	char               *w_uid;
 	char               *w_fullname; /* ns/name for logs */
+	uint64_t            w_namehash; /* of w_fullname: static pods of one name meet */
 	const struct pod   *w_pod;      /* the pod of the latest update applied */
 	enum pw_state       w_state;
 	const struct pod   *w_pending; /* the latest update not yet applied */
@@ -53,9 +55,16 @@ struct podworkers {
 	struct podworker **p_workers;
 	size_t             p_n;
 	size_t             p_cap;
+	size_t             p_cursor; /* where the next dispatch begins */
+	struct event      *p_more;   /* the rest of a dispatch cut short, after other events */
+	struct strindex   *p_index;  /* p_workers by UID */
 };
 
 static void pw_schedule(struct podworkers *);
+
+/* The most one dispatch spends starting and finishing transactions before it lets the loop
+ * serve other events (then it goes on where it stopped). */
+#define PW_DISPATCH_BUDGET_US 5000
 
 const char *
 pw_state_name(enum pw_state s)
@@ -97,19 +106,35 @@ pw_effective_grace(const struct pod *pod, int64_t prev, int64_t override)
 	return g;
 }
 
+static const char *
+pw_key(const void *arg, size_t i)
+{
+	const struct podworkers *p = arg;
+
+	return p->p_workers[i]->w_uid;
+}
+
 static struct podworker *
 pw_find(struct podworkers *p, const char *uid, size_t *idx)
 {
+	size_t i = strindex_find(p->p_index, uid, pw_key, p);
+
+	if (i == STRINDEX_NONE)
+		return NULL;
+	if (idx != NULL)
+		*idx = i;
+	return p->p_workers[i];
+}
+
+/* After workers left (positions moved). */
+static void
+pw_reindex(struct podworkers *p)
+{
 	size_t i;
 
-	for (i = 0; i < p->p_n; i++) {
-		if (strcmp(p->p_workers[i]->w_uid, uid) == 0) {
-			if (idx != NULL)
-				*idx = i;
-			return p->p_workers[i];
-		}
-	}
-	return NULL;
+	strindex_reset(p->p_index);
+	for (i = 0; i < p->p_n; i++)
+		strindex_add(p->p_index, p->p_workers[i]->w_uid, i);
 }
 
 /* Static pods (file or http sources) with the same full name never run at the same time. */
@@ -129,6 +154,7 @@ pw_add(struct podworkers *p, const struct pod *pod)
 	w->w_uid = xstrdup(pod->uid);
 	xasprintf(&w->w_fullname, "%s/%s", pod->ns != NULL ? pod->ns : "",
 	    pod->name != NULL ? pod->name : "");
+	w->w_namehash = hash_bytes(w->w_fullname, strlen(w->w_fullname), 0);
 	w->w_pod = pod_ref(pod);
 	w->w_state = PW_SYNC;
 	w->w_pending_grace = -1;
@@ -139,6 +165,7 @@ pw_add(struct podworkers *p, const struct pod *pod)
 		p->p_workers = xreallocarray(p->p_workers, p->p_cap, sizeof(*p->p_workers));
 	}
 	p->p_workers[p->p_n++] = w;
+	strindex_add(p->p_index, w->w_uid, p->p_n - 1);
 	return w;
 }
 
@@ -287,7 +314,8 @@ pw_static_blocked(struct podworkers *p, struct podworker *w)
 			before = 0;
 			continue;
 		}
-		if (!o->w_static || strcmp(o->w_fullname, w->w_fullname) != 0)
+		if (!o->w_static || o->w_namehash != w->w_namehash ||
+		    strcmp(o->w_fullname, w->w_fullname) != 0)
 			continue;
 		if (o->w_state == PW_FINISHED)
 			continue;
@@ -407,24 +435,43 @@ static void
 pw_dispatch(evutil_socket_t fd, short what, void *arg)
 {
 	struct podworkers *p = arg;
-	size_t             i;
+	int64_t            t0 = now_mono_us();
+	size_t             i, n;
 
 	(void)fd;
 	(void)what;
 	p->p_dispatch_armed = 0;
 	p->p_kick_all = 0;
-	for (i = 0; i < p->p_n; i++) {
-		struct podworker *w = p->p_workers[i];
+	loop_note("pod workers");
+	/* From where the last one stopped: a burst of pods is started over several turns
+	 * (PW_DISPATCH_BUDGET_US each), the rest after the events that came meanwhile. */
+	for (n = 0; n < p->p_n; n++) {
+		struct podworker *w;
+		int               acted = 0;
 
-		if (w->w_txn != NULL && w->w_txn->t_done)
+		i = (p->p_cursor + n) % p->p_n;
+		w = p->p_workers[i];
+		if (w->w_txn != NULL && w->w_txn->t_done) {
 			pw_finish(p, w);
-		if (w->w_txn != NULL)
-			continue;
-		if (w->w_has_pending)
+			acted = 1;
+		}
+		if (w->w_txn == NULL && w->w_has_pending) {
 			pw_apply_pending(p, w);
-		if (w->w_run_now)
+			acted = 1;
+		}
+		if (w->w_txn == NULL && w->w_run_now) {
 			pw_start(p, w);
+			acted = 1;
+		}
+		if (acted && now_mono_us() - t0 >= PW_DISPATCH_BUDGET_US && n + 1 < p->p_n) {
+			struct timeval now = { 0, 0 };
+
+			p->p_cursor = (i + 1) % p->p_n;
+			evtimer_add(p->p_more, &now);
+			break;
+		}
 	}
+	loop_note(NULL);
 	if (p->p_kick_all)
 		pw_schedule(p);
 }
@@ -452,6 +499,10 @@ podworkers_new(struct event_base *base, const struct pw_syncer *s, const struct 
 	if ((p->p_dispatch = event_new(base, -1, 0, pw_dispatch, p)) == NULL)
 		fatalx("%s: event_new failed", __func__);
 	event_priority_set(p->p_dispatch, LOOP_PRI_NORMAL);
+	if ((p->p_more = evtimer_new(base, pw_dispatch, p)) == NULL)
+		fatalx("%s: evtimer_new failed", __func__);
+	event_priority_set(p->p_more, LOOP_PRI_NORMAL);
+	p->p_index = strindex_new();
 	return p;
 }
 
@@ -474,7 +525,9 @@ podworkers_free(struct podworkers *p)
 		pw_free_worker(w);
 	}
 	free(p->p_workers);
+	strindex_free(p->p_index);
 	event_free(p->p_dispatch);
+	event_free(p->p_more);
 	free(p);
 }
 
@@ -599,24 +652,30 @@ podworkers_forget(struct podworkers *p, int (*is_wanted)(const char *, void *), 
 	size_t i = 0;
 	int    removed = 0;
 
+	/* First the finished workers go (positions move: the index is rebuilt once)... */
 	while (i < p->p_n) {
 		struct podworker *w = p->p_workers[i];
 
-		if (is_wanted(w->w_uid, arg)) {
+		if (!(w->w_state == PW_FINISHED && w->w_txn == NULL && !w->w_has_pending) ||
+		    is_wanted(w->w_uid, arg)) {
 			i++;
 			continue;
 		}
-		if (w->w_state == PW_FINISHED && w->w_txn == NULL && !w->w_has_pending) {
-			log_v(2, "pod worker removed pod=%s uid=%s", w->w_fullname, w->w_uid);
-			pw_free_worker(w);
-			p->p_workers[i] = p->p_workers[--p->p_n];
-			removed++;
-			continue;
-		}
+		log_v(2, "pod worker removed pod=%s uid=%s", w->w_fullname, w->w_uid);
+		pw_free_worker(w);
+		p->p_workers[i] = p->p_workers[--p->p_n];
+		removed++;
+	}
+	if (removed > 0)
+		pw_reindex(p);
+	/* ...then the unwanted ones still syncing are killed. */
+	for (i = 0; i < p->p_n; i++) {
+		struct podworker *w = p->p_workers[i];
+
 		if (w->w_state == PW_SYNC &&
-		    !(w->w_has_pending && w->w_pending_type == PW_UPDATE_KILL))
+		    !(w->w_has_pending && w->w_pending_type == PW_UPDATE_KILL) &&
+		    !is_wanted(w->w_uid, arg))
 			podworkers_update(p, w->w_pod, PW_UPDATE_KILL, -1);
-		i++;
 	}
 	return removed;
 }

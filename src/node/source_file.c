@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -20,10 +21,16 @@
 #include "core/md5.h"
 #include "pod/pod.h"
 #include "node/podconfig.h"
+#include "core/strindex.h"
 #include "node/source_file.h"
 #include "core/util.h"
 
-#define SF_SETTLE_MS 100 /* coalesce the inotify events of one edit */
+/* A manifest complete when its event arrives (renamed into the directory, closed after
+ * writing, removed) is acted on at once; one being written in place (created or modified,
+ * not closed yet) waits until its writer has been quiet this long. */
+#define SF_SETTLE_MS 100
+#define SF_MAX_OPEN  64   /* names being written tracked; past it, every change settles */
+#define SF_BUDGET_US 5000 /* of a scan's reading per loop turn */
 
 /* What the last scan found in one file: its decoded pod, or the error reported. */
 struct sf_file {
@@ -38,6 +45,14 @@ struct sf_file {
 	uint64_t          f_first_scan; /* the scan that first saw it: of two files giving one
 	                                 * namespace/name, the one seen first wins */
 	char *f_dup_of; /* the file that gives this pod's namespace/name (reported) */
+	/* stat of the file when it was last read: a scan reads it again only when it changed
+	 * (or changed too recently to tell). */
+	dev_t   f_dev;
+	ino_t   f_ino;
+	off_t   f_size;
+	int64_t f_mtime_ns;
+	int64_t f_ctime_ns;
+	int     f_read;
 };
 
 struct source_file {
@@ -52,10 +67,22 @@ struct source_file {
 	struct event      *s_ievent;
 	struct event      *s_settle;
 	struct event      *s_rescan;
+	char              *s_open[SF_MAX_OPEN]; /* names written in place, not closed yet */
+	size_t             s_nopen;
+	int                s_open_overflow;
 	struct sf_file   **s_files;
 	size_t             s_nfiles;
+	struct strindex   *s_index; /* s_files by name */
 	uint64_t           s_scans;
-	int                s_dir_missing_logged;
+	/* A scan in progress: the names it has still to look at (read at most SF_BUDGET_US a
+	 * turn, so that a thousand new manifests do not hold the loop). */
+	char        **s_pending;
+	size_t        s_npending, s_ipending;
+	int           s_scanning;
+	int           s_again;      /* something changed during the scan: one more after it */
+	int64_t       s_scan_start; /* wall ns, for the "changed too recently" rule */
+	struct event *s_more;
+	int           s_dir_missing_logged;
 };
 
 static char *
@@ -221,15 +248,48 @@ sf_file_free(struct sf_file *f)
 	free(f);
 }
 
+static const char *
+sf_key(const void *arg, size_t i)
+{
+	const struct source_file *s = arg;
+
+	return s->s_files[i]->f_name;
+}
+
 static struct sf_file *
 sf_find(struct source_file *s, const char *name)
 {
-	size_t i;
+	size_t i = strindex_find(s->s_index, name, sf_key, s);
 
-	for (i = 0; i < s->s_nfiles; i++)
-		if (strcmp(s->s_files[i]->f_name, name) == 0)
-			return s->s_files[i];
-	return NULL;
+	return i == STRINDEX_NONE ? NULL : s->s_files[i];
+}
+
+static int64_t
+sf_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static void
+sf_remember_stat(struct sf_file *f, const struct stat *st)
+{
+	f->f_dev = st->st_dev;
+	f->f_ino = st->st_ino;
+	f->f_size = st->st_size;
+	f->f_mtime_ns = sf_ns(&st->st_mtim);
+	f->f_ctime_ns = sf_ns(&st->st_ctim);
+	f->f_read = 1;
+}
+
+/* The file is as it was when last read: same inode, size, times, and those times older
+ * than the previous scan by a second (a change within the timestamps' granule cannot hide:
+ * the git index's "racily clean" rule). */
+static int
+sf_unchanged(const struct source_file *s, const struct sf_file *f, const struct stat *st)
+{
+	return f->f_read && f->f_dev == st->st_dev && f->f_ino == st->st_ino &&
+	    f->f_size == st->st_size && f->f_mtime_ns == sf_ns(&st->st_mtim) &&
+	    f->f_ctime_ns == sf_ns(&st->st_ctim) && f->f_ctime_ns < s->s_scan_start - 1000000000LL;
 }
 
 static void
@@ -271,6 +331,7 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 		snprintf(err, sizeof(err), "not a regular file");
 		goto bad;
 	}
+	sf_remember_stat(f, &st);
 	if (st.st_size > POD_MAX_DOC_BYTES) {
 		snprintf(err, sizeof(err), "file is %lld bytes, over the limit of %d",
 		    (long long)st.st_size, POD_MAX_DOC_BYTES);
@@ -288,7 +349,7 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 	buf[len] = '\0';
 	close(fd);
 	fd = -1;
-	h = fnv64(FNV64_INIT, buf, len);
+	h = hash_bytes(buf, len, 0);
 	if (f->f_content_hash == h && (f->f_pod != NULL || f->f_error != NULL)) {
 		free(buf);
 		return; /* unchanged: same pod, or the same error already reported */
@@ -314,6 +375,7 @@ sf_load(struct source_file *s, struct sf_file *f, const char *path)
 bad:
 	if (fd != -1)
 		close(fd);
+	f->f_read = 0;
 	f->f_content_hash = 0;
 	pod_unref(f->f_pod);
 	f->f_pod = NULL;
@@ -473,15 +535,31 @@ sf_watch(struct source_file *s)
 		log_warn("inotify_add_watch %s", s->s_dir);
 }
 
-int
-source_file_scan(struct source_file *s)
+static void
+sf_pending_clear(struct source_file *s)
 {
-	struct podconfig_item *items;
-	struct dirent         *de;
-	DIR                   *dir;
-	size_t                 i, n = 0;
+	while (s->s_npending > 0)
+		free(s->s_pending[--s->s_npending]);
+	free(s->s_pending);
+	s->s_pending = NULL;
+	s->s_ipending = 0;
+	s->s_scanning = 0;
+}
 
+/* Starts a scan: the directory's entries become the names to look at. -1 when the
+ * directory cannot be read for a passing reason (nothing changes then). */
+static int
+sf_scan_begin(struct source_file *s)
+{
+	struct dirent  *de;
+	DIR            *dir;
+	struct timespec ts;
+	size_t          i, cap = 0;
+
+	sf_pending_clear(s);
 	s->s_scans++;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->s_scan_start = sf_ns(&ts);
 	sf_watch(s);
 	for (i = 0; i < s->s_nfiles; i++)
 		s->s_files[i]->f_seen = 0;
@@ -490,45 +568,76 @@ source_file_scan(struct source_file *s)
 		log_warn("--pod-manifest-path %s: scan failed, pods unchanged", s->s_dir);
 		return -1;
 	}
+	s->s_scanning = 1;
 	if (dir == NULL) {
 		if (!s->s_dir_missing_logged)
 			log_warnx("--pod-manifest-path %s: %s; looking again every %llds", s->s_dir,
 			    strerror(errno), (long long)(s->s_check_ms / 1000));
 		s->s_dir_missing_logged = 1;
-	} else {
-		s->s_dir_missing_logged = 0;
-		while ((de = readdir(dir)) != NULL) {
-			struct stat     st;
-			struct sf_file *f;
-			char           *path;
-
-			const char *skip;
-
-			if (de->d_name[0] == '.')
-				continue;
-			path = xsprintf("%s/%s", s->s_dir, de->d_name);
-			skip = sf_stat(path, &st);
-			if (skip == NULL && !S_ISREG(st.st_mode)) {
-				free(path);
-				continue; /* gone since readdir */
-			}
-			if ((f = sf_find(s, de->d_name)) == NULL) {
-				f = xcalloc(1, sizeof(*f));
-				f->f_name = xstrdup(de->d_name);
-				f->f_first_scan = s->s_scans;
-				s->s_files =
-				    xreallocarray(s->s_files, s->s_nfiles + 1, sizeof(*s->s_files));
-				s->s_files[s->s_nfiles++] = f;
-			}
-			f->f_seen = 1;
-			if (skip != NULL && *skip != '\0')
-				sf_skip(f, path, skip);
-			else
-				sf_load(s, f, path);
-			free(path);
-		}
-		closedir(dir);
+		return 0;
 	}
+	s->s_dir_missing_logged = 0;
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (s->s_npending == cap) {
+			cap = cap < 64 ? 64 : cap * 2;
+			s->s_pending = xreallocarray(s->s_pending, cap, sizeof(*s->s_pending));
+		}
+		s->s_pending[s->s_npending++] = xstrdup(de->d_name);
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* Looks at the pending names, reading the new and changed files, until budget_us is spent
+ * (0: no limit). Returns 1 when every name was looked at. */
+static int
+sf_scan_step(struct source_file *s, int64_t budget_us)
+{
+	int64_t t0 = now_mono_us();
+
+	while (s->s_ipending < s->s_npending) {
+		const char     *name = s->s_pending[s->s_ipending++];
+		struct stat     st;
+		struct sf_file *f;
+		char           *path = xsprintf("%s/%s", s->s_dir, name);
+		const char     *skip = sf_stat(path, &st);
+
+		if (skip == NULL && !S_ISREG(st.st_mode)) {
+			free(path);
+			continue; /* gone since readdir */
+		}
+		if ((f = sf_find(s, name)) == NULL) {
+			f = xcalloc(1, sizeof(*f));
+			f->f_name = xstrdup(name);
+			f->f_first_scan = s->s_scans;
+			s->s_files =
+			    xreallocarray(s->s_files, s->s_nfiles + 1, sizeof(*s->s_files));
+			s->s_files[s->s_nfiles++] = f;
+			strindex_add(s->s_index, f->f_name, s->s_nfiles - 1);
+		}
+		f->f_seen = 1;
+		if (skip != NULL && *skip != '\0')
+			sf_skip(f, path, skip);
+		else if (!sf_unchanged(s, f, &st))
+			sf_load(s, f, path);
+		free(path);
+		if (budget_us > 0 && now_mono_us() - t0 >= budget_us)
+			break;
+	}
+	return s->s_ipending == s->s_npending;
+}
+
+/* Ends a scan: files no longer there go, and the set is handed to podconfig. Returns the
+ * number of pods handed over. */
+static int
+sf_scan_end(struct source_file *s)
+{
+	struct podconfig_item *items;
+	size_t                 i, n = 0;
+
+	sf_pending_clear(s);
 	i = 0;
 	while (i < s->s_nfiles) {
 		if (!s->s_files[i]->f_seen) {
@@ -541,6 +650,9 @@ source_file_scan(struct source_file *s)
 	}
 	if (s->s_nfiles > 1)
 		qsort(s->s_files, s->s_nfiles, sizeof(*s->s_files), sf_cmp_name);
+	strindex_reset(s->s_index); /* positions moved */
+	for (i = 0; i < s->s_nfiles; i++)
+		strindex_add(s->s_index, s->s_files[i]->f_name, i);
 	sf_find_dups(s);
 	items = xcalloc(s->s_nfiles + 1, sizeof(*items));
 	for (i = 0; i < s->s_nfiles; i++) {
@@ -565,6 +677,47 @@ source_file_scan(struct source_file *s)
 	return (int)n;
 }
 
+int
+source_file_scan(struct source_file *s)
+{
+	if (sf_scan_begin(s) == -1)
+		return -1;
+	sf_scan_step(s, 0);
+	return sf_scan_end(s);
+}
+
+/* A scan from the loop: SF_BUDGET_US a turn; a change seen meanwhile asks for another. */
+static void
+sf_scan_async(struct source_file *s)
+{
+	struct timeval now = { 0, 0 };
+
+	if (!s->s_scanning) {
+		s->s_again = 0;
+		if (sf_scan_begin(s) == -1)
+			return;
+	}
+	if (!sf_scan_step(s, SF_BUDGET_US)) {
+		evtimer_add(s->s_more, &now);
+		return;
+	}
+	sf_scan_end(s);
+	if (s->s_again) {
+		s->s_again = 0;
+		evtimer_add(s->s_settle, &now);
+	}
+}
+
+static void
+sf_more_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	loop_note("manifest scan");
+	sf_scan_async(arg);
+	loop_note(NULL);
+}
+
 uint64_t
 source_file_scans(const struct source_file *s)
 {
@@ -572,19 +725,72 @@ source_file_scans(const struct source_file *s)
 }
 
 static void
+sf_open_clear(struct source_file *s)
+{
+	while (s->s_nopen > 0)
+		free(s->s_open[--s->s_nopen]);
+	s->s_open_overflow = 0;
+}
+
+static void
 sf_settle_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct source_file *s = arg;
+
 	(void)fd;
 	(void)what;
-	source_file_scan(arg);
+	sf_open_clear(s); /* quiet long enough: whatever was being written is taken as it is */
+	if (s->s_scanning) {
+		s->s_again = 1; /* after the one in progress */
+		return;
+	}
+	loop_note("manifest scan");
+	sf_scan_async(s);
+	loop_note(NULL);
+}
+
+/* Keeps the set of names written in place: opened for writing (IN_CREATE, IN_MODIFY) and
+ * not closed, renamed away or removed since. */
+static void
+sf_track(struct source_file *s, const struct inotify_event *ie)
+{
+	size_t i;
+
+	if (ie->len == 0 || ie->name[0] == '\0')
+		return;
+	for (i = 0; i < s->s_nopen; i++)
+		if (strcmp(s->s_open[i], ie->name) == 0)
+			break;
+	if (ie->mask & (IN_CLOSE_WRITE | IN_MOVED_FROM | IN_DELETE | IN_MOVED_TO)) {
+		if (i < s->s_nopen) {
+			free(s->s_open[i]);
+			s->s_open[i] = s->s_open[--s->s_nopen];
+		}
+		return;
+	}
+	if ((ie->mask & (IN_CREATE | IN_MODIFY)) == 0 || (ie->mask & IN_ISDIR) || i < s->s_nopen)
+		return;
+	if (s->s_nopen == SF_MAX_OPEN) {
+		s->s_open_overflow = 1;
+		return;
+	}
+	s->s_open[s->s_nopen++] = xstrdup(ie->name);
 }
 
 static void
 sf_rescan_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct source_file *s = arg;
+
 	(void)fd;
 	(void)what;
-	source_file_scan(arg);
+	if (s->s_scanning) {
+		s->s_again = 1;
+		return;
+	}
+	loop_note("manifest scan");
+	sf_scan_async(s);
+	loop_note(NULL);
 }
 
 static void
@@ -605,6 +811,9 @@ sf_inotify_cb(evutil_socket_t fd, short what, void *arg)
 
 			if (ie->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
 				gone = 1;
+			if (ie->mask & IN_Q_OVERFLOW)
+				s->s_open_overflow = 1; /* events lost: settle, then rescan */
+			sf_track(s, ie);
 			p += sizeof(*ie) + ie->len;
 		}
 	}
@@ -612,6 +821,9 @@ sf_inotify_cb(evutil_socket_t fd, short what, void *arg)
 		inotify_rm_watch(s->s_ifd, s->s_wd);
 		s->s_wd = -1;
 	}
+	/* Nothing half-written: scan on this turn's end (all events read so far coalesce). */
+	if (s->s_nopen == 0 && !s->s_open_overflow)
+		tv.tv_usec = 0;
 	evtimer_add(s->s_settle, &tv);
 }
 
@@ -639,9 +851,11 @@ source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev
 			fatalx("%s: event_new failed", __func__);
 		event_add(s->s_ievent, NULL);
 	}
+	s->s_index = strindex_new();
 	s->s_settle = evtimer_new(base, sf_settle_cb, s);
 	s->s_rescan = event_new(base, -1, EV_PERSIST, sf_rescan_cb, s);
-	if (s->s_settle == NULL || s->s_rescan == NULL)
+	s->s_more = evtimer_new(base, sf_more_cb, s);
+	if (s->s_settle == NULL || s->s_rescan == NULL || s->s_more == NULL)
 		fatalx("%s: event_new failed", __func__);
 	every = ms_to_tv(s->s_check_ms);
 	event_add(s->s_rescan, &every);
@@ -663,8 +877,13 @@ source_file_free(struct source_file *s)
 		event_free(s->s_settle);
 	if (s->s_rescan != NULL)
 		event_free(s->s_rescan);
+	if (s->s_more != NULL)
+		event_free(s->s_more);
+	sf_pending_clear(s);
+	strindex_free(s->s_index);
 	if (s->s_ifd != -1)
 		close(s->s_ifd);
+	sf_open_clear(s);
 	for (i = 0; i < s->s_nfiles; i++)
 		sf_file_free(s->s_files[i]);
 	free(s->s_files);

@@ -1,5 +1,6 @@
 /* cmd_node.c — podctl status, version, get nodes, describe node and top: the daemon and
  * the node. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,18 +87,20 @@ cmd_status_imagegc(const struct json *g)
 {
 	if (g == NULL || json_get(g, "high") == NULL)
 		return;
-	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds; %lld images (%lld in use, "
-	       "%lld pinned)\n",
+	printf("%-16sthresholds %lld%%/%lld%%, minimum age %llds",
 	    "Image GC:", (long long)jv_int(g, "high", 0), (long long)jv_int(g, "low", 0),
-	    (long long)jv_int(g, "minAgeMs", 0) / 1000, (long long)jv_int(g, "images", 0),
+	    (long long)jv_int(g, "minAgeMs", 0) / 1000);
+	if (jv_int(g, "maxAgeMs", 0) > 0)
+		printf(", maximum age %llds", (long long)jv_int(g, "maxAgeMs", 0) / 1000);
+	printf("; %lld images (%lld in use, %lld pinned)\n", (long long)jv_int(g, "images", 0),
 	    (long long)jv_int(g, "inUse", 0), (long long)jv_int(g, "pinned", 0));
 	if (jv_str(g, "mountpoint") != NULL)
 		printf("  %-28s%s: %lld%% used, %lld of %lld bytes available\n",
 		    "Image fs:", jv_str(g, "mountpoint"), (long long)jv_int(g, "usagePercent", 0),
 		    (long long)jv_int(g, "available", 0), (long long)jv_int(g, "capacity", 0));
-	printf("  %-28s%lld runs, %lld images removed, %lld bytes freed%s%s\n",
+	printf("  %-28s%lld runs, %lld images removed (%lld for their age), %lld bytes freed%s%s\n",
 	    "Collected:", (long long)jv_int(g, "runs", 0), (long long)jv_int(g, "removed", 0),
-	    (long long)jv_int(g, "freedBytes", 0),
+	    (long long)jv_int(g, "removedAge", 0), (long long)jv_int(g, "freedBytes", 0),
 	    jv_str(g, "lastResult") != NULL ? "; last: " : "", jv_strd(g, "lastResult", ""));
 }
 
@@ -146,9 +149,11 @@ cmd_status(FILE *f, const struct opts *o)
 	    jv_strd(s, "why", ""), out_dur(jv_int(s, "lastRelistAgoMs", -1), db, sizeof(db)),
 	    (long long)jv_int(s, "lastDurationUs", 0), (long long)jv_int(s, "maxDurationUs", 0),
 	    (long long)jv_int(s, "relists", 0), (long long)jv_int(s, "failures", 0));
-	printf("%-16s%lld pods, %lld containers, %lld sandboxes\n",
+	printf("%-16s%lld pods, %lld containers, %lld sandboxes; %lld relists found nothing "
+	       "changed, %lld records decoded (%lld by the last)\n",
 	    "  Seen:", (long long)jv_int(s, "pods", 0), (long long)jv_int(s, "containers", 0),
-	    (long long)jv_int(s, "sandboxes", 0));
+	    (long long)jv_int(s, "sandboxes", 0), (long long)jv_int(s, "unchanged", 0),
+	    (long long)jv_int(s, "decodedTotal", 0), (long long)jv_int(s, "decoded", 0));
 	s = json_get(s, "recovery");
 	if (jv_int(s, "recoveredInMs", -1) >= 0)
 		printf("%-16srecovered in %lldms; first relist: %lld of %lld runtime objects from "
@@ -184,6 +189,26 @@ cmd_status(FILE *f, const struct opts *o)
 	    "%-16s%lld stored\n", "Events:", (long long)jv_int(json_get(d, "events"), "stored", 0));
 	s = json_get(d, "loop");
 	printf("%-16slag %lldus\n", "Loop:", (long long)jv_int(s, "lagUs", 0));
+	{
+		const struct json *t = json_get(s, "turns");
+		char               p50[32], p99[32];
+		int64_t            v;
+
+		v = jv_int(t, "p50Us", 0);
+		snprintf(p50, sizeof(p50), "%lldus", (long long)v);
+		if (v < 0 || v == INT64_MAX)
+			snprintf(p50, sizeof(p50), "more");
+		v = jv_int(t, "p99Us", 0);
+		snprintf(p99, sizeof(p99), "%lldus", (long long)v);
+		if (v < 0 || v == INT64_MAX)
+			snprintf(p99, sizeof(p99), "more");
+		printf("%-16s%lld turns, CPU time p50 <= %s, p99 <= %s, max %lldus%s%s%s; "
+		       "longest in wall time %lldus\n",
+		    "  Turns:", (long long)jv_int(t, "count", 0), p50, p99,
+		    (long long)jv_int(t, "maxUs", 0), jv_str(t, "maxTask") ? " (" : "",
+		    jv_strd(t, "maxTask", ""), jv_str(t, "maxTask") ? ")" : "",
+		    (long long)jv_int(t, "maxWallUs", 0));
+	}
 	cmd_status_tasks(json_get(s, "tasks"));
 out:
 	json_free(doc);

@@ -63,6 +63,10 @@ gcm_images(struct evbuffer *b, const struct imagegc_view *v)
 	    "[ALPHA] Total number of images garbage collected by the kubelet, whether through "
 	    "disk usage or image age.",
 	    "counter");
+	/* The kubelet's reasons: space (over the high threshold, or the eviction manager's
+	 * reclaim: both are its freeSpace) and age (freeOldImages). */
+	prom_sample(
+	    b, "kubelet_image_garbage_collected_total", "reason=\"age\"", (double)v->removed_age);
 	prom_sample(b, "kubelet_image_garbage_collected_total", "reason=\"space\"",
 	    (double)(v->removed_space + v->removed_reclaim));
 	prom_family(b, "klet_image_gc_freed_bytes_total",

@@ -26,17 +26,11 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <sys/queue.h>
 #include <event2/listener.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <yajl/yajl_gen.h>
 
 #include "client/api.h"
@@ -44,6 +38,7 @@
 #include "core/config.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/ossl.h"
 #include "core/util.h"
 #include "cri/cri.h"
 #include "node/logrotate.h"
@@ -94,7 +89,8 @@ struct server {
 	int64_t            tls_check_ms; /* when they were last looked at */
 	struct listener    l[3];
 	size_t             nl;
-	struct api        *api; /* webhooks: TokenReview, SubjectAccessReview */
+	struct api        *api;     /* webhooks: TokenReview, SubjectAccessReview */
+	int                api_own; /* api is the server's own (else d.api's, borrowed) */
 	struct auth_cache *tokens;
 	struct auth_cache *sars;
 	int                streams; /* requests in service (asynchronous ones) */
@@ -346,8 +342,14 @@ tls_setup(struct server *s, char *err, size_t errlen)
 		key = xstrdup(cfg->tls_key_file);
 	} else if (self_signed(cfg, &crt, &key, err, errlen) == -1)
 		goto out;
-	s->ssl = SSL_CTX_new(TLS_server_method());
+	if ((s->ssl = SSL_CTX_new(TLS_server_method())) == NULL) {
+		snprintf(err, errlen, "cannot make a TLS context");
+		goto out;
+	}
 	SSL_CTX_set_min_proto_version(s->ssl, TLS1_2_VERSION);
+	/* An idle keep-alive connection (the API server's, a metrics scraper's) holds no read and
+	 * write buffers, as the API client's do not: 27 to 16 KiB of heap per connection. */
+	SSL_CTX_set_mode(s->ssl, SSL_MODE_RELEASE_BUFFERS);
 	if (SSL_CTX_use_certificate_chain_file(s->ssl, crt) != 1 ||
 	    SSL_CTX_use_PrivateKey_file(s->ssl, key, SSL_FILETYPE_PEM) != 1 ||
 	    SSL_CTX_check_private_key(s->ssl) != 1) {
@@ -452,9 +454,10 @@ tls_maybe_reload(struct server *s)
 	log_info("server: serving certificate %s reloaded", cfg->tls_cert_file);
 }
 
-/* The TLS context is made at the first connection: an idle node that nobody contacts
- * never loads OpenSSL's algorithms nor makes its key (0.5 MiB of idle footprint at most,
- * issue 15). A context that cannot be made is logged once; handshakes then fail. */
+/* OpenSSL is loaded and the TLS context made at the first connection: an idle node that
+ * nobody contacts maps no OpenSSL, and never makes its key (issues 15 and 19). A context that
+ * cannot be made is logged once; handshakes then fail. NULL (OpenSSL cannot be loaded, or
+ * no memory) makes evhttp take a plain bufferevent: on_request refuses what comes on it. */
 static struct bufferevent *
 tls_bev(struct event_base *base, void *arg)
 {
@@ -462,6 +465,8 @@ tls_bev(struct event_base *base, void *arg)
 	SSL           *ssl;
 	char           err[512];
 
+	if (ossl_load(err, sizeof(err)) == -1)
+		return NULL; /* logged once by ossl_load */
 	tls_maybe_reload(s);
 	if (s->ssl == NULL) {
 		s->tls_sig = tls_files_sig(s->d.cfg);
@@ -472,10 +477,21 @@ tls_bev(struct event_base *base, void *arg)
 			s->ssl = SSL_CTX_new(TLS_server_method());
 		}
 	}
-	ssl = SSL_new(s->ssl);
-
+	if ((ssl = SSL_new(s->ssl)) == NULL)
+		return NULL;
 	return bufferevent_openssl_socket_new(
 	    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+}
+
+/* The TLS session a request came on; NULL when it came in plain (on the HTTPS listener: tls_bev
+ * could not make one). */
+static SSL *
+tls_of(struct evhttp_request *req)
+{
+	struct bufferevent *bev =
+	    evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
+
+	return bev != NULL && ossl_loaded() ? bufferevent_openssl_get_ssl(bev) : NULL;
 }
 
 /* ---- authentication and authorization ---- */
@@ -714,12 +730,10 @@ authorize(struct sreq *r)
 
 /* x509, then a bearer token, then anonymous; none: 401. */
 static void
-authenticate(struct sreq *r)
+authenticate(struct sreq *r, SSL *ssl)
 {
-	struct bufferevent *bev = evhttp_connection_get_bufferevent(r->conn);
-	SSL                *ssl = bev != NULL ? bufferevent_openssl_get_ssl(bev) : NULL;
-	X509               *peer = ssl != NULL ? SSL_get_peer_certificate(ssl) : NULL;
-	const char         *authz;
+	X509       *peer = SSL_get_peer_certificate(ssl);
+	const char *authz;
 
 	if (peer != NULL && r->s->have_ca && SSL_get_verify_result(ssl) == X509_V_OK) {
 		set_user_from_cert(r, peer);
@@ -1785,10 +1799,18 @@ on_request(struct evhttp_request *req, void *arg)
 	struct server   *s = l->s;
 	struct sreq     *r;
 	const char      *raw = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
-	char            *path = request_clean_path(raw);
+	char            *path;
+	SSL             *ssl = NULL;
 
 	s->requests++;
-	if (path == NULL) {
+	if (l->tls && (ssl = tls_of(req)) == NULL) {
+		/* Never served in plain on the HTTPS port. */
+		log_v(2, "server: a request without TLS on the %s listener refused", l->what);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		reply_text(req, 503, "Service Unavailable: TLS is unavailable");
+		return;
+	}
+	if ((path = request_clean_path(raw)) == NULL) {
 		log_v(2, "server: bad path %s", raw != NULL ? raw : "(none)");
 		reply_text(req, 400, "Bad Request: invalid path");
 		return;
@@ -1812,8 +1834,8 @@ on_request(struct evhttp_request *req, void *arg)
 	auth_attributes(request_method_name(evhttp_request_get_command(req)), path, &r->attrs);
 	log_v(4, "server: %s %s on %s", request_method_name(evhttp_request_get_command(req)), path,
 	    l->what);
-	if (l->tls)
-		authenticate(r);
+	if (ssl != NULL)
+		authenticate(r, ssl);
 	else
 		serve(r);
 }
@@ -1958,12 +1980,15 @@ server_new(const struct server_deps *d, char *err, size_t errlen)
 		server_free(s);
 		return NULL;
 	}
-	if (cfg->authn_webhook || cfg->authz_webhook) {
+	if ((cfg->authn_webhook || cfg->authz_webhook) && d->api != NULL)
+		s->api = d->api;
+	else if (cfg->authn_webhook || cfg->authz_webhook) {
 		char               kerr[512];
 		struct kubeconfig *kc = kubeconfig_load(cfg->kubeconfig, kerr, sizeof(kerr));
 
 		if (kc != NULL)
 			s->api = api_new(d->base, kc, NULL, kerr, sizeof(kerr));
+		s->api_own = 1;
 		kubeconfig_free(kc);
 		if (s->api == NULL) {
 			snprintf(err, errlen, "server webhooks: %s", kerr);
@@ -1996,10 +2021,12 @@ server_free(struct server *s)
 		event_free(s->l[i].resume);
 		free(s->l[i].addr);
 	}
-	api_free(s->api);
+	if (s->api_own) /* a borrowed one: the connections' close freed its calls above */
+		api_free(s->api);
 	auth_cache_free(s->tokens);
 	auth_cache_free(s->sars);
-	SSL_CTX_free(s->ssl);
+	if (s->ssl != NULL) /* OpenSSL may not be loaded without it */
+		SSL_CTX_free(s->ssl);
 	free(s);
 }
 

@@ -21,6 +21,7 @@ struct server;
 
 struct eviction;
 struct imagegc;
+struct api;
 
 struct server_deps {
 	struct event_base        *base;
@@ -32,6 +33,12 @@ struct server_deps {
 	int64_t                   started_ms; /* monotonic */
 	const struct eviction    *eviction;   /* may be NULL: no eviction families */
 	const struct imagegc     *imagegc;    /* may be NULL: no image GC families */
+	/* May be NULL. The cluster's client (the join's), borrowed; it must outlive the
+	 * server. The webhooks (TokenReview, SubjectAccessReview) go on it, as the kubelet's
+	 * go on its one client: no second connection, TLS context and HTTP/2 session, and a
+	 * rotated client certificate serves them too. Without it, with webhooks, the server
+	 * makes a client of its own from --kubeconfig. */
+	struct api *api;
 };
 
 /* Starts the listeners; NULL with err set when the serving certificate cannot be loaded or

@@ -241,10 +241,12 @@ store_turn_end_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	loop_note("store commit");
 	st->st_turn_active = 0;
 	if (!st->st_degraded)
 		store_commit(st);
 	store_run_callbacks(st);
+	loop_note(NULL);
 	/* Callbacks that wrote opened a new transaction and scheduled another turn end. */
 }
 

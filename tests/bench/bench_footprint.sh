@@ -42,11 +42,19 @@
 #                                  malloc's bytes in use and free) when podctl is built
 #   BENCH_API=1                    also join the API stand-in (tests/apiserver) over TLS with a
 #                                  client certificate (the static pods become mirror pods)
+#   BENCH_HTTPS=K                  after the idle window, what TLS costs once loaded: one
+#                                  request to kletd's HTTPS port (OpenSSL loaded, the serving
+#                                  key and context made), then K (e.g. 20) idle keep-alive
+#                                  connections that each made one; a line after each
+#                                  ("https N=.. after=first_request|K_idle_connections rss_kib=..
+#                                  pss_kib=.. private_dirty_kib=..", and the mappings with
+#                                  BENCH_SMAPS, as N=N+https)
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 KLETD=${top_builddir:-.}/kletd
 case $KLETD in /*) ;; *) KLETD=$(pwd)/$KLETD ;; esac
 . "$top/tests/lib/tap.sh"
+. "$top/tests/e2e/lib_node.sh" # cgroup_root_rm
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 tool=${BENCH_TOOL:-}
@@ -72,13 +80,18 @@ fi
 hz=$(getconf CLK_TCK)
 
 T=$(mktemp -d /tmp/klet-bench-footprint.XXXXXX)
-kpid= fpid= ctd=
+# The pods' cgroups go under a root of this run's own (the shared /kubepods may hold
+# thousands of other runs' directories, which housekeeping would walk every 2 s).
+CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
+kpid= fpid= ctd= hpid=
 cleanup() {
+	[ -n "$hpid" ] && kill "$hpid" 2>/dev/null && wait "$hpid" 2>/dev/null
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
 	if [ -n "$ctd" ]; then
 		KLET_CONTAINERD_DIR=$ctd sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
 	fi
+	cgroup_root_rm "$CGROOT"
 	[ "$api" = 1 ] && as_stop
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
 }
@@ -95,7 +108,8 @@ fi
 
 start_fake() {
 	SOCK=$T/cri.sock
-	rm -f "$SOCK" "$SOCK.ctl"
+	# A fresh output file: the last N's "fakecri: ready" must not answer for this one.
+	rm -f "$SOCK" "$SOCK.ctl" "$T/fakecri.out"
 	sh "$top/tests/fakecri/run.sh" --socket "$SOCK" >"$T/fakecri.out" 2>&1 &
 	fpid=$!
 	wait_for 300 grep -q 'fakecri: ready' "$T/fakecri.out" ||
@@ -132,8 +146,46 @@ all_running() { # PODS CONTAINERS
 	[ "$3" -eq "$1" ] && [ "$4" -eq "$2" ]
 }
 
+# mem_kib PID: "rss_kib=.. pss_kib=.. private_dirty_kib=.." from smaps_rollup.
+mem_kib() {
+	awk '$1 == "Rss:" {r = $2} $1 == "Pss:" {p = $2} $1 == "Private_Dirty:" {d = $2}
+	    END {printf "rss_kib=%d pss_kib=%d private_dirty_kib=%d", r, p, d}' "/proc/$1/smaps_rollup"
+}
+# https_load PORT K: one HTTPS request, then K keep-alive TLS connections that each made one,
+# held (python's ssl, no verification: the serving certificate is self-signed) until hpid is
+# killed. Prints the lines of BENCH_HTTPS.
+https_load() {
+	curl -ks -o /dev/null "https://127.0.0.1:$1/healthz"
+	sleep 1
+	echo "https N=$n after=first_request $(mem_kib "$kpid")"
+	[ "${BENCH_SMAPS:-0}" != 0 ] && smaps_breakdown "$kpid" "$n+https"
+	rm -f "$R/https.ready"
+	$PY - "$1" "$2" "$R/https.ready" <<'P' &
+import socket, ssl, sys, time
+port, k, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+held = []
+for _ in range(k):
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)))
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n")
+    s.recv(65536)
+    held.append(s)
+open(ready, "w").write("ok")
+time.sleep(3600)
+P
+	hpid=$!
+	wait_for 600 test -s "$R/https.ready"
+	sleep 1
+	echo "https N=$n after=$2_idle_connections $(mem_kib "$kpid")"
+	kill "$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null; hpid=
+}
+
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 cpu_ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
+# CPU time in ns (schedstat), for a precision the 10 ms clock ticks do not give.
+cpu_ns() { awk '{print $1}' "/proc/$1/schedstat" 2>/dev/null; }
 private_dirty() {
 	if [ -r "/proc/$1/smaps_rollup" ]; then
 		awk '$1 == "Private_Dirty:" {print $2}' "/proc/$1/smaps_rollup"
@@ -241,6 +293,7 @@ M
 	# shellcheck disable=SC2086 # $pre is a word list on purpose
 	$pre "$KLETD" --address 127.0.0.1 --port 0 --healthz-port 0 --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
 	    --root-dir "$R/root" --pod-logs-dir "$R/logs" --hostname-override bench \
+	    --cgroup-root "$CGROOT" \
 	    --max-pods $((n > 110 ? n : 110)) $v $apiargs ${BENCH_KLETD_ARGS:-} >"$R/kletd.log" 2>&1 &
 	kpid=$!
 	# Up to 10 min: under valgrind 110 pods start slowly.
@@ -258,9 +311,9 @@ M
 	sleep "$settle"
 	relists0=$(grep -c 'relist pods=' "$R/kletd.log")
 	[ "$tool" = callgrind ] && callgrind_control -i on "$kpid" >/dev/null 2>&1
-	c0=$(cpu_ticks "$kpid") s0=$(date +%s%N)
+	c0=$(cpu_ticks "$kpid") n0=$(cpu_ns "$kpid") s0=$(date +%s%N)
 	sleep "$idle"
-	c1=$(cpu_ticks "$kpid") s1=$(date +%s%N)
+	c1=$(cpu_ticks "$kpid") n1=$(cpu_ns "$kpid") s1=$(date +%s%N)
 	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null 2>&1
 	rss=$(status_kib "$kpid" VmRSS) hwm=$(status_kib "$kpid" VmHWM)
 	pss=$(awk '$1 == "Pss:" {print $2}' "/proc/$kpid/smaps_rollup" 2>/dev/null)
@@ -271,8 +324,13 @@ M
 	rl=$(echo "$last" | sed -n 's/.* duration=\([0-9]*\)us.*/\1/p')
 	rlmax=$(echo "$last" | sed -n 's/.* max=\([0-9]*\)us.*/\1/p')
 	st=$(file_kib "$R/root/klet.db" "$R/root/klet.db-wal" "$R/root/klet.db-shm")
-	cpu=$(awk -v c="$((c1 - c0))" -v hz="$hz" -v ns="$((s1 - s0))" \
-	    'BEGIN {printf "%.2f", c * 1000 / hz / (ns / 1e9)}')
+	if [ -n "$n0" ] && [ -n "$n1" ]; then
+		cpu=$(awk -v c="$((n1 - n0))" -v ns="$((s1 - s0))" \
+		    'BEGIN {printf "%.3f", c / 1e6 / (ns / 1e9)}')
+	else
+		cpu=$(awk -v c="$((c1 - c0))" -v hz="$hz" -v ns="$((s1 - s0))" \
+		    'BEGIN {printf "%.2f", c * 1000 / hz / (ns / 1e9)}')
+	fi
 	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}${apiargs:+ api=tls}" \
 	    "rss_kib=$rss pss_kib=${pss:-?} hwm_kib=$hwm private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
 	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
@@ -283,6 +341,11 @@ M
 		[ -x "${KLETD%/*}/podctl" ] && "${KLETD%/*}/podctl" --socket "$R/root/podctl.sock" \
 		    status 2>/dev/null | sed -n '/^Store:/,/^Events:/p' |
 		    grep -v '^Events:' | sed "s/^/# N=$n podctl: /"
+	fi
+	if [ -n "${BENCH_HTTPS:-}" ]; then
+		port=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' \
+		    "$R/kletd.log" | tail -1)
+		https_load "$port" "$BENCH_HTTPS"
 	fi
 	kill -TERM "$kpid" 2>/dev/null
 	wait_for 600 sh -c "! kill -0 $kpid" 2>/dev/null
@@ -299,6 +362,14 @@ M
 		    /^calls=/ && cur == "kletd_relist" {sub(/^calls=/, "", $1); c += $1}
 		    /^calls=/ {getline; cur = ""}
 		    END {print c + 0}' "$R/callgrind.out")
+		# The relist itself: the list calls sent, their answers hashed, decoded where they
+		# changed, diffed and committed, and kletd's relist-done work (inclusive costs of
+		# pleg_relist and cri_grpc_raw_done; the socket read and HTTP/2 framing excluded).
+		rl=$(callgrind_annotate --inclusive=yes --threshold=100 "$R/callgrind.out" 2>/dev/null | awk '
+		    !/=>/ && /^ *[0-9,]+ .*:(pleg_relist|cri_grpc_raw_done) / {
+			v = $1; gsub(/,/, "", v); s += v } END {print s + 0}')
+		echo "relist_ir N=$n relists=$cyc Ir_per_relist=$(awk -v i="$rl" -v c="$cyc" \
+		    'BEGIN {printf "%.0f", (c > 0 ? i / c : 0)}')"
 		echo "callgrind N=$n window_s=$idle Ir=${ir:-?} relists=$cyc" \
 		    "Ir_per_s=$(awk -v i="${ir:-0}" -v s="$idle" 'BEGIN {printf "%.0f", i / s}')" \
 		    "Ir_per_relist_cycle=$(awk -v i="${ir:-0}" -v c="$cyc" \

@@ -45,6 +45,34 @@ node_setup() {
 	[ -S "$SOCK" ] || { cat "$T/ctd-up.log" >&2; node_skip "containerd did not start"; }
 }
 
+# node_setup_tmpfs NAME MIB: node_setup with containerd's root (images, snapshots: the image
+# file system) on a fresh tmpfs of MIB MiB, $ROOTFS (under KLET_CONTAINERD_DIR, which the
+# test sets; an instance left running is stopped first). At exit the API stand-in (if any)
+# and kletd stop, then the tmpfs is unmounted.
+node_setup_tmpfs() {
+	[ "$(id -u)" -eq 0 ] || node_skip "needs root"
+	command -v containerd >/dev/null 2>&1 || node_skip "containerd not installed"
+	sh "$top/contrib/containerd-down.sh" >/dev/null 2>&1
+	ROOTFS=$KLET_CONTAINERD_DIR/root
+	mkdir -p "$ROOTFS"
+	mountpoint -q "$ROOTFS" && umount -l "$ROOTFS"
+	rm -rf "$ROOTFS" && mkdir -p "$ROOTFS"
+	mount -t tmpfs -o size="$2"m "klet-$1" "$ROOTFS" || node_skip "cannot mount a tmpfs"
+	node_setup "$1"
+	trap 'command -v as_stop >/dev/null && as_stop; node_cleanup; umount -l "$ROOTFS" 2>/dev/null' EXIT
+}
+
+# images: one line per image of the runtime: ID TAG... SIZE. has_ref REF: a tag is REF.
+# image_id REF: the ID of the image tagged REF.
+images() {
+	cri ListImages '{}' | $PY -c '
+import json, sys
+for i in json.load(sys.stdin).get("images", []):
+    print(i["id"], " ".join(i.get("repo_tags", [])), i.get("size", 0))'
+}
+has_ref() { images | grep -q " $1 "; }
+image_id() { images | awk -v t="$1" '$2==t {print $1}'; }
+
 # start_kletd [ARGS...]: kletd on $T/root with manifests $T/m, log in $T/kletd.log; its
 # server on 127.0.0.1, any free port (logged: "serving HTTPS on 127.0.0.1 port N").
 start_kletd() {
@@ -91,6 +119,22 @@ for c in json.load(sys.stdin).get("containers", []):
 ' "$NODE"
 }
 
+# api_ctrs POD [NS]: the containers of the API pod POD (not renamed NAME-NODE as static pods
+# are; namespace NS, default "default"), one line each: CONTAINER STATE RESTARTCOUNT ID
+api_ctrs() {
+	cri ListContainers '{}' | $PY -c '
+import json, sys
+for c in json.load(sys.stdin).get("containers", []):
+    l, a = c.get("labels", {}), c.get("annotations", {})
+    if l.get("io.kubernetes.pod.name") != sys.argv[1] or \
+            l.get("io.kubernetes.pod.namespace") != sys.argv[2]:
+        continue
+    print(l.get("io.kubernetes.container.name"), c["state"].replace("CONTAINER_", ""),
+          a.get("io.kubernetes.container.restartCount", "?"), c["id"])
+' "$1" "${2:-default}"
+}
+no_api_ctrs() { [ -z "$(api_ctrs "$@")" ]; }
+
 # sandboxes: POD STATE ID ATTEMPT
 sandboxes() {
 	cri ListPodSandbox '{}' | $PY -c '
@@ -126,6 +170,28 @@ restarts_at_least() { # POD CONTAINER N
 	ctrs | awk -v p="$1" -v c="$2" -v n="$3" '$1==p && $2==c && $4+0>=n+0 {f=1} END {exit !f}'
 }
 logged() { grep -q "$1" "$T/kletd.log"; }
+
+# free_port: a port of 127.0.0.1 free now (--read-only-port has no "any free port" value).
+free_port() {
+	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# metrics_ok: python3-prometheus-client is there to parse /metrics (node_skip otherwise).
+metrics_ok() {
+	$PY -c 'import prometheus_client' 2>/dev/null ||
+	    node_skip "python3-prometheus-client is not installed"
+}
+# metric PORT FAMILY [LABEL=VALUE...]: "TYPE VALUE" of that sample of kletd's /metrics on the
+# read-only port PORT; the whole answer must parse (tests/e2e/promparse.py) and the family
+# have its HELP and TYPE lines.
+metric() {
+	_p=$1; shift
+	curl -s --max-time 10 "http://127.0.0.1:$_p/metrics" | $PY "$top/tests/e2e/promparse.py" "$@"
+}
+# no_sample PORT FAMILY [LABEL=VALUE...]: the family is there (HELP, TYPE), not that sample.
+no_sample() {
+	metric "$@" >/dev/null 2>&1
+	[ $? -eq 3 ]
+}
 
 # put NAME: manifest from stdin, written atomically.
 put() { cat >"$T/m/.$1.tmp" && mv "$T/m/.$1.tmp" "$T/m/$1"; }

@@ -18,7 +18,7 @@ export KLET_CONTAINERD_DIR
 command -v curl >/dev/null || node_skip "curl is not installed"
 as_python >/dev/null || node_skip "python3-h2 is not installed"
 node_setup admitnode
-CGR=/klet-e2e-admit-$$
+CGR=${KLET_TEST_CGROUP_ROOT:-}/e2e-admit-$$
 admit_cleanup() {
 	as_stop
 	node_cleanup

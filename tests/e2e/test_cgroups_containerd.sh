@@ -8,7 +8,7 @@ set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
 node_setup nl-cg
-CGR=/klet-e2e-cg-$$
+CGR=${KLET_TEST_CGROUP_ROOT:-}/e2e-cg-$$
 MNT=/sys/fs/cgroup
 [ -d $MNT/memory ] || node_skip "needs cgroup v1 (v2 is covered by tests/unit/test_qos)"
 cg_cleanup() {

@@ -8,7 +8,12 @@
 # largest usage above requests) is evicted and nothing else (an idle BestEffort pod, a
 # Burstable and a Guaranteed pod stay), its API status is Failed / Evicted with the
 # kubelet's message, its container is stopped, MemoryPressure goes True in the node status
-# and back to False after the transition period, and an Evicted event is posted.
+# and back to False after the transition period, and an Evicted event is posted; once its
+# worker is done its dead container is collected from the runtime while its exit code stays
+# in its API status and podctl describe; /metrics (the read-only port, parsed with
+# python3-prometheus-client) counts kubelet_evictions by eviction_signal: the hog under
+# allocatableMemory.available (the kubelet's name of the signal that fired here), then the
+# local storage limits (emptydirfs.limit, ephemeralpodfs.limit).
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-evict}
@@ -18,8 +23,9 @@ export KLET_CONTAINERD_DIR
 command -v curl >/dev/null || node_skip "curl is not installed"
 as_python >/dev/null || node_skip "python3-h2 is not installed"
 node_setup evnode
+metrics_ok
 [ -f /sys/fs/cgroup/memory/cgroup.event_control ] || node_skip "needs cgroup v1 memory"
-CGR=/klet-e2e-ev-$$
+CGR=${KLET_TEST_CGROUP_ROOT:-}/e2e-ev-$$
 ev_cleanup() {
 	as_stop
 	node_cleanup
@@ -27,13 +33,15 @@ ev_cleanup() {
 }
 trap ev_cleanup EXIT
 mkdir -p "$T/as"
+PODCTL=${top_builddir:-.}/podctl
 AS_NODE=$NODE as_start "$T/as"
 as_kubeconfig "$T/kubeconfig"
 memtotal=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024))
 reserved=$((memtotal - 400 * 1024 * 1024))
+RO=$(free_port)
 start_kletd --kubeconfig "$T/kubeconfig" --cgroup-root $CGR --system-reserved memory=$reserved \
     --eviction-hard memory.available\<150Mi --eviction-pressure-transition-period 4s \
-    --eviction-monitoring-period 10s -v=3
+    --eviction-monitoring-period 10s -v=3 --read-only-port "$RO"
 check "kletd started" logged 'kletd ready'
 
 jq_node() { as_ctl /objects?kind=nodes | as_json "$1"; }
@@ -75,8 +83,26 @@ echo "# hog message: $(msg hog)"
 check "hog: reason Evicted" [ "$(reason hog)" = Evicted ]
 check "hog: the kubelet's message" sh -c "echo '$(msg hog)' | grep -Eq \
     '^The node was low on resource: memory. Threshold quantity: 150Mi, available: [0-9]+(Ki|Mi)?. Container hog was using [0-9]+(Ki|Mi)?, request is 0, has larger consumption of memory.'"
-check "hog: its container is stopped" sh -c "! ctrs | awk '\$1==\"hog\" && \$3==\"RUNNING\"' | grep -q ."
-PODCTL=${top_builddir:-.}/podctl
+hog_stopped() { ! api_ctrs hog | awk '$2=="RUNNING"' | grep -q .; }
+check "hog: its container is stopped" hog_stopped
+echo "# /metrics: kubelet_evictions{eviction_signal=\"allocatableMemory.available\"}: $(metric "$RO" \
+    kubelet_evictions eviction_signal=allocatableMemory.available)"
+check "/metrics: kubelet_evictions{eviction_signal=\"allocatableMemory.available\"} counter 1" \
+    [ "$(metric "$RO" kubelet_evictions eviction_signal=allocatableMemory.available)" = \
+    "counter 1" ]
+check "/metrics: none under memory.available (the node's own memory did not cross)" \
+    no_sample "$RO" kubelet_evictions eviction_signal=memory.available
+# The evicted pod's dead container goes once its worker is done; its exit code was stored.
+wait_for 300 no_api_ctrs hog
+check "hog: its dead container collected from the runtime" no_api_ctrs hog
+exit_of() {
+	as_ctl /pods/default/$1/get | as_json "d['status']['containerStatuses'][0]['state']['terminated']['exitCode']"
+}
+check "hog: its exit code still in its API status ($(exit_of hog))" [ "$(exit_of hog)" = 137 ]
+"$PODCTL" --socket "$T/root/podctl.sock" describe pod default/hog >"$T/describe.hog" 2>&1
+sed -n '/^Containers:/,$p' "$T/describe.hog" | head -8 | sed 's/^/# /'
+check "podctl describe: hog's container terminated, exit code 137" sh -c \
+    "grep -q 'State: *Terminated' '$T/describe.hog' && grep -Eq 'Exit Code: *137\$' '$T/describe.hog'"
 pstatus() { "$PODCTL" --socket "$T/root/podctl.sock" status; }
 pstatus | grep -A12 '^Eviction:' | sed 's/^/# /'
 check "podctl status: the threshold, its signal and the last eviction" sh -c \
@@ -112,4 +138,8 @@ check "pod above its ephemeral-storage limit: Failed" is_phase fat Failed
 check "... reason Evicted, the kubelet's message" sh -c "[ '$(reason fat)' = Evicted ] &&
     [ '$(msg fat)' = 'Pod ephemeral local storage usage exceeds the total limit of containers 1Mi. ' ]"
 for p in g b idle; do check "$p still Running" is_phase $p Running; done
+check "/metrics: kubelet_evictions{eviction_signal=\"emptydirfs.limit\"} counter 1" \
+    [ "$(metric "$RO" kubelet_evictions eviction_signal=emptydirfs.limit)" = "counter 1" ]
+check "/metrics: kubelet_evictions{eviction_signal=\"ephemeralpodfs.limit\"} counter 1" \
+    [ "$(metric "$RO" kubelet_evictions eviction_signal=ephemeralpodfs.limit)" = "counter 1" ]
 finish

@@ -10,7 +10,11 @@
 # (least recently used), the second the used one, the third finds nothing it may remove
 # (img-c in use, img-d too young, busybox in use, the sandbox image kept) and posts
 # FreeDiskSpaceFailed with the kubelet's message; the node status lists the images by size;
-# podctl status shows the image GC.
+# podctl status shows the image GC; /metrics (the read-only port, parsed with
+# python3-prometheus-client) counts kubelet_image_garbage_collected_total{reason="space"} 2.
+# Then, restarted with --image-maximum-gc-age 10s and the disk thresholds off, the age
+# removals: img-d (never used) once kletd has run 10 s, img-c 10 s after its pod went, and
+# reason="age" counts them.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 KLET_CONTAINERD_DIR=${KLET_CONTAINERD_DIR:-${KLET_TEST_TMP:-/tmp}/klet-ctd-imagegc}
@@ -19,33 +23,14 @@ export KLET_CONTAINERD_DIR
 . "$top/tests/apiserver/lib.sh"
 command -v curl >/dev/null || node_skip "curl is not installed"
 as_python >/dev/null || node_skip "python3-h2 is not installed"
-[ "$(id -u)" -eq 0 ] || node_skip "needs root"
-command -v containerd >/dev/null 2>&1 || node_skip "containerd not installed"
-# containerd's root on a fresh 160 MiB tmpfs (an instance left running is stopped first).
-sh "$top/contrib/containerd-down.sh" >/dev/null 2>&1
-ROOTFS=$KLET_CONTAINERD_DIR/root
-mkdir -p "$ROOTFS"
-mountpoint -q "$ROOTFS" && umount -l "$ROOTFS"
-rm -rf "$ROOTFS" && mkdir -p "$ROOTFS"
-mount -t tmpfs -o size=160m klet-imagegc "$ROOTFS" || node_skip "cannot mount a tmpfs"
-node_setup igcnode
-ig_cleanup() {
-	as_stop
-	node_cleanup
-	umount -l "$ROOTFS" 2>/dev/null
-}
-trap ig_cleanup EXIT
+node_setup_tmpfs igcnode 160
+metrics_ok
 CTR="ctr --address $SOCK -n k8s.io"
 for i in a b c d; do $PY "$top/tests/e2e/mkimage.py" klet.local/img-$i 1 4 "$T/img-$i.tar"; done
 for i in a b c; do $CTR images import --snapshotter overlayfs "$T/img-$i.tar" >/dev/null; done
-images() { cri ListImages '{}' | $PY -c '
-import json, sys
-for i in json.load(sys.stdin).get("images", []):
-    print(i["id"], " ".join(i.get("repo_tags", [])), i.get("size", 0))'; }
-has_ref() { images | grep -q " $1 "; }
 has_image() { has_ref "klet.local/img-$1:1"; }
 not() { ! "$@"; }
-id_of() { images | awk -v t="klet.local/img-$1:1" '$2==t {print $1}'; }
+id_of() { image_id "klet.local/img-$1:1"; }
 for i in a b c; do check "img-$i imported" has_image $i; done
 IDA=$(id_of a) IDB=$(id_of b)
 # The image used for a while is the one an order by ID would take first, so that only the
@@ -64,9 +49,10 @@ usage() { df -P "$ROOTFS" | awk 'NR==2 {print int(100 - $4 * 100 / $2)}'; }
 U=$(usage)
 H=$((U + 8))
 echo "# image fs: $(df -h "$ROOTFS" | tail -1); usage $U%, thresholds $H% / $((H - 1))%"
+RO=$(free_port)
 KLET_IMAGE_GC_PERIOD_MS=2000 start_kletd --kubeconfig "$T/kubeconfig" \
     --image-gc-high-threshold $H --image-gc-low-threshold $((H - 1)) \
-    --pod-infra-container-image klet.local/pause:3.9 -v=3
+    --pod-infra-container-image klet.local/pause:3.9 -v=3 --read-only-port "$RO"
 check "kletd started" logged 'kletd ready'
 
 mkpod() { # NAME IMAGE COMMAND
@@ -85,8 +71,8 @@ for p in user-a keep-c keep-bb; do check "$p Running" is_phase $p Running; done
 # deleted, its containers removed).
 sleep 5
 as_ctl "/pods/default/user-a?method=DELETE&grace=0" >/dev/null
-wait_for 600 no_pod user-a
-check "user-a's containers removed" no_pod user-a
+wait_for 600 no_api_ctrs user-a
+check "user-a's containers removed" no_api_ctrs user-a
 sleep 3 # a detection pass sees img-a unused after its use
 $CTR images import --snapshotter overlayfs "$T/img-d.tar" >/dev/null
 check "img-d imported after the start" has_image d
@@ -123,6 +109,13 @@ check "img-d (younger than 2m) kept" has_image d
 check "busybox (in use) kept" has_ref klet.local/busybox:1.35
 check "the sandbox image kept" has_ref klet.local/pause:3.9
 check "exactly two images removed" [ "$(grep -c 'image GC: removed image' "$T/kletd.log")" = 2 ]
+echo "# /metrics: kubelet_image_garbage_collected_total space: $(metric "$RO" \
+    kubelet_image_garbage_collected_total reason=space), age: $(metric "$RO" \
+    kubelet_image_garbage_collected_total reason=age)"
+check "/metrics: kubelet_image_garbage_collected_total{reason=\"space\"} counter 2 (HELP, TYPE)" \
+    [ "$(metric "$RO" kubelet_image_garbage_collected_total reason=space)" = "counter 2" ]
+check "/metrics: ... {reason=\"age\"} 0" \
+    [ "$(metric "$RO" kubelet_image_garbage_collected_total reason=age)" = "counter 0" ]
 grep 'image GC' "$T/kletd.log" | sed 's/^/# /'
 
 node_images() {
@@ -143,4 +136,45 @@ PODCTL=${top_builddir:-.}/podctl
 check "podctl status: image GC with two removals" sh -c \
     "'$PODCTL' --socket '$T/root/podctl.sock' status | grep -q '2 images removed'"
 rm -f "$ROOTFS"/filler*
+
+# Age (imageMaximumGCAge): the disk thresholds off, unused images go once unused for 10 s,
+# but not before kletd has run 10 s.
+IDD=$(id_of d) IDC=$(id_of c)
+stop_kletd TERM
+RO=$(free_port)
+t0=$(date +%s)
+KLET_IMAGE_GC_PERIOD_MS=1000 start_kletd --kubeconfig "$T/kubeconfig" \
+    --image-gc-high-threshold 100 --image-gc-low-threshold 99 --image-minimum-gc-age 1s \
+    --image-maximum-gc-age 10s --pod-infra-container-image klet.local/pause:3.9 -v=3 \
+    --read-only-port "$RO"
+ready2() { [ "$(grep -c 'kletd ready' "$T/kletd.log")" -ge 2 ]; }
+wait_for 100 ready2
+check "kletd restarted with --image-maximum-gc-age 10s" ready2
+wait_for 300 removed "$IDD"
+t1=$(date +%s)
+check "age: img-d (never used) removed" removed "$IDD"
+check "... not before kletd ran 10 s ($((t1 - t0)) s)" [ $((t1 - t0)) -ge 10 ]
+check "... logged as unused for longer than the maximum age" \
+    logged "image GC: removed image $IDD ([0-9]* bytes, unused for longer than the maximum age)"
+check "img-c (in use) kept" has_image c
+check "keep-c's container is there" [ -n "$(api_ctrs keep-c)" ]
+as_ctl "/pods/default/keep-c?method=DELETE&grace=0" >/dev/null
+wait_for 600 no_api_ctrs keep-c
+t2=$(date +%s)
+check "keep-c's containers removed" no_api_ctrs keep-c
+sleep 5
+check "img-c kept 5 s after its last use" has_image c
+wait_for 300 removed "$IDC"
+t3=$(date +%s)
+check "img-c removed once unused for 10 s ($((t3 - t2)) s after its container)" \
+    [ $((t3 - t2)) -ge 8 ]
+check "... gone from the runtime" not has_image c
+check "busybox (in use) kept" has_ref klet.local/busybox:1.35
+check "the sandbox image kept" has_ref klet.local/pause:3.9
+check "/metrics: kubelet_image_garbage_collected_total{reason=\"age\"} 2" \
+    [ "$(metric "$RO" kubelet_image_garbage_collected_total reason=age)" = "counter 2" ]
+check "... {reason=\"space\"} 0" \
+    [ "$(metric "$RO" kubelet_image_garbage_collected_total reason=space)" = "counter 0" ]
+check "podctl status: two removed for their age" sh -c \
+    "'$PODCTL' --socket '$T/root/podctl.sock' status | grep -q '2 images removed (2 for their age)'"
 finish

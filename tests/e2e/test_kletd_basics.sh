@@ -1,6 +1,7 @@
 #!/bin/sh
-# Black-box checks of the kletd binary: start, timers at -v=4, SIGTERM, restart on the same
-# root dir, a second daemon refused, SIGHUP reopening the log file, bad flags.
+# Black-box checks of the kletd binary: start, timers at -v=4, OpenSSL loaded only at the first
+# TLS handshake (and never a plain reply on the HTTPS port when it cannot be), SIGTERM, restart
+# on the same root dir, a second daemon refused, SIGHUP reopening the log file, bad flags.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 KLETD=${top_builddir:-.}/kletd
@@ -34,6 +35,20 @@ done
 check "klog line format" grep -Eq '^I[0-9]{4} [0-9:.]{15} +[0-9]+ [a-z_-]+\.c:[0-9]+\] ' "$tmp/run1.log"
 check "root dir created 0700" sh -c "[ \$(stat -c %a '$tmp/root') = 700 ]"
 
+# 2b. OpenSSL costs nothing until TLS is used (issue 19): kletd is not linked with it, an idle
+# kletd (its HTTPS listener up, nobody connected) maps none of it; the first handshake on the
+# HTTPS port loads it, and the request is answered as before.
+tls_mapped() { grep -qE '/(libssl|libcrypto|libevent_openssl)[-.][^/]*$' "/proc/$pid/maps"; }
+tls_unmapped() { ! tls_mapped; }
+tls_unlinked() { ! objdump -p "$KLETD" | grep -qE 'NEEDED.*(libssl|libcrypto|libevent_openssl)'; }
+check "kletd is not linked with OpenSSL" tls_unlinked
+check "an idle kletd maps no OpenSSL" tls_unmapped
+port=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$tmp/run1.log" | tail -1)
+code=$(curl -ks -o /dev/null -w '%{http_code}' "https://127.0.0.1:$port/pods")
+check "HTTPS answers without credentials: 401 ($code)" [ "$code" = 401 ]
+check "the first handshake loaded OpenSSL" tls_mapped
+check "its loading is logged" grep -q 'TLS: libcrypto.* loaded' "$tmp/run1.log"
+
 # 3. A second daemon on the same root dir is refused.
 "$KLETD" --root-dir "$tmp/root" >"$tmp/second.log" 2>&1; rc=$?
 check "second daemon refused" [ "$rc" -ne 0 ]
@@ -59,5 +74,18 @@ check "SIGHUP reopens the log file" grep -q 'reopening the log file' "$tmp/klet.
 check "new log file written after SIGHUP" test -s "$tmp/klet.log"
 kill -INT $pid; wait $pid; rc=$?
 check "SIGINT exit 0" [ "$rc" -eq 0 ]
+
+# 6. Where OpenSSL cannot be loaded (KLET_TEST_NO_TLS stands for the libraries' absence), the
+# HTTPS port never serves in plain: a request that comes without TLS gets a 503, not the pods.
+KLET_TEST_NO_TLS=1 start "$tmp/run3.log"
+wait_for 50 grep -q 'kletd ready' "$tmp/run3.log"
+port=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' "$tmp/run3.log" | tail -1)
+check "no TLS: the handshake fails" sh -c "! curl -ksf -m 5 https://127.0.0.1:$port/pods"
+code=$(curl -s -m 5 -o "$tmp/plain.out" -w '%{http_code}' "http://127.0.0.1:$port/pods")
+check "no TLS: a plain request gets 503 ($code)" [ "$code" = 503 ]
+check "no TLS: and not the pods" sh -c "! grep -q PodList '$tmp/plain.out'"
+check "no TLS: the reason is logged" grep -q 'TLS is unavailable' "$tmp/run3.log"
+kill -TERM $pid; wait $pid; rc=$?
+check "no TLS: SIGTERM exit 0" [ "$rc" -eq 0 ]
 pid=
 finish

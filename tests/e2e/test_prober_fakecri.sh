@@ -1,7 +1,7 @@
 #!/bin/sh
 # Probes through kletd against the fake gRPC CRI and local listeners: exec success, failure
 # with output, a command timing out (liveness restart), httpGet (headers, a same-host
-# redirect, 500), tcpSocket open and closed, and a runtime whose ExecSync never answers
+# redirect, 500, HTTPS to a self-signed server), tcpSocket open and closed, and a runtime whose ExecSync never answers
 # (probes fail by deadline, the loop keeps running).
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
@@ -11,9 +11,12 @@ hpid=
 gpid=
 trap 'node_cleanup; [ -n "$fpid" ] && kill "$fpid" 2>/dev/null; [ -n "$hpid" ] && kill "$hpid" 2>/dev/null; [ -n "$gpid" ] && kill "$gpid" 2>/dev/null' EXIT
 
-# A local HTTP listener on 127.0.0.1 (an ephemeral port written to $T/port).
+# A local HTTP listener on 127.0.0.1 (an ephemeral port written to $T/port), and the same
+# over TLS with a self-signed certificate ($T/tport).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=probe \
+    -keyout "$T/tls.key" -out "$T/tls.crt" >/dev/null 2>&1
 cat >"$T/srv.py" <<'P'
-import http.server, sys
+import http.server, ssl, sys, threading
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/redir":
@@ -32,13 +35,20 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 s = http.server.HTTPServer(("127.0.0.1", 0), H)
+t = http.server.HTTPServer(("127.0.0.1", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+t.socket = ctx.wrap_socket(t.socket, server_side=True)
+threading.Thread(target=t.serve_forever, daemon=True).start()
+open(sys.argv[2], "w").write(str(t.server_address[1]))
 open(sys.argv[1], "w").write(str(s.server_address[1]))
 s.serve_forever()
 P
-$PY "$T/srv.py" "$T/port" &
+$PY "$T/srv.py" "$T/port" "$T/tport" "$T/tls.crt" "$T/tls.key" &
 hpid=$!
 wait_for 100 test -s "$T/port"
 PORT=$(cat "$T/port")
+TPORT=$(cat "$T/tport")
 # A gRPC health server (grpcio, raw bytes: no generated code): service "" and "ok" are
 # SERVING, "down" NOT_SERVING.
 cat >"$T/health.py" <<'P'
@@ -95,6 +105,8 @@ pod redirbad "$(rp "httpGet: {host: 127.0.0.1, port: $PORT, path: /redirbad}")"
 pod hdr "$(rp "httpGet: {host: 127.0.0.1, port: $PORT, path: /hdr, httpHeaders: [{name: X-Probe, value: 'yes'}]}")"
 pod nohdr "$(rp "httpGet: {host: 127.0.0.1, port: $PORT, path: /hdr}")"
 pod err500 "$(rp "httpGet: {host: 127.0.0.1, port: $PORT, path: /boom}")"
+pod httpsok "$(rp "httpGet: {host: 127.0.0.1, port: $TPORT, path: /ok, scheme: HTTPS}")"
+pod httpsplain "$(rp "httpGet: {host: 127.0.0.1, port: $PORT, path: /ok, scheme: HTTPS}")"
 pod tcpopen "$(rp "tcpSocket: {port: $PORT}")"
 pod tcpclosed "$(rp "tcpSocket: {host: 127.0.0.1, port: $CLOSED}")"
 pod grpcok "$(rp "grpc: {port: $GPORT, service: ok}")"
@@ -122,6 +134,10 @@ wait_for 100 failed nohdr readiness "HTTP probe failed with statuscode: 403"
 check "httpGet: 403 without the header" failed nohdr readiness "HTTP probe failed with statuscode: 403"
 wait_for 100 failed err500 readiness "HTTP probe failed with statuscode: 500"
 check "httpGet: 500 is a failure" failed err500 readiness "HTTP probe failed with statuscode: 500"
+wait_for 100 res httpsok readiness failure success
+check "httpGet HTTPS: a self-signed server, not verified (as the kubelet): ready" res httpsok readiness failure success
+wait_for 100 failed httpsplain readiness "Get \"https://127.0.0.1:$PORT\": tls: "
+check "httpGet HTTPS to a plain port: a TLS failure" failed httpsplain readiness "Get \"https://127.0.0.1:$PORT\": tls: "
 wait_for 100 res tcpopen readiness failure success
 check "tcpSocket: open port (host defaults to the pod IP, host network)" res tcpopen readiness failure success
 wait_for 100 failed tcpclosed readiness "dial tcp 127.0.0.1:$CLOSED: connect: Connection refused"

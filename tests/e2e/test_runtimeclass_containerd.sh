@@ -18,7 +18,7 @@ as_python >/dev/null || node_skip "python3-h2 is not installed"
 node_setup rcnode
 MNT=/sys/fs/cgroup
 [ -d $MNT/memory ] || node_skip "needs cgroup v1 memory (the overhead check reads it)"
-CGR=/klet-e2e-rc-$$
+CGR=${KLET_TEST_CGROUP_ROOT:-}/e2e-rc-$$
 rc_cleanup() {
 	as_stop
 	node_cleanup

@@ -8,7 +8,7 @@
  * Input: the cut header of fuzz_common.h, then the stream (newline-delimited JSON events).
  * First the watch LISTs (answered with a fixed list of one pod), then watches: that watch
  * call gets the input. */
-#include "api/api.c"
+#include "client/api.c"
 #include "api/watch.c"
 
 #include "fuzz_common.h"

@@ -28,7 +28,7 @@ val() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$
 check "all $N nodes Ready" [ "$(val 'd.get("seconds_all_nodes_ready") is not None')" = True ]
 check "all $((N * P)) pods Running" [ "$(val 'd["pod_startup_latency_s"]["n"]')" = $((N * P)) ]
 check "every container running in the runtime" [ "$(val 'd["containers_running"]')" = $((N * P)) ]
-check "one watch per agent" [ "$(val 'd["steady"]["watches"]')" = "$N" ]
+check "two watches per agent (its pods, RuntimeClasses)" [ "$(val 'd["steady"]["watches"]')" = "$((2 * N))" ]
 check "idle: only lease renewals (PUT leases)" \
     [ "$(val 'sorted(d["steady"]["api_by_verb_resource_per_node_per_min"])')" = "['PUT leases']" ]
 check "no agent exited" [ "$(val 'd["agents_exited"]')" = 0 ]

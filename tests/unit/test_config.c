@@ -36,6 +36,10 @@ check_defaults(const struct klet_config *c)
 	assert_int_equal(c->log_max_files, 5);
 	assert_int_equal(c->log_monitor_ms, 10000);
 	assert_int_equal(c->cgroups_per_qos, 1);
+	assert_int_equal(c->image_gc_max_age_ms, 0);
+	assert_int_equal(c->container_gc_min_age_ms, 0);
+	assert_int_equal(c->container_gc_max_per, 1);
+	assert_int_equal(c->container_gc_max_total, -1);
 	assert_int_equal(c->cgroup_systemd, 0);
 	assert_int_equal(c->eviction_transition_ms, 300000);
 	assert_int_equal(c->eviction_monitor_ms, 10000);
@@ -135,6 +139,28 @@ check_image_gc(const struct klet_config *c)
 	assert_int_equal(c->image_gc_low, 50);
 	assert_int_equal(c->image_gc_min_age_ms, 30000);
 	assert_string_equal(c->pod_infra_image, "k/pause:1");
+}
+
+static void
+check_container_gc(const struct klet_config *c)
+{
+	assert_int_equal(c->container_gc_min_age_ms, 90000);
+	assert_int_equal(c->container_gc_max_per, 2);
+	assert_int_equal(c->container_gc_max_total, 100);
+	assert_int_equal(c->image_gc_max_age_ms, 7 * 24 * 3600 * 1000LL);
+}
+
+static void
+check_container_gc_unlimited(const struct klet_config *c)
+{
+	assert_int_equal(c->container_gc_max_per, -1);
+	assert_int_equal(c->container_gc_max_total, -5);
+}
+
+static void
+check_image_max_age_file(const struct klet_config *c)
+{
+	assert_int_equal(c->image_gc_max_age_ms, 3600 * 1000);
 }
 
 static void
@@ -283,6 +309,35 @@ static const struct flag_case flag_cases[] = {
 	    { "--image-gc-high-threshold=90", "--image-gc-low-threshold=50",
 	        "--image-minimum-gc-age=30s", "--pod-infra-container-image=k/pause:1", NULL },
 	    CONFIG_OK, NULL, check_image_gc },
+	{ "container_gc_flags",
+	    { "--minimum-container-ttl-duration=1m30s", "--maximum-dead-containers-per-container",
+	        "2", "--maximum-dead-containers=100", "--image-maximum-gc-age=168h", NULL },
+	    CONFIG_OK, NULL, check_container_gc },
+	{ "container_gc_negative_lifts_the_limits",
+	    { "--maximum-dead-containers-per-container=-1", "--maximum-dead-containers=-5", NULL },
+	    CONFIG_OK, NULL, check_container_gc_unlimited },
+	{ "container_gc_count_not_a_number", { "--maximum-dead-containers=many", NULL },
+	    CONFIG_ERROR,
+	    "invalid value \"many\" for flag --maximum-dead-containers: expected an integer",
+	    NULL },
+	{ "container_gc_count_over_int32",
+	    { "--maximum-dead-containers-per-container=2147483648", NULL }, CONFIG_ERROR,
+	    "for flag --maximum-dead-containers-per-container", NULL },
+	{ "container_ttl_not_a_duration", { "--minimum-container-ttl-duration=10", NULL },
+	    CONFIG_ERROR, "for flag --minimum-container-ttl-duration: expected a duration", NULL },
+	{ "image_max_age_not_above_min_age",
+	    { "--image-minimum-gc-age=2m", "--image-maximum-gc-age=90s", NULL }, CONFIG_ERROR,
+	    "invalid configuration: imageMaximumGCAge 1m30s must be greater than "
+	    "imageMinimumGCAge 2m0s",
+	    NULL },
+	{ "image_max_age_equal_to_min_age",
+	    { "--image-minimum-gc-age=1h", "--image-maximum-gc-age=60m", NULL }, CONFIG_ERROR,
+	    "imageMaximumGCAge 1h0m0s must be greater than imageMinimumGCAge 1h0m0s", NULL },
+	{ "image_max_age_sub_second",
+	    { "--image-minimum-gc-age=1500ms", "--image-maximum-gc-age=500ms", NULL }, CONFIG_ERROR,
+	    "imageMaximumGCAge 500ms must be greater than imageMinimumGCAge 1.5s", NULL },
+	{ "image_max_age_zero_is_off", { "--image-maximum-gc-age=0", NULL }, CONFIG_OK, NULL,
+	    NULL },
 	{ "log_rotation",
 	    { "--container-log-max-size=2Mi", "--container-log-max-files", "3", NULL }, CONFIG_OK,
 	    NULL, check_log_rotation },
@@ -512,6 +567,10 @@ static const struct file_case file_cases[] = {
 	    "registerWithTaints:\n- {key: dedicated, value: infra, effect: NoExecute}\n"
 	    "- {key: example.com/gpu, effect: NoSchedule}\n",
 	    NULL, CONFIG_OK, NULL, check_reserved },
+	{ "image_maximum_gc_age_field", "imageMaximumGCAge: 1h\n", NULL, CONFIG_OK, NULL,
+	    check_image_max_age_file },
+	{ "image_maximum_gc_age_field_bad", "imageMaximumGCAge: 3\n", NULL, CONFIG_ERROR,
+	    "field imageMaximumGCAge in", NULL },
 	{ "kube_reserved_not_a_map", "kubeReserved: [cpu]\n", NULL, CONFIG_ERROR,
 	    "expected a map of strings", NULL },
 	{ "taint_not_an_object", "registerWithTaints: [a]\n", NULL, CONFIG_ERROR,

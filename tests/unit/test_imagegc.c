@@ -1,6 +1,7 @@
 /* test_imagegc.c — table tests of the image GC decisions (logic/imagegc.c): detection
  * (first detected, last used, gone images forgotten), the thresholds, the least recently
- * used order with in-use, pinned and too young images kept, and the node status list. */
+ * used order with in-use, pinned and too young images kept, the removal for age
+ * (imageMaximumGCAge), and the node status list. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,7 @@
 static void
 test_amount(void **state)
 {
-	struct igc_policy p = { 85, 80, 2 * MIN };
+	struct igc_policy p = { 85, 80, 2 * MIN, 0 };
 	static const struct {
 		int64_t cap, avail, want;
 		int     usage;
@@ -52,7 +53,7 @@ test_amount(void **state)
 static void
 test_detect_plan(void **state)
 {
-	struct igc_policy  p = { 85, 80, 2 * MIN };
+	struct igc_policy  p = { 85, 80, 2 * MIN, 0 };
 	struct igc_record *r = NULL;
 	size_t             n = 0, out[8], k;
 	int64_t            freed, t0 = 1000 * MIN;
@@ -112,6 +113,56 @@ test_detect_plan(void **state)
 	igc_records_free(r, n);
 }
 
+/* A detection that saw the image in use, then the reclaim's own detection in the same
+ * millisecond that does not (its container was just removed): the image may go. */
+static void
+test_same_ms(void **state)
+{
+	struct igc_policy  p = { 85, 80, 2 * MIN, 0 };
+	struct igc_record *r = NULL;
+	size_t             n = 0, out[2];
+	int64_t            t0 = 1000 * MIN;
+	struct igc_image   used = { "sha256:a", 100, 0, 1 }, unused = { "sha256:a", 100, 0, 0 };
+
+	(void)state;
+	igc_detect(&r, &n, &used, 1, t0, 1);
+	igc_detect(&r, &n, &unused, 1, t0, 0);
+	assert_int_equal(igc_plan(&p, r, n, t0, INT64_MAX, out, NULL), 1);
+	igc_records_free(r, n);
+}
+
+/* freeOldImages: unused for longer than the maximum age, once the manager ran that long. */
+static void
+test_plan_age(void **state)
+{
+	struct igc_policy p = { 85, 80, 2 * MIN, 60 * MIN };
+	int64_t           t0 = 1000 * MIN, now = t0 + 120 * MIN;
+	struct igc_record r[] = {
+		{ "present-at-start", 0, 0, 10, 0, 0, 0 },           /* never used since: goes */
+		{ "used-61m-ago", t0, now - 61 * MIN, 10, 0, 0, 0 }, /* goes */
+		{ "used-59m-ago", t0, now - 59 * MIN, 10, 0, 0, 0 },
+		{ "used-60m-ago", t0, now - 60 * MIN, 10, 0, 0, 0 }, /* not more than the age */
+		{ "in-use", 0, now, 10, 0, 1, 0 }, { "pinned", 0, 0, 10, 1, 0, 0 },
+		{ "pulled-10m-ago", now - 10 * MIN, 0, 10, 0, 0, 0 }, /* never used, young */
+		{ "pulled-70m-ago", now - 70 * MIN, 0, 10, 0, 0, 0 }, /* never used, old: goes */
+	};
+	size_t out[8], k;
+
+	(void)state;
+	k = igc_plan_age(&p, r, 8, now, t0, out);
+	assert_int_equal(k, 3);
+	assert_string_equal(r[out[0]].id, "present-at-start"); /* the eviction order */
+	assert_string_equal(r[out[1]].id, "pulled-70m-ago");
+	assert_string_equal(r[out[2]].id, "used-61m-ago");
+	/* Not before the manager has run longer than the maximum age. */
+	assert_int_equal(igc_plan_age(&p, r, 8, t0 + 60 * MIN, t0, out), 0);
+	assert_int_equal(igc_plan_age(&p, r, 8, t0 + 60 * MIN + 1, t0, out), 1);
+	assert_string_equal(r[out[0]].id, "present-at-start");
+	p.max_age_ms = 0; /* off */
+	assert_int_equal(igc_plan_age(&p, r, 8, now, t0, out), 0);
+	assert_int_equal(igc_plan_age(&p, NULL, 0, now, t0, out), 0);
+}
+
 static void
 test_node_images(void **state)
 {
@@ -147,6 +198,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_amount),
 		cmocka_unit_test(test_detect_plan),
+		cmocka_unit_test(test_plan_age),
+		cmocka_unit_test(test_same_ms),
 		cmocka_unit_test(test_node_images),
 	};
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include <event2/event.h>
@@ -46,6 +47,52 @@ test_task_runs_periodically(void **state)
 	assert_true(st.max_duration_us >= st.last_duration_us);
 	assert_true(st.max_lag_us >= st.last_lag_us);
 	assert_true(st.last_lag_us >= 0);
+	loop_free(c.l);
+}
+
+/* Burns about 30 ms of CPU on its second run, then stops the loop. */
+static void
+burn_and_stop(void *arg)
+{
+	struct counter *c = arg;
+	struct timespec t0, t;
+	volatile long   x = 0;
+
+	if (++c->runs < 2)
+		return;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		for (int i = 0; i < 10000; i++)
+			x += i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 30000000L);
+	loop_stop(c->l);
+}
+
+static void
+test_turn_figures(void **state)
+{
+	struct loop_turn_stats ts;
+	struct counter         c = { 0 };
+	uint64_t               sum = 0;
+	size_t                 i;
+
+	(void)state;
+	c.l = loop_new();
+	loop_every(c.l, "burn", 5, burn_and_stop, &c);
+	assert_int_equal(loop_run(c.l), 0);
+	loop_turn_stats(c.l, &ts);
+	assert_true(ts.turns >= 2);
+	for (i = 0; i < LOOP_TURN_NBUCKETS; i++)
+		sum += ts.counts[i];
+	assert_int_equal(sum, ts.turns);
+	/* The burning turn: 30 ms of CPU, in the (20 ms, 50 ms] bucket, named by its task. */
+	assert_true(ts.max_us >= 30000);
+	assert_non_null(ts.max_task);
+	assert_string_equal(ts.max_task, "burn");
+	assert_true(ts.counts[8] + ts.counts[9] + ts.counts[10] >= 1);
+	assert_true(loop_turn_quantile_us(&ts, 1.0) >= 50000);
+	assert_true(loop_turn_quantile_us(&ts, 1.0 / (double)ts.turns) <= 20000);
 	loop_free(c.l);
 }
 
@@ -164,6 +211,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_runs_periodically),
+		cmocka_unit_test(test_turn_figures),
 		cmocka_unit_test(test_kick_runs_on_next_turn),
 		cmocka_unit_test(test_paused_task_does_not_run),
 		cmocka_unit_test(test_foreach_in_registration_order),

@@ -1,11 +1,14 @@
-/* test_pleg.c — the kubelet's PLEG transition table and health threshold. */
+/* test_pleg.c — the kubelet's PLEG transition table and health threshold; the wire walk
+ * the relist uses to hash and decode list answers record by record. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "cri/cri.h"
 #include "node/pleg.h"
 #include "core/util.h"
 
@@ -64,12 +67,131 @@ test_health(void **state)
 	pleg_free(p);
 }
 
+struct items {
+	char  *ids[8];
+	size_t n;
+	int    fail_at; /* return -1 at this item (0: never) */
+};
+
+static int
+item_cb(const uint8_t *b, size_t len, void *arg)
+{
+	struct items           *it = arg;
+	Runtime__V1__Container *c = runtime__v1__container__unpack(NULL, len, b);
+
+	assert_non_null(c);
+	assert_true(it->n < 8);
+	it->ids[it->n++] = xstrdup(c->id);
+	runtime__v1__container__free_unpacked(c, NULL);
+	return it->fail_at != 0 && (int)it->n == it->fail_at ? -1 : 0;
+}
+
+static void
+items_clear(struct items *it)
+{
+	size_t i;
+
+	for (i = 0; i < it->n; i++)
+		free(it->ids[i]);
+	memset(it, 0, sizeof(*it));
+}
+
+static void
+test_wire_items(void **state)
+{
+	Runtime__V1__ListContainersResponse r = RUNTIME__V1__LIST_CONTAINERS_RESPONSE__INIT;
+	Runtime__V1__Container              c[3], *cp[3];
+	Runtime__V1__ContainerMetadata      md = RUNTIME__V1__CONTAINER_METADATA__INIT;
+	static const char                  *ids[] = { "aa", "bbbb", "c" };
+	uint8_t                             buf[512], bad[600];
+	struct items                        it;
+	size_t                              len, i, rec0, rec1;
+	static const char                   other[] = "\x10\x96\x01" /* field 2, varint 150 */
+	                            "\x19"
+	                            "12345678" /* field 3, 64-bit */
+	                            "\x25"
+	                            "1234" /* field 4, 32-bit */
+	                            "\x12\x02"
+	                            "zz"; /* field 2, 2 bytes */
+	static const struct {
+		const char *bytes;
+		size_t      len;
+	} malformed[] = {
+		{ "\x0a", 1 }, /* field 1 LEN without a length */
+		{ "\x0a\x05"
+		  "ab",
+		    4 },               /* length past the end */
+		{ "\x08", 1 },         /* a varint field without its value */
+		{ "\x09\x01\x02", 3 }, /* a 64-bit field cut short */
+		{ "\x0b", 1 },         /* start group: not accepted */
+		{ "\x0e\x00", 2 },     /* wire type 6 */
+		{ "\x02\x00", 2 },     /* field number 0 */
+		{ "\x8a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11 }, /* 11-byte tag */
+	};
+
+	(void)state;
+	memset(&it, 0, sizeof(it));
+	md.name = "n";
+	for (i = 0; i < 3; i++) {
+		runtime__v1__container__init(&c[i]);
+		c[i].id = (char *)ids[i];
+		c[i].metadata = &md;
+		c[i].state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+		cp[i] = &c[i];
+	}
+	r.n_containers = 3;
+	r.containers = cp;
+	len = runtime__v1__list_containers_response__get_packed_size(&r);
+	assert_true(len < sizeof(buf));
+	runtime__v1__list_containers_response__pack(&r, buf);
+	assert_int_equal(cri_wire_items(buf, len, 1, item_cb, &it), 0);
+	assert_int_equal(it.n, 3);
+	for (i = 0; i < 3; i++)
+		assert_string_equal(it.ids[i], ids[i]);
+	items_clear(&it);
+	/* Other fields (any wire type) are skipped; only field 1's records are items. */
+	memcpy(bad, other, sizeof(other) - 1);
+	memcpy(bad + sizeof(other) - 1, buf, len);
+	assert_int_equal(cri_wire_items(bad, len + sizeof(other) - 1, 1, item_cb, &it), 0);
+	assert_int_equal(it.n, 3);
+	items_clear(&it);
+	/* An empty message has no items. */
+	assert_int_equal(cri_wire_items(buf, 0, 1, item_cb, &it), 0);
+	assert_int_equal(it.n, 0);
+	/* The callback stops the walk. */
+	it.fail_at = 2;
+	assert_int_equal(cri_wire_items(buf, len, 1, item_cb, &it), -1);
+	assert_int_equal(it.n, 2);
+	items_clear(&it);
+	/* Truncated anywhere: an error, never a read past the end. */
+	rec0 = 2 + (size_t)buf[1];
+	rec1 = rec0 + 2 + (size_t)buf[rec0 + 1];
+	for (i = 1; i < len; i++) {
+		uint8_t *cut = xmalloc(i);
+		int      rc;
+
+		memcpy(cut, buf, i);
+		rc = cri_wire_items(cut, i, 2, item_cb, &it); /* field 2: walk, do not decode */
+		free(cut);
+		/* A cut exactly between records is a valid, shorter message (the records are
+		 * short: a one-byte tag and a one-byte length each). */
+		assert_int_equal(rc, i == rec0 || i == rec1 ? 0 : -1);
+		items_clear(&it);
+	}
+	for (i = 0; i < nitems(malformed); i++)
+		assert_int_equal(cri_wire_items((const uint8_t *)malformed[i].bytes,
+		                     malformed[i].len, 1, item_cb, &it),
+		    -1);
+	assert_int_equal(it.n, 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_transition_table),
 		cmocka_unit_test(test_health),
+		cmocka_unit_test(test_wire_items),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

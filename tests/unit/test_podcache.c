@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -164,6 +165,87 @@ test_waiters(void **state)
 	event_base_free(base);
 }
 
+static void
+count_uid(const char *uid, void *arg)
+{
+	int *n = arg;
+
+	assert_string_equal(uid, "u2");
+	(*n)++;
+}
+
+/* Entries written by another reader than the PLEG are "foreign" until the PLEG rewrites
+ * them (it writes only the pods that changed, and must not leave a stale read behind). */
+static void
+test_foreign(void **state)
+{
+	struct event_base   *base = event_base_new();
+	struct podcache     *pc = podcache_new(base);
+	struct rt_pod_status st;
+	int                  n = 0;
+
+	(void)state;
+	mk_status(&st, "u1", 1);
+	assert_int_equal(podcache_relist_set(pc, &st, 10), 1);
+	rt_pod_status_clear(&st);
+	assert_int_equal(podcache_foreign_count(pc), 0);
+	mk_status(&st, "u2", 2);
+	assert_int_equal(podcache_set(pc, &st, 11), 1);
+	assert_int_equal(podcache_foreign_count(pc), 1);
+	podcache_foreach_foreign(pc, count_uid, &n);
+	assert_int_equal(n, 1);
+	/* An older relist write does not replace it: still foreign. */
+	assert_int_equal(podcache_relist_set(pc, &st, 9), 0);
+	assert_int_equal(podcache_foreign_count(pc), 1);
+	assert_int_equal(podcache_relist_set(pc, &st, 12), 1);
+	assert_int_equal(podcache_foreign_count(pc), 0);
+	/* A foreign delete, then the absent marker dropped by the cache's time. */
+	podcache_delete(pc, "u2", 13);
+	assert_int_equal(podcache_foreign_count(pc), 1);
+	assert_null(podcache_get(pc, "u2", NULL));
+	podcache_update_time(pc, 14);
+	assert_int_equal(podcache_foreign_count(pc), 0);
+	assert_non_null(podcache_get(pc, "u1", NULL));
+	assert_int_equal(podcache_count(pc), 1);
+	rt_pod_status_clear(&st);
+	podcache_free(pc);
+	event_base_free(base);
+}
+
+/* Many pods: every one found (the index), after drops too. */
+static void
+test_many(void **state)
+{
+	struct event_base   *base = event_base_new();
+	struct podcache     *pc = podcache_new(base);
+	struct rt_pod_status st;
+	char                 uid[32];
+	int                  i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		mk_status(&st, uid, 1);
+		podcache_relist_set(pc, &st, 10);
+		rt_pod_status_clear(&st);
+	}
+	for (i = 0; i < 1000; i += 2) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		podcache_relist_delete(pc, uid, 11);
+	}
+	podcache_update_time(pc, 12);
+	assert_int_equal(podcache_count(pc), 500);
+	for (i = 0; i < 1000; i++) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		if (i % 2)
+			assert_string_equal(podcache_get(pc, uid, NULL)->uid, uid);
+		else
+			assert_null(podcache_get(pc, uid, NULL));
+	}
+	podcache_free(pc);
+	event_base_free(base);
+}
+
 int
 main(void)
 {
@@ -171,6 +253,8 @@ main(void)
 		cmocka_unit_test(test_rt_helpers),
 		cmocka_unit_test(test_set_get_newer),
 		cmocka_unit_test(test_waiters),
+		cmocka_unit_test(test_foreign),
+		cmocka_unit_test(test_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

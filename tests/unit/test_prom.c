@@ -1,5 +1,6 @@
 /* test_prom.c — the Prometheus text format: numbers as Go prints them, label escaping,
- * histograms with cumulative buckets. */
+ * histograms with cumulative buckets; the eviction and image GC families as the kubelet
+ * names them. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,9 @@
 #include <event2/buffer.h>
 
 #include "core/util.h"
+#include "node/eviction.h"
+#include "node/imagegc.h"
+#include "server/gcmetrics.h"
 #include "server/metrics.h"
 
 static char *
@@ -99,6 +103,43 @@ test_histogram(void **state)
 	evbuffer_free(b);
 }
 
+/* kubelet_evictions by eviction_signal (the node's memory, the image fs, the local storage
+ * limits), kubelet_image_garbage_collected_total by reason (the reclaim counts as space). */
+static void
+test_gc_families(void **state)
+{
+	struct evbuffer     *b = evbuffer_new();
+	struct eviction_view ev;
+	struct imagegc_view  ig;
+	char                *s;
+
+	(void)state;
+	memset(&ev, 0, sizeof(ev));
+	memset(&ig, 0, sizeof(ig));
+	ev.by_signal[EV_MEMORY] = 2;
+	ev.by_signal[EV_IMAGEFS] = 1;
+	ev.emptydir_limit = 1;
+	ig.removed_space = 1;
+	ig.removed_reclaim = 2;
+	ig.removed_age = 4;
+	gcmetrics_write(b, &ev, &ig);
+	s = take(b);
+	assert_non_null(strstr(s,
+	    "# HELP kubelet_evictions [ALPHA] Cumulative number of pod "
+	    "evictions by eviction signal\n"
+	    "# TYPE kubelet_evictions counter\n"
+	    "kubelet_evictions{eviction_signal=\"memory.available\"} 2\n"
+	    "kubelet_evictions{eviction_signal=\"imagefs.available\"} 1\n"
+	    "kubelet_evictions{eviction_signal=\"emptydirfs.limit\"} 1\n"));
+	assert_null(strstr(s, "eviction_signal=\"nodefs.available\"")); /* none: no sample */
+	assert_non_null(strstr(s,
+	    "# TYPE kubelet_image_garbage_collected_total counter\n"
+	    "kubelet_image_garbage_collected_total{reason=\"age\"} 4\n"
+	    "kubelet_image_garbage_collected_total{reason=\"space\"} 3\n"));
+	free(s);
+	evbuffer_free(b);
+}
+
 int
 main(void)
 {
@@ -106,6 +147,7 @@ main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_gc_families),
 	};
 
 	return cmocka_run_group_tests_name("prom", t, NULL, NULL);

@@ -203,6 +203,71 @@ test_scan_and_inotify(void **state)
 	free(cmd);
 }
 
+/* Runs a few loop turns without waiting: what is due now runs, a timer does not. */
+static void
+turns_now(struct event_base *base)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		event_base_loop(base, EVLOOP_NONBLOCK);
+}
+
+/* A manifest complete when its event arrives is acted on at once (no settle delay): an
+ * atomic rename into the directory, a file closed after writing; one still open for
+ * writing is not read half-written. */
+static void
+test_complete_at_once(void **state)
+{
+	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir, *path;
+	struct event_base       *base = event_base_new();
+	struct podconfig_options o = { .node_name = "n1" };
+	struct seen              s = { 0 };
+	struct podconfig        *pc;
+	struct events           *ev = events_new(0);
+	struct source_file      *sf;
+	FILE                    *f;
+
+	(void)state;
+	event_base_priority_init(base, LOOP_NPRI);
+	dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	pc = podconfig_new(&o, on_update, &s);
+	sf = source_file_new(base, pc, ev, dir, "n1", 60000);
+	turns_now(base); /* the first scan: nothing */
+	assert_int_equal(s.n, 0);
+	write_file(dir, "web.yaml", web_yaml); /* written aside, renamed in */
+	turns_now(base);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.ops[0], "ADD default/web-n1 file");
+	/* Written in place: nothing while it is open, at once when it is closed. */
+	path = xsprintf("%s/db.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"apiVersion\":\"v1\",", f);
+	fflush(f);
+	turns_now(base);
+	assert_int_equal(s.n, 1);
+	fputs(db_json + strlen("{\"apiVersion\":\"v1\","), f);
+	fclose(f);
+	turns_now(base);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.ops[1], "ADD data/db-n1 file");
+	/* Removed: at once too. */
+	unlink(path);
+	turns_now(base);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.ops[2], "REMOVE data/db-n1 file");
+	free(path);
+	source_file_free(sf);
+	podconfig_free(pc);
+	events_free(ev);
+	event_base_free(base);
+	path = xsprintf("rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+	free(path);
+}
+
 static void
 test_missing_dir(void **state)
 {
@@ -362,6 +427,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_defaults),
 		cmocka_unit_test(test_scan_and_inotify),
+		cmocka_unit_test(test_complete_at_once),
 		cmocka_unit_test(test_missing_dir),
 		cmocka_unit_test(test_duplicate_names),
 		cmocka_unit_test(test_odd_entries),
