@@ -19,7 +19,7 @@ struct logreader {
 	dev_t                 dev;
 	struct logreader_opts o;
 	char                 *carry; /* an incomplete file line, read but not written */
-	size_t                carry_len;
+	size_t                carry_len, carry_cap;
 	int                   skipping; /* the current line is over LOGREADER_MAX_LINE */
 	int64_t               written;
 	int                   done;
@@ -81,7 +81,14 @@ logreader_parse_time(const char *s, size_t len, int64_t *ns)
 		t -= (s[i] == '+' ? 1 : -1) * (int64_t)(oh * 3600 + om * 60);
 	else
 		return -1;
-	*ns = t * 1000000000LL + frac;
+	/* Years 0000..9999 parse; beyond int64 nanoseconds (before 1677-09-21, from
+	 * 2262-04-11) the time is clamped, which keeps the comparisons with since right. */
+	if (t < INT64_MIN / 1000000000LL)
+		*ns = INT64_MIN;
+	else if (t > (INT64_MAX - frac) / 1000000000LL)
+		*ns = INT64_MAX;
+	else
+		*ns = t * 1000000000LL + frac;
 	return 0;
 }
 
@@ -254,6 +261,37 @@ logreader_written(const struct logreader *r)
 	return r->written;
 }
 
+/* Appends add bytes to the carry (at most LOGREADER_MAX_LINE in all). It grows by doubling:
+ * a long line read in small pieces (a slow writer, followed) costs linear time. */
+static void
+carry_add(struct logreader *r, const char *p, size_t add)
+{
+	if (r->carry_len + add > r->carry_cap) {
+		size_t cap = r->carry_cap < 256 ? 256 : r->carry_cap;
+
+		while (cap < r->carry_len + add)
+			cap *= 2;
+		if (cap > LOGREADER_MAX_LINE)
+			cap = LOGREADER_MAX_LINE;
+		r->carry = xreallocarray(r->carry, 1, cap);
+		r->carry_cap = cap;
+	}
+	memcpy(r->carry + r->carry_len, p, add);
+	r->carry_len += add;
+}
+
+/* The carry is done with: a large one (over 64 KiB) is given back. */
+static void
+carry_clear(struct logreader *r)
+{
+	r->carry_len = 0;
+	if (r->carry_cap > LOGREADER_MAX_LINE / 16) {
+		free(r->carry);
+		r->carry = NULL;
+		r->carry_cap = 0;
+	}
+}
+
 /* Takes the complete lines of buf[0..n), keeps the rest in the carry. */
 static void
 consume(struct logreader *r, const char *buf, size_t n, const struct logreader_sink *out)
@@ -265,13 +303,11 @@ consume(struct logreader *r, const char *buf, size_t n, const struct logreader_s
 		if (nl == NULL) {
 			size_t add = (size_t)(end - p);
 
-			if (!r->skipping && r->carry_len + add <= LOGREADER_MAX_LINE) {
-				r->carry = xreallocarray(r->carry, 1, r->carry_len + add);
-				memcpy(r->carry + r->carry_len, p, add);
-				r->carry_len += add;
-			} else {
+			if (!r->skipping && r->carry_len + add <= LOGREADER_MAX_LINE)
+				carry_add(r, p, add);
+			else {
 				r->skipping = 1;
-				r->carry_len = 0;
+				carry_clear(r);
 			}
 			return;
 		}
@@ -281,12 +317,11 @@ consume(struct logreader *r, const char *buf, size_t n, const struct logreader_s
 			size_t add = (size_t)(nl - p);
 
 			if (r->carry_len + add <= LOGREADER_MAX_LINE) {
-				r->carry = xreallocarray(r->carry, 1, r->carry_len + add);
-				memcpy(r->carry + r->carry_len, p, add);
-				line(r, r->carry, r->carry_len + add, out);
+				carry_add(r, p, add);
+				line(r, r->carry, r->carry_len, out);
 			}
-			r->carry_len = 0;
-		} else
+			carry_clear(r);
+		} else if (nl - p <= LOGREADER_MAX_LINE) /* (over it only below the read size) */
 			line(r, p, (size_t)(nl - p), out);
 		p = nl + 1;
 	}
@@ -353,6 +388,6 @@ logreader_finish(struct logreader *r, const struct logreader_sink *out)
 {
 	if (r->carry_len > 0 && !r->skipping)
 		line(r, r->carry, r->carry_len, out);
-	r->carry_len = 0;
+	carry_clear(r);
 	r->skipping = 0;
 }

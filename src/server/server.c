@@ -51,12 +51,11 @@
 #include "server/auth.h"
 #include "server/gcmetrics.h"
 #include "server/metrics.h"
+#include "server/request.h"
 #include "server/resource.h"
 #include "core/logreader.h"
 #include "server/server.h"
 
-#define SERVER_MAX_HEADERS    (16 * 1024) /* request line and headers */
-#define SERVER_MAX_BODY       (64 * 1024)
 #define SERVER_TIMEOUT_S      60 /* a connection idle (or stalled writing) this long closes */
 #define SERVER_RETRY_MS       10000
 #define SERVER_LOG_CHUNK      (64 * 1024) /* read per turn for a log stream */
@@ -1414,143 +1413,54 @@ find_pod_one(const struct pod *pod, const char *source, int admitted, void *arg)
 	f->pod = pod_ref(pod);
 }
 
-static int
-qbool(const struct evkeyvalq *q, const char *k)
-{
-	const char *v = evhttp_find_header(q, k);
-
-	return v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
-}
-
-static int
-qint(const struct evkeyvalq *q, const char *k, int64_t *out)
-{
-	const char *v = evhttp_find_header(q, k);
-	char       *end;
-	long long   n;
-
-	if (v == NULL)
-		return 0;
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || *v == '\0' || *end != '\0')
-		return -1;
-	*out = n;
-	return 1;
-}
-
 static void
 serve_logs(struct sreq *r)
 {
-	struct evkeyvalq            q;
-	const struct evhttp_uri    *u = evhttp_request_get_evhttp_uri(r->req);
-	const char                 *query = evhttp_uri_get_query(u), *since_time, *stream;
-	char                       *copy = xstrdup(r->path + strlen("/containerLogs/")), *p = copy;
-	char                       *ns, *name, *ctr, *path = NULL, *msg = NULL, err[512];
-	struct find_pod             f;
+	const char         *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
+	char               *path = NULL, *msg = NULL, err[512];
+	struct request_logs rl;
+	struct find_pod     f;
 	const struct rt_pod_status *st;
 	const struct rt_container  *c;
-	struct logreader_opts       o;
-	int64_t                     tail = -1, limit = -1, since_s = 0;
-	int                         previous, rs, rt, rl, rc;
+	int                         rc;
 
-	memset(&q, 0, sizeof(q));
-	TAILQ_INIT(&q);
-	memset(&o, 0, sizeof(o));
-	ns = strsep(&p, "/");
-	name = p != NULL ? strsep(&p, "/") : NULL;
-	ctr = p;
-	if (ns == NULL || name == NULL || ctr == NULL || *ns == '\0' || *name == '\0' ||
-	    *ctr == '\0' || strchr(ctr, '/') != NULL) {
-		free(copy);
-		sreq_reply(r, 400, "Bad Request: expected /containerLogs/NAMESPACE/POD/CONTAINER");
+	if (request_parse_logs(r->path, query, now_wall_ns(), &rl, &msg) == -1) {
+		sreq_reply(r, 400, msg);
+		free(msg);
 		return;
 	}
-	if (query != NULL && evhttp_parse_query_str(query, &q) == -1) {
-		msg = xstrdup("malformed query");
-		goto bad;
-	}
-	rt = qint(&q, "tailLines", &tail);
-	rl = qint(&q, "limitBytes", &limit);
-	rs = qint(&q, "sinceSeconds", &since_s);
-	since_time = evhttp_find_header(&q, "sinceTime");
-	stream = evhttp_find_header(&q, "stream");
-	if (rt == -1 || (rt == 1 && tail < 0)) {
-		msg = xstrdup("tailLines: must be a non-negative integer");
-		goto bad;
-	}
-	if (rl == -1 || (rl == 1 && limit < 1)) {
-		msg = xstrdup("limitBytes: must be greater than 0");
-		goto bad;
-	}
-	if (rs == -1 || (rs == 1 && since_s < 1)) {
-		msg = xstrdup("sinceSeconds: must be greater than 0");
-		goto bad;
-	}
-	if (rs == 1 && since_time != NULL) {
-		msg = xstrdup("at most one of `sinceTime` or `sinceSeconds` may be specified");
-		goto bad;
-	}
-	if (since_time != NULL &&
-	    logreader_parse_time(since_time, strlen(since_time), &o.since_ns) == -1) {
-		msg = xsprintf("sinceTime: %s is not an RFC 3339 time", since_time);
-		goto bad;
-	}
-	if (rs == 1)
-		o.since_ns = now_wall_ns() - since_s * 1000000000LL;
-	if (stream == NULL || strcmp(stream, "All") == 0 || *stream == '\0')
-		o.streams = 0;
-	else if (strcmp(stream, "Stdout") == 0)
-		o.streams = LOGREADER_STDOUT;
-	else if (strcmp(stream, "Stderr") == 0)
-		o.streams = LOGREADER_STDERR;
-	else {
-		msg = xsprintf("stream: %s is not All, Stdout or Stderr", stream);
-		goto bad;
-	}
-	o.follow = qbool(&q, "follow");
-	o.timestamps = qbool(&q, "timestamps");
-	o.tail_lines = rt == 1 ? tail : -1;
-	o.limit_bytes = rl == 1 ? limit : -1;
-	previous = qbool(&q, "previous");
 	memset(&f, 0, sizeof(f));
-	f.ns = ns;
-	f.name = name;
+	f.ns = rl.ns;
+	f.name = rl.pod;
 	if (r->s->d.config != NULL)
 		podconfig_foreach(r->s->d.config, find_pod_one, &f);
 	if (f.pod == NULL) {
-		msg = xsprintf("pod \"%s/%s\" does not exist", ns, name);
-		evhttp_clear_headers(&q);
-		free(copy);
+		msg = xsprintf("pod \"%s/%s\" does not exist", rl.ns, rl.pod);
+		request_logs_clear(&rl);
 		sreq_reply(r, 404, msg);
 		free(msg);
 		return;
 	}
 	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.pod->uid, NULL) : NULL;
-	rc = logrotate_container_log(
-	    r->s->d.cfg->pod_logs_dir, f.pod, st, ctr, previous, &path, &c, err, sizeof(err));
-	if (rc == -1 && pod_find_container(f.pod, ctr) == NULL) {
-		pod_unref(f.pod);
-		evhttp_clear_headers(&q);
-		free(copy);
-		sreq_reply(r, 404, err);
-		return;
-	}
+	rc = logrotate_container_log(r->s->d.cfg->pod_logs_dir, f.pod, st, rl.container,
+	    rl.previous, &path, &c, err, sizeof(err));
 	if (rc == -1) {
-		msg = xstrdup(err);
+		int code = pod_find_container(f.pod, rl.container) == NULL ? 404 : 400;
+
 		pod_unref(f.pod);
-		goto bad;
+		request_logs_clear(&rl);
+		sreq_reply(r, code, err);
+		return;
 	}
 	r->cid = xstrdup(c->id);
 	if (c->state != RT_RUNNING)
-		o.follow = 0;
+		rl.opts.follow = 0;
 	r->uid = xstrdup(f.pod->uid);
 	pod_unref(f.pod);
-	r->follow = o.follow;
-	r->lr = logreader_open(path, &o, err, sizeof(err));
+	r->follow = rl.opts.follow;
+	r->lr = logreader_open(path, &rl.opts, err, sizeof(err));
 	free(path);
-	evhttp_clear_headers(&q);
-	free(copy);
+	request_logs_clear(&rl);
 	if (r->lr == NULL) {
 		log_warnx("server: %s", err);
 		sreq_reply(r, 500, err);
@@ -1558,17 +1468,9 @@ serve_logs(struct sreq *r)
 	}
 	r->tick = evtimer_new(r->s->d.base, log_tick, r);
 	log_pump(r);
-	return;
-bad:
-	evhttp_clear_headers(&q);
-	free(copy);
-	sreq_reply(r, 400, msg);
-	free(msg);
 }
 
 /* ---- /exec, /attach, /portForward: the runtime's streaming server, byte for byte ---- */
-
-enum stream_kind { STREAM_EXEC, STREAM_ATTACH, STREAM_PORTFORWARD };
 
 static void
 tunnel_close(struct sreq *r)
@@ -1759,148 +1661,88 @@ on_port_forward(int code, const char *msg, const Runtime__V1__PortForwardRespons
 	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
 }
 
-static int
-qflag(const struct evkeyvalq *q, const char *k)
-{
-	const char *v = evhttp_find_header(q, k);
-
-	return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
-}
-
 static void
-serve_stream(struct sreq *r, enum stream_kind kind)
+serve_stream(struct sreq *r, enum request_route route)
 {
-	static const char *const prefix[] = { "/exec/", "/attach/", "/portForward/" };
-	const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
-	char       *copy = xstrdup(r->path + strlen(prefix[kind])), *p = copy, *seg[4], *msg = NULL;
-	size_t      n = 0, i;
-	struct evkeyvalq            q;
-	struct evkeyval            *kv;
-	struct find_pod             f;
+	const char           *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
+	char                 *msg = NULL;
+	size_t                i;
+	struct request_stream rs;
+	struct find_pod       f;
 	const struct rt_pod_status *st;
-	const char                 *ns, *name, *ctr = NULL, *target = NULL;
+	const char                 *target = NULL;
 
-	TAILQ_INIT(&q);
-	while (n < 4 && (seg[n] = strsep(&p, "/")) != NULL && *seg[n] != '\0')
-		n++;
-	/* NS/POD/CONTAINER or NS/POD/UID/CONTAINER; portForward: NS/POD or NS/POD/UID */
-	if (p != NULL || (kind == STREAM_PORTFORWARD ? (n < 2 || n > 3) : (n < 3 || n > 4))) {
-		free(copy);
-		sreq_reply(r, 400, "Bad Request: unexpected path");
-		return;
-	}
-	ns = seg[0];
-	name = seg[1];
-	if (kind != STREAM_PORTFORWARD)
-		ctr = seg[n - 1];
-	if (query != NULL && evhttp_parse_query_str(query, &q) == -1) {
-		free(copy);
-		sreq_reply(r, 400, "Bad Request: malformed query");
+	if (request_parse_stream(route, r->path, query, &rs, &msg) == -1) {
+		sreq_reply(r, 400, msg);
+		free(msg);
 		return;
 	}
 	memset(&f, 0, sizeof(f));
-	f.ns = ns;
-	f.name = name;
+	f.ns = rs.ns;
+	f.name = rs.pod;
 	if (r->s->d.config != NULL)
 		podconfig_foreach(r->s->d.config, find_pod_one, &f);
-	if (f.pod == NULL ||
-	    ((n == 4 || (kind == STREAM_PORTFORWARD && n == 3)) &&
-	        !streq_null(f.pod->uid, seg[2]))) {
+	if (f.pod == NULL || (rs.uid != NULL && !streq_null(f.pod->uid, rs.uid))) {
 		msg = xsprintf("pod does not exist");
 		goto notfound;
 	}
 	st = r->s->d.cache != NULL ? podcache_get(r->s->d.cache, f.pod->uid, NULL) : NULL;
-	if (kind == STREAM_PORTFORWARD) {
+	if (route == REQUEST_PORTFORWARD) {
 		for (i = 0; st != NULL && i < st->nsandboxes && target == NULL; i++)
 			if (st->sandboxes[i].state == RT_SB_READY)
 				target = st->sandboxes[i].id;
 		if (target == NULL) {
-			msg = xsprintf("pod %s/%s has no running sandbox", ns, name);
+			msg = xsprintf("pod %s/%s has no running sandbox", rs.ns, rs.pod);
 			goto notfound;
 		}
 	} else {
 		for (i = 0; st != NULL && i < st->ncontainers && target == NULL; i++)
-			if (streq_null(st->containers[i].name, ctr) &&
+			if (streq_null(st->containers[i].name, rs.container) &&
 			    st->containers[i].state == RT_RUNNING)
 				target = st->containers[i].id;
 		if (target == NULL) {
-			msg = xsprintf("container not found (\"%s\")", ctr);
+			msg = xsprintf("container not found (\"%s\")", rs.container);
 			goto notfound;
 		}
 	}
-	if (kind == STREAM_EXEC) {
+	if (route == REQUEST_EXEC) {
 		Runtime__V1__ExecRequest er = RUNTIME__V1__EXEC_REQUEST__INIT;
-		char                    *cmd[64];
 
-		TAILQ_FOREACH(kv, &q, next)
-		if (strcmp(kv->key, "command") == 0 && er.n_cmd < nitems(cmd))
-			cmd[er.n_cmd++] = kv->value;
 		er.container_id = (char *)target;
-		er.cmd = cmd;
-		er.tty = qflag(&q, "tty");
-		er.stdin = qflag(&q, "input");
-		er.stdout = qflag(&q, "output");
-		er.stderr = qflag(&q, "error") && !er.tty;
-		if (er.n_cmd == 0 || !(er.stdin || er.stdout || er.stderr)) {
-			msg = xsprintf("you must specify a command and at least one of stdin, "
-			               "stdout, stderr");
-			goto bad;
-		}
+		er.cmd = rs.cmd;
+		er.n_cmd = rs.ncmd;
+		er.tty = rs.tty;
+		er.stdin = rs.in;
+		er.stdout = rs.out;
+		er.stderr = rs.err;
 		r->ccall =
 		    cri_exec(r->s->d.cri, &er, r->s->d.cfg->runtime_timeout_ms, on_exec, r, r);
-	} else if (kind == STREAM_ATTACH) {
+	} else if (route == REQUEST_ATTACH) {
 		Runtime__V1__AttachRequest ar = RUNTIME__V1__ATTACH_REQUEST__INIT;
 
 		ar.container_id = (char *)target;
-		ar.tty = qflag(&q, "tty");
-		ar.stdin = qflag(&q, "input");
-		ar.stdout = qflag(&q, "output");
-		ar.stderr = qflag(&q, "error") && !ar.tty;
-		if (!(ar.stdin || ar.stdout || ar.stderr)) {
-			msg = xsprintf("you must specify at least one of stdin, stdout, stderr");
-			goto bad;
-		}
+		ar.tty = rs.tty;
+		ar.stdin = rs.in;
+		ar.stdout = rs.out;
+		ar.stderr = rs.err;
 		r->ccall =
 		    cri_attach(r->s->d.cri, &ar, r->s->d.cfg->runtime_timeout_ms, on_attach, r, r);
 	} else {
 		Runtime__V1__PortForwardRequest pr = RUNTIME__V1__PORT_FORWARD_REQUEST__INIT;
-		int32_t                         ports[64];
 
-		TAILQ_FOREACH(kv, &q, next)
-		{
-			char *end;
-			long  v = strtol(kv->value, &end, 10);
-
-			if (strcmp(kv->key, "port") != 0)
-				continue;
-			if (*kv->value == '\0' || *end != '\0' || v < 1 || v > 65535) {
-				msg = xsprintf("invalid port %s", kv->value);
-				goto bad;
-			}
-			if (pr.n_port < nitems(ports))
-				ports[pr.n_port++] = (int32_t)v;
-		}
 		pr.pod_sandbox_id = (char *)target;
-		pr.port = ports;
+		pr.port = rs.ports;
+		pr.n_port = rs.nports;
 		r->ccall = cri_port_forward(
 		    r->s->d.cri, &pr, r->s->d.cfg->runtime_timeout_ms, on_port_forward, r, r);
 	}
 	pod_unref(f.pod);
-	evhttp_clear_headers(&q);
-	free(copy);
+	request_stream_clear(&rs);
 	return;
 notfound:
 	pod_unref(f.pod);
-	evhttp_clear_headers(&q);
-	free(copy);
+	request_stream_clear(&rs);
 	sreq_reply(r, 404, msg);
-	free(msg);
-	return;
-bad:
-	pod_unref(f.pod);
-	evhttp_clear_headers(&q);
-	free(copy);
-	sreq_reply(r, 400, msg);
 	free(msg);
 }
 
@@ -1908,101 +1750,46 @@ bad:
 static void
 serve(struct sreq *r)
 {
-	enum evhttp_cmd_type m = evhttp_request_get_command(r->req);
+	enum request_route route;
 
 	if (r->closed) { /* went away while its credentials were reviewed */
 		sreq_reply(r, 500, "gone");
 		return;
 	}
-	if (auth_is_subpath(r->path, "/healthz")) {
+	route = request_route(
+	    r->path, evhttp_request_get_command(r->req), r->l->tls, r->l->healthz_only);
+	switch (route) {
+	case REQUEST_HEALTHZ:
 		serve_healthz(r);
-		return;
-	}
-	if (r->l->healthz_only) {
-		sreq_reply(r, 404, "404 page not found\n");
-		return;
-	}
-	if (r->l->tls && (m == EVHTTP_REQ_GET || m == EVHTTP_REQ_POST)) {
-		if (strncmp(r->path, "/exec/", 6) == 0) {
-			serve_stream(r, STREAM_EXEC);
-			return;
-		}
-		if (strncmp(r->path, "/attach/", 8) == 0) {
-			serve_stream(r, STREAM_ATTACH);
-			return;
-		}
-		if (strncmp(r->path, "/portForward/", 13) == 0) {
-			serve_stream(r, STREAM_PORTFORWARD);
-			return;
-		}
-	}
-	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
+		break;
+	case REQUEST_NOT_ALLOWED:
 		sreq_reply(r, 405, "Method Not Allowed");
-		return;
-	}
-	if (strcmp(r->path, "/pods") == 0 || strcmp(r->path, "/pods/") == 0)
+		break;
+	case REQUEST_PODS:
 		serve_pods(r);
-	else if (strcmp(r->path, "/runningpods/") == 0 || strcmp(r->path, "/runningpods") == 0)
+		break;
+	case REQUEST_RUNNINGPODS:
 		serve_runningpods(r);
-	else if (auth_is_subpath(r->path, "/metrics"))
+		break;
+	case REQUEST_METRICS:
 		serve_metrics(r);
-	else if (auth_is_subpath(r->path, "/stats"))
+		break;
+	case REQUEST_STATS:
 		serve_stats_summary(r);
-	else if (strncmp(r->path, "/containerLogs/", 15) == 0 && !r->l->healthz_only &&
-	    r->l->tls) /* not on the read-only port, as the kubelet */
+		break;
+	case REQUEST_LOGS:
 		serve_logs(r);
-	else
-		sreq_reply(r, 404, "404 page not found\n");
-}
-
-static const char *
-method_name(enum evhttp_cmd_type m)
-{
-	switch (m) {
-	case EVHTTP_REQ_GET:
-		return "GET";
-	case EVHTTP_REQ_POST:
-		return "POST";
-	case EVHTTP_REQ_HEAD:
-		return "HEAD";
-	case EVHTTP_REQ_PUT:
-		return "PUT";
-	case EVHTTP_REQ_DELETE:
-		return "DELETE";
-	case EVHTTP_REQ_OPTIONS:
-		return "OPTIONS";
-	case EVHTTP_REQ_PATCH:
-		return "PATCH";
+		break;
+	case REQUEST_EXEC:
+	case REQUEST_ATTACH:
+	case REQUEST_PORTFORWARD:
+		serve_stream(r, route);
+		break;
+	case REQUEST_NOT_FOUND:
 	default:
-		return "OTHER";
+		sreq_reply(r, 404, "404 page not found\n");
+		break;
 	}
-}
-
-/* A path that is served: decoded, no NUL, no encoded slash, no "." or ".." segment. */
-static char *
-clean_path(const char *raw)
-{
-	size_t      len = 0;
-	char       *p;
-	const char *seg;
-
-	if (raw == NULL || *raw != '/' || strcasestr(raw, "%2f") != NULL)
-		return NULL;
-	p = evhttp_uridecode(raw, 0, &len);
-	if (p == NULL || strlen(p) != len) {
-		free(p);
-		return NULL;
-	}
-	for (seg = p; seg != NULL; seg = strchr(seg + 1, '/'))
-		if (strncmp(seg, "/..", 3) == 0 && (seg[3] == '/' || seg[3] == '\0'))
-			break;
-		else if (strncmp(seg, "/.", 2) == 0 && (seg[2] == '/' || seg[2] == '\0'))
-			break;
-	if (seg != NULL) {
-		free(p);
-		return NULL;
-	}
-	return p;
 }
 
 static void
@@ -2023,7 +1810,7 @@ on_request(struct evhttp_request *req, void *arg)
 		reply_text(req, 503, "Service Unavailable: TLS is unavailable");
 		return;
 	}
-	if ((path = clean_path(raw)) == NULL) {
+	if ((path = request_clean_path(raw)) == NULL) {
 		log_v(2, "server: bad path %s", raw != NULL ? raw : "(none)");
 		reply_text(req, 400, "Bad Request: invalid path");
 		return;
@@ -2044,9 +1831,9 @@ on_request(struct evhttp_request *req, void *arg)
 	r->path = path;
 	r->conn = evhttp_request_get_connection(req);
 	evhttp_connection_set_closecb(r->conn, on_conn_close, r);
-	auth_attributes(method_name(evhttp_request_get_command(req)), path, &r->attrs);
-	log_v(
-	    4, "server: %s %s on %s", method_name(evhttp_request_get_command(req)), path, l->what);
+	auth_attributes(request_method_name(evhttp_request_get_command(req)), path, &r->attrs);
+	log_v(4, "server: %s %s on %s", request_method_name(evhttp_request_get_command(req)), path,
+	    l->what);
 	if (ssl != NULL)
 		authenticate(r, ssl);
 	else
@@ -2151,12 +1938,10 @@ listener_add(
 	l->tls = tls;
 	l->healthz_only = healthz_only;
 	l->http = evhttp_new(s->d.base);
-	evhttp_set_max_headers_size(l->http, SERVER_MAX_HEADERS);
-	evhttp_set_max_body_size(l->http, SERVER_MAX_BODY);
+	evhttp_set_max_headers_size(l->http, REQUEST_MAX_HEADERS);
+	evhttp_set_max_body_size(l->http, REQUEST_MAX_BODY);
 	evhttp_set_timeout(l->http, (int)((s->idle_ms + 999) / 1000));
-	evhttp_set_allowed_methods(l->http,
-	    EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
-	        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_allowed_methods(l->http, REQUEST_METHODS);
 	evhttp_set_default_content_type(l->http, "text/plain; charset=utf-8");
 	evhttp_set_gencb(l->http, on_request, l);
 	if (tls)

@@ -6,6 +6,9 @@
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]      each target for SECONDS (default 15), as CI
 #   tests/fuzz/run.sh --runs N [TARGET...]       each target for N executions (on demand:
 #                                                --runs 10000000), however long that takes
+#   --merge (before the targets)                 then merges what the run found into the
+#                                                committed corpus (libFuzzer -merge=1: only
+#                                                inputs that add coverage), for a campaign
 #
 # TARGET: e.g. fuzz_watch or watch (default: all). Prints one line per target with its
 # executions; exits non-zero on a crash, leak, timeout or sanitizer report, and copies the
@@ -18,12 +21,16 @@ set -u
 mode=time
 secs=15
 runs=0
-case ${1:-} in
---runs) mode=runs; runs=${2:?--runs N}; shift 2 ;;
-'') ;;
--*) echo "usage: $0 [SECONDS | --runs N] [TARGET...]" >&2; exit 2 ;;
-*) secs=$1; shift ;;
-esac
+merge=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) mode=runs; runs=${2:?--runs N}; shift 2 ;;
+	--merge) merge=1; shift ;;
+	-*) echo "usage: $0 [SECONDS | --runs N] [--merge] [TARGET...]" >&2; exit 2 ;;
+	[0-9]*) secs=$1; shift ;;
+	*) break ;;
+	esac
+done
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CLANG:-clang}
 if ! command -v "$cc" >/dev/null 2>&1; then
@@ -129,7 +136,27 @@ for t in $targets; do
 		mkdir -p "$keep" && cp "$tmp/art_$name"/* "$keep"/ 2>/dev/null &&
 		    echo "$t: reproducer(s) copied to $keep"
 	else
-		echo "$t: ${execs:-?} executions in ${took}s, ${cov:-cov: ?} edges, no findings"
+		ft=$(grep -o 'ft: [0-9]*' "$logd/log_$name" | tail -1)
+		rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logd/log_$name" | tail -1)
+		echo "$t: ${execs:-?} executions in ${took}s (${rate:-?}/s), ${cov:-cov: ?} edges," \
+		    "${ft:-ft: ?} features, no findings"
+	fi
+	if [ "$merge" = 1 ]; then
+		# What the run found, minimized into the committed corpus: only inputs that add
+		# coverage to what is there already are copied.
+		before=$(ls "$top/tests/fuzz/corpus/$name" | wc -l)
+		# shellcheck disable=SC2086
+		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+		"$bin" -merge=1 -max_len="${KLET_FUZZ_MAX_LEN:-16384}" -rss_limit_mb=2048 \
+		    -timeout=10 "$top/tests/fuzz/corpus/$name" "$tmp/corpus_$name" \
+		    >"$logd/merge_$name" 2>&1 </dev/null || {
+			echo "$t: merge failed"
+			tail -20 "$logd/merge_$name"
+			status=1
+		}
+		after=$(ls "$top/tests/fuzz/corpus/$name" | wc -l)
+		echo "$t: corpus $before -> $after inputs," \
+		    "$(cat "$top/tests/fuzz/corpus/$name"/* | wc -c) bytes"
 	fi
 done
 exit $status

@@ -104,6 +104,21 @@ test_parse(void **state)
 	assert_int_equal(ns, 1704161046500000000LL);
 	assert_int_equal(logreader_parse_time("2024-01-02T03:04:05", 19, &ns), -1);
 	assert_int_equal(logreader_parse_time("2024-01-02T03:04:05.Z", 21, &ns), -1);
+	/* Years out of int64 nanoseconds (before 1678, after 2262): clamped, order kept. */
+	assert_int_equal(logreader_parse_time("0000-01-01T00:00:00Z", 20, &ns), 0);
+	assert_true(ns == INT64_MIN);
+	assert_int_equal(logreader_parse_time("1677-09-21T00:12:43.145224191Z", 30, &ns), 0);
+	assert_true(ns == INT64_MIN);
+	assert_int_equal(logreader_parse_time("1677-09-21T00:12:44Z", 20, &ns), 0);
+	assert_true(ns > INT64_MIN && ns < 0);
+	assert_int_equal(logreader_parse_time("2262-04-11T23:47:16.854775807Z", 30, &ns), 0);
+	assert_true(ns == INT64_MAX);
+	assert_int_equal(logreader_parse_time("2262-04-11T23:47:16.854775808Z", 30, &ns), 0);
+	assert_true(ns == INT64_MAX);
+	assert_int_equal(logreader_parse_time("2262-04-11T23:47:16Z", 20, &ns), 0);
+	assert_true(ns == 9223372036000000000LL);
+	assert_int_equal(logreader_parse_time("9999-12-31T23:59:59.999999999-23:59", 35, &ns), 0);
+	assert_true(ns == INT64_MAX);
 }
 
 static void
@@ -184,6 +199,39 @@ test_truncated_and_garbage(void **state)
 }
 
 /* Following: a P record at the end of the file the rotator renamed, its F in the new one. */
+/* A file line of LOGREADER_MAX_LINE bytes is read; one byte more and it is skipped, whatever
+ * the read size (the fuzz target checks this with the limit scaled down). */
+static void
+test_long_lines(void **state)
+{
+	struct logreader_opts o = { .tail_lines = -1, .limit_bytes = -1 };
+	static const char     pre[] = TS1 " stdout F ";
+	size_t                n = LOGREADER_MAX_LINE, steps[] = { 65536, 1000, 1 << 20 }, i;
+	char                 *content = xmalloc(2 * n + 64), *p, *out;
+
+	(void)state;
+	p = content;
+	memcpy(p, pre, sizeof(pre) - 1); /* exactly the limit */
+	memset(p + sizeof(pre) - 1, 'a', n - (sizeof(pre) - 1));
+	p[n] = '\n';
+	p += n + 1;
+	memcpy(p, pre, sizeof(pre) - 1); /* one byte over */
+	memset(p + sizeof(pre) - 1, 'b', n + 1 - (sizeof(pre) - 1));
+	p[n + 1] = '\n';
+	p += n + 2;
+	strcpy(p, TS1 " stdout F end\n");
+	p = put("long.log", content);
+	for (i = 0; i < nitems(steps); i++) {
+		out = read_all(p, &o, steps[i]);
+		assert_int_equal(strlen(out), n - (sizeof(pre) - 1) + 1 + 4);
+		assert_true(out[0] == 'a' && out[n - sizeof(pre)] == 'a');
+		assert_string_equal(out + n - (sizeof(pre) - 1), "\nend\n");
+		free(out);
+	}
+	free(p);
+	free(content);
+}
+
 static void
 test_follow_rotation(void **state)
 {
@@ -291,6 +339,7 @@ main(void)
 		cmocka_unit_test(test_plain_and_partial),
 		cmocka_unit_test(test_tail_since_limit),
 		cmocka_unit_test(test_truncated_and_garbage),
+		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_follow_rotation),
 		cmocka_unit_test(test_follow_rotation_late_write),
 		cmocka_unit_test(test_missing),
