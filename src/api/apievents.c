@@ -50,7 +50,7 @@ struct api_events {
 };
 
 static void
-pev_free(struct pev *p)
+aev_pev_free(struct pev *p)
 {
 	api_call_cancel(p->p_call);
 	free(p->p_name);
@@ -76,13 +76,13 @@ aev_arm(struct api_events *a)
 }
 
 static void
-ts_rfc3339(int64_t ms, char *buf, size_t len)
+aev_ts_rfc3339(int64_t ms, char *buf, size_t len)
 {
 	time_format_rfc3339(ms / 1000, buf, len);
 }
 
 static void
-pev_done(const struct api_response *r, void *arg)
+aev_pev_done(const struct api_response *r, void *arg)
 {
 	struct pev *p = arg;
 
@@ -113,13 +113,13 @@ pev_done(const struct api_response *r, void *arg)
 }
 
 static void
-pev_send(struct api_events *a, struct pev *p)
+aev_pev_send(struct api_events *a, struct pev *p)
 {
 	char     first[40], last[40], *body, *path;
 	yajl_gen g = json_gen_new(0);
 
-	ts_rfc3339(p->p_first_ms, first, sizeof(first));
-	ts_rfc3339(p->p_last_ms, last, sizeof(last));
+	aev_ts_rfc3339(p->p_first_ms, first, sizeof(first));
+	aev_ts_rfc3339(p->p_last_ms, last, sizeof(last));
 	yajl_gen_map_open(g);
 	if (!p->p_posted) {
 		json_gen_kv_str(g, "apiVersion", "v1");
@@ -161,13 +161,14 @@ pev_send(struct api_events *a, struct pev *p)
 	if (!p->p_posted) {
 		path = xsprintf("/api/v1/namespaces/%s/events", p->p_ns);
 		a->a_posts++;
-		p->p_call = api_request(
-		    a->a_api, "POST", path, "application/json", body, strlen(body), 0, pev_done, p);
+		p->p_call = api_request(a->a_api, "POST", path, "application/json", body,
+		    strlen(body), 0, aev_pev_done, p);
 	} else {
 		path = xsprintf("/api/v1/namespaces/%s/events/%s", p->p_ns, p->p_name);
 		a->a_patches++;
-		p->p_call = api_request(a->a_api, "PATCH", path,
-		    "application/strategic-merge-patch+json", body, strlen(body), 0, pev_done, p);
+		p->p_call =
+		    api_request(a->a_api, "PATCH", path, "application/strategic-merge-patch+json",
+		        body, strlen(body), 0, aev_pev_done, p);
 	}
 	free(path);
 	free(body);
@@ -205,7 +206,7 @@ aev_flush(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 		a->a_tokens -= 1.0;
-		pev_send(a, p);
+		aev_pev_send(a, p);
 	}
 	if (pending)
 		aev_arm(a);
@@ -244,7 +245,7 @@ aev_record(const struct ev_record *r, int is_new, void *arg)
 			struct pev *old = TAILQ_FIRST(&a->a_list);
 
 			TAILQ_REMOVE(&a->a_list, old, p_entry);
-			pev_free(old);
+			aev_pev_free(old);
 			a->a_n--;
 		}
 	}
@@ -286,7 +287,7 @@ api_events_free(struct api_events *a)
 	event_free(a->a_timer);
 	while ((p = TAILQ_FIRST(&a->a_list)) != NULL) {
 		TAILQ_REMOVE(&a->a_list, p, p_entry);
-		pev_free(p);
+		aev_pev_free(p);
 	}
 	free(a->a_node);
 	free(a);

@@ -65,11 +65,11 @@ join_rc_lookup(const char *name, const char **handler, void *arg)
 	return runtimeclass_lookup(arg, name, handler);
 }
 
-static void volumes_kick(const char *, void *);
+static void join_volumes_kick(const char *, void *);
 
 /* Test knobs (milliseconds), e.g. a short PING interval for outage tests. */
 static int64_t
-env_ms(const char *name)
+join_env_ms(const char *name)
 {
 	const char *v = getenv(name);
 
@@ -97,8 +97,8 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 		return NULL;
 	}
 	memset(&ao, 0, sizeof(ao));
-	ao.ping_interval_ms = env_ms("KLET_API_PING_INTERVAL_MS");
-	ao.ping_timeout_ms = env_ms("KLET_API_PING_TIMEOUT_MS");
+	ao.ping_interval_ms = join_env_ms("KLET_API_PING_INTERVAL_MS");
+	ao.ping_timeout_ms = join_env_ms("KLET_API_PING_TIMEOUT_MS");
 	j->j_api = api_new(d->base, j->j_kc, &ao, e, sizeof(e));
 	if (j->j_api == NULL) {
 		snprintf(err, errlen, "--kubeconfig %s: %s", d->cfg->kubeconfig, e);
@@ -121,7 +121,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 	no.register_node = d->cfg->register_node;
 	no.status_check_ms = d->cfg->node_status_ms > 0 ? d->cfg->node_status_ms : 0;
 	no.lease_duration_s = d->cfg->lease_duration_s;
-	no.lease_renew_ms = env_ms("KLET_LEASE_RENEW_MS");
+	no.lease_renew_ms = join_env_ms("KLET_LEASE_RENEW_MS");
 	j->j_node = node_new(d->base, j->j_api, &no);
 	/* NotReady until the runtime has answered. */
 	node_set_runtime_health(j->j_node, 0,
@@ -149,10 +149,10 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 		j->j_events = api_events_new(d->base, j->j_api, d->events, d->cfg->node_name, 0, 0);
 	memset(&vo, 0, sizeof(vo));
 	vo.root_dir = d->cfg->root_dir;
-	vo.ttl_ms = env_ms("KLET_OBJECT_TTL_MS");
+	vo.ttl_ms = join_env_ms("KLET_OBJECT_TTL_MS");
 	j->j_volumes = volumes_new(d->base, j->j_api, &vo);
 	if (d->workers != NULL)
-		volumes_set_kick(j->j_volumes, volumes_kick, d->workers);
+		volumes_set_kick(j->j_volumes, join_volumes_kick, d->workers);
 	if (d->kr != NULL)
 		kuberuntime_set_volumes(d->kr, j->j_volumes);
 	j->j_rc = runtimeclass_new(d->base, j->j_api);
@@ -163,7 +163,7 @@ api_join_new(const struct api_join_deps *d, char *err, size_t errlen)
 
 /* An object a pod waited for arrived: sync the pod again now. */
 static void
-volumes_kick(const char *uid, void *arg)
+join_volumes_kick(const char *uid, void *arg)
 {
 	podworkers_kick(arg, uid);
 }
@@ -196,7 +196,7 @@ struct errs {
 };
 
 static void
-errs_add(const struct kr_start_error *e, void *arg)
+join_errs_add(const struct kr_start_error *e, void *arg)
 {
 	struct errs *x = arg;
 
@@ -208,7 +208,7 @@ errs_add(const struct kr_start_error *e, void *arg)
 }
 
 static void
-errs_clear(struct errs *x)
+join_errs_clear(struct errs *x)
 {
 	size_t i;
 
@@ -221,7 +221,7 @@ errs_clear(struct errs *x)
 }
 
 static void
-update_status(struct api_join *j, const struct pod *view, const char *runtime_uid,
+join_update_status(struct api_join *j, const struct pod *view, const char *runtime_uid,
     const struct rt_pod_status *rt, int terminal, const struct status_stamp *stamp)
 {
 	struct errs             x = { NULL, 0 };
@@ -234,11 +234,11 @@ update_status(struct api_join *j, const struct pod *view, const char *runtime_ui
 	    j->j_deps.probes(runtime_uid, &ps, j->j_deps.probes_arg) == 0)
 		probes = &ps;
 	if (j->j_deps.kr != NULL)
-		kuberuntime_foreach_start_error(j->j_deps.kr, runtime_uid, errs_add, &x);
+		kuberuntime_foreach_start_error(j->j_deps.kr, runtime_uid, join_errs_add, &x);
 	se.v = x.v;
 	se.n = x.n;
 	status_update(j->j_status, view, rt, probes, x.n > 0 ? &se : NULL, terminal, stamp);
-	errs_clear(&x);
+	join_errs_clear(&x);
 }
 
 /* One pass of api_join_relisted. */
@@ -250,7 +250,8 @@ struct join_pass {
 /* The versioned inputs of runtime_uid's status (stamp->pod and ->mirror set by the caller)
  * and its runtime status; terminal is the pod worker's (*worker: 1 when it has one). */
 static const struct rt_pod_status *
-pass_inputs(struct api_join *j, const char *runtime_uid, struct status_stamp *stamp, int *worker)
+join_pass_inputs(
+    struct api_join *j, const char *runtime_uid, struct status_stamp *stamp, int *worker)
 {
 	const struct rt_pod_status *rt;
 	struct pw_view              v;
@@ -268,7 +269,7 @@ pass_inputs(struct api_join *j, const char *runtime_uid, struct status_stamp *st
 
 /* After an update: whether the status is now current (the same inputs change nothing). */
 static void
-pass_check(struct join_pass *jp, const char *status_uid, const struct status_stamp *stamp)
+join_pass_check(struct join_pass *jp, const char *status_uid, const struct status_stamp *stamp)
 {
 	struct api_join *j = jp->jp_join;
 
@@ -278,7 +279,7 @@ pass_check(struct join_pass *jp, const char *status_uid, const struct status_sta
 
 /* A static pod's status goes to its mirror pod (same spec, the mirror's uid). */
 static void
-relisted_static(struct join_pass *jp, const struct pod *pod)
+join_relisted_static(struct join_pass *jp, const struct pod *pod)
 {
 	struct api_join            *j = jp->jp_join;
 	const struct pod           *m = mirror_of(j->j_mirror, pod);
@@ -292,7 +293,7 @@ relisted_static(struct join_pass *jp, const struct pod *pod)
 	memset(&stamp, 0, sizeof(stamp));
 	stamp.pod = pod;
 	stamp.mirror = m;
-	rt = pass_inputs(j, pod->uid, &stamp, &worker);
+	rt = join_pass_inputs(j, pod->uid, &stamp, &worker);
 	if (j->j_stamps && status_current(j->j_status, m->uid, &stamp))
 		return;
 	/* A view for this call only (status_update keeps none of it): the static pod's
@@ -302,12 +303,12 @@ relisted_static(struct join_pass *jp, const struct pod *pod)
 	view.uid = m->uid;
 	view.status = m->status;
 	view.deletion_ts = 0; /* the mirror is never deleted for the static pod */
-	update_status(j, &view, pod->uid, rt, stamp.terminal, j->j_stamps ? &stamp : NULL);
-	pass_check(jp, m->uid, &stamp);
+	join_update_status(j, &view, pod->uid, rt, stamp.terminal, j->j_stamps ? &stamp : NULL);
+	join_pass_check(jp, m->uid, &stamp);
 }
 
 static void
-relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
+join_relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 {
 	struct join_pass           *jp = arg;
 	struct api_join            *j = jp->jp_join;
@@ -330,14 +331,14 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 		if (j->j_stamps && status_current(j->j_status, pod->uid, &stamp))
 			return;
 		status_reject(j->j_status, pod, reason, message, j->j_stamps ? &stamp : NULL);
-		pass_check(jp, pod->uid, &stamp);
+		join_pass_check(jp, pod->uid, &stamp);
 		return;
 	}
 	if (strcmp(source, "api") != 0) {
-		relisted_static(jp, pod);
+		join_relisted_static(jp, pod);
 		return;
 	}
-	rt = pass_inputs(j, pod->uid, &stamp, &worker);
+	rt = join_pass_inputs(j, pod->uid, &stamp, &worker);
 	if (!worker && pod->deletion_ts != 0 && (rt == NULL || rt->ncontainers == 0))
 		stamp.terminal = 1; /* never started here and being deleted */
 	if (j->j_stamps && status_current(j->j_status, pod->uid, &stamp))
@@ -346,8 +347,8 @@ relisted_pod(const struct pod *pod, const char *source, int admitted, void *arg)
 		volumes_track_pod(j->j_volumes, pod);
 	else
 		volumes_forget_pod(j->j_volumes, pod->uid);
-	update_status(j, pod, pod->uid, rt, stamp.terminal, j->j_stamps ? &stamp : NULL);
-	pass_check(jp, pod->uid, &stamp);
+	join_update_status(j, pod, pod->uid, rt, stamp.terminal, j->j_stamps ? &stamp : NULL);
+	join_pass_check(jp, pod->uid, &stamp);
 }
 
 static void
@@ -377,7 +378,7 @@ api_join_relisted(struct api_join *j)
 	join_inputs(j, &in);
 	if (!j->j_stamps || !j->j_current || memcmp(&in, &j->j_last, sizeof(in)) != 0) {
 		/* Something changed: each pod whose own inputs changed is regenerated. */
-		podconfig_foreach(j->j_deps.pc, relisted_pod, &jp);
+		podconfig_foreach(j->j_deps.pc, join_relisted_pod, &jp);
 		j->j_last = in;
 		j->j_current = !jp.jp_stale;
 	}

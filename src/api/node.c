@@ -79,7 +79,7 @@ struct node {
 static void node_register(struct node *);
 static void node_images_clear(struct node_image *, size_t);
 static void node_status_check(struct node *);
-static void lease_renew(struct node *);
+static void node_lease_renew(struct node *);
 
 const char *
 node_go_arch(const char *m)
@@ -136,7 +136,7 @@ node_read_os_image(const char *path, char *out, size_t len)
 }
 
 static char *
-read_line_file(const char *path)
+node_read_line_file(const char *path)
 {
 	char  buf[256];
 	FILE *f = fopen(path, "r");
@@ -153,7 +153,7 @@ read_line_file(const char *path)
 }
 
 static void
-rfc3339_now(char *buf, size_t len, int micro)
+node_rfc3339_now(char *buf, size_t len, int micro)
 {
 	struct timeval tv;
 	struct tm      tm;
@@ -171,7 +171,7 @@ rfc3339_now(char *buf, size_t len, int micro)
 }
 
 static void
-gen_quantity_bytes(yajl_gen g, const char *key, int64_t bytes)
+node_gen_quantity_bytes(yajl_gen g, const char *key, int64_t bytes)
 {
 	char v[64];
 
@@ -183,7 +183,7 @@ gen_quantity_bytes(yajl_gen g, const char *key, int64_t bytes)
 }
 
 static void
-gen_labels(struct node *n, yajl_gen g)
+node_gen_labels(struct node *n, yajl_gen g)
 {
 	struct utsname u;
 	const char    *arch;
@@ -319,7 +319,7 @@ node_find_ip(struct node *n)
 }
 
 static void
-gen_addresses(struct node *n, yajl_gen g)
+node_gen_addresses(struct node *n, yajl_gen g)
 {
 	const char *ip;
 
@@ -340,7 +340,7 @@ gen_addresses(struct node *n, yajl_gen g)
 
 /* The node status object; heartbeat 0: without lastHeartbeatTime (for comparisons). */
 static void
-gen_status(struct node *n, yajl_gen g, int heartbeat, const struct nodeinfo *ni)
+node_gen_status(struct node *n, yajl_gen g, int heartbeat, const struct nodeinfo *ni)
 {
 	struct utsname u;
 	char           os_image[256] = "Linux", hb[40], ts[40], v[64];
@@ -351,7 +351,7 @@ gen_status(struct node *n, yajl_gen g, int heartbeat, const struct nodeinfo *ni)
 
 	uname(&u);
 	node_read_os_image("/etc/os-release", os_image, sizeof(os_image));
-	rfc3339_now(hb, sizeof(hb), 0);
+	node_rfc3339_now(hb, sizeof(hb), 0);
 
 	/* Allocatable as admission uses it: capacity minus --kube-reserved, --system-reserved
 	 * and the hard eviction thresholds (node/nodeinfo.c). */
@@ -365,9 +365,9 @@ gen_status(struct node *n, yajl_gen g, int heartbeat, const struct nodeinfo *ni)
 		else
 			snprintf(v, sizeof(v), "%lldm", (long long)cpu);
 		json_gen_kv_str(g, "cpu", v);
-		gen_quantity_bytes(
+		node_gen_quantity_bytes(
 		    g, "ephemeral-storage", pass == 0 ? ni->cap_ephemeral : ni->alloc_ephemeral);
-		gen_quantity_bytes(g, "memory", pass == 0 ? ni->cap_memory : ni->alloc_memory);
+		node_gen_quantity_bytes(g, "memory", pass == 0 ? ni->cap_memory : ni->alloc_memory);
 		snprintf(
 		    v, sizeof(v), "%lld", (long long)(pass == 0 ? ni->cap_pods : ni->alloc_pods));
 		json_gen_kv_str(g, "pods", v);
@@ -390,7 +390,7 @@ gen_status(struct node *n, yajl_gen g, int heartbeat, const struct nodeinfo *ni)
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);
-	gen_addresses(n, g);
+	node_gen_addresses(n, g);
 	json_gen_key(g, "daemonEndpoints");
 	yajl_gen_map_open(g);
 	json_gen_key(g, "kubeletEndpoint");
@@ -399,9 +399,9 @@ gen_status(struct node *n, yajl_gen g, int heartbeat, const struct nodeinfo *ni)
 	    n->n_kubelet_port != NULL && *n->n_kubelet_port > 0 ? *n->n_kubelet_port : 10250);
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
-	machine_id = read_line_file("/etc/machine-id");
-	boot_id = read_line_file("/proc/sys/kernel/random/boot_id");
-	uuid = read_line_file("/sys/class/dmi/id/product_uuid");
+	machine_id = node_read_line_file("/etc/machine-id");
+	boot_id = node_read_line_file("/proc/sys/kernel/random/boot_id");
+	uuid = node_read_line_file("/sys/class/dmi/id/product_uuid");
 	json_gen_key(g, "nodeInfo");
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "architecture", node_go_arch(u.machine));
@@ -460,14 +460,14 @@ node_status_json(struct node *n, int heartbeat, const struct nodeinfo *ni)
 	yajl_gen g = json_gen_new(0);
 	char    *out;
 
-	gen_status(n, g, heartbeat, ni);
+	node_gen_status(n, g, heartbeat, ni);
 	out = json_gen_take(g, NULL);
 	yajl_gen_free(g);
 	return out;
 }
 
 static void
-schedule(struct event *ev, int64_t ms)
+node_schedule(struct event *ev, int64_t ms)
 {
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
@@ -477,7 +477,7 @@ schedule(struct event *ev, int64_t ms)
 /* ---- registration ---- */
 
 static void
-take_uid(struct node *n, const struct api_response *r)
+node_take_uid(struct node *n, const struct api_response *r)
 {
 	struct json_doc *doc;
 	char             err[64];
@@ -495,7 +495,7 @@ take_uid(struct node *n, const struct api_response *r)
 }
 
 static void
-registered(struct node *n, const char *how)
+node_registered(struct node *n, const char *how)
 {
 	if (!n->n_registered)
 		log_info("node: %s %s (uid %s)", how, n->n_name, n->n_uid ? n->n_uid : "?");
@@ -503,27 +503,27 @@ registered(struct node *n, const char *how)
 	n->n_stats.registered = 1;
 	xfree_str(&n->n_last_status); /* report the full status now */
 	node_kick(n);
-	lease_renew(n);
+	node_lease_renew(n);
 }
 
 static void
-label_patch_done(const struct api_response *r, void *arg)
+node_label_patch_done(const struct api_response *r, void *arg)
 {
 	struct node *n = arg;
 
 	n->n_reg_call = NULL;
 	if (r->status == 200) {
-		take_uid(n, r);
-		registered(n, "updated the existing node");
+		node_take_uid(n, r);
+		node_registered(n, "updated the existing node");
 		return;
 	}
 	n->n_stats.failures++;
 	log_warnx("node: patching the labels of %s: %d %s", n->n_name, r->status, r->message);
-	schedule(n->n_status_ev, n->n_check_ms);
+	node_schedule(n->n_status_ev, n->n_check_ms);
 }
 
 static void
-register_done(const struct api_response *r, void *arg)
+node_register_done(const struct api_response *r, void *arg)
 {
 	struct node *n = arg;
 	yajl_gen     g;
@@ -532,8 +532,8 @@ register_done(const struct api_response *r, void *arg)
 	n->n_reg_call = NULL;
 	if (r->status == 201) {
 		n->n_stats.registrations++;
-		take_uid(n, r);
-		registered(n, "registered");
+		node_take_uid(n, r);
+		node_registered(n, "registered");
 		return;
 	}
 	if (r->status == 409) {
@@ -542,7 +542,7 @@ register_done(const struct api_response *r, void *arg)
 		yajl_gen_map_open(g);
 		json_gen_key(g, "metadata");
 		yajl_gen_map_open(g);
-		gen_labels(n, g);
+		node_gen_labels(n, g);
 		yajl_gen_map_close(g);
 		yajl_gen_map_close(g);
 		body = json_gen_take(g, NULL);
@@ -550,14 +550,14 @@ register_done(const struct api_response *r, void *arg)
 		path = xsprintf("/api/v1/nodes/%s", n->n_name);
 		n->n_reg_call =
 		    api_request(n->n_api, "PATCH", path, "application/strategic-merge-patch+json",
-		        body, strlen(body), 0, label_patch_done, n);
+		        body, strlen(body), 0, node_label_patch_done, n);
 		free(path);
 		free(body);
 		return;
 	}
 	n->n_stats.failures++;
 	log_warnx("node: registering %s: %d %s; retrying", n->n_name, r->status, r->message);
-	schedule(n->n_status_ev, n->n_check_ms);
+	node_schedule(n->n_status_ev, n->n_check_ms);
 }
 
 static void
@@ -578,7 +578,7 @@ node_register(struct node *n)
 	json_gen_key(g, "metadata");
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "name", n->n_name);
-	gen_labels(n, g);
+	node_gen_labels(n, g);
 	json_gen_key(g, "annotations");
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "volumes.kubernetes.io/controller-managed-attach-detach", "true");
@@ -594,21 +594,21 @@ node_register(struct node *n)
 	yajl_gen_free(g);
 	free(status);
 	n->n_reg_call = api_request(n->n_api, "POST", "/api/v1/nodes", "application/json", body,
-	    strlen(body), 0, register_done, n);
+	    strlen(body), 0, node_register_done, n);
 	free(body);
 }
 
 /* ---- status ---- */
 
 static void
-status_done(const struct api_response *r, void *arg)
+node_status_done(const struct api_response *r, void *arg)
 {
 	struct node *n = arg;
 
 	n->n_status_call = NULL;
 	if (r->status == 200) {
 		n->n_stats.status_patches++;
-		take_uid(n, r);
+		node_take_uid(n, r);
 		return;
 	}
 	xfree_str(&n->n_last_status); /* not reported: try again next time */
@@ -650,7 +650,7 @@ node_status_check(struct node *n)
 	free(full);
 	path = xsprintf("/api/v1/nodes/%s/status", n->n_name);
 	n->n_status_call = api_request(n->n_api, "PATCH", path,
-	    "application/strategic-merge-patch+json", body, strlen(body), 0, status_done, n);
+	    "application/strategic-merge-patch+json", body, strlen(body), 0, node_status_done, n);
 	free(path);
 	free(body);
 	free(n->n_last_status);
@@ -659,18 +659,18 @@ node_status_check(struct node *n)
 }
 
 static void
-status_timer(evutil_socket_t fd, short ev, void *arg)
+node_status_timer(evutil_socket_t fd, short ev, void *arg)
 {
 	struct node *n = arg;
 
 	(void)fd;
 	(void)ev;
 	node_status_check(n);
-	schedule(n->n_status_ev, n->n_check_ms);
+	node_schedule(n->n_status_ev, n->n_check_ms);
 }
 
 static void
-kick_cb(evutil_socket_t fd, short ev, void *arg)
+node_kick_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
@@ -686,12 +686,12 @@ node_kick(struct node *n)
 /* ---- lease ---- */
 
 static char *
-lease_body(struct node *n, int with_rv)
+node_lease_body(struct node *n, int with_rv)
 {
 	yajl_gen g = json_gen_new(0);
 	char     now[40], *out;
 
-	rfc3339_now(now, sizeof(now), 1);
+	node_rfc3339_now(now, sizeof(now), 1);
 	yajl_gen_map_open(g);
 	json_gen_kv_str(g, "apiVersion", "coordination.k8s.io/v1");
 	json_gen_kv_str(g, "kind", "Lease");
@@ -726,7 +726,7 @@ lease_body(struct node *n, int with_rv)
 }
 
 static void
-take_lease_rv(struct node *n, const struct api_response *r)
+node_take_lease_rv(struct node *n, const struct api_response *r)
 {
 	struct json_doc *doc;
 	char             err[64];
@@ -744,10 +744,10 @@ take_lease_rv(struct node *n, const struct api_response *r)
 	json_free(doc);
 }
 
-static void lease_get(struct node *);
+static void node_lease_get(struct node *);
 
 static void
-lease_done(const struct api_response *r, void *arg)
+node_lease_done(const struct api_response *r, void *arg)
 {
 	struct node *n = arg;
 
@@ -761,18 +761,18 @@ lease_done(const struct api_response *r, void *arg)
 		} else
 			n->n_stats.lease_renewals++;
 		n->n_stats.lease_renewed_ms = now_mono_ms();
-		take_lease_rv(n, r);
+		node_take_lease_rv(n, r);
 		break;
 	case 404:
 		/* Deleted through the API: create it again. */
 		n->n_lease_known = 0;
 		xfree_str(&n->n_lease_rv);
-		lease_renew(n);
+		node_lease_renew(n);
 		break;
 	case 409:
 		/* Someone else updated it (or it already exists): read it, then renew. */
 		n->n_stats.lease_conflicts++;
-		lease_get(n);
+		node_lease_get(n);
 		break;
 	default:
 		n->n_stats.failures++;
@@ -782,18 +782,18 @@ lease_done(const struct api_response *r, void *arg)
 }
 
 static void
-lease_get_done(const struct api_response *r, void *arg)
+node_lease_get_done(const struct api_response *r, void *arg)
 {
 	struct node *n = arg;
 
 	n->n_lease_call = NULL;
 	if (r->status == 200) {
-		take_lease_rv(n, r);
-		lease_renew(n);
+		node_take_lease_rv(n, r);
+		node_lease_renew(n);
 	} else if (r->status == 404) {
 		n->n_lease_known = 0;
 		xfree_str(&n->n_lease_rv);
-		lease_renew(n);
+		node_lease_renew(n);
 	} else {
 		n->n_stats.failures++;
 		log_warnx("node: reading the lease: %d %s", r->status, r->message);
@@ -801,46 +801,47 @@ lease_get_done(const struct api_response *r, void *arg)
 }
 
 static void
-lease_get(struct node *n)
+node_lease_get(struct node *n)
 {
 	char *path =
 	    xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS, n->n_name);
 
-	n->n_lease_call = api_request(n->n_api, "GET", path, NULL, NULL, 0, 0, lease_get_done, n);
+	n->n_lease_call =
+	    api_request(n->n_api, "GET", path, NULL, NULL, 0, 0, node_lease_get_done, n);
 	free(path);
 }
 
 static void
-lease_renew(struct node *n)
+node_lease_renew(struct node *n)
 {
 	char *path, *body;
 
 	if (n->n_lease_call != NULL || !n->n_registered)
 		return;
-	body = lease_body(n, 1);
+	body = node_lease_body(n, 1);
 	if (n->n_lease_known) {
 		path = xsprintf(
 		    "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", LEASE_NS, n->n_name);
 		n->n_lease_call = api_request(n->n_api, "PUT", path, "application/json", body,
-		    strlen(body), 0, lease_done, n);
+		    strlen(body), 0, node_lease_done, n);
 	} else {
 		path = xsprintf("/apis/coordination.k8s.io/v1/namespaces/%s/leases", LEASE_NS);
 		n->n_lease_call = api_request(n->n_api, "POST", path, "application/json", body,
-		    strlen(body), 0, lease_done, n);
+		    strlen(body), 0, node_lease_done, n);
 	}
 	free(path);
 	free(body);
 }
 
 static void
-lease_timer(evutil_socket_t fd, short ev, void *arg)
+node_lease_timer(evutil_socket_t fd, short ev, void *arg)
 {
 	struct node *n = arg;
 
 	(void)fd;
 	(void)ev;
-	lease_renew(n);
-	schedule(n->n_lease_ev, n->n_lease_ms);
+	node_lease_renew(n);
+	node_schedule(n->n_lease_ev, n->n_lease_ms);
 }
 
 /* ---- life ---- */
@@ -875,11 +876,11 @@ node_new(struct event_base *base, struct api *api, const struct node_options *o)
 	n->n_kver = xstrdup(o->kubelet_version ? o->kubelet_version : "v1.29.0-klet");
 	n->n_runtime_ready = 1;
 	n->n_pleg_ok = 1;
-	n->n_status_ev = evtimer_new(base, status_timer, n);
-	n->n_lease_ev = evtimer_new(base, lease_timer, n);
-	n->n_kick_ev = event_new(base, -1, 0, kick_cb, n);
-	schedule(n->n_status_ev, n->n_check_ms);
-	schedule(n->n_lease_ev, n->n_lease_ms);
+	n->n_status_ev = evtimer_new(base, node_status_timer, n);
+	n->n_lease_ev = evtimer_new(base, node_lease_timer, n);
+	n->n_kick_ev = event_new(base, -1, 0, node_kick_cb, n);
+	node_schedule(n->n_status_ev, n->n_check_ms);
+	node_schedule(n->n_lease_ev, n->n_lease_ms);
 	if (n->n_register)
 		node_register(n);
 	else {
@@ -887,7 +888,7 @@ node_new(struct event_base *base, struct api *api, const struct node_options *o)
 		n->n_registered = 1;
 		n->n_stats.registered = 1;
 		node_kick(n);
-		lease_renew(n);
+		node_lease_renew(n);
 	}
 	return n;
 }

@@ -66,10 +66,10 @@ struct status_mgr {
 	struct status_stats m_stats;
 };
 
-static void entry_sync(struct sentry *);
+static void status_entry_sync(struct sentry *);
 
 static const char *
-entry_key(const void *arg, size_t i)
+status_entry_key(const void *arg, size_t i)
 {
 	const struct status_mgr *m = arg;
 
@@ -77,15 +77,15 @@ entry_key(const void *arg, size_t i)
 }
 
 static struct sentry *
-entry_find(struct status_mgr *m, const char *uid)
+status_entry_find(struct status_mgr *m, const char *uid)
 {
-	size_t i = strindex_find(m->m_index, uid, entry_key, m);
+	size_t i = strindex_find(m->m_index, uid, status_entry_key, m);
 
 	return i != STRINDEX_NONE ? m->m_entries[i] : NULL;
 }
 
 static void
-entry_insert(struct status_mgr *m, struct sentry *e)
+status_entry_insert(struct status_mgr *m, struct sentry *e)
 {
 	if (m->m_n == m->m_cap) {
 		m->m_cap = m->m_cap == 0 ? 32 : 2 * m->m_cap;
@@ -98,7 +98,7 @@ entry_insert(struct status_mgr *m, struct sentry *e)
 
 /* Takes e out of the entries (the last one takes its place); e is not freed. */
 static void
-entry_unlink(struct status_mgr *m, struct sentry *e)
+status_entry_unlink(struct status_mgr *m, struct sentry *e)
 {
 	struct sentry *last = m->m_entries[--m->m_n];
 
@@ -112,7 +112,7 @@ entry_unlink(struct status_mgr *m, struct sentry *e)
 }
 
 static void
-stamp_clear(struct status_stamp *s)
+status_stamp_clear(struct status_stamp *s)
 {
 	pod_unref(s->pod);
 	pod_unref(s->mirror);
@@ -120,14 +120,14 @@ stamp_clear(struct status_stamp *s)
 }
 
 static void
-entry_free(struct sentry *e)
+status_entry_free(struct sentry *e)
 {
 	api_call_cancel(e->e_call);
 	pod_status_clear(&e->e_status);
 	pod_status_clear(&e->e_api);
 	pod_status_clear(&e->e_acked);
 	pod_status_clear(&e->e_sent);
-	stamp_clear(&e->e_stamp);
+	status_stamp_clear(&e->e_stamp);
 	free(e->e_uid);
 	free(e->e_ns);
 	free(e->e_name);
@@ -137,24 +137,24 @@ entry_free(struct sentry *e)
 }
 
 static void
-entry_drop(struct sentry *e, const char *why)
+status_entry_drop(struct sentry *e, const char *why)
 {
 	struct status_mgr *m = e->e_mgr;
 
 	log_v(2, "status: pod %s/%s uid=%s: dropped (%s)", e->e_ns, e->e_name, e->e_uid, why);
 	m->m_stats.dropped++;
-	entry_unlink(m, e);
-	entry_free(e);
+	status_entry_unlink(m, e);
+	status_entry_free(e);
 }
 
 static void
-mgr_kick(struct status_mgr *m)
+status_mgr_kick(struct status_mgr *m)
 {
 	event_active(m->m_turn_ev, EV_TIMEOUT, 0);
 }
 
 static void
-mgr_arm_retry(struct status_mgr *m)
+status_mgr_arm_retry(struct status_mgr *m)
 {
 	struct sentry *e;
 	int64_t        now = now_mono_ms(), next = INT64_MAX;
@@ -174,7 +174,7 @@ mgr_arm_retry(struct status_mgr *m)
 }
 
 static void
-entry_backoff(struct sentry *e, const struct api_response *r)
+status_entry_backoff(struct sentry *e, const struct api_response *r)
 {
 	struct status_mgr *m = e->e_mgr;
 	int64_t            d = e->e_backoff_ms ? e->e_backoff_ms : m->m_bo_min;
@@ -186,17 +186,17 @@ entry_backoff(struct sentry *e, const struct api_response *r)
 	m->m_stats.retries++;
 	log_warnx("status: pod %s/%s: %d %s; retrying in %lld ms", e->e_ns, e->e_name, r->status,
 	    r->message, (long long)d);
-	mgr_arm_retry(m);
+	status_mgr_arm_retry(m);
 }
 
 static int
-uid_precondition_failed(const struct api_response *r)
+status_uid_precondition_failed(const struct api_response *r)
 {
 	return r->status == 409 && strstr(r->message, "Precondition failed: UID") != NULL;
 }
 
 static void
-patch_done(const struct api_response *r, void *arg)
+status_patch_done(const struct api_response *r, void *arg)
 {
 	struct sentry     *e = arg;
 	struct status_mgr *m = e->e_mgr;
@@ -216,25 +216,25 @@ patch_done(const struct api_response *r, void *arg)
 		    (long long)e->e_acked_version);
 		if (e->e_version > e->e_acked_version || e->e_want_delete) {
 			e->e_dirty = 1;
-			mgr_kick(m);
+			status_mgr_kick(m);
 		}
 		return;
 	}
 	pod_status_clear(&e->e_sent);
 	if (r->status == 404) {
-		entry_drop(e, "the pod is gone from the API");
+		status_entry_drop(e, "the pod is gone from the API");
 		return;
 	}
-	if (uid_precondition_failed(r)) {
-		entry_drop(e, "the pod was deleted and recreated");
+	if (status_uid_precondition_failed(r)) {
+		status_entry_drop(e, "the pod was deleted and recreated");
 		return;
 	}
 	e->e_dirty = 1;
-	entry_backoff(e, r);
+	status_entry_backoff(e, r);
 }
 
 static void
-delete_done(const struct api_response *r, void *arg)
+status_delete_done(const struct api_response *r, void *arg)
 {
 	struct sentry *e = arg;
 
@@ -246,15 +246,15 @@ delete_done(const struct api_response *r, void *arg)
 		e->e_want_delete = 0;
 		return;
 	}
-	if (uid_precondition_failed(r)) {
-		entry_drop(e, "the pod was recreated before its final delete");
+	if (status_uid_precondition_failed(r)) {
+		status_entry_drop(e, "the pod was recreated before its final delete");
 		return;
 	}
-	entry_backoff(e, r);
+	status_entry_backoff(e, r);
 }
 
 static void
-entry_send_delete(struct sentry *e)
+status_entry_send_delete(struct sentry *e)
 {
 	struct status_mgr *m = e->e_mgr;
 	char              *path, *body;
@@ -262,8 +262,8 @@ entry_send_delete(struct sentry *e)
 	path = xsprintf("/api/v1/namespaces/%s/pods/%s", e->e_ns, e->e_name);
 	body = api_delete_options(0, e->e_uid);
 	m->m_stats.deletes++;
-	e->e_call = api_request(
-	    m->m_api, "DELETE", path, "application/json", body, strlen(body), 0, delete_done, e);
+	e->e_call = api_request(m->m_api, "DELETE", path, "application/json", body, strlen(body), 0,
+	    status_delete_done, e);
 	free(path);
 	free(body);
 }
@@ -272,7 +272,7 @@ entry_send_delete(struct sentry *e)
  * after the last acknowledged patch) are added to st: the next patch does not send them
  * again (with thousands of them, a pod near the size limit could not be patched). */
 static void
-add_server_conditions(struct pod_status *st, const struct pod_status *api)
+status_add_server_conditions(struct pod_status *st, const struct pod_status *api)
 {
 	const struct pod_condition *c;
 	struct pod_condition       *d;
@@ -305,7 +305,7 @@ add_server_conditions(struct pod_status *st, const struct pod_status *api)
 }
 
 static void
-entry_sync(struct sentry *e)
+status_entry_sync(struct sentry *e)
 {
 	struct status_mgr       *m = e->e_mgr;
 	const struct pod_status *base;
@@ -320,7 +320,7 @@ entry_sync(struct sentry *e)
 		base = e->e_has_acked ? &e->e_acked : &e->e_api;
 		if (e->e_has_acked) {
 			podstatus_copy(&with_api, &e->e_acked);
-			add_server_conditions(&with_api, &e->e_api);
+			status_add_server_conditions(&with_api, &e->e_api);
 			base = &with_api;
 		}
 		patch = patch_pod_status(e->e_uid, base, &e->e_status);
@@ -344,7 +344,7 @@ entry_sync(struct sentry *e)
 			    (long long)e->e_version, patch);
 			e->e_call = api_request(m->m_api, "PATCH", path,
 			    "application/strategic-merge-patch+json", patch, strlen(patch), 0,
-			    patch_done, e);
+			    status_patch_done, e);
 			free(path);
 			free(patch);
 			e->e_dirty = 0;
@@ -353,48 +353,48 @@ entry_sync(struct sentry *e)
 	}
 	e->e_dirty = 0;
 	if (e->e_want_delete)
-		entry_send_delete(e);
+		status_entry_send_delete(e);
 }
 
 static void
-mgr_sync_dirty(struct status_mgr *m, int all)
+status_mgr_sync_dirty(struct status_mgr *m, int all)
 {
 	size_t i;
 
-	/* entry_sync never removes an entry (answers come on later turns). */
+	/* status_entry_sync never removes an entry (answers come on later turns). */
 	for (i = 0; i < m->m_n; i++)
 		if (all || m->m_entries[i]->e_dirty)
-			entry_sync(m->m_entries[i]);
-	mgr_arm_retry(m);
+			status_entry_sync(m->m_entries[i]);
+	status_mgr_arm_retry(m);
 }
 
 static void
-turn_cb(evutil_socket_t fd, short ev, void *arg)
+status_turn_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
-	mgr_sync_dirty(arg, 0);
+	status_mgr_sync_dirty(arg, 0);
 }
 
 static void
-retry_cb(evutil_socket_t fd, short ev, void *arg)
+status_retry_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
-	mgr_sync_dirty(arg, 0);
+	status_mgr_sync_dirty(arg, 0);
 }
 
 /* Recovery: the statuses the previous daemon generated, with what the server acknowledged,
  * so that an unchanged pod is not patched again and a change the server never got is sent.
  * A restored entry has no name until its pod's first status_update. */
 static int
-restore_cb(const struct store_status *ss, void *arg)
+status_restore_cb(const struct store_status *ss, void *arg)
 {
 	struct status_mgr *m = arg;
 	struct sentry     *e;
 	char               err[256];
 
-	if (ss->json == NULL || ss->version <= 0 || entry_find(m, ss->uid) != NULL)
+	if (ss->json == NULL || ss->version <= 0 || status_entry_find(m, ss->uid) != NULL)
 		return 0;
 	e = xcalloc(1, sizeof(*e));
 	if (pod_status_from_json(ss->json, strlen(ss->json), &e->e_status, err, sizeof(err)) ==
@@ -413,7 +413,7 @@ restore_cb(const struct store_status *ss, void *arg)
 	} else
 		e->e_dirty = 1;
 	e->e_restored = 1;
-	entry_insert(m, e);
+	status_entry_insert(m, e);
 	m->m_stats.restored++;
 	return 0;
 }
@@ -431,12 +431,12 @@ status_new(struct event_base *base, struct api *api, const struct status_options
 	m->m_bo_min = o && o->backoff_min_ms > 0 ? o->backoff_min_ms : 1000;
 	m->m_bo_max = o && o->backoff_max_ms > 0 ? o->backoff_max_ms : 60000;
 	m->m_index = strindex_new();
-	m->m_turn_ev = event_new(base, -1, 0, turn_cb, m);
+	m->m_turn_ev = event_new(base, -1, 0, status_turn_cb, m);
 	/* Last in the turn: every update of the turn is in before the sync. */
 	event_priority_set(m->m_turn_ev, LOOP_PRI_LOW);
-	m->m_retry_ev = evtimer_new(base, retry_cb, m);
+	m->m_retry_ev = evtimer_new(base, status_retry_cb, m);
 	if (m->m_store != NULL) {
-		store_foreach_status(m->m_store, restore_cb, m);
+		store_foreach_status(m->m_store, status_restore_cb, m);
 		if (m->m_stats.restored > 0)
 			log_info("status: %llu pod statuses resumed from the store",
 			    (unsigned long long)m->m_stats.restored);
@@ -452,7 +452,7 @@ status_free(struct status_mgr *m)
 	if (m == NULL)
 		return;
 	for (i = 0; i < m->m_n; i++)
-		entry_free(m->m_entries[i]);
+		status_entry_free(m->m_entries[i]);
 	free(m->m_entries);
 	strindex_free(m->m_index);
 	event_free(m->m_turn_ev);
@@ -467,7 +467,7 @@ static void status_update_ex(struct status_mgr *, const struct pod *, const stru
     const struct status_stamp *);
 
 static int
-stamp_equal(const struct status_stamp *a, const struct status_stamp *b)
+status_stamp_equal(const struct status_stamp *a, const struct status_stamp *b)
 {
 	return a->pod == b->pod && a->mirror == b->mirror && a->rt == b->rt &&
 	    a->probes == b->probes && a->errors == b->errors && a->terminal == b->terminal;
@@ -476,10 +476,10 @@ stamp_equal(const struct status_stamp *a, const struct status_stamp *b)
 int
 status_current(struct status_mgr *m, const char *uid, const struct status_stamp *stamp)
 {
-	struct sentry *e = entry_find(m, uid);
+	struct sentry *e = status_entry_find(m, uid);
 
 	return e != NULL && !e->e_restored && e->e_stamp_current && stamp->pod != NULL &&
-	    stamp_equal(&e->e_stamp, stamp);
+	    status_stamp_equal(&e->e_stamp, stamp);
 }
 
 uint64_t
@@ -509,7 +509,7 @@ status_reject(struct status_mgr *m, const struct pod *pod, const char *reason, c
 
 /* What differs between the entry's stamp and stamp, for the log. */
 static const char *
-stamp_why(const struct sentry *e, const struct status_stamp *stamp)
+status_stamp_why(const struct sentry *e, const struct status_stamp *stamp)
 {
 	const struct status_stamp *o = &e->e_stamp;
 
@@ -535,7 +535,7 @@ stamp_why(const struct sentry *e, const struct status_stamp *stamp)
 /* The entry's stamp after an update: stamp (its pods referenced) when given, current when
  * the update changed nothing. */
 static void
-entry_set_stamp(struct sentry *e, const struct status_stamp *stamp, int changed)
+status_entry_set_stamp(struct sentry *e, const struct status_stamp *stamp, int changed)
 {
 	struct status_stamp old = e->e_stamp;
 
@@ -548,7 +548,7 @@ entry_set_stamp(struct sentry *e, const struct status_stamp *stamp, int changed)
 		pod_ref(e->e_stamp.mirror);
 		e->e_stamp_current = !changed;
 	}
-	stamp_clear(&old);
+	status_stamp_clear(&old);
 }
 
 static void
@@ -565,7 +565,7 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 
 	if (pod->uid == NULL || pod->ns == NULL || pod->name == NULL)
 		return;
-	e = entry_find(m, pod->uid);
+	e = status_entry_find(m, pod->uid);
 	if (e == NULL) {
 		e = xcalloc(1, sizeof(*e));
 		e->e_mgr = m;
@@ -573,7 +573,7 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 		e->e_ns = xstrdup(pod->ns);
 		e->e_name = xstrdup(pod->name);
 		podstatus_copy(&e->e_status, &pod->status);
-		entry_insert(m, e);
+		status_entry_insert(m, e);
 	} else if (e->e_restored) {
 		e->e_restored = 0;
 		e->e_ns = xstrdup(pod->ns);
@@ -595,7 +595,8 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 	in.evict_message = evict_reason != NULL ? evict_message : e->e_evict_message;
 	in.evict_disruption = evict_reason == NULL && e->e_evict_disruption;
 	m->m_stats.generated++;
-	log_v(4, "status: pod %s/%s: generated (%s)", pod->ns, pod->name, stamp_why(e, stamp));
+	log_v(
+	    4, "status: pod %s/%s: generated (%s)", pod->ns, pod->name, status_stamp_why(e, stamp));
 	podstatus_generate(&in, &gen);
 	/* The merge rules against the server's status: conditions it owns stay, a terminal
 	 * phase waits until nothing can run. */
@@ -612,16 +613,16 @@ status_update_ex(struct status_mgr *m, const struct pod *pod, const struct rt_po
 		}
 		e->e_dirty = 1;
 		changed = 1;
-		mgr_kick(m);
+		status_mgr_kick(m);
 	} else
 		pod_status_clear(&merged);
 	if (pod->deletion_ts != 0 && terminal && !e->e_deleted && !e->e_want_delete) {
 		e->e_want_delete = 1;
 		e->e_dirty = 1;
 		changed = 1;
-		mgr_kick(m);
+		status_mgr_kick(m);
 	}
-	entry_set_stamp(e, stamp, changed);
+	status_entry_set_stamp(e, stamp, changed);
 }
 
 int
@@ -632,10 +633,10 @@ status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, co
 
 	if (pod->uid == NULL)
 		return -1;
-	if ((e = entry_find(m, pod->uid)) == NULL) {
+	if ((e = status_entry_find(m, pod->uid)) == NULL) {
 		/* Evicted before its first status: the entry starts with the eviction. */
 		status_update_ex(m, pod, NULL, NULL, NULL, 0, reason, message, NULL);
-		if ((e = entry_find(m, pod->uid)) == NULL)
+		if ((e = status_entry_find(m, pod->uid)) == NULL)
 			return -1;
 	}
 	free(e->e_evict_reason);
@@ -651,11 +652,11 @@ status_evict(struct status_mgr *m, const struct pod *pod, const char *reason, co
 void
 status_forget(struct status_mgr *m, const char *uid)
 {
-	struct sentry *e = entry_find(m, uid);
+	struct sentry *e = status_entry_find(m, uid);
 
 	if (e != NULL) {
-		entry_unlink(m, e);
-		entry_free(e);
+		status_entry_unlink(m, e);
+		status_entry_free(e);
 	}
 }
 
@@ -681,8 +682,8 @@ status_batch(struct status_mgr *m)
 		e = m->m_entries[i];
 		if (e->e_restored && ++e->e_restored > 7) {
 			/* Restored, and no pod claimed it within a minute of batches: gone. */
-			entry_unlink(m, e); /* the last entry takes place i */
-			entry_free(e);
+			status_entry_unlink(m, e); /* the last entry takes place i */
+			status_entry_free(e);
 			continue;
 		}
 		if (e->e_version > e->e_acked_version || e->e_want_delete)
@@ -691,14 +692,14 @@ status_batch(struct status_mgr *m)
 		i++;
 	}
 	if (any) /* everything acknowledged: nothing to send, no retry to arm */
-		mgr_sync_dirty(m, 0);
+		status_mgr_sync_dirty(m, 0);
 }
 
 int
 status_get(
     struct status_mgr *m, const char *uid, struct pod_status *out, int64_t *version, int64_t *acked)
 {
-	struct sentry *e = entry_find(m, uid);
+	struct sentry *e = status_entry_find(m, uid);
 
 	if (e == NULL)
 		return -1;

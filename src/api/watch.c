@@ -71,13 +71,13 @@ struct watch {
 };
 
 static int
-is_mirror(const struct pod *p)
+watch_is_mirror(const struct pod *p)
 {
 	return kvlist_get(&p->annotations, MIRROR_ANNOTATION) != NULL;
 }
 
 static void
-mirrors_clear(const struct pod ***v, size_t *n)
+watch_mirrors_clear(const struct pod ***v, size_t *n)
 {
 	size_t i;
 
@@ -89,7 +89,7 @@ mirrors_clear(const struct pod ***v, size_t *n)
 }
 
 static void
-mirror_remove(struct watch *w, const char *uid)
+watch_mirror_remove(struct watch *w, const char *uid)
 {
 	size_t i;
 
@@ -105,9 +105,9 @@ mirror_remove(struct watch *w, const char *uid)
 
 /* Takes over the reference p. */
 static void
-mirror_upsert(struct watch *w, const struct pod *p)
+watch_mirror_upsert(struct watch *w, const struct pod *p)
 {
-	mirror_remove(w, p->uid);
+	watch_mirror_remove(w, p->uid);
 	w->w_mirrors = xreallocarray(w->w_mirrors, w->w_nmirrors + 1, sizeof(*w->w_mirrors));
 	w->w_mirrors[w->w_nmirrors++] = p;
 	w->w_mirrors_version++;
@@ -174,7 +174,7 @@ watch_set_rv(struct watch *w, const char *rv)
 }
 
 static void
-items_clear(struct watch *w)
+watch_items_clear(struct watch *w)
 {
 	size_t i;
 
@@ -189,7 +189,7 @@ items_clear(struct watch *w)
 
 /* UID sets (a few entries): the removed pods, the pods reported unusable. */
 static int
-uids_has(const struct uids *u, const char *uid)
+watch_uids_has(const struct uids *u, const char *uid)
 {
 	size_t i;
 
@@ -200,16 +200,16 @@ uids_has(const struct uids *u, const char *uid)
 }
 
 static void
-uids_add(struct uids *u, const char *uid)
+watch_uids_add(struct uids *u, const char *uid)
 {
-	if (uids_has(u, uid))
+	if (watch_uids_has(u, uid))
 		return;
 	u->v = xreallocarray(u->v, u->n + 1, sizeof(*u->v));
 	u->v[u->n++] = xstrdup(uid);
 }
 
 static void
-uids_remove(struct uids *u, const char *uid)
+watch_uids_remove(struct uids *u, const char *uid)
 {
 	size_t i;
 
@@ -223,7 +223,7 @@ uids_remove(struct uids *u, const char *uid)
 }
 
 static void
-uids_clear(struct uids *u)
+watch_uids_clear(struct uids *u)
 {
 	size_t i;
 
@@ -237,7 +237,7 @@ uids_clear(struct uids *u)
 /* Decodes one pod object. Returns 0 and a podconfig item (pod and doc owned by the caller's
  * item), or -1 with the reason in err. *size: the object's size as JSON. */
 static int
-decode_pod(
+watch_decode_pod(
     const struct json *obj, struct podconfig_item *it, size_t *size, char *err, size_t errlen)
 {
 	char        e[200];
@@ -281,9 +281,9 @@ watch_bad_pod(struct watch *w, const char *ns, const char *name, const char *uid
 
 	w->w_stats.decode_errors++;
 	if (uid != NULL) {
-		if (uids_has(&w->w_bad, uid))
+		if (watch_uids_has(&w->w_bad, uid))
 			return;
-		uids_add(&w->w_bad, uid);
+		watch_uids_add(&w->w_bad, uid);
 	}
 	kept = uid != NULL && podconfig_doc(w->w_pc, uid, NULL, NULL, &src) != NULL &&
 	    streq_null(src, WATCH_SOURCE);
@@ -300,9 +300,9 @@ watch_bad_pod(struct watch *w, const char *ns, const char *name, const char *uid
 static void
 watch_good_pod(struct watch *w, const char *uid)
 {
-	if (uids_has(&w->w_bad, uid)) {
+	if (watch_uids_has(&w->w_bad, uid)) {
 		log_info("watch: pod uid=%s is readable again", uid);
-		uids_remove(&w->w_bad, uid);
+		watch_uids_remove(&w->w_bad, uid);
 	}
 }
 
@@ -310,7 +310,7 @@ watch_good_pod(struct watch *w, const char *uid)
  * the list in its place, so that the LIST does not remove it. Returns 0 with it filled, or
  * -1 when there is none. */
 static int
-keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
+watch_keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
 {
 	const char *src = NULL, *doc;
 	char        err[256];
@@ -346,7 +346,7 @@ keep_last_good(struct watch *w, const char *uid, struct podconfig_item *it)
 /* The first string value of "key" in a JSON text that could not be parsed (the head of an
  * event over the size limit): metadata comes first in the API's objects. Caller frees. */
 static char *
-head_str(const char *head, size_t len, const char *key)
+watch_head_str(const char *head, size_t len, const char *key)
 {
 	char  *pat = xsprintf("\"%s\":\"", key);
 	size_t plen = strlen(pat), i, j;
@@ -373,9 +373,9 @@ static void
 watch_skip_raw_sized(
     struct watch *w, const char *text, size_t text_len, size_t size, const char *why)
 {
-	char *ns = head_str(text, text_len, "namespace");
-	char *name = head_str(text, text_len, "name");
-	char *uid = head_str(text, text_len, "uid");
+	char *ns = watch_head_str(text, text_len, "namespace");
+	char *name = watch_head_str(text, text_len, "name");
+	char *uid = watch_head_str(text, text_len, "uid");
 
 	watch_bad_pod(w, ns, name, uid, size, why);
 	free(ns);
@@ -397,7 +397,7 @@ watch_skip_raw(struct watch *w, const char *line, size_t len, const char *err)
  * store (apimachinery's NewTooLargeResourceVersionError: code 504, reason Timeout, cause
  * ResourceVersionTooLarge; servers before 1.17 said so only in the message). */
 static int
-status_too_large(const struct json *st)
+watch_status_too_large(const struct json *st)
 {
 	const struct json *causes = json_get(json_get(st, "details"), "causes");
 	const char        *msg = json_str(json_get(st, "message"));
@@ -415,7 +415,7 @@ status_too_large(const struct json *st)
 
 /* The same for a refused watch (its Status body). */
 static int
-response_too_large(const struct api_response *r)
+watch_response_too_large(const struct api_response *r)
 {
 	struct json_doc *doc;
 	char             err[64];
@@ -425,7 +425,7 @@ response_too_large(const struct api_response *r)
 		return 0;
 	if ((doc = json_parse(r->body, r->len, NULL, err, sizeof(err))) == NULL)
 		return strstr(r->body, "Too large resource version") != NULL;
-	rc = status_too_large(json_root(doc));
+	rc = watch_status_too_large(json_root(doc));
 	json_free(doc);
 	return rc;
 }
@@ -496,7 +496,7 @@ watch_too_large(struct watch *w, const char *why)
 
 /* Splits a space-separated list. */
 static void
-uids_parse(struct uids *u, const char *s)
+watch_uids_parse(struct uids *u, const char *s)
 {
 	const char *p = s, *e;
 	char       *t;
@@ -508,34 +508,34 @@ uids_parse(struct uids *u, const char *s)
 			break;
 		e = strchr(p, ' ');
 		t = e != NULL ? xstrndup(p, (size_t)(e - p)) : xstrdup(p);
-		uids_add(u, t);
+		watch_uids_add(u, t);
 		free(t);
 		p = e;
 	}
 }
 
 static int
-stored_api_uid(const struct store_pod *sp, void *arg)
+watch_stored_api_uid(const struct store_pod *sp, void *arg)
 {
 	if (sp->source != NULL && strcmp(sp->source, WATCH_SOURCE) == 0 && sp->uid != NULL)
-		uids_add(arg, sp->uid);
+		watch_uids_add(arg, sp->uid);
 	return 0;
 }
 
 /* Saves removed (those still stored) as WATCH_META_REMOVED. */
 static void
-removed_save(struct watch *w, const struct uids *removed)
+watch_removed_save(struct watch *w, const struct uids *removed)
 {
 	struct uids stored = { NULL, 0 };
 	char       *out = NULL, *t;
 	size_t      i;
 
-	if (store_foreach_pod(w->w_store, stored_api_uid, &stored) == -1) {
-		uids_clear(&stored);
+	if (store_foreach_pod(w->w_store, watch_stored_api_uid, &stored) == -1) {
+		watch_uids_clear(&stored);
 		return;
 	}
 	for (i = 0; i < removed->n; i++) {
-		if (!uids_has(&stored, removed->v[i]))
+		if (!watch_uids_has(&stored, removed->v[i]))
 			continue;
 		t = out != NULL ? xsprintf("%s %s", out, removed->v[i]) : xstrdup(removed->v[i]);
 		free(out);
@@ -543,55 +543,55 @@ removed_save(struct watch *w, const struct uids *removed)
 	}
 	store_set_meta(w->w_store, WATCH_META_REMOVED, out);
 	free(out);
-	uids_clear(&stored);
+	watch_uids_clear(&stored);
 }
 
 static void
-removed_load(struct watch *w, struct uids *u)
+watch_removed_load(struct watch *w, struct uids *u)
 {
 	char *s = store_get_meta(w->w_store, WATCH_META_REMOVED);
 
-	uids_parse(u, s);
+	watch_uids_parse(u, s);
 	free(s);
 }
 
 /* The server removed uid (a DELETED event). */
 static void
-removed_note(struct watch *w, const char *uid)
+watch_removed_note(struct watch *w, const char *uid)
 {
 	struct uids u = { NULL, 0 };
 
 	if (w->w_store == NULL)
 		return;
-	removed_load(w, &u);
-	uids_add(&u, uid);
-	removed_save(w, &u);
-	uids_clear(&u);
+	watch_removed_load(w, &u);
+	watch_uids_add(&u, uid);
+	watch_removed_save(w, &u);
+	watch_uids_clear(&u);
 }
 
 /* A LIST gave the whole set (listed: its UIDs): every stored api pod not in it is removed. */
 static void
-removed_after_list(struct watch *w, const struct uids *listed)
+watch_removed_after_list(struct watch *w, const struct uids *listed)
 {
 	struct uids stored = { NULL, 0 }, u = { NULL, 0 };
 	size_t      i;
 
 	if (w->w_store == NULL)
 		return;
-	if (store_foreach_pod(w->w_store, stored_api_uid, &stored) == -1) {
-		uids_clear(&stored);
+	if (store_foreach_pod(w->w_store, watch_stored_api_uid, &stored) == -1) {
+		watch_uids_clear(&stored);
 		return;
 	}
 	for (i = 0; i < stored.n; i++)
-		if (!uids_has(listed, stored.v[i]))
-			uids_add(&u, stored.v[i]);
-	removed_save(w, &u);
-	uids_clear(&stored);
-	uids_clear(&u);
+		if (!watch_uids_has(listed, stored.v[i]))
+			watch_uids_add(&u, stored.v[i]);
+	watch_removed_save(w, &u);
+	watch_uids_clear(&stored);
+	watch_uids_clear(&u);
 }
 
 static void
-list_done(const struct api_response *r, void *arg)
+watch_list_done(const struct api_response *r, void *arg)
 {
 	struct watch      *w = arg;
 	const struct json *root, *items, *md;
@@ -604,7 +604,7 @@ list_done(const struct api_response *r, void *arg)
 	w->w_call = NULL;
 	if (r->status != 200) {
 		w->w_stats.failures++;
-		items_clear(w);
+		watch_items_clear(w);
 		if (r->status == 410)
 			w->w_stats.expired++;
 		snprintf(why, sizeof(why), "list: %d %s", r->status, r->message);
@@ -615,7 +615,7 @@ list_done(const struct api_response *r, void *arg)
 	    err, sizeof(err));
 	if (doc == NULL) {
 		w->w_stats.decode_errors++;
-		items_clear(w);
+		watch_items_clear(w);
 		snprintf(why, sizeof(why), "list: undecodable answer: %s", err);
 		watch_retry(w, 1, why);
 		return;
@@ -628,16 +628,16 @@ list_done(const struct api_response *r, void *arg)
 		struct podconfig_item it;
 		size_t                size;
 
-		if (decode_pod(json_index(items, i), &it, &size, err, sizeof(err)) == -1) {
+		if (watch_decode_pod(json_index(items, i), &it, &size, err, sizeof(err)) == -1) {
 			const char *uid = json_str(json_get(imd, "uid"));
 
 			watch_bad_pod(w, json_str(json_get(imd, "namespace")),
 			    json_str(json_get(imd, "name")), uid, size, err);
-			if (keep_last_good(w, uid, &it) == -1)
+			if (watch_keep_last_good(w, uid, &it) == -1)
 				continue;
 		} else
 			watch_good_pod(w, it.pod->uid);
-		if (is_mirror(it.pod)) {
+		if (watch_is_mirror(it.pod)) {
 			w->w_list_mirrors = xreallocarray(
 			    w->w_list_mirrors, w->w_nlist_mirrors + 1, sizeof(*w->w_list_mirrors));
 			w->w_list_mirrors[w->w_nlist_mirrors++] = it.pod;
@@ -668,11 +668,11 @@ list_done(const struct api_response *r, void *arg)
 		log_v(4, "watch: listed pod %s/%s uid=%s", w->w_items[i].pod->ns,
 		    w->w_items[i].pod->name, w->w_items[i].pod->uid);
 	for (i = 0; i < w->w_nitems; i++)
-		uids_add(&listed, w->w_items[i].pod->uid);
+		watch_uids_add(&listed, w->w_items[i].pod->uid);
 	podconfig_set_source(w->w_pc, WATCH_SOURCE, w->w_items, w->w_nitems);
-	removed_after_list(w, &listed);
-	uids_clear(&listed);
-	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
+	watch_removed_after_list(w, &listed);
+	watch_uids_clear(&listed);
+	watch_mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
 	w->w_mirrors = w->w_list_mirrors;
 	w->w_nmirrors = w->w_nlist_mirrors;
 	w->w_mirrors_version++;
@@ -699,8 +699,8 @@ watch_list_page(struct watch *w, const char *cont)
 	char *path, *c = NULL;
 
 	if (cont == NULL) {
-		items_clear(w);
-		mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
+		watch_items_clear(w);
+		watch_mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
 		w->w_list_rv[0] = '\0';
 		if (w->w_listed_once)
 			w->w_stats.relists++;
@@ -710,7 +710,8 @@ watch_list_page(struct watch *w, const char *cont)
 	path = xsprintf("/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%d%s%s", w->w_node_q,
 	    w->w_limit, c ? "&continue=" : "", c ? c : "");
 	w->w_stats.lists++;
-	w->w_call = api_request(w->w_api, "GET", path, NULL, NULL, 0, API_MAX_LIST, list_done, w);
+	w->w_call =
+	    api_request(w->w_api, "GET", path, NULL, NULL, 0, API_MAX_LIST, watch_list_done, w);
 	free(path);
 	free(c);
 }
@@ -768,7 +769,7 @@ watch_line(const char *line, size_t len, void *arg)
 			watch_relist_now(w, "watch: 410 Gone");
 			return -1;
 		}
-		if (status_too_large(obj)) {
+		if (watch_status_too_large(obj)) {
 			char why[600];
 
 			snprintf(why, sizeof(why), "ERROR event: %s",
@@ -789,7 +790,7 @@ watch_line(const char *line, size_t len, void *arg)
 		size_t                size;
 
 		w->w_stats.events++;
-		if (decode_pod(obj, &it, &size, err, sizeof(err)) == -1) {
+		if (watch_decode_pod(obj, &it, &size, err, sizeof(err)) == -1) {
 			/* Not a deletion: the pod keeps its last good copy; the stream goes on. */
 			watch_bad_pod(w, json_str(json_get(md, "namespace")),
 			    json_str(json_get(md, "name")), json_str(json_get(md, "uid")), size,
@@ -800,8 +801,8 @@ watch_line(const char *line, size_t len, void *arg)
 		}
 		watch_good_pod(w, it.pod->uid);
 		log_v(3, "watch: %s pod %s/%s rv=%s", type, it.pod->ns, it.pod->name, rv ? rv : "");
-		if (is_mirror(it.pod))
-			mirror_upsert(w, it.pod); /* never run: it mirrors a static pod */
+		if (watch_is_mirror(it.pod))
+			watch_mirror_upsert(w, it.pod); /* never run: it mirrors a static pod */
 		else
 			podconfig_upsert(w->w_pc, WATCH_SOURCE, &it);
 		free((char *)it.doc);
@@ -818,10 +819,10 @@ watch_line(const char *line, size_t len, void *arg)
 		}
 		log_v(3, "watch: DELETED pod %s/%s rv=%s", json_str(json_get(md, "namespace")),
 		    json_str(json_get(md, "name")), rv ? rv : "");
-		uids_remove(&w->w_bad, uid);
-		mirror_remove(w, uid);
+		watch_uids_remove(&w->w_bad, uid);
+		watch_mirror_remove(w, uid);
 		podconfig_remove(w->w_pc, WATCH_SOURCE, uid);
-		removed_note(w, uid);
+		watch_removed_note(w, uid);
 		watch_set_rv(w, rv);
 	} else {
 		w->w_stats.decode_errors++;
@@ -867,7 +868,7 @@ watch_end(const struct api_response *r, void *arg)
 		watch_relist_now(w, "watch: 410 Gone");
 		return;
 	}
-	if (response_too_large(r)) {
+	if (watch_response_too_large(r)) {
 		snprintf(why, sizeof(why), "%d %s", r->status, r->message);
 		watch_too_large(w, why);
 		return;
@@ -914,7 +915,7 @@ struct resume_ctx {
 };
 
 static int
-resume_pod(const struct store_pod *sp, void *arg)
+watch_resume_pod(const struct store_pod *sp, void *arg)
 {
 	struct resume_ctx *rc = arg;
 	char               err[256];
@@ -922,7 +923,7 @@ resume_pod(const struct store_pod *sp, void *arg)
 
 	if (sp->source == NULL || strcmp(sp->source, WATCH_SOURCE) != 0)
 		return 0;
-	if (sp->uid != NULL && uids_has(&rc->removed, sp->uid)) {
+	if (sp->uid != NULL && watch_uids_has(&rc->removed, sp->uid)) {
 		rc->skipped++;
 		return 0;
 	}
@@ -955,22 +956,22 @@ watch_resume(struct watch *w)
 	size_t            i;
 
 	memset(&rc, 0, sizeof(rc));
-	removed_load(w, &rc.removed);
-	if (store_foreach_pod(w->w_store, resume_pod, &rc) == -1) {
+	watch_removed_load(w, &rc.removed);
+	if (store_foreach_pod(w->w_store, watch_resume_pod, &rc) == -1) {
 		for (i = 0; i < rc.n; i++) {
 			pod_unref(rc.items[i].pod);
 			free((char *)rc.items[i].doc);
 		}
 		free(rc.items);
-		uids_clear(&rc.removed);
+		watch_uids_clear(&rc.removed);
 		return -1;
 	}
-	removed_save(w, &rc.removed); /* pruned to the pods still stored */
+	watch_removed_save(w, &rc.removed); /* pruned to the pods still stored */
 	if (rc.skipped > 0)
 		log_info("watch: %zu stored api pods already removed from the server: not "
 		         "restored",
 		    rc.skipped);
-	uids_clear(&rc.removed);
+	watch_uids_clear(&rc.removed);
 	podconfig_set_source(w->w_pc, WATCH_SOURCE, rc.items, rc.n);
 	for (i = 0; i < rc.n; i++)
 		free((char *)rc.items[i].doc);
@@ -1025,10 +1026,10 @@ watch_free(struct watch *w)
 	api_call_cancel(w->w_call);
 	if (w->w_timer != NULL)
 		event_free(w->w_timer);
-	items_clear(w);
-	mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
-	mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
-	uids_clear(&w->w_bad);
+	watch_items_clear(w);
+	watch_mirrors_clear(&w->w_mirrors, &w->w_nmirrors);
+	watch_mirrors_clear(&w->w_list_mirrors, &w->w_nlist_mirrors);
+	watch_uids_clear(&w->w_bad);
 	free(w->w_node);
 	free(w->w_node_q);
 	free(w);
@@ -1077,5 +1078,5 @@ watch_foreach_mirror(const struct watch *w, void (*cb)(const struct pod *, void 
 void
 watch_mirror_adopt(struct watch *w, struct pod *m)
 {
-	mirror_upsert(w, m);
+	watch_mirror_upsert(w, m);
 }

@@ -75,10 +75,10 @@ struct api {
 };
 
 static void api_submit(struct api_call *);
-static void call_finish(struct api_call *, int status, const char *message);
+static void api_call_finish(struct api_call *, int status, const char *message);
 
 static void
-call_kill(struct api_call *c)
+api_call_kill(struct api_call *c)
 {
 	struct api *a = c->c_api;
 
@@ -95,7 +95,7 @@ call_kill(struct api_call *c)
 }
 
 static void
-call_free(struct api_call *c)
+api_call_free(struct api_call *c)
 {
 	if (c->c_timer != NULL)
 		event_free(c->c_timer);
@@ -117,12 +117,12 @@ api_reap(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	while ((c = TAILQ_FIRST(&a->a_dead)) != NULL) {
 		TAILQ_REMOVE(&a->a_dead, c, c_entry);
-		call_free(c);
+		api_call_free(c);
 	}
 }
 
 static void
-buf_append(struct api_call *c, const uint8_t *d, size_t n)
+api_buf_append(struct api_call *c, const uint8_t *d, size_t n)
 {
 	if (c->c_len + n + 1 > c->c_cap) {
 		size_t cap = c->c_cap ? c->c_cap : 4096;
@@ -139,7 +139,7 @@ buf_append(struct api_call *c, const uint8_t *d, size_t n)
 
 /* Fills reason and message from a Status body. */
 static void
-status_fields(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
+api_status_fields(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
 {
 	struct json_doc *doc;
 	char             err[64];
@@ -159,7 +159,7 @@ status_fields(const char *body, size_t len, char *reason, size_t rlen, char *msg
 
 /* Ends the call: runs its callback (once) and queues it for freeing. */
 static void
-call_finish(struct api_call *c, int status, const char *message)
+api_call_finish(struct api_call *c, int status, const char *message)
 {
 	struct api         *a = c->c_api;
 	struct api_response r;
@@ -177,7 +177,7 @@ call_finish(struct api_call *c, int status, const char *message)
 	}
 	r.retry_after_s = c->c_retry_after;
 	if (status >= 300)
-		status_fields(r.body, r.len, reason, sizeof(reason), msg, sizeof(msg));
+		api_status_fields(r.body, r.len, reason, sizeof(reason), msg, sizeof(msg));
 	if (message != NULL && *msg == '\0')
 		snprintf(msg, sizeof(msg), "%s", message);
 	r.reason = reason;
@@ -186,7 +186,7 @@ call_finish(struct api_call *c, int status, const char *message)
 		a->a_stats.failures++;
 	else
 		a->a_stats.responses++;
-	call_kill(c);
+	api_call_kill(c);
 	if (c->c_watch) {
 		if (c->c_wcbs.on_end != NULL)
 			c->c_wcbs.on_end(&r, c->c_arg);
@@ -195,7 +195,7 @@ call_finish(struct api_call *c, int status, const char *message)
 }
 
 static int
-on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end_stream)
+api_on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end_stream)
 {
 	struct api_call *c = arg;
 	size_t           i;
@@ -216,7 +216,7 @@ on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end
 
 /* Delivers the complete lines of a watch buffer. Returns -1 when the stream must stop. */
 static int
-watch_lines(struct api_call *c)
+api_watch_lines(struct api_call *c)
 {
 	size_t start = 0, i;
 
@@ -244,7 +244,7 @@ watch_lines(struct api_call *c)
 /* A watch's data: complete lines go to on_line; a line longer than c_max is skipped (its
  * head kept for on_skip) and the stream goes on. Returns -1 when the stream was stopped. */
 static int
-watch_data(struct api_call *c, const uint8_t *d, size_t n)
+api_watch_data(struct api_call *c, const uint8_t *d, size_t n)
 {
 	const uint8_t *nl;
 	size_t         take, part, room, len;
@@ -260,8 +260,8 @@ watch_data(struct api_call *c, const uint8_t *d, size_t n)
 				c->c_len = API_WATCH_SKIP_HEAD; /* the head stays in c_buf */
 		}
 		if (!c->c_skipping) {
-			buf_append(c, d, take);
-			if (nl != NULL && watch_lines(c) == -1)
+			api_buf_append(c, d, take);
+			if (nl != NULL && api_watch_lines(c) == -1)
 				return -1;
 			d += take;
 			n -= take;
@@ -269,7 +269,7 @@ watch_data(struct api_call *c, const uint8_t *d, size_t n)
 		}
 		room = API_WATCH_SKIP_HEAD - c->c_len;
 		if (room > 0)
-			buf_append(c, d, part < room ? part : room);
+			api_buf_append(c, d, part < room ? part : room);
 		c->c_skip_len += part;
 		d += take;
 		n -= take;
@@ -292,7 +292,7 @@ watch_data(struct api_call *c, const uint8_t *d, size_t n)
 }
 
 static int
-on_data(void *arg, const uint8_t *d, size_t n)
+api_on_data(void *arg, const uint8_t *d, size_t n)
 {
 	struct api_call *c = arg;
 	struct api      *a = c->c_api;
@@ -301,7 +301,7 @@ on_data(void *arg, const uint8_t *d, size_t n)
 	if (c->c_state == CALL_DEAD || c->c_too_big)
 		return -1;
 	if (c->c_watch && c->c_status == 200) {
-		(void)watch_data(c, d, n); /* a stop cancels the stream itself */
+		(void)api_watch_data(c, d, n); /* a stop cancels the stream itself */
 		return 0;
 	}
 	if (c->c_len + n > c->c_max) {
@@ -310,12 +310,12 @@ on_data(void *arg, const uint8_t *d, size_t n)
 		    c->c_path, c->c_max);
 		return -1;
 	}
-	buf_append(c, d, n);
+	api_buf_append(c, d, n);
 	return 0;
 }
 
 static void
-on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
+api_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 {
 	struct api_call *c = arg;
 	struct api      *a = c->c_api;
@@ -326,16 +326,16 @@ on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 		return;
 	if (c->c_too_big) {
 		snprintf(msg, sizeof(msg), "response larger than %zu bytes", c->c_max);
-		call_finish(c, 0, msg);
+		api_call_finish(c, 0, msg);
 		return;
 	}
 	if (err == H2_OK) {
 		if (c->c_watch && c->c_status == 200 && c->c_len > 0 && !c->c_skipping) {
-			buf_append(c, (const uint8_t *)"\n", 1);
-			if (watch_lines(c) == -1)
+			api_buf_append(c, (const uint8_t *)"\n", 1);
+			if (api_watch_lines(c) == -1)
 				return;
 		}
-		call_finish(c, c->c_status, NULL);
+		api_call_finish(c, c->c_status, NULL);
 		return;
 	}
 	/* Never reached the server: hold it for the next connection, within its deadline. */
@@ -350,11 +350,11 @@ on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%s: %s (rst %u)", h2_strerror(err), detail, rst);
-	call_finish(c, 0, msg);
+	api_call_finish(c, 0, msg);
 }
 
 static void
-call_timeout(evutil_socket_t fd, short ev, void *arg)
+api_call_timeout(evutil_socket_t fd, short ev, void *arg)
 {
 	struct api_call  *c = arg;
 	struct h2_stream *st = c->c_stream;
@@ -373,13 +373,13 @@ call_timeout(evutil_socket_t fd, short ev, void *arg)
 		    c->c_api->a_last_err);
 	else
 		snprintf(msg, sizeof(msg), "request timed out");
-	call_finish(c, 0, msg);
+	api_call_finish(c, 0, msg);
 }
 
 static void
 api_submit(struct api_call *c)
 {
-	static const struct h2_stream_cbs cbs = { on_headers, on_data, on_close };
+	static const struct h2_stream_cbs cbs = { api_on_headers, api_on_data, api_on_close };
 	struct api                       *a = c->c_api;
 	struct h2_header                  h[9];
 	char                              clen[32];
@@ -536,7 +536,7 @@ api_free(struct api *a)
 	while ((c = TAILQ_FIRST(&a->a_calls)) != NULL) {
 		h2_stream_cancel(c->c_stream);
 		c->c_stream = NULL;
-		call_kill(c);
+		api_call_kill(c);
 	}
 	if (a->a_reaper != NULL) {
 		api_reap(-1, 0, a);
@@ -556,7 +556,7 @@ api_free(struct api *a)
 }
 
 static struct api_call *
-call_new(struct api *a, const char *method, const char *path)
+api_call_new(struct api *a, const char *method, const char *path)
 {
 	struct api_call *c = xcalloc(1, sizeof(*c));
 
@@ -565,7 +565,7 @@ call_new(struct api *a, const char *method, const char *path)
 	c->c_path = xstrdup(path);
 	c->c_retry_after = -1;
 	c->c_state = CALL_HELD;
-	c->c_timer = evtimer_new(a->a_base, call_timeout, c);
+	c->c_timer = evtimer_new(a->a_base, api_call_timeout, c);
 	TAILQ_INSERT_TAIL(&a->a_calls, c, c_entry);
 	a->a_stats.requests++;
 	a->a_stats.in_flight++;
@@ -574,7 +574,7 @@ call_new(struct api *a, const char *method, const char *path)
 }
 
 static void
-call_start(struct api_call *c)
+api_call_start(struct api_call *c)
 {
 	struct api *a = c->c_api;
 
@@ -586,7 +586,7 @@ struct api_call *
 api_request(struct api *a, const char *method, const char *path, const char *content_type,
     const char *body, size_t body_len, size_t max_body, api_done_cb cb, void *arg)
 {
-	struct api_call *c = call_new(a, method, path);
+	struct api_call *c = api_call_new(a, method, path);
 	struct timeval   tv;
 
 	c->c_cb = cb;
@@ -603,14 +603,14 @@ api_request(struct api *a, const char *method, const char *path, const char *con
 	c->c_deadline_ms = now_mono_ms() + a->a_opts.request_timeout_ms;
 	tv = ms_to_tv(a->a_opts.request_timeout_ms);
 	evtimer_add(c->c_timer, &tv);
-	call_start(c);
+	api_call_start(c);
 	return c;
 }
 
 struct api_call *
 api_watch(struct api *a, const char *path, const struct api_watch_cbs *cbs, void *arg)
 {
-	struct api_call *c = call_new(a, "GET", path);
+	struct api_call *c = api_call_new(a, "GET", path);
 
 	c->c_watch = 1;
 	c->c_wcbs = *cbs;
@@ -618,7 +618,7 @@ api_watch(struct api *a, const char *path, const struct api_watch_cbs *cbs, void
 	/* One event (an object of up to API_MAX_OBJECT, in its envelope) at a time. */
 	c->c_max = API_MAX_EVENT;
 	c->c_deadline_ms = INT64_MAX;
-	call_start(c);
+	api_call_start(c);
 	return c;
 }
 
@@ -634,7 +634,7 @@ api_call_cancel(struct api_call *c)
 	st = c->c_stream;
 	c->c_stream = NULL;
 	h2_stream_cancel(st);
-	call_kill(c);
+	api_call_kill(c);
 }
 
 int

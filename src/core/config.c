@@ -89,7 +89,7 @@ static const struct option longopts[] = {
 };
 
 static const char *
-opt_name(int id)
+config_opt_name(int id)
 {
 	const struct option *o;
 
@@ -258,7 +258,7 @@ config_parse_duration(const char *s, int64_t *ms)
 
 /* ms as Go's time.Duration prints it ("0s", "500ms", "1.5s", "2m0s", "1h0m0s"). */
 static void
-go_duration(int64_t ms, char *b, size_t n)
+config_go_duration(int64_t ms, char *b, size_t n)
 {
 	int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
 	char    frac[8] = "";
@@ -286,7 +286,7 @@ go_duration(int64_t ms, char *b, size_t n)
 }
 
 static int
-label_name_ok(const char *s, size_t n)
+config_label_name_ok(const char *s, size_t n)
 {
 	size_t i;
 
@@ -301,7 +301,7 @@ label_name_ok(const char *s, size_t n)
 }
 
 static int
-dns_subdomain_ok(const char *s, size_t n)
+config_dns_subdomain_ok(const char *s, size_t n)
 {
 	size_t i;
 
@@ -318,18 +318,18 @@ dns_subdomain_ok(const char *s, size_t n)
 }
 
 static int
-label_key_ok(const char *k)
+config_label_key_ok(const char *k)
 {
 	const char *slash = strchr(k, '/');
 
 	if (slash == NULL)
-		return label_name_ok(k, strlen(k));
-	return dns_subdomain_ok(k, (size_t)(slash - k)) &&
-	    label_name_ok(slash + 1, strlen(slash + 1));
+		return config_label_name_ok(k, strlen(k));
+	return config_dns_subdomain_ok(k, (size_t)(slash - k)) &&
+	    config_label_name_ok(slash + 1, strlen(slash + 1));
 }
 
 static void
-kvlist_set(struct kvlist *l, const char *k, const char *v)
+config_kvlist_set(struct kvlist *l, const char *k, const char *v)
 {
 	size_t i;
 
@@ -347,7 +347,7 @@ kvlist_set(struct kvlist *l, const char *k, const char *v)
 }
 
 static void
-strv_push(struct strv *sv, const char *s)
+config_strv_push(struct strv *sv, const char *s)
 {
 	sv->v = xreallocarray(sv->v, sv->n + 1, sizeof(*sv->v));
 	sv->v[sv->n++] = xstrdup(s);
@@ -367,17 +367,17 @@ config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 			break;
 		}
 		*eq = '\0';
-		if (!label_key_ok(item)) {
+		if (!config_label_key_ok(item)) {
 			rc = config_errf(
 			    err, errlen, "label key \"%s\": not a valid label key", item);
 			break;
 		}
-		if (eq[1] != '\0' && !label_name_ok(eq + 1, strlen(eq + 1))) {
+		if (eq[1] != '\0' && !config_label_name_ok(eq + 1, strlen(eq + 1))) {
 			rc = config_errf(err, errlen,
 			    "label \"%s\": value \"%s\" is not a valid label value", item, eq + 1);
 			break;
 		}
-		kvlist_set(out, item, eq + 1);
+		config_kvlist_set(out, item, eq + 1);
 	}
 	free(copy);
 	return rc;
@@ -385,7 +385,7 @@ config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 
 /* Appends (or replaces) one quantity of a resource list. */
 static void
-cfg_rl_set(struct resource_list *rl, const char *name, int64_t milli)
+config_cfg_rl_set(struct resource_list *rl, const char *name, int64_t milli)
 {
 	size_t i;
 
@@ -427,7 +427,7 @@ config_parse_reserved(const char *s, struct resource_list *out, char *err, size_
 			rc = config_errf(err, errlen, "%s: \"%s\" is not a quantity", item, eq + 1);
 			break;
 		}
-		cfg_rl_set(out, item, milli);
+		config_cfg_rl_set(out, item, milli);
 	}
 	free(copy);
 	return rc;
@@ -469,14 +469,14 @@ config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errle
 			rc = config_errf(err, errlen, "%s: \"%s\" is not a quantity", item, lt);
 			break;
 		}
-		kvlist_set(out, item, lt);
+		config_kvlist_set(out, item, lt);
 	}
 	free(copy);
 	return rc;
 }
 
 static void
-cfg_taints_clear(struct config_taint **t, size_t *n)
+config_cfg_taints_clear(struct config_taint **t, size_t *n)
 {
 	size_t i;
 
@@ -515,7 +515,8 @@ config_parse_taints(const char *s, struct config_taint **out, size_t *n, char *e
 		eq = strchr(item, '=');
 		if (eq != NULL)
 			*eq++ = '\0';
-		if (!label_key_ok(item) || (eq != NULL && !label_name_ok(eq, strlen(eq)))) {
+		if (!config_label_key_ok(item) ||
+		    (eq != NULL && !config_label_name_ok(eq, strlen(eq)))) {
 			rc = config_errf(
 			    err, errlen, "taint \"%s\": not a valid key or value", item);
 			break;
@@ -531,7 +532,7 @@ config_parse_taints(const char *s, struct config_taint **out, size_t *n, char *e
 }
 
 static int
-parse_int(const char *s, long lo, long hi, long *out)
+config_parse_int(const char *s, long lo, long hi, long *out)
 {
 	char *end;
 	long  v;
@@ -547,7 +548,7 @@ parse_int(const char *s, long lo, long hi, long *out)
 }
 
 static int
-parse_bool(const char *s, int *out)
+config_parse_bool(const char *s, int *out)
 {
 	if (s == NULL || strcmp(s, "true") == 0 || strcmp(s, "1") == 0 || strcmp(s, "t") == 0 ||
 	    strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0) {
@@ -593,14 +594,14 @@ config_parse_sigmap(const char *s, int durations, struct kvlist *out, char *err,
 			    durations ? "duration" : "quantity");
 			break;
 		}
-		kvlist_set(out, item, eq);
+		config_kvlist_set(out, item, eq);
 	}
 	free(copy);
 	return rc;
 }
 
 static void
-set_str(char **dst, const char *v)
+config_set_str(char **dst, const char *v)
 {
 	free(*dst);
 	*dst = xstrdup(v);
@@ -617,29 +618,29 @@ config_apply(
 
 	switch (id) {
 	case O_CONFIG:
-		set_str(&cfg->config_file, val);
+		config_set_str(&cfg->config_file, val);
 		break;
 	case O_KUBECONFIG:
-		set_str(&cfg->kubeconfig, val);
+		config_set_str(&cfg->kubeconfig, val);
 		break;
 	case O_BOOTSTRAP_KUBECONFIG:
-		set_str(&cfg->bootstrap_kubeconfig, val);
+		config_set_str(&cfg->bootstrap_kubeconfig, val);
 		break;
 	case O_ROTATE_CERTIFICATES:
-		if (parse_bool(val, &cfg->rotate_certificates) == -1)
+		if (config_parse_bool(val, &cfg->rotate_certificates) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_HOSTNAME_OVERRIDE:
-		if (!dns_subdomain_ok(val, strlen(val)))
+		if (!config_dns_subdomain_ok(val, strlen(val)))
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: not a DNS subdomain "
 			    "(lower case letters, digits, '-' and '.')",
 			    val, what);
-		set_str(&cfg->hostname_override, val);
+		config_set_str(&cfg->hostname_override, val);
 		break;
 	case O_MANIFEST_PATH:
-		set_str(&cfg->pod_manifest_path, val);
+		config_set_str(&cfg->pod_manifest_path, val);
 		break;
 	case O_RUNTIME_ENDPOINT:
 		if (strncmp(val, "unix://", 7) != 0 && val[0] != '/')
@@ -650,19 +651,19 @@ config_apply(
 			    "invalid value \"%s\" for %s: the socket path must "
 			    "be absolute (unix:///path)",
 			    val, what);
-		set_str(&cfg->runtime_endpoint, val);
+		config_set_str(&cfg->runtime_endpoint, val);
 		break;
 	case O_ROOT_DIR:
 		if (*val == '\0')
 			return config_errf(
 			    err, errlen, "invalid value \"\" for %s: empty path", what);
-		set_str(&cfg->root_dir, val);
+		config_set_str(&cfg->root_dir, val);
 		break;
 	case O_POD_LOGS_DIR:
 		if (val[0] != '/')
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: must be an absolute path", val, what);
-		set_str(&cfg->pod_logs_dir, val);
+		config_set_str(&cfg->pod_logs_dir, val);
 		break;
 	case O_CGROUP_ROOT:
 		if (val[0] != '/' || strstr(val, "/..") != NULL || strstr(val, "//") != NULL)
@@ -670,13 +671,13 @@ config_apply(
 			    "invalid value \"%s\" for %s: must be an absolute "
 			    "cgroup path without '..' or '//'",
 			    val, what);
-		set_str(&cfg->cgroup_root, val);
+		config_set_str(&cfg->cgroup_root, val);
 		break;
 	case O_POD_INFRA_IMAGE:
-		set_str(&cfg->pod_infra_image, val);
+		config_set_str(&cfg->pod_infra_image, val);
 		break;
 	case O_RESOLV_CONF:
-		set_str(&cfg->resolv_conf, val);
+		config_set_str(&cfg->resolv_conf, val);
 		break;
 	case O_ADDRESS:
 	case O_HEALTHZ_ADDRESS: {
@@ -685,13 +686,13 @@ config_apply(
 		if (inet_pton(AF_INET, val, buf) != 1 && inet_pton(AF_INET6, val, buf) != 1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: not an IP address", val, what);
-		set_str(id == O_ADDRESS ? &cfg->address : &cfg->healthz_bind_address, val);
+		config_set_str(id == O_ADDRESS ? &cfg->address : &cfg->healthz_bind_address, val);
 		break;
 	}
 	case O_PORT:
 	case O_HEALTHZ_PORT:
 	case O_READ_ONLY_PORT:
-		if (parse_int(val, 0, 65535, &n) == -1)
+		if (config_parse_int(val, 0, 65535, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a port from 0 to 65535", val,
 			    what);
@@ -703,17 +704,17 @@ config_apply(
 			cfg->read_only_port = (int)n;
 		break;
 	case O_TLS_CERT:
-		set_str(&cfg->tls_cert_file, val);
+		config_set_str(&cfg->tls_cert_file, val);
 		break;
 	case O_TLS_KEY:
-		set_str(&cfg->tls_key_file, val);
+		config_set_str(&cfg->tls_key_file, val);
 		break;
 	case O_CLIENT_CA:
-		set_str(&cfg->client_ca_file, val);
+		config_set_str(&cfg->client_ca_file, val);
 		break;
 	case O_ANONYMOUS_AUTH:
 	case O_AUTHN_WEBHOOK:
-		if (parse_bool(val,
+		if (config_parse_bool(val,
 		        id == O_ANONYMOUS_AUTH ? &cfg->anonymous_auth : &cfg->authn_webhook) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
@@ -729,7 +730,7 @@ config_apply(
 			    what);
 		break;
 	case O_MAX_STREAMS:
-		if (parse_int(val, 1, 100000, &n) == -1)
+		if (config_parse_int(val, 1, 100000, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer from 1 to 100000",
 			    val, what);
@@ -743,7 +744,7 @@ config_apply(
 		cfg->streaming_idle_ms = ms;
 		break;
 	case O_RUNTIME_WINDOW:
-		if (parse_int(val, 1, 4096, &n) == -1)
+		if (config_parse_int(val, 1, 4096, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 1 to 4096",
@@ -751,7 +752,7 @@ config_apply(
 		cfg->runtime_window = (unsigned)n;
 		break;
 	case O_MAX_PODS:
-		if (parse_int(val, 1, 10000, &n) == -1)
+		if (config_parse_int(val, 1, 10000, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 1 to 10000",
@@ -763,7 +764,7 @@ config_apply(
 			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
 	case O_REGISTER_NODE:
-		if (parse_bool(val, &cfg->register_node) == -1)
+		if (config_parse_bool(val, &cfg->register_node) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
@@ -783,7 +784,7 @@ config_apply(
 				    val, what, ip);
 				break;
 			}
-			strv_push(&cfg->cluster_dns, ip);
+			config_strv_push(&cfg->cluster_dns, ip);
 		}
 		free(copy);
 		if (rc == -1)
@@ -791,10 +792,10 @@ config_apply(
 		break;
 	}
 	case O_CLUSTER_DOMAIN:
-		if (*val != '\0' && !dns_subdomain_ok(val, strlen(val)))
+		if (*val != '\0' && !config_dns_subdomain_ok(val, strlen(val)))
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: not a DNS domain", val, what);
-		set_str(&cfg->cluster_domain, val);
+		config_set_str(&cfg->cluster_domain, val);
 		break;
 	case O_FILE_CHECK:
 	case O_RUNTIME_TIMEOUT:
@@ -818,10 +819,10 @@ config_apply(
 			    "invalid value \"%s\" for %s: expected text or json", val, what);
 		break;
 	case O_LOG_FILE:
-		set_str(&cfg->log_file, val);
+		config_set_str(&cfg->log_file, val);
 		break;
 	case O_LOG_FILE_MAX_SIZE:
-		if (parse_int(val, 0, 1024 * 1024, &n) == -1)
+		if (config_parse_int(val, 0, 1024 * 1024, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a number of megabytes from 0 "
 			    "(no limit) to 1048576",
@@ -843,10 +844,10 @@ config_apply(
 			cfg->shutdown_grace_critical_ms = ms;
 		break;
 	case O_CTL_SOCKET:
-		set_str(&cfg->ctl_socket, val);
+		config_set_str(&cfg->ctl_socket, val);
 		break;
 	case O_CTL_GROUP:
-		set_str(&cfg->ctl_group, val);
+		config_set_str(&cfg->ctl_group, val);
 		break;
 	case O_KUBE_RESERVED:
 	case O_SYSTEM_RESERVED: {
@@ -903,7 +904,7 @@ config_apply(
 	case O_CONTAINER_GC_PER:
 	case O_CONTAINER_GC_MAX:
 		/* The kubelet's int32 flags; a negative value lifts the limit. */
-		if (parse_int(val, INT32_MIN, INT32_MAX, &n) == -1)
+		if (config_parse_int(val, INT32_MIN, INT32_MAX, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer", val, what);
 		if (id == O_CONTAINER_GC_PER)
@@ -912,14 +913,14 @@ config_apply(
 			cfg->container_gc_max_total = (int)n;
 		break;
 	case O_EVICTION_MAX_GRACE:
-		if (parse_int(val, -1, 1000000000, &n) == -1)
+		if (config_parse_int(val, -1, 1000000000, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a number of seconds", val, what);
 		cfg->eviction_max_grace_s = n;
 		break;
 	case O_IMAGE_GC_HIGH:
 	case O_IMAGE_GC_LOW:
-		if (parse_int(val, 0, 100, &n) == -1)
+		if (config_parse_int(val, 0, 100, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected a percentage from 0 to 100", val,
 			    what);
@@ -938,12 +939,12 @@ config_apply(
 			    "invalid value \"%s\" for %s: expected cgroupfs or systemd", val, what);
 		break;
 	case O_CGROUPS_PER_QOS:
-		if (parse_bool(val, &cfg->cgroups_per_qos) == -1)
+		if (config_parse_bool(val, &cfg->cgroups_per_qos) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected true or false", val, what);
 		break;
 	case O_REGISTER_TAINTS:
-		cfg_taints_clear(&cfg->taints, &cfg->ntaints);
+		config_cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 		if (config_parse_taints(val, &cfg->taints, &cfg->ntaints, sub, sizeof(sub)) == -1)
 			return config_errf(err, errlen, "invalid value for %s: %s", what, sub);
 		break;
@@ -957,7 +958,7 @@ config_apply(
 			    "RUNTIMECLASS=HANDLER",
 			    val, what);
 		name = xstrndup(val, (size_t)(eq - val));
-		kvlist_set(&cfg->runtime_handlers, name, eq + 1);
+		config_kvlist_set(&cfg->runtime_handlers, name, eq + 1);
 		free(name);
 		break;
 	}
@@ -973,7 +974,7 @@ config_apply(
 		break;
 	}
 	case O_LOG_MAX_FILES:
-		if (parse_int(val, 2, 1000, &n) == -1)
+		if (config_parse_int(val, 2, 1000, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 2 to 1000",
@@ -991,7 +992,7 @@ config_apply(
 	case O_V:
 		if (*val == '=')
 			val++;
-		if (parse_int(val, 0, 10, &n) == -1)
+		if (config_parse_int(val, 0, 10, &n) == -1)
 			return config_errf(err, errlen,
 			    "invalid value \"%s\" for %s: expected an integer "
 			    "from 0 to 10",
@@ -1017,10 +1018,10 @@ config_defaults(struct klet_config *cfg)
 	cfg->cluster_domain = xstrdup("");
 	cfg->max_pods = 110;
 	/* The kubelet's default hard eviction thresholds (Linux). */
-	kvlist_set(&cfg->eviction_hard, "memory.available", "100Mi");
-	kvlist_set(&cfg->eviction_hard, "nodefs.available", "10%");
-	kvlist_set(&cfg->eviction_hard, "nodefs.inodesFree", "5%");
-	kvlist_set(&cfg->eviction_hard, "imagefs.available", "15%");
+	config_kvlist_set(&cfg->eviction_hard, "memory.available", "100Mi");
+	config_kvlist_set(&cfg->eviction_hard, "nodefs.available", "10%");
+	config_kvlist_set(&cfg->eviction_hard, "nodefs.inodesFree", "5%");
+	config_kvlist_set(&cfg->eviction_hard, "imagefs.available", "15%");
 	cfg->register_node = 1;
 	cfg->cgroups_per_qos = 1;
 	cfg->eviction_transition_ms = 5 * 60000;
@@ -1068,7 +1069,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 	while ((c = getopt_long_only(argc, argv, "+hv:", longopts, &idx)) != -1) {
 		if (c == '?') {
 			if (optopt != 0 && optopt != '?')
-				config_errf(err, errlen, "flag -%s: %s", opt_name(optopt),
+				config_errf(err, errlen, "flag -%s: %s", config_opt_name(optopt),
 				    "requires a value");
 			else
 				config_errf(err, errlen, "unknown flag: %s", argv[optind - 1]);
@@ -1103,7 +1104,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		goto out;
 	}
 	if (config_path != NULL) {
-		set_str(&cfg->config_file, config_path);
+		config_set_str(&cfg->config_file, config_path);
 		if (config_file_apply(cfg, config_path, err, errlen) == -1) {
 			res = CONFIG_ERROR;
 			goto out;
@@ -1115,7 +1116,7 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		if (flags[i].id == O_V)
 			snprintf(what, sizeof(what), "flag -v");
 		else
-			snprintf(what, sizeof(what), "flag --%s", opt_name(flags[i].id));
+			snprintf(what, sizeof(what), "flag --%s", config_opt_name(flags[i].id));
 		if (config_apply(cfg, flags[i].id, v, what, err, errlen) == -1) {
 			res = CONFIG_ERROR;
 			goto out;
@@ -1155,8 +1156,8 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 		char a[32], b[32];
 
 		/* As the kubelet's configuration validation. */
-		go_duration(cfg->image_gc_max_age_ms, a, sizeof(a));
-		go_duration(cfg->image_gc_min_age_ms, b, sizeof(b));
+		config_go_duration(cfg->image_gc_max_age_ms, a, sizeof(a));
+		config_go_duration(cfg->image_gc_min_age_ms, b, sizeof(b));
 		config_errf(err, errlen,
 		    "invalid configuration: imageMaximumGCAge %s must be greater than "
 		    "imageMinimumGCAge %s",
@@ -1199,7 +1200,7 @@ config_clear(struct klet_config *cfg)
 	kvlist_clear(&cfg->eviction_soft);
 	kvlist_clear(&cfg->eviction_soft_grace);
 	kvlist_clear(&cfg->eviction_min_reclaim);
-	cfg_taints_clear(&cfg->taints, &cfg->ntaints);
+	config_cfg_taints_clear(&cfg->taints, &cfg->ntaints);
 	free(cfg->config_file);
 	free(cfg->kubeconfig);
 	free(cfg->bootstrap_kubeconfig);

@@ -57,7 +57,7 @@ struct json_doc {
 };
 
 static void *
-arena_alloc(struct json_doc *d, size_t n)
+json_arena_alloc(struct json_doc *d, size_t n)
 {
 	struct chunk *c = d->chunks;
 	size_t        sz;
@@ -83,9 +83,9 @@ arena_alloc(struct json_doc *d, size_t n)
 }
 
 static const char *
-arena_strndup(struct json_doc *d, const char *s, size_t n)
+json_arena_strndup(struct json_doc *d, const char *s, size_t n)
 {
-	char *p = arena_alloc(d, n + 1);
+	char *p = json_arena_alloc(d, n + 1);
 
 	if (n > 0)
 		memcpy(p, s, n);
@@ -141,7 +141,7 @@ struct builder {
 };
 
 static void
-builder_init(struct builder *b, const struct json_limits *lim)
+json_builder_init(struct builder *b, const struct json_limits *lim)
 {
 	memset(b, 0, sizeof(*b));
 	if (lim != NULL)
@@ -158,7 +158,7 @@ builder_init(struct builder *b, const struct json_limits *lim)
 
 /* Returns the document (or NULL when the build failed) and frees the builder. */
 static struct json_doc *
-builder_finish(struct builder *b)
+json_builder_finish(struct builder *b)
 {
 	struct json_doc *d = b->doc;
 
@@ -171,10 +171,11 @@ builder_finish(struct builder *b)
 	return d;
 }
 
-static int bfail(struct builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int json_bfail(struct builder *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static int
-bfail(struct builder *b, const char *fmt, ...)
+json_bfail(struct builder *b, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -188,9 +189,9 @@ bfail(struct builder *b, const char *fmt, ...)
 }
 
 static struct json *
-bnode(struct builder *b, enum json_type t)
+json_bnode(struct builder *b, enum json_type t)
 {
-	struct json *v = arena_alloc(b->doc, sizeof(*v));
+	struct json *v = json_arena_alloc(b->doc, sizeof(*v));
 
 	memset(v, 0, sizeof(*v));
 	v->type = (uint8_t)t;
@@ -199,19 +200,19 @@ bnode(struct builder *b, enum json_type t)
 
 /* Attaches v to the open container (or makes it the root). */
 static int
-badd(struct builder *b, struct json *v)
+json_badd(struct builder *b, struct json *v)
 {
 	struct frame *f;
 
 	if (b->depth == 0) {
 		if (b->doc->root != NULL)
-			return bfail(b, "more than one top-level value");
+			return json_bfail(b, "more than one top-level value");
 		b->doc->root = v;
 		return 0;
 	}
 	f = &b->frames[b->depth - 1];
 	if (f->node->type == JSON_OBJECT && b->key == NULL)
-		return bfail(b, "object member without a key");
+		return json_bfail(b, "object member without a key");
 	if (b->npend == b->cappend) {
 		b->cappend = b->cappend ? b->cappend * 2 : 64;
 		b->pend = xreallocarray(b->pend, b->cappend, sizeof(*b->pend));
@@ -225,14 +226,14 @@ badd(struct builder *b, struct json *v)
 }
 
 static int
-bopen(struct builder *b, enum json_type t)
+json_bopen(struct builder *b, enum json_type t)
 {
 	struct json *v;
 
 	if (b->depth >= b->lim.max_depth)
-		return bfail(b, "nesting deeper than the limit of %d", b->lim.max_depth);
-	v = bnode(b, t);
-	if (badd(b, v) < 0)
+		return json_bfail(b, "nesting deeper than the limit of %d", b->lim.max_depth);
+	v = json_bnode(b, t);
+	if (json_badd(b, v) < 0)
 		return -1;
 	b->frames[b->depth].node = v;
 	b->frames[b->depth].start = b->npend;
@@ -242,24 +243,25 @@ bopen(struct builder *b, enum json_type t)
 }
 
 static int
-bclose(struct builder *b)
+json_bclose(struct builder *b)
 {
 	struct frame *f;
 	size_t        n, i;
 
 	if (b->depth == 0)
-		return bfail(b, "unbalanced end of container");
+		return json_bfail(b, "unbalanced end of container");
 	f = &b->frames[--b->depth];
 	n = b->npend - f->start;
 	if (n > UINT32_MAX)
-		return bfail(b, "too many elements");
+		return json_bfail(b, "too many elements");
 	f->node->n = (uint32_t)n;
 	if (f->node->type == JSON_ARRAY) {
-		f->node->u.items = n ? arena_alloc(b->doc, n * sizeof(struct json *)) : NULL;
+		f->node->u.items = n ? json_arena_alloc(b->doc, n * sizeof(struct json *)) : NULL;
 		for (i = 0; i < n; i++)
 			f->node->u.items[i] = b->pend[f->start + i].val;
 	} else {
-		f->node->u.members = n ? arena_alloc(b->doc, n * sizeof(struct json_member)) : NULL;
+		f->node->u.members =
+		    n ? json_arena_alloc(b->doc, n * sizeof(struct json_member)) : NULL;
 		if (n)
 			memcpy(
 			    f->node->u.members, b->pend + f->start, n * sizeof(struct json_member));
@@ -269,34 +271,35 @@ bclose(struct builder *b)
 }
 
 static int
-bstring(struct builder *b, const char *s, size_t len, struct json **out)
+json_bstring(struct builder *b, const char *s, size_t len, struct json **out)
 {
 	struct json *v;
 
 	if (len > b->lim.max_string)
-		return bfail(
+		return json_bfail(
 		    b, "string of %zu bytes, over the limit of %zu", len, b->lim.max_string);
-	v = bnode(b, JSON_STRING);
-	v->text = arena_strndup(b->doc, s, len);
+	v = json_bnode(b, JSON_STRING);
+	v->text = json_arena_strndup(b->doc, s, len);
 	v->n = (uint32_t)len;
 	if (out != NULL)
 		*out = v;
-	return badd(b, v);
+	return json_badd(b, v);
 }
 
 static int
-bkey(struct builder *b, const char *s, size_t len)
+json_bkey(struct builder *b, const char *s, size_t len)
 {
 	if (len > b->lim.max_string)
-		return bfail(b, "key of %zu bytes, over the limit of %zu", len, b->lim.max_string);
-	b->key = arena_strndup(b->doc, s, len);
+		return json_bfail(
+		    b, "key of %zu bytes, over the limit of %zu", len, b->lim.max_string);
+	b->key = json_arena_strndup(b->doc, s, len);
 	b->frames[b->depth - 1].want_key = 0;
 	return 0;
 }
 
 /* A JSON number: an int64 when it is written as an integer and fits, else a double. */
 static int
-bnumber(struct builder *b, const char *s, size_t len)
+json_bnumber(struct builder *b, const char *s, size_t len)
 {
 	struct json *v;
 	const char  *t;
@@ -305,12 +308,12 @@ bnumber(struct builder *b, const char *s, size_t len)
 	int          isint = 1;
 
 	if (len > 400)
-		return bfail(b, "number of %zu characters", len);
-	t = arena_strndup(b->doc, s, len);
+		return json_bfail(b, "number of %zu characters", len);
+	t = json_arena_strndup(b->doc, s, len);
 	for (i = 0; i < len; i++)
 		if (t[i] == '.' || t[i] == 'e' || t[i] == 'E')
 			isint = 0;
-	v = bnode(b, JSON_INT);
+	v = json_bnode(b, JSON_INT);
 	v->text = t;
 	if (isint) {
 		errno = 0;
@@ -322,87 +325,87 @@ bnumber(struct builder *b, const char *s, size_t len)
 		v->type = JSON_DOUBLE;
 		v->u.d = strtod(t, &end);
 		if (*end != '\0')
-			return bfail(b, "malformed number %s", t);
+			return json_bfail(b, "malformed number %s", t);
 	}
-	return badd(b, v);
+	return json_badd(b, v);
 }
 
 /* ---- JSON via yajl ---- */
 
 static int
-y_null(void *ctx)
+json_y_null(void *ctx)
 {
 	struct builder *b = ctx;
-	struct json    *v = bnode(b, JSON_NULL);
+	struct json    *v = json_bnode(b, JSON_NULL);
 
 	v->text = "null";
-	return badd(b, v) == 0;
+	return json_badd(b, v) == 0;
 }
 
 static int
-y_boolean(void *ctx, int val)
+json_y_boolean(void *ctx, int val)
 {
 	struct builder *b = ctx;
-	struct json    *v = bnode(b, JSON_BOOL);
+	struct json    *v = json_bnode(b, JSON_BOOL);
 
 	v->u.b = val != 0;
 	v->text = val ? "true" : "false";
-	return badd(b, v) == 0;
+	return json_badd(b, v) == 0;
 }
 
 static int
-y_number(void *ctx, const char *s, size_t len)
+json_y_number(void *ctx, const char *s, size_t len)
 {
-	return bnumber(ctx, s, len) == 0;
+	return json_bnumber(ctx, s, len) == 0;
 }
 
 static int
-y_string(void *ctx, const unsigned char *s, size_t len)
+json_y_string(void *ctx, const unsigned char *s, size_t len)
 {
-	return bstring(ctx, (const char *)s, len, NULL) == 0;
+	return json_bstring(ctx, (const char *)s, len, NULL) == 0;
 }
 
 static int
-y_start_map(void *ctx)
+json_y_start_map(void *ctx)
 {
-	return bopen(ctx, JSON_OBJECT) == 0;
+	return json_bopen(ctx, JSON_OBJECT) == 0;
 }
 
 static int
-y_map_key(void *ctx, const unsigned char *s, size_t len)
+json_y_map_key(void *ctx, const unsigned char *s, size_t len)
 {
-	return bkey(ctx, (const char *)s, len) == 0;
+	return json_bkey(ctx, (const char *)s, len) == 0;
 }
 
 static int
-y_end(void *ctx)
+json_y_end(void *ctx)
 {
-	return bclose(ctx) == 0;
+	return json_bclose(ctx) == 0;
 }
 
 static int
-y_start_array(void *ctx)
+json_y_start_array(void *ctx)
 {
-	return bopen(ctx, JSON_ARRAY) == 0;
+	return json_bopen(ctx, JSON_ARRAY) == 0;
 }
 
 static const yajl_callbacks json_callbacks = {
-	y_null,
-	y_boolean,
+	json_y_null,
+	json_y_boolean,
 	NULL,
 	NULL,
-	y_number,
-	y_string,
-	y_start_map,
-	y_map_key,
-	y_end,
-	y_start_array,
-	y_end,
+	json_y_number,
+	json_y_string,
+	json_y_start_map,
+	json_y_map_key,
+	json_y_end,
+	json_y_start_array,
+	json_y_end,
 };
 
 /* "line L, offset O" of byte off in buf. */
 static void
-where(const char *buf, size_t len, size_t off, char *out, size_t outlen)
+json_where(const char *buf, size_t len, size_t off, char *out, size_t outlen)
 {
 	size_t i, line = 1;
 
@@ -414,11 +417,11 @@ where(const char *buf, size_t len, size_t off, char *out, size_t outlen)
 	snprintf(out, outlen, "line %zu, offset %zu", line, off);
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+static void json_seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
+json_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -438,20 +441,20 @@ json_parse(const char *buf, size_t len, const struct json_limits *lim, char *err
 	size_t         off;
 	char           loc[64];
 
-	builder_init(&b, lim);
+	json_builder_init(&b, lim);
 	if (buf == NULL)
 		len = 0;
 	if (len > b.lim.max_bytes) {
-		seterr(err, errlen, "document is %zu bytes, over the limit of %zu", len,
+		json_seterr(err, errlen, "document is %zu bytes, over the limit of %zu", len,
 		    b.lim.max_bytes);
 		b.failed = 1;
-		return builder_finish(&b);
+		return json_builder_finish(&b);
 	}
 	h = yajl_alloc(&json_callbacks, NULL, &b);
 	if (h == NULL) {
-		seterr(err, errlen, "out of memory");
+		json_seterr(err, errlen, "out of memory");
 		b.failed = 1;
-		return builder_finish(&b);
+		return json_builder_finish(&b);
 	}
 	st = yajl_parse(h, (const unsigned char *)(buf != NULL ? buf : ""), len);
 	off = yajl_get_bytes_consumed(h);
@@ -460,9 +463,9 @@ json_parse(const char *buf, size_t len, const struct json_limits *lim, char *err
 		off = len;
 	}
 	if (st != yajl_status_ok) {
-		where(buf, len, off, loc, sizeof(loc));
+		json_where(buf, len, off, loc, sizeof(loc));
 		if (b.failed)
-			seterr(err, errlen, "%s: %s", loc, b.err);
+			json_seterr(err, errlen, "%s: %s", loc, b.err);
 		else {
 			unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
 
@@ -471,23 +474,23 @@ json_parse(const char *buf, size_t len, const struct json_limits *lim, char *err
 
 			while (ml > 0 && (m[ml - 1] == '\n' || m[ml - 1] == ' '))
 				ml--;
-			seterr(err, errlen, "%s: %.*s", loc, (int)ml, m);
+			json_seterr(err, errlen, "%s: %.*s", loc, (int)ml, m);
 			if (msg != NULL)
 				yajl_free_error(h, msg);
 			b.failed = 1;
 		}
 	} else if (b.doc->root == NULL) {
-		seterr(err, errlen, "empty document");
+		json_seterr(err, errlen, "empty document");
 		b.failed = 1;
 	}
 	yajl_free(h);
-	return builder_finish(&b);
+	return json_builder_finish(&b);
 }
 
 /* ---- YAML via libyaml ---- */
 
 static int
-match_any(const char *s, const char *const *list)
+json_match_any(const char *s, const char *const *list)
 {
 	for (; *list != NULL; list++)
 		if (strcmp(s, *list) == 0)
@@ -497,7 +500,7 @@ match_any(const char *s, const char *const *list)
 
 /* Integer forms of YAML 1.1 (with '_' separators). Returns 0 and *out, or -1. */
 static int
-yaml_int(const char *s, int64_t *out)
+json_yaml_int(const char *s, int64_t *out)
 {
 	char        digs[80];
 	const char *p = s;
@@ -553,7 +556,7 @@ yaml_int(const char *s, int64_t *out)
 
 /* go-yaml v2's float form: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
 static int
-yaml_float(const char *s, double *out)
+json_yaml_float(const char *s, double *out)
 {
 	static const char *const inf[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
 		NULL };
@@ -564,15 +567,15 @@ yaml_float(const char *s, double *out)
 	size_t                   n = 0;
 	int                      d1 = 0, d2 = 0;
 
-	if (match_any(s, inf)) {
+	if (json_match_any(s, inf)) {
 		*out = INFINITY;
 		return 0;
 	}
-	if (match_any(s, ninf)) {
+	if (json_match_any(s, ninf)) {
 		*out = -INFINITY;
 		return 0;
 	}
-	if (match_any(s, nan_)) {
+	if (json_match_any(s, nan_)) {
 		*out = NAN;
 		return 0;
 	}
@@ -621,7 +624,7 @@ yaml_float(const char *s, double *out)
 }
 
 static int
-yaml_scalar(struct builder *b, const yaml_event_t *ev)
+json_yaml_scalar(struct builder *b, const yaml_event_t *ev)
 {
 	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
 	static const char *const trues[] = { "true", "True", "TRUE", "yes", "Yes", "YES", "on",
@@ -637,37 +640,37 @@ yaml_scalar(struct builder *b, const yaml_event_t *ev)
 
 	if (b->depth > 0 && b->frames[b->depth - 1].node->type == JSON_OBJECT &&
 	    b->frames[b->depth - 1].want_key)
-		return bkey(b, s, len);
+		return json_bkey(b, s, len);
 	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
 	    (tag != NULL && (strcmp(tag, "!") == 0 || strcmp(tag, YAML_STR_TAG) == 0)))
-		return bstring(b, s, len, NULL);
+		return json_bstring(b, s, len, NULL);
 	if (len > b->lim.max_string)
-		return bfail(
+		return json_bfail(
 		    b, "string of %zu bytes, over the limit of %zu", len, b->lim.max_string);
 	if (strlen(s) != len)
-		return bstring(b, s, len, NULL);
-	v = bnode(b, JSON_STRING);
-	v->text = arena_strndup(b->doc, s, len);
+		return json_bstring(b, s, len, NULL);
+	v = json_bnode(b, JSON_STRING);
+	v->text = json_arena_strndup(b->doc, s, len);
 	v->n = (uint32_t)len;
 	v->yaml_plain = 1;
-	if (match_any(s, nulls)) {
+	if (json_match_any(s, nulls)) {
 		v->type = JSON_NULL;
-	} else if (match_any(s, trues)) {
+	} else if (json_match_any(s, trues)) {
 		v->type = JSON_BOOL;
 		v->u.b = 1;
-	} else if (match_any(s, falses)) {
+	} else if (json_match_any(s, falses)) {
 		v->type = JSON_BOOL;
 		v->u.b = 0;
-	} else if (yaml_int(s, &iv) == 0) {
+	} else if (json_yaml_int(s, &iv) == 0) {
 		v->type = JSON_INT;
 		v->u.i = iv;
-	} else if (yaml_float(s, &dv) == 0) {
+	} else if (json_yaml_float(s, &dv) == 0) {
 		v->type = JSON_DOUBLE;
 		v->u.d = dv;
 	}
 	if (v->type != JSON_STRING)
 		v->n = 0;
-	return badd(b, v);
+	return json_badd(b, v);
 }
 
 struct json_doc *
@@ -679,24 +682,24 @@ json_parse_yaml(
 	yaml_event_t   ev;
 	int            done = 0, indoc = 0, rc;
 
-	builder_init(&b, lim);
+	json_builder_init(&b, lim);
 	if (buf == NULL)
 		len = 0;
 	if (len > b.lim.max_bytes) {
-		seterr(err, errlen, "document is %zu bytes, over the limit of %zu", len,
+		json_seterr(err, errlen, "document is %zu bytes, over the limit of %zu", len,
 		    b.lim.max_bytes);
 		b.failed = 1;
-		return builder_finish(&b);
+		return json_builder_finish(&b);
 	}
 	if (!yaml_parser_initialize(&parser)) {
-		seterr(err, errlen, "out of memory");
+		json_seterr(err, errlen, "out of memory");
 		b.failed = 1;
-		return builder_finish(&b);
+		return json_builder_finish(&b);
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)(buf != NULL ? buf : ""), len);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {
-			seterr(err, errlen, "line %zu, column %zu: %s%s%s",
+			json_seterr(err, errlen, "line %zu, column %zu: %s%s%s",
 			    (size_t)parser.problem_mark.line + 1,
 			    (size_t)parser.problem_mark.column + 1,
 			    parser.problem != NULL ? parser.problem : "parse error",
@@ -709,7 +712,7 @@ json_parse_yaml(
 		switch (ev.type) {
 		case YAML_STREAM_END_EVENT:
 			if (!indoc)
-				rc = bfail(&b, "no YAML document");
+				rc = json_bfail(&b, "no YAML document");
 			done = 1;
 			break;
 		case YAML_DOCUMENT_START_EVENT:
@@ -719,49 +722,49 @@ json_parse_yaml(
 			done = 1; /* only the first document */
 			break;
 		case YAML_ALIAS_EVENT:
-			rc = bfail(&b, "YAML aliases are not supported");
+			rc = json_bfail(&b, "YAML aliases are not supported");
 			break;
 		case YAML_SCALAR_EVENT:
-			rc = yaml_scalar(&b, &ev);
+			rc = json_yaml_scalar(&b, &ev);
 			break;
 		case YAML_SEQUENCE_START_EVENT:
 			if (b.depth > 0 && b.frames[b.depth - 1].node->type == JSON_OBJECT &&
 			    b.frames[b.depth - 1].want_key)
-				rc = bfail(&b, "a sequence as a mapping key is not supported");
+				rc = json_bfail(&b, "a sequence as a mapping key is not supported");
 			else
-				rc = bopen(&b, JSON_ARRAY);
+				rc = json_bopen(&b, JSON_ARRAY);
 			break;
 		case YAML_MAPPING_START_EVENT:
 			if (b.depth > 0 && b.frames[b.depth - 1].node->type == JSON_OBJECT &&
 			    b.frames[b.depth - 1].want_key)
-				rc = bfail(&b, "a mapping as a mapping key is not supported");
+				rc = json_bfail(&b, "a mapping as a mapping key is not supported");
 			else
-				rc = bopen(&b, JSON_OBJECT);
+				rc = json_bopen(&b, JSON_OBJECT);
 			break;
 		case YAML_SEQUENCE_END_EVENT:
 		case YAML_MAPPING_END_EVENT:
-			rc = bclose(&b);
+			rc = json_bclose(&b);
 			break;
 		default:
 			break;
 		}
 		if (rc < 0 && !done) {
-			seterr(err, errlen, "line %zu, column %zu: %s",
+			json_seterr(err, errlen, "line %zu, column %zu: %s",
 			    (size_t)ev.start_mark.line + 1, (size_t)ev.start_mark.column + 1,
 			    b.err);
 			done = 1;
 		} else if (rc < 0)
-			seterr(err, errlen, "%s", b.err);
+			json_seterr(err, errlen, "%s", b.err);
 		yaml_event_delete(&ev);
 		if (rc < 0)
 			break;
 	}
 	yaml_parser_delete(&parser);
 	if (!b.failed && b.doc->root == NULL) {
-		seterr(err, errlen, "empty document");
+		json_seterr(err, errlen, "empty document");
 		b.failed = 1;
 	}
-	return builder_finish(&b);
+	return json_builder_finish(&b);
 }
 
 /* ---- accessors ---- */
@@ -909,7 +912,7 @@ json_gen_new(int beautify)
 
 /* Length of the valid UTF-8 sequence at p (n bytes left), or 0 when invalid. */
 static size_t
-utf8_seq(const unsigned char *p, size_t n)
+json_utf8_seq(const unsigned char *p, size_t n)
 {
 	size_t   len, i;
 	uint32_t cp;
@@ -942,14 +945,14 @@ utf8_seq(const unsigned char *p, size_t n)
 
 /* Writes s as a JSON string; invalid UTF-8 bytes become U+FFFD, so output stays valid. */
 static void
-gen_bytes(yajl_gen g, const char *s, size_t n)
+json_gen_bytes(yajl_gen g, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	unsigned char       *fixed, *q;
 	size_t               i, k;
 
 	for (i = 0; i < n; i += k)
-		if ((k = utf8_seq(p + i, n - i)) == 0)
+		if ((k = json_utf8_seq(p + i, n - i)) == 0)
 			break;
 	if (i >= n) {
 		yajl_gen_string(g, p, n);
@@ -957,7 +960,7 @@ gen_bytes(yajl_gen g, const char *s, size_t n)
 	}
 	q = fixed = xreallocarray(NULL, n + 1, 3);
 	for (i = 0; i < n; i += k) {
-		if ((k = utf8_seq(p + i, n - i)) == 0) {
+		if ((k = json_utf8_seq(p + i, n - i)) == 0) {
 			*q++ = 0xef;
 			*q++ = 0xbf;
 			*q++ = 0xbd;
@@ -977,13 +980,13 @@ json_gen_str(yajl_gen g, const char *s)
 	if (s == NULL)
 		yajl_gen_null(g);
 	else
-		gen_bytes(g, s, strlen(s));
+		json_gen_bytes(g, s, strlen(s));
 }
 
 void
 json_gen_key(yajl_gen g, const char *key)
 {
-	gen_bytes(g, key != NULL ? key : "", key != NULL ? strlen(key) : 0);
+	json_gen_bytes(g, key != NULL ? key : "", key != NULL ? strlen(key) : 0);
 }
 
 void
@@ -1035,7 +1038,7 @@ json_gen_value(yajl_gen g, const struct json *v)
 			yajl_gen_null(g);
 		break;
 	case JSON_STRING:
-		gen_bytes(g, v->text, v->n);
+		json_gen_bytes(g, v->text, v->n);
 		break;
 	case JSON_ARRAY:
 		yajl_gen_array_open(g);

@@ -126,7 +126,7 @@ log_reopen(void)
 }
 
 static const char *
-base_name(const char *file)
+log_base_name(const char *file)
 {
 	const char *s = strrchr(file, '/');
 
@@ -135,7 +135,7 @@ base_name(const char *file)
 
 /* Returns the bytes written. */
 static int
-json_escape(FILE *fp, const char *s)
+log_json_escape(FILE *fp, const char *s)
 {
 	int n = 0;
 
@@ -193,11 +193,11 @@ log_write(
 		if (log_json) {
 			fprintf(fp,
 			    "<%d>{\"level\":\"%s\",\"v\":%d,\"caller\":\"%s:%d\",\"msg\":\"",
-			    prio[sev], names[sev], v, base_name(file), line);
-			json_escape(fp, msg);
+			    prio[sev], names[sev], v, log_base_name(file), line);
+			log_json_escape(fp, msg);
 			fputs("\"}\n", fp);
 		} else
-			fprintf(fp, "<%d>%s:%d] %s\n", prio[sev], base_name(file), line, msg);
+			fprintf(fp, "<%d>%s:%d] %s\n", prio[sev], log_base_name(file), line, msg);
 		fflush(fp);
 		return;
 	}
@@ -207,14 +207,14 @@ log_write(
 		    "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\",\"level\":\"%s\","
 		    "\"v\":%d,\"caller\":\"%s:%d\",\"msg\":\"",
 		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		    (long)tv.tv_usec, names[sev], v, base_name(file), line);
-		n += json_escape(fp, msg);
+		    (long)tv.tv_usec, names[sev], v, log_base_name(file), line);
+		n += log_json_escape(fp, msg);
 		n += fprintf(fp, "\"}\n");
 	} else {
 		localtime_r(&tv.tv_sec, &tm);
 		n = fprintf(fp, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] %s\n", letters[sev],
 		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec,
-		    (int)getpid(), base_name(file), line, msg);
+		    (int)getpid(), log_base_name(file), line, msg);
 	}
 	fflush(fp);
 	if (log_fp != NULL && n > 0) {

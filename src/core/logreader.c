@@ -18,15 +18,15 @@ struct logreader {
 	ino_t                 ino;
 	dev_t                 dev;
 	struct logreader_opts o;
-	char                 *carry; /* an incomplete file line, read but not written */
+	char                 *carry; /* an incomplete file logreader_line, read but not written */
 	size_t                carry_len, carry_cap;
-	int                   skipping; /* the current line is over LOGREADER_MAX_LINE */
+	int                   skipping; /* the current logreader_line is over LOGREADER_MAX_LINE */
 	int64_t               written;
 	int                   done;
 };
 
 static int
-digits(const char *s, size_t n, int *out)
+logreader_digits(const char *s, size_t n, int *out)
 {
 	int    v = 0;
 	size_t i;
@@ -51,9 +51,9 @@ logreader_parse_time(const char *s, size_t len, int64_t *ns)
 	if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
 	    s[13] != ':' || s[16] != ':')
 		return -1;
-	if (digits(s, 4, &y) == -1 || digits(s + 5, 2, &mo) == -1 || digits(s + 8, 2, &d) == -1 ||
-	    digits(s + 11, 2, &h) == -1 || digits(s + 14, 2, &mi) == -1 ||
-	    digits(s + 17, 2, &sec) == -1)
+	if (logreader_digits(s, 4, &y) == -1 || logreader_digits(s + 5, 2, &mo) == -1 ||
+	    logreader_digits(s + 8, 2, &d) == -1 || logreader_digits(s + 11, 2, &h) == -1 ||
+	    logreader_digits(s + 14, 2, &mi) == -1 || logreader_digits(s + 17, 2, &sec) == -1)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -1;
@@ -77,7 +77,8 @@ logreader_parse_time(const char *s, size_t len, int64_t *ns)
 	if (i == len - 1 && (s[i] == 'Z' || s[i] == 'z'))
 		;
 	else if (i + 6 == len && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':' &&
-	    digits(s + i + 1, 2, &oh) == 0 && digits(s + i + 4, 2, &om) == 0 && oh < 24 && om < 60)
+	    logreader_digits(s + i + 1, 2, &oh) == 0 && logreader_digits(s + i + 4, 2, &om) == 0 &&
+	    oh < 24 && om < 60)
 		t -= (s[i] == '+' ? 1 : -1) * (int64_t)(oh * 3600 + om * 60);
 	else
 		return -1;
@@ -93,9 +94,9 @@ logreader_parse_time(const char *s, size_t len, int64_t *ns)
 }
 
 int
-logreader_parse(const char *line, size_t len, struct cri_log_record *out)
+logreader_parse(const char *logreader_line, size_t len, struct cri_log_record *out)
 {
-	const char *p = line, *end = line + len, *sp;
+	const char *p = logreader_line, *end = logreader_line + len, *sp;
 
 	memset(out, 0, sizeof(*out));
 	if ((sp = memchr(p, ' ', len)) == NULL)
@@ -128,7 +129,8 @@ logreader_parse(const char *line, size_t len, struct cri_log_record *out)
 
 /* Writes one record's output, as far as limit_bytes allows. */
 static void
-emit(struct logreader *r, const struct cri_log_record *rec, const struct logreader_sink *out)
+logreader_emit(
+    struct logreader *r, const struct cri_log_record *rec, const struct logreader_sink *out)
 {
 	size_t  n = 0, room;
 	char    pre[128];
@@ -160,17 +162,17 @@ emit(struct logreader *r, const struct cri_log_record *rec, const struct logread
 }
 
 static void
-line(struct logreader *r, const char *s, size_t len, const struct logreader_sink *out)
+logreader_line(struct logreader *r, const char *s, size_t len, const struct logreader_sink *out)
 {
 	struct cri_log_record rec;
 
 	if (logreader_parse(s, len, &rec) == 0)
-		emit(r, &rec, out);
+		logreader_emit(r, &rec, out);
 }
 
 /* The offset of the start of the last n lines of fd (the kubelet's findTailLineStartIndex). */
 static off_t
-tail_start(int fd, int64_t n)
+logreader_tail_start(int fd, int64_t n)
 {
 	char    buf[65536];
 	off_t   size = lseek(fd, 0, SEEK_END), pos = size;
@@ -187,7 +189,8 @@ tail_start(int fd, int64_t n)
 		if (got != (ssize_t)want)
 			return 0;
 		for (i = got - 1; i >= 0; i--) {
-			/* The final newline ends the last line; every other one starts a line. */
+			/* The final newline ends the last logreader_line; every other one starts a
+			 * logreader_line. */
 			if (buf[i] != '\n' || pos + i == size - 1)
 				continue;
 			if (++seen == n)
@@ -198,7 +201,7 @@ tail_start(int fd, int64_t n)
 }
 
 static int
-open_path(struct logreader *r, char *err, size_t errlen)
+logreader_open_path(struct logreader *r, char *err, size_t errlen)
 {
 	struct stat st;
 	int         fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -228,14 +231,14 @@ logreader_open(const char *path, const struct logreader_opts *o, char *err, size
 	r->fd = -1;
 	r->path = xstrdup(path);
 	r->o = *o;
-	if (open_path(r, err, errlen) == -1) {
+	if (logreader_open_path(r, err, errlen) == -1) {
 		logreader_free(r);
 		return NULL;
 	}
 	if (o->tail_lines == 0)
 		start = lseek(r->fd, 0, SEEK_END);
 	else if (o->tail_lines > 0)
-		start = tail_start(r->fd, o->tail_lines);
+		start = logreader_tail_start(r->fd, o->tail_lines);
 	if (start < 0 || lseek(r->fd, start, SEEK_SET) == -1)
 		lseek(r->fd, 0, SEEK_SET);
 	if (o->limit_bytes == 0)
@@ -262,9 +265,9 @@ logreader_written(const struct logreader *r)
 }
 
 /* Appends add bytes to the carry (at most LOGREADER_MAX_LINE in all). It grows by doubling:
- * a long line read in small pieces (a slow writer, followed) costs linear time. */
+ * a long logreader_line read in small pieces (a slow writer, followed) costs linear time. */
 static void
-carry_add(struct logreader *r, const char *p, size_t add)
+logreader_carry_add(struct logreader *r, const char *p, size_t add)
 {
 	if (r->carry_len + add > r->carry_cap) {
 		size_t cap = r->carry_cap < 256 ? 256 : r->carry_cap;
@@ -282,7 +285,7 @@ carry_add(struct logreader *r, const char *p, size_t add)
 
 /* The carry is done with: a large one (over 64 KiB) is given back. */
 static void
-carry_clear(struct logreader *r)
+logreader_carry_clear(struct logreader *r)
 {
 	r->carry_len = 0;
 	if (r->carry_cap > LOGREADER_MAX_LINE / 16) {
@@ -294,7 +297,7 @@ carry_clear(struct logreader *r)
 
 /* Takes the complete lines of buf[0..n), keeps the rest in the carry. */
 static void
-consume(struct logreader *r, const char *buf, size_t n, const struct logreader_sink *out)
+logreader_consume(struct logreader *r, const char *buf, size_t n, const struct logreader_sink *out)
 {
 	const char *p = buf, *end = buf + n, *nl;
 
@@ -304,10 +307,10 @@ consume(struct logreader *r, const char *buf, size_t n, const struct logreader_s
 			size_t add = (size_t)(end - p);
 
 			if (!r->skipping && r->carry_len + add <= LOGREADER_MAX_LINE)
-				carry_add(r, p, add);
+				logreader_carry_add(r, p, add);
 			else {
 				r->skipping = 1;
-				carry_clear(r);
+				logreader_carry_clear(r);
 			}
 			return;
 		}
@@ -317,12 +320,12 @@ consume(struct logreader *r, const char *buf, size_t n, const struct logreader_s
 			size_t add = (size_t)(nl - p);
 
 			if (r->carry_len + add <= LOGREADER_MAX_LINE) {
-				carry_add(r, p, add);
-				line(r, r->carry, r->carry_len, out);
+				logreader_carry_add(r, p, add);
+				logreader_line(r, r->carry, r->carry_len, out);
 			}
-			carry_clear(r);
+			logreader_carry_clear(r);
 		} else if (nl - p <= LOGREADER_MAX_LINE) /* (over it only below the read size) */
-			line(r, p, (size_t)(nl - p), out);
+			logreader_line(r, p, (size_t)(nl - p), out);
 		p = nl + 1;
 	}
 }
@@ -349,7 +352,7 @@ logreader_step(struct logreader *r, const struct logreader_sink *out, size_t max
 			}
 			return LOGREADER_EOF;
 		}
-		consume(r, buf, (size_t)n, out);
+		logreader_consume(r, buf, (size_t)n, out);
 		total += (size_t)n;
 	}
 	return r->done ? LOGREADER_DONE : LOGREADER_MORE;
@@ -365,8 +368,8 @@ logreader_check_rotation(struct logreader *r, const struct logreader_sink *out)
 	if (st.st_ino == r->ino && st.st_dev == r->dev)
 		return 0;
 	/* The runtime may have written to the old file until it reopened: drain it (it is
-	 * at most the rotation size), then an incomplete line there ends (the runtime writes
-	 * whole records). */
+	 * at most the rotation size), then an incomplete logreader_line there ends (the runtime
+	 * writes whole records). */
 	for (;;) {
 		char    buf[65536];
 		ssize_t n = read(r->fd, buf, sizeof(buf));
@@ -375,10 +378,10 @@ logreader_check_rotation(struct logreader *r, const struct logreader_sink *out)
 			continue;
 		if (n <= 0 || r->done)
 			break;
-		consume(r, buf, (size_t)n, out);
+		logreader_consume(r, buf, (size_t)n, out);
 	}
 	logreader_finish(r, out);
-	if (open_path(r, NULL, 0) == -1)
+	if (logreader_open_path(r, NULL, 0) == -1)
 		return -1;
 	return 1;
 }
@@ -387,7 +390,7 @@ void
 logreader_finish(struct logreader *r, const struct logreader_sink *out)
 {
 	if (r->carry_len > 0 && !r->skipping)
-		line(r, r->carry, r->carry_len, out);
-	carry_clear(r);
+		logreader_line(r, r->carry, r->carry_len, out);
+	logreader_carry_clear(r);
 	r->skipping = 0;
 }

@@ -146,7 +146,7 @@ loop_base(struct loop *l)
 }
 
 static void
-task_schedule(struct loop_task *t, int64_t now)
+loop_task_schedule(struct loop_task *t, int64_t now)
 {
 	struct timeval tv;
 	int64_t        wait;
@@ -162,7 +162,7 @@ task_schedule(struct loop_task *t, int64_t now)
 }
 
 static void
-task_fire(evutil_socket_t fd, short what, void *arg)
+loop_task_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct loop_task *t = arg;
 	int64_t           start, end, lag, period = (int64_t)t->t_interval_ms * 1000;
@@ -195,7 +195,7 @@ task_fire(evutil_socket_t fd, short what, void *arg)
 	loop_note(NULL);
 	log_v(5, "task %s ran in %lldus lag=%lldus", t->t_name, (long long)t->t_last_dur_us,
 	    (long long)lag);
-	task_schedule(t, end);
+	loop_task_schedule(t, end);
 }
 
 struct loop_task *
@@ -210,13 +210,13 @@ loop_every(struct loop *l, const char *name, unsigned interval_ms, loop_task_fn 
 	t->t_interval_ms = interval_ms;
 	t->t_fn = fn;
 	t->t_arg = arg;
-	if ((t->t_ev = evtimer_new(l->l_base, task_fire, t)) == NULL)
+	if ((t->t_ev = evtimer_new(l->l_base, loop_task_fire, t)) == NULL)
 		fatalx("%s: evtimer_new failed", __func__);
 	event_priority_set(t->t_ev, LOOP_PRI_NORMAL);
 	t->t_due_us = now_mono_us() + (int64_t)interval_ms * 1000;
 	*l->l_tail = t;
 	l->l_tail = &t->t_next;
-	task_schedule(t, now_mono_us());
+	loop_task_schedule(t, now_mono_us());
 	log_v(4, "timer %s registered every %ums", name, interval_ms);
 	return t;
 }
@@ -227,7 +227,7 @@ loop_task_kick(struct loop_task *t)
 	if (t->t_paused || t->t_kicked)
 		return;
 	t->t_kicked = 1;
-	task_schedule(t, now_mono_us());
+	loop_task_schedule(t, now_mono_us());
 }
 
 void
@@ -241,7 +241,7 @@ loop_task_pause(struct loop_task *t, int paused)
 		t->t_kicked = 0;
 	} else {
 		t->t_due_us = now_mono_us() + (int64_t)t->t_interval_ms * 1000;
-		task_schedule(t, now_mono_us());
+		loop_task_schedule(t, now_mono_us());
 	}
 }
 
@@ -282,7 +282,7 @@ loop_lag_us(struct loop *l)
 }
 
 static void
-sig_fire(evutil_socket_t sig, short what, void *arg)
+loop_sig_fire(evutil_socket_t sig, short what, void *arg)
 {
 	struct loop_sig *s = arg;
 
@@ -297,7 +297,7 @@ loop_on_signal(struct loop *l, int sig, loop_signal_fn fn, void *arg)
 
 	s->s_fn = fn;
 	s->s_arg = arg;
-	if ((s->s_ev = evsignal_new(l->l_base, sig, sig_fire, s)) == NULL)
+	if ((s->s_ev = evsignal_new(l->l_base, sig, loop_sig_fire, s)) == NULL)
 		fatalx("%s: evsignal_new failed", __func__);
 	event_priority_set(s->s_ev, LOOP_PRI_HIGH);
 	if (evsignal_add(s->s_ev, NULL) == -1)

@@ -29,13 +29,13 @@ actions_find_rt(const struct rt_pod_status *rt, const char *name)
 
 /* An init container with restartPolicy Always (the caller knows it is an init container). */
 static int
-ic_is_sidecar(const struct container *c)
+actions_ic_is_sidecar(const struct container *c)
 {
 	return c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS;
 }
 
 static int
-restart_on_failure(const struct pod *p)
+actions_restart_on_failure(const struct pod *p)
 {
 	return p->restart_policy != RESTART_NEVER;
 }
@@ -67,7 +67,7 @@ container_changed(const struct container *c, const struct rt_container *rc)
 }
 
 static const char *
-rt_state_name(enum rt_cstate s)
+actions_rt_state_name(enum rt_cstate s)
 {
 	switch (s) {
 	case RT_CREATED:
@@ -171,7 +171,7 @@ pod_is_terminal(const struct pod *p, const struct rt_pod_status *rt)
 			const struct container    *c = &p->init_containers[i];
 			const struct rt_container *rc = rt_find_container(rt, c->c_name);
 
-			if (!ic_is_sidecar(c) && rc != NULL && rc->state == RT_EXITED &&
+			if (!actions_ic_is_sidecar(c) && rc != NULL && rc->state == RT_EXITED &&
 			    init_container_failed(rc))
 				return 1;
 		}
@@ -192,14 +192,14 @@ pod_is_terminal(const struct pod *p, const struct rt_pod_status *rt)
 /* ---- building the result ---- */
 
 static void
-push_idx(size_t **v, size_t *n, size_t idx)
+actions_push_idx(size_t **v, size_t *n, size_t idx)
 {
 	*v = xreallocarray(*v, *n + 1, sizeof(**v));
 	(*v)[(*n)++] = idx;
 }
 
 static void
-push_kill(struct pod_actions *a, const struct rt_container *rc, const struct container *c,
+actions_push_kill(struct pod_actions *a, const struct rt_container *rc, const struct container *c,
     enum container_kind kind, size_t index, enum kill_reason reason, char *message)
 {
 	struct kill_entry *k;
@@ -225,7 +225,7 @@ push_kill(struct pod_actions *a, const struct rt_container *rc, const struct con
 }
 
 static void
-clear_init_start(struct pod_actions *a)
+actions_clear_init_start(struct pod_actions *a)
 {
 	free(a->init_start);
 	a->init_start = NULL;
@@ -233,7 +233,7 @@ clear_init_start(struct pod_actions *a)
 }
 
 static int
-has_any_regular_container_created(const struct pod *p, const struct rt_pod_status *rt)
+actions_has_any_regular_container_created(const struct pod *p, const struct rt_pod_status *rt)
 {
 	size_t i;
 
@@ -256,7 +256,7 @@ static int
 init_actions(const struct pod *p, const struct rt_pod_status *rt, const struct probe_set *ps,
     struct pod_actions *a)
 {
-	int    initialized = 0, prev_initialized, restart = restart_on_failure(p);
+	int    initialized = 0, prev_initialized, restart = actions_restart_on_failure(p);
 	size_t i, n = p->ninit_containers;
 
 	if (n == 0)
@@ -277,11 +277,11 @@ init_actions(const struct pod *p, const struct rt_pod_status *rt, const struct p
 		const struct container    *c = &p->init_containers[i];
 		const struct rt_container *rc = rt_find_container(rt, c->c_name);
 		const struct probe_state  *pr;
-		int                        sidecar = ic_is_sidecar(c);
+		int                        sidecar = actions_ic_is_sidecar(c);
 
 		if (rc == NULL) {
 			if (prev_initialized && sidecar)
-				push_idx(&a->init_start, &a->ninit_start, i);
+				actions_push_idx(&a->init_start, &a->ninit_start, i);
 			continue;
 		}
 		if (prev_initialized && !sidecar)
@@ -290,7 +290,7 @@ init_actions(const struct pod *p, const struct rt_pod_status *rt, const struct p
 		switch (rc->state) {
 		case RT_CREATED:
 			/* Created but never started: start it again rather than stay stuck. */
-			push_idx(&a->init_start, &a->ninit_start, i);
+			actions_push_idx(&a->init_start, &a->ninit_start, i);
 			break;
 		case RT_RUNNING:
 			if (!sidecar)
@@ -300,65 +300,65 @@ init_actions(const struct pod *p, const struct rt_pod_status *rt, const struct p
 				if (pr == NULL || pr->startup == PROBE_NONE)
 					break; /* not probed yet: wait */
 				if (pr->startup == PROBE_FAILURE) {
-					push_kill(a, rc, c, CK_INIT, i, KILL_REASON_STARTUP,
+					actions_push_kill(a, rc, c, CK_INIT, i, KILL_REASON_STARTUP,
 					    xsprintf("Init container %s failed startup probe",
 					        c->c_name));
-					push_idx(&a->init_start, &a->ninit_start, i);
+					actions_push_idx(&a->init_start, &a->ninit_start, i);
 					break;
 				}
 			}
 			if (i == n - 1)
 				initialized = 1;
 			else if (!prev_initialized)
-				push_idx(&a->init_start, &a->ninit_start, i + 1);
+				actions_push_idx(&a->init_start, &a->ninit_start, i + 1);
 			if (container_changed(c, rc)) {
-				push_kill(a, rc, c, CK_INIT, i, KILL_REASON_NONE,
+				actions_push_kill(a, rc, c, CK_INIT, i, KILL_REASON_NONE,
 				    xsprintf("Init container %s definition changed", c->c_name));
-				push_idx(&a->init_start, &a->ninit_start, i);
+				actions_push_idx(&a->init_start, &a->ninit_start, i);
 				break;
 			}
 			if (c->c_liveness != NULL && pr != NULL && pr->liveness == PROBE_FAILURE) {
-				push_kill(a, rc, c, CK_INIT, i, KILL_REASON_LIVENESS,
+				actions_push_kill(a, rc, c, CK_INIT, i, KILL_REASON_LIVENESS,
 				    xsprintf("Init container %s failed liveness probe", c->c_name));
-				push_idx(&a->init_start, &a->ninit_start, i);
+				actions_push_idx(&a->init_start, &a->ninit_start, i);
 			}
 			break;
 		case RT_EXITED:
 			if (sidecar) {
-				push_idx(&a->init_start, &a->ninit_start, i);
+				actions_push_idx(&a->init_start, &a->ninit_start, i);
 				break;
 			}
 			if (init_container_failed(rc)) {
 				if (!restart) {
 					a->kill_pod = 1;
-					clear_init_start(a);
+					actions_clear_init_start(a);
 					return 0;
 				}
-				push_idx(&a->init_start, &a->ninit_start, i);
+				actions_push_idx(&a->init_start, &a->ninit_start, i);
 				break;
 			}
 			if (i == n - 1)
 				initialized = 1;
 			else
-				push_idx(&a->init_start, &a->ninit_start, i + 1);
+				actions_push_idx(&a->init_start, &a->ninit_start, i + 1);
 			break;
 		default: /* unknown: kill before restarting */
 			if (!sidecar && !restart) {
 				a->kill_pod = 1;
-				clear_init_start(a);
+				actions_clear_init_start(a);
 				return 0;
 			}
-			push_kill(a, rc, c, CK_INIT, i, KILL_REASON_UNKNOWN,
+			actions_push_kill(a, rc, c, CK_INIT, i, KILL_REASON_UNKNOWN,
 			    xsprintf(
 			        "Init container is in \"%s\" state, try killing it before restart",
-			        rt_state_name(rc->state)));
-			push_idx(&a->init_start, &a->ninit_start, i);
+			        actions_rt_state_name(rc->state)));
+			actions_push_idx(&a->init_start, &a->ninit_start, i);
 			break;
 		}
 		prev_initialized = 1;
 	}
 	if (!prev_initialized)
-		push_idx(&a->init_start, &a->ninit_start, 0);
+		actions_push_idx(&a->init_start, &a->ninit_start, 0);
 	/* Collected last to first; start in spec order. */
 	for (i = 0; i < a->ninit_start / 2; i++) {
 		size_t t = a->init_start[i];
@@ -388,7 +388,7 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt, const s
 		size_t *start = NULL, nstart = 0;
 
 		/* Never: a pod whose containers already ran does not get a new sandbox. */
-		if (!restart_on_failure(p) && a->attempt != 0 && rt != NULL &&
+		if (!actions_restart_on_failure(p) && a->attempt != 0 && rt != NULL &&
 		    rt->ncontainers != 0) {
 			a->create_sandbox = 0;
 			goto out;
@@ -397,16 +397,16 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt, const s
 			if (p->restart_policy == RESTART_ON_FAILURE &&
 			    container_succeeded(rt_find_container(rt, p->containers[i].c_name)))
 				continue;
-			push_idx(&start, &nstart, i);
+			actions_push_idx(&start, &nstart, i);
 		}
 		/* Nothing left to run once initialized: just kill what is left. */
-		if (nstart == 0 && has_any_regular_container_created(p, rt)) {
+		if (nstart == 0 && actions_has_any_regular_container_created(p, rt)) {
 			a->create_sandbox = 0;
 			goto out;
 		}
 		if (p->ninit_containers != 0) {
 			free(start);
-			push_idx(&a->init_start, &a->ninit_start, 0);
+			actions_push_idx(&a->init_start, &a->ninit_start, 0);
 			goto out;
 		}
 		a->start = start;
@@ -417,7 +417,7 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt, const s
 	/* Ephemeral containers start even before initialization; never restarted. */
 	for (i = 0; i < p->nephemeral_containers; i++)
 		if (rt_find_container(rt, p->ephemeral_containers[i].c_name) == NULL)
-			push_idx(&a->ephemeral_start, &a->nephemeral_start, i);
+			actions_push_idx(&a->ephemeral_start, &a->nephemeral_start, i);
 
 	if (!init_actions(p, rt, ps, a) || a->kill_pod)
 		goto out;
@@ -428,16 +428,16 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt, const s
 		const struct probe_state  *pr;
 		const char                *why;
 		enum kill_reason           reason = KILL_REASON_NONE;
-		int                        restart = restart_on_failure(p);
+		int                        restart = actions_restart_on_failure(p);
 
 		if (rc == NULL || rc->state != RT_RUNNING) {
 			if (container_should_restart(c, p, rt)) {
-				push_idx(&a->start, &a->nstart, i);
+				actions_push_idx(&a->start, &a->nstart, i);
 				if (rc != NULL && rc->state == RT_UNKNOWN)
-					push_kill(a, rc, c, CK_APP, i, KILL_REASON_UNKNOWN,
+					actions_push_kill(a, rc, c, CK_APP, i, KILL_REASON_UNKNOWN,
 					    xsprintf("Container is in \"%s\" state, try killing it "
 					             "before restart",
-					        rt_state_name(rc->state)));
+					        actions_rt_state_name(rc->state)));
 			}
 			continue;
 		}
@@ -456,14 +456,14 @@ pod_actions_compute(const struct pod *p, const struct rt_pod_status *rt, const s
 			continue;
 		}
 		if (restart)
-			push_idx(&a->start, &a->nstart, i);
-		push_kill(a, rc, c, CK_APP, i, reason,
+			actions_push_idx(&a->start, &a->nstart, i);
+		actions_push_kill(a, rc, c, CK_APP, i, reason,
 		    xsprintf(
 		        "Container %s %s%s", c->c_name, why, restart ? ", will be restarted" : ""));
 	}
 	if (keep == 0 && a->nstart == 0) {
 		a->kill_pod = 1;
-		clear_init_start(a); /* sidecars must not keep a finished pod alive */
+		actions_clear_init_start(a); /* sidecars must not keep a finished pod alive */
 	}
 out:
 	if (a->ninit_start > 0)
@@ -492,7 +492,7 @@ pod_actions_clear(struct pod_actions *a)
 }
 
 static void
-fmt_list(
+actions_fmt_list(
     char **s, const char *label, const size_t *v, size_t n, const struct container *cs, size_t ncs)
 {
 	char  *t;
@@ -521,9 +521,9 @@ pod_actions_format(const struct pod *p, const struct pod_actions *a)
 
 	s = xsprintf("killPod=%d createSandbox=%d sandbox=%s attempt=%u", a->kill_pod,
 	    a->create_sandbox, a->sandbox_id ? a->sandbox_id : "-", (unsigned)a->attempt);
-	fmt_list(
+	actions_fmt_list(
 	    &s, "init", a->init_start, a->ninit_start, p->init_containers, p->ninit_containers);
-	fmt_list(&s, "start", a->start, a->nstart, p->containers, p->ncontainers);
+	actions_fmt_list(&s, "start", a->start, a->nstart, p->containers, p->ncontainers);
 	t = xsprintf("%s kill=[", s);
 	free(s);
 	s = t;
@@ -535,7 +535,7 @@ pod_actions_format(const struct pod *p, const struct pod_actions *a)
 	t = xsprintf("%s]", s);
 	free(s);
 	s = t;
-	fmt_list(&s, "ephemeral", a->ephemeral_start, a->nephemeral_start, p->ephemeral_containers,
-	    p->nephemeral_containers);
+	actions_fmt_list(&s, "ephemeral", a->ephemeral_start, a->nephemeral_start,
+	    p->ephemeral_containers, p->nephemeral_containers);
 	return s;
 }

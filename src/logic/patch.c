@@ -33,7 +33,7 @@ struct pv {
 };
 
 static struct pv *
-pv_new(enum pv_kind k)
+patch_pv_new(enum pv_kind k)
 {
 	struct pv *v = xcalloc(1, sizeof(*v));
 
@@ -42,25 +42,25 @@ pv_new(enum pv_kind k)
 }
 
 static struct pv *
-pv_borrow(yajl_val b)
+patch_pv_borrow(yajl_val b)
 {
-	struct pv *v = pv_new(PV_BORROW);
+	struct pv *v = patch_pv_new(PV_BORROW);
 
 	v->borrow = b;
 	return v;
 }
 
 static struct pv *
-pv_string(const char *s)
+patch_pv_string(const char *s)
 {
-	struct pv *v = pv_new(PV_STRING);
+	struct pv *v = patch_pv_new(PV_STRING);
 
 	v->str = xstrdup(s);
 	return v;
 }
 
 static void
-pv_free(struct pv *v)
+patch_pv_free(struct pv *v)
 {
 	size_t i;
 
@@ -69,7 +69,7 @@ pv_free(struct pv *v)
 	for (i = 0; i < v->n; i++) {
 		if (v->keys != NULL)
 			free(v->keys[i]);
-		pv_free(v->vals[i]);
+		patch_pv_free(v->vals[i]);
 	}
 	free(v->keys);
 	free(v->vals);
@@ -78,7 +78,7 @@ pv_free(struct pv *v)
 }
 
 static void
-pv_set(struct pv *o, const char *key, struct pv *val)
+patch_pv_set(struct pv *o, const char *key, struct pv *val)
 {
 	o->keys = xreallocarray(o->keys, o->n + 1, sizeof(*o->keys));
 	o->vals = xreallocarray(o->vals, o->n + 1, sizeof(*o->vals));
@@ -88,7 +88,7 @@ pv_set(struct pv *o, const char *key, struct pv *val)
 }
 
 static void
-pv_push(struct pv *a, struct pv *val)
+patch_pv_push(struct pv *a, struct pv *val)
 {
 	a->vals = xreallocarray(a->vals, a->n + 1, sizeof(*a->vals));
 	a->vals[a->n++] = val;
@@ -97,7 +97,7 @@ pv_push(struct pv *a, struct pv *val)
 /* ---- comparing yajl trees ---- */
 
 static yajl_val
-obj_get(yajl_val o, const char *key)
+patch_obj_get(yajl_val o, const char *key)
 {
 	size_t i;
 
@@ -110,7 +110,7 @@ obj_get(yajl_val o, const char *key)
 }
 
 static int
-val_equal(yajl_val a, yajl_val b)
+patch_val_equal(yajl_val a, yajl_val b)
 {
 	size_t i;
 
@@ -127,9 +127,9 @@ val_equal(yajl_val a, yajl_val b)
 		if (a->u.object.len != b->u.object.len)
 			return 0;
 		for (i = 0; i < a->u.object.len; i++) {
-			yajl_val bv = obj_get(b, a->u.object.keys[i]);
+			yajl_val bv = patch_obj_get(b, a->u.object.keys[i]);
 
-			if (bv == NULL || !val_equal(a->u.object.values[i], bv))
+			if (bv == NULL || !patch_val_equal(a->u.object.values[i], bv))
 				return 0;
 		}
 		return 1;
@@ -137,7 +137,7 @@ val_equal(yajl_val a, yajl_val b)
 		if (a->u.array.len != b->u.array.len)
 			return 0;
 		for (i = 0; i < a->u.array.len; i++)
-			if (!val_equal(a->u.array.values[i], b->u.array.values[i]))
+			if (!patch_val_equal(a->u.array.values[i], b->u.array.values[i]))
 				return 0;
 		return 1;
 	default:
@@ -147,10 +147,10 @@ val_equal(yajl_val a, yajl_val b)
 
 /* ---- the diff ---- */
 
-static struct pv *diff_obj(yajl_val old, yajl_val nw, const char *path);
+static struct pv *patch_diff_obj(yajl_val old, yajl_val nw, const char *path);
 
 static const char *
-merge_key_for(const char *path)
+patch_merge_key_for(const char *path)
 {
 	size_t i;
 
@@ -162,9 +162,9 @@ merge_key_for(const char *path)
 
 /* The merge key's value of a list element as a string ("" if missing). */
 static const char *
-elem_key(yajl_val e, const char *key)
+patch_elem_key(yajl_val e, const char *key)
 {
-	yajl_val k = obj_get(e, key);
+	yajl_val k = patch_obj_get(e, key);
 
 	return YAJL_IS_STRING(k) ? k->u.string : "";
 }
@@ -172,19 +172,19 @@ elem_key(yajl_val e, const char *key)
 /* list_find, trying *hint first: the place after the previous match. Lists in mostly the
  * same order (a pod can have thousands of conditions) cost no search. */
 static yajl_val
-list_find_from(yajl_val list, const char *key, const char *want, size_t *hint)
+patch_list_find_from(yajl_val list, const char *key, const char *want, size_t *hint)
 {
 	size_t   i = *hint;
 	yajl_val e;
 
 	if (i < list->u.array.len && YAJL_IS_OBJECT(e = list->u.array.values[i]) &&
-	    strcmp(elem_key(e, key), want) == 0) {
+	    strcmp(patch_elem_key(e, key), want) == 0) {
 		*hint = i + 1;
 		return e;
 	}
 	for (i = 0; i < list->u.array.len; i++) {
 		e = list->u.array.values[i];
-		if (YAJL_IS_OBJECT(e) && strcmp(elem_key(e, key), want) == 0) {
+		if (YAJL_IS_OBJECT(e) && strcmp(patch_elem_key(e, key), want) == 0) {
 			*hint = i + 1;
 			return e;
 		}
@@ -195,139 +195,141 @@ list_find_from(yajl_val list, const char *key, const char *want, size_t *hint)
 /* A list of objects merged by key: changed/added elements (with their key), deletions as
  * {"$patch":"delete", key}, and the new order when anything changed or moved. */
 static void
-diff_keyed_list(
+patch_diff_keyed_list(
     struct pv *out, const char *field, yajl_val old, yajl_val nw, const char *key, const char *path)
 {
-	struct pv *items = pv_new(PV_ARR);
+	struct pv *items = patch_pv_new(PV_ARR);
 	size_t     i, ohint = 0, nhint = 0;
 	int        same_order = old->u.array.len == nw->u.array.len;
 
 	for (i = 0; i < nw->u.array.len; i++) {
 		yajl_val    e = nw->u.array.values[i];
-		const char *k = elem_key(e, key);
-		yajl_val    oe = list_find_from(old, key, k, &ohint);
+		const char *k = patch_elem_key(e, key);
+		yajl_val    oe = patch_list_find_from(old, key, k, &ohint);
 
-		if (same_order && strcmp(elem_key(old->u.array.values[i], key), k) != 0)
+		if (same_order && strcmp(patch_elem_key(old->u.array.values[i], key), k) != 0)
 			same_order = 0;
 		if (oe == NULL) {
-			pv_push(items, pv_borrow(e));
+			patch_pv_push(items, patch_pv_borrow(e));
 		} else {
-			struct pv *d = diff_obj(oe, e, path);
+			struct pv *d = patch_diff_obj(oe, e, path);
 
 			if (d->n > 0) {
-				pv_set(d, key, pv_string(k));
-				pv_push(items, d);
+				patch_pv_set(d, key, patch_pv_string(k));
+				patch_pv_push(items, d);
 			} else
-				pv_free(d);
+				patch_pv_free(d);
 		}
 	}
 	for (i = 0; i < old->u.array.len; i++) {
 		yajl_val    oe = old->u.array.values[i];
-		const char *k = elem_key(oe, key);
+		const char *k = patch_elem_key(oe, key);
 
-		if (list_find_from(nw, key, k, &nhint) == NULL) {
-			struct pv *del = pv_new(PV_OBJ);
+		if (patch_list_find_from(nw, key, k, &nhint) == NULL) {
+			struct pv *del = patch_pv_new(PV_OBJ);
 
-			pv_set(del, "$patch", pv_string("delete"));
-			pv_set(del, key, pv_string(k));
-			pv_push(items, del);
+			patch_pv_set(del, "$patch", patch_pv_string("delete"));
+			patch_pv_set(del, key, patch_pv_string(k));
+			patch_pv_push(items, del);
 		}
 	}
 	if (items->n > 0 || !same_order) {
-		struct pv *order = pv_new(PV_ARR);
+		struct pv *order = patch_pv_new(PV_ARR);
 		char      *dk = xsprintf("$setElementOrder/%s", field);
 
 		for (i = 0; i < nw->u.array.len; i++) {
-			struct pv *o = pv_new(PV_OBJ);
+			struct pv *o = patch_pv_new(PV_OBJ);
 
-			pv_set(o, key, pv_string(elem_key(nw->u.array.values[i], key)));
-			pv_push(order, o);
+			patch_pv_set(
+			    o, key, patch_pv_string(patch_elem_key(nw->u.array.values[i], key)));
+			patch_pv_push(order, o);
 		}
-		pv_set(out, dk, order);
+		patch_pv_set(out, dk, order);
 		free(dk);
 	}
 	if (items->n > 0)
-		pv_set(out, field, items);
+		patch_pv_set(out, field, items);
 	else
-		pv_free(items);
+		patch_pv_free(items);
 }
 
 static int
-list_is_keyed(yajl_val v, const char *key)
+patch_list_is_keyed(yajl_val v, const char *key)
 {
 	size_t i;
 
 	for (i = 0; i < v->u.array.len; i++)
 		if (!YAJL_IS_OBJECT(v->u.array.values[i]) ||
-		    !YAJL_IS_STRING(obj_get(v->u.array.values[i], key)))
+		    !YAJL_IS_STRING(patch_obj_get(v->u.array.values[i], key)))
 			return 0;
 	return 1;
 }
 
 static struct pv *
-diff_obj(yajl_val old, yajl_val nw, const char *path)
+patch_diff_obj(yajl_val old, yajl_val nw, const char *path)
 {
-	struct pv *out = pv_new(PV_OBJ);
+	struct pv *out = patch_pv_new(PV_OBJ);
 	size_t     i;
 
 	for (i = 0; i < nw->u.object.len; i++) {
 		const char *k = nw->u.object.keys[i];
 		yajl_val    nv = nw->u.object.values[i];
-		yajl_val    ov = obj_get(old, k);
+		yajl_val    ov = patch_obj_get(old, k);
 		char       *sub;
 		const char *mk;
 
 		if (ov == NULL) {
-			pv_set(out, k, pv_borrow(nv));
+			patch_pv_set(out, k, patch_pv_borrow(nv));
 			continue;
 		}
-		if (val_equal(ov, nv))
+		if (patch_val_equal(ov, nv))
 			continue;
 		sub = path[0] ? xsprintf("%s.%s", path, k) : xstrdup(k);
 		if (YAJL_IS_OBJECT(ov) && YAJL_IS_OBJECT(nv)) {
-			struct pv *d = diff_obj(ov, nv, sub);
+			struct pv *d = patch_diff_obj(ov, nv, sub);
 
 			if (d->n > 0)
-				pv_set(out, k, d);
+				patch_pv_set(out, k, d);
 			else
-				pv_free(d);
-		} else if (YAJL_IS_ARRAY(ov) && YAJL_IS_ARRAY(nv) && (mk = merge_key_for(sub)) &&
-		    list_is_keyed(ov, mk) && list_is_keyed(nv, mk)) {
-			diff_keyed_list(out, k, ov, nv, mk, sub);
+				patch_pv_free(d);
+		} else if (YAJL_IS_ARRAY(ov) && YAJL_IS_ARRAY(nv) &&
+		    (mk = patch_merge_key_for(sub)) && patch_list_is_keyed(ov, mk) &&
+		    patch_list_is_keyed(nv, mk)) {
+			patch_diff_keyed_list(out, k, ov, nv, mk, sub);
 		} else {
-			pv_set(out, k, pv_borrow(nv));
+			patch_pv_set(out, k, patch_pv_borrow(nv));
 		}
 		free(sub);
 	}
 	for (i = 0; i < old->u.object.len; i++)
-		if (obj_get(nw, old->u.object.keys[i]) == NULL)
-			pv_set(out, old->u.object.keys[i], pv_new(PV_NULL));
+		if (patch_obj_get(nw, old->u.object.keys[i]) == NULL)
+			patch_pv_set(out, old->u.object.keys[i], patch_pv_new(PV_NULL));
 	return out;
 }
 
 /* ---- writing, keys sorted like Go's encoding of a map ---- */
 
 static int
-cmp_str(const void *a, const void *b)
+patch_cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static void
-gen_str(yajl_gen g, const char *s)
+patch_gen_str(yajl_gen g, const char *s)
 {
 	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
 static void
-gen_yajl(yajl_gen g, yajl_val v)
+patch_gen_yajl(yajl_gen g, yajl_val v)
 {
 	size_t       i, j, n;
 	const char **keys;
 
 	switch (v->type) {
 	case yajl_t_string:
-		gen_str(g, v->u.string);
+		patch_gen_str(g, v->u.string);
 		break;
 	case yajl_t_number:
 		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
@@ -341,7 +343,7 @@ gen_yajl(yajl_gen g, yajl_val v)
 	case yajl_t_array:
 		yajl_gen_array_open(g);
 		for (i = 0; i < v->u.array.len; i++)
-			gen_yajl(g, v->u.array.values[i]);
+			patch_gen_yajl(g, v->u.array.values[i]);
 		yajl_gen_array_close(g);
 		break;
 	case yajl_t_object:
@@ -349,13 +351,13 @@ gen_yajl(yajl_gen g, yajl_val v)
 		keys = xcalloc(n ? n : 1, sizeof(*keys));
 		for (i = 0; i < n; i++)
 			keys[i] = v->u.object.keys[i];
-		qsort(keys, n, sizeof(*keys), cmp_str);
+		qsort(keys, n, sizeof(*keys), patch_cmp_str);
 		yajl_gen_map_open(g);
 		for (i = 0; i < n; i++) {
-			gen_str(g, keys[i]);
+			patch_gen_str(g, keys[i]);
 			for (j = 0; j < n; j++)
 				if (v->u.object.keys[j] == keys[i])
-					gen_yajl(g, v->u.object.values[j]);
+					patch_gen_yajl(g, v->u.object.values[j]);
 		}
 		yajl_gen_map_close(g);
 		free(keys);
@@ -367,24 +369,24 @@ gen_yajl(yajl_gen g, yajl_val v)
 }
 
 static void
-gen_pv(yajl_gen g, const struct pv *v)
+patch_gen_pv(yajl_gen g, const struct pv *v)
 {
 	size_t *order, i, j;
 
 	switch (v->kind) {
 	case PV_BORROW:
-		gen_yajl(g, v->borrow);
+		patch_gen_yajl(g, v->borrow);
 		break;
 	case PV_NULL:
 		yajl_gen_null(g);
 		break;
 	case PV_STRING:
-		gen_str(g, v->str);
+		patch_gen_str(g, v->str);
 		break;
 	case PV_ARR:
 		yajl_gen_array_open(g);
 		for (i = 0; i < v->n; i++)
-			gen_pv(g, v->vals[i]);
+			patch_gen_pv(g, v->vals[i]);
 		yajl_gen_array_close(g);
 		break;
 	case PV_OBJ:
@@ -401,8 +403,8 @@ gen_pv(yajl_gen g, const struct pv *v)
 			}
 		yajl_gen_map_open(g);
 		for (i = 0; i < v->n; i++) {
-			gen_str(g, v->keys[order[i]]);
-			gen_pv(g, v->vals[order[i]]);
+			patch_gen_str(g, v->keys[order[i]]);
+			patch_gen_pv(g, v->vals[order[i]]);
 		}
 		yajl_gen_map_close(g);
 		free(order);
@@ -411,7 +413,7 @@ gen_pv(yajl_gen g, const struct pv *v)
 }
 
 static char *
-pv_to_string(const struct pv *v)
+patch_pv_to_string(const struct pv *v)
 {
 	yajl_gen             g = yajl_gen_alloc(NULL);
 	const unsigned char *buf;
@@ -420,7 +422,7 @@ pv_to_string(const struct pv *v)
 
 	if (g == NULL)
 		return NULL;
-	gen_pv(g, v);
+	patch_gen_pv(g, v);
 	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
 		out = xstrndup((const char *)buf, len);
 	yajl_gen_free(g);
@@ -445,10 +447,10 @@ patch_two_way_json(const char *old_json, const char *new_json, const char **err)
 		yajl_tree_free(n);
 		return NULL;
 	}
-	d = diff_obj(o, n, "");
+	d = patch_diff_obj(o, n, "");
 	if (d->n > 0)
-		out = pv_to_string(d);
-	pv_free(d);
+		out = patch_pv_to_string(d);
+	patch_pv_free(d);
 	yajl_tree_free(o);
 	yajl_tree_free(n);
 	return out;
@@ -470,7 +472,7 @@ patch_pod_status(const char *uid, const struct pod_status *old, const struct pod
 		const unsigned char *buf;
 		size_t               len;
 
-		gen_str(g, uid != NULL ? uid : "");
+		patch_gen_str(g, uid != NULL ? uid : "");
 		yajl_gen_get_buf(g, &buf, &len);
 		uidjson = xstrndup((const char *)buf, len);
 		yajl_gen_free(g);

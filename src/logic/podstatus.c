@@ -40,7 +40,7 @@ podstatus_condition_is_kubelet_owned(const char *type)
 /* ---- copies ---- */
 
 static void
-state_copy(struct container_state *d, const struct container_state *s)
+podstatus_state_copy(struct container_state *d, const struct container_state *s)
 {
 	*d = *s;
 	d->reason = xstrdup(s->reason);
@@ -49,19 +49,19 @@ state_copy(struct container_state *d, const struct container_state *s)
 }
 
 static void
-cstatus_copy(struct container_status *d, const struct container_status *s)
+podstatus_cstatus_copy(struct container_status *d, const struct container_status *s)
 {
 	*d = *s;
 	d->name = xstrdup(s->name);
-	state_copy(&d->state, &s->state);
-	state_copy(&d->last_state, &s->last_state);
+	podstatus_state_copy(&d->state, &s->state);
+	podstatus_state_copy(&d->last_state, &s->last_state);
 	d->image = xstrdup(s->image);
 	d->image_id = xstrdup(s->image_id);
 	d->container_id = xstrdup(s->container_id);
 }
 
 static struct container_status *
-cstatuses_dup(const struct container_status *v, size_t n)
+podstatus_cstatuses_dup(const struct container_status *v, size_t n)
 {
 	struct container_status *d;
 	size_t                   i;
@@ -70,12 +70,12 @@ cstatuses_dup(const struct container_status *v, size_t n)
 		return NULL;
 	d = xcalloc(n, sizeof(*d));
 	for (i = 0; i < n; i++)
-		cstatus_copy(&d[i], &v[i]);
+		podstatus_cstatus_copy(&d[i], &v[i]);
 	return d;
 }
 
 static void
-condition_copy(struct pod_condition *d, const struct pod_condition *s)
+podstatus_condition_copy(struct pod_condition *d, const struct pod_condition *s)
 {
 	*d = *s;
 	d->type = xstrdup(s->type);
@@ -84,7 +84,7 @@ condition_copy(struct pod_condition *d, const struct pod_condition *s)
 }
 
 static void
-condition_clear(struct pod_condition *c)
+podstatus_condition_clear(struct pod_condition *c)
 {
 	free(c->type);
 	free(c->reason);
@@ -100,7 +100,7 @@ podstatus_copy(struct pod_status *d, const struct pod_status *s)
 	*d = *s;
 	d->conditions = s->nconditions ? xcalloc(s->nconditions, sizeof(*d->conditions)) : NULL;
 	for (i = 0; i < s->nconditions; i++)
-		condition_copy(&d->conditions[i], &s->conditions[i]);
+		podstatus_condition_copy(&d->conditions[i], &s->conditions[i]);
 	d->message = xstrdup(s->message);
 	d->reason = xstrdup(s->reason);
 	d->host_ip = xstrdup(s->host_ip);
@@ -108,9 +108,10 @@ podstatus_copy(struct pod_status *d, const struct pod_status *s)
 	d->pod_ips.v = s->pod_ips.n ? xcalloc(s->pod_ips.n, sizeof(char *)) : NULL;
 	for (i = 0; i < s->pod_ips.n; i++)
 		d->pod_ips.v[i] = xstrdup(s->pod_ips.v[i]);
-	d->init_statuses = cstatuses_dup(s->init_statuses, s->ninit_statuses);
-	d->statuses = cstatuses_dup(s->statuses, s->nstatuses);
-	d->ephemeral_statuses = cstatuses_dup(s->ephemeral_statuses, s->nephemeral_statuses);
+	d->init_statuses = podstatus_cstatuses_dup(s->init_statuses, s->ninit_statuses);
+	d->statuses = podstatus_cstatuses_dup(s->statuses, s->nstatuses);
+	d->ephemeral_statuses =
+	    podstatus_cstatuses_dup(s->ephemeral_statuses, s->nephemeral_statuses);
 }
 
 const struct pod_condition *
@@ -125,13 +126,13 @@ podstatus_find_condition(const struct pod_status *s, const char *type)
 }
 
 static struct pod_condition *
-find_condition_mut(struct pod_status *s, const char *type)
+podstatus_find_condition_mut(struct pod_status *s, const char *type)
 {
 	return (struct pod_condition *)podstatus_find_condition(s, type);
 }
 
 static const struct container_status *
-find_cstatus(const struct container_status *v, size_t n, const char *name)
+podstatus_find_cstatus(const struct container_status *v, size_t n, const char *name)
 {
 	size_t i;
 
@@ -228,13 +229,13 @@ qos_class_name(enum qos_class q)
 /* ---- container statuses ---- */
 
 static int64_t
-ns_to_s(int64_t ns)
+podstatus_ns_to_s(int64_t ns)
 {
 	return ns > 0 ? ns / 1000000000LL : 0;
 }
 
 static char *
-full_cid(const char *runtime, const char *id)
+podstatus_full_cid(const char *runtime, const char *id)
 {
 	if (id == NULL || id[0] == '\0')
 		return NULL;
@@ -243,7 +244,7 @@ full_cid(const char *runtime, const char *id)
 
 /* 1 for an image ID ("sha256:HEX", or 64 hex digits) rather than an image name. */
 static int
-image_is_id(const char *s)
+podstatus_image_is_id(const char *s)
 {
 	size_t n;
 
@@ -260,10 +261,10 @@ image_is_id(const char *s)
  * or ID it resolved to. A runtime view that has only the ID (the container was created from
  * it: ListContainers) shows the name the pod asked for (spec_image). */
 static void
-convert_rt(const struct rt_container *rc, const struct container_status *old, const char *runtime,
-    const char *spec_image, struct container_status *o)
+podstatus_convert_rt(const struct rt_container *rc, const struct container_status *old,
+    const char *runtime, const char *spec_image, struct container_status *o)
 {
-	int is_id = image_is_id(rc->image);
+	int is_id = podstatus_image_is_id(rc->image);
 
 	memset(o, 0, sizeof(*o));
 	o->name = xstrdup(rc->name);
@@ -273,11 +274,11 @@ convert_rt(const struct rt_container *rc, const struct container_status *old, co
 	o->image_id =
 	    xstrdup(rc->image_ref != NULL && rc->image_ref[0] != '\0' ? rc->image_ref
 	                                                              : (is_id ? rc->image : NULL));
-	o->container_id = full_cid(runtime, rc->id);
+	o->container_id = podstatus_full_cid(runtime, rc->id);
 	switch (rc->state) {
 	case RT_RUNNING:
 		o->state.kind = CSTATE_RUNNING;
-		o->state.started_at = ns_to_s(rc->started_at);
+		o->state.started_at = podstatus_ns_to_s(rc->started_at);
 		break;
 	case RT_CREATED:
 		o->state.kind = CSTATE_WAITING;
@@ -291,8 +292,8 @@ convert_rt(const struct rt_container *rc, const struct container_status *old, co
 			o->state.reason = xstrdup(rc->exit_code == 0 ? "Completed" : "Error");
 		if (rc->message != NULL && rc->message[0] != '\0')
 			o->state.message = xstrdup(rc->message);
-		o->state.started_at = ns_to_s(rc->started_at);
-		o->state.finished_at = ns_to_s(rc->finished_at);
+		o->state.started_at = podstatus_ns_to_s(rc->started_at);
+		o->state.finished_at = podstatus_ns_to_s(rc->finished_at);
 		o->state.container_id = xstrdup(o->container_id);
 		break;
 	default:
@@ -311,7 +312,7 @@ convert_rt(const struct rt_container *rc, const struct container_status *old, co
 }
 
 static const struct start_error *
-find_start_error(const struct start_errors *e, const char *name)
+podstatus_find_start_error(const struct start_errors *e, const char *name)
 {
 	size_t i;
 
@@ -322,7 +323,7 @@ find_start_error(const struct start_errors *e, const char *name)
 }
 
 static int
-cmp_status_name(const void *a, const void *b)
+podstatus_cmp_status_name(const void *a, const void *b)
 {
 	const struct container_status *x = a, *y = b;
 
@@ -331,7 +332,8 @@ cmp_status_name(const void *a, const void *b)
 
 /* The two newest instances of one container name in rt, newest first. Returns 0..2. */
 static size_t
-rt_instances(const struct rt_pod_status *rt, const char *name, const struct rt_container *out[2])
+podstatus_rt_instances(
+    const struct rt_pod_status *rt, const char *name, const struct rt_container *out[2])
 {
 	size_t i, n = 0;
 
@@ -356,7 +358,7 @@ rt_instances(const struct rt_pod_status *rt, const char *name, const struct rt_c
 
 /* convertToAPIContainerStatuses for one list of containers. */
 static struct container_status *
-convert_list(const struct podstatus_input *in, const struct container *cs, size_t ncs,
+podstatus_convert_list(const struct podstatus_input *in, const struct container *cs, size_t ncs,
     const struct container_status *olds, size_t nolds, int is_init, size_t *nout)
 {
 	const struct pod        *p = in->pod;
@@ -371,14 +373,14 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 	defreason = p->ninit_containers > 0 ? REASON_POD_INITIALIZING : REASON_CONTAINER_CREATING;
 	for (i = 0; i < ncs; i++) {
 		const struct container        *c = &cs[i];
-		const struct container_status *old = find_cstatus(olds, nolds, c->c_name);
+		const struct container_status *old = podstatus_find_cstatus(olds, nolds, c->c_name);
 		struct container_status       *st = &v[i];
 		const struct rt_container     *inst[2] = { NULL, NULL };
 		size_t                         ninst;
 
 		/* Defaults: waiting, or what the old status knew. */
 		if (old != NULL && old->state.kind == CSTATE_TERMINATED) {
-			cstatus_copy(st, old);
+			podstatus_cstatus_copy(st, old);
 		} else {
 			st->name = xstrdup(c->c_name);
 			st->image = xstrdup(c->c_image);
@@ -386,11 +388,11 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 			st->state.reason = xstrdup(defreason);
 			if (old != NULL) {
 				st->restart_count = old->restart_count;
-				state_copy(&st->last_state, &old->last_state);
+				podstatus_state_copy(&st->last_state, &old->last_state);
 			}
 		}
 
-		ninst = rt_instances(in->rt, c->c_name, inst);
+		ninst = podstatus_rt_instances(in->rt, c->c_name, inst);
 		if (ninst == 0 && old != NULL && old->state.kind == CSTATE_RUNNING &&
 		    st->state.kind == CSTATE_WAITING && streq_null(st->state.reason, defreason) &&
 		    st->last_state.kind != CSTATE_TERMINATED) {
@@ -408,14 +410,15 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 		if (ninst > 0) {
 			struct container_status cur;
 
-			convert_rt(inst[0], old, in->runtime_name, c->c_image, &cur);
+			podstatus_convert_rt(inst[0], old, in->runtime_name, c->c_image, &cur);
 			container_status_clear(st);
 			*st = cur;
 			if (ninst > 1) {
 				struct container_status prev;
 
 				/* old describes the newest instance, not this one */
-				convert_rt(inst[1], NULL, in->runtime_name, c->c_image, &prev);
+				podstatus_convert_rt(
+				    inst[1], NULL, in->runtime_name, c->c_image, &prev);
 				container_state_clear(&st->last_state);
 				st->last_state = prev.state;
 				memset(&prev.state, 0, sizeof(prev.state));
@@ -427,7 +430,8 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 		if (is_init && ninst > 0 && inst[0]->state == RT_EXITED && inst[0]->exit_code == 0)
 			continue;
 		if (container_should_restart(c, p, in->rt)) {
-			const struct start_error *e = find_start_error(in->errors, c->c_name);
+			const struct start_error *e =
+			    podstatus_find_start_error(in->errors, c->c_name);
 
 			if (e == NULL)
 				continue;
@@ -444,13 +448,13 @@ convert_list(const struct podstatus_input *in, const struct container *cs, size_
 		}
 	}
 	if (!is_init)
-		qsort(v, ncs, sizeof(*v), cmp_status_name);
+		qsort(v, ncs, sizeof(*v), podstatus_cmp_status_name);
 	return v;
 }
 
 /* The prober's view (UpdatePodStatus): started and ready of one status. */
 static void
-probe_update(const struct podstatus_input *in, const struct container *c, int is_init,
+podstatus_probe_update(const struct podstatus_input *in, const struct container *c, int is_init,
     struct container_status *st)
 {
 	const struct rt_container *rc = rt_find_container(in->rt, c->c_name);
@@ -482,21 +486,21 @@ probe_update(const struct podstatus_input *in, const struct container *c, int is
 /* ---- phase ---- */
 
 static const struct container_status *
-status_of(const struct pod_status *s, const char *name)
+podstatus_status_of(const struct pod_status *s, const char *name)
 {
-	const struct container_status *cs = find_cstatus(s->statuses, s->nstatuses, name);
+	const struct container_status *cs = podstatus_find_cstatus(s->statuses, s->nstatuses, name);
 
-	return cs != NULL ? cs : find_cstatus(s->init_statuses, s->ninit_statuses, name);
+	return cs != NULL ? cs : podstatus_find_cstatus(s->init_statuses, s->ninit_statuses, name);
 }
 
 static int
-any_regular_started(const struct pod *p, const struct pod_status *s)
+podstatus_any_regular_started(const struct pod *p, const struct pod_status *s)
 {
 	size_t i;
 
 	for (i = 0; i < p->ncontainers; i++) {
 		const struct container_status *cs =
-		    find_cstatus(s->statuses, s->nstatuses, p->containers[i].c_name);
+		    podstatus_find_cstatus(s->statuses, s->nstatuses, p->containers[i].c_name);
 
 		if (cs != NULL &&
 		    (cs->state.kind == CSTATE_RUNNING || cs->state.kind == CSTATE_TERMINATED))
@@ -506,7 +510,7 @@ any_regular_started(const struct pod *p, const struct pod_status *s)
 }
 
 static int
-is_static_pod(const struct pod *p)
+podstatus_is_static_pod(const struct pod *p)
 {
 	const char *src = kvlist_get(&p->annotations, "kubernetes.io/config.source");
 
@@ -515,7 +519,7 @@ is_static_pod(const struct pod *p)
 
 /* The kubelet's getPhase. */
 static enum pod_phase
-get_phase(const struct pod *p, const struct pod_status *s, int pod_is_terminal)
+podstatus_get_phase(const struct pod *p, const struct pod_status *s, int pod_is_terminal)
 {
 	int    pending_init = 0, failed_init = 0;
 	int    unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
@@ -523,7 +527,7 @@ get_phase(const struct pod *p, const struct pod_status *s, int pod_is_terminal)
 
 	for (i = 0; i < p->ninit_containers; i++) {
 		const struct container        *c = &p->init_containers[i];
-		const struct container_status *cs = status_of(s, c->c_name);
+		const struct container_status *cs = podstatus_status_of(s, c->c_name);
 		int sidecar = c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS;
 
 		if (sidecar) {
@@ -577,7 +581,7 @@ get_phase(const struct pod *p, const struct pod_status *s, int pod_is_terminal)
 		}
 	}
 	for (i = 0; i < p->ncontainers; i++) {
-		const struct container_status *cs = status_of(s, p->containers[i].c_name);
+		const struct container_status *cs = podstatus_status_of(s, p->containers[i].c_name);
 
 		if (cs == NULL) {
 			unknown++;
@@ -605,12 +609,12 @@ get_phase(const struct pod *p, const struct pod_status *s, int pod_is_terminal)
 	}
 	if (failed_init > 0 && p->restart_policy == RESTART_NEVER)
 		return PHASE_FAILED;
-	if ((pending_init > 0 && !any_regular_started(p, s)) || waiting > 0)
+	if ((pending_init > 0 && !podstatus_any_regular_started(p, s)) || waiting > 0)
 		return PHASE_PENDING;
 	if (running > 0 && unknown == 0)
 		return PHASE_RUNNING;
 	if (running == 0 && stopped > 0 && unknown == 0) {
-		if (pod_is_terminal && !is_static_pod(p))
+		if (pod_is_terminal && !podstatus_is_static_pod(p))
 			return stopped == succeeded ? PHASE_SUCCEEDED : PHASE_FAILED;
 		if (p->restart_policy == RESTART_ALWAYS)
 			return PHASE_RUNNING;
@@ -624,7 +628,7 @@ get_phase(const struct pod *p, const struct pod_status *s, int pod_is_terminal)
 }
 
 static int
-phase_terminal(enum pod_phase ph)
+podstatus_phase_terminal(enum pod_phase ph)
 {
 	return ph == PHASE_SUCCEEDED || ph == PHASE_FAILED;
 }
@@ -632,7 +636,7 @@ phase_terminal(enum pod_phase ph)
 /* ---- conditions ---- */
 
 static void
-cond_add(struct pod_status *s, const char *type, enum cond_status st, const char *reason,
+podstatus_cond_add(struct pod_status *s, const char *type, enum cond_status st, const char *reason,
     char *message /* owned */)
 {
 	struct pod_condition *c;
@@ -648,7 +652,7 @@ cond_add(struct pod_status *s, const char *type, enum cond_status st, const char
 
 /* Appends name to a Go-style "[a b]" list held in *l. */
 static void
-name_list_add(char **l, const char *name)
+podstatus_name_list_add(char **l, const char *name)
 {
 	char *t = *l == NULL ? xstrdup(name) : xsprintf("%s %s", *l, name);
 
@@ -657,7 +661,8 @@ name_list_add(char **l, const char *name)
 }
 
 static char *
-unready_message(char *unknown, const char *unknown_label, char *bad, const char *bad_label)
+podstatus_unready_message(
+    char *unknown, const char *unknown_label, char *bad, const char *bad_label)
 {
 	char *m = NULL;
 
@@ -678,7 +683,7 @@ unready_message(char *unknown, const char *unknown_label, char *bad, const char 
 
 /* ContainersReady; Ready copies it (no readiness gates in our model). */
 static void
-cond_containers_ready(const struct pod *p, const struct pod_status *s, enum pod_phase ph,
+podstatus_cond_containers_ready(const struct pod *p, const struct pod_status *s, enum pod_phase ph,
     enum cond_status *st, const char **reason, char **msg)
 {
 	char  *unknown = NULL, *unready = NULL;
@@ -692,19 +697,19 @@ cond_containers_ready(const struct pod *p, const struct pod_status *s, enum pod_
 
 		if (!(c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS))
 			continue;
-		cs = status_of(s, c->c_name);
+		cs = podstatus_status_of(s, c->c_name);
 		if (cs == NULL)
-			name_list_add(&unknown, c->c_name);
+			podstatus_name_list_add(&unknown, c->c_name);
 		else if (!cs->ready)
-			name_list_add(&unready, c->c_name);
+			podstatus_name_list_add(&unready, c->c_name);
 	}
 	for (i = 0; i < p->ncontainers; i++) {
-		const struct container_status *cs = status_of(s, p->containers[i].c_name);
+		const struct container_status *cs = podstatus_status_of(s, p->containers[i].c_name);
 
 		if (cs == NULL)
-			name_list_add(&unknown, p->containers[i].c_name);
+			podstatus_name_list_add(&unknown, p->containers[i].c_name);
 		else if (!cs->ready)
-			name_list_add(&unready, p->containers[i].c_name);
+			podstatus_name_list_add(&unready, p->containers[i].c_name);
 	}
 	if ((ph == PHASE_SUCCEEDED && unknown == NULL) || ph == PHASE_FAILED) {
 		*st = COND_FALSE;
@@ -713,7 +718,7 @@ cond_containers_ready(const struct pod *p, const struct pod_status *s, enum pod_
 		free(unready);
 		return;
 	}
-	*msg = unready_message(unknown, "unknown", unready, "unready");
+	*msg = podstatus_unready_message(unknown, "unknown", unready, "unready");
 	if (*msg != NULL) {
 		*st = COND_FALSE;
 		*reason = "ContainersNotReady";
@@ -722,7 +727,7 @@ cond_containers_ready(const struct pod *p, const struct pod_status *s, enum pod_
 }
 
 static void
-cond_initialized(
+podstatus_cond_initialized(
     const struct pod *p, const struct pod_status *s, enum pod_phase ph, struct pod_status *out)
 {
 	char  *unknown = NULL, *incomplete = NULL, *msg;
@@ -730,36 +735,36 @@ cond_initialized(
 
 	for (i = 0; i < p->ninit_containers; i++) {
 		const struct container        *c = &p->init_containers[i];
-		const struct container_status *cs = status_of(s, c->c_name);
+		const struct container_status *cs = podstatus_status_of(s, c->c_name);
 
 		if (cs == NULL) {
-			name_list_add(&unknown, c->c_name);
+			podstatus_name_list_add(&unknown, c->c_name);
 			continue;
 		}
 		if (c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS) {
 			if (!cs->started.set || !cs->started.v)
-				name_list_add(&incomplete, c->c_name);
+				podstatus_name_list_add(&incomplete, c->c_name);
 			continue;
 		}
 		if (!cs->ready)
-			name_list_add(&incomplete, c->c_name);
+			podstatus_name_list_add(&incomplete, c->c_name);
 	}
 	if (ph == PHASE_SUCCEEDED && unknown == NULL) {
 		free(incomplete);
-		cond_add(out, "Initialized", COND_TRUE, "PodCompleted", NULL);
+		podstatus_cond_add(out, "Initialized", COND_TRUE, "PodCompleted", NULL);
 		return;
 	}
-	if (any_regular_started(p, s)) {
+	if (podstatus_any_regular_started(p, s)) {
 		free(unknown);
 		free(incomplete);
-		cond_add(out, "Initialized", COND_TRUE, NULL, NULL);
+		podstatus_cond_add(out, "Initialized", COND_TRUE, NULL, NULL);
 		return;
 	}
-	msg = unready_message(unknown, "unknown", incomplete, "incomplete");
+	msg = podstatus_unready_message(unknown, "unknown", incomplete, "incomplete");
 	if (msg != NULL)
-		cond_add(out, "Initialized", COND_FALSE, "ContainersNotInitialized", msg);
+		podstatus_cond_add(out, "Initialized", COND_FALSE, "ContainersNotInitialized", msg);
 	else
-		cond_add(out, "Initialized", COND_TRUE, NULL, NULL);
+		podstatus_cond_add(out, "Initialized", COND_TRUE, NULL, NULL);
 }
 
 void
@@ -794,24 +799,26 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 	size_t                   i;
 
 	memset(o, 0, sizeof(*o));
-	o->init_statuses = convert_list(in, p->init_containers, p->ninit_containers,
+	o->init_statuses = podstatus_convert_list(in, p->init_containers, p->ninit_containers,
 	    old->init_statuses, old->ninit_statuses, 1, &o->ninit_statuses);
-	o->statuses = convert_list(
+	o->statuses = podstatus_convert_list(
 	    in, p->containers, p->ncontainers, old->statuses, old->nstatuses, 0, &o->nstatuses);
-	o->ephemeral_statuses = convert_list(in, p->ephemeral_containers, p->nephemeral_containers,
-	    old->ephemeral_statuses, old->nephemeral_statuses, 0, &o->nephemeral_statuses);
+	o->ephemeral_statuses =
+	    podstatus_convert_list(in, p->ephemeral_containers, p->nephemeral_containers,
+	        old->ephemeral_statuses, old->nephemeral_statuses, 0, &o->nephemeral_statuses);
 	for (i = 0; i < o->ninit_statuses; i++)
-		probe_update(
+		podstatus_probe_update(
 		    in, pod_find_container(p, o->init_statuses[i].name), 1, &o->init_statuses[i]);
 	for (i = 0; i < o->nstatuses; i++)
-		probe_update(in, pod_find_container(p, o->statuses[i].name), 0, &o->statuses[i]);
+		podstatus_probe_update(
+		    in, pod_find_container(p, o->statuses[i].name), 0, &o->statuses[i]);
 
 	/* Phase, with the terminal phase of the status manager or the API kept. */
-	o->phase = get_phase(p, o, in->pod_is_terminal);
-	if (!phase_terminal(o->phase)) {
-		if (phase_terminal(old->phase))
+	o->phase = podstatus_get_phase(p, o, in->pod_is_terminal);
+	if (!podstatus_phase_terminal(o->phase)) {
+		if (podstatus_phase_terminal(old->phase))
 			o->phase = old->phase;
-		else if (phase_terminal(api->phase))
+		else if (podstatus_phase_terminal(api->phase))
 			o->phase = api->phase;
 	}
 	if (o->phase == old->phase) {
@@ -825,7 +832,7 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 		o->reason = xstrdup(in->evict_reason);
 		o->message = xstrdup(in->evict_message);
 	}
-	if (phase_terminal(api->phase) && o->phase != api->phase)
+	if (podstatus_phase_terminal(api->phase) && o->phase != api->phase)
 		o->phase = api->phase; /* the API server's terminal phase is final */
 
 	/* Conditions: others' from the API, then the kubelet's own. Room for all at once: a
@@ -839,24 +846,24 @@ podstatus_generate(const struct podstatus_input *in, struct pod_status *o)
 		if (in->evict_reason != NULL && in->evict_disruption &&
 		    streq_null(api->conditions[i].type, PODSTATUS_DISRUPTION_TARGET))
 			continue; /* the kubelet's own, below */
-		condition_copy(&o->conditions[o->nconditions++], &api->conditions[i]);
+		podstatus_condition_copy(&o->conditions[o->nconditions++], &api->conditions[i]);
 	}
 	if (in->evict_reason != NULL && in->evict_disruption) {
 		const struct pod_condition *oc =
 		    podstatus_find_condition(old, PODSTATUS_DISRUPTION_TARGET);
 
-		cond_add(o, PODSTATUS_DISRUPTION_TARGET, COND_TRUE, "TerminationByKubelet",
-		    xstrdup(in->evict_message));
+		podstatus_cond_add(o, PODSTATUS_DISRUPTION_TARGET, COND_TRUE,
+		    "TerminationByKubelet", xstrdup(in->evict_message));
 		o->conditions[o->nconditions - 1].last_transition_time =
 		    oc != NULL && oc->status == COND_TRUE ? oc->last_transition_time : in->now;
 	}
-	cond_add(o, "PodReadyToStartContainers",
+	podstatus_cond_add(o, "PodReadyToStartContainers",
 	    pod_sandbox_changed(p, in->rt, &attempt, &sbid) ? COND_FALSE : COND_TRUE, NULL, NULL);
-	cond_initialized(p, o, o->phase, o);
-	cond_containers_ready(p, o, o->phase, &cst, &creason, &cmsg);
-	cond_add(o, "Ready", cst, creason, xstrdup(cmsg));
-	cond_add(o, "ContainersReady", cst, creason, cmsg);
-	cond_add(o, "PodScheduled", COND_TRUE, NULL, NULL);
+	podstatus_cond_initialized(p, o, o->phase, o);
+	podstatus_cond_containers_ready(p, o, o->phase, &cst, &creason, &cmsg);
+	podstatus_cond_add(o, "Ready", cst, creason, xstrdup(cmsg));
+	podstatus_cond_add(o, "ContainersReady", cst, creason, cmsg);
+	podstatus_cond_add(o, "PodScheduled", COND_TRUE, NULL, NULL);
 	podstatus_set_transition_times(o, old, in->now);
 
 	/* Addresses and times. */
@@ -916,11 +923,11 @@ podstatus_merge(const struct pod_status *old, const struct pod_status *nw, int c
 	conds = xcalloc(old->nconditions + nw->nconditions + 2, sizeof(*conds));
 	for (i = 0; i < old->nconditions; i++)
 		if (!podstatus_condition_is_kubelet_owned(old->conditions[i].type))
-			condition_copy(&conds[n++], &old->conditions[i]);
+			podstatus_condition_copy(&conds[n++], &old->conditions[i]);
 	for (i = 0; i < nw->nconditions; i++)
 		if (podstatus_condition_is_kubelet_owned(nw->conditions[i].type))
-			condition_copy(&conds[n++], &nw->conditions[i]);
-	to_terminal = !phase_terminal(old->phase) && phase_terminal(nw->phase);
+			podstatus_condition_copy(&conds[n++], &nw->conditions[i]);
+	to_terminal = !podstatus_phase_terminal(old->phase) && podstatus_phase_terminal(nw->phase);
 	/* DisruptionTarget is shared: the kubelet sends its own once the pod is terminal and
 	 * nothing of it runs, not while the phase change waits. */
 	for (i = 0; i < nw->nconditions && to_terminal && !could_have_running; i++) {
@@ -932,42 +939,44 @@ podstatus_merge(const struct pod_status *old, const struct pod_status *nw, int c
 		for (j = 0; j < n && !streq_null(conds[j].type, c->type); j++)
 			;
 		if (j < n)
-			condition_clear(&conds[j]);
+			podstatus_condition_clear(&conds[j]);
 		else
 			n++;
-		condition_copy(&conds[j], c);
+		podstatus_condition_copy(&conds[j], c);
 		/* Its time is when it is sent, unless the API already has it so. */
 		oc = podstatus_find_condition(old, c->type);
 		conds[j].last_transition_time =
 		    oc != NULL && oc->status == c->status ? oc->last_transition_time : now;
 	}
 	for (i = 0; i < o->nconditions; i++)
-		condition_clear(&o->conditions[i]);
+		podstatus_condition_clear(&o->conditions[i]);
 	free(o->conditions);
 	o->conditions = conds;
 	o->nconditions = n;
 
 	if ((to_terminal && could_have_running) ||
-	    (phase_terminal(old->phase) && !phase_terminal(nw->phase))) {
+	    (podstatus_phase_terminal(old->phase) && !podstatus_phase_terminal(nw->phase))) {
 		o->phase = old->phase;
 		free(o->reason);
 		free(o->message);
 		o->reason = xstrdup(old->reason);
 		o->message = xstrdup(old->message);
 	}
-	if (phase_terminal(o->phase)) {
+	if (podstatus_phase_terminal(o->phase)) {
 		const struct pod_condition *r = podstatus_find_condition(o, "Ready");
 		const struct pod_condition *cr = podstatus_find_condition(o, "ContainersReady");
 
 		if ((r != NULL && r->status == COND_TRUE) ||
 		    (cr != NULL && cr->status == COND_TRUE)) {
 			for (i = 0; i < nitems(ready_types); i++) {
-				struct pod_condition *c = find_condition_mut(o, ready_types[i]);
-				const char           *why =
-                                    o->phase == PHASE_SUCCEEDED ? "PodCompleted" : "PodFailed";
+				struct pod_condition *c =
+				    podstatus_find_condition_mut(o, ready_types[i]);
+				const char *why =
+				    o->phase == PHASE_SUCCEEDED ? "PodCompleted" : "PodFailed";
 
 				if (c == NULL) {
-					cond_add(o, ready_types[i], COND_FALSE, why, NULL);
+					podstatus_cond_add(
+					    o, ready_types[i], COND_FALSE, why, NULL);
 					o->conditions[o->nconditions - 1].last_transition_time =
 					    now;
 					continue;
@@ -989,33 +998,33 @@ podstatus_merge(const struct pod_status *old, const struct pod_status *nw, int c
 #define GS(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
 
 static int
-j_str(yajl_gen g, const char *k, const char *v)
+podstatus_j_str(yajl_gen g, const char *k, const char *v)
 {
 	return GS(g, k) != yajl_gen_status_ok || GS(g, v ? v : "") != yajl_gen_status_ok ? -1 : 0;
 }
 
 static int
-j_opt_str(yajl_gen g, const char *k, const char *v)
+podstatus_j_opt_str(yajl_gen g, const char *k, const char *v)
 {
-	return v == NULL || v[0] == '\0' ? 0 : j_str(g, k, v);
+	return v == NULL || v[0] == '\0' ? 0 : podstatus_j_str(g, k, v);
 }
 
 static int
-j_int(yajl_gen g, const char *k, long long v)
+podstatus_j_int(yajl_gen g, const char *k, long long v)
 {
 	return GS(g, k) != yajl_gen_status_ok || yajl_gen_integer(g, v) != yajl_gen_status_ok ? -1
 	                                                                                      : 0;
 }
 
 static int
-j_bool(yajl_gen g, const char *k, int v)
+podstatus_j_bool(yajl_gen g, const char *k, int v)
 {
 	return GS(g, k) != yajl_gen_status_ok || yajl_gen_bool(g, v) != yajl_gen_status_ok ? -1 : 0;
 }
 
 /* metav1.Time: RFC 3339, null when zero. */
 static int
-j_time(yajl_gen g, const char *k, int64_t t)
+podstatus_j_time(yajl_gen g, const char *k, int64_t t)
 {
 	char buf[40];
 
@@ -1028,7 +1037,7 @@ j_time(yajl_gen g, const char *k, int64_t t)
 }
 
 static int
-j_state(yajl_gen g, const char *k, const struct container_state *s)
+podstatus_j_state(yajl_gen g, const char *k, const struct container_state *s)
 {
 	int rc = 0;
 
@@ -1038,27 +1047,27 @@ j_state(yajl_gen g, const char *k, const struct container_state *s)
 	case CSTATE_WAITING:
 		rc |= GS(g, "waiting") != yajl_gen_status_ok;
 		rc |= yajl_gen_map_open(g) != yajl_gen_status_ok;
-		rc |= j_opt_str(g, "reason", s->reason);
-		rc |= j_opt_str(g, "message", s->message);
+		rc |= podstatus_j_opt_str(g, "reason", s->reason);
+		rc |= podstatus_j_opt_str(g, "message", s->message);
 		rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 		break;
 	case CSTATE_RUNNING:
 		rc |= GS(g, "running") != yajl_gen_status_ok;
 		rc |= yajl_gen_map_open(g) != yajl_gen_status_ok;
-		rc |= j_time(g, "startedAt", s->started_at);
+		rc |= podstatus_j_time(g, "startedAt", s->started_at);
 		rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 		break;
 	case CSTATE_TERMINATED:
 		rc |= GS(g, "terminated") != yajl_gen_status_ok;
 		rc |= yajl_gen_map_open(g) != yajl_gen_status_ok;
-		rc |= j_int(g, "exitCode", s->exit_code);
+		rc |= podstatus_j_int(g, "exitCode", s->exit_code);
 		if (s->signal != 0)
-			rc |= j_int(g, "signal", s->signal);
-		rc |= j_opt_str(g, "reason", s->reason);
-		rc |= j_opt_str(g, "message", s->message);
-		rc |= j_time(g, "startedAt", s->started_at);
-		rc |= j_time(g, "finishedAt", s->finished_at);
-		rc |= j_opt_str(g, "containerID", s->container_id);
+			rc |= podstatus_j_int(g, "signal", s->signal);
+		rc |= podstatus_j_opt_str(g, "reason", s->reason);
+		rc |= podstatus_j_opt_str(g, "message", s->message);
+		rc |= podstatus_j_time(g, "startedAt", s->started_at);
+		rc |= podstatus_j_time(g, "finishedAt", s->finished_at);
+		rc |= podstatus_j_opt_str(g, "containerID", s->container_id);
 		rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 		break;
 	default:
@@ -1069,7 +1078,7 @@ j_state(yajl_gen g, const char *k, const struct container_state *s)
 }
 
 static int
-j_cstatuses(yajl_gen g, const char *k, const struct container_status *v, size_t n)
+podstatus_j_cstatuses(yajl_gen g, const char *k, const struct container_status *v, size_t n)
 {
 	size_t i;
 	int    rc = 0;
@@ -1082,16 +1091,16 @@ j_cstatuses(yajl_gen g, const char *k, const struct container_status *v, size_t 
 		const struct container_status *cs = &v[i];
 
 		rc |= yajl_gen_map_open(g) != yajl_gen_status_ok;
-		rc |= j_str(g, "name", cs->name);
-		rc |= j_state(g, "state", &cs->state);
-		rc |= j_state(g, "lastState", &cs->last_state);
-		rc |= j_bool(g, "ready", cs->ready);
-		rc |= j_int(g, "restartCount", cs->restart_count);
-		rc |= j_str(g, "image", cs->image);
-		rc |= j_str(g, "imageID", cs->image_id);
-		rc |= j_opt_str(g, "containerID", cs->container_id);
+		rc |= podstatus_j_str(g, "name", cs->name);
+		rc |= podstatus_j_state(g, "state", &cs->state);
+		rc |= podstatus_j_state(g, "lastState", &cs->last_state);
+		rc |= podstatus_j_bool(g, "ready", cs->ready);
+		rc |= podstatus_j_int(g, "restartCount", cs->restart_count);
+		rc |= podstatus_j_str(g, "image", cs->image);
+		rc |= podstatus_j_str(g, "imageID", cs->image_id);
+		rc |= podstatus_j_opt_str(g, "containerID", cs->container_id);
 		if (cs->started.set)
-			rc |= j_bool(g, "started", cs->started.v);
+			rc |= podstatus_j_bool(g, "started", cs->started.v);
 		rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 	}
 	rc |= yajl_gen_array_close(g) != yajl_gen_status_ok;
@@ -1099,13 +1108,13 @@ j_cstatuses(yajl_gen g, const char *k, const struct container_status *v, size_t 
 }
 
 static const char *
-cond_status_name(enum cond_status s)
+podstatus_cond_status_name(enum cond_status s)
 {
 	return s == COND_TRUE ? "True" : s == COND_FALSE ? "False" : "Unknown";
 }
 
 static int
-j_ip_list(yajl_gen g, const char *k, char *const *v, size_t n)
+podstatus_j_ip_list(yajl_gen g, const char *k, char *const *v, size_t n)
 {
 	size_t i;
 	int    rc = 0;
@@ -1116,7 +1125,7 @@ j_ip_list(yajl_gen g, const char *k, char *const *v, size_t n)
 	rc |= yajl_gen_array_open(g) != yajl_gen_status_ok;
 	for (i = 0; i < n; i++) {
 		rc |= yajl_gen_map_open(g) != yajl_gen_status_ok;
-		rc |= j_str(g, "ip", v[i]);
+		rc |= podstatus_j_str(g, "ip", v[i]);
 		rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 	}
 	rc |= yajl_gen_array_close(g) != yajl_gen_status_ok;
@@ -1130,7 +1139,7 @@ podstatus_to_json(const struct pod_status *s, yajl_gen g)
 	int    rc = 0;
 
 	rc |= yajl_gen_map_open(g) != yajl_gen_status_ok;
-	rc |= j_str(g, "phase", pod_phase_name(s->phase));
+	rc |= podstatus_j_str(g, "phase", pod_phase_name(s->phase));
 	if (s->nconditions > 0) {
 		rc |= GS(g, "conditions") != yajl_gen_status_ok;
 		rc |= yajl_gen_array_open(g) != yajl_gen_status_ok;
@@ -1138,33 +1147,34 @@ podstatus_to_json(const struct pod_status *s, yajl_gen g)
 			const struct pod_condition *c = &s->conditions[i];
 
 			rc |= yajl_gen_map_open(g) != yajl_gen_status_ok;
-			rc |= j_str(g, "type", c->type);
-			rc |= j_str(g, "status", cond_status_name(c->status));
-			rc |= j_time(g, "lastProbeTime", c->last_probe_time);
-			rc |= j_time(g, "lastTransitionTime", c->last_transition_time);
-			rc |= j_opt_str(g, "reason", c->reason);
-			rc |= j_opt_str(g, "message", c->message);
+			rc |= podstatus_j_str(g, "type", c->type);
+			rc |= podstatus_j_str(g, "status", podstatus_cond_status_name(c->status));
+			rc |= podstatus_j_time(g, "lastProbeTime", c->last_probe_time);
+			rc |= podstatus_j_time(g, "lastTransitionTime", c->last_transition_time);
+			rc |= podstatus_j_opt_str(g, "reason", c->reason);
+			rc |= podstatus_j_opt_str(g, "message", c->message);
 			rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 		}
 		rc |= yajl_gen_array_close(g) != yajl_gen_status_ok;
 	}
-	rc |= j_opt_str(g, "message", s->message);
-	rc |= j_opt_str(g, "reason", s->reason);
-	rc |= j_opt_str(g, "hostIP", s->host_ip);
+	rc |= podstatus_j_opt_str(g, "message", s->message);
+	rc |= podstatus_j_opt_str(g, "reason", s->reason);
+	rc |= podstatus_j_opt_str(g, "hostIP", s->host_ip);
 	if (s->host_ip != NULL && s->host_ip[0] != '\0') {
 		char *const one[1] = { s->host_ip };
 
-		rc |= j_ip_list(g, "hostIPs", one, 1);
+		rc |= podstatus_j_ip_list(g, "hostIPs", one, 1);
 	}
-	rc |= j_opt_str(g, "podIP", s->pod_ip);
-	rc |= j_ip_list(g, "podIPs", s->pod_ips.v, s->pod_ips.n);
+	rc |= podstatus_j_opt_str(g, "podIP", s->pod_ip);
+	rc |= podstatus_j_ip_list(g, "podIPs", s->pod_ips.v, s->pod_ips.n);
 	if (s->start_time != 0)
-		rc |= j_time(g, "startTime", s->start_time);
-	rc |= j_cstatuses(g, "initContainerStatuses", s->init_statuses, s->ninit_statuses);
-	rc |= j_cstatuses(g, "containerStatuses", s->statuses, s->nstatuses);
+		rc |= podstatus_j_time(g, "startTime", s->start_time);
+	rc |=
+	    podstatus_j_cstatuses(g, "initContainerStatuses", s->init_statuses, s->ninit_statuses);
+	rc |= podstatus_j_cstatuses(g, "containerStatuses", s->statuses, s->nstatuses);
 	if (s->has_qos_class)
-		rc |= j_str(g, "qosClass", qos_class_name(s->qos_class));
-	rc |= j_cstatuses(
+		rc |= podstatus_j_str(g, "qosClass", qos_class_name(s->qos_class));
+	rc |= podstatus_j_cstatuses(
 	    g, "ephemeralContainerStatuses", s->ephemeral_statuses, s->nephemeral_statuses);
 	rc |= yajl_gen_map_close(g) != yajl_gen_status_ok;
 	return rc ? -1 : 0;

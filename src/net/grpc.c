@@ -31,10 +31,10 @@ struct arena {
 	size_t              next_size;
 };
 
-static struct arena_chunk *arena_chunk_get(size_t);
+static struct arena_chunk *grpc_arena_chunk_get(size_t);
 
 static void *
-arena_alloc(void *ud, size_t size)
+grpc_arena_alloc(void *ud, size_t size)
 {
 	struct arena       *a = ud;
 	struct arena_chunk *c = a->head;
@@ -45,7 +45,7 @@ arena_alloc(void *ud, size_t size)
 	if (c == NULL || c->size - c->used < al) {
 		size_t cs = a->next_size > al ? a->next_size : al;
 
-		c = arena_chunk_get(cs);
+		c = grpc_arena_chunk_get(cs);
 		c->used = 0;
 		c->next = a->head;
 		a->head = c;
@@ -57,7 +57,7 @@ arena_alloc(void *ud, size_t size)
 }
 
 static void
-arena_free(void *ud, void *p)
+grpc_arena_free(void *ud, void *p)
 {
 	(void)ud;
 	(void)p; /* released with the whole arena */
@@ -72,7 +72,7 @@ arena_free(void *ud, void *p)
 static struct arena_chunk *arena_spare[ARENA_SPARE];
 
 static struct arena_chunk *
-arena_chunk_get(size_t want)
+grpc_arena_chunk_get(size_t want)
 {
 	struct arena_chunk *c;
 	size_t              i;
@@ -90,7 +90,7 @@ arena_chunk_get(size_t want)
 }
 
 static void
-arena_release(struct arena *a)
+grpc_arena_release(struct arena *a)
 {
 	struct arena_chunk *c;
 	size_t              i;
@@ -186,7 +186,7 @@ grpc_timeout_format(int64_t ms, char *buf, size_t len)
 }
 
 static int
-hexval(int c)
+grpc_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -206,8 +206,8 @@ grpc_percent_decode(const char *s)
 	for (i = 0; i < n; i++) {
 		int hi, lo;
 
-		if (s[i] == '%' && i + 2 < n && (hi = hexval((unsigned char)s[i + 1])) >= 0 &&
-		    (lo = hexval((unsigned char)s[i + 2])) >= 0) {
+		if (s[i] == '%' && i + 2 < n && (hi = grpc_hexval((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = grpc_hexval((unsigned char)s[i + 2])) >= 0) {
 			out[o++] = (char)(hi << 4 | lo);
 			i += 2;
 		} else
@@ -344,11 +344,11 @@ grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **msg
 /* ---- calls ---- */
 
 static void
-call_free(struct grpc_call *g)
+grpc_call_free(struct grpc_call *g)
 {
 	if (g->g_timer != NULL)
 		event_free(g->g_timer);
-	arena_release(&g->g_arena);
+	grpc_arena_release(&g->g_arena);
 	free(g->g_buf);
 	free(g->g_message);
 	free(g->g_local_msg);
@@ -357,7 +357,7 @@ call_free(struct grpc_call *g)
 
 /* Runs the completion (typed, or raw with the message bytes) and frees the call. */
 static void
-call_finish_msg(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *resp,
+grpc_call_finish_msg(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *resp,
     const uint8_t *raw, size_t rawlen)
 {
 	event_del(g->g_timer);
@@ -366,22 +366,22 @@ call_finish_msg(struct grpc_call *g, int code, const char *msg, ProtobufCMessage
 		g->g_raw(g->g_arg, code, msg != NULL ? msg : "", raw, rawlen);
 	else
 		g->g_done(g->g_arg, code, msg != NULL ? msg : "", resp);
-	arena_release(&g->g_arena);
-	call_free(g);
+	grpc_arena_release(&g->g_arena);
+	grpc_call_free(g);
 }
 
 static void
-call_finish(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *resp)
+grpc_call_finish(struct grpc_call *g, int code, const char *msg, ProtobufCMessage *resp)
 {
-	call_finish_msg(g, code, msg, resp, NULL, 0);
+	grpc_call_finish_msg(g, code, msg, resp, NULL, 0);
 }
 
-static void call_local(struct grpc_call *g, int code, const char *fmt, ...)
+static void grpc_call_local(struct grpc_call *g, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Records a local failure (the first one wins). */
 static void
-call_local(struct grpc_call *g, int code, const char *fmt, ...)
+grpc_call_local(struct grpc_call *g, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -395,7 +395,7 @@ call_local(struct grpc_call *g, int code, const char *fmt, ...)
 }
 
 static int
-call_on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end)
+grpc_call_on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, int end)
 {
 	struct grpc_call *g = arg;
 	size_t            i;
@@ -411,7 +411,7 @@ call_on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, in
 		else if (strcmp(h[i].name, "grpc-status") == 0) {
 			g->g_status = grpc_parse_status(h[i].value);
 			if (g->g_status < 0)
-				call_local(g, GRPC_INTERNAL,
+				grpc_call_local(g, GRPC_INTERNAL,
 				    "grpc: malformed grpc-status \"%.32s\"", h[i].value);
 		} else if (strcmp(h[i].name, "grpc-message") == 0) {
 			free(g->g_message);
@@ -422,7 +422,7 @@ call_on_headers(void *arg, const struct h2_header *h, size_t n, int trailers, in
 }
 
 static int
-call_on_data(void *arg, const uint8_t *data, size_t len)
+grpc_call_on_data(void *arg, const uint8_t *data, size_t len)
 {
 	struct grpc_call *g = arg;
 	size_t            n;
@@ -439,12 +439,12 @@ call_on_data(void *arg, const uint8_t *data, size_t len)
 		m = (uint32_t)g->g_hdr[1] << 24 | (uint32_t)g->g_hdr[2] << 16 |
 		    (uint32_t)g->g_hdr[3] << 8 | g->g_hdr[4];
 		if (g->g_hdr[0] != 0) {
-			call_local(g, GRPC_INTERNAL,
+			grpc_call_local(g, GRPC_INTERNAL,
 			    "grpc: compressed response message, but no compression was negotiated");
 			return -1;
 		}
 		if (m > g->g_max_recv) {
-			call_local(g, GRPC_RESOURCE_EXHAUSTED,
+			grpc_call_local(g, GRPC_RESOURCE_EXHAUSTED,
 			    "grpc: received message larger than max (%u vs. %zu)", m,
 			    g->g_max_recv);
 			return -1;
@@ -458,7 +458,7 @@ call_on_data(void *arg, const uint8_t *data, size_t len)
 		return 0;
 	n = g->g_cap - g->g_len;
 	if (len > n) {
-		call_local(
+		grpc_call_local(
 		    g, GRPC_INTERNAL, "grpc: more than one response message in a unary call");
 		return -1;
 	}
@@ -468,7 +468,7 @@ call_on_data(void *arg, const uint8_t *data, size_t len)
 }
 
 static void
-call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
+grpc_call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 {
 	struct grpc_call *g = arg;
 	const uint8_t    *msg;
@@ -480,15 +480,15 @@ call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 
 	g->g_st = NULL;
 	if (g->g_local >= 0) {
-		call_finish(g, g->g_local, g->g_local_msg, NULL);
+		grpc_call_finish(g, g->g_local, g->g_local_msg, NULL);
 		return;
 	}
 	if (g->g_status > 0) {
-		call_finish(g, g->g_status, g->g_message ? g->g_message : "", NULL);
+		grpc_call_finish(g, g->g_status, g->g_message ? g->g_message : "", NULL);
 		return;
 	}
 	if (err != H2_OK) {
-		call_finish(g, grpc_h2_error_to_code(err, rst), detail, NULL);
+		grpc_call_finish(g, grpc_h2_error_to_code(err, rst), detail, NULL);
 		return;
 	}
 	if (g->g_status < 0) {
@@ -496,12 +496,12 @@ call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 			snprintf(buf, sizeof(buf),
 			    "grpc: unexpected HTTP status %d without grpc-status",
 			    g->g_http_status);
-			call_finish(g, grpc_http_to_code(g->g_http_status), buf, NULL);
+			grpc_call_finish(g, grpc_http_to_code(g->g_http_status), buf, NULL);
 		} else if (!g->g_ctype_ok)
-			call_finish(
+			grpc_call_finish(
 			    g, GRPC_UNKNOWN, "grpc: the response is not gRPC (content-type)", NULL);
 		else
-			call_finish(g, GRPC_INTERNAL,
+			grpc_call_finish(g, GRPC_INTERNAL,
 			    "grpc: the server closed the stream without sending trailers", NULL);
 		return;
 	}
@@ -509,40 +509,41 @@ call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detail)
 	code = grpc_frame_parse(
 	    g->g_len < 5 ? g->g_hdr : g->g_buf, g->g_len, g->g_max_recv, &msg, &mlen, &perr);
 	if (code != GRPC_OK) {
-		call_finish(g, code, perr, NULL);
+		grpc_call_finish(g, code, perr, NULL);
 		return;
 	}
 	if (g->g_raw != NULL) {
 		/* Raw: the caller decodes what it needs (an empty message is valid). */
-		call_finish_msg(g, GRPC_OK, "", NULL, mlen > 0 ? msg : (const uint8_t *)"", mlen);
+		grpc_call_finish_msg(
+		    g, GRPC_OK, "", NULL, mlen > 0 ? msg : (const uint8_t *)"", mlen);
 		return;
 	}
 	{
-		ProtobufCAllocator al = {
-			.alloc = arena_alloc, .free = arena_free, .allocator_data = &g->g_arena
-		};
+		ProtobufCAllocator al = { .alloc = grpc_arena_alloc,
+			.free = grpc_arena_free,
+			.allocator_data = &g->g_arena };
 
 		g->g_arena.next_size = mlen < 4096 ? 8192 : mlen * 2;
 		resp = protobuf_c_message_unpack(g->g_desc, &al, mlen, msg);
 	}
 	if (resp == NULL) {
-		arena_release(&g->g_arena);
+		grpc_arena_release(&g->g_arena);
 		snprintf(buf, sizeof(buf), "grpc: failed to unmarshal the response (%s, %zu bytes)",
 		    g->g_desc->name, mlen);
-		call_finish(g, GRPC_INTERNAL, buf, NULL);
+		grpc_call_finish(g, GRPC_INTERNAL, buf, NULL);
 		return;
 	}
-	call_finish(g, GRPC_OK, "", resp);
+	grpc_call_finish(g, GRPC_OK, "", resp);
 }
 
 static const struct h2_stream_cbs call_cbs = {
-	.on_headers = call_on_headers,
-	.on_data = call_on_data,
-	.on_close = call_on_close,
+	.on_headers = grpc_call_on_headers,
+	.on_data = grpc_call_on_data,
+	.on_close = grpc_call_on_close,
 };
 
 static void
-call_timercb(evutil_socket_t fd, short what, void *arg)
+grpc_call_timercb(evutil_socket_t fd, short what, void *arg)
 {
 	struct grpc_call *g = arg;
 	char              buf[96];
@@ -554,16 +555,16 @@ call_timercb(evutil_socket_t fd, short what, void *arg)
 		g->g_st = NULL;
 	}
 	if (g->g_local >= 0) {
-		call_finish(g, g->g_local, g->g_local_msg, NULL);
+		grpc_call_finish(g, g->g_local, g->g_local_msg, NULL);
 		return;
 	}
 	snprintf(
 	    buf, sizeof(buf), "context deadline exceeded (%lld ms)", (long long)g->g_timeout_ms);
-	call_finish(g, GRPC_DEADLINE_EXCEEDED, buf, NULL);
+	grpc_call_finish(g, GRPC_DEADLINE_EXCEEDED, buf, NULL);
 }
 
 static struct grpc_call *
-call_start(struct h2_session *s, const char *path, const ProtobufCMessage *req,
+grpc_call_start(struct h2_session *s, const char *path, const ProtobufCMessage *req,
     const struct grpc_call_opts *opts, struct grpc_call *g)
 {
 	struct event_base *base;
@@ -579,13 +580,13 @@ call_start(struct h2_session *s, const char *path, const ProtobufCMessage *req,
 	g->g_max_recv = opts && opts->max_recv ? opts->max_recv : GRPC_DEFAULT_MAX_MSG;
 	max_send = opts && opts->max_send ? opts->max_send : GRPC_DEFAULT_MAX_MSG;
 	base = h2_session_base(s);
-	g->g_timer = evtimer_new(base, call_timercb, g);
+	g->g_timer = evtimer_new(base, grpc_call_timercb, g);
 	if (g->g_timer == NULL)
 		fatalx("%s: evtimer_new failed", __func__);
 
 	len = protobuf_c_message_get_packed_size(req);
 	if (len > max_send) {
-		call_local(g, GRPC_RESOURCE_EXHAUSTED,
+		grpc_call_local(g, GRPC_RESOURCE_EXHAUSTED,
 		    "grpc: trying to send message larger than max (%zu vs. %zu)", len, max_send);
 		tv.tv_sec = 0;
 		tv.tv_usec = 0;
@@ -626,7 +627,7 @@ grpc_unary(struct h2_session *s, const char *path, const ProtobufCMessage *req,
 	g->g_desc = resp_desc;
 	g->g_done = done;
 	g->g_arg = arg;
-	return call_start(s, path, req, opts, g);
+	return grpc_call_start(s, path, req, opts, g);
 }
 
 struct grpc_call *
@@ -637,7 +638,7 @@ grpc_unary_raw(struct h2_session *s, const char *path, const ProtobufCMessage *r
 
 	g->g_raw = done;
 	g->g_arg = arg;
-	return call_start(s, path, req, opts, g);
+	return grpc_call_start(s, path, req, opts, g);
 }
 
 void
@@ -647,5 +648,5 @@ grpc_call_cancel(struct grpc_call *g)
 		return;
 	if (g->g_st != NULL)
 		h2_stream_cancel(g->g_st);
-	call_free(g);
+	grpc_call_free(g);
 }

@@ -49,7 +49,7 @@
 #define H2_MAX_HEADERS 128
 #define H2_READ_MAX                                                                                \
 	(256 * 1024) /* bytes read per read event */ /* fields per response header block */
-#define H2_READ_CHUNK (32 * 1024)                    /* bytes per read of conn_read_more */
+#define H2_READ_CHUNK (32 * 1024)                    /* bytes per read of h2_conn_read_more */
 
 enum st_state { ST_QUEUED, ST_OPEN, ST_DONE };
 enum c_state { C_CONNECTING, C_OPEN, C_DRAINING, C_DEAD };
@@ -134,10 +134,10 @@ struct h2_session {
 	struct h2_session_stats    s_stats;
 };
 
-static void conn_fail(struct h2_conn *, enum h2_error, const char *fmt, ...)
+static void h2_conn_fail(struct h2_conn *, enum h2_error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void conn_flush(struct h2_conn *);
-static void session_wake(struct h2_session *);
+static void h2_conn_flush(struct h2_conn *);
+static void h2_session_wake(struct h2_session *);
 
 const char *
 h2_strerror(enum h2_error e)
@@ -183,7 +183,7 @@ h2_options_init(struct h2_options *o)
 /* ---- streams ---- */
 
 static void
-hb_clear(struct h2_stream *st)
+h2_hb_clear(struct h2_stream *st)
 {
 	size_t i;
 
@@ -198,9 +198,9 @@ hb_clear(struct h2_stream *st)
 }
 
 static void
-stream_free(struct h2_stream *st)
+h2_stream_free(struct h2_stream *st)
 {
-	hb_clear(st);
+	h2_hb_clear(st);
 	free(st->st_nv);
 	free(st->st_nvbuf);
 	free(st->st_body);
@@ -211,7 +211,7 @@ stream_free(struct h2_stream *st)
 
 /* Moves the stream to the done list; on_close runs from the work event. */
 static void
-stream_finish(struct h2_stream *st, enum h2_error err, uint32_t rst, const char *detail)
+h2_stream_finish(struct h2_stream *st, enum h2_error err, uint32_t rst, const char *detail)
 {
 	st->st_state = ST_DONE;
 	st->st_conn = NULL;
@@ -220,11 +220,11 @@ stream_finish(struct h2_stream *st, enum h2_error err, uint32_t rst, const char 
 	free(st->st_detail);
 	st->st_detail = xstrdup(detail ? detail : h2_strerror(err));
 	TAILQ_INSERT_TAIL(&st->st_s->s_done, st, st_entry);
-	session_wake(st->st_s);
+	h2_session_wake(st->st_s);
 }
 
 static void
-stream_requeue(struct h2_stream *st)
+h2_stream_requeue(struct h2_stream *st)
 {
 	struct h2_session *s = st->st_s;
 
@@ -233,36 +233,36 @@ stream_requeue(struct h2_stream *st)
 	st->st_id = 0;
 	st->st_body_off = 0;
 	st->st_retries++;
-	hb_clear(st);
+	h2_hb_clear(st);
 	s->s_stats.retries++;
 	TAILQ_INSERT_HEAD(&s->s_queue, st, st_entry);
 	s->s_nqueued++;
-	session_wake(s);
+	h2_session_wake(s);
 }
 
 /* ---- session events ---- */
 
 static void
-session_wake(struct h2_session *s)
+h2_session_wake(struct h2_session *s)
 {
 	event_active(s->s_work, EV_TIMEOUT, 0);
 }
 
 static void
-session_event(struct h2_session *s, enum h2_event ev, const char *reason)
+h2_session_event(struct h2_session *s, enum h2_event ev, const char *reason)
 {
 	struct h2_sev *e = xcalloc(1, sizeof(*e));
 
 	e->e_ev = ev;
 	e->e_reason = xstrdup(reason);
 	TAILQ_INSERT_TAIL(&s->s_events, e, e_entry);
-	session_wake(s);
+	h2_session_wake(s);
 }
 
 /* ---- nghttp2 callbacks ---- */
 
 static struct h2_stream *
-conn_stream(struct h2_conn *c, int32_t id)
+h2_conn_stream(struct h2_conn *c, int32_t id)
 {
 	struct h2_stream *st;
 
@@ -276,7 +276,7 @@ conn_stream(struct h2_conn *c, int32_t id)
 
 /* Aborts a stream locally: RST_STREAM and, later, on_close with err. */
 static void
-stream_abort(struct h2_stream *st, enum h2_error err, uint32_t code, const char *detail)
+h2_stream_abort(struct h2_stream *st, enum h2_error err, uint32_t code, const char *detail)
 {
 	if (st->st_local_err != H2_OK)
 		return;
@@ -286,7 +286,7 @@ stream_abort(struct h2_stream *st, enum h2_error err, uint32_t code, const char 
 }
 
 static ssize_t
-body_read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length, uint32_t *data_flags,
+h2_body_read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length, uint32_t *data_flags,
     nghttp2_data_source *source, void *ud)
 {
 	struct h2_stream *st = source->ptr;
@@ -306,22 +306,22 @@ body_read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length, uint3
 }
 
 static int
-on_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
+h2_on_begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 {
-	struct h2_stream *st = conn_stream(ud, frame->hd.stream_id);
+	struct h2_stream *st = h2_conn_stream(ud, frame->hd.stream_id);
 
 	(void)ng;
 	if (st != NULL)
-		hb_clear(st);
+		h2_hb_clear(st);
 	return 0;
 }
 
 static int
-on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name, size_t namelen,
-    const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
+h2_on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name,
+    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
 {
 	struct h2_conn   *c = ud;
-	struct h2_stream *st = conn_stream(c, frame->hd.stream_id);
+	struct h2_stream *st = h2_conn_stream(c, frame->hd.stream_id);
 	size_t            max = c->c_s->s_opts.max_header_bytes;
 
 	(void)ng;
@@ -334,8 +334,8 @@ on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *nam
 
 		snprintf(msg, sizeof(msg), "response header block over %zu bytes or %d fields", max,
 		    H2_MAX_HEADERS);
-		stream_abort(st, H2_ERR_PROTOCOL, NGHTTP2_INTERNAL_ERROR, msg);
-		hb_clear(st);
+		h2_stream_abort(st, H2_ERR_PROTOCOL, NGHTTP2_INTERNAL_ERROR, msg);
+		h2_hb_clear(st);
 		return 0;
 	}
 	st->st_hb = xreallocarray(st->st_hb, st->st_hbn + 1, sizeof(*st->st_hb));
@@ -346,7 +346,7 @@ on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *nam
 }
 
 static void
-headers_done(struct h2_conn *c, struct h2_stream *st, const nghttp2_frame *frame)
+h2_headers_done(struct h2_conn *c, struct h2_stream *st, const nghttp2_frame *frame)
 {
 	int    end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
 	int    trailers = st->st_got_response;
@@ -359,7 +359,7 @@ headers_done(struct h2_conn *c, struct h2_stream *st, const nghttp2_frame *frame
 		for (i = 0; i < st->st_hbn; i++)
 			if (strcmp(st->st_hb[i].name, ":status") == 0 &&
 			    st->st_hb[i].value[0] == '1' && !end) {
-				hb_clear(st); /* informational: skip */
+				h2_hb_clear(st); /* informational: skip */
 				return;
 			}
 		st->st_got_response = 1;
@@ -367,13 +367,13 @@ headers_done(struct h2_conn *c, struct h2_stream *st, const nghttp2_frame *frame
 	if (st->st_local_err == H2_OK && !st->st_cancelled && st->st_cbs.on_headers != NULL &&
 	    !c->c_s->s_dead)
 		rc = st->st_cbs.on_headers(st->st_arg, st->st_hb, st->st_hbn, trailers, end);
-	hb_clear(st);
+	h2_hb_clear(st);
 	if (rc != 0 && st->st_local_err == H2_OK && !st->st_cancelled)
-		stream_abort(st, H2_ERR_ABORTED, NGHTTP2_CANCEL, "aborted by the receiver");
+		h2_stream_abort(st, H2_ERR_ABORTED, NGHTTP2_CANCEL, "aborted by the receiver");
 }
 
 static int
-on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
+h2_on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 {
 	struct h2_conn    *c = ud;
 	struct h2_session *s = c->c_s;
@@ -385,12 +385,12 @@ on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 		return 0;
 	switch (frame->hd.type) {
 	case NGHTTP2_HEADERS:
-		if ((st = conn_stream(c, frame->hd.stream_id)) != NULL)
-			headers_done(c, st, frame);
+		if ((st = h2_conn_stream(c, frame->hd.stream_id)) != NULL)
+			h2_headers_done(c, st, frame);
 		break;
 	case NGHTTP2_DATA:
 		if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
-		    (st = conn_stream(c, frame->hd.stream_id)) != NULL)
+		    (st = h2_conn_stream(c, frame->hd.stream_id)) != NULL)
 			st->st_remote_end = 1;
 		break;
 	case NGHTTP2_SETTINGS:
@@ -404,9 +404,9 @@ on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 				event_add(c->c_timer, &tv);
 			}
 			if (s->s_cur == c)
-				session_event(s, H2_EV_CONNECTED, s->s_target);
+				h2_session_event(s, H2_EV_CONNECTED, s->s_target);
 		}
-		session_wake(s); /* more stream slots, maybe */
+		h2_session_wake(s); /* more stream slots, maybe */
 		break;
 	case NGHTTP2_PING:
 		if (frame->hd.flags & NGHTTP2_FLAG_ACK)
@@ -426,10 +426,10 @@ on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 			c->c_state = C_DRAINING;
 			if (s->s_cur == c) {
 				s->s_cur = NULL;
-				session_event(s, H2_EV_GOAWAY, reason);
+				h2_session_event(s, H2_EV_GOAWAY, reason);
 			}
 		}
-		session_wake(s);
+		h2_session_wake(s);
 		break;
 	}
 	default:
@@ -439,11 +439,11 @@ on_frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
 }
 
 static int
-on_data_chunk_recv_cb(
+h2_on_data_chunk_recv_cb(
     nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *ud)
 {
 	struct h2_conn   *c = ud;
-	struct h2_stream *st = conn_stream(c, id);
+	struct h2_stream *st = h2_conn_stream(c, id);
 
 	(void)ng;
 	(void)flags;
@@ -451,12 +451,12 @@ on_data_chunk_recv_cb(
 		return 0;
 	if (st->st_cbs.on_data != NULL && st->st_cbs.on_data(st->st_arg, data, len) != 0 &&
 	    st->st_local_err == H2_OK && !st->st_cancelled)
-		stream_abort(st, H2_ERR_ABORTED, NGHTTP2_CANCEL, "aborted by the receiver");
+		h2_stream_abort(st, H2_ERR_ABORTED, NGHTTP2_CANCEL, "aborted by the receiver");
 	return 0;
 }
 
 static int
-on_stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
+h2_on_stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 {
 	struct h2_conn    *c = ud;
 	struct h2_session *s = c->c_s;
@@ -470,61 +470,61 @@ on_stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t code, void *ud)
 		return 0;
 	TAILQ_REMOVE(&c->c_streams, st, st_entry);
 	c->c_nactive--;
-	session_wake(s);
+	h2_session_wake(s);
 	if (st->st_cancelled) {
-		stream_finish(st, H2_ERR_ABORTED, code, "cancelled");
+		h2_stream_finish(st, H2_ERR_ABORTED, code, "cancelled");
 		return 0;
 	}
 	if (st->st_local_err != H2_OK) {
-		stream_finish(st, st->st_local_err, code, st->st_local_detail);
+		h2_stream_finish(st, st->st_local_err, code, st->st_local_detail);
 		return 0;
 	}
 	if (st->st_remote_end) {
-		stream_finish(st, H2_OK, 0, "ok");
+		h2_stream_finish(st, H2_OK, 0, "ok");
 		return 0;
 	}
 	if (code == NGHTTP2_REFUSED_STREAM && !st->st_got_response) {
 		if (st->st_retries < s->s_opts.max_retries) {
 			log_v(3, "%s: stream %d refused, retrying", s->s_target, id);
-			stream_requeue(st);
+			h2_stream_requeue(st);
 			return 0;
 		}
 		snprintf(msg, sizeof(msg), "%s: stream refused %u times", s->s_target,
 		    st->st_retries + 1);
-		stream_finish(st, H2_ERR_REFUSED, code, msg);
+		h2_stream_finish(st, H2_ERR_REFUSED, code, msg);
 		return 0;
 	}
 	snprintf(msg, sizeof(msg), "%s: stream reset by the server: %s", s->s_target,
 	    nghttp2_http2_strerror(code));
-	stream_finish(st, H2_ERR_RESET, code, msg);
+	h2_stream_finish(st, H2_ERR_RESET, code, msg);
 	return 0;
 }
 
 static nghttp2_session_callbacks *
-make_callbacks(void)
+h2_make_callbacks(void)
 {
 	nghttp2_session_callbacks *cbs;
 
 	if (nghttp2_session_callbacks_new(&cbs) != 0)
 		fatalx("%s: out of memory", __func__);
-	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, on_begin_headers_cb);
-	nghttp2_session_callbacks_set_on_header_callback(cbs, on_header_cb);
-	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv_cb);
-	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk_recv_cb);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close_cb);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, h2_on_begin_headers_cb);
+	nghttp2_session_callbacks_set_on_header_callback(cbs, h2_on_header_cb);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, h2_on_frame_recv_cb);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, h2_on_data_chunk_recv_cb);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cbs, h2_on_stream_close_cb);
 	return cbs;
 }
 
 /* ---- connections ---- */
 
 static void
-conn_free(struct h2_conn *c)
+h2_conn_free(struct h2_conn *c)
 {
 	struct h2_stream *st;
 
 	while ((st = TAILQ_FIRST(&c->c_streams)) != NULL) {
 		TAILQ_REMOVE(&c->c_streams, st, st_entry);
-		stream_free(st);
+		h2_stream_free(st);
 	}
 	if (c->c_timer != NULL)
 		event_free(c->c_timer);
@@ -538,7 +538,7 @@ conn_free(struct h2_conn *c)
 /* Marks the connection dead and fails (or retries) its streams. Teardown happens in the work
  * event, so this is safe from inside nghttp2 and bufferevent callbacks. */
 static void
-conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
+h2_conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
 {
 	struct h2_session *s = c->c_s;
 	struct h2_stream  *st;
@@ -565,22 +565,23 @@ conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
 		TAILQ_REMOVE(&c->c_streams, st, st_entry);
 		c->c_nactive--;
 		if (st->st_cancelled)
-			stream_finish(st, H2_ERR_ABORTED, 0, "cancelled");
+			h2_stream_finish(st, H2_ERR_ABORTED, 0, "cancelled");
 		else if (st->st_local_err != H2_OK)
-			stream_finish(st, st->st_local_err, 0, st->st_local_detail);
+			h2_stream_finish(st, st->st_local_err, 0, st->st_local_detail);
 		else if (st->st_remote_end)
-			stream_finish(st, H2_OK, 0, "ok");
+			h2_stream_finish(st, H2_OK, 0, "ok");
 		else if (c->c_got_goaway && err == H2_ERR_CLOSED)
-			stream_finish(st, H2_ERR_GOAWAY, 0, reason);
+			h2_stream_finish(st, H2_ERR_GOAWAY, 0, reason);
 		else
-			stream_finish(st, err == H2_ERR_CONNECT ? H2_ERR_CLOSED : err, 0, reason);
+			h2_stream_finish(
+			    st, err == H2_ERR_CONNECT ? H2_ERR_CLOSED : err, 0, reason);
 	}
 	if (was == C_CONNECTING && current) {
 		/* nothing could be sent: fail what waits, fast */
 		while ((st = TAILQ_FIRST(&s->s_queue)) != NULL) {
 			TAILQ_REMOVE(&s->s_queue, st, st_entry);
 			s->s_nqueued--;
-			stream_finish(st, H2_ERR_CONNECT, 0, reason);
+			h2_stream_finish(st, H2_ERR_CONNECT, 0, reason);
 		}
 	}
 	if (current && !s->s_dead) {
@@ -588,13 +589,13 @@ conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
 			log_v(1, "%s", reason);
 		else
 			log_info("%s", reason);
-		session_event(s, H2_EV_LOST, reason);
+		h2_session_event(s, H2_EV_LOST, reason);
 	}
-	session_wake(s);
+	h2_session_wake(s);
 }
 
 static void
-conn_flush(struct h2_conn *c)
+h2_conn_flush(struct h2_conn *c)
 {
 	struct evbuffer *out;
 	const uint8_t   *data;
@@ -606,20 +607,20 @@ conn_flush(struct h2_conn *c)
 	while (evbuffer_get_length(out) < H2_OUT_HIGH) {
 		n = nghttp2_session_mem_send(c->c_ng, &data);
 		if (n < 0) {
-			conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", c->c_s->s_target,
+			h2_conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", c->c_s->s_target,
 			    nghttp2_strerror((int)n));
 			return;
 		}
 		if (n == 0)
 			break;
 		if (bufferevent_write(c->c_bev, data, (size_t)n) != 0) {
-			conn_fail(c, H2_ERR_CLOSED, "%s: write failed", c->c_s->s_target);
+			h2_conn_fail(c, H2_ERR_CLOSED, "%s: write failed", c->c_s->s_target);
 			return;
 		}
 	}
 	if (c->c_sock_up && !nghttp2_session_want_read(c->c_ng) &&
 	    !nghttp2_session_want_write(c->c_ng) && evbuffer_get_length(out) == 0)
-		conn_fail(c, H2_ERR_CLOSED, "%s: the HTTP/2 session ended", c->c_s->s_target);
+		h2_conn_fail(c, H2_ERR_CLOSED, "%s: the HTTP/2 session ended", c->c_s->s_target);
 }
 
 /* libevent 2.1 reads a plain socket 4 KiB per read event (EVBUFFER_MAX_READ), whatever
@@ -630,7 +631,7 @@ conn_flush(struct h2_conn *c)
  * records and are left to it. An error or the end of the stream is left for the
  * bufferevent to find on its next read. */
 static void
-conn_read_more(struct h2_conn *c, struct evbuffer *in)
+h2_conn_read_more(struct h2_conn *c, struct evbuffer *in)
 {
 	evutil_socket_t       fd = bufferevent_getfd(c->c_bev);
 	struct evbuffer_iovec v;
@@ -663,7 +664,7 @@ conn_read_more(struct h2_conn *c, struct evbuffer *in)
 }
 
 static void
-conn_readcb(struct bufferevent *bev, void *arg)
+h2_conn_readcb(struct bufferevent *bev, void *arg)
 {
 	struct h2_conn    *c = arg;
 	struct h2_session *s = c->c_s;
@@ -671,7 +672,7 @@ conn_readcb(struct bufferevent *bev, void *arg)
 	size_t             len;
 	ssize_t            rv;
 
-	conn_read_more(c, in);
+	h2_conn_read_more(c, in);
 	c->c_last_read_ms = now_mono_ms();
 	c->c_ping_out = 0;
 	s->s_depth++;
@@ -680,25 +681,25 @@ conn_readcb(struct bufferevent *bev, void *arg)
 
 		rv = nghttp2_session_mem_recv(c->c_ng, data, len);
 		if (rv < 0) {
-			conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", s->s_target,
+			h2_conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", s->s_target,
 			    nghttp2_strerror((int)rv));
 			break;
 		}
 		evbuffer_drain(in, len);
 	}
-	conn_flush(c);
+	h2_conn_flush(c);
 	s->s_depth--;
 }
 
 static void
-conn_writecb(struct bufferevent *bev, void *arg)
+h2_conn_writecb(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
-	conn_flush(arg);
+	h2_conn_flush(arg);
 }
 
 static void
-tls_error(struct h2_conn *c, char *buf, size_t len)
+h2_tls_error(struct h2_conn *c, char *buf, size_t len)
 {
 	SSL          *ssl = bufferevent_openssl_get_ssl(c->c_bev);
 	unsigned long e;
@@ -724,14 +725,14 @@ tls_error(struct h2_conn *c, char *buf, size_t len)
 
 /* 1 for the errors of a TCP connect that failed (not a stale EAGAIN beside a TLS error). */
 static int
-connect_errno(int e)
+h2_connect_errno(int e)
 {
 	return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == ETIMEDOUT ||
 	    e == EADDRNOTAVAIL || e == ECONNRESET || e == ENOENT;
 }
 
 static void
-conn_eventcb(struct bufferevent *bev, short what, void *arg)
+h2_conn_eventcb(struct bufferevent *bev, short what, void *arg)
 {
 	struct h2_conn    *c = arg;
 	struct h2_session *s = c->c_s;
@@ -746,7 +747,7 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 
 			SSL_get0_alpn_selected(ssl, &p, &plen);
 			if (plen != 2 || memcmp(p, "h2", 2) != 0) {
-				conn_fail(c, H2_ERR_CONNECT,
+				h2_conn_fail(c, H2_ERR_CONNECT,
 				    "%s: the server did not negotiate HTTP/2 (ALPN h2)",
 				    s->s_target);
 				return;
@@ -760,17 +761,17 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 		}
 		c->c_sock_up = 1;
 		bufferevent_enable(bev, EV_READ | EV_WRITE);
-		conn_flush(c);
+		h2_conn_flush(c);
 		return;
 	}
 	why[0] = '\0';
 	/* The socket could not connect: say so (OpenSSL then only has "error:00000005"). */
-	if (c->c_state == C_CONNECTING && connect_errno(saved))
+	if (c->c_state == C_CONNECTING && h2_connect_errno(saved))
 		snprintf(why, sizeof(why), "%s",
 		    saved == ECONNREFUSED ? "connection refused"
 		                          : evutil_socket_error_to_string(saved));
 	if (why[0] == '\0' && s->s_opts.transport == H2_TLS)
-		tls_error(c, why, sizeof(why));
+		h2_tls_error(c, why, sizeof(why));
 	if (why[0] == '\0') {
 		if (what & BEV_EVENT_EOF)
 			snprintf(why, sizeof(why), "connection closed by the server");
@@ -780,13 +781,13 @@ conn_eventcb(struct bufferevent *bev, short what, void *arg)
 			snprintf(why, sizeof(why), "connection error");
 	}
 	if (c->c_state == C_CONNECTING)
-		conn_fail(c, H2_ERR_CONNECT, "%s: connect: %s", s->s_target, why);
+		h2_conn_fail(c, H2_ERR_CONNECT, "%s: connect: %s", s->s_target, why);
 	else
-		conn_fail(c, H2_ERR_CLOSED, "%s: %s", s->s_target, why);
+		h2_conn_fail(c, H2_ERR_CLOSED, "%s: %s", s->s_target, why);
 }
 
 static void
-conn_timercb(evutil_socket_t fd, short what, void *arg)
+h2_conn_timercb(evutil_socket_t fd, short what, void *arg)
 {
 	struct h2_conn    *c = arg;
 	struct h2_session *s = c->c_s;
@@ -796,14 +797,14 @@ conn_timercb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (c->c_state == C_CONNECTING) {
-		conn_fail(c, H2_ERR_CONNECT, "%s: connect: no HTTP/2 answer within %lld ms",
+		h2_conn_fail(c, H2_ERR_CONNECT, "%s: connect: no HTTP/2 answer within %lld ms",
 		    s->s_target, (long long)s->s_opts.connect_timeout_ms);
 		return;
 	}
 	if (c->c_state == C_DEAD || iv <= 0)
 		return;
 	if (c->c_ping_out) {
-		conn_fail(c, H2_ERR_TIMEOUT, "%s: no answer to PING within %lld ms", s->s_target,
+		h2_conn_fail(c, H2_ERR_TIMEOUT, "%s: no answer to PING within %lld ms", s->s_target,
 		    (long long)s->s_opts.ping_timeout_ms);
 		return;
 	}
@@ -811,7 +812,7 @@ conn_timercb(evutil_socket_t fd, short what, void *arg)
 	if (idle >= iv) {
 		nghttp2_submit_ping(c->c_ng, NGHTTP2_FLAG_NONE, NULL);
 		c->c_ping_out = 1;
-		conn_flush(c);
+		h2_conn_flush(c);
 		iv = s->s_opts.ping_timeout_ms;
 	} else
 		iv -= idle;
@@ -821,7 +822,7 @@ conn_timercb(evutil_socket_t fd, short what, void *arg)
 }
 
 static int
-is_ip_literal(const char *h)
+h2_is_ip_literal(const char *h)
 {
 	struct in6_addr a6;
 	struct in_addr  a4;
@@ -831,7 +832,7 @@ is_ip_literal(const char *h)
 
 /* Creates the bufferevent and starts connecting; returns 0, or -1 with why filled. */
 static int
-conn_socket(struct h2_conn *c, char *why, size_t len)
+h2_conn_socket(struct h2_conn *c, char *why, size_t len)
 {
 	struct h2_session *s = c->c_s;
 	struct h2_options *o = &s->s_opts;
@@ -884,7 +885,7 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 			if (name[0] != '\0') {
 				X509_VERIFY_PARAM *vp = SSL_get0_param(ssl);
 
-				if (is_ip_literal(name))
+				if (h2_is_ip_literal(name))
 					X509_VERIFY_PARAM_set1_ip_asc(vp, name);
 				else {
 					SSL_set_tlsext_host_name(ssl, name);
@@ -907,7 +908,7 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 			snprintf(why, len, "bufferevent_socket_new failed");
 			return -1;
 		}
-		bufferevent_setcb(c->c_bev, conn_readcb, conn_writecb, conn_eventcb, c);
+		bufferevent_setcb(c->c_bev, h2_conn_readcb, h2_conn_writecb, h2_conn_eventcb, c);
 		errno = 0;
 		if (bufferevent_socket_connect(c->c_bev, res->ai_addr, (int)res->ai_addrlen) != 0) {
 			snprintf(why, len, "connect: %s", errno ? strerror(errno) : "failed");
@@ -916,7 +917,7 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 		}
 		freeaddrinfo(res);
 	}
-	bufferevent_setcb(c->c_bev, conn_readcb, conn_writecb, conn_eventcb, c);
+	bufferevent_setcb(c->c_bev, h2_conn_readcb, h2_conn_writecb, h2_conn_eventcb, c);
 	bufferevent_setwatermark(c->c_bev, EV_WRITE, H2_OUT_LOW, 0);
 	/* big list responses: fewer, larger reads than libevent's 16 KiB default */
 	bufferevent_set_max_single_read(c->c_bev, H2_READ_MAX);
@@ -925,9 +926,9 @@ conn_socket(struct h2_conn *c, char *why, size_t len)
 	return 0;
 }
 
-/* Starts a new current connection. Failure is reported through conn_fail. */
+/* Starts a new current connection. Failure is reported through h2_conn_fail. */
 static void
-conn_start(struct h2_session *s)
+h2_conn_start(struct h2_session *s)
 {
 	struct h2_conn        *c = xcalloc(1, sizeof(*c));
 	nghttp2_settings_entry iv[3];
@@ -941,7 +942,7 @@ conn_start(struct h2_session *s)
 	TAILQ_INIT(&c->c_streams);
 	TAILQ_INSERT_TAIL(&s->s_conns, c, c_entry);
 	s->s_cur = c;
-	c->c_timer = evtimer_new(s->s_base, conn_timercb, c);
+	c->c_timer = evtimer_new(s->s_base, h2_conn_timercb, c);
 	if (c->c_timer == NULL)
 		fatalx("%s: evtimer_new failed", __func__);
 	if (nghttp2_session_client_new2(&c->c_ng, s->s_ngcbs, c, s->s_ngopt) != 0)
@@ -958,17 +959,17 @@ conn_start(struct h2_session *s)
 		    c->c_ng, NGHTTP2_FLAG_NONE, 0, (int32_t)s->s_opts.conn_window);
 	tv = ms_to_tv(s->s_opts.connect_timeout_ms);
 	event_add(c->c_timer, &tv);
-	if (conn_socket(c, why, sizeof(why)) == -1) {
-		conn_fail(c, H2_ERR_CONNECT, "%s: %s", s->s_target, why);
+	if (h2_conn_socket(c, why, sizeof(why)) == -1) {
+		h2_conn_fail(c, H2_ERR_CONNECT, "%s: %s", s->s_target, why);
 		return;
 	}
-	conn_flush(c); /* preface and SETTINGS at once */
+	h2_conn_flush(c); /* preface and SETTINGS at once */
 }
 
 /* ---- session ---- */
 
 static void
-session_submit(struct h2_session *s, struct h2_conn *c)
+h2_session_submit(struct h2_session *s, struct h2_conn *c)
 {
 	struct h2_stream     *st;
 	nghttp2_data_provider prd;
@@ -981,7 +982,7 @@ session_submit(struct h2_session *s, struct h2_conn *c)
 		TAILQ_REMOVE(&s->s_queue, st, st_entry);
 		s->s_nqueued--;
 		prd.source.ptr = st;
-		prd.read_callback = body_read_cb;
+		prd.read_callback = h2_body_read_cb;
 		id = nghttp2_submit_request(
 		    c->c_ng, NULL, st->st_nv, st->st_nnv, st->st_body != NULL ? &prd : NULL, st);
 		if (id < 0) {
@@ -991,10 +992,10 @@ session_submit(struct h2_session *s, struct h2_conn *c)
 				s->s_nqueued++;
 				c->c_state = C_DRAINING;
 				s->s_cur = NULL;
-				session_wake(s);
+				h2_session_wake(s);
 				return;
 			}
-			stream_finish(st, H2_ERR_PROTOCOL, 0, nghttp2_strerror(id));
+			h2_stream_finish(st, H2_ERR_PROTOCOL, 0, nghttp2_strerror(id));
 			continue;
 		}
 		st->st_id = id;
@@ -1006,7 +1007,7 @@ session_submit(struct h2_session *s, struct h2_conn *c)
 }
 
 static void
-session_free_now(struct h2_session *s)
+h2_session_free_now(struct h2_session *s)
 {
 	struct h2_stream *st;
 	struct h2_conn   *c;
@@ -1014,15 +1015,15 @@ session_free_now(struct h2_session *s)
 
 	while ((c = TAILQ_FIRST(&s->s_conns)) != NULL) {
 		TAILQ_REMOVE(&s->s_conns, c, c_entry);
-		conn_free(c);
+		h2_conn_free(c);
 	}
 	while ((st = TAILQ_FIRST(&s->s_queue)) != NULL) {
 		TAILQ_REMOVE(&s->s_queue, st, st_entry);
-		stream_free(st);
+		h2_stream_free(st);
 	}
 	while ((st = TAILQ_FIRST(&s->s_done)) != NULL) {
 		TAILQ_REMOVE(&s->s_done, st, st_entry);
-		stream_free(st);
+		h2_stream_free(st);
 	}
 	while ((e = TAILQ_FIRST(&s->s_events)) != NULL) {
 		TAILQ_REMOVE(&s->s_events, e, e_entry);
@@ -1042,15 +1043,15 @@ session_free_now(struct h2_session *s)
 }
 
 static void
-session_freecb(evutil_socket_t fd, short what, void *arg)
+h2_session_freecb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	session_free_now(arg);
+	h2_session_free_now(arg);
 }
 
 static void
-session_workcb(evutil_socket_t fd, short what, void *arg)
+h2_session_workcb(evutil_socket_t fd, short what, void *arg)
 {
 	struct h2_session *s = arg;
 	struct h2_conn    *c, *cn;
@@ -1066,10 +1067,10 @@ session_workcb(evutil_socket_t fd, short what, void *arg)
 	TAILQ_FOREACH_SAFE(c, &s->s_conns, c_entry, cn)
 	{
 		if (c->c_state == C_DRAINING && c->c_nactive == 0)
-			conn_fail(c, H2_ERR_CLOSED, "%s: drained", s->s_target);
+			h2_conn_fail(c, H2_ERR_CLOSED, "%s: drained", s->s_target);
 		if (c->c_state == C_DEAD) {
 			TAILQ_REMOVE(&s->s_conns, c, c_entry);
-			conn_free(c);
+			h2_conn_free(c);
 		}
 	}
 	/* session events, then completions, in order */
@@ -1084,16 +1085,16 @@ session_workcb(evutil_socket_t fd, short what, void *arg)
 		TAILQ_REMOVE(&s->s_done, st, st_entry);
 		if (!st->st_cancelled && st->st_cbs.on_close != NULL)
 			st->st_cbs.on_close(st->st_arg, st->st_err, st->st_rst, st->st_detail);
-		stream_free(st);
+		h2_stream_free(st);
 	}
 	if (!s->s_dead) {
 		if (!TAILQ_EMPTY(&s->s_queue) && s->s_cur == NULL)
-			conn_start(s);
+			h2_conn_start(s);
 		if (s->s_cur != NULL)
-			session_submit(s, s->s_cur);
+			h2_session_submit(s, s->s_cur);
 		TAILQ_FOREACH(c, &s->s_conns, c_entry)
 		if (c->c_state != C_DEAD && c->c_bev != NULL)
-			conn_flush(c);
+			h2_conn_flush(c);
 	}
 	s->s_depth--;
 }
@@ -1168,7 +1169,7 @@ h2_session_new(struct event_base *base, const struct h2_options *opts, h2_event_
 		    opts->host, opts->port);
 	s->s_cb = cb;
 	s->s_arg = arg;
-	s->s_ngcbs = make_callbacks();
+	s->s_ngcbs = h2_make_callbacks();
 	if (nghttp2_option_new(&s->s_ngopt) != 0)
 		fatalx("%s: out of memory", __func__);
 	nghttp2_option_set_peer_max_concurrent_streams(s->s_ngopt, 100);
@@ -1176,8 +1177,8 @@ h2_session_new(struct event_base *base, const struct h2_options *opts, h2_event_
 	TAILQ_INIT(&s->s_queue);
 	TAILQ_INIT(&s->s_done);
 	TAILQ_INIT(&s->s_events);
-	s->s_work = event_new(base, -1, 0, session_workcb, s);
-	s->s_free = event_new(base, -1, 0, session_freecb, s);
+	s->s_work = event_new(base, -1, 0, h2_session_workcb, s);
+	s->s_free = event_new(base, -1, 0, h2_session_freecb, s);
 	if (s->s_work == NULL || s->s_free == NULL)
 		fatalx("%s: event_new failed", __func__);
 	return s;
@@ -1193,14 +1194,14 @@ h2_session_free(struct h2_session *s)
 		event_active(s->s_free, EV_TIMEOUT, 0);
 		return;
 	}
-	session_free_now(s);
+	h2_session_free_now(s);
 }
 
 int
 h2_session_connect(struct h2_session *s)
 {
 	if (s->s_cur == NULL && !s->s_dead)
-		conn_start(s);
+		h2_conn_start(s);
 	return 0;
 }
 
@@ -1220,7 +1221,7 @@ void
 h2_session_drop(struct h2_session *s, const char *reason)
 {
 	if (s->s_cur != NULL)
-		conn_fail(s->s_cur, H2_ERR_CLOSED, "%s: %s", s->s_target, reason);
+		h2_conn_fail(s->s_cur, H2_ERR_CLOSED, "%s: %s", s->s_target, reason);
 }
 
 void
@@ -1274,13 +1275,13 @@ h2_request(struct h2_session *s, const struct h2_header *h, size_t n, const uint
 
 		snprintf(msg, sizeof(msg), "%s: more than %u requests queued", s->s_target,
 		    s->s_opts.max_queued);
-		stream_finish(st, H2_ERR_OVERLOAD, 0, msg);
+		h2_stream_finish(st, H2_ERR_OVERLOAD, 0, msg);
 		return st;
 	}
 	st->st_state = ST_QUEUED;
 	TAILQ_INSERT_TAIL(&s->s_queue, st, st_entry);
 	s->s_nqueued++;
-	session_wake(s);
+	h2_session_wake(s);
 	return st;
 }
 
@@ -1297,13 +1298,13 @@ h2_stream_cancel(struct h2_stream *st)
 	case ST_QUEUED:
 		TAILQ_REMOVE(&s->s_queue, st, st_entry);
 		s->s_nqueued--;
-		stream_free(st);
+		h2_stream_free(st);
 		break;
 	case ST_OPEN:
 		if (st->st_local_err == H2_OK)
 			nghttp2_submit_rst_stream(
 			    st->st_conn->c_ng, NGHTTP2_FLAG_NONE, st->st_id, NGHTTP2_CANCEL);
-		session_wake(s);
+		h2_session_wake(s);
 		break;
 	case ST_DONE:
 		break; /* freed by the work event, without a callback */

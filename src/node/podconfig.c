@@ -59,7 +59,7 @@ pod_op_name(enum pod_op op)
 }
 
 static void
-kv_add(struct kvlist *l, const char *k, const char *v)
+pc_kv_add(struct kvlist *l, const char *k, const char *v)
 {
 	l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
 	l->items[l->n].k = xstrdup(k);
@@ -68,7 +68,7 @@ kv_add(struct kvlist *l, const char *k, const char *v)
 }
 
 static void
-kv_set(struct kvlist *l, const char *k, const char *v)
+pc_kv_set(struct kvlist *l, const char *k, const char *v)
 {
 	size_t i;
 
@@ -79,11 +79,11 @@ kv_set(struct kvlist *l, const char *k, const char *v)
 			return;
 		}
 	}
-	kv_add(l, k, v);
+	pc_kv_add(l, k, v);
 }
 
 static uint64_t
-hash_value(uint64_t h, const char *tag, const struct json *v)
+pc_hash_value(uint64_t h, const char *tag, const struct json *v)
 {
 	char *s;
 
@@ -104,7 +104,7 @@ podconfig_json_hashes(const struct json *root, uint64_t *spec_hash, uint64_t *st
 	size_t             i;
 
 	md = json_get(root, "metadata");
-	h = hash_value(h, "labels", json_get(md, "labels"));
+	h = pc_hash_value(h, "labels", json_get(md, "labels"));
 	ann = json_get(md, "annotations");
 	h = fnv64(h, "annotations", 12);
 	for (i = 0; i < json_len(ann); i++) {
@@ -112,13 +112,14 @@ podconfig_json_hashes(const struct json *root, uint64_t *spec_hash, uint64_t *st
 
 		if (k == NULL || strcmp(k, "kubernetes.io/config.seen") == 0)
 			continue;
-		h = hash_value(h, k, json_index(ann, i));
+		h = pc_hash_value(h, k, json_index(ann, i));
 	}
-	h = hash_value(h, "deletionTimestamp", json_get(md, "deletionTimestamp"));
-	h = hash_value(h, "deletionGracePeriodSeconds", json_get(md, "deletionGracePeriodSeconds"));
-	h = hash_value(h, "spec", json_get(root, "spec"));
+	h = pc_hash_value(h, "deletionTimestamp", json_get(md, "deletionTimestamp"));
+	h = pc_hash_value(
+	    h, "deletionGracePeriodSeconds", json_get(md, "deletionGracePeriodSeconds"));
+	h = pc_hash_value(h, "spec", json_get(root, "spec"));
 	*spec_hash = h;
-	*status_hash = hash_value(FNV64_INIT, "status", json_get(root, "status"));
+	*status_hash = pc_hash_value(FNV64_INIT, "status", json_get(root, "status"));
 }
 
 int
@@ -158,12 +159,12 @@ podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 	c->c_node_info_arg = o->node_info_arg;
 	if (o->node_labels != NULL)
 		for (i = 0; i < o->node_labels->n; i++)
-			kv_set(
+			pc_kv_set(
 			    &c->c_labels, o->node_labels->items[i].k, o->node_labels->items[i].v);
 	if (c->c_node != NULL && kvlist_get(&c->c_labels, "kubernetes.io/hostname") == NULL)
-		kv_set(&c->c_labels, "kubernetes.io/hostname", c->c_node);
+		pc_kv_set(&c->c_labels, "kubernetes.io/hostname", c->c_node);
 	if (kvlist_get(&c->c_labels, "kubernetes.io/os") == NULL)
-		kv_set(&c->c_labels, "kubernetes.io/os", "linux");
+		pc_kv_set(&c->c_labels, "kubernetes.io/os", "linux");
 	return c;
 }
 
@@ -326,9 +327,9 @@ pc_annotate(struct podconfig_item *it, const char *seen, const char *source)
 		pod_unref(pod);
 	}
 	if (seen != NULL)
-		kv_set(&w->annotations, "kubernetes.io/config.seen", seen);
+		pc_kv_set(&w->annotations, "kubernetes.io/config.seen", seen);
 	if (source != NULL)
-		kv_set(&w->annotations, "kubernetes.io/config.source", source);
+		pc_kv_set(&w->annotations, "kubernetes.io/config.source", source);
 	return w;
 }
 

@@ -56,7 +56,7 @@ hs_strv(struct hasher *hs, uint8_t tag, const struct strv *sv)
 }
 
 static int
-quantity_cmp(const void *a, const void *b)
+hs_quantity_cmp(const void *a, const void *b)
 {
 	const struct quantity *qa = *(const struct quantity *const *)a;
 	const struct quantity *qb = *(const struct quantity *const *)b;
@@ -77,7 +77,7 @@ hs_resources(struct hasher *hs, uint8_t tag, const struct resource_list *rl)
 	v = xreallocarray(NULL, rl->n, sizeof(*v));
 	for (i = 0; i < rl->n; i++)
 		v[i] = &rl->items[i];
-	qsort(v, rl->n, sizeof(*v), quantity_cmp);
+	qsort(v, rl->n, sizeof(*v), hs_quantity_cmp);
 	for (i = 0; i < rl->n; i++) {
 		hs_str(hs, tag, v[i]->name);
 		hs_int(hs, tag, v[i]->milli);

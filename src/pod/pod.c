@@ -11,7 +11,7 @@
 /* ---- free ---- */
 
 static void
-handler_clear(struct handler *h)
+pod_handler_clear(struct handler *h)
 {
 	size_t i;
 
@@ -30,38 +30,38 @@ handler_clear(struct handler *h)
 }
 
 static void
-probe_free(struct probe *p)
+pod_probe_free(struct probe *p)
 {
 	if (p == NULL)
 		return;
-	handler_clear(&p->pr_handler);
+	pod_handler_clear(&p->pr_handler);
 	free(p);
 }
 
 static void
-handler_free(struct handler *h)
+pod_handler_free(struct handler *h)
 {
 	if (h == NULL)
 		return;
-	handler_clear(h);
+	pod_handler_clear(h);
 	free(h);
 }
 
 static void
-seccomp_clear(struct seccomp_profile *s)
+pod_seccomp_clear(struct seccomp_profile *s)
 {
 	free(s->type);
 	free(s->localhost);
 }
 
 static void
-security_free(struct security_context *sc)
+pod_security_free(struct security_context *sc)
 {
 	if (sc == NULL)
 		return;
 	strv_clear(&sc->cap_add);
 	strv_clear(&sc->cap_drop);
-	seccomp_clear(&sc->seccomp);
+	pod_seccomp_clear(&sc->seccomp);
 	free(sc->proc_mount);
 	free(sc);
 }
@@ -105,19 +105,19 @@ container_clear(struct container *c)
 		free(c->c_mounts[i].sub_path);
 	}
 	free(c->c_mounts);
-	probe_free(c->c_liveness);
-	probe_free(c->c_readiness);
-	probe_free(c->c_startup);
-	handler_free(c->c_post_start);
-	handler_free(c->c_pre_stop);
+	pod_probe_free(c->c_liveness);
+	pod_probe_free(c->c_readiness);
+	pod_probe_free(c->c_startup);
+	pod_handler_free(c->c_post_start);
+	pod_handler_free(c->c_pre_stop);
 	free(c->c_term_msg_path);
-	security_free(c->c_security);
+	pod_security_free(c->c_security);
 	free(c->c_target_container);
 	memset(c, 0, sizeof(*c));
 }
 
 static void
-containers_free(struct container *cs, size_t n)
+pod_containers_free(struct container *cs, size_t n)
 {
 	size_t i;
 
@@ -127,7 +127,7 @@ containers_free(struct container *cs, size_t n)
 }
 
 static void
-key_to_path_free(struct key_to_path *kp, size_t n)
+pod_key_to_path_free(struct key_to_path *kp, size_t n)
 {
 	size_t i;
 
@@ -141,7 +141,7 @@ key_to_path_free(struct key_to_path *kp, size_t n)
 }
 
 static void
-volume_clear(struct volume *v)
+pod_volume_clear(struct volume *v)
 {
 	size_t i;
 
@@ -151,10 +151,10 @@ volume_clear(struct volume *v)
 	free(v->v_path);
 	free(v->v_host_path_type);
 	free(v->v_source);
-	key_to_path_free(v->v_items, v->v_nitems);
+	pod_key_to_path_free(v->v_items, v->v_nitems);
 	for (i = 0; i < v->v_nprojections; i++) {
 		free(v->v_projections[i].p_name);
-		key_to_path_free(v->v_projections[i].p_items, v->v_projections[i].p_nitems);
+		pod_key_to_path_free(v->v_projections[i].p_items, v->v_projections[i].p_nitems);
 		free(v->v_projections[i].p_audience);
 		free(v->v_projections[i].p_path);
 	}
@@ -183,7 +183,7 @@ container_status_clear(struct container_status *cs)
 }
 
 static void
-statuses_free(struct container_status *v, size_t n)
+pod_statuses_free(struct container_status *v, size_t n)
 {
 	size_t i;
 
@@ -208,14 +208,14 @@ pod_status_clear(struct pod_status *st)
 	free(st->host_ip);
 	free(st->pod_ip);
 	strv_clear(&st->pod_ips);
-	statuses_free(st->init_statuses, st->ninit_statuses);
-	statuses_free(st->statuses, st->nstatuses);
-	statuses_free(st->ephemeral_statuses, st->nephemeral_statuses);
+	pod_statuses_free(st->init_statuses, st->ninit_statuses);
+	pod_statuses_free(st->statuses, st->nstatuses);
+	pod_statuses_free(st->ephemeral_statuses, st->nephemeral_statuses);
 	memset(st, 0, sizeof(*st));
 }
 
 static void
-ns_requirements_free(struct ns_requirement *r, size_t n)
+pod_ns_requirements_free(struct ns_requirement *r, size_t n)
 {
 	size_t i;
 
@@ -234,8 +234,8 @@ node_affinity_free(struct node_affinity *a)
 	if (a == NULL)
 		return;
 	for (i = 0; i < a->nterms; i++) {
-		ns_requirements_free(a->terms[i].exprs, a->terms[i].nexprs);
-		ns_requirements_free(a->terms[i].fields, a->terms[i].nfields);
+		pod_ns_requirements_free(a->terms[i].exprs, a->terms[i].nexprs);
+		pod_ns_requirements_free(a->terms[i].fields, a->terms[i].nfields);
 	}
 	free(a->terms);
 	free(a);
@@ -260,11 +260,11 @@ pod_free(struct pod *p)
 		free(p->owners[i].uid);
 	}
 	free(p->owners);
-	containers_free(p->containers, p->ncontainers);
-	containers_free(p->init_containers, p->ninit_containers);
-	containers_free(p->ephemeral_containers, p->nephemeral_containers);
+	pod_containers_free(p->containers, p->ncontainers);
+	pod_containers_free(p->init_containers, p->ninit_containers);
+	pod_containers_free(p->ephemeral_containers, p->nephemeral_containers);
 	for (i = 0; i < p->nvolumes; i++)
-		volume_clear(&p->volumes[i]);
+		pod_volume_clear(&p->volumes[i]);
 	free(p->volumes);
 	free(p->hostname);
 	free(p->subdomain);
@@ -293,7 +293,7 @@ pod_free(struct pod *p)
 	if (p->security != NULL) {
 		free(p->security->supplemental_groups);
 		kvlist_clear(&p->security->sysctls);
-		seccomp_clear(&p->security->seccomp);
+		pod_seccomp_clear(&p->security->seccomp);
 		free(p->security);
 	}
 	strv_clear(&p->image_pull_secrets);

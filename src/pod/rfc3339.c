@@ -4,9 +4,9 @@
 
 #include "pod/rfc3339.h"
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
+/* Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's rfc3339_days_from_civil). */
 static int64_t
-days_from_civil(int64_t y, int m, int d)
+rfc3339_days_from_civil(int64_t y, int m, int d)
 {
 	int64_t era, yoe, doy, doe;
 
@@ -19,7 +19,7 @@ days_from_civil(int64_t y, int m, int d)
 }
 
 static void
-civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+rfc3339_civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 {
 	int64_t era, doe, yoe, doy, mp;
 
@@ -35,7 +35,7 @@ civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 }
 
 static int
-digits(const char **pp, int n, int *out)
+rfc3339_digits(const char **pp, int n, int *out)
 {
 	const char *p = *pp;
 	int         v = 0, i;
@@ -59,9 +59,10 @@ time_parse_rfc3339(const char *s, int64_t *out)
 
 	if (s == NULL || out == NULL)
 		return -1;
-	if (digits(&p, 4, &y) < 0 || *p++ != '-' || digits(&p, 2, &mo) < 0 || *p++ != '-' ||
-	    digits(&p, 2, &d) < 0 || (*p != 'T' && *p != 't') || (p++, digits(&p, 2, &h)) < 0 ||
-	    *p++ != ':' || digits(&p, 2, &mi) < 0 || *p++ != ':' || digits(&p, 2, &sec) < 0)
+	if (rfc3339_digits(&p, 4, &y) < 0 || *p++ != '-' || rfc3339_digits(&p, 2, &mo) < 0 ||
+	    *p++ != '-' || rfc3339_digits(&p, 2, &d) < 0 || (*p != 'T' && *p != 't') ||
+	    (p++, rfc3339_digits(&p, 2, &h)) < 0 || *p++ != ':' || rfc3339_digits(&p, 2, &mi) < 0 ||
+	    *p++ != ':' || rfc3339_digits(&p, 2, &sec) < 0)
 		return -1;
 	if (*p == '.') {
 		p++;
@@ -74,7 +75,7 @@ time_parse_rfc3339(const char *s, int64_t *out)
 		p++;
 	else if (*p == '+' || *p == '-') {
 		sign = *p++ == '-' ? -1 : 1;
-		if (digits(&p, 2, &oh) < 0 || *p++ != ':' || digits(&p, 2, &om) < 0)
+		if (rfc3339_digits(&p, 2, &oh) < 0 || *p++ != ':' || rfc3339_digits(&p, 2, &om) < 0)
 			return -1;
 		if (oh > 23 || om > 59)
 			return -1;
@@ -86,7 +87,7 @@ time_parse_rfc3339(const char *s, int64_t *out)
 	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) ||
 	    h > 23 || mi > 59 || sec > 59)
 		return -1;
-	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+	*out = rfc3339_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
 	    sign * (oh * 3600 + om * 60);
 	return 0;
 }
@@ -105,7 +106,7 @@ time_format_rfc3339(int64_t t, char *buf, size_t len)
 		rem += 86400;
 		days--;
 	}
-	civil_from_days(days, &y, &m, &d);
+	rfc3339_civil_from_days(days, &y, &m, &d);
 	if (y < 0 || y > 9999) {
 		snprintf(buf, len, "%s", y < 0 ? "0000-01-01T00:00:00Z" : "9999-12-31T23:59:59Z");
 		return;

@@ -25,7 +25,7 @@ struct sref {
 };
 
 static int
-sref_cmp(const void *a, const void *b)
+val_sref_cmp(const void *a, const void *b)
 {
 	const struct sref *x = a, *y = b;
 	int                c = strcmp(x->s, y->s);
@@ -39,7 +39,7 @@ sref_cmp(const void *a, const void *b)
  * Sorting keeps this O(n log n) for hostile documents with many thousands of entries.
  * Returns a zeroed array of n flags (never NULL); the caller frees it. */
 static unsigned char *
-find_dups(const char *const *strs, size_t n)
+val_find_dups(const char *const *strs, size_t n)
 {
 	unsigned char *dup = xcalloc(n > 0 ? n : 1, 1);
 	struct sref   *r;
@@ -53,7 +53,7 @@ find_dups(const char *const *strs, size_t n)
 			r[m].s = strs[i];
 			r[m++].i = i;
 		}
-	qsort(r, m, sizeof(*r), sref_cmp);
+	qsort(r, m, sizeof(*r), val_sref_cmp);
 	for (i = 1; i < m; i++)
 		if (strcmp(r[i].s, r[i - 1].s) == 0)
 			dup[r[i].i] = 1;
@@ -62,15 +62,15 @@ find_dups(const char *const *strs, size_t n)
 }
 
 static int
-str_cmp(const void *a, const void *b)
+val_str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int vfail(struct val *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int val_vfail(struct val *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int
-vfail(struct val *v, const char *fmt, ...)
+val_vfail(struct val *v, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -83,34 +83,35 @@ vfail(struct val *v, const char *fmt, ...)
 }
 
 static int
-is_lower_alnum(int c)
+val_is_lower_alnum(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
 static int
-is_alnum(int c)
+val_is_alnum(int c)
 {
-	return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+	return val_is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
 }
 
 /* RFC 1123 label: at most 63 of [a-z0-9-], starting and ending alphanumeric. */
 static int
-dns_label(const char *s)
+val_dns_label(const char *s)
 {
 	size_t i, n;
 
 	if (s == NULL || (n = strlen(s)) == 0 || n > 63)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!is_lower_alnum((unsigned char)s[i]) && s[i] != '-')
+		if (!val_is_lower_alnum((unsigned char)s[i]) && s[i] != '-')
 			return 0;
-	return is_lower_alnum((unsigned char)s[0]) && is_lower_alnum((unsigned char)s[n - 1]);
+	return val_is_lower_alnum((unsigned char)s[0]) &&
+	    val_is_lower_alnum((unsigned char)s[n - 1]);
 }
 
 /* RFC 1123 subdomain: at most 253, dot-separated labels. */
 static int
-dns_subdomain(const char *s)
+val_dns_subdomain(const char *s)
 {
 	char        label[254];
 	const char *p, *dot;
@@ -123,7 +124,7 @@ dns_subdomain(const char *s)
 		n = dot != NULL ? (size_t)(dot - p) : strlen(p);
 		memcpy(label, p, n);
 		label[n] = '\0';
-		if (!dns_label(label))
+		if (!val_dns_label(label))
 			return 0;
 		if (dot == NULL)
 			return 1;
@@ -131,9 +132,9 @@ dns_subdomain(const char *s)
 }
 
 /* A label key's name part or a label value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
- * both ends (a value may be empty). */
+ * both ends (a value may be val_empty). */
 static int
-qualified_part(const char *s, int allow_empty)
+val_qualified_part(const char *s, int allow_empty)
 {
 	size_t i, n = s != NULL ? strlen(s) : 0;
 
@@ -142,13 +143,13 @@ qualified_part(const char *s, int allow_empty)
 	if (n > 63)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!is_alnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+		if (!val_is_alnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
 			return 0;
-	return is_alnum((unsigned char)s[0]) && is_alnum((unsigned char)s[n - 1]);
+	return val_is_alnum((unsigned char)s[0]) && val_is_alnum((unsigned char)s[n - 1]);
 }
 
 static int
-label_key(const char *k)
+val_label_key(const char *k)
 {
 	const char *slash;
 	char        prefix[254];
@@ -157,19 +158,19 @@ label_key(const char *k)
 	if (k == NULL)
 		return 0;
 	if ((slash = strchr(k, '/')) == NULL)
-		return qualified_part(k, 0);
+		return val_qualified_part(k, 0);
 	n = (size_t)(slash - k);
 	if (n == 0 || n > 253)
 		return 0;
 	memcpy(prefix, k, n);
 	prefix[n] = '\0';
-	return dns_subdomain(prefix) && qualified_part(slash + 1, 0);
+	return val_dns_subdomain(prefix) && val_qualified_part(slash + 1, 0);
 }
 
 /* IANA service name (port names): at most 15 of [a-z0-9-], a letter somewhere, no "--",
  * not starting or ending with '-'. */
 static int
-port_name(const char *s)
+val_port_name(const char *s)
 {
 	size_t i, n = s != NULL ? strlen(s) : 0;
 	int    letter = 0;
@@ -177,7 +178,7 @@ port_name(const char *s)
 	if (n == 0 || n > 15 || s[0] == '-' || s[n - 1] == '-' || strstr(s, "--") != NULL)
 		return 0;
 	for (i = 0; i < n; i++) {
-		if (!is_lower_alnum((unsigned char)s[i]) && s[i] != '-')
+		if (!val_is_lower_alnum((unsigned char)s[i]) && s[i] != '-')
 			return 0;
 		if (s[i] >= 'a' && s[i] <= 'z')
 			letter = 1;
@@ -186,13 +187,13 @@ port_name(const char *s)
 }
 
 static int
-empty(const char *s)
+val_empty(const char *s)
 {
 	return s == NULL || *s == '\0';
 }
 
 static const char *
-list_name(enum container_kind k)
+val_list_name(enum container_kind k)
 {
 	switch (k) {
 	case CK_INIT:
@@ -206,59 +207,60 @@ list_name(enum container_kind k)
 }
 
 static int
-check_port_ref(struct val *v, const char *path, const struct int_or_str *p)
+val_check_port_ref(struct val *v, const char *path, const struct int_or_str *p)
 {
 	if (p->is_str) {
-		if (!port_name(p->str))
-			return vfail(
+		if (!val_port_name(p->str))
+			return val_vfail(
 			    v, "%s.port: must be a port number or an IANA service name", path);
 	} else if (p->num < 1 || p->num > 65535)
-		return vfail(v, "%s.port: must be between 1 and 65535", path);
+		return val_vfail(v, "%s.port: must be between 1 and 65535", path);
 	return 0;
 }
 
 /* A probe's or a hook's action. */
 static int
-check_handler(struct val *v, const char *path, const struct handler *h, int is_probe)
+val_check_handler(struct val *v, const char *path, const struct handler *h, int is_probe)
 {
 	static const char *const kinds[] = { "", "exec", "httpGet", "tcpSocket", "grpc", "sleep" };
 	size_t                   i;
 
 	if (h->h_nkinds == 0 || h->h_kind == HANDLER_NONE)
-		return vfail(v, "%s: must specify a handler type", path);
+		return val_vfail(v, "%s: must specify a handler type", path);
 	if (h->h_nkinds > 1)
-		return vfail(v, "%s: may not specify more than 1 handler type", path);
+		return val_vfail(v, "%s: may not specify more than 1 handler type", path);
 	if (is_probe && h->h_kind == HANDLER_SLEEP)
-		return vfail(v, "%s.sleep: not supported in probes", path);
+		return val_vfail(v, "%s.sleep: not supported in probes", path);
 	if (!is_probe && h->h_kind == HANDLER_GRPC)
-		return vfail(v, "%s.grpc: not supported in lifecycle hooks", path);
+		return val_vfail(v, "%s.grpc: not supported in lifecycle hooks", path);
 	switch (h->h_kind) {
 	case HANDLER_EXEC:
 		if (h->h_exec.n == 0)
-			return vfail(v, "%s.exec.command: required", path);
+			return val_vfail(v, "%s.exec.command: required", path);
 		break;
 	case HANDLER_HTTP_GET:
 	case HANDLER_TCP_SOCKET: {
 		char sub[300];
 
 		snprintf(sub, sizeof(sub), "%s.%s", path, kinds[h->h_kind]);
-		if (check_port_ref(v, sub, &h->h_port) < 0)
+		if (val_check_port_ref(v, sub, &h->h_port) < 0)
 			return -1;
 		if (h->h_kind == HANDLER_HTTP_GET && h->h_scheme != NULL &&
 		    strcmp(h->h_scheme, "HTTP") != 0 && strcmp(h->h_scheme, "HTTPS") != 0)
-			return vfail(v, "%s.scheme: unsupported value \"%s\"", sub, h->h_scheme);
+			return val_vfail(
+			    v, "%s.scheme: unsupported value \"%s\"", sub, h->h_scheme);
 		for (i = 0; i < h->h_nheaders; i++)
-			if (empty(h->h_headers[i].name))
-				return vfail(v, "%s.httpHeaders[%zu].name: required", sub, i);
+			if (val_empty(h->h_headers[i].name))
+				return val_vfail(v, "%s.httpHeaders[%zu].name: required", sub, i);
 		break;
 	}
 	case HANDLER_GRPC:
 		if (h->h_grpc_port < 1 || h->h_grpc_port > 65535)
-			return vfail(v, "%s.grpc.port: must be between 1 and 65535", path);
+			return val_vfail(v, "%s.grpc.port: must be between 1 and 65535", path);
 		break;
 	case HANDLER_SLEEP:
 		if (h->h_sleep_seconds < 0)
-			return vfail(
+			return val_vfail(
 			    v, "%s.sleep.seconds: must be greater than or equal to 0", path);
 		break;
 	case HANDLER_NONE:
@@ -268,7 +270,7 @@ check_handler(struct val *v, const char *path, const struct handler *h, int is_p
 }
 
 static int
-check_probe(struct val *v, const char *cpath, const char *name, const struct probe *p,
+val_check_probe(struct val *v, const char *cpath, const char *name, const struct probe *p,
     int must_succeed_once)
 {
 	char path[300];
@@ -276,27 +278,31 @@ check_probe(struct val *v, const char *cpath, const char *name, const struct pro
 	if (p == NULL)
 		return 0;
 	snprintf(path, sizeof(path), "%s.%s", cpath, name);
-	if (check_handler(v, path, &p->pr_handler, 1) < 0)
+	if (val_check_handler(v, path, &p->pr_handler, 1) < 0)
 		return -1;
 	if (p->pr_initial_delay < 0)
-		return vfail(v, "%s.initialDelaySeconds: must be greater than or equal to 0", path);
+		return val_vfail(
+		    v, "%s.initialDelaySeconds: must be greater than or equal to 0", path);
 	if (p->pr_timeout < 1)
-		return vfail(v, "%s.timeoutSeconds: must be greater than or equal to 1", path);
+		return val_vfail(v, "%s.timeoutSeconds: must be greater than or equal to 1", path);
 	if (p->pr_period < 1)
-		return vfail(v, "%s.periodSeconds: must be greater than or equal to 1", path);
+		return val_vfail(v, "%s.periodSeconds: must be greater than or equal to 1", path);
 	if (p->pr_success_threshold < 1)
-		return vfail(v, "%s.successThreshold: must be greater than or equal to 1", path);
+		return val_vfail(
+		    v, "%s.successThreshold: must be greater than or equal to 1", path);
 	if (must_succeed_once && p->pr_success_threshold != 1)
-		return vfail(v, "%s.successThreshold: must be 1", path);
+		return val_vfail(v, "%s.successThreshold: must be 1", path);
 	if (p->pr_failure_threshold < 1)
-		return vfail(v, "%s.failureThreshold: must be greater than or equal to 1", path);
+		return val_vfail(
+		    v, "%s.failureThreshold: must be greater than or equal to 1", path);
 	if (p->pr_termination_grace.set && p->pr_termination_grace.v <= 0)
-		return vfail(v, "%s.terminationGracePeriodSeconds: must be greater than 0", path);
+		return val_vfail(
+		    v, "%s.terminationGracePeriodSeconds: must be greater than 0", path);
 	return 0;
 }
 
 static int
-check_resources(struct val *v, const char *cpath, const struct resources *r)
+val_check_resources(struct val *v, const char *cpath, const struct resources *r)
 {
 	size_t                 i;
 	const struct quantity *lim;
@@ -304,25 +310,25 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 	for (i = 0; i < r->limits.n; i++) {
 		const struct quantity *q = &r->limits.items[i];
 
-		if (empty(q->name))
-			return vfail(v, "%s.resources.limits: empty resource name", cpath);
+		if (val_empty(q->name))
+			return val_vfail(v, "%s.resources.limits: empty resource name", cpath);
 		if (q->milli < 0)
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.resources.limits.%s: must be greater than or equal to 0", cpath,
 			    q->name);
 	}
 	for (i = 0; i < r->requests.n; i++) {
 		const struct quantity *q = &r->requests.items[i];
 
-		if (empty(q->name))
-			return vfail(v, "%s.resources.requests: empty resource name", cpath);
+		if (val_empty(q->name))
+			return val_vfail(v, "%s.resources.requests: empty resource name", cpath);
 		if (q->milli < 0)
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.resources.requests.%s: must be greater than or equal to 0", cpath,
 			    q->name);
 		lim = resource_list_get(&r->limits, q->name);
 		if (lim != NULL && q->milli > lim->milli)
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.resources.requests.%s: must be less than or equal to the "
 			    "%s limit",
 			    cpath, q->name, q->name);
@@ -331,44 +337,44 @@ check_resources(struct val *v, const char *cpath, const struct resources *r)
 }
 
 static int
-check_security(struct val *v, const char *path, const struct security_context *sc)
+val_check_security(struct val *v, const char *path, const struct security_context *sc)
 {
 	if (sc == NULL)
 		return 0;
 	if (sc->run_as_user.set && (sc->run_as_user.v < 0 || sc->run_as_user.v > INT32_MAX))
-		return vfail(v, "%s.runAsUser: must be between 0 and 2147483647", path);
+		return val_vfail(v, "%s.runAsUser: must be between 0 and 2147483647", path);
 	if (sc->run_as_group.set && (sc->run_as_group.v < 0 || sc->run_as_group.v > INT32_MAX))
-		return vfail(v, "%s.runAsGroup: must be between 0 and 2147483647", path);
+		return val_vfail(v, "%s.runAsGroup: must be between 0 and 2147483647", path);
 	if (sc->privileged.set && sc->privileged.v && sc->allow_privilege_escalation.set &&
 	    !sc->allow_privilege_escalation.v)
-		return vfail(v,
+		return val_vfail(v,
 		    "%s: cannot set allowPrivilegeEscalation to false and "
 		    "privileged to true",
 		    path);
 	if (sc->seccomp.type != NULL) {
 		if (strcmp(sc->seccomp.type, "Localhost") == 0) {
-			if (empty(sc->seccomp.localhost))
-				return vfail(v,
+			if (val_empty(sc->seccomp.localhost))
+				return val_vfail(v,
 				    "%s.seccompProfile.localhostProfile: required when "
 				    "type is Localhost",
 				    path);
 		} else if (strcmp(sc->seccomp.type, "RuntimeDefault") != 0 &&
 		    strcmp(sc->seccomp.type, "Unconfined") != 0)
-			return vfail(v, "%s.seccompProfile.type: unsupported value \"%s\"", path,
-			    sc->seccomp.type);
+			return val_vfail(v, "%s.seccompProfile.type: unsupported value \"%s\"",
+			    path, sc->seccomp.type);
 	}
 	return 0;
 }
 
 static int
-volume_exists(const struct val *v, const char *name)
+val_volume_exists(const struct val *v, const char *name)
 {
 	return name != NULL && v->nvols > 0 &&
-	    bsearch(&name, v->vols, v->nvols, sizeof(*v->vols), str_cmp) != NULL;
+	    bsearch(&name, v->vols, v->nvols, sizeof(*v->vols), val_str_cmp) != NULL;
 }
 
 static int
-check_container(struct val *v, const struct pod *p, const struct container *c,
+val_check_container(struct val *v, const struct pod *p, const struct container *c,
     enum container_kind kind, size_t idx, size_t flat)
 {
 	char           path[128];
@@ -378,94 +384,96 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 	int            sidecar =
 	    kind == CK_INIT && c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS;
 
-	snprintf(path, sizeof(path), "%s[%zu]", list_name(kind), idx);
-	if (empty(c->c_name))
-		return vfail(v, "%s.name: required", path);
-	if (!dns_label(c->c_name))
-		return vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, c->c_name);
+	snprintf(path, sizeof(path), "%s[%zu]", val_list_name(kind), idx);
+	if (val_empty(c->c_name))
+		return val_vfail(v, "%s.name: required", path);
+	if (!val_dns_label(c->c_name))
+		return val_vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, c->c_name);
 	if (v->cdup[flat])
-		return vfail(v, "%s.name: duplicate name \"%s\"", path, c->c_name);
-	if (empty(c->c_image))
-		return vfail(v, "%s.image: required", path);
+		return val_vfail(v, "%s.name: duplicate name \"%s\"", path, c->c_name);
+	if (val_empty(c->c_image))
+		return val_vfail(v, "%s.image: required", path);
 	if (c->c_has_restart_policy) {
 		if (kind != CK_INIT)
-			return vfail(
+			return val_vfail(
 			    v, "%s.restartPolicy: may only be set on init containers", path);
 		if (c->c_restart_policy != RESTART_ALWAYS)
-			return vfail(v, "%s.restartPolicy: must be Always (got %s)", path,
+			return val_vfail(v, "%s.restartPolicy: must be Always (got %s)", path,
 			    restart_policy_name(c->c_restart_policy));
 	}
 	for (i = 0; i < c->c_nports; i++) {
 		const struct container_port *cp = &c->c_ports[i];
 
 		if (kind == CK_EPHEMERAL)
-			return vfail(v, "%s.ports: may not be set for ephemeral containers", path);
+			return val_vfail(
+			    v, "%s.ports: may not be set for ephemeral containers", path);
 		if (cp->container_port < 1 || cp->container_port > 65535)
-			return vfail(
+			return val_vfail(
 			    v, "%s.ports[%zu].containerPort: must be between 1 and 65535", path, i);
 		if (cp->host_port < 0 || cp->host_port > 65535)
-			return vfail(
+			return val_vfail(
 			    v, "%s.ports[%zu].hostPort: must be between 0 and 65535", path, i);
 		if (p->host_network && cp->host_port != 0 && cp->host_port != cp->container_port)
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.ports[%zu].hostPort: must match containerPort when "
 			    "hostNetwork is true",
 			    path, i);
-		if (cp->name != NULL && !port_name(cp->name))
-			return vfail(v, "%s.ports[%zu].name: \"%s\" is not an IANA service name",
-			    path, i, cp->name);
+		if (cp->name != NULL && !val_port_name(cp->name))
+			return val_vfail(v,
+			    "%s.ports[%zu].name: \"%s\" is not an IANA service name", path, i,
+			    cp->name);
 	}
 	names = xcalloc(c->c_nports + 1, sizeof(*names));
 	for (i = 0; i < c->c_nports; i++)
 		names[i] = c->c_ports[i].name;
-	dup = find_dups(names, c->c_nports);
+	dup = val_find_dups(names, c->c_nports);
 	free(names);
 	for (i = 0; i < c->c_nports && !dup[i]; i++)
 		;
 	free(dup);
 	if (i < c->c_nports)
-		return vfail(
+		return val_vfail(
 		    v, "%s.ports[%zu].name: duplicate name \"%s\"", path, i, c->c_ports[i].name);
 	for (i = 0; i < c->c_nenv; i++) {
 		const char *n = c->c_env[i].name;
 
-		if (empty(n))
-			return vfail(v, "%s.env[%zu].name: required", path, i);
+		if (val_empty(n))
+			return val_vfail(v, "%s.env[%zu].name: required", path, i);
 		if (strchr(n, '=') != NULL)
-			return vfail(v, "%s.env[%zu].name: may not contain '='", path, i);
+			return val_vfail(v, "%s.env[%zu].name: may not contain '='", path, i);
 		if ((c->c_env[i].src == ENV_CONFIG_MAP_KEY_REF ||
 		        c->c_env[i].src == ENV_SECRET_KEY_REF) &&
-		    (empty(c->c_env[i].ref_name) || empty(c->c_env[i].ref_key)))
-			return vfail(
+		    (val_empty(c->c_env[i].ref_name) || val_empty(c->c_env[i].ref_key)))
+			return val_vfail(
 			    v, "%s.env[%zu].valueFrom: name and key are required", path, i);
-		if (c->c_env[i].src == ENV_FIELD_REF && empty(c->c_env[i].ref_key))
-			return vfail(
+		if (c->c_env[i].src == ENV_FIELD_REF && val_empty(c->c_env[i].ref_key))
+			return val_vfail(
 			    v, "%s.env[%zu].valueFrom.fieldRef.fieldPath: required", path, i);
-		if (c->c_env[i].src == ENV_RESOURCE_FIELD_REF && empty(c->c_env[i].ref_key))
-			return vfail(v, "%s.env[%zu].valueFrom.resourceFieldRef.resource: required",
-			    path, i);
+		if (c->c_env[i].src == ENV_RESOURCE_FIELD_REF && val_empty(c->c_env[i].ref_key))
+			return val_vfail(v,
+			    "%s.env[%zu].valueFrom.resourceFieldRef.resource: required", path, i);
 	}
 	for (i = 0; i < c->c_nenv_from; i++)
-		if (empty(c->c_env_from[i].name))
-			return vfail(v, "%s.envFrom[%zu].%s.name: required", path, i,
+		if (val_empty(c->c_env_from[i].name))
+			return val_vfail(v, "%s.envFrom[%zu].%s.name: required", path, i,
 			    c->c_env_from[i].is_secret ? "secretRef" : "configMapRef");
 	if (kind == CK_EPHEMERAL && (c->c_resources.requests.n > 0 || c->c_resources.limits.n > 0))
-		return vfail(v, "%s.resources: may not be set for ephemeral containers", path);
-	if (check_resources(v, path, &c->c_resources) < 0)
+		return val_vfail(v, "%s.resources: may not be set for ephemeral containers", path);
+	if (val_check_resources(v, path, &c->c_resources) < 0)
 		return -1;
 	for (i = 0; i < c->c_nmounts; i++) {
 		const struct volume_mount *m = &c->c_mounts[i];
 
-		if (empty(m->name))
-			return vfail(v, "%s.volumeMounts[%zu].name: required", path, i);
-		if (!volume_exists(v, m->name))
-			return vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found", path,
-			    i, m->name);
-		if (empty(m->mount_path))
-			return vfail(v, "%s.volumeMounts[%zu].mountPath: required", path, i);
+		if (val_empty(m->name))
+			return val_vfail(v, "%s.volumeMounts[%zu].name: required", path, i);
+		if (!val_volume_exists(v, m->name))
+			return val_vfail(v, "%s.volumeMounts[%zu].name: volume \"%s\" not found",
+			    path, i, m->name);
+		if (val_empty(m->mount_path))
+			return val_vfail(v, "%s.volumeMounts[%zu].mountPath: required", path, i);
 		if (m->sub_path != NULL &&
 		    (m->sub_path[0] == '/' || strstr(m->sub_path, "..") != NULL))
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.volumeMounts[%zu].subPath: must be a relative path "
 			    "without '..'",
 			    path, i);
@@ -473,86 +481,86 @@ check_container(struct val *v, const struct pod *p, const struct container *c,
 	names = xcalloc(c->c_nmounts + 1, sizeof(*names));
 	for (i = 0; i < c->c_nmounts; i++)
 		names[i] = c->c_mounts[i].mount_path;
-	dup = find_dups(names, c->c_nmounts);
+	dup = val_find_dups(names, c->c_nmounts);
 	free(names);
 	for (i = 0; i < c->c_nmounts && !dup[i]; i++)
 		;
 	free(dup);
 	if (i < c->c_nmounts)
-		return vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique", path, i);
+		return val_vfail(v, "%s.volumeMounts[%zu].mountPath: must be unique", path, i);
 	if ((kind == CK_INIT && !sidecar) || kind == CK_EPHEMERAL) {
 		const char *why = kind == CK_INIT
 		    ? "may not be set for init containers without restartPolicy=Always"
 		    : "may not be set for ephemeral containers";
 
 		if (c->c_liveness != NULL)
-			return vfail(v, "%s.livenessProbe: %s", path, why);
+			return val_vfail(v, "%s.livenessProbe: %s", path, why);
 		if (c->c_readiness != NULL)
-			return vfail(v, "%s.readinessProbe: %s", path, why);
+			return val_vfail(v, "%s.readinessProbe: %s", path, why);
 		if (c->c_startup != NULL)
-			return vfail(v, "%s.startupProbe: %s", path, why);
+			return val_vfail(v, "%s.startupProbe: %s", path, why);
 		if (kind == CK_EPHEMERAL && (c->c_post_start != NULL || c->c_pre_stop != NULL))
-			return vfail(v, "%s.lifecycle: %s", path, why);
+			return val_vfail(v, "%s.lifecycle: %s", path, why);
 	}
-	if (check_probe(v, path, "livenessProbe", c->c_liveness, 1) < 0 ||
-	    check_probe(v, path, "readinessProbe", c->c_readiness, 0) < 0 ||
-	    check_probe(v, path, "startupProbe", c->c_startup, 1) < 0)
+	if (val_check_probe(v, path, "livenessProbe", c->c_liveness, 1) < 0 ||
+	    val_check_probe(v, path, "readinessProbe", c->c_readiness, 0) < 0 ||
+	    val_check_probe(v, path, "startupProbe", c->c_startup, 1) < 0)
 		return -1;
 	if (c->c_post_start != NULL) {
 		char hp[200];
 
 		snprintf(hp, sizeof(hp), "%s.lifecycle.postStart", path);
-		if (check_handler(v, hp, c->c_post_start, 0) < 0)
+		if (val_check_handler(v, hp, c->c_post_start, 0) < 0)
 			return -1;
 	}
 	if (c->c_pre_stop != NULL) {
 		char hp[200];
 
 		snprintf(hp, sizeof(hp), "%s.lifecycle.preStop", path);
-		if (check_handler(v, hp, c->c_pre_stop, 0) < 0)
+		if (val_check_handler(v, hp, c->c_pre_stop, 0) < 0)
 			return -1;
 	}
-	if (empty(c->c_term_msg_path))
-		return vfail(v, "%s.terminationMessagePath: required", path);
+	if (val_empty(c->c_term_msg_path))
+		return val_vfail(v, "%s.terminationMessagePath: required", path);
 	if (c->c_stdin_once && !c->c_stdin)
-		return vfail(v, "%s.stdinOnce: requires stdin", path);
+		return val_vfail(v, "%s.stdinOnce: requires stdin", path);
 	{
 		char sp[160];
 
 		snprintf(sp, sizeof(sp), "%s.securityContext", path);
-		if (check_security(v, sp, c->c_security) < 0)
+		if (val_check_security(v, sp, c->c_security) < 0)
 			return -1;
 	}
 	if (kind == CK_EPHEMERAL && c->c_target_container != NULL) {
 		const struct container *t = pod_find_container(p, c->c_target_container);
 
 		if (t == NULL || t->c_kind == CK_EPHEMERAL)
-			return vfail(v, "%s.targetContainerName: container \"%s\" not found", path,
-			    c->c_target_container);
+			return val_vfail(v, "%s.targetContainerName: container \"%s\" not found",
+			    path, c->c_target_container);
 	}
 	return 0;
 }
 
 static int
-check_mode(struct val *v, const char *path, int32_t mode)
+val_check_mode(struct val *v, const char *path, int32_t mode)
 {
 	if (mode != -1 && (mode < 0 || mode > 0777))
-		return vfail(v, "%s: must be a file mode between 0 and 0777", path);
+		return val_vfail(v, "%s: must be a file mode between 0 and 0777", path);
 	return 0;
 }
 
 /* volumes: a downwardAPI item names exactly one of fieldRef and resourceFieldRef. */
 static int
-check_downward_item(
+val_check_downward_item(
     struct val *v, const char *path, const char *what, size_t i, const struct key_to_path *kp)
 {
 	if (kp->key == NULL && kp->resource == NULL)
-		return vfail(v,
+		return val_vfail(v,
 		    "%s.%s.items[%zu]: must specify one of fieldRef and "
 		    "resourceFieldRef",
 		    path, what, i);
 	if (kp->key != NULL && kp->resource != NULL)
-		return vfail(v,
+		return val_vfail(v,
 		    "%s.%s.items[%zu]: fieldRef and resourceFieldRef can not be "
 		    "specified simultaneously",
 		    path, what, i);
@@ -562,21 +570,21 @@ check_downward_item(
 /* The API's validateLocalNonReservedPath: relative, no ".." element, not beginning with
  * "..". */
 static int
-check_rel_path(struct val *v, const char *path, const char *p)
+val_check_rel_path(struct val *v, const char *path, const char *p)
 {
 	const char *s;
 	size_t      n;
 
 	if (p == NULL || *p == '\0')
-		return vfail(v, "%s: required", path);
+		return val_vfail(v, "%s: required", path);
 	if (p[0] == '/')
-		return vfail(v, "%s: must be a relative path", path);
+		return val_vfail(v, "%s: must be a relative path", path);
 	if (strncmp(p, "..", 2) == 0)
-		return vfail(v, "%s: must not start with '..'", path);
+		return val_vfail(v, "%s: must not start with '..'", path);
 	for (s = p; *s != '\0'; s += n + (s[n] == '/')) {
 		n = strcspn(s, "/");
 		if (n == 2 && strncmp(s, "..", 2) == 0)
-			return vfail(v, "%s: must not contain '..'", path);
+			return val_vfail(v, "%s: must not contain '..'", path);
 	}
 	return 0;
 }
@@ -589,19 +597,19 @@ pod_config_key_ok(const char *key)
 	if (n == 0 || n > 253 || strcmp(key, ".") == 0 || strncmp(key, "..", 2) == 0)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!is_alnum((unsigned char)key[i]) && key[i] != '-' && key[i] != '_' &&
+		if (!val_is_alnum((unsigned char)key[i]) && key[i] != '-' && key[i] != '_' &&
 		    key[i] != '.')
 			return 0;
 	return 1;
 }
 
 static int
-check_key(struct val *v, const char *path, const char *key)
+val_check_key(struct val *v, const char *path, const char *key)
 {
-	if (empty(key))
-		return vfail(v, "%s: required", path);
+	if (val_empty(key))
+		return val_vfail(v, "%s: required", path);
 	if (!pod_config_key_ok(key))
-		return vfail(v,
+		return val_vfail(v,
 		    "%s: a valid config key must consist of alphanumeric characters, '-', '_' "
 		    "or '.'",
 		    path);
@@ -610,7 +618,7 @@ check_key(struct val *v, const char *path, const char *key)
 
 /* volumes: the sources of a projected volume. */
 static int
-check_projections(struct val *v, const char *path, const struct volume *vol)
+val_check_projections(struct val *v, const char *path, const struct volume *vol)
 {
 	char   sub[300];
 	size_t i, k;
@@ -621,45 +629,45 @@ check_projections(struct val *v, const char *path, const struct volume *vol)
 		switch (p->p_kind) {
 		case PROJ_CONFIG_MAP:
 		case PROJ_SECRET:
-			if (empty(p->p_name))
-				return vfail(v, "%s.projected.sources[%zu].%s.name: required", path,
-				    i, p->p_kind == PROJ_SECRET ? "secret" : "configMap");
+			if (val_empty(p->p_name))
+				return val_vfail(v, "%s.projected.sources[%zu].%s.name: required",
+				    path, i, p->p_kind == PROJ_SECRET ? "secret" : "configMap");
 			for (k = 0; k < p->p_nitems; k++) {
 				snprintf(sub, sizeof(sub),
 				    "%s.projected.sources[%zu].items[%zu].key", path, i, k);
-				if (check_key(v, sub, p->p_items[k].key) < 0)
+				if (val_check_key(v, sub, p->p_items[k].key) < 0)
 					return -1;
 				snprintf(sub, sizeof(sub),
 				    "%s.projected.sources[%zu].items[%zu].path", path, i, k);
-				if (check_rel_path(v, sub, p->p_items[k].path) < 0)
+				if (val_check_rel_path(v, sub, p->p_items[k].path) < 0)
 					return -1;
 			}
 			break;
 		case PROJ_DOWNWARD_API:
 			for (k = 0; k < p->p_nitems; k++) {
 				snprintf(sub, sizeof(sub), "%s.projected.sources[%zu]", path, i);
-				if (check_downward_item(v, sub, "downwardAPI", k, &p->p_items[k]) <
-				    0)
+				if (val_check_downward_item(
+				        v, sub, "downwardAPI", k, &p->p_items[k]) < 0)
 					return -1;
 				snprintf(sub, sizeof(sub),
 				    "%s.projected.sources[%zu].items[%zu].path", path, i, k);
-				if (check_rel_path(v, sub, p->p_items[k].path) < 0)
+				if (val_check_rel_path(v, sub, p->p_items[k].path) < 0)
 					return -1;
 			}
 			break;
 		case PROJ_SA_TOKEN:
 			snprintf(sub, sizeof(sub),
 			    "%s.projected.sources[%zu].serviceAccountToken.path", path, i);
-			if (check_rel_path(v, sub, p->p_path) < 0)
+			if (val_check_rel_path(v, sub, p->p_path) < 0)
 				return -1;
 			if (p->p_expiration < 600)
-				return vfail(v,
+				return val_vfail(v,
 				    "%s.projected.sources[%zu].serviceAccountToken."
 				    "expirationSeconds: may not specify a duration less than 10 "
 				    "minutes",
 				    path, i);
 			if (p->p_expiration > 4294967296LL)
-				return vfail(v,
+				return val_vfail(v,
 				    "%s.projected.sources[%zu].serviceAccountToken."
 				    "expirationSeconds: may not specify a duration larger than 2^32 "
 				    "seconds",
@@ -673,110 +681,111 @@ check_projections(struct val *v, const char *path, const struct volume *vol)
 }
 
 static int
-check_volume(struct val *v, const struct volume *vol, size_t idx)
+val_check_volume(struct val *v, const struct volume *vol, size_t idx)
 {
 	char   path[128], sub[300];
 	size_t i;
 
 	snprintf(path, sizeof(path), "spec.volumes[%zu]", idx);
-	if (empty(vol->v_name))
-		return vfail(v, "%s.name: required", path);
-	if (!dns_label(vol->v_name))
-		return vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, vol->v_name);
+	if (val_empty(vol->v_name))
+		return val_vfail(v, "%s.name: required", path);
+	if (!val_dns_label(vol->v_name))
+		return val_vfail(v, "%s.name: \"%s\" is not a DNS-1123 label", path, vol->v_name);
 	if (v->vdup[idx])
-		return vfail(v, "%s.name: duplicate name \"%s\"", path, vol->v_name);
+		return val_vfail(v, "%s.name: duplicate name \"%s\"", path, vol->v_name);
 	if (vol->v_nsources > 1)
-		return vfail(v, "%s: may not specify more than 1 volume type", path);
+		return val_vfail(v, "%s: may not specify more than 1 volume type", path);
 	switch (vol->v_kind) {
 	case VOL_HOST_PATH:
-		if (empty(vol->v_path))
-			return vfail(v, "%s.hostPath.path: required", path);
+		if (val_empty(vol->v_path))
+			return val_vfail(v, "%s.hostPath.path: required", path);
 		break;
 	case VOL_CONFIG_MAP:
-		if (empty(vol->v_source))
-			return vfail(v, "%s.configMap.name: required", path);
+		if (val_empty(vol->v_source))
+			return val_vfail(v, "%s.configMap.name: required", path);
 		break;
 	case VOL_SECRET:
-		if (empty(vol->v_source))
-			return vfail(v, "%s.secret.secretName: required", path);
+		if (val_empty(vol->v_source))
+			return val_vfail(v, "%s.secret.secretName: required", path);
 		break;
 	case VOL_PVC:
-		if (empty(vol->v_source))
-			return vfail(v, "%s.persistentVolumeClaim.claimName: required", path);
+		if (val_empty(vol->v_source))
+			return val_vfail(v, "%s.persistentVolumeClaim.claimName: required", path);
 		break;
 	case VOL_NFS:
-		if (empty(vol->v_source))
-			return vfail(v, "%s.nfs.server: required", path);
-		if (empty(vol->v_path))
-			return vfail(v, "%s.nfs.path: required", path);
+		if (val_empty(vol->v_source))
+			return val_vfail(v, "%s.nfs.server: required", path);
+		if (val_empty(vol->v_path))
+			return val_vfail(v, "%s.nfs.path: required", path);
 		break;
 	case VOL_CSI:
-		if (empty(vol->v_source))
-			return vfail(v, "%s.csi.driver: required", path);
+		if (val_empty(vol->v_source))
+			return val_vfail(v, "%s.csi.driver: required", path);
 		break;
 	case VOL_EMPTY_DIR:
 		if (vol->v_medium != NULL && *vol->v_medium != '\0' &&
 		    strcmp(vol->v_medium, "Memory") != 0 &&
 		    strncmp(vol->v_medium, "HugePages", 9) != 0)
-			return vfail(
+			return val_vfail(
 			    v, "%s.emptyDir.medium: unsupported value \"%s\"", path, vol->v_medium);
 		if (vol->v_size_limit_milli < 0)
-			return vfail(
+			return val_vfail(
 			    v, "%s.emptyDir.sizeLimit: must be greater than or equal to 0", path);
 		break;
 	default:
 		break;
 	}
 	snprintf(sub, sizeof(sub), "%s.%s.defaultMode", path, vol->v_kind_name);
-	if (check_mode(v, sub, vol->v_default_mode) < 0)
+	if (val_check_mode(v, sub, vol->v_default_mode) < 0)
 		return -1;
 	for (i = 0; i < vol->v_nitems; i++) {
 		const struct key_to_path *kp = &vol->v_items[i];
 
 		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].key", path, vol->v_kind_name, i);
-		if (vol->v_kind != VOL_DOWNWARD_API && check_key(v, sub, kp->key) < 0)
+		if (vol->v_kind != VOL_DOWNWARD_API && val_check_key(v, sub, kp->key) < 0)
 			return -1;
 		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].path", path, vol->v_kind_name, i);
-		if (check_rel_path(v, sub, kp->path) < 0)
+		if (val_check_rel_path(v, sub, kp->path) < 0)
 			return -1;
 		snprintf(sub, sizeof(sub), "%s.%s.items[%zu].mode", path, vol->v_kind_name, i);
-		if (check_mode(v, sub, kp->mode) < 0)
+		if (val_check_mode(v, sub, kp->mode) < 0)
 			return -1;
 		if (vol->v_kind == VOL_DOWNWARD_API &&
-		    check_downward_item(v, path, "downwardAPI", i, kp) < 0)
+		    val_check_downward_item(v, path, "downwardAPI", i, kp) < 0)
 			return -1;
 	}
 	if (vol->v_kind == VOL_PROJECTED)
-		return check_projections(v, path, vol);
+		return val_check_projections(v, path, vol);
 	return 0;
 }
 
 static int
-check_metadata(struct val *v, const struct pod *p)
+val_check_metadata(struct val *v, const struct pod *p)
 {
 	size_t i;
 
-	if (empty(p->name))
-		return vfail(v, "metadata.name: required");
-	if (!dns_subdomain(p->name))
-		return vfail(v, "metadata.name: \"%s\" is not a DNS-1123 subdomain", p->name);
-	if (p->ns != NULL && !dns_label(p->ns))
-		return vfail(v, "metadata.namespace: \"%s\" is not a DNS-1123 label", p->ns);
+	if (val_empty(p->name))
+		return val_vfail(v, "metadata.name: required");
+	if (!val_dns_subdomain(p->name))
+		return val_vfail(v, "metadata.name: \"%s\" is not a DNS-1123 subdomain", p->name);
+	if (p->ns != NULL && !val_dns_label(p->ns))
+		return val_vfail(v, "metadata.namespace: \"%s\" is not a DNS-1123 label", p->ns);
 	for (i = 0; i < p->labels.n; i++) {
-		if (!label_key(p->labels.items[i].k))
-			return vfail(v, "metadata.labels: \"%s\" is not a valid label key",
+		if (!val_label_key(p->labels.items[i].k))
+			return val_vfail(v, "metadata.labels: \"%s\" is not a valid label key",
 			    p->labels.items[i].k);
-		if (!qualified_part(p->labels.items[i].v, 1))
-			return vfail(v, "metadata.labels[%s]: \"%s\" is not a valid label value",
+		if (!val_qualified_part(p->labels.items[i].v, 1))
+			return val_vfail(v,
+			    "metadata.labels[%s]: \"%s\" is not a valid label value",
 			    p->labels.items[i].k, p->labels.items[i].v);
 	}
 	for (i = 0; i < p->annotations.n; i++)
-		if (!label_key(p->annotations.items[i].k))
-			return vfail(v,
+		if (!val_label_key(p->annotations.items[i].k))
+			return val_vfail(v,
 			    "metadata.annotations: \"%s\" is not a valid annotation key",
 			    p->annotations.items[i].k);
 	if (p->deletion_grace.set && p->deletion_grace.v < 0)
-		return vfail(v,
+		return val_vfail(v,
 		    "metadata.deletionGracePeriodSeconds: must be greater than or "
 		    "equal to 0");
 	return 0;
@@ -784,31 +793,31 @@ check_metadata(struct val *v, const struct pod *p)
 
 /* One node selector requirement, as the API server's validation of nodeSelectorTerms. */
 static int
-check_ns_requirement(struct val *v, const struct ns_requirement *r, const char *path, int field)
+val_check_ns_requirement(struct val *v, const struct ns_requirement *r, const char *path, int field)
 {
 	char  *end;
 	size_t i;
 
-	if (empty(r->key))
-		return vfail(v, "%s.key: required", path);
+	if (val_empty(r->key))
+		return val_vfail(v, "%s.key: required", path);
 	if (field && strcmp(r->key, "metadata.name") != 0)
-		return vfail(v, "%s.key: not a valid field selector key \"%s\"", path, r->key);
+		return val_vfail(v, "%s.key: not a valid field selector key \"%s\"", path, r->key);
 	switch (r->op) {
 	case NS_IN:
 	case NS_NOT_IN:
 		if (field && r->values.n != 1)
-			return vfail(v, "%s.values: must have one element", path);
+			return val_vfail(v, "%s.values: must have one element", path);
 		if (r->values.n == 0)
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.values: must be specified when `operator` is 'In' or 'NotIn'",
 			    path);
 		break;
 	case NS_EXISTS:
 	case NS_DOES_NOT_EXIST:
 		if (field)
-			return vfail(v, "%s.operator: not a valid selector operator", path);
+			return val_vfail(v, "%s.operator: not a valid selector operator", path);
 		if (r->values.n > 0)
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.values: may not be specified when `operator` is 'Exists' or "
 			    "'DoesNotExist'",
 			    path);
@@ -816,26 +825,26 @@ check_ns_requirement(struct val *v, const struct ns_requirement *r, const char *
 	case NS_GT:
 	case NS_LT:
 		if (field)
-			return vfail(v, "%s.operator: not a valid selector operator", path);
+			return val_vfail(v, "%s.operator: not a valid selector operator", path);
 		if (r->values.n != 1)
-			return vfail(v,
+			return val_vfail(v,
 			    "%s.values: must be specified single value when `operator` is "
 			    "'Lt' or 'Gt'",
 			    path);
 		for (i = 0; i < r->values.n; i++) {
 			(void)strtoll(r->values.v[i], &end, 10);
 			if (r->values.v[i][0] == '\0' || *end != '\0')
-				return vfail(v, "%s.values[%zu]: must be an integer", path, i);
+				return val_vfail(v, "%s.values[%zu]: must be an integer", path, i);
 		}
 		break;
 	default:
-		return vfail(v, "%s.operator: not a valid selector operator", path);
+		return val_vfail(v, "%s.operator: not a valid selector operator", path);
 	}
 	return 0;
 }
 
 static int
-check_affinity(struct val *v, const struct node_affinity *a)
+val_check_affinity(struct val *v, const struct node_affinity *a)
 {
 	char   path[160];
 	size_t i, j;
@@ -843,7 +852,7 @@ check_affinity(struct val *v, const struct node_affinity *a)
 	if (a == NULL)
 		return 0;
 	if (a->nterms == 0)
-		return vfail(v,
+		return val_vfail(v,
 		    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
 		    "nodeSelectorTerms: Required value: must have at least one node selector term");
 	for (i = 0; i < a->nterms; i++) {
@@ -852,7 +861,7 @@ check_affinity(struct val *v, const struct node_affinity *a)
 			    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
 			    "nodeSelectorTerms[%zu].matchExpressions[%zu]",
 			    i, j);
-			if (check_ns_requirement(v, &a->terms[i].exprs[j], path, 0) < 0)
+			if (val_check_ns_requirement(v, &a->terms[i].exprs[j], path, 0) < 0)
 				return -1;
 		}
 		for (j = 0; j < a->terms[i].nfields; j++) {
@@ -860,7 +869,7 @@ check_affinity(struct val *v, const struct node_affinity *a)
 			    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
 			    "nodeSelectorTerms[%zu].matchFields[%zu]",
 			    i, j);
-			if (check_ns_requirement(v, &a->terms[i].fields[j], path, 1) < 0)
+			if (val_check_ns_requirement(v, &a->terms[i].fields[j], path, 1) < 0)
 				return -1;
 		}
 	}
@@ -872,48 +881,49 @@ check_affinity(struct val *v, const struct node_affinity *a)
 #define POD_MAX_CONTAINERS 1000
 
 static int
-check_pod_spec(struct val *v, const struct pod *p)
+val_check_pod_spec(struct val *v, const struct pod *p)
 {
 	size_t i;
 
 	if (p->ncontainers == 0)
-		return vfail(v, "spec.containers: required");
+		return val_vfail(v, "spec.containers: required");
 	if (p->ncontainers + p->ninit_containers + p->nephemeral_containers > POD_MAX_CONTAINERS)
-		return vfail(v,
+		return val_vfail(v,
 		    "spec.containers: %zu containers (init, regular and ephemeral together) is over "
 		    "kletd's limit of %d per pod",
 		    p->ncontainers + p->ninit_containers + p->nephemeral_containers,
 		    POD_MAX_CONTAINERS);
 	if (p->termination_grace.set && p->termination_grace.v < 0)
-		return vfail(v,
+		return val_vfail(v,
 		    "spec.terminationGracePeriodSeconds: must be greater than or "
 		    "equal to 0");
 	if (p->active_deadline.set && p->active_deadline.v < 1)
-		return vfail(v, "spec.activeDeadlineSeconds: must be greater than 0");
-	if (p->hostname != NULL && !dns_label(p->hostname))
-		return vfail(v, "spec.hostname: \"%s\" is not a DNS-1123 label", p->hostname);
-	if (p->subdomain != NULL && !dns_label(p->subdomain))
-		return vfail(v, "spec.subdomain: \"%s\" is not a DNS-1123 label", p->subdomain);
+		return val_vfail(v, "spec.activeDeadlineSeconds: must be greater than 0");
+	if (p->hostname != NULL && !val_dns_label(p->hostname))
+		return val_vfail(v, "spec.hostname: \"%s\" is not a DNS-1123 label", p->hostname);
+	if (p->subdomain != NULL && !val_dns_label(p->subdomain))
+		return val_vfail(v, "spec.subdomain: \"%s\" is not a DNS-1123 label", p->subdomain);
 	if (p->dns_policy == DNS_NONE && p->dns_config == NULL)
-		return vfail(v, "spec.dnsConfig: required when dnsPolicy is None");
+		return val_vfail(v, "spec.dnsConfig: required when dnsPolicy is None");
 	if (p->dns_config != NULL) {
 		if (p->dns_policy == DNS_NONE && p->dns_config->nameservers.n == 0)
-			return vfail(v,
+			return val_vfail(v,
 			    "spec.dnsConfig.nameservers: at least one required when "
 			    "dnsPolicy is None");
 		if (p->dns_config->nameservers.n > 3)
-			return vfail(v, "spec.dnsConfig.nameservers: at most 3 allowed");
+			return val_vfail(v, "spec.dnsConfig.nameservers: at most 3 allowed");
 		if (p->dns_config->searches.n > 32)
-			return vfail(v, "spec.dnsConfig.searches: at most 32 allowed");
+			return val_vfail(v, "spec.dnsConfig.searches: at most 32 allowed");
 		for (i = 0; i < p->dns_config->options.n; i++)
-			if (empty(p->dns_config->options.items[i].k))
-				return vfail(v, "spec.dnsConfig.options[%zu].name: required", i);
+			if (val_empty(p->dns_config->options.items[i].k))
+				return val_vfail(
+				    v, "spec.dnsConfig.options[%zu].name: required", i);
 	}
-	if (check_affinity(v, p->node_affinity) < 0)
+	if (val_check_affinity(v, p->node_affinity) < 0)
 		return -1;
 	if (p->os_name != NULL && strcmp(p->os_name, "linux") != 0 &&
 	    strcmp(p->os_name, "windows") != 0)
-		return vfail(v,
+		return val_vfail(v,
 		    "spec.os.name: Unsupported value: \"%s\": supported values: "
 		    "\"linux\", \"windows\"",
 		    p->os_name);
@@ -921,15 +931,15 @@ check_pod_spec(struct val *v, const struct pod *p)
 		const struct toleration *t = &p->tolerations[i];
 
 		if (t->op != NULL && strcmp(t->op, "Exists") != 0 && strcmp(t->op, "Equal") != 0)
-			return vfail(v, "spec.tolerations[%zu].operator: unsupported value \"%s\"",
-			    i, t->op);
-		if (t->op != NULL && strcmp(t->op, "Exists") == 0 && !empty(t->value))
-			return vfail(v,
+			return val_vfail(v,
+			    "spec.tolerations[%zu].operator: unsupported value \"%s\"", i, t->op);
+		if (t->op != NULL && strcmp(t->op, "Exists") == 0 && !val_empty(t->value))
+			return val_vfail(v,
 			    "spec.tolerations[%zu].value: must be empty when operator "
 			    "is Exists",
 			    i);
-		if (empty(t->key) && (t->op == NULL || strcmp(t->op, "Exists") != 0))
-			return vfail(v,
+		if (val_empty(t->key) && (t->op == NULL || strcmp(t->op, "Exists") != 0))
+			return val_vfail(v,
 			    "spec.tolerations[%zu].operator: must be Exists when key "
 			    "is empty",
 			    i);
@@ -937,63 +947,63 @@ check_pod_spec(struct val *v, const struct pod *p)
 		    strcmp(t->effect, "NoSchedule") != 0 &&
 		    strcmp(t->effect, "PreferNoSchedule") != 0 &&
 		    strcmp(t->effect, "NoExecute") != 0)
-			return vfail(v, "spec.tolerations[%zu].effect: unsupported value \"%s\"", i,
-			    t->effect);
+			return val_vfail(v,
+			    "spec.tolerations[%zu].effect: unsupported value \"%s\"", i, t->effect);
 	}
 	for (i = 0; i < p->image_pull_secrets.n; i++)
-		if (empty(p->image_pull_secrets.v[i]))
-			return vfail(v, "spec.imagePullSecrets[%zu].name: required", i);
+		if (val_empty(p->image_pull_secrets.v[i]))
+			return val_vfail(v, "spec.imagePullSecrets[%zu].name: required", i);
 	if (p->security != NULL) {
 		const struct pod_security_context *sc = p->security;
 
 		if (sc->run_as_user.set && (sc->run_as_user.v < 0 || sc->run_as_user.v > INT32_MAX))
-			return vfail(v,
+			return val_vfail(v,
 			    "spec.securityContext.runAsUser: must be between 0 and "
 			    "2147483647");
 		if (sc->run_as_group.set &&
 		    (sc->run_as_group.v < 0 || sc->run_as_group.v > INT32_MAX))
-			return vfail(v,
+			return val_vfail(v,
 			    "spec.securityContext.runAsGroup: must be between 0 and "
 			    "2147483647");
 		if (sc->fs_group.set && (sc->fs_group.v < 0 || sc->fs_group.v > INT32_MAX))
-			return vfail(v,
+			return val_vfail(v,
 			    "spec.securityContext.fsGroup: must be between 0 and "
 			    "2147483647");
 		for (i = 0; i < sc->nsupplemental_groups; i++)
 			if (sc->supplemental_groups[i] < 0 ||
 			    sc->supplemental_groups[i] > INT32_MAX)
-				return vfail(v,
+				return val_vfail(v,
 				    "spec.securityContext.supplementalGroups[%zu]: must be "
 				    "between 0 and 2147483647",
 				    i);
 		for (i = 0; i < sc->sysctls.n; i++)
-			if (empty(sc->sysctls.items[i].k))
-				return vfail(
+			if (val_empty(sc->sysctls.items[i].k))
+				return val_vfail(
 				    v, "spec.securityContext.sysctls[%zu].name: required", i);
 		if (sc->seccomp.type != NULL) {
 			struct security_context tmp;
 
 			memset(&tmp, 0, sizeof(tmp));
 			tmp.seccomp = sc->seccomp;
-			if (check_security(v, "spec.securityContext", &tmp) < 0)
+			if (val_check_security(v, "spec.securityContext", &tmp) < 0)
 				return -1;
 		}
 	}
 	for (i = 0; i < p->host_aliases.n; i++)
-		if (empty(p->host_aliases.items[i].k))
-			return vfail(v, "spec.hostAliases[%zu].ip: required", i);
+		if (val_empty(p->host_aliases.items[i].k))
+			return val_vfail(v, "spec.hostAliases[%zu].ip: required", i);
 	for (i = 0; i < p->nvolumes; i++)
-		if (check_volume(v, &p->volumes[i], i) < 0)
+		if (val_check_volume(v, &p->volumes[i], i) < 0)
 			return -1;
 	for (i = 0; i < p->ninit_containers; i++)
-		if (check_container(v, p, &p->init_containers[i], CK_INIT, i, i) < 0)
+		if (val_check_container(v, p, &p->init_containers[i], CK_INIT, i, i) < 0)
 			return -1;
 	for (i = 0; i < p->ncontainers; i++)
-		if (check_container(v, p, &p->containers[i], CK_APP, i, p->ninit_containers + i) <
-		    0)
+		if (val_check_container(
+		        v, p, &p->containers[i], CK_APP, i, p->ninit_containers + i) < 0)
 			return -1;
 	for (i = 0; i < p->nephemeral_containers; i++)
-		if (check_container(v, p, &p->ephemeral_containers[i], CK_EPHEMERAL, i,
+		if (val_check_container(v, p, &p->ephemeral_containers[i], CK_EPHEMERAL, i,
 		        p->ninit_containers + p->ncontainers + i) < 0)
 			return -1;
 	return 0;
@@ -1004,10 +1014,10 @@ pod_uid_ok(const char *uid)
 {
 	size_t i, n = uid != NULL ? strlen(uid) : 0;
 
-	if (n == 0 || n > 128 || !is_alnum((unsigned char)uid[0]))
+	if (n == 0 || n > 128 || !val_is_alnum((unsigned char)uid[0]))
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!is_alnum((unsigned char)uid[i]) && uid[i] != '-' && uid[i] != '_' &&
+		if (!val_is_alnum((unsigned char)uid[i]) && uid[i] != '-' && uid[i] != '_' &&
 		    uid[i] != '.')
 			return 0;
 	return 1;
@@ -1015,7 +1025,7 @@ pod_uid_ok(const char *uid)
 
 /* s for an error message: at most 64 bytes, anything but printable ASCII as '?'. */
 static const char *
-shown(const char *s, char *buf, size_t len)
+val_shown(const char *s, char *buf, size_t len)
 {
 	size_t i;
 
@@ -1030,15 +1040,15 @@ shown(const char *s, char *buf, size_t len)
 }
 
 static int
-names_in(struct val *v, const struct container *cs, size_t n, enum container_kind kind)
+val_names_in(struct val *v, const struct container *cs, size_t n, enum container_kind kind)
 {
 	char   b[80];
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (!dns_label(cs[i].c_name))
-			return vfail(v, "%s[%zu].name: \"%s\" is not a DNS-1123 label",
-			    list_name(kind), i, shown(cs[i].c_name, b, sizeof(b)));
+		if (!val_dns_label(cs[i].c_name))
+			return val_vfail(v, "%s[%zu].name: \"%s\" is not a DNS-1123 label",
+			    val_list_name(kind), i, val_shown(cs[i].c_name, b, sizeof(b)));
 	return 0;
 }
 
@@ -1053,26 +1063,27 @@ pod_validate_names(const struct pod *p, char *err, size_t errlen)
 	v.err = err;
 	v.errlen = errlen;
 	if (p == NULL)
-		return vfail(&v, "no pod");
+		return val_vfail(&v, "no pod");
 	if (!pod_uid_ok(p->uid))
-		return vfail(&v,
+		return val_vfail(&v,
 		    "metadata.uid: \"%s\" is not a valid UID (1 to 128 of [A-Za-z0-9._-], "
 		    "beginning with a letter or digit)",
-		    shown(p->uid, b, sizeof(b)));
-	if (p->ns != NULL && !dns_label(p->ns))
-		return vfail(&v, "metadata.namespace: \"%s\" is not a DNS-1123 label",
-		    shown(p->ns, b, sizeof(b)));
-	if (!dns_subdomain(p->name))
-		return vfail(&v, "metadata.name: \"%s\" is not a DNS-1123 subdomain",
-		    shown(p->name, b, sizeof(b)));
-	if (names_in(&v, p->init_containers, p->ninit_containers, CK_INIT) < 0 ||
-	    names_in(&v, p->containers, p->ncontainers, CK_APP) < 0 ||
-	    names_in(&v, p->ephemeral_containers, p->nephemeral_containers, CK_EPHEMERAL) < 0)
+		    val_shown(p->uid, b, sizeof(b)));
+	if (p->ns != NULL && !val_dns_label(p->ns))
+		return val_vfail(&v, "metadata.namespace: \"%s\" is not a DNS-1123 label",
+		    val_shown(p->ns, b, sizeof(b)));
+	if (!val_dns_subdomain(p->name))
+		return val_vfail(&v, "metadata.name: \"%s\" is not a DNS-1123 subdomain",
+		    val_shown(p->name, b, sizeof(b)));
+	if (val_names_in(&v, p->init_containers, p->ninit_containers, CK_INIT) < 0 ||
+	    val_names_in(&v, p->containers, p->ncontainers, CK_APP) < 0 ||
+	    val_names_in(&v, p->ephemeral_containers, p->nephemeral_containers, CK_EPHEMERAL) < 0)
 		return -1;
 	for (i = 0; i < p->nvolumes; i++)
-		if (!dns_label(p->volumes[i].v_name))
-			return vfail(&v, "spec.volumes[%zu].name: \"%s\" is not a DNS-1123 label",
-			    i, shown(p->volumes[i].v_name, b, sizeof(b)));
+		if (!val_dns_label(p->volumes[i].v_name))
+			return val_vfail(&v,
+			    "spec.volumes[%zu].name: \"%s\" is not a DNS-1123 label", i,
+			    val_shown(p->volumes[i].v_name, b, sizeof(b)));
 	return 0;
 }
 
@@ -1088,7 +1099,7 @@ pod_validate(const struct pod *p, char *err, size_t errlen)
 	v.err = err;
 	v.errlen = errlen;
 	if (p == NULL)
-		return vfail(&v, "no pod");
+		return val_vfail(&v, "no pod");
 	n = p->ninit_containers + p->ncontainers + p->nephemeral_containers;
 	names = xcalloc(n + 1, sizeof(*names));
 	for (i = 0; i < p->ninit_containers; i++)
@@ -1097,7 +1108,7 @@ pod_validate(const struct pod *p, char *err, size_t errlen)
 		names[p->ninit_containers + i] = p->containers[i].c_name;
 	for (i = 0; i < p->nephemeral_containers; i++)
 		names[p->ninit_containers + p->ncontainers + i] = p->ephemeral_containers[i].c_name;
-	v.cdup = find_dups(names, n);
+	v.cdup = val_find_dups(names, n);
 	free(names);
 	v.vols = xcalloc(p->nvolumes + 1, sizeof(*v.vols));
 	for (i = 0; i < p->nvolumes; i++)
@@ -1106,10 +1117,10 @@ pod_validate(const struct pod *p, char *err, size_t errlen)
 	names = xcalloc(p->nvolumes + 1, sizeof(*names));
 	for (i = 0; i < p->nvolumes; i++)
 		names[i] = p->volumes[i].v_name;
-	v.vdup = find_dups(names, p->nvolumes);
+	v.vdup = val_find_dups(names, p->nvolumes);
 	free(names);
-	qsort(v.vols, v.nvols, sizeof(*v.vols), str_cmp);
-	rc = check_metadata(&v, p) < 0 || check_pod_spec(&v, p) < 0 ? -1 : 0;
+	qsort(v.vols, v.nvols, sizeof(*v.vols), val_str_cmp);
+	rc = val_check_metadata(&v, p) < 0 || val_check_pod_spec(&v, p) < 0 ? -1 : 0;
 	free(v.cdup);
 	free(v.vols);
 	free(v.vdup);

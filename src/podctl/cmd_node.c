@@ -253,7 +253,7 @@ cmd_version(const struct opts *o)
 /* ---- the node ---- */
 
 static const char *
-node_status(const struct json *d, char *buf, size_t len)
+cmd_node_status(const struct json *d, char *buf, size_t len)
 {
 	const struct json *c = json_get(d, "conditions");
 	size_t             i;
@@ -270,7 +270,7 @@ node_status(const struct json *d, char *buf, size_t len)
 }
 
 static const char *
-node_pressure(const struct json *d, char *buf, size_t len)
+cmd_node_pressure(const struct json *d, char *buf, size_t len)
 {
 	const struct json *c = json_get(d, "conditions");
 	size_t             i, n = 0;
@@ -290,7 +290,7 @@ node_pressure(const struct json *d, char *buf, size_t len)
 }
 
 static const char *
-node_lease(const struct json *d, char *buf, size_t len)
+cmd_node_lease(const struct json *d, char *buf, size_t len)
 {
 	const struct json *l = json_get(d, "lease");
 	char               a[32];
@@ -322,12 +322,12 @@ cmd_get_nodes(FILE *f, const struct opts *o)
 	snprintf(pods, sizeof(pods), "%lld/%s", (long long)jv_int(d, "pods", 0),
 	    jv_strd(al, "pods", "?"));
 	row[0] = jv_str(d, "name");
-	row[1] = node_status(d, st, sizeof(st));
-	row[2] = node_pressure(d, pr, sizeof(pr));
+	row[1] = cmd_node_status(d, st, sizeof(st));
+	row[2] = cmd_node_pressure(d, pr, sizeof(pr));
 	row[3] = pods;
 	row[4] = jv_strd(al, "cpu", "?");
 	row[5] = jv_strd(al, "memory", "?");
-	row[6] = node_lease(d, lease, sizeof(lease));
+	row[6] = cmd_node_lease(d, lease, sizeof(lease));
 	row[7] = out_age(jv_int(d, "uptimeSeconds", -1), up, sizeof(up));
 	row[8] = jv_str(d, "version");
 	row[9] = jv_strd(d, "internalIP", "<none>");
@@ -345,7 +345,7 @@ out:
 }
 
 static void
-node_resources(const char *label, const struct json *r)
+cmd_node_resources(const char *label, const struct json *r)
 {
 	size_t i;
 
@@ -373,7 +373,7 @@ cmd_describe_node(FILE *f, const struct opts *o)
 	if (out_structured(o, d))
 		goto out;
 	printf("%-20s%s\n", "Name:", jv_str(d, "name"));
-	printf("%-20s%s\n", "Status:", node_status(d, a, sizeof(a)));
+	printf("%-20s%s\n", "Status:", cmd_node_status(d, a, sizeof(a)));
 	printf("%-20s%s\n", "Internal IP:", jv_strd(d, "internalIP", "<none>"));
 	printf("%-20s%s\n", "Kernel Version:", jv_str(d, "kernelVersion"));
 	printf("%-20s%s\n", "Container Runtime:", jv_str(d, "containerRuntime"));
@@ -397,8 +397,8 @@ cmd_describe_node(FILE *f, const struct opts *o)
 		out_table_row(&t, row);
 	}
 	out_table_print(&t);
-	node_resources("Capacity:", json_get(d, "capacity"));
-	node_resources("Allocatable:", json_get(d, "allocatable"));
+	cmd_node_resources("Capacity:", json_get(d, "capacity"));
+	cmd_node_resources("Allocatable:", json_get(d, "allocatable"));
 	printf("%-20s%lld running\n", "Pods:", (long long)jv_int(d, "pods", 0));
 	l = json_get(d, "lease");
 	printf("Lease:\n");
@@ -407,7 +407,7 @@ cmd_describe_node(FILE *f, const struct opts *o)
 	else {
 		printf("  %-18s%s\n", "Registered:", jv_bool(l, "registered") ? "yes" : "no");
 		printf("  %-18s%s, every %llds at most (%lld renewals)\n",
-		    "Renewed:", node_lease(d, lease, sizeof(lease)),
+		    "Renewed:", cmd_node_lease(d, lease, sizeof(lease)),
 		    (long long)jv_int(l, "durationSeconds", 0),
 		    (long long)jv_int(l, "renewals", 0));
 		printf(
@@ -425,7 +425,7 @@ out:
 
 /* The CPU time of the row with this id (pod UID, or "UID/container") in a reading; -1. */
 static int64_t
-top_cpu_of(const struct json *pods, const char *uid, const char *ctr)
+cmd_top_cpu_of(const struct json *pods, const char *uid, const char *ctr)
 {
 	size_t i, j;
 
@@ -446,7 +446,7 @@ top_cpu_of(const struct json *pods, const char *uid, const char *ctr)
 
 /* Millicores between two cumulative CPU times over dt_ms. */
 static int64_t
-top_milli(int64_t cpu0, int64_t cpu1, int64_t dt_ms)
+cmd_top_milli(int64_t cpu0, int64_t cpu1, int64_t dt_ms)
 {
 	if (cpu0 < 0 || cpu1 < cpu0 || dt_ms <= 0)
 		return -1;
@@ -454,7 +454,7 @@ top_milli(int64_t cpu0, int64_t cpu1, int64_t dt_ms)
 }
 
 static void
-top_sleep(void)
+cmd_top_sleep(void)
 {
 	struct timespec ts = { TOP_INTERVAL_MS / 1000, (TOP_INTERVAL_MS % 1000) * 1000000L };
 
@@ -463,7 +463,7 @@ top_sleep(void)
 
 /* The allocatable quantity as a number (cpu in millicores, bytes); 0 when unknown. */
 static int64_t
-top_quantity(const char *s, int cpu)
+cmd_top_quantity(const char *s, int cpu)
 {
 	char     *end;
 	long long v;
@@ -483,21 +483,22 @@ top_quantity(const char *s, int cpu)
 }
 
 static int
-top_node(FILE *f, const struct opts *o, const struct json *r0, const struct json *r1, int64_t dt)
+cmd_top_node(
+    FILE *f, const struct opts *o, const struct json *r0, const struct json *r1, int64_t dt)
 {
 	struct json_doc   *ndoc;
 	const struct json *nd = client_request(f, o, &ndoc, "node", NULL, NULL, 0), *al;
 	const struct json *n0 = json_get(r0, "node"), *n1 = json_get(r1, "node");
-	int64_t            milli = top_milli(jv_int(n0, "cpuNs", -1), jv_int(n1, "cpuNs", -1), dt);
-	int64_t            mem = jv_int(n1, "memoryWorkingSetBytes", 0), acpu, amem;
-	const char        *hdr[] = { "NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)" };
-	const char        *row[5];
-	char               c[32], cp[32], m[32], mp[32];
-	struct out_table   t;
+	int64_t     milli = cmd_top_milli(jv_int(n0, "cpuNs", -1), jv_int(n1, "cpuNs", -1), dt);
+	int64_t     mem = jv_int(n1, "memoryWorkingSetBytes", 0), acpu, amem;
+	const char *hdr[] = { "NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)" };
+	const char *row[5];
+	char        c[32], cp[32], m[32], mp[32];
+	struct out_table t;
 
 	al = json_get(nd, "allocatable");
-	acpu = top_quantity(jv_str(al, "cpu"), 1);
-	amem = top_quantity(jv_str(al, "memory"), 0);
+	acpu = cmd_top_quantity(jv_str(al, "cpu"), 1);
+	amem = cmd_top_quantity(jv_str(al, "memory"), 0);
 	if (o->fmt == FMT_JSON || o->fmt == FMT_YAML) {
 		yajl_gen g = json_gen_new(0);
 
@@ -530,7 +531,7 @@ top_node(FILE *f, const struct opts *o, const struct json *r0, const struct json
 
 /* The pods' (or containers') rates as JSON, for -o json|yaml and the table alike. */
 static void
-top_pods_gen(yajl_gen g, const struct json *p0, const struct json *p1, int64_t dt)
+cmd_top_pods_gen(yajl_gen g, const struct json *p0, const struct json *p1, int64_t dt)
 {
 	size_t i, j;
 
@@ -538,7 +539,8 @@ top_pods_gen(yajl_gen g, const struct json *p0, const struct json *p1, int64_t d
 	for (i = 0; i < json_len(p1); i++) {
 		const struct json *p = json_index(p1, i), *cs = json_get(p, "containers");
 		const char        *uid = jv_strd(p, "uid", "");
-		int64_t mc = top_milli(top_cpu_of(p0, uid, NULL), jv_int(p, "cpuNs", -1), dt);
+		int64_t            mc =
+		    cmd_top_milli(cmd_top_cpu_of(p0, uid, NULL), jv_int(p, "cpuNs", -1), dt);
 
 		if (mc < 0)
 			continue; /* not in both readings */
@@ -551,8 +553,8 @@ top_pods_gen(yajl_gen g, const struct json *p0, const struct json *p1, int64_t d
 		yajl_gen_array_open(g);
 		for (j = 0; j < json_len(cs); j++) {
 			const struct json *c = json_index(cs, j);
-			int64_t            cm = top_milli(
-			               top_cpu_of(p0, uid, jv_strd(c, "id", "")), jv_int(c, "cpuNs", -1), dt);
+			int64_t cm = cmd_top_milli(cmd_top_cpu_of(p0, uid, jv_strd(c, "id", "")),
+			    jv_int(c, "cpuNs", -1), dt);
 
 			if (cm < 0)
 				continue;
@@ -570,7 +572,7 @@ top_pods_gen(yajl_gen g, const struct json *p0, const struct json *p1, int64_t d
 }
 
 static void
-top_pods_table(const struct opts *o, const struct json *rows)
+cmd_top_pods_table(const struct opts *o, const struct json *rows)
 {
 	const char      *hdr[] = { "NAMESPACE", "POD", "NAME", "CPU(cores)", "MEMORY(bytes)" };
 	const char      *row[5];
@@ -627,15 +629,15 @@ cmd_top(FILE *f, const struct opts *o, int nodes)
 	int                rc = 0;
 
 	r0 = client_request(f, o, &d0, "top", opts_ns(o), NULL, 0);
-	top_sleep();
+	cmd_top_sleep();
 	r1 = client_request(f, o, &d1, "top", opts_ns(o), NULL, 0);
 	dt = jv_int(r1, "sampleMs", 0) - jv_int(r0, "sampleMs", 0);
 	if (nodes) {
-		rc = top_node(f, o, r0, r1, dt);
+		rc = cmd_top_node(f, o, r0, r1, dt);
 		goto out;
 	}
 	g = json_gen_new(0);
-	top_pods_gen(g, json_get(r0, "pods"), json_get(r1, "pods"), dt);
+	cmd_top_pods_gen(g, json_get(r0, "pods"), json_get(r1, "pods"), dt);
 	s = json_gen_take(g, NULL);
 	yajl_gen_free(g);
 	od = json_parse(s, strlen(s), NULL, NULL, 0);
@@ -650,7 +652,7 @@ cmd_top(FILE *f, const struct opts *o, int nodes)
 				fprintf(
 				    stderr, "No resources found in %s namespace.\n", opts_ns(o));
 		} else
-			top_pods_table(o, json_root(od));
+			cmd_top_pods_table(o, json_root(od));
 	}
 	json_free(od);
 out:

@@ -13,7 +13,7 @@
 #include "podctl/podctl.h"
 
 static void
-usage(FILE *f)
+podctl_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: podctl [--socket PATH] COMMAND [options]\n"
@@ -62,7 +62,7 @@ static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const ch
 
 /* An option with a value: "--long V", "--long=V" or "-s V". Returns 1 and sets *val. */
 static int
-take(int argc, char **argv, int *i, const char *lng, const char *shrt, const char **val)
+podctl_take(int argc, char **argv, int *i, const char *lng, const char *shrt, const char **val)
 {
 	const char *a = argv[*i];
 	size_t      l = strlen(lng);
@@ -81,13 +81,13 @@ take(int argc, char **argv, int *i, const char *lng, const char *shrt, const cha
 }
 
 static int
-flag(const char *a, const char *lng, const char *shrt)
+podctl_flag(const char *a, const char *lng, const char *shrt)
 {
 	return strcmp(a, lng) == 0 || (shrt != NULL && strcmp(a, shrt) == 0);
 }
 
 static void
-parse_args(int argc, char **argv, struct opts *o)
+podctl_parse_args(int argc, char **argv, struct opts *o)
 {
 	int i;
 
@@ -99,14 +99,14 @@ parse_args(int argc, char **argv, struct opts *o)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 
-		if (flag(a, "--help", "-h")) {
-			usage(stdout);
+		if (podctl_flag(a, "--help", "-h")) {
+			podctl_usage(stdout);
 			exit(0);
-		} else if (take(argc, argv, &i, "--socket", NULL, &val)) {
+		} else if (podctl_take(argc, argv, &i, "--socket", NULL, &val)) {
 			o->socket = val;
-		} else if (take(argc, argv, &i, "--namespace", "-n", &val)) {
+		} else if (podctl_take(argc, argv, &i, "--namespace", "-n", &val)) {
 			o->ns = val;
-		} else if (take(argc, argv, &i, "--output", "-o", &val)) {
+		} else if (podctl_take(argc, argv, &i, "--output", "-o", &val)) {
 			o->fmt_given = 1;
 			if (strcmp(val, "wide") == 0)
 				o->fmt = FMT_WIDE;
@@ -116,9 +116,9 @@ parse_args(int argc, char **argv, struct opts *o)
 				o->fmt = FMT_YAML;
 			else
 				usage_error("unknown output format \"%s\" (wide, json, yaml)", val);
-		} else if (take(argc, argv, &i, "--container", "-c", &val)) {
+		} else if (podctl_take(argc, argv, &i, "--container", "-c", &val)) {
 			o->container = val;
-		} else if (take(argc, argv, &i, "--tail", NULL, &val)) {
+		} else if (podctl_take(argc, argv, &i, "--tail", NULL, &val)) {
 			char     *end;
 			long long n;
 
@@ -128,19 +128,19 @@ parse_args(int argc, char **argv, struct opts *o)
 				usage_error(
 				    "--tail: \"%s\" is not a number of lines (-1: all)", val);
 			o->tail = n;
-		} else if (flag(a, "--all-namespaces", "-A")) {
+		} else if (podctl_flag(a, "--all-namespaces", "-A")) {
 			o->all_ns = 1;
-		} else if (flag(a, "--watch", "-w")) {
+		} else if (podctl_flag(a, "--watch", "-w")) {
 			o->watch = 1;
-		} else if (flag(a, "--follow", "-f")) {
+		} else if (podctl_flag(a, "--follow", "-f")) {
 			o->follow = 1;
-		} else if (flag(a, "--previous", "-p")) {
+		} else if (podctl_flag(a, "--previous", "-p")) {
 			o->previous = 1;
-		} else if (flag(a, "--timestamps", NULL)) {
+		} else if (podctl_flag(a, "--timestamps", NULL)) {
 			o->timestamps = 1;
-		} else if (flag(a, "--no-headers", NULL)) {
+		} else if (podctl_flag(a, "--no-headers", NULL)) {
 			o->no_headers = 1;
-		} else if (flag(a, "--containers", NULL)) {
+		} else if (podctl_flag(a, "--containers", NULL)) {
 			o->containers = 1;
 		} else if (a[0] == '-' && a[1] != '\0') {
 			usage_error("unknown option %s", a);
@@ -151,7 +151,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (o->nwords == 0) {
-		usage(stderr);
+		podctl_usage(stderr);
 		exit(PODCTL_EXIT_USAGE);
 	}
 }
@@ -171,7 +171,7 @@ opts_pod(const struct opts *o, const char *what, char *ns, size_t nslen, char *n
 }
 
 static int
-is(const char *w, const char *a, const char *b, const char *c)
+podctl_is(const char *w, const char *a, const char *b, const char *c)
 {
 	return w != NULL &&
 	    (strcmp(w, a) == 0 || (b != NULL && strcmp(w, b) == 0) ||
@@ -182,7 +182,7 @@ is(const char *w, const char *a, const char *b, const char *c)
 enum { ALLOW_WIDE = 0x1, ALLOW_WATCH = 0x2, ALLOW_LOGS = 0x4, ALLOW_CONTAINERS = 0x8 };
 
 static void
-check_flags(const struct opts *o, const char *cmd, unsigned allow)
+podctl_check_flags(const struct opts *o, const char *cmd, unsigned allow)
 {
 	if (o->fmt == FMT_WIDE && !(allow & ALLOW_WIDE))
 		usage_error("-o wide is not for %s (get pods, get nodes)", cmd);
@@ -204,48 +204,50 @@ main(int argc, char **argv)
 	const char *w0, *w1;
 
 	signal(SIGPIPE, SIG_IGN);
-	parse_args(argc, argv, &o);
+	podctl_parse_args(argc, argv, &o);
 	out_init(isatty(STDOUT_FILENO), o.no_headers);
 	w0 = o.words[0];
 	w1 = o.nwords > 1 ? o.words[1] : NULL;
 	if (strcmp(w0, "version") == 0) {
-		check_flags(&o, w0, 0);
+		podctl_check_flags(&o, w0, 0);
 		return cmd_version(&o);
 	}
 	if (strcmp(w0, "get") == 0) {
 		if (w1 == NULL)
 			usage_error("get needs a resource: %s", "pods, containers or nodes");
-		if (!is(w1, "pods", "pod", "po") && !is(w1, "containers", "container", NULL) &&
-		    !is(w1, "nodes", "node", "no"))
+		if (!podctl_is(w1, "pods", "pod", "po") &&
+		    !podctl_is(w1, "containers", "container", NULL) &&
+		    !podctl_is(w1, "nodes", "node", "no"))
 			usage_error("unknown resource \"%s\" (pods, containers, nodes)", w1);
 		if (o.nwords > 2)
 			usage_error("get %s takes no name", w1);
-		check_flags(&o, "get", w1[0] == 'c' ? 0 : ALLOW_WIDE);
+		podctl_check_flags(&o, "get", w1[0] == 'c' ? 0 : ALLOW_WIDE);
 	} else if (strcmp(w0, "describe") == 0) {
-		if (is(w1, "node", "nodes", "no")) {
+		if (podctl_is(w1, "node", "nodes", "no")) {
 			if (o.nwords > 3)
 				usage_error("%s", "usage: podctl describe node [NAME]");
-		} else if (!is(w1, "pod", "pods", "po") || o.nwords != 3)
+		} else if (!podctl_is(w1, "pod", "pods", "po") || o.nwords != 3)
 			usage_error("%s", "usage: podctl describe pod [NS/]NAME | describe node");
-		check_flags(&o, w0, 0);
+		podctl_check_flags(&o, w0, 0);
 	} else if (strcmp(w0, "history") == 0 || strcmp(w0, "logs") == 0 ||
 	    strcmp(w0, "inspect") == 0) {
 		if (o.nwords != 2)
 			usage_error("usage: podctl %s %s", w0,
 			    w0[0] == 'i' ? "CONTAINER" : (w0[0] == 'l' ? "[NS/]POD" : "[NS/]NAME"));
-		check_flags(&o, w0, w0[0] == 'l' ? ALLOW_LOGS : 0);
+		podctl_check_flags(&o, w0, w0[0] == 'l' ? ALLOW_LOGS : 0);
 		if (w0[0] == 'l' && o.fmt_given)
 			usage_error("%s", "logs prints the log as it is: no -o");
 	} else if (strcmp(w0, "top") == 0) {
-		if (w1 != NULL && !is(w1, "pods", "pod", "po") && !is(w1, "nodes", "node", "no"))
+		if (w1 != NULL && !podctl_is(w1, "pods", "pod", "po") &&
+		    !podctl_is(w1, "nodes", "node", "no"))
 			usage_error("unknown resource \"%s\" (pods, node)", w1);
 		if (o.nwords > 2)
 			usage_error("top %s takes no name", w1);
-		check_flags(&o, w0, ALLOW_CONTAINERS);
+		podctl_check_flags(&o, w0, ALLOW_CONTAINERS);
 	} else if (strcmp(w0, "events") == 0 || strcmp(w0, "status") == 0) {
 		if (o.nwords > 1)
 			usage_error("%s takes no argument", w0);
-		check_flags(&o, w0, w0[0] == 'e' ? ALLOW_WATCH : 0);
+		podctl_check_flags(&o, w0, w0[0] == 'e' ? ALLOW_WATCH : 0);
 	} else {
 		usage_error("unknown command \"%s\"", w0);
 	}

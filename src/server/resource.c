@@ -10,7 +10,7 @@
 #include "server/resource.h"
 
 static int
-read_u64(const char *path, uint64_t *out)
+resource_read_u64(const char *path, uint64_t *out)
 {
 	FILE              *fp = fopen(path, "re");
 	unsigned long long v;
@@ -28,7 +28,7 @@ read_u64(const char *path, uint64_t *out)
 
 /* The value of key in a "key value" file (memory.stat, cpu.stat). */
 static int
-read_key(const char *path, const char *key, uint64_t *out)
+resource_read_key(const char *path, const char *key, uint64_t *out)
 {
 	FILE              *fp = fopen(path, "re");
 	char               k[64];
@@ -66,14 +66,14 @@ cg_read(const char *mnt, const char *rel, struct cg_usage *out)
 	free(p);
 	if (v2) {
 		p = xsprintf("%s/%s/cpu.stat", mnt, rel);
-		if (read_key(p, "usage_usec", &usec) == -1) {
+		if (resource_read_key(p, "usage_usec", &usec) == -1) {
 			free(p);
 			return -1;
 		}
 		free(p);
 		out->cpu_ns = usec * 1000;
 		p = xsprintf("%s/%s/memory.current", mnt, rel);
-		if (read_u64(p, &out->usage_bytes) == -1 && *rel == '\0') {
+		if (resource_read_u64(p, &out->usage_bytes) == -1 && *rel == '\0') {
 			/* the root has no memory.current: the whole machine's */
 			FILE              *fp = fopen("/proc/meminfo", "re");
 			char               k[64];
@@ -91,20 +91,20 @@ cg_read(const char *mnt, const char *rel, struct cg_usage *out)
 		}
 		free(p);
 		p = xsprintf("%s/%s/memory.stat", mnt, rel);
-		read_key(p, "inactive_file", &inactive);
+		resource_read_key(p, "inactive_file", &inactive);
 		free(p);
 	} else {
 		p = xsprintf("%s/cpuacct/%s/cpuacct.usage", mnt, rel);
-		if (read_u64(p, &out->cpu_ns) == -1) {
+		if (resource_read_u64(p, &out->cpu_ns) == -1) {
 			free(p);
 			return -1;
 		}
 		free(p);
 		p = xsprintf("%s/memory/%s/memory.usage_in_bytes", mnt, rel);
-		read_u64(p, &out->usage_bytes);
+		resource_read_u64(p, &out->usage_bytes);
 		free(p);
 		p = xsprintf("%s/memory/%s/memory.stat", mnt, rel);
-		read_key(p, "total_inactive_file", &inactive);
+		resource_read_key(p, "total_inactive_file", &inactive);
 		free(p);
 	}
 	out->working_set_bytes = cg_working_set(out->usage_bytes, inactive);

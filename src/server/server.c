@@ -126,28 +126,28 @@ struct sreq {
 	struct bufferevent *up;
 	struct bufferevent *down; /* the client's, taken from evhttp */
 	int                 closing;
-	int                 started; /* reply started */
+	int                 started; /* server_reply started */
 	int                 waiting; /* a chunk is being written */
 	int                 closed;  /* the client went away */
 };
 
 static const double def_buckets[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 
-static void sreq_free(struct sreq *);
-static void serve_metrics_resource(struct sreq *);
+static void server_sreq_free(struct sreq *);
+static void server_serve_metrics_resource(struct sreq *);
 
 static void
-groups_add(struct strv *v, const char *s)
+server_groups_add(struct strv *v, const char *s)
 {
 	v->v = xreallocarray(v->v, v->n + 1, sizeof(*v->v));
 	v->v[v->n++] = xstrdup(s);
 }
-static void serve(struct sreq *);
+static void server_serve(struct sreq *);
 
 /* ---- replies ---- */
 
 static void
-reply(struct evhttp_request *req, int code, const char *ctype, const char *body, size_t len)
+server_reply(struct evhttp_request *req, int code, const char *ctype, const char *body, size_t len)
 {
 	struct evbuffer *b = evbuffer_new();
 
@@ -159,25 +159,25 @@ reply(struct evhttp_request *req, int code, const char *ctype, const char *body,
 }
 
 static void
-reply_text(struct evhttp_request *req, int code, const char *text)
+server_reply_text(struct evhttp_request *req, int code, const char *text)
 {
-	reply(req, code, NULL, text, strlen(text));
+	server_reply(req, code, NULL, text, strlen(text));
 }
 
-/* Ends a request in service: replies (unless the reply was started or already sent) and
+/* Ends a request in service: replies (unless the server_reply was started or already sent) and
  * frees. */
 static void
-sreq_reply(struct sreq *r, int code, const char *text)
+server_sreq_reply(struct sreq *r, int code, const char *text)
 {
-	reply_text(r->req, code, text);
+	server_reply_text(r->req, code, text);
 	r->req = NULL;
-	sreq_free(r);
+	server_sreq_free(r);
 }
 
 /* The connection goes (the client left, a timeout, or the server stops): whatever the
  * request was waiting for (a webhook, the runtime, the log file) is cancelled now. */
 static void
-on_conn_close(struct evhttp_connection *c, void *arg)
+server_on_conn_close(struct evhttp_connection *c, void *arg)
 {
 	struct sreq *r = arg;
 
@@ -192,18 +192,18 @@ on_conn_close(struct evhttp_connection *c, void *arg)
 		evhttp_send_reply_end(r->req); /* detached: this frees it */
 		r->req = NULL;
 	}
-	sreq_free(r); /* a detached request not yet answered is freed by its reply */
+	server_sreq_free(r); /* a detached request not yet answered is freed by its server_reply */
 }
 
 static void
-sreq_free(struct sreq *r)
+server_sreq_free(struct sreq *r)
 {
 	if (r == NULL)
 		return;
 	if (r->conn != NULL)
 		evhttp_connection_set_closecb(r->conn, NULL, NULL);
 	if (r->req != NULL) /* not answered: tell the client */
-		reply_text(r->req, 500, "Internal Server Error");
+		server_reply_text(r->req, 500, "Internal Server Error");
 	api_call_cancel(r->call);
 	cri_cancel(r->ccall);
 	if (r->up != NULL)
@@ -224,7 +224,7 @@ sreq_free(struct sreq *r)
 /* ---- TLS ---- */
 
 static int
-write_pem(const char *path, int mode, int (*fn)(FILE *, void *), void *obj)
+server_write_pem(const char *path, int mode, int (*fn)(FILE *, void *), void *obj)
 {
 	char *tmp = xsprintf("%s.tmp", path);
 	int   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode), ok = 0;
@@ -244,13 +244,13 @@ write_pem(const char *path, int mode, int (*fn)(FILE *, void *), void *obj)
 }
 
 static int
-pem_key(FILE *fp, void *k)
+server_pem_key(FILE *fp, void *k)
 {
 	return PEM_write_PrivateKey(fp, k, NULL, NULL, 0, NULL, NULL);
 }
 
 static int
-pem_cert(FILE *fp, void *x)
+server_pem_cert(FILE *fp, void *x)
 {
 	return PEM_write_X509(fp, x);
 }
@@ -258,7 +258,7 @@ pem_cert(FILE *fp, void *x)
 /* The kubelet without --tls-cert-file: a self-signed certificate for the node's name,
  * made once under ROOT-DIR/pki (kubelet.crt, kubelet.key mode 0600) and kept. */
 static int
-self_signed(const struct klet_config *cfg, char **crt, char **key, char *err, size_t errlen)
+server_self_signed(const struct klet_config *cfg, char **crt, char **key, char *err, size_t errlen)
 {
 	char           *dir = xsprintf("%s/pki", cfg->root_dir), *cn = NULL, *san = NULL;
 	EVP_PKEY       *pk = NULL;
@@ -300,8 +300,9 @@ self_signed(const struct klet_config *cfg, char **crt, char **key, char *err, si
 		X509_add_ext(x, ext, -1);
 		X509_EXTENSION_free(ext);
 	}
-	if (X509_sign(x, pk, EVP_sha256()) == 0 || write_pem(*key, 0600, pem_key, pk) == -1 ||
-	    write_pem(*crt, 0644, pem_cert, x) == -1) {
+	if (X509_sign(x, pk, EVP_sha256()) == 0 ||
+	    server_write_pem(*key, 0600, server_pem_key, pk) == -1 ||
+	    server_write_pem(*crt, 0644, server_pem_cert, x) == -1) {
 		snprintf(err, errlen, "cannot write the serving certificate under %s", dir);
 		goto out;
 	}
@@ -319,7 +320,7 @@ out:
 /* Any client certificate is taken during the handshake; its verification result is read
  * when a request authenticates (a bad one is then a 401, as the kubelet answers). */
 static int
-verify_any(int ok, X509_STORE_CTX *ctx)
+server_verify_any(int ok, X509_STORE_CTX *ctx)
 {
 	(void)ok;
 	(void)ctx;
@@ -327,7 +328,7 @@ verify_any(int ok, X509_STORE_CTX *ctx)
 }
 
 static int
-tls_setup(struct server *s, char *err, size_t errlen)
+server_tls_setup(struct server *s, char *err, size_t errlen)
 {
 	const struct klet_config *cfg = s->d.cfg;
 	char                     *crt = NULL, *key = NULL;
@@ -340,7 +341,7 @@ tls_setup(struct server *s, char *err, size_t errlen)
 	if (cfg->tls_cert_file != NULL) {
 		crt = xstrdup(cfg->tls_cert_file);
 		key = xstrdup(cfg->tls_key_file);
-	} else if (self_signed(cfg, &crt, &key, err, errlen) == -1)
+	} else if (server_self_signed(cfg, &crt, &key, err, errlen) == -1)
 		goto out;
 	if ((s->ssl = SSL_CTX_new(TLS_server_method())) == NULL) {
 		snprintf(err, errlen, "cannot make a TLS context");
@@ -368,7 +369,7 @@ tls_setup(struct server *s, char *err, size_t errlen)
 			goto out;
 		}
 		SSL_CTX_set_client_CA_list(s->ssl, names);
-		SSL_CTX_set_verify(s->ssl, SSL_VERIFY_PEER, verify_any);
+		SSL_CTX_set_verify(s->ssl, SSL_VERIFY_PEER, server_verify_any);
 		s->have_ca = 1;
 	}
 	rc = 0;
@@ -381,7 +382,7 @@ out:
 
 /* What can be checked without loading anything of OpenSSL (see server_new). */
 static int
-tls_check(const struct klet_config *cfg, char *err, size_t errlen)
+server_tls_check(const struct klet_config *cfg, char *err, size_t errlen)
 {
 	const char *files[] = { cfg->tls_cert_file, cfg->tls_key_file, cfg->client_ca_file };
 	size_t      i;
@@ -402,7 +403,7 @@ tls_check(const struct klet_config *cfg, char *err, size_t errlen)
  * makes the context again (certificate rotation), as the kubelet's dynamic serving
  * certificate does. 0 without files. */
 static uint64_t
-tls_files_sig(const struct klet_config *cfg)
+server_tls_files_sig(const struct klet_config *cfg)
 {
 	const char *files[] = { cfg->tls_cert_file, cfg->tls_key_file, cfg->client_ca_file };
 	uint64_t    h = 1469598103934665603ULL;
@@ -426,7 +427,7 @@ tls_files_sig(const struct klet_config *cfg)
  * made? Then a new context for the new connections (open ones keep theirs); one that
  * cannot be made is logged and the old one kept. */
 static void
-tls_maybe_reload(struct server *s)
+server_tls_maybe_reload(struct server *s)
 {
 	const struct klet_config *cfg = s->d.cfg;
 	int64_t                   now = now_mono_ms();
@@ -437,10 +438,10 @@ tls_maybe_reload(struct server *s)
 	if (cfg->tls_cert_file == NULL || old == NULL || now - s->tls_check_ms < 1000)
 		return;
 	s->tls_check_ms = now;
-	if ((sig = tls_files_sig(cfg)) == s->tls_sig)
+	if ((sig = server_tls_files_sig(cfg)) == s->tls_sig)
 		return;
 	s->ssl = NULL;
-	if (tls_setup(s, err, sizeof(err)) == -1) {
+	if (server_tls_setup(s, err, sizeof(err)) == -1) {
 		log_warnx("server: the serving certificate changed but cannot be used: %s; the "
 		          "previous one stays",
 		    err);
@@ -457,9 +458,9 @@ tls_maybe_reload(struct server *s)
 /* OpenSSL is loaded and the TLS context made at the first connection: an idle node that
  * nobody contacts maps no OpenSSL, and never makes its key (issues 15 and 19). A context that
  * cannot be made is logged once; handshakes then fail. NULL (OpenSSL cannot be loaded, or
- * no memory) makes evhttp take a plain bufferevent: on_request refuses what comes on it. */
+ * no memory) makes evhttp take a plain bufferevent: server_on_request refuses what comes on it. */
 static struct bufferevent *
-tls_bev(struct event_base *base, void *arg)
+server_tls_bev(struct event_base *base, void *arg)
 {
 	struct server *s = arg;
 	SSL           *ssl;
@@ -467,11 +468,11 @@ tls_bev(struct event_base *base, void *arg)
 
 	if (ossl_load(err, sizeof(err)) == -1)
 		return NULL; /* logged once by ossl_load */
-	tls_maybe_reload(s);
+	server_tls_maybe_reload(s);
 	if (s->ssl == NULL) {
-		s->tls_sig = tls_files_sig(s->d.cfg);
+		s->tls_sig = server_tls_files_sig(s->d.cfg);
 		s->tls_check_ms = now_mono_ms();
-		if (tls_setup(s, err, sizeof(err)) == -1) {
+		if (server_tls_setup(s, err, sizeof(err)) == -1) {
 			log_error("server: %s; TLS handshakes fail until the files change", err);
 			SSL_CTX_free(s->ssl);
 			s->ssl = SSL_CTX_new(TLS_server_method());
@@ -483,10 +484,10 @@ tls_bev(struct event_base *base, void *arg)
 	    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
 }
 
-/* The TLS session a request came on; NULL when it came in plain (on the HTTPS listener: tls_bev
- * could not make one). */
+/* The TLS session a request came on; NULL when it came in plain (on the HTTPS listener:
+ * server_tls_bev could not make one). */
 static SSL *
-tls_of(struct evhttp_request *req)
+server_tls_of(struct evhttp_request *req)
 {
 	struct bufferevent *bev =
 	    evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
@@ -497,7 +498,7 @@ tls_of(struct evhttp_request *req)
 /* ---- authentication and authorization ---- */
 
 static void
-set_user_from_cert(struct sreq *r, X509 *x)
+server_set_user_from_cert(struct sreq *r, X509 *x)
 {
 	X509_NAME *n = X509_get_subject_name(x);
 	int        i = -1;
@@ -512,16 +513,16 @@ set_user_from_cert(struct sreq *r, X509 *x)
 		unsigned char *u = NULL;
 
 		if (ASN1_STRING_to_UTF8(&u, d) >= 0) {
-			groups_add(&r->groups, (char *)u);
+			server_groups_add(&r->groups, (char *)u);
 			OPENSSL_free(u);
 		}
 	}
 }
 
-static void authorize(struct sreq *);
+static void server_authorize(struct sreq *);
 
 static void
-on_token_review(const struct api_response *resp, void *arg)
+server_on_token_review(const struct api_response *resp, void *arg)
 {
 	struct sreq       *r = arg;
 	struct json_doc   *doc = NULL;
@@ -553,12 +554,12 @@ on_token_review(const struct api_response *resp, void *arg)
 	json_free(doc);
 	if (resp->status == 0 || resp->status >= 500) {
 		log_warnx("server: TokenReview failed: %d %s", resp->status, resp->message);
-		sreq_reply(r, 401, "Unauthorized");
+		server_sreq_reply(r, 401, "Unauthorized");
 		return;
 	}
 	auth_cache_put(r->s->tokens, r->token, ok, text, now_mono_ms() + TOKEN_TTL_MS);
 	if (!ok) {
-		sreq_reply(r, 401, "Unauthorized");
+		server_sreq_reply(r, 401, "Unauthorized");
 		return;
 	}
 	{
@@ -566,14 +567,14 @@ on_token_review(const struct api_response *resp, void *arg)
 
 		r->user = xstrdup(strsep(&p, "\n"));
 		while ((line = strsep(&p, "\n")) != NULL)
-			groups_add(&r->groups, line);
+			server_groups_add(&r->groups, line);
 		free(save);
 	}
-	authorize(r);
+	server_authorize(r);
 }
 
 static void
-token_review(struct sreq *r)
+server_token_review(struct sreq *r)
 {
 	yajl_gen    g = json_gen_new(0);
 	char       *body;
@@ -585,17 +586,17 @@ token_review(struct sreq *r)
 		char *save, *p, *line;
 
 		if (!ok) {
-			sreq_reply(r, 401, "Unauthorized");
+			server_sreq_reply(r, 401, "Unauthorized");
 			yajl_gen_free(g);
 			return;
 		}
 		save = p = xstrdup(text);
 		r->user = xstrdup(strsep(&p, "\n"));
 		while ((line = strsep(&p, "\n")) != NULL)
-			groups_add(&r->groups, line);
+			server_groups_add(&r->groups, line);
 		free(save);
 		yajl_gen_free(g);
-		authorize(r);
+		server_authorize(r);
 		return;
 	}
 	yajl_gen_map_open(g);
@@ -609,12 +610,12 @@ token_review(struct sreq *r)
 	body = json_gen_take(g, &len);
 	yajl_gen_free(g);
 	r->call = api_request(r->s->api, "POST", "/apis/authentication.k8s.io/v1/tokenreviews",
-	    "application/json", body, len, 0, on_token_review, r);
+	    "application/json", body, len, 0, server_on_token_review, r);
 	free(body);
 }
 
 static char *
-sar_key(const struct sreq *r)
+server_sar_key(const struct sreq *r)
 {
 	char  *k = xsprintf("%s\n%s\n%s", r->user, r->attrs.verb, r->attrs.subresource), *t;
 	size_t i;
@@ -628,18 +629,18 @@ sar_key(const struct sreq *r)
 }
 
 static void
-forbid(struct sreq *r, const char *reason)
+server_forbid(struct sreq *r, const char *reason)
 {
 	char *msg = xsprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)",
 	    r->user, r->attrs.verb, r->attrs.subresource);
 
 	log_v(2, "server: %s reason=%s", msg, reason != NULL ? reason : "");
-	sreq_reply(r, 403, msg);
+	server_sreq_reply(r, 403, msg);
 	free(msg);
 }
 
 static void
-on_sar(const struct api_response *resp, void *arg)
+server_on_sar(const struct api_response *resp, void *arg)
 {
 	struct sreq       *r = arg;
 	struct json_doc   *doc = NULL;
@@ -657,26 +658,26 @@ on_sar(const struct api_response *resp, void *arg)
 	if (doc == NULL) {
 		log_warnx("server: SubjectAccessReview failed: %d %s", resp->status, resp->message);
 		json_free(doc);
-		forbid(r, "the authorization webhook failed");
+		server_forbid(r, "the authorization webhook failed");
 		return;
 	}
-	key = sar_key(r);
+	key = server_sar_key(r);
 	auth_cache_put(r->s->sars, key, allowed,
 	    reason != NULL && json_type(reason) == JSON_STRING ? json_str(reason) : "",
 	    now_mono_ms() + (allowed ? SAR_ALLOW_TTL_MS : SAR_DENY_TTL_MS));
 	free(key);
 	if (!allowed) {
-		forbid(r,
+		server_forbid(r,
 		    reason != NULL && json_type(reason) == JSON_STRING ? json_str(reason) : NULL);
 		json_free(doc);
 		return;
 	}
 	json_free(doc);
-	serve(r);
+	server_serve(r);
 }
 
 static void
-authorize(struct sreq *r)
+server_authorize(struct sreq *r)
 {
 	yajl_gen    g;
 	char       *body, *key;
@@ -685,16 +686,16 @@ authorize(struct sreq *r)
 	const char *text;
 
 	if (!r->s->d.cfg->authz_webhook) {
-		serve(r);
+		server_serve(r);
 		return;
 	}
-	key = sar_key(r);
+	key = server_sar_key(r);
 	if (auth_cache_get(r->s->sars, key, now_mono_ms(), &ok, &text)) {
 		free(key);
 		if (ok)
-			serve(r);
+			server_serve(r);
 		else
-			forbid(r, text);
+			server_forbid(r, text);
 		return;
 	}
 	free(key);
@@ -724,21 +725,21 @@ authorize(struct sreq *r)
 	yajl_gen_free(g);
 	r->call =
 	    api_request(r->s->api, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-	        "application/json", body, len, 0, on_sar, r);
+	        "application/json", body, len, 0, server_on_sar, r);
 	free(body);
 }
 
 /* x509, then a bearer token, then anonymous; none: 401. */
 static void
-authenticate(struct sreq *r, SSL *ssl)
+server_authenticate(struct sreq *r, SSL *ssl)
 {
 	X509       *peer = SSL_get_peer_certificate(ssl);
 	const char *authz;
 
 	if (peer != NULL && r->s->have_ca && SSL_get_verify_result(ssl) == X509_V_OK) {
-		set_user_from_cert(r, peer);
+		server_set_user_from_cert(r, peer);
 		X509_free(peer);
-		authorize(r);
+		server_authorize(r);
 		return;
 	}
 	if (peer != NULL)
@@ -749,22 +750,22 @@ authenticate(struct sreq *r, SSL *ssl)
 	if (authz != NULL && strncasecmp(authz, "Bearer ", 7) == 0 && authz[7] != '\0' &&
 	    r->s->api != NULL && r->s->d.cfg->authn_webhook) {
 		r->token = xstrdup(authz + 7);
-		token_review(r);
+		server_token_review(r);
 		return;
 	}
 	if (r->s->d.cfg->anonymous_auth) {
 		r->user = xstrdup("system:anonymous");
-		groups_add(&r->groups, "system:unauthenticated");
-		authorize(r);
+		server_groups_add(&r->groups, "system:unauthenticated");
+		server_authorize(r);
 		return;
 	}
-	sreq_reply(r, 401, "Unauthorized");
+	server_sreq_reply(r, 401, "Unauthorized");
 }
 
 /* ---- endpoints ---- */
 
 static int
-healthy(struct server *s, const char *check, char *why, size_t len)
+server_healthy(struct server *s, const char *check, char *why, size_t len)
 {
 	if (strcmp(check, "syncloop") == 0 && s->d.pleg != NULL)
 		return pleg_healthy(s->d.pleg, now_mono_ms(), why, len);
@@ -772,7 +773,7 @@ healthy(struct server *s, const char *check, char *why, size_t len)
 }
 
 static void
-serve_healthz(struct sreq *r)
+server_serve_healthz(struct sreq *r)
 {
 	static const char *checks[] = { "ping", "log", "syncloop" };
 	const char        *sub = r->path + strlen("/healthz");
@@ -786,19 +787,19 @@ serve_healthz(struct sreq *r)
 			if (strcmp(sub + 1, checks[i]) == 0)
 				break;
 		if (i == nitems(checks)) {
-			sreq_reply(r, 404, "404 page not found\n");
+			server_sreq_reply(r, 404, "404 page not found\n");
 			return;
 		}
-		if (!healthy(r->s, checks[i], why, sizeof(why))) {
+		if (!server_healthy(r->s, checks[i], why, sizeof(why))) {
 			log_v(2, "server: healthz check %s failed: %s", checks[i], why);
-			sreq_reply(r, 500, "internal server error: reason withheld\n");
+			server_sreq_reply(r, 500, "internal server error: reason withheld\n");
 		} else
-			sreq_reply(r, 200, "ok");
+			server_sreq_reply(r, 200, "ok");
 		return;
 	}
 	b = evbuffer_new();
 	for (i = 0; i < nitems(checks); i++) {
-		if (healthy(r->s, checks[i], why, sizeof(why)))
+		if (server_healthy(r->s, checks[i], why, sizeof(why)))
 			continue;
 		ok = 0;
 		log_v(2, "server: healthz check %s failed: %s", checks[i], why);
@@ -808,9 +809,11 @@ serve_healthz(struct sreq *r)
 	else {
 		for (i = 0; i < nitems(checks); i++)
 			evbuffer_add_printf(b, "[%c]%s %s\n",
-			    healthy(r->s, checks[i], why, sizeof(why)) ? '+' : '-', checks[i],
-			    healthy(r->s, checks[i], why, sizeof(why)) ? "ok"
-			                                               : "failed: reason withheld");
+			    server_healthy(r->s, checks[i], why, sizeof(why)) ? '+' : '-',
+			    checks[i],
+			    server_healthy(r->s, checks[i], why, sizeof(why))
+			        ? "ok"
+			        : "failed: reason withheld");
 		evbuffer_add_printf(b, "healthz check failed\n");
 	}
 	evhttp_add_header(
@@ -818,7 +821,7 @@ serve_healthz(struct sreq *r)
 	evhttp_send_reply(r->req, ok ? 200 : 500, NULL, b);
 	evbuffer_free(b);
 	r->req = NULL;
-	sreq_free(r);
+	server_sreq_free(r);
 }
 
 struct podlist_ctx {
@@ -827,7 +830,7 @@ struct podlist_ctx {
 };
 
 static void
-podlist_one(const struct pod *pod, const char *source, int admitted, void *arg)
+server_podlist_one(const struct pod *pod, const char *source, int admitted, void *arg)
 {
 	struct podlist_ctx      *c = arg;
 	const char              *fmt = NULL, *doc;
@@ -849,20 +852,20 @@ podlist_one(const struct pod *pod, const char *source, int admitted, void *arg)
 }
 
 static void
-serve_json(struct sreq *r, yajl_gen g)
+server_serve_json(struct sreq *r, yajl_gen g)
 {
 	size_t len;
 	char  *body = json_gen_take(g, &len);
 
 	yajl_gen_free(g);
-	reply(r->req, 200, "application/json", body, len);
+	server_reply(r->req, 200, "application/json", body, len);
 	free(body);
 	r->req = NULL;
-	sreq_free(r);
+	server_sreq_free(r);
 }
 
 static void
-serve_pods(struct sreq *r)
+server_serve_pods(struct sreq *r)
 {
 	struct podlist_ctx c = { r->s, json_gen_new(0) };
 
@@ -875,14 +878,14 @@ serve_pods(struct sreq *r)
 	json_gen_key(c.g, "items");
 	yajl_gen_array_open(c.g);
 	if (r->s->d.config != NULL)
-		podconfig_foreach(r->s->d.config, podlist_one, &c);
+		podconfig_foreach(r->s->d.config, server_podlist_one, &c);
 	yajl_gen_array_close(c.g);
 	yajl_gen_map_close(c.g);
-	serve_json(r, c.g);
+	server_serve_json(r, c.g);
 }
 
 static void
-runningpod_one(const struct rt_pod_status *st, void *arg)
+server_runningpod_one(const struct rt_pod_status *st, void *arg)
 {
 	yajl_gen g = arg;
 	size_t   i;
@@ -922,7 +925,7 @@ runningpod_one(const struct rt_pod_status *st, void *arg)
 }
 
 static void
-serve_runningpods(struct sreq *r)
+server_serve_runningpods(struct sreq *r)
 {
 	yajl_gen g = json_gen_new(0);
 
@@ -935,10 +938,10 @@ serve_runningpods(struct sreq *r)
 	json_gen_key(g, "items");
 	yajl_gen_array_open(g);
 	if (r->s->d.cache != NULL)
-		podcache_foreach(r->s->d.cache, runningpod_one, g);
+		podcache_foreach(r->s->d.cache, server_runningpod_one, g);
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
-	serve_json(r, g);
+	server_serve_json(r, g);
 }
 
 struct count_ctx {
@@ -947,7 +950,7 @@ struct count_ctx {
 };
 
 static void
-count_one(const struct rt_pod_status *st, void *arg)
+server_count_one(const struct rt_pod_status *st, void *arg)
 {
 	struct count_ctx *c = arg;
 	size_t            i;
@@ -962,7 +965,7 @@ count_one(const struct rt_pod_status *st, void *arg)
 }
 
 static void
-process_metrics(struct evbuffer *b)
+server_process_metrics(struct evbuffer *b)
 {
 	struct rusage ru;
 	long          pages = 0, rss = 0;
@@ -984,7 +987,7 @@ process_metrics(struct evbuffer *b)
 }
 
 static void
-serve_metrics(struct sreq *r)
+server_serve_metrics(struct sreq *r)
 {
 	static const char *states[4] = { "created", "running", "exited", "unknown" };
 	struct server     *s = r->s;
@@ -996,17 +999,17 @@ serve_metrics(struct sreq *r)
 
 	if (strcmp(r->path, "/metrics/resource") == 0) {
 		evbuffer_free(b);
-		serve_metrics_resource(r);
+		server_serve_metrics_resource(r);
 		return;
 	}
 	if (strcmp(r->path, "/metrics") != 0) {
 		evbuffer_free(b);
-		sreq_reply(r, 404, "404 page not found\n");
+		server_sreq_reply(r, 404, "404 page not found\n");
 		return;
 	}
 	memset(&c, 0, sizeof(c));
 	if (s->d.cache != NULL)
-		podcache_foreach(s->d.cache, count_one, &c);
+		podcache_foreach(s->d.cache, server_count_one, &c);
 	prom_family(
 	    b, "kubelet_node_name", "[ALPHA] The node's name. The count is always 1.", "gauge");
 	lab[0] = '\0';
@@ -1066,13 +1069,13 @@ serve_metrics(struct sreq *r)
 		gcmetrics_write(
 		    b, s->d.eviction != NULL ? &ev : NULL, s->d.imagegc != NULL ? &ig : NULL);
 	}
-	process_metrics(b);
+	server_process_metrics(b);
 	evhttp_add_header(evhttp_request_get_output_headers(r->req), "Content-Type",
 	    "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(r->req, 200, NULL, b);
 	evbuffer_free(b);
 	r->req = NULL;
-	sreq_free(r);
+	server_sreq_free(r);
 }
 
 /* ---- /metrics/resource and /stats/summary: from the cgroups ---- */
@@ -1086,7 +1089,7 @@ struct res_ctx {
 };
 
 static void
-res_labels(char *lab, size_t len, const char *ctr, const char *ns, const char *pod)
+server_res_labels(char *lab, size_t len, const char *ctr, const char *ns, const char *pod)
 {
 	lab[0] = '\0';
 	if (ctr != NULL)
@@ -1096,7 +1099,7 @@ res_labels(char *lab, size_t len, const char *ctr, const char *ns, const char *p
 }
 
 static void
-res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int64_t ms)
+server_res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int64_t ms)
 {
 	char num[64];
 
@@ -1105,7 +1108,7 @@ res_sample(struct evbuffer *b, const char *name, const char *lab, double v, int6
 }
 
 static void
-serve_metrics_resource(struct sreq *r)
+server_serve_metrics_resource(struct sreq *r)
 {
 	static const struct {
 		const char *name, *help;
@@ -1153,14 +1156,14 @@ serve_metrics_resource(struct sreq *r)
 
 			if ((w->ct == NULL) != pod_level)
 				continue;
-			res_labels(lab, sizeof(lab), w->ct != NULL ? w->ct->name : NULL, w->st->ns,
-			    w->st->name);
+			server_res_labels(lab, sizeof(lab), w->ct != NULL ? w->ct->name : NULL,
+			    w->st->ns, w->st->name);
 			if (i == 2)
 				v = (double)(w->ct->started_at / 1000000000LL);
 			else
 				v = cpu ? (double)w->u.cpu_ns / 1e9
 				        : (double)w->u.working_set_bytes;
-			res_sample(c.b, fams[i].name, lab, v, c.now_ms);
+			server_res_sample(c.b, fams[i].name, lab, v, c.now_ms);
 		}
 	}
 	cg_rows_clear(&rows);
@@ -1174,11 +1177,11 @@ serve_metrics_resource(struct sreq *r)
 	evbuffer_free(c.b);
 	free(c.kubepods);
 	r->req = NULL;
-	sreq_free(r);
+	server_sreq_free(r);
 }
 
 static void
-summary_usage(yajl_gen g, const struct cg_usage *u, const char *time)
+server_summary_usage(yajl_gen g, const struct cg_usage *u, const char *time)
 {
 	json_gen_key(g, "cpu");
 	yajl_gen_map_open(g);
@@ -1194,7 +1197,7 @@ summary_usage(yajl_gen g, const struct cg_usage *u, const char *time)
 }
 
 static void
-rfc3339_ns(int64_t ns, char *buf, size_t len)
+server_rfc3339_ns(int64_t ns, char *buf, size_t len)
 {
 	time_t    t = (time_t)(ns / 1000000000LL);
 	struct tm tm;
@@ -1204,7 +1207,7 @@ rfc3339_ns(int64_t ns, char *buf, size_t len)
 }
 
 static void
-summary_pod(const struct rt_pod_status *st, void *arg)
+server_summary_pod(const struct rt_pod_status *st, void *arg)
 {
 	struct res_ctx *c = arg;
 	char            rel[512], crel[640], now[64], ts[64];
@@ -1214,7 +1217,7 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 	if (!cg_pod_running(st) ||
 	    cg_pod_read(CG_MOUNT, c->kubepods, st->uid, rel, sizeof(rel), &pu) == -1)
 		return;
-	rfc3339_ns(c->now_ms * 1000000LL, now, sizeof(now));
+	server_rfc3339_ns(c->now_ms * 1000000LL, now, sizeof(now));
 	yajl_gen_map_open(c->g);
 	json_gen_key(c->g, "podRef");
 	yajl_gen_map_open(c->g);
@@ -1223,7 +1226,7 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 	json_gen_kv_str(c->g, "uid", st->uid);
 	yajl_gen_map_close(c->g);
 	if (st->nsandboxes > 0) {
-		rfc3339_ns(st->sandboxes[0].created_at, ts, sizeof(ts));
+		server_rfc3339_ns(st->sandboxes[0].created_at, ts, sizeof(ts));
 		json_gen_kv_str(c->g, "startTime", ts);
 	}
 	json_gen_key(c->g, "containers");
@@ -1236,18 +1239,18 @@ summary_pod(const struct rt_pod_status *st, void *arg)
 			continue;
 		yajl_gen_map_open(c->g);
 		json_gen_kv_str(c->g, "name", ct->name);
-		rfc3339_ns(ct->started_at, ts, sizeof(ts));
+		server_rfc3339_ns(ct->started_at, ts, sizeof(ts));
 		json_gen_kv_str(c->g, "startTime", ts);
-		summary_usage(c->g, &cu, now);
+		server_summary_usage(c->g, &cu, now);
 		yajl_gen_map_close(c->g);
 	}
 	yajl_gen_array_close(c->g);
-	summary_usage(c->g, &pu, now);
+	server_summary_usage(c->g, &pu, now);
 	yajl_gen_map_close(c->g);
 }
 
 static void
-serve_stats_summary(struct sreq *r)
+server_serve_stats_summary(struct sreq *r)
 {
 	struct res_ctx c = { r->s, NULL, json_gen_new(0), cg_kubepods_rel(r->s->d.cfg->cgroup_root),
 		now_wall_ms() };
@@ -1257,43 +1260,43 @@ serve_stats_summary(struct sreq *r)
 	if (strcmp(r->path, "/stats/summary") != 0) {
 		yajl_gen_free(c.g);
 		free(c.kubepods);
-		sreq_reply(r, 404, "404 page not found\n");
+		server_sreq_reply(r, 404, "404 page not found\n");
 		return;
 	}
 	cg_read(CG_MOUNT, "", &node);
-	rfc3339_ns(c.now_ms * 1000000LL, now, sizeof(now));
+	server_rfc3339_ns(c.now_ms * 1000000LL, now, sizeof(now));
 	yajl_gen_map_open(c.g);
 	json_gen_key(c.g, "node");
 	yajl_gen_map_open(c.g);
 	json_gen_kv_str(c.g, "nodeName", r->s->d.cfg->node_name);
-	summary_usage(c.g, &node, now);
+	server_summary_usage(c.g, &node, now);
 	yajl_gen_map_close(c.g);
 	json_gen_key(c.g, "pods");
 	yajl_gen_array_open(c.g);
 	if (r->s->d.cache != NULL)
-		podcache_foreach(r->s->d.cache, summary_pod, &c);
+		podcache_foreach(r->s->d.cache, server_summary_pod, &c);
 	yajl_gen_array_close(c.g);
 	yajl_gen_map_close(c.g);
 	free(c.kubepods);
-	serve_json(r, c.g);
+	server_serve_json(r, c.g);
 }
 
 /* ---- /containerLogs ---- */
 
-static void log_pump(struct sreq *);
+static void server_log_pump(struct sreq *);
 
 /* The log reader's sink: an evbuffer. */
 static void
-log_sink_write(void *arg, const void *buf, size_t len)
+server_log_sink_write(void *arg, const void *buf, size_t len)
 {
 	evbuffer_add(arg, buf, len);
 }
 
 static void
-log_end(struct sreq *r)
+server_log_end(struct sreq *r)
 {
 	struct evbuffer      *b = evbuffer_new();
-	struct logreader_sink sk = { log_sink_write, b };
+	struct logreader_sink sk = { server_log_sink_write, b };
 
 	logreader_finish(r->lr, &sk);
 	if (evbuffer_get_length(b) > 0 && !r->closed)
@@ -1301,29 +1304,29 @@ log_end(struct sreq *r)
 	evbuffer_free(b);
 	evhttp_send_reply_end(r->req);
 	r->req = NULL;
-	sreq_free(r);
+	server_sreq_free(r);
 }
 
 static void
-log_drained(struct evhttp_connection *c, void *arg)
+server_log_drained(struct evhttp_connection *c, void *arg)
 {
 	struct sreq *r = arg;
 
 	(void)c;
 	r->waiting = 0;
-	log_pump(r);
+	server_log_pump(r);
 }
 
 static void
-log_tick(evutil_socket_t fd, short ev, void *arg)
+server_log_tick(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
-	log_pump(arg);
+	server_log_pump(arg);
 }
 
 static int
-container_running(struct server *s, const char *uid, const char *cid)
+server_container_running(struct server *s, const char *uid, const char *cid)
 {
 	const struct rt_pod_status *st = podcache_get(s->d.cache, uid, NULL);
 	size_t                      i;
@@ -1335,7 +1338,7 @@ container_running(struct server *s, const char *uid, const char *cid)
 }
 
 static void
-log_pump(struct sreq *r)
+server_log_pump(struct sreq *r)
 {
 	struct evbuffer      *b;
 	struct logreader_sink sk;
@@ -1344,7 +1347,7 @@ log_pump(struct sreq *r)
 	if (r->waiting || r->closed)
 		return;
 	b = evbuffer_new();
-	sk.write = log_sink_write;
+	sk.write = server_log_sink_write;
 	sk.arg = b;
 	rc = logreader_step(r->lr, &sk, SERVER_LOG_CHUNK);
 	if (rc == LOGREADER_EOF) {
@@ -1352,7 +1355,7 @@ log_pump(struct sreq *r)
 
 		if (rot == 1)
 			rc = LOGREADER_MORE;
-		else if (!container_running(r->s, r->uid, r->cid)) {
+		else if (!server_container_running(r->s, r->uid, r->cid)) {
 			/* exited: what it wrote last is read before the end */
 			rc = logreader_step(r->lr, &sk, SERVER_LOG_CHUNK);
 			if (rc == LOGREADER_EOF)
@@ -1375,14 +1378,14 @@ log_pump(struct sreq *r)
 	}
 	if (evbuffer_get_length(b) > 0) {
 		r->waiting = 1;
-		evhttp_send_reply_chunk_with_cb(r->req, b, log_drained, r);
+		evhttp_send_reply_chunk_with_cb(r->req, b, server_log_drained, r);
 	}
 	evbuffer_free(b);
 	if (rc == LOGREADER_DONE || rc == LOGREADER_ERROR) {
 		if (rc == LOGREADER_ERROR)
 			log_warnx(
 			    "server: reading the log of container %s: %s", r->cid, strerror(errno));
-		log_end(r);
+		server_log_end(r);
 		return;
 	}
 	if (r->waiting)
@@ -1402,7 +1405,7 @@ struct find_pod {
 };
 
 static void
-find_pod_one(const struct pod *pod, const char *source, int admitted, void *arg)
+server_find_pod_one(const struct pod *pod, const char *source, int admitted, void *arg)
 {
 	struct find_pod *f = arg;
 
@@ -1414,7 +1417,7 @@ find_pod_one(const struct pod *pod, const char *source, int admitted, void *arg)
 }
 
 static void
-serve_logs(struct sreq *r)
+server_serve_logs(struct sreq *r)
 {
 	const char         *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
 	char               *path = NULL, *msg = NULL, err[512];
@@ -1425,7 +1428,7 @@ serve_logs(struct sreq *r)
 	int                         rc;
 
 	if (request_parse_logs(r->path, query, now_wall_ns(), &rl, &msg) == -1) {
-		sreq_reply(r, 400, msg);
+		server_sreq_reply(r, 400, msg);
 		free(msg);
 		return;
 	}
@@ -1433,11 +1436,11 @@ serve_logs(struct sreq *r)
 	f.ns = rl.ns;
 	f.name = rl.pod;
 	if (r->s->d.config != NULL)
-		podconfig_foreach(r->s->d.config, find_pod_one, &f);
+		podconfig_foreach(r->s->d.config, server_find_pod_one, &f);
 	if (f.pod == NULL) {
 		msg = xsprintf("pod \"%s/%s\" does not exist", rl.ns, rl.pod);
 		request_logs_clear(&rl);
-		sreq_reply(r, 404, msg);
+		server_sreq_reply(r, 404, msg);
 		free(msg);
 		return;
 	}
@@ -1449,7 +1452,7 @@ serve_logs(struct sreq *r)
 
 		pod_unref(f.pod);
 		request_logs_clear(&rl);
-		sreq_reply(r, code, err);
+		server_sreq_reply(r, code, err);
 		return;
 	}
 	r->cid = xstrdup(c->id);
@@ -1463,17 +1466,17 @@ serve_logs(struct sreq *r)
 	request_logs_clear(&rl);
 	if (r->lr == NULL) {
 		log_warnx("server: %s", err);
-		sreq_reply(r, 500, err);
+		server_sreq_reply(r, 500, err);
 		return;
 	}
-	r->tick = evtimer_new(r->s->d.base, log_tick, r);
-	log_pump(r);
+	r->tick = evtimer_new(r->s->d.base, server_log_tick, r);
+	server_log_pump(r);
 }
 
 /* ---- /exec, /attach, /portForward: the runtime's streaming server, byte for byte ---- */
 
 static void
-tunnel_close(struct sreq *r)
+server_tunnel_close(struct sreq *r)
 {
 	struct evhttp_connection *c = r->conn;
 
@@ -1487,20 +1490,20 @@ tunnel_close(struct sreq *r)
 		evhttp_connection_set_closecb(c, NULL, NULL);
 		evhttp_connection_free(c);
 	}
-	sreq_free(r);
+	server_sreq_free(r);
 }
 
 static struct bufferevent *
-tunnel_other(struct sreq *r, struct bufferevent *b)
+server_tunnel_other(struct sreq *r, struct bufferevent *b)
 {
 	return b == r->up ? r->down : r->up;
 }
 
 static void
-tunnel_read(struct bufferevent *src, void *arg)
+server_tunnel_read(struct bufferevent *src, void *arg)
 {
 	struct sreq        *r = arg;
-	struct bufferevent *dst = tunnel_other(r, src);
+	struct bufferevent *dst = server_tunnel_other(r, src);
 
 	if (r->closing) {
 		evbuffer_drain(
@@ -1515,22 +1518,22 @@ tunnel_read(struct bufferevent *src, void *arg)
 
 /* dst's output drained (the write low watermark is 0). */
 static void
-tunnel_write(struct bufferevent *dst, void *arg)
+server_tunnel_write(struct bufferevent *dst, void *arg)
 {
 	struct sreq *r = arg;
 
 	if (r->closing) {
-		tunnel_close(r);
+		server_tunnel_close(r);
 		return;
 	}
-	bufferevent_enable(tunnel_other(r, dst), EV_READ);
+	bufferevent_enable(server_tunnel_other(r, dst), EV_READ);
 }
 
 static void
-tunnel_event(struct bufferevent *b, short what, void *arg)
+server_tunnel_event(struct bufferevent *b, short what, void *arg)
 {
 	struct sreq        *r = arg;
-	struct bufferevent *other = tunnel_other(r, b);
+	struct bufferevent *other = server_tunnel_other(r, b);
 
 	if (what & BEV_EVENT_CONNECTED)
 		return;
@@ -1545,15 +1548,15 @@ tunnel_event(struct bufferevent *b, short what, void *arg)
 		evbuffer_add_buffer(bufferevent_get_output(other), bufferevent_get_input(b));
 	bufferevent_disable(other, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(other)) == 0)
-		tunnel_close(r);
+		server_tunnel_close(r);
 	else
-		bufferevent_enable(other, EV_WRITE); /* tunnel_write closes once drained */
+		bufferevent_enable(other, EV_WRITE); /* server_tunnel_write closes once drained */
 }
 
 /* The request goes to the runtime's URL as it came (upgrade headers and all), then the
  * connection is a pipe both ways, as the kubelet's UpgradeAwareHandler does. */
 static void
-tunnel_start(struct sreq *r, const char *url)
+server_tunnel_start(struct sreq *r, const char *url)
 {
 	struct evhttp_uri      *u = evhttp_uri_parse(url);
 	struct evkeyvalq       *in = evhttp_request_get_input_headers(r->req);
@@ -1574,7 +1577,7 @@ tunnel_start(struct sreq *r, const char *url)
 		    "server: the runtime's streaming URL %s is not http://HOST:PORT/...", url);
 		if (u != NULL)
 			evhttp_uri_free(u);
-		sreq_reply(r, 500, "unsupported streaming URL from the runtime");
+		server_sreq_reply(r, 500, "unsupported streaming URL from the runtime");
 		return;
 	}
 	hostport =
@@ -1584,7 +1587,7 @@ tunnel_start(struct sreq *r, const char *url)
 		log_warnx("server: the runtime's streaming URL %s: not an IP address", url);
 		free(hostport);
 		evhttp_uri_free(u);
-		sreq_reply(r, 500, "unsupported streaming URL from the runtime");
+		server_sreq_reply(r, 500, "unsupported streaming URL from the runtime");
 		return;
 	}
 	r->up = bufferevent_socket_new(r->s->d.base, -1, BEV_OPT_CLOSE_ON_FREE);
@@ -1605,64 +1608,65 @@ tunnel_start(struct sreq *r, const char *url)
 	evbuffer_add_buffer(out, evhttp_request_get_input_buffer(r->req));
 	free(hostport);
 	evhttp_uri_free(u);
-	bufferevent_setcb(r->up, tunnel_read, tunnel_write, tunnel_event, r);
+	bufferevent_setcb(r->up, server_tunnel_read, server_tunnel_write, server_tunnel_event, r);
 	bufferevent_set_timeouts(r->up, &idle, NULL);
 	if (bufferevent_socket_connect(r->up, (struct sockaddr *)&ss, sslen) == -1) {
 		log_warnx("server: connecting to the runtime's streaming server %s failed", url);
-		sreq_reply(r, 502, "cannot reach the runtime's streaming server");
+		server_sreq_reply(r, 502, "cannot reach the runtime's streaming server");
 		return;
 	}
 	bufferevent_enable(r->up, EV_READ | EV_WRITE);
 	/* Take the client's connection over from evhttp. */
 	r->down = evhttp_connection_get_bufferevent(r->conn);
-	bufferevent_setcb(r->down, tunnel_read, tunnel_write, tunnel_event, r);
+	bufferevent_setcb(r->down, server_tunnel_read, server_tunnel_write, server_tunnel_event, r);
 	bufferevent_setwatermark(r->down, EV_WRITE, 0, 0);
 	bufferevent_set_timeouts(r->down, &idle, NULL);
 	bufferevent_enable(r->down, EV_READ | EV_WRITE);
 	if (evbuffer_get_length(bufferevent_get_input(r->down)) > 0)
-		tunnel_read(r->down, r);
+		server_tunnel_read(r->down, r);
 	log_v(2, "server: %s streaming to the runtime", r->path);
 }
 
 static void
-on_stream_url(int code, const char *msg, const char *url, struct sreq *r)
+server_on_stream_url(int code, const char *msg, const char *url, struct sreq *r)
 {
 	r->ccall = NULL;
 	if (r->closed) { /* the client went away meanwhile */
-		sreq_reply(r, 500, "gone");
+		server_sreq_reply(r, 500, "gone");
 		return;
 	}
 	if (code != 0 || url == NULL || *url == '\0') {
 		char *m = xsprintf("the runtime refused the session: %s", msg != NULL ? msg : "");
 
 		log_v(2, "server: %s: %s", r->path, m);
-		sreq_reply(r, 500, m);
+		server_sreq_reply(r, 500, m);
 		free(m);
 		return;
 	}
-	tunnel_start(r, url);
+	server_tunnel_start(r, url);
 }
 
 static void
-on_exec(int code, const char *msg, const Runtime__V1__ExecResponse *resp, void *arg)
+server_on_exec(int code, const char *msg, const Runtime__V1__ExecResponse *resp, void *arg)
 {
-	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+	server_on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
 }
 
 static void
-on_attach(int code, const char *msg, const Runtime__V1__AttachResponse *resp, void *arg)
+server_on_attach(int code, const char *msg, const Runtime__V1__AttachResponse *resp, void *arg)
 {
-	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+	server_on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
 }
 
 static void
-on_port_forward(int code, const char *msg, const Runtime__V1__PortForwardResponse *resp, void *arg)
+server_on_port_forward(
+    int code, const char *msg, const Runtime__V1__PortForwardResponse *resp, void *arg)
 {
-	on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
+	server_on_stream_url(code, msg, resp != NULL ? resp->url : NULL, arg);
 }
 
 static void
-serve_stream(struct sreq *r, enum request_route route)
+server_serve_stream(struct sreq *r, enum request_route route)
 {
 	const char           *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
 	char                 *msg = NULL;
@@ -1673,7 +1677,7 @@ serve_stream(struct sreq *r, enum request_route route)
 	const char                 *target = NULL;
 
 	if (request_parse_stream(route, r->path, query, &rs, &msg) == -1) {
-		sreq_reply(r, 400, msg);
+		server_sreq_reply(r, 400, msg);
 		free(msg);
 		return;
 	}
@@ -1681,7 +1685,7 @@ serve_stream(struct sreq *r, enum request_route route)
 	f.ns = rs.ns;
 	f.name = rs.pod;
 	if (r->s->d.config != NULL)
-		podconfig_foreach(r->s->d.config, find_pod_one, &f);
+		podconfig_foreach(r->s->d.config, server_find_pod_one, &f);
 	if (f.pod == NULL || (rs.uid != NULL && !streq_null(f.pod->uid, rs.uid))) {
 		msg = xsprintf("pod does not exist");
 		goto notfound;
@@ -1715,8 +1719,8 @@ serve_stream(struct sreq *r, enum request_route route)
 		er.stdin = rs.in;
 		er.stdout = rs.out;
 		er.stderr = rs.err;
-		r->ccall =
-		    cri_exec(r->s->d.cri, &er, r->s->d.cfg->runtime_timeout_ms, on_exec, r, r);
+		r->ccall = cri_exec(
+		    r->s->d.cri, &er, r->s->d.cfg->runtime_timeout_ms, server_on_exec, r, r);
 	} else if (route == REQUEST_ATTACH) {
 		Runtime__V1__AttachRequest ar = RUNTIME__V1__ATTACH_REQUEST__INIT;
 
@@ -1725,16 +1729,16 @@ serve_stream(struct sreq *r, enum request_route route)
 		ar.stdin = rs.in;
 		ar.stdout = rs.out;
 		ar.stderr = rs.err;
-		r->ccall =
-		    cri_attach(r->s->d.cri, &ar, r->s->d.cfg->runtime_timeout_ms, on_attach, r, r);
+		r->ccall = cri_attach(
+		    r->s->d.cri, &ar, r->s->d.cfg->runtime_timeout_ms, server_on_attach, r, r);
 	} else {
 		Runtime__V1__PortForwardRequest pr = RUNTIME__V1__PORT_FORWARD_REQUEST__INIT;
 
 		pr.pod_sandbox_id = (char *)target;
 		pr.port = rs.ports;
 		pr.n_port = rs.nports;
-		r->ccall = cri_port_forward(
-		    r->s->d.cri, &pr, r->s->d.cfg->runtime_timeout_ms, on_port_forward, r, r);
+		r->ccall = cri_port_forward(r->s->d.cri, &pr, r->s->d.cfg->runtime_timeout_ms,
+		    server_on_port_forward, r, r);
 	}
 	pod_unref(f.pod);
 	request_stream_clear(&rs);
@@ -1742,58 +1746,58 @@ serve_stream(struct sreq *r, enum request_route route)
 notfound:
 	pod_unref(f.pod);
 	request_stream_clear(&rs);
-	sreq_reply(r, 404, msg);
+	server_sreq_reply(r, 404, msg);
 	free(msg);
 }
 
 /* After authentication and authorization. */
 static void
-serve(struct sreq *r)
+server_serve(struct sreq *r)
 {
 	enum request_route route;
 
 	if (r->closed) { /* went away while its credentials were reviewed */
-		sreq_reply(r, 500, "gone");
+		server_sreq_reply(r, 500, "gone");
 		return;
 	}
 	route = request_route(
 	    r->path, evhttp_request_get_command(r->req), r->l->tls, r->l->healthz_only);
 	switch (route) {
 	case REQUEST_HEALTHZ:
-		serve_healthz(r);
+		server_serve_healthz(r);
 		break;
 	case REQUEST_NOT_ALLOWED:
-		sreq_reply(r, 405, "Method Not Allowed");
+		server_sreq_reply(r, 405, "Method Not Allowed");
 		break;
 	case REQUEST_PODS:
-		serve_pods(r);
+		server_serve_pods(r);
 		break;
 	case REQUEST_RUNNINGPODS:
-		serve_runningpods(r);
+		server_serve_runningpods(r);
 		break;
 	case REQUEST_METRICS:
-		serve_metrics(r);
+		server_serve_metrics(r);
 		break;
 	case REQUEST_STATS:
-		serve_stats_summary(r);
+		server_serve_stats_summary(r);
 		break;
 	case REQUEST_LOGS:
-		serve_logs(r);
+		server_serve_logs(r);
 		break;
 	case REQUEST_EXEC:
 	case REQUEST_ATTACH:
 	case REQUEST_PORTFORWARD:
-		serve_stream(r, route);
+		server_serve_stream(r, route);
 		break;
 	case REQUEST_NOT_FOUND:
 	default:
-		sreq_reply(r, 404, "404 page not found\n");
+		server_sreq_reply(r, 404, "404 page not found\n");
 		break;
 	}
 }
 
 static void
-on_request(struct evhttp_request *req, void *arg)
+server_on_request(struct evhttp_request *req, void *arg)
 {
 	struct listener *l = arg;
 	struct server   *s = l->s;
@@ -1803,23 +1807,23 @@ on_request(struct evhttp_request *req, void *arg)
 	SSL             *ssl = NULL;
 
 	s->requests++;
-	if (l->tls && (ssl = tls_of(req)) == NULL) {
+	if (l->tls && (ssl = server_tls_of(req)) == NULL) {
 		/* Never served in plain on the HTTPS port. */
 		log_v(2, "server: a request without TLS on the %s listener refused", l->what);
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-		reply_text(req, 503, "Service Unavailable: TLS is unavailable");
+		server_reply_text(req, 503, "Service Unavailable: TLS is unavailable");
 		return;
 	}
 	if ((path = request_clean_path(raw)) == NULL) {
 		log_v(2, "server: bad path %s", raw != NULL ? raw : "(none)");
-		reply_text(req, 400, "Bad Request: invalid path");
+		server_reply_text(req, 400, "Bad Request: invalid path");
 		return;
 	}
 	if (s->streams >= s->d.cfg->server_max_streams) {
 		s->rejected_429++;
 		log_v(2, "server: %d requests in service: %s refused with 429", s->streams, path);
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
-		reply_text(req, 429, "Too Many Requests");
+		server_reply_text(req, 429, "Too Many Requests");
 		free(path);
 		return;
 	}
@@ -1830,30 +1834,30 @@ on_request(struct evhttp_request *req, void *arg)
 	r->req = req;
 	r->path = path;
 	r->conn = evhttp_request_get_connection(req);
-	evhttp_connection_set_closecb(r->conn, on_conn_close, r);
+	evhttp_connection_set_closecb(r->conn, server_on_conn_close, r);
 	auth_attributes(request_method_name(evhttp_request_get_command(req)), path, &r->attrs);
 	log_v(4, "server: %s %s on %s", request_method_name(evhttp_request_get_command(req)), path,
 	    l->what);
 	if (ssl != NULL)
-		authenticate(r, ssl);
+		server_authenticate(r, ssl);
 	else
-		serve(r);
+		server_serve(r);
 }
 
 /* ---- listeners ---- */
 
-static void listener_try(struct listener *);
+static void server_listener_try(struct listener *);
 
 static void
-on_retry(evutil_socket_t fd, short ev, void *arg)
+server_on_retry(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
 	(void)ev;
-	listener_try(arg);
+	server_listener_try(arg);
 }
 
 static void
-on_resume(evutil_socket_t fd, short ev, void *arg)
+server_on_resume(evutil_socket_t fd, short ev, void *arg)
 {
 	struct listener *l = arg;
 
@@ -1865,7 +1869,7 @@ on_resume(evutil_socket_t fd, short ev, void *arg)
 
 /* As tmux's server_accept: out of descriptors, stop accepting for a second. */
 static void
-on_accept_error(struct evconnlistener *lev, void *arg)
+server_on_accept_error(struct evconnlistener *lev, void *arg)
 {
 	struct listener *l = arg;
 	struct timeval   tv = ms_to_tv(1000);
@@ -1881,7 +1885,7 @@ on_accept_error(struct evconnlistener *lev, void *arg)
 }
 
 static void
-listener_try(struct listener *l)
+server_listener_try(struct listener *l)
 {
 	struct sockaddr_storage ss;
 	socklen_t               len = sizeof(ss);
@@ -1911,7 +1915,7 @@ listener_try(struct listener *l)
 		return;
 	}
 	l->bound = evhttp_bind_listener(l->http, lev);
-	evconnlistener_set_error_cb(lev, on_accept_error);
+	evconnlistener_set_error_cb(lev, server_on_accept_error);
 	fd = evconnlistener_get_fd(lev);
 	len = sizeof(ss);
 	getsockname(fd, (struct sockaddr *)&ss, &len);
@@ -1926,7 +1930,7 @@ listener_try(struct listener *l)
 }
 
 static void
-listener_add(
+server_listener_add(
     struct server *s, const char *what, const char *addr, int port, int tls, int healthz_only)
 {
 	struct listener *l = &s->l[s->nl++];
@@ -1943,13 +1947,13 @@ listener_add(
 	evhttp_set_timeout(l->http, (int)((s->idle_ms + 999) / 1000));
 	evhttp_set_allowed_methods(l->http, REQUEST_METHODS);
 	evhttp_set_default_content_type(l->http, "text/plain; charset=utf-8");
-	evhttp_set_gencb(l->http, on_request, l);
+	evhttp_set_gencb(l->http, server_on_request, l);
 	if (tls)
-		evhttp_set_bevcb(l->http, tls_bev, s);
+		evhttp_set_bevcb(l->http, server_tls_bev, s);
 	/* A handler for its own accept error: the listener must not spin on EMFILE. */
-	l->retry = evtimer_new(s->d.base, on_retry, l);
-	l->resume = evtimer_new(s->d.base, on_resume, l);
-	listener_try(l);
+	l->retry = evtimer_new(s->d.base, server_on_retry, l);
+	l->resume = evtimer_new(s->d.base, server_on_resume, l);
+	server_listener_try(l);
 }
 
 struct server *
@@ -1996,15 +2000,16 @@ server_new(const struct server_deps *d, char *err, size_t errlen)
 			return NULL;
 		}
 	}
-	if (tls_check(cfg, err, errlen) == -1) {
+	if (server_tls_check(cfg, err, errlen) == -1) {
 		server_free(s);
 		return NULL;
 	}
-	listener_add(s, "HTTPS", cfg->address, cfg->port, 1, 0);
+	server_listener_add(s, "HTTPS", cfg->address, cfg->port, 1, 0);
 	if (cfg->healthz_port > 0)
-		listener_add(s, "healthz", cfg->healthz_bind_address, cfg->healthz_port, 0, 1);
+		server_listener_add(
+		    s, "healthz", cfg->healthz_bind_address, cfg->healthz_port, 0, 1);
 	if (cfg->read_only_port > 0)
-		listener_add(s, "read-only", cfg->address, cfg->read_only_port, 0, 0);
+		server_listener_add(s, "read-only", cfg->address, cfg->read_only_port, 0, 0);
 	return s;
 }
 

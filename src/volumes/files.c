@@ -22,7 +22,7 @@
 #define VOL_MAX_PATH 4096
 
 static const char *
-kind_word(enum vobj_kind k)
+vol_kind_word(enum vobj_kind k)
 {
 	return k == VOBJ_SECRET ? "secret" : "configmap";
 }
@@ -120,12 +120,12 @@ vobj_parse(
 	vobj_clear(o);
 	o->kind = kind;
 	if ((doc = json_parse(json, len, NULL, e, sizeof(e))) == NULL) {
-		snprintf(err, errlen, "%s: %s", kind_word(kind), e);
+		snprintf(err, errlen, "%s: %s", vol_kind_word(kind), e);
 		return -1;
 	}
 	root = json_root(doc);
 	if (json_type(root) != JSON_OBJECT) {
-		snprintf(err, errlen, "%s: not an object", kind_word(kind));
+		snprintf(err, errlen, "%s: not an object", vol_kind_word(kind));
 		json_free(doc);
 		return -1;
 	}
@@ -213,7 +213,7 @@ vol_payload_make(const struct volume *vol, const struct vobj *obj, struct vol_pa
 			    strncmp(obj->items[i].key, "..", 2) == 0) {
 				snprintf(err, errlen,
 				    "%s %s/%s: key \"%.64s\" is not a valid file name",
-				    kind_word(obj->kind), obj->ns != NULL ? obj->ns : "",
+				    vol_kind_word(obj->kind), obj->ns != NULL ? obj->ns : "",
 				    obj->name != NULL ? obj->name : "", obj->items[i].key);
 				vol_payload_clear(out);
 				return -1;
@@ -248,7 +248,7 @@ vol_payload_make(const struct volume *vol, const struct vobj *obj, struct vol_pa
 /* ---- the atomic writer ---- */
 
 static int
-path_ok(const char *p)
+vol_path_ok(const char *p)
 {
 	const char *s;
 	size_t      n;
@@ -266,7 +266,7 @@ path_ok(const char *p)
 
 /* rm -rf of a directory we wrote (never follows symlinks). */
 static void
-rm_tree(const char *path)
+vol_rm_tree(const char *path)
 {
 	DIR           *d;
 	struct dirent *de;
@@ -284,7 +284,7 @@ rm_tree(const char *path)
 			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 				continue;
 			sub = xsprintf("%s/%s", path, de->d_name);
-			rm_tree(sub);
+			vol_rm_tree(sub);
 			free(sub);
 		}
 		closedir(d);
@@ -293,7 +293,7 @@ rm_tree(const char *path)
 }
 
 static size_t
-count_files(const char *path)
+vol_count_files(const char *path)
 {
 	DIR           *d;
 	struct dirent *de;
@@ -308,7 +308,7 @@ count_files(const char *path)
 			continue;
 		sub = xsprintf("%s/%s", path, de->d_name);
 		if (lstat(sub, &st) == 0)
-			n += S_ISDIR(st.st_mode) ? count_files(sub) : 1;
+			n += S_ISDIR(st.st_mode) ? vol_count_files(sub) : 1;
 		free(sub);
 	}
 	closedir(d);
@@ -318,7 +318,7 @@ count_files(const char *path)
 /* A file's mode on disk: with a pod fsGroup, group-readable (the kubelet's
  * SetVolumeOwnership for a read-only volume). */
 static mode_t
-eff_mode(const struct vol_payload *pl, const struct vol_file *f)
+vol_eff_mode(const struct vol_payload *pl, const struct vol_file *f)
 {
 	return (mode_t)(f->mode & 0777) | (pl->has_gid ? 0440 : 0);
 }
@@ -326,7 +326,7 @@ eff_mode(const struct vol_payload *pl, const struct vol_file *f)
 /* With a pod fsGroup: everything under path gets the group; directories also setgid and
  * group-searchable (symlinks keep their mode). */
 static void
-own_tree(const char *path, int64_t gid)
+vol_own_tree(const char *path, int64_t gid)
 {
 	DIR           *d;
 	struct dirent *de;
@@ -346,7 +346,7 @@ own_tree(const char *path, int64_t gid)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		sub = xsprintf("%s/%s", path, de->d_name);
-		own_tree(sub, gid);
+		vol_own_tree(sub, gid);
 		free(sub);
 	}
 	closedir(d);
@@ -354,7 +354,7 @@ own_tree(const char *path, int64_t gid)
 
 /* 1 when dir/file holds exactly f's bytes, mode (and group). */
 static int
-file_same(const char *dir, const struct vol_payload *pl, const struct vol_file *f)
+vol_file_same(const char *dir, const struct vol_payload *pl, const struct vol_file *f)
 {
 	char       *p = xsprintf("%s/%s", dir, f->path), *buf;
 	struct stat st;
@@ -366,7 +366,7 @@ file_same(const char *dir, const struct vol_payload *pl, const struct vol_file *
 	if (fd == -1)
 		return 0;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == f->len &&
-	    (st.st_mode & 07777) == eff_mode(pl, f) &&
+	    (st.st_mode & 07777) == vol_eff_mode(pl, f) &&
 	    (!pl->has_gid || st.st_gid == (gid_t)pl->gid)) {
 		buf = xmalloc(f->len + 1);
 		r = f->len > 0 ? read(fd, buf, f->len) : 0;
@@ -378,7 +378,7 @@ file_same(const char *dir, const struct vol_payload *pl, const struct vol_file *
 }
 
 static int
-write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_file *f, char *err,
+vol_write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_file *f, char *err,
     size_t errlen)
 {
 	char   *p = xsprintf("%s/%s", tsdir, f->path), *sl;
@@ -410,7 +410,7 @@ write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_fil
 		}
 		off += (size_t)w;
 	}
-	if (fchmod(fd, eff_mode(pl, f)) == -1) {
+	if (fchmod(fd, vol_eff_mode(pl, f)) == -1) {
 		snprintf(err, errlen, "chmod %s: %s", p, strerror(errno));
 		close(fd);
 		free(p);
@@ -423,7 +423,7 @@ write_file(const char *tsdir, const struct vol_payload *pl, const struct vol_fil
 
 /* The first component of a payload path into buf. */
 static const char *
-top_name(const char *path, char *buf, size_t len)
+vol_top_name(const char *path, char *buf, size_t len)
 {
 	size_t n = strcspn(path, "/");
 
@@ -448,7 +448,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 	int             same, found;
 
 	for (i = 0; i < pl->n; i++) {
-		if (!path_ok(pl->files[i].path)) {
+		if (!vol_path_ok(pl->files[i].path)) {
 			snprintf(err, errlen, "invalid path \"%s\"", pl->files[i].path);
 			return -1;
 		}
@@ -470,13 +470,14 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 		old[n] = '\0';
 		olddir = xsprintf("%s/%s", dir, old);
 		/* Unchanged: the same files, bytes and modes, and nothing else. */
-		same = count_files(olddir) == pl->n;
+		same = vol_count_files(olddir) == pl->n;
 		for (i = 0; same && i < pl->n; i++)
-			same = file_same(olddir, pl, &pl->files[i]);
+			same = vol_file_same(olddir, pl, &pl->files[i]);
 		for (i = 0; same && i < pl->n; i++) {
 			struct stat st;
 
-			p = xsprintf("%s/%s", dir, top_name(pl->files[i].path, top, sizeof(top)));
+			p = xsprintf(
+			    "%s/%s", dir, vol_top_name(pl->files[i].path, top, sizeof(top)));
 			same = lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
 			free(p);
 		}
@@ -499,10 +500,10 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 	}
 	chmod(tsdir, 0755);
 	for (i = 0; i < pl->n; i++)
-		if (write_file(tsdir, pl, &pl->files[i], err, errlen) == -1)
+		if (vol_write_file(tsdir, pl, &pl->files[i], err, errlen) == -1)
 			goto fail;
 	if (pl->has_gid)
-		own_tree(dir, pl->gid); /* the volume dir, the new version, the links */
+		vol_own_tree(dir, pl->gid); /* the volume dir, the new version, the links */
 	unlink(tmplink);
 	if (symlink(strrchr(tsdir, '/') + 1, tmplink) == -1 || rename(tmplink, link) == -1) {
 		snprintf(err, errlen, "swap %s: %s", link, strerror(errno));
@@ -514,7 +515,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 		struct stat st;
 		char       *target;
 
-		top_name(pl->files[i].path, top, sizeof(top));
+		vol_top_name(pl->files[i].path, top, sizeof(top));
 		p = xsprintf("%s/%s", dir, top);
 		if (lstat(p, &st) == -1) {
 			target = xsprintf("..data/%s", top);
@@ -533,7 +534,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 				continue;
 			found = 0;
 			for (i = 0; !found && i < pl->n; i++)
-				found = strcmp(top_name(pl->files[i].path, top, sizeof(top)),
+				found = strcmp(vol_top_name(pl->files[i].path, top, sizeof(top)),
 				            de->d_name) == 0;
 			if (!found) {
 				p = xsprintf("%s/%s", dir, de->d_name);
@@ -544,7 +545,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 		closedir(d);
 	}
 	if (olddir != NULL && strcmp(old, strrchr(tsdir, '/') + 1) != 0)
-		rm_tree(olddir);
+		vol_rm_tree(olddir);
 	free(olddir);
 	free(tsdir);
 	free(link);
@@ -552,7 +553,7 @@ vol_write_atomic(const char *dir, const struct vol_payload *pl, char *err, size_
 	return 1;
 fail:
 	if (tsdir != NULL)
-		rm_tree(tsdir);
+		vol_rm_tree(tsdir);
 	free(tsdir);
 	free(olddir);
 	free(link);
@@ -562,7 +563,7 @@ fail:
 
 /* Go's %q of s, appended to f. */
 static void
-go_quote(FILE *f, const char *s)
+vol_go_quote(FILE *f, const char *s)
 {
 	const unsigned char *p;
 
@@ -595,7 +596,7 @@ go_quote(FILE *f, const char *s)
 }
 
 static int
-kv_cmp(const void *a, const void *b)
+vol_kv_cmp(const void *a, const void *b)
 {
 	return strcmp((*(const struct kv *const *)a)->k, (*(const struct kv *const *)b)->k);
 }
@@ -613,12 +614,12 @@ vol_format_map(const struct kvlist *m)
 	v = xcalloc(m->n + 1, sizeof(*v));
 	for (i = 0; i < m->n; i++)
 		v[i] = &m->items[i];
-	qsort(v, m->n, sizeof(*v), kv_cmp);
+	qsort(v, m->n, sizeof(*v), vol_kv_cmp);
 	for (i = 0; i < m->n; i++) {
 		if (i > 0)
 			fputc('\n', f);
 		fprintf(f, "%s=", v[i]->k);
-		go_quote(f, v[i]->v != NULL ? v[i]->v : "");
+		vol_go_quote(f, v[i]->v != NULL ? v[i]->v : "");
 	}
 	fclose(f);
 	free(v);
@@ -627,7 +628,7 @@ vol_format_map(const struct kvlist *m)
 
 /* "metadata.labels['key']" -> key (malloc'd) when prefix matches. */
 static char *
-subscript(const char *path, const char *prefix)
+vol_subscript(const char *path, const char *prefix)
 {
 	size_t pl = strlen(prefix), n;
 
@@ -660,11 +661,11 @@ vol_field_value(const struct pod *pod, const char *path, char **out, char *err, 
 		*out = vol_format_map(&pod->labels);
 	else if (strcmp(path, "metadata.annotations") == 0)
 		*out = vol_format_map(&pod->annotations);
-	else if ((key = subscript(path, "metadata.labels")) != NULL) {
+	else if ((key = vol_subscript(path, "metadata.labels")) != NULL) {
 		v = kvlist_get(&pod->labels, key);
 		*out = xstrdup(v != NULL ? v : "");
 		free(key);
-	} else if ((key = subscript(path, "metadata.annotations")) != NULL) {
+	} else if ((key = vol_subscript(path, "metadata.annotations")) != NULL) {
 		v = kvlist_get(&pod->annotations, key);
 		*out = xstrdup(v != NULL ? v : "");
 		free(key);

@@ -62,7 +62,7 @@ vol_tmpfs_ensure(const char *dir, uint64_t size, char *err, size_t errlen)
 
 /* A mountinfo path with its octal escapes (\040 space, \011, \012, \134) decoded in place. */
 static void
-unescape(char *s)
+tmpfs_unescape(char *s)
 {
 	char *o = s;
 
@@ -79,7 +79,7 @@ unescape(char *s)
 }
 
 static int
-cmp_len_desc(const void *a, const void *b)
+tmpfs_cmp_len_desc(const void *a, const void *b)
 {
 	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
 
@@ -106,7 +106,7 @@ vol_unmount_under(const char *dir)
 			f = strtok_r(NULL, " ", &save);
 		if (f == NULL)
 			continue;
-		unescape(f);
+		tmpfs_unescape(f);
 		if (strncmp(f, real, len) != 0 || (f[len] != '\0' && f[len] != '/'))
 			continue;
 		v = xreallocarray(v, n + 1, sizeof(*v));
@@ -116,7 +116,7 @@ vol_unmount_under(const char *dir)
 	fclose(fp);
 	/* Deepest first; a path mounted twice is unmounted as often. */
 	if (n > 1)
-		qsort(v, n, sizeof(*v), cmp_len_desc);
+		qsort(v, n, sizeof(*v), tmpfs_cmp_len_desc);
 	for (i = 0; i < n; i++) {
 		if (umount2(v[i], MNT_DETACH) == 0) {
 			log_v(2, "volumes: unmounted %s", v[i]);
@@ -132,7 +132,7 @@ vol_unmount_under(const char *dir)
 
 /* A container's memory limit in bytes, or -1 when it has none. */
 static int64_t
-mem_limit(const struct container *c)
+tmpfs_mem_limit(const struct container *c)
 {
 	const struct quantity *q = resource_list_get(&c->c_resources.limits, "memory");
 
@@ -149,11 +149,11 @@ vol_tmpfs_size(const struct pod *pod)
 	/* The pod's limit as the API computes it: the sum over the app containers (sidecars
 	 * included), at least any one init container's. */
 	for (i = 0; i < pod->ncontainers && sum >= 0; i++)
-		sum = (l = mem_limit(&pod->containers[i])) < 0 ? -1 : sum + l;
+		sum = (l = tmpfs_mem_limit(&pod->containers[i])) < 0 ? -1 : sum + l;
 	for (i = 0; i < pod->ninit_containers && sum >= 0; i++) {
 		const struct container *c = &pod->init_containers[i];
 
-		if ((l = mem_limit(c)) < 0)
+		if ((l = tmpfs_mem_limit(c)) < 0)
 			sum = -1;
 		else if (c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS)
 			sum += l; /* a sidecar runs beside the app containers */

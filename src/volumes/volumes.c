@@ -91,25 +91,25 @@ struct volumes {
 };
 
 static const char *
-kind_word(enum vobj_kind k)
+vol_kind_word(enum vobj_kind k)
 {
 	return k == VOBJ_SECRET ? "secret" : "configmap";
 }
 
 static const char *
-kind_plural(enum vobj_kind k)
+vol_kind_plural(enum vobj_kind k)
 {
 	return k == VOBJ_SECRET ? "secrets" : "configmaps";
 }
 
 /* ---- the cache ---- */
 
-static void fetch(struct ventry *);
+static void vol_fetch(struct ventry *);
 
 /* How long an answer is good for: the TTL for an object; for a missing or failed one 1 s,
  * doubling with each answer in a row, up to the TTL. */
 static int64_t
-entry_ttl(const struct volumes *v, const struct ventry *e)
+vol_entry_ttl(const struct volumes *v, const struct ventry *e)
 {
 	int64_t d;
 
@@ -118,10 +118,10 @@ entry_ttl(const struct volumes *v, const struct ventry *e)
 	d = (int64_t)VOL_RETRY_MS << (e->e_fails > 6 ? 6 : (e->e_fails > 0 ? e->e_fails - 1 : 0));
 	return d < v->v_ttl_ms ? d : v->v_ttl_ms;
 }
-static void rewrite_mounts(struct volumes *, const struct ventry *);
+static void vol_rewrite_mounts(struct volumes *, const struct ventry *);
 
 static struct ventry *
-entry_find(struct volumes *v, enum vobj_kind kind, const char *ns, const char *name)
+vol_entry_find(struct volumes *v, enum vobj_kind kind, const char *ns, const char *name)
 {
 	struct ventry *e;
 
@@ -132,13 +132,13 @@ entry_find(struct volumes *v, enum vobj_kind kind, const char *ns, const char *n
 	return NULL;
 }
 
-static const struct volume *pod_volume(const struct pod *, const char *);
+static const struct volume *vol_pod_volume(const struct pod *, const char *);
 
 /* 1 when mount m's volume reads object kind ns/name. */
 static int
-mount_uses(const struct vmount *m, enum vobj_kind kind, const char *ns, const char *name)
+vol_mount_uses(const struct vmount *m, enum vobj_kind kind, const char *ns, const char *name)
 {
-	const struct volume *vol = pod_volume(m->m_pod, m->m_vol);
+	const struct volume *vol = vol_pod_volume(m->m_pod, m->m_vol);
 	size_t               i;
 
 	if (vol == NULL || strcmp(m->m_pod->ns != NULL ? m->m_pod->ns : "default", ns) != 0)
@@ -164,18 +164,18 @@ mount_uses(const struct vmount *m, enum vobj_kind kind, const char *ns, const ch
 }
 
 static int
-entry_mounted(struct volumes *v, const struct ventry *e)
+vol_entry_mounted(struct volumes *v, const struct ventry *e)
 {
 	struct vmount *m;
 
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
-	if (mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
+	if (vol_mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
 		return 1;
 	return 0;
 }
 
 static void
-entry_free(struct ventry *e)
+vol_entry_free(struct ventry *e)
 {
 	size_t i;
 
@@ -191,22 +191,22 @@ entry_free(struct ventry *e)
 }
 
 static void
-evict(struct volumes *v)
+vol_evict(struct volumes *v)
 {
 	struct ventry *e, *next;
 
 	for (e = TAILQ_FIRST(&v->v_entries); e != NULL && v->v_nentries > v->v_max; e = next) {
 		next = TAILQ_NEXT(e, e_lru);
-		if (e->e_call != NULL || e->e_nwaiters > 0 || entry_mounted(v, e))
+		if (e->e_call != NULL || e->e_nwaiters > 0 || vol_entry_mounted(v, e))
 			continue;
 		TAILQ_REMOVE(&v->v_entries, e, e_lru);
 		v->v_nentries--;
-		entry_free(e);
+		vol_entry_free(e);
 	}
 }
 
 static struct ventry *
-entry_new(struct volumes *v, enum vobj_kind kind, const char *ns, const char *name)
+vol_entry_new(struct volumes *v, enum vobj_kind kind, const char *ns, const char *name)
 {
 	struct ventry *e = xcalloc(1, sizeof(*e));
 
@@ -217,12 +217,12 @@ entry_new(struct volumes *v, enum vobj_kind kind, const char *ns, const char *na
 	e->e_state = VE_PENDING;
 	TAILQ_INSERT_TAIL(&v->v_entries, e, e_lru);
 	v->v_nentries++;
-	evict(v);
+	vol_evict(v);
 	return e;
 }
 
 static void
-entry_wait(struct ventry *e, const char *uid)
+vol_entry_wait(struct ventry *e, const char *uid)
 {
 	size_t i;
 
@@ -236,7 +236,7 @@ entry_wait(struct ventry *e, const char *uid)
 }
 
 static void
-entry_kick(struct ventry *e)
+vol_entry_kick(struct ventry *e)
 {
 	struct volumes *v = e->e_v;
 	char          **w = e->e_waiters;
@@ -253,7 +253,7 @@ entry_kick(struct ventry *e)
 }
 
 static void
-fetch_done(const struct api_response *r, void *arg)
+vol_fetch_done(const struct api_response *r, void *arg)
 {
 	struct ventry  *e = arg;
 	struct volumes *v = e->e_v;
@@ -292,12 +292,12 @@ fetch_done(const struct api_response *r, void *arg)
 			e->e_msg = xstrdup(r->message);
 		else
 			e->e_msg = xsprintf(
-			    "%s \"%s\" not found", kind_plural(e->e_obj.kind), e->e_obj.name);
+			    "%s \"%s\" not found", vol_kind_plural(e->e_obj.kind), e->e_obj.name);
 		e->e_fetched_ms = now_mono_ms();
 	} else if (was != VE_OK) {
 		/* A failed read keeps an object we had (autonomy while the server is away). */
 		free(e->e_msg);
-		e->e_msg = xsprintf("%s \"%s\": %s", kind_word(e->e_obj.kind), e->e_obj.name,
+		e->e_msg = xsprintf("%s \"%s\": %s", vol_kind_word(e->e_obj.kind), e->e_obj.name,
 		    r->status == 0 ? (r->message[0] != '\0' ? r->message : "no answer")
 		                   : (r->message[0] != '\0' ? r->message : "server error"));
 		e->e_state = VE_ERROR;
@@ -305,34 +305,35 @@ fetch_done(const struct api_response *r, void *arg)
 		changed = was != VE_ERROR;
 	} else {
 		log_v(2, "%s: %s %s/%s: refresh failed (%d %s), keeping the cached one", __func__,
-		    kind_word(e->e_obj.kind), e->e_obj.ns, e->e_obj.name, r->status, r->message);
+		    vol_kind_word(e->e_obj.kind), e->e_obj.ns, e->e_obj.name, r->status,
+		    r->message);
 	}
 	e->e_fails = e->e_state == VE_OK ? 0 : e->e_fails + 1;
 	if (changed) {
-		log_v(2, "volumes: %s %s/%s: %s", kind_word(e->e_obj.kind), e->e_obj.ns,
+		log_v(2, "volumes: %s %s/%s: %s", vol_kind_word(e->e_obj.kind), e->e_obj.ns,
 		    e->e_obj.name, e->e_state == VE_OK ? "read" : e->e_msg);
-		rewrite_mounts(v, e);
+		vol_rewrite_mounts(v, e);
 	}
-	entry_kick(e);
+	vol_entry_kick(e);
 }
 
 static void
-fetch(struct ventry *e)
+vol_fetch(struct ventry *e)
 {
 	struct volumes *v = e->e_v;
 	char           *path;
 
 	if (e->e_call != NULL || v->v_api == NULL)
 		return;
-	path = xsprintf(
-	    "/api/v1/namespaces/%s/%s/%s", e->e_obj.ns, kind_plural(e->e_obj.kind), e->e_obj.name);
+	path = xsprintf("/api/v1/namespaces/%s/%s/%s", e->e_obj.ns, vol_kind_plural(e->e_obj.kind),
+	    e->e_obj.name);
 	v->v_stats.gets++;
-	e->e_call = api_request(v->v_api, "GET", path, NULL, NULL, 0, 0, fetch_done, e);
+	e->e_call = api_request(v->v_api, "GET", path, NULL, NULL, 0, 0, vol_fetch_done, e);
 	free(path);
 }
 
 static int
-name_ok(const char *s)
+vol_name_ok(const char *s)
 {
 	return s != NULL && s[0] != '\0' && strlen(s) <= 253 && strcspn(s, "/?#%& ") == strlen(s) &&
 	    strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
@@ -346,26 +347,26 @@ volumes_get(struct volumes *v, enum vobj_kind kind, const char *ns, const char *
 	int64_t        now = now_mono_ms(), age;
 
 	*out = NULL;
-	if (!name_ok(ns) || !name_ok(name)) {
-		snprintf(err, errlen, "invalid %s name \"%s\"", kind_word(kind),
+	if (!vol_name_ok(ns) || !vol_name_ok(name)) {
+		snprintf(err, errlen, "invalid %s name \"%s\"", vol_kind_word(kind),
 		    name != NULL ? name : "");
 		return VOLUMES_ERROR;
 	}
-	if (v == NULL || ((e = entry_find(v, kind, ns, name)) == NULL && v->v_api == NULL)) {
+	if (v == NULL || ((e = vol_entry_find(v, kind, ns, name)) == NULL && v->v_api == NULL)) {
 		/* Without a server only objects put into the cache exist. */
 		snprintf(err, errlen, "couldn't get %s \"%s\" in namespace %s: no API server",
-		    kind_word(kind), name, ns);
+		    vol_kind_word(kind), name, ns);
 		return v == NULL ? VOLUMES_ERROR : VOLUMES_NOT_FOUND;
 	}
 	if (e == NULL) {
-		e = entry_new(v, kind, ns, name);
-		fetch(e);
+		e = vol_entry_new(v, kind, ns, name);
+		vol_fetch(e);
 	} else {
 		TAILQ_REMOVE(&v->v_entries, e, e_lru);
 		TAILQ_INSERT_TAIL(&v->v_entries, e, e_lru);
 		age = now - e->e_fetched_ms;
-		if (e->e_state != VE_PENDING && age >= entry_ttl(v, e))
-			fetch(e);
+		if (e->e_state != VE_PENDING && age >= vol_entry_ttl(v, e))
+			vol_fetch(e);
 	}
 	switch (e->e_state) {
 	case VE_OK:
@@ -373,16 +374,16 @@ volumes_get(struct volumes *v, enum vobj_kind kind, const char *ns, const char *
 		*out = &e->e_obj;
 		return VOLUMES_OK;
 	case VE_PENDING:
-		entry_wait(e, uid);
-		snprintf(
-		    err, errlen, "%s \"%s\": waiting for the API server", kind_word(kind), name);
+		vol_entry_wait(e, uid);
+		snprintf(err, errlen, "%s \"%s\": waiting for the API server", vol_kind_word(kind),
+		    name);
 		return VOLUMES_ERROR;
 	case VE_NOT_FOUND:
-		entry_wait(e, uid);
+		vol_entry_wait(e, uid);
 		snprintf(err, errlen, "%s", e->e_msg);
 		return VOLUMES_NOT_FOUND;
 	case VE_ERROR:
-		entry_wait(e, uid);
+		vol_entry_wait(e, uid);
 		snprintf(err, errlen, "%s", e->e_msg);
 		return VOLUMES_ERROR;
 	}
@@ -407,7 +408,7 @@ volumes_put(
 	md = json_get(json_root(doc), "metadata");
 	ns = json_str(json_get(md, "namespace"));
 	name = json_str(json_get(md, "name"));
-	if (!name_ok(name)) {
+	if (!vol_name_ok(name)) {
 		snprintf(err, errlen, "no metadata.name");
 		json_free(doc);
 		return -1;
@@ -417,8 +418,8 @@ volumes_put(
 		json_free(doc);
 		return -1;
 	}
-	if ((e = entry_find(v, kind, ns != NULL ? ns : "default", name)) == NULL)
-		e = entry_new(v, kind, ns != NULL ? ns : "default", name);
+	if ((e = vol_entry_find(v, kind, ns != NULL ? ns : "default", name)) == NULL)
+		e = vol_entry_new(v, kind, ns != NULL ? ns : "default", name);
 	json_free(doc);
 	vobj_clear(&e->e_obj);
 	e->e_obj.items = o.items;
@@ -427,15 +428,15 @@ volumes_put(
 	e->e_obj.immutable = o.immutable;
 	e->e_state = VE_OK;
 	e->e_fetched_ms = now_mono_ms();
-	rewrite_mounts(v, e);
-	entry_kick(e);
+	vol_rewrite_mounts(v, e);
+	vol_entry_kick(e);
 	return 0;
 }
 
 /* ---- volumes ---- */
 
 static const char *
-plugin_name(enum volume_kind k)
+vol_plugin_name(enum volume_kind k)
 {
 	switch (k) {
 	case VOL_SECRET:
@@ -452,13 +453,13 @@ plugin_name(enum volume_kind k)
 /* ROOT/pods/UID/volumes/kubernetes.io~PLUGIN/NAME, or NULL (err) when the UID or the
  * volume name is no file name. */
 static char *
-mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol, char *err,
+vol_mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char *vol, char *err,
     size_t errlen)
 {
 	char  plugin[64];
 	char *dir;
 
-	snprintf(plugin, sizeof(plugin), "kubernetes.io~%s", plugin_name(kind));
+	snprintf(plugin, sizeof(plugin), "kubernetes.io~%s", vol_plugin_name(kind));
 	dir = path_join(v->v_root, 5, "pods", uid, "volumes", plugin, vol);
 	if (dir == NULL)
 		snprintf(err, errlen, "volume \"%s\": pod UID or volume name is not a file name",
@@ -467,7 +468,7 @@ mount_dir(struct volumes *v, const char *uid, enum volume_kind kind, const char 
 }
 
 static const struct volume *
-pod_volume(const struct pod *pod, const char *name)
+vol_pod_volume(const struct pod *pod, const char *name)
 {
 	size_t i;
 
@@ -481,8 +482,9 @@ pod_volume(const struct pod *pod, const char *name)
 
 /* downwardAPI items (a volume's or a projection's) into pl. */
 static int
-downward_payload(const struct pod *pod, const struct key_to_path *items, size_t n, int32_t dmode,
-    vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err, size_t errlen)
+vol_downward_payload(const struct pod *pod, const struct key_to_path *items, size_t n,
+    int32_t dmode, vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err,
+    size_t errlen)
 {
 	char  *val;
 	size_t i;
@@ -511,7 +513,7 @@ downward_payload(const struct pod *pod, const struct key_to_path *items, size_t 
 /* ---- service account tokens ---- */
 
 static void
-token_free(struct vtoken *t)
+vol_token_free(struct vtoken *t)
 {
 	api_call_cancel(t->t_call);
 	free(t->t_uid);
@@ -524,11 +526,11 @@ token_free(struct vtoken *t)
 	free(t);
 }
 
-static void rewrite_pod(struct volumes *, const char *uid);
+static void vol_rewrite_pod(struct volumes *, const char *uid);
 
 /* Seconds since the epoch of an RFC 3339 UTC time, or -1. */
 static int64_t
-rfc3339_s(const char *s)
+vol_rfc3339_s(const char *s)
 {
 	struct tm   tm;
 	const char *end;
@@ -552,7 +554,7 @@ vol_token_refresh_s(int64_t expiration_s, int64_t lifetime_s)
 }
 
 static void
-token_done(const struct api_response *r, void *arg)
+vol_token_done(const struct api_response *r, void *arg)
 {
 	struct vtoken     *t = arg;
 	struct volumes    *v = t->t_v;
@@ -581,11 +583,11 @@ token_done(const struct api_response *r, void *arg)
 		log_warnx("volumes: pod %s/%s: %s", t->t_ns, t->t_pod, t->t_msg);
 		json_free(doc);
 		if (!had)
-			rewrite_pod(v, t->t_uid); /* kicks the pod, which reports the error */
+			vol_rewrite_pod(v, t->t_uid); /* kicks the pod, which reports the error */
 		return;
 	}
 	life = t->t_expiration;
-	exp = rfc3339_s(json_str(json_get(st, "expirationTimestamp")));
+	exp = vol_rfc3339_s(json_str(json_get(st, "expirationTimestamp")));
 	if (exp > 0 && exp - (int64_t)time(NULL) > 0)
 		life = exp - (int64_t)time(NULL);
 	free(t->t_token);
@@ -598,11 +600,11 @@ token_done(const struct api_response *r, void *arg)
 	log_v(2, "volumes: pod %s/%s: token for %s (audience \"%s\", %llds) refreshed in %llds",
 	    t->t_ns, t->t_pod, t->t_sa, t->t_audience, (long long)t->t_expiration,
 	    (long long)((t->t_refresh_ms - now) / 1000));
-	rewrite_pod(v, t->t_uid);
+	vol_rewrite_pod(v, t->t_uid);
 }
 
 static void
-token_fetch(struct vtoken *t)
+vol_token_fetch(struct vtoken *t)
 {
 	struct volumes      *v = t->t_v;
 	char                *path, *body;
@@ -645,7 +647,7 @@ token_fetch(struct vtoken *t)
 	yajl_gen_free(g);
 	path = xsprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token", t->t_ns, t->t_sa);
 	t->t_call = api_request(
-	    v->v_api, "POST", path, "application/json", body, strlen(body), 0, token_done, t);
+	    v->v_api, "POST", path, "application/json", body, strlen(body), 0, vol_token_done, t);
 	free(path);
 	free(body);
 }
@@ -653,7 +655,7 @@ token_fetch(struct vtoken *t)
 /* The token of projection p for pod: 0 with *tok (borrowed), -1 with err (it failed), -2 with
  * err while the first request is in flight. */
 static int
-token_get(struct volumes *v, const struct pod *pod, const struct volume_projection *p,
+vol_token_get(struct volumes *v, const struct pod *pod, const struct volume_projection *p,
     const char **tok, char *err, size_t errlen)
 {
 	const char    *ns = pod->ns != NULL ? pod->ns : "default";
@@ -686,9 +688,9 @@ token_get(struct volumes *v, const struct pod *pod, const struct volume_projecti
 		t->t_audience = xstrdup(aud);
 		t->t_expiration = exp;
 		TAILQ_INSERT_TAIL(&v->v_tokens, t, t_entry);
-		token_fetch(t);
+		vol_token_fetch(t);
 	} else if (now_mono_ms() >= t->t_refresh_ms) {
-		token_fetch(t);
+		vol_token_fetch(t);
 	}
 	if (t->t_token != NULL) {
 		*tok = t->t_token;
@@ -707,7 +709,7 @@ token_get(struct volumes *v, const struct pod *pod, const struct volume_projecti
 /* The object of a configMap / secret source: 0 with *obj (NULL: missing and optional), -1
  * with err. */
 static int
-object_for(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *name,
+vol_object_for(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *name,
     int optional, const struct vobj **obj, char *err, size_t errlen)
 {
 	int rc;
@@ -725,7 +727,7 @@ object_for(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const 
 
 /* Everything volume vol of pod holds now. 0, or -1 with err (an object or token missing). */
 static int
-volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vol,
+vol_volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vol,
     vol_resource_fn res_fn, void *res_arg, struct vol_payload *pl, char *err, size_t errlen)
 {
 	int32_t            dmode = vol->v_default_mode >= 0 ? vol->v_default_mode : 0644;
@@ -741,12 +743,13 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 	switch (vol->v_kind) {
 	case VOL_CONFIG_MAP:
 	case VOL_SECRET:
-		if (object_for(v, pod, vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
-		        vol->v_source, vol->v_optional, &obj, err, errlen) == -1)
+		if (vol_object_for(v, pod,
+		        vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP, vol->v_source,
+		        vol->v_optional, &obj, err, errlen) == -1)
 			return -1;
 		return vol_payload_make(vol, obj, pl, err, errlen);
 	case VOL_DOWNWARD_API:
-		return downward_payload(
+		return vol_downward_payload(
 		    pod, vol->v_items, vol->v_nitems, dmode, res_fn, res_arg, pl, err, errlen);
 	case VOL_PROJECTED:
 		for (i = 0; i < vol->v_nprojections; i++) {
@@ -755,7 +758,7 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 			switch (p->p_kind) {
 			case PROJ_CONFIG_MAP:
 			case PROJ_SECRET:
-				if (object_for(v, pod,
+				if (vol_object_for(v, pod,
 				        p->p_kind == PROJ_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
 				        p->p_name, p->p_optional, &obj, err, errlen) == -1)
 					return -1;
@@ -769,12 +772,12 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 					return -1;
 				break;
 			case PROJ_DOWNWARD_API:
-				if (downward_payload(pod, p->p_items, p->p_nitems, dmode, res_fn,
-				        res_arg, pl, err, errlen) == -1)
+				if (vol_downward_payload(pod, p->p_items, p->p_nitems, dmode,
+				        res_fn, res_arg, pl, err, errlen) == -1)
 					return -1;
 				break;
 			case PROJ_SA_TOKEN:
-				if (token_get(v, pod, p, &tok, err, errlen) < 0)
+				if (vol_token_get(v, pod, p, &tok, err, errlen) < 0)
 					return -1;
 				/* With an fsGroup the kubelet makes the token 0600 (0640 after
 				 * the group is applied). */
@@ -800,16 +803,16 @@ volume_payload(struct volumes *v, const struct pod *pod, const struct volume *vo
 /* Secrets and tokens (secret and projected volumes) live on a tmpfs, as the kubelet's
  * memory-medium wrapper volumes. */
 static int
-in_memory(const struct volume *vol)
+vol_in_memory(const struct volume *vol)
 {
 	return vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED;
 }
 
 /* Builds and writes one mount's volume. */
 static int
-mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
+vol_mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
 {
-	const struct volume *vol = pod_volume(m->m_pod, m->m_vol);
+	const struct volume *vol = vol_pod_volume(m->m_pod, m->m_vol);
 	struct vol_payload   pl = { NULL, 0, 0, 0 };
 	char                 e[512];
 	int                  rc;
@@ -818,11 +821,12 @@ mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
 		snprintf(err, errlen, "no volume \"%s\"", m->m_vol);
 		return -1;
 	}
-	if (volume_payload(v, m->m_pod, vol, m->m_res_fn, m->m_res_arg, &pl, err, errlen) == -1) {
+	if (vol_volume_payload(v, m->m_pod, vol, m->m_res_fn, m->m_res_arg, &pl, err, errlen) ==
+	    -1) {
 		vol_payload_clear(&pl);
 		return -1;
 	}
-	if (in_memory(vol) &&
+	if (vol_in_memory(vol) &&
 	    vol_tmpfs_ensure(m->m_dir, vol_tmpfs_size(m->m_pod), e, sizeof(e)) == -1) {
 		snprintf(err, errlen, "volume \"%s\": %s", vol->v_name, e);
 		vol_payload_clear(&pl);
@@ -845,16 +849,16 @@ mount_write(struct volumes *v, struct vmount *m, char *err, size_t errlen)
 /* Rewrites every mount that reads object e; one whose sources are not all there keeps its
  * last files (the kubelet does not empty a volume when an object goes away). */
 static void
-rewrite_mounts(struct volumes *v, const struct ventry *e)
+vol_rewrite_mounts(struct volumes *v, const struct ventry *e)
 {
 	struct vmount *m;
 	char           err[512];
 
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
 	{
-		if (!mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
+		if (!vol_mount_uses(m, e->e_obj.kind, e->e_obj.ns, e->e_obj.name))
 			continue;
-		if (mount_write(v, m, err, sizeof(err)) == -1)
+		if (vol_mount_write(v, m, err, sizeof(err)) == -1)
 			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", m->m_pod->ns,
 			    m->m_pod->name, m->m_vol, err);
 	}
@@ -862,7 +866,7 @@ rewrite_mounts(struct volumes *v, const struct ventry *e)
 
 /* A pod's token arrived or failed: rewrite its projected volumes, kick it. */
 static void
-rewrite_pod(struct volumes *v, const char *uid)
+vol_rewrite_pod(struct volumes *v, const char *uid)
 {
 	struct vmount *m;
 	char           err[512], *u = xstrdup(uid);
@@ -872,9 +876,10 @@ rewrite_pod(struct volumes *v, const char *uid)
 		const struct volume *vol;
 
 		if (strcmp(m->m_pod->uid, u) != 0 ||
-		    (vol = pod_volume(m->m_pod, m->m_vol)) == NULL || vol->v_kind != VOL_PROJECTED)
+		    (vol = vol_pod_volume(m->m_pod, m->m_vol)) == NULL ||
+		    vol->v_kind != VOL_PROJECTED)
 			continue;
-		if (mount_write(v, m, err, sizeof(err)) == -1)
+		if (vol_mount_write(v, m, err, sizeof(err)) == -1)
 			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", m->m_pod->ns,
 			    m->m_pod->name, m->m_vol, err);
 	}
@@ -884,7 +889,7 @@ rewrite_pod(struct volumes *v, const char *uid)
 }
 
 static int
-is_static(const struct pod *pod)
+vol_is_static(const struct pod *pod)
 {
 	const char *src = kvlist_get(&pod->annotations, "kubernetes.io/config.source");
 
@@ -893,7 +898,7 @@ is_static(const struct pod *pod)
 
 /* 1 when the volume reads API objects (a static pod may not have it). */
 static const char *
-volume_api_use(const struct volume *vol)
+vol_volume_api_use(const struct volume *vol)
 {
 	size_t i;
 
@@ -933,7 +938,7 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 		    vol->v_name);
 		return -1;
 	}
-	if (is_static(pod) && (use = volume_api_use(vol)) != NULL) {
+	if (vol_is_static(pod) && (use = vol_volume_api_use(vol)) != NULL) {
 		snprintf(err, errlen, "volume \"%s\": a static pod may not use %s \"%s\"",
 		    vol->v_name, use, vol->v_source != NULL ? vol->v_source : vol->v_name);
 		return -1;
@@ -942,11 +947,12 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 	if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
 		break;
 	if (m == NULL) {
-		if ((dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, errlen)) == NULL)
+		if ((dir = vol_mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, errlen)) ==
+		    NULL)
 			return -1;
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
 			/* Secrets and tokens: the plugin directory is root-only; the volume
-			 * directory (a tmpfs, mount_write) is 0755 for the container's user. */
+			 * directory (a tmpfs, vol_mount_write) is 0755 for the container's user. */
 			parent = xstrdup(dir);
 			*strrchr(parent, '/') = '\0';
 			if (mkdirs(parent, 0700) == 0)
@@ -962,7 +968,7 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 	}
 	m->m_res_fn = res_fn;
 	m->m_res_arg = res_arg;
-	if (mount_write(v, m, err, errlen) == -1)
+	if (vol_mount_write(v, m, err, errlen) == -1)
 		return -1;
 	*host_dir = xstrdup(m->m_dir);
 	return 0;
@@ -970,7 +976,7 @@ volumes_setup(struct volumes *v, const struct pod *pod, const struct volume *vol
 
 /* Asks for one object; 1 while it has never been answered. */
 static int
-pget(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *name)
+vol_pget(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *name)
 {
 	const char        *ns = pod->ns != NULL ? pod->ns : "default";
 	const struct vobj *obj;
@@ -979,26 +985,27 @@ pget(struct volumes *v, const struct pod *pod, enum vobj_kind kind, const char *
 
 	if (volumes_get(v, kind, ns, name, pod->uid, &obj, err, sizeof(err)) == VOLUMES_OK)
 		return 0;
-	e = name_ok(name) ? entry_find(v, kind, ns, name) : NULL;
+	e = vol_name_ok(name) ? vol_entry_find(v, kind, ns, name) : NULL;
 	return e != NULL && e->e_state == VE_PENDING;
 }
 
 static int
-prefetch_containers(struct volumes *v, const struct pod *pod, const struct container *cs, size_t n)
+vol_prefetch_containers(
+    struct volumes *v, const struct pod *pod, const struct container *cs, size_t n)
 {
 	size_t i, k;
 	int    pending = 0;
 
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < cs[i].c_nenv_from; k++)
-			pending += pget(v, pod,
+			pending += vol_pget(v, pod,
 			    cs[i].c_env_from[k].is_secret ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
 			    cs[i].c_env_from[k].name);
 		for (k = 0; k < cs[i].c_nenv; k++) {
 			const struct env_var *e = &cs[i].c_env[k];
 
 			if (e->src == ENV_CONFIG_MAP_KEY_REF || e->src == ENV_SECRET_KEY_REF)
-				pending += pget(v, pod,
+				pending += vol_pget(v, pod,
 				    e->src == ENV_SECRET_KEY_REF ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
 				    e->ref_name);
 		}
@@ -1008,51 +1015,51 @@ prefetch_containers(struct volumes *v, const struct pod *pod, const struct conta
 
 /* Starts every read the pod needs; returns how many were never answered yet. */
 static int
-prefetch(struct volumes *v, const struct pod *pod)
+vol_prefetch(struct volumes *v, const struct pod *pod)
 {
 	const char *tok;
 	char        err[256];
 	size_t      i, k;
 	int         pending = 0;
 
-	if (v == NULL || pod == NULL || pod->uid == NULL || is_static(pod))
+	if (v == NULL || pod == NULL || pod->uid == NULL || vol_is_static(pod))
 		return 0;
 	for (i = 0; i < pod->nvolumes; i++) {
 		const struct volume *vol = &pod->volumes[i];
 
 		if (vol->v_kind == VOL_CONFIG_MAP || vol->v_kind == VOL_SECRET)
-			pending +=
-			    pget(v, pod, vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
-			        vol->v_source);
+			pending += vol_pget(v, pod,
+			    vol->v_kind == VOL_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
+			    vol->v_source);
 		for (k = 0; vol->v_kind == VOL_PROJECTED && k < vol->v_nprojections; k++) {
 			const struct volume_projection *p = &vol->v_projections[k];
 
 			if (p->p_kind == PROJ_CONFIG_MAP || p->p_kind == PROJ_SECRET)
-				pending += pget(v, pod,
+				pending += vol_pget(v, pod,
 				    p->p_kind == PROJ_SECRET ? VOBJ_SECRET : VOBJ_CONFIG_MAP,
 				    p->p_name);
 			else if (p->p_kind == PROJ_SA_TOKEN &&
-			    token_get(v, pod, p, &tok, err, sizeof(err)) == -2)
+			    vol_token_get(v, pod, p, &tok, err, sizeof(err)) == -2)
 				pending++;
 		}
 	}
-	pending += prefetch_containers(v, pod, pod->init_containers, pod->ninit_containers);
-	pending += prefetch_containers(v, pod, pod->containers, pod->ncontainers);
+	pending += vol_prefetch_containers(v, pod, pod->init_containers, pod->ninit_containers);
+	pending += vol_prefetch_containers(v, pod, pod->containers, pod->ncontainers);
 	pending +=
-	    prefetch_containers(v, pod, pod->ephemeral_containers, pod->nephemeral_containers);
+	    vol_prefetch_containers(v, pod, pod->ephemeral_containers, pod->nephemeral_containers);
 	return pending;
 }
 
 void
 volumes_prefetch_pod(struct volumes *v, const struct pod *pod)
 {
-	(void)prefetch(v, pod);
+	(void)vol_prefetch(v, pod);
 }
 
 int
 volumes_pod_waiting(struct volumes *v, const struct pod *pod)
 {
-	return prefetch(v, pod) > 0;
+	return vol_prefetch(v, pod) > 0;
 }
 
 void
@@ -1071,7 +1078,7 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 		if (vol->v_kind != VOL_CONFIG_MAP && vol->v_kind != VOL_SECRET &&
 		    vol->v_kind != VOL_PROJECTED && vol->v_kind != VOL_DOWNWARD_API)
 			continue;
-		if (is_static(pod) && volume_api_use(vol) != NULL)
+		if (vol_is_static(pod) && vol_volume_api_use(vol) != NULL)
 			continue;
 		TAILQ_FOREACH(m, &v->v_mounts, m_entry)
 		if (strcmp(m->m_pod->uid, pod->uid) == 0 && strcmp(m->m_vol, vol->v_name) == 0)
@@ -1083,7 +1090,7 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 		m = xcalloc(1, sizeof(*m));
 		m->m_pod = pod_ref(pod);
 		m->m_vol = xstrdup(vol->v_name);
-		m->m_dir = mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, sizeof(err));
+		m->m_dir = vol_mount_dir(v, pod->uid, vol->v_kind, vol->v_name, err, sizeof(err));
 		if (vol->v_kind == VOL_SECRET || vol->v_kind == VOL_PROJECTED) {
 			parent = xstrdup(m->m_dir);
 			*strrchr(parent, '/') = '\0';
@@ -1093,7 +1100,7 @@ volumes_track_pod(struct volumes *v, const struct pod *pod)
 		}
 		TAILQ_INSERT_TAIL(&v->v_mounts, m, m_entry);
 		v->v_nmounts++;
-		if (mount_write(v, m, err, sizeof(err)) == -1)
+		if (vol_mount_write(v, m, err, sizeof(err)) == -1)
 			log_v(2, "volumes: pod %s/%s: volume %s: %s", pod->ns, pod->name,
 			    vol->v_name, err);
 	}
@@ -1117,15 +1124,15 @@ volumes_setup_once(const char *root_dir, const struct pod *pod, const struct vol
 	TAILQ_INIT(&tmp.v_entries);
 	TAILQ_INIT(&tmp.v_mounts);
 	TAILQ_INIT(&tmp.v_tokens);
-	if (volume_payload(&tmp, pod, vol, res_fn, res_arg, &pl, err, errlen) == -1) {
+	if (vol_volume_payload(&tmp, pod, vol, res_fn, res_arg, &pl, err, errlen) == -1) {
 		vol_payload_clear(&pl);
 		return -1;
 	}
-	if ((dir = mount_dir(&tmp, pod->uid, vol->v_kind, vol->v_name, err, errlen)) == NULL) {
+	if ((dir = vol_mount_dir(&tmp, pod->uid, vol->v_kind, vol->v_name, err, errlen)) == NULL) {
 		vol_payload_clear(&pl);
 		return -1;
 	}
-	if (in_memory(vol) && vol_tmpfs_ensure(dir, vol_tmpfs_size(pod), e, sizeof(e)) == -1) {
+	if (vol_in_memory(vol) && vol_tmpfs_ensure(dir, vol_tmpfs_size(pod), e, sizeof(e)) == -1) {
 		snprintf(err, errlen, "volume \"%s\": %s", vol->v_name, e);
 		vol_payload_clear(&pl);
 		free(dir);
@@ -1143,7 +1150,7 @@ volumes_setup_once(const char *root_dir, const struct pod *pod, const struct vol
 }
 
 static void
-mount_free(struct vmount *m)
+vol_mount_free(struct vmount *m)
 {
 	pod_unref(m->m_pod);
 	free(m->m_vol);
@@ -1152,7 +1159,7 @@ mount_free(struct vmount *m)
 }
 
 static int
-kvlist_same(const struct kvlist *a, const struct kvlist *b)
+vol_kvlist_same(const struct kvlist *a, const struct kvlist *b)
 {
 	size_t i;
 
@@ -1176,17 +1183,17 @@ volumes_update_pod(struct volumes *v, const struct pod *pod)
 	TAILQ_FOREACH(m, &v->v_mounts, m_entry)
 	{
 		if (strcmp(m->m_pod->uid, pod->uid) != 0 ||
-		    (kvlist_same(&m->m_pod->labels, &pod->labels) &&
-		        kvlist_same(&m->m_pod->annotations, &pod->annotations)))
+		    (vol_kvlist_same(&m->m_pod->labels, &pod->labels) &&
+		        vol_kvlist_same(&m->m_pod->annotations, &pod->annotations)))
 			continue;
 		pod_ref(pod);
 		pod_unref(m->m_pod);
 		m->m_pod = pod;
-		vol = pod_volume(m->m_pod, m->m_vol);
+		vol = vol_pod_volume(m->m_pod, m->m_vol);
 		if (vol == NULL ||
 		    (vol->v_kind != VOL_DOWNWARD_API && vol->v_kind != VOL_PROJECTED))
 			continue;
-		if (mount_write(v, m, err, sizeof(err)) == -1)
+		if (vol_mount_write(v, m, err, sizeof(err)) == -1)
 			log_v(2, "volumes: pod %s/%s: volume %s not updated: %s", pod->ns,
 			    pod->name, m->m_vol, err);
 	}
@@ -1216,7 +1223,7 @@ volumes_forget_pod(struct volumes *v, const char *uid)
 		tnext = TAILQ_NEXT(t, t_entry);
 		if (strcmp(t->t_uid, uid) == 0) {
 			TAILQ_REMOVE(&v->v_tokens, t, t_entry);
-			token_free(t);
+			vol_token_free(t);
 		}
 	}
 	for (m = TAILQ_FIRST(&v->v_mounts); m != NULL; m = next) {
@@ -1225,14 +1232,14 @@ volumes_forget_pod(struct volumes *v, const char *uid)
 			continue;
 		TAILQ_REMOVE(&v->v_mounts, m, m_entry);
 		v->v_nmounts--;
-		mount_free(m);
+		vol_mount_free(m);
 	}
 }
 
 /* Objects that mounted volumes use are re-read once older than the TTL; missing ones pods
  * wait for are asked again (backing off), so a pod starts soon after its object appears. */
 static void
-refresh_cb(evutil_socket_t fd, short what, void *arg)
+vol_refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct volumes *v = arg;
 	struct ventry  *e;
@@ -1244,15 +1251,15 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 	TAILQ_FOREACH(e, &v->v_entries, e_lru)
 	{
 		if (e->e_call != NULL || e->e_state == VE_PENDING ||
-		    (e->e_nwaiters == 0 && !entry_mounted(v, e)))
+		    (e->e_nwaiters == 0 && !vol_entry_mounted(v, e)))
 			continue;
-		if (now - e->e_fetched_ms >= entry_ttl(v, e))
-			fetch(e);
+		if (now - e->e_fetched_ms >= vol_entry_ttl(v, e))
+			vol_fetch(e);
 	}
 	TAILQ_FOREACH(t, &v->v_tokens, t_entry)
 	if (t->t_call == NULL && now >= t->t_refresh_ms)
-		token_fetch(t);
-	evict(v);
+		vol_token_fetch(t);
+	vol_evict(v);
 }
 
 /* A process that reads secrets writes no core file: a core of kletd would put its cache,
@@ -1262,7 +1269,7 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
  * core limit 0, for a kernel with fs.suid_dumpable=2). Not with AddressSanitizer: its leak
  * checker needs to ptrace the process, which non-dumpable forbids. */
 static void
-no_core_dumps(void)
+vol_no_core_dumps(void)
 {
 #ifndef __SANITIZE_ADDRESS__
 	struct rlimit rl = { 0, 0 };
@@ -1292,7 +1299,7 @@ volumes_new(struct event_base *base, struct api *api, const struct volumes_optio
 	TAILQ_INIT(&v->v_mounts);
 	TAILQ_INIT(&v->v_tokens);
 	if (api != NULL)
-		no_core_dumps();
+		vol_no_core_dumps();
 	if (base != NULL) {
 		period = v->v_ttl_ms / 4;
 		if (period < 200)
@@ -1300,7 +1307,7 @@ volumes_new(struct event_base *base, struct api *api, const struct volumes_optio
 		if (period > 1000)
 			period = 1000;
 		tv = ms_to_tv(period);
-		v->v_timer = event_new(base, -1, EV_PERSIST, refresh_cb, v);
+		v->v_timer = event_new(base, -1, EV_PERSIST, vol_refresh_cb, v);
 		event_add(v->v_timer, &tv);
 	}
 	return v;
@@ -1319,15 +1326,15 @@ volumes_free(struct volumes *v)
 		event_free(v->v_timer);
 	while ((t = TAILQ_FIRST(&v->v_tokens)) != NULL) {
 		TAILQ_REMOVE(&v->v_tokens, t, t_entry);
-		token_free(t);
+		vol_token_free(t);
 	}
 	while ((e = TAILQ_FIRST(&v->v_entries)) != NULL) {
 		TAILQ_REMOVE(&v->v_entries, e, e_lru);
-		entry_free(e);
+		vol_entry_free(e);
 	}
 	while ((m = TAILQ_FIRST(&v->v_mounts)) != NULL) {
 		TAILQ_REMOVE(&v->v_mounts, m, m_entry);
-		mount_free(m);
+		vol_mount_free(m);
 	}
 	free(v->v_root);
 	free(v);

@@ -163,17 +163,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g->g_status = -1;
 	g->g_local = -1;
 	g->g_max_recv = 64 * 1024;
-	g->g_timer = evtimer_new(base, call_timercb, g);
+	g->g_timer = evtimer_new(base, grpc_call_timercb, g);
 	done_calls = 0;
 	h[0] = (struct h2_header){ ":status", (flags & 4) ? "500" : "200" };
 	h[1] = (struct h2_header){ "content-type", "application/grpc" };
-	(void)call_on_headers(g, h, 2, 0, 0);
+	(void)grpc_call_on_headers(g, h, 2, 0, 0);
 	for (i = 0, off = 0; i <= n && off < len; i++) {
 		size_t k = i < n ? cuts[i] : len - off;
 
 		if (k > len - off)
 			k = len - off;
-		if (call_on_data(g, p + off, k) == -1)
+		if (grpc_call_on_data(g, p + off, k) == -1)
 			break; /* h2 resets the stream; on_close follows */
 		off += k;
 	}
@@ -182,8 +182,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (flags & 8)
 		t[nt++] = (struct h2_header){ "grpc-message", "bad%20thing%zz%" };
 	if (nt > 0)
-		(void)call_on_headers(g, t, nt, 1, 1);
-	call_on_close(g, H2_OK, 0, "");
+		(void)grpc_call_on_headers(g, t, nt, 1, 1);
+	grpc_call_on_close(g, H2_OK, 0, "");
 	if (done_calls != 1)
 		abort();
 	/* The arena keeps a spare chunk between calls, as in kletd. */

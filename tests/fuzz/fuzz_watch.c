@@ -44,22 +44,22 @@ respond(struct api_call *c, const char *status, const uint8_t *d, size_t len, co
 	c->c_state = CALL_SENT; /* as api_submit, without a session */
 	if (c->c_api->a_stats.held > 0)
 		c->c_api->a_stats.held--;
-	(void)on_headers(c, &h, 1, 0, 0);
+	(void)api_on_headers(c, &h, 1, 0, 0);
 	for (i = 0; i <= ncuts && off < len; i++) {
 		k = i < ncuts ? cuts[i] : len - off;
 		if (k > len - off)
 			k = len - off;
 		if (c->c_state == CALL_DEAD)
 			return; /* cancelled by the watch: h2 sends RST_STREAM, no on_close */
-		if (on_data(c, d + off, k) == -1) {
+		if (api_on_data(c, d + off, k) == -1) {
 			if (c->c_state != CALL_DEAD)
-				on_close(c, H2_ERR_ABORTED, 8, "aborted by a callback");
+				api_on_close(c, H2_ERR_ABORTED, 8, "aborted by a callback");
 			return;
 		}
 		off += k;
 	}
 	if (c->c_state != CALL_DEAD)
-		on_close(c, H2_OK, 0, "");
+		api_on_close(c, H2_OK, 0, "");
 }
 
 int
