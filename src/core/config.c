@@ -329,24 +329,6 @@ config_label_key_ok(const char *k)
 }
 
 static void
-config_kvlist_set(struct kvlist *l, const char *k, const char *v)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		if (strcmp(l->items[i].k, k) == 0) {
-			free(l->items[i].v);
-			l->items[i].v = xstrdup(v);
-			return;
-		}
-	}
-	l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
-	l->items[l->n].k = xstrdup(k);
-	l->items[l->n].v = xstrdup(v);
-	l->n++;
-}
-
-static void
 config_strv_push(struct strv *sv, const char *s)
 {
 	sv->v = xreallocarray(sv->v, sv->n + 1, sizeof(*sv->v));
@@ -377,7 +359,7 @@ config_parse_labels(const char *s, struct kvlist *out, char *err, size_t errlen)
 			    "label \"%s\": value \"%s\" is not a valid label value", item, eq + 1);
 			break;
 		}
-		config_kvlist_set(out, item, eq + 1);
+		kvlist_set(out, item, eq + 1);
 	}
 	free(copy);
 	return rc;
@@ -469,7 +451,7 @@ config_parse_eviction(const char *s, struct kvlist *out, char *err, size_t errle
 			rc = config_errf(err, errlen, "%s: \"%s\" is not a quantity", item, lt);
 			break;
 		}
-		config_kvlist_set(out, item, lt);
+		kvlist_set(out, item, lt);
 	}
 	free(copy);
 	return rc;
@@ -594,7 +576,7 @@ config_parse_sigmap(const char *s, int durations, struct kvlist *out, char *err,
 			    durations ? "duration" : "quantity");
 			break;
 		}
-		config_kvlist_set(out, item, eq);
+		kvlist_set(out, item, eq);
 	}
 	free(copy);
 	return rc;
@@ -958,7 +940,7 @@ config_apply(
 			    "RUNTIMECLASS=HANDLER",
 			    val, what);
 		name = xstrndup(val, (size_t)(eq - val));
-		config_kvlist_set(&cfg->runtime_handlers, name, eq + 1);
+		kvlist_set(&cfg->runtime_handlers, name, eq + 1);
 		free(name);
 		break;
 	}
@@ -1018,10 +1000,10 @@ config_defaults(struct klet_config *cfg)
 	cfg->cluster_domain = xstrdup("");
 	cfg->max_pods = 110;
 	/* The kubelet's default hard eviction thresholds (Linux). */
-	config_kvlist_set(&cfg->eviction_hard, "memory.available", "100Mi");
-	config_kvlist_set(&cfg->eviction_hard, "nodefs.available", "10%");
-	config_kvlist_set(&cfg->eviction_hard, "nodefs.inodesFree", "5%");
-	config_kvlist_set(&cfg->eviction_hard, "imagefs.available", "15%");
+	kvlist_set(&cfg->eviction_hard, "memory.available", "100Mi");
+	kvlist_set(&cfg->eviction_hard, "nodefs.available", "10%");
+	kvlist_set(&cfg->eviction_hard, "nodefs.inodesFree", "5%");
+	kvlist_set(&cfg->eviction_hard, "imagefs.available", "15%");
 	cfg->register_node = 1;
 	cfg->cgroups_per_qos = 1;
 	cfg->eviction_transition_ms = 5 * 60000;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/lists.h"
+#include "core/util.h"
 
 void
 strv_clear(struct strv *sv)
@@ -41,4 +42,28 @@ kvlist_get(const struct kvlist *l, const char *key)
 		if (l->items[i].k != NULL && strcmp(l->items[i].k, key) == 0)
 			return l->items[i].v != NULL ? l->items[i].v : "";
 	return NULL;
+}
+
+void
+kvlist_add(struct kvlist *l, const char *key, const char *val)
+{
+	l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
+	l->items[l->n].k = xstrdup(key);
+	l->items[l->n].v = xstrdup(val);
+	l->n++;
+}
+
+void
+kvlist_set(struct kvlist *l, const char *key, const char *val)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->items[i].k != NULL && strcmp(l->items[i].k, key) == 0) {
+			free(l->items[i].v);
+			l->items[i].v = xstrdup(val);
+			return;
+		}
+	}
+	kvlist_add(l, key, val);
 }

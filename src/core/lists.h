@@ -25,5 +25,9 @@ void strv_clear(struct strv *);
 void kvlist_clear(struct kvlist *);
 /* The value of key ("" for a key without one), or NULL when absent (or l or key is NULL). */
 const char *kvlist_get(const struct kvlist *, const char *key);
+/* Appends copies of key and value (a key given twice is kept twice). */
+void kvlist_add(struct kvlist *, const char *key, const char *val);
+/* Replaces the value of key (its first entry), or appends key and value when absent. */
+void kvlist_set(struct kvlist *, const char *key, const char *val);
 
 #endif

@@ -7,47 +7,9 @@
 #include "core/util.h"
 #include "logic/admit.h"
 #include "logic/podstatus.h"
+#include "logic/qos.h"
 
 #define ADMIT_CRITICAL_PRIORITY 2000000000 /* scheduling.SystemCriticalPriority */
-
-static int64_t
-admit_req_of(const struct container *c, const char *resource)
-{
-	const struct quantity *q = resource_list_get(&c->c_resources.requests, resource);
-
-	return q != NULL ? q->milli : 0;
-}
-
-int64_t
-admit_pod_request(const struct pod *p, const char *resource)
-{
-	const struct quantity *ov;
-	int64_t                reqs = 0, sidecars = 0, init_max = 0, v;
-	size_t                 i;
-
-	for (i = 0; i < p->ncontainers; i++)
-		reqs += admit_req_of(&p->containers[i], resource);
-	for (i = 0; i < p->ninit_containers; i++) {
-		const struct container *c = &p->init_containers[i];
-
-		v = admit_req_of(c, resource);
-		if (c->c_has_restart_policy && c->c_restart_policy == RESTART_ALWAYS) {
-			/* A sidecar runs beside the app containers and the later init ones. */
-			reqs += v;
-			sidecars += v;
-			v = sidecars;
-		} else
-			v += sidecars;
-		if (v > init_max)
-			init_max = v;
-	}
-	if (init_max > reqs)
-		reqs = init_max;
-	ov = resource_list_get(&p->overhead, resource);
-	if (ov != NULL)
-		reqs += ov->milli;
-	return reqs;
-}
 
 int
 admit_pod_is_critical(const struct pod *p, int is_static)
@@ -207,13 +169,13 @@ static int
 admit_fits_one(const char *resource, int64_t alloc, const struct pod *p,
     const struct pod *const *others, size_t n, int milli_out, char **reason, char **message)
 {
-	int64_t want = admit_pod_request(p, resource), used = 0;
+	int64_t want = qos_pod_request(p, resource), used = 0;
 	size_t  i;
 
 	if (alloc < 0 || want <= 0)
 		return 0;
 	for (i = 0; i < n; i++)
-		used += admit_pod_request(others[i], resource);
+		used += qos_pod_request(others[i], resource);
 	if (!milli_out) {
 		want = (want + 999) / 1000;
 		used = (used + 999) / 1000;

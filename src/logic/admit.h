@@ -37,12 +37,6 @@ struct admit_node {
 	int shutting_down; /* graceful node shutdown under way: every pod refused */
 };
 
-/* The pod's effective request of one resource, in the API's milli units (1 cpu = 1000,
- * 1 byte of memory = 1000), as the kubelet computes it: the app containers and restartable
- * init containers (sidecars) summed, each plain init container with the sidecars started
- * before it, the larger of the two, plus spec.overhead. */
-int64_t admit_pod_request(const struct pod *, const char *resource);
-
 /* A critical pod (static, mirror, or priority at least 2000000000) passes the pressure check. */
 int admit_pod_is_critical(const struct pod *, int is_static);
 

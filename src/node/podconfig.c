@@ -58,30 +58,6 @@ pod_op_name(enum pod_op op)
 	return (unsigned)op < nitems(names) ? names[op] : "?";
 }
 
-static void
-pc_kv_add(struct kvlist *l, const char *k, const char *v)
-{
-	l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
-	l->items[l->n].k = xstrdup(k);
-	l->items[l->n].v = xstrdup(v);
-	l->n++;
-}
-
-static void
-pc_kv_set(struct kvlist *l, const char *k, const char *v)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		if (strcmp(l->items[i].k, k) == 0) {
-			free(l->items[i].v);
-			l->items[i].v = xstrdup(v);
-			return;
-		}
-	}
-	pc_kv_add(l, k, v);
-}
-
 static uint64_t
 pc_hash_value(uint64_t h, const char *tag, const struct json *v)
 {
@@ -159,12 +135,12 @@ podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 	c->c_node_info_arg = o->node_info_arg;
 	if (o->node_labels != NULL)
 		for (i = 0; i < o->node_labels->n; i++)
-			pc_kv_set(
+			kvlist_set(
 			    &c->c_labels, o->node_labels->items[i].k, o->node_labels->items[i].v);
 	if (c->c_node != NULL && kvlist_get(&c->c_labels, "kubernetes.io/hostname") == NULL)
-		pc_kv_set(&c->c_labels, "kubernetes.io/hostname", c->c_node);
+		kvlist_set(&c->c_labels, "kubernetes.io/hostname", c->c_node);
 	if (kvlist_get(&c->c_labels, "kubernetes.io/os") == NULL)
-		pc_kv_set(&c->c_labels, "kubernetes.io/os", "linux");
+		kvlist_set(&c->c_labels, "kubernetes.io/os", "linux");
 	return c;
 }
 
@@ -327,9 +303,9 @@ pc_annotate(struct podconfig_item *it, const char *seen, const char *source)
 		pod_unref(pod);
 	}
 	if (seen != NULL)
-		pc_kv_set(&w->annotations, "kubernetes.io/config.seen", seen);
+		kvlist_set(&w->annotations, "kubernetes.io/config.seen", seen);
 	if (source != NULL)
-		pc_kv_set(&w->annotations, "kubernetes.io/config.source", source);
+		kvlist_set(&w->annotations, "kubernetes.io/config.source", source);
 	return w;
 }
 
