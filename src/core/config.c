@@ -602,6 +602,18 @@ config_apply(
 	case O_CONFIG:
 		config_set_str(&cfg->config_file, val);
 		break;
+	case O_NODE_STATUS_FREQ:
+		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
+			return config_errf(
+			    err, errlen, "%s: expected a positive duration such as 10s", what);
+		cfg->node_status_ms = ms;
+		break;
+	case O_LEASE_DURATION:
+		if (config_parse_int(val, 1, 3600, &n) == -1)
+			return config_errf(
+			    err, errlen, "%s: expected an integer from 1 to 3600", what);
+		cfg->lease_duration_s = (int32_t)n;
+		break;
 	case O_KUBECONFIG:
 		config_set_str(&cfg->kubeconfig, val);
 		break;
@@ -1087,10 +1099,21 @@ config_load(struct klet_config *cfg, int argc, char **argv, char *err, size_t er
 	}
 	if (config_path != NULL) {
 		config_set_str(&cfg->config_file, config_path);
-		if (config_file_apply(cfg, config_path, err, errlen) == -1) {
+		struct config_settings set = { NULL, 0 };
+
+		if (config_file_read(config_path, &set, err, errlen) == -1) {
 			res = CONFIG_ERROR;
 			goto out;
 		}
+		for (i = 0; i < set.n; i++)
+			if (config_apply(
+			        cfg, set.v[i].id, set.v[i].val, set.v[i].what, err, errlen) == -1) {
+				res = CONFIG_ERROR;
+				break;
+			}
+		config_settings_clear(&set);
+		if (res == CONFIG_ERROR)
+			goto out;
 	}
 	for (i = 0; i < nflags; i++) {
 		const char *v = flags[i].val;

@@ -1,13 +1,14 @@
 /* config_file.c — the --config file: a KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
- * in YAML or JSON, each supported field applied with its flag's checks (config_int.h). */
+ * in YAML or JSON, read into settings (config_int.h): each supported field as the flag it
+ * stands for, which config.c applies with that flag's checks. */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/config.h"
 #include "core/config_int.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -54,11 +55,11 @@ static const struct cf_field {
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },
 	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },
 	{ "runtimeRequestTimeout", CF_STR, O_RUNTIME_TIMEOUT },
-	{ "nodeStatusUpdateFrequency", CF_STR, 0 },
+	{ "nodeStatusUpdateFrequency", CF_STR, O_NODE_STATUS_FREQ },
 	{ "containerLogMaxSize", CF_STR, O_LOG_MAX_SIZE },
 	{ "containerLogMaxFiles", CF_INT, O_LOG_MAX_FILES },
 	{ "containerLogMonitorInterval", CF_STR, O_LOG_MONITOR },
-	{ "nodeLeaseDurationSeconds", CF_INT, 0 },
+	{ "nodeLeaseDurationSeconds", CF_INT, O_LEASE_DURATION },
 	{ "logging", CF_STR, 0 }, /* an object: format, verbosity */
 	{ "address", CF_STR, O_ADDRESS },
 	{ "port", CF_INT, O_PORT },
@@ -76,6 +77,21 @@ static const struct cf_field {
 	{ "apiVersion", CF_STR, 0 },
 };
 
+static int cf_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Formats a one-line reason into err; returns -1. */
+static int
+cf_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* The value of v as the text config_apply takes (caller frees), or NULL with err set. */
 static char *
 cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_t errlen)
@@ -89,24 +105,24 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 	case CF_STR:
 		if (json_type(v) == JSON_STRING)
 			return xstrdup(json_str(v));
-		config_errf(err, errlen, "%s: expected a string, got %s", what,
+		cf_errf(err, errlen, "%s: expected a string, got %s", what,
 		    json_type_name(json_type(v)));
 		return NULL;
 	case CF_INT:
 		if (json_int(v, &n) == 0)
 			return xsprintf("%lld", (long long)n);
-		config_errf(err, errlen, "%s: expected an integer, got %s", what,
+		cf_errf(err, errlen, "%s: expected an integer, got %s", what,
 		    json_type_name(json_type(v)));
 		return NULL;
 	case CF_BOOL:
 		if (json_bool(v, &b) == 0)
 			return xstrdup(b ? "true" : "false");
-		config_errf(err, errlen, "%s: expected true or false, got %s", what,
+		cf_errf(err, errlen, "%s: expected true or false, got %s", what,
 		    json_type_name(json_type(v)));
 		return NULL;
 	case CF_STRLIST:
 		if (json_type(v) != JSON_ARRAY) {
-			config_errf(err, errlen, "%s: expected a list of strings, got %s", what,
+			cf_errf(err, errlen, "%s: expected a list of strings, got %s", what,
 			    json_type_name(json_type(v)));
 			return NULL;
 		}
@@ -115,8 +131,8 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 			const struct json *e = json_index(v, i);
 
 			if (json_type(e) != JSON_STRING) {
-				config_errf(err, errlen, "%s[%zu]: expected a string, got %s", what,
-				    i, json_type_name(json_type(e)));
+				cf_errf(err, errlen, "%s[%zu]: expected a string, got %s", what, i,
+				    json_type_name(json_type(e)));
 				free(out);
 				return NULL;
 			}
@@ -128,7 +144,7 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 	case CF_MAP_EQ:
 	case CF_MAP_LT:
 		if (json_type(v) != JSON_OBJECT) {
-			config_errf(err, errlen, "%s: expected a map of strings, got %s", what,
+			cf_errf(err, errlen, "%s: expected a map of strings, got %s", what,
 			    json_type_name(json_type(v)));
 			return NULL;
 		}
@@ -137,7 +153,7 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 			const struct json *e = json_index(v, i);
 
 			if (json_type(e) != JSON_STRING) {
-				config_errf(err, errlen, "%s.%s: expected a string, got %s", what,
+				cf_errf(err, errlen, "%s.%s: expected a string, got %s", what,
 				    json_key(v, i), json_type_name(json_type(e)));
 				free(out);
 				return NULL;
@@ -150,7 +166,7 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 		return out;
 	case CF_TAINTS:
 		if (json_type(v) != JSON_ARRAY) {
-			config_errf(err, errlen, "%s: expected a list of taints, got %s", what,
+			cf_errf(err, errlen, "%s: expected a list of taints, got %s", what,
 			    json_type_name(json_type(v)));
 			return NULL;
 		}
@@ -165,7 +181,7 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 			    json_type(eff) != JSON_STRING ||
 			    (val != NULL && json_type(val) != JSON_STRING &&
 			        json_type(val) != JSON_NULL)) {
-				config_errf(err, errlen,
+				cf_errf(err, errlen,
 				    "%s[%zu]: expected {key, value, effect} strings", what, i);
 				free(out);
 				return NULL;
@@ -181,26 +197,28 @@ cf_text(const struct json *v, enum cf_type t, const char *what, char *err, size_
 	return NULL;
 }
 
-/* Applies one field with flag semantics; -1 with err set. */
+/* Adds one field as its flag's setting; -1 with err set. */
 static int
-cf_apply(struct klet_config *cfg, int id, const struct json *v, enum cf_type t, const char *what,
-    char *err, size_t errlen)
+cf_apply(struct config_settings *out, int id, const struct json *v, enum cf_type t,
+    const char *what, char *err, size_t errlen)
 {
 	char *text = cf_text(v, t, what, err, errlen);
-	int   rc;
 
 	if (text == NULL)
 		return -1;
-	rc = config_apply(cfg, id, text, what, err, errlen);
-	free(text);
-	return rc;
+	out->v = xreallocarray(out->v, out->n + 1, sizeof(*out->v));
+	out->v[out->n].id = id;
+	out->v[out->n].val = text;
+	out->v[out->n].what = xstrdup(what);
+	out->n++;
+	return 0;
 }
 
 /* authentication: {x509: {clientCAFile}, anonymous: {enabled}, webhook: {enabled}};
  * authorization: {mode}. Other members (cacheTTL...) are ignored with a warning. */
 static int
-config_file_auth(struct klet_config *cfg, const char *key, const struct json *v, const char *path,
-    char *err, size_t errlen)
+config_file_auth(struct config_settings *out, const char *key, const struct json *v,
+    const char *path, char *err, size_t errlen)
 {
 	static const struct {
 		const char  *obj, *sub, *field;
@@ -216,7 +234,7 @@ config_file_auth(struct klet_config *cfg, const char *key, const struct json *v,
 	size_t i, j, m;
 
 	if (json_type(v) != JSON_OBJECT)
-		return config_errf(err, errlen, "field %s in %s: expected an object", key, path);
+		return cf_errf(err, errlen, "field %s in %s: expected an object", key, path);
 	for (i = 0; i < json_len(v); i++) {
 		const char        *k = json_key(v, i);
 		const struct json *sv = json_index(v, i);
@@ -227,14 +245,14 @@ config_file_auth(struct klet_config *cfg, const char *key, const struct json *v,
 				continue;
 			if (map[m].sub == NULL && strcmp(map[m].field, k) == 0) {
 				snprintf(what, sizeof(what), "field %s.%s in %s", key, k, path);
-				if (cf_apply(cfg, map[m].id, sv, map[m].type, what, err, errlen) ==
+				if (cf_apply(out, map[m].id, sv, map[m].type, what, err, errlen) ==
 				    -1)
 					return -1;
 				known = 1;
 			} else if (map[m].sub != NULL && strcmp(map[m].sub, k) == 0) {
 				known = 1;
 				if (json_type(sv) != JSON_OBJECT)
-					return config_errf(err, errlen,
+					return cf_errf(err, errlen,
 					    "field %s.%s in %s: expected an object", key, k, path);
 				for (j = 0; j < json_len(sv); j++) {
 					if (strcmp(json_key(sv, j), map[m].field) != 0) {
@@ -246,7 +264,7 @@ config_file_auth(struct klet_config *cfg, const char *key, const struct json *v,
 					}
 					snprintf(what, sizeof(what), "field %s.%s.%s in %s", key, k,
 					    map[m].field, path);
-					if (cf_apply(cfg, map[m].id, json_index(sv, j), map[m].type,
+					if (cf_apply(out, map[m].id, json_index(sv, j), map[m].type,
 					        what, err, errlen) == -1)
 						return -1;
 				}
@@ -259,8 +277,8 @@ config_file_auth(struct klet_config *cfg, const char *key, const struct json *v,
 }
 
 static int
-config_file_fields(
-    struct klet_config *cfg, const struct json *root, const char *path, char *err, size_t errlen)
+config_file_fields(struct config_settings *out, const struct json *root, const char *path,
+    char *err, size_t errlen)
 {
 	char   what[320];
 	size_t i, j;
@@ -281,49 +299,27 @@ config_file_fields(
 		if (json_type(v) == JSON_NULL)
 			continue;
 		if (f->id != 0) {
-			if (cf_apply(cfg, f->id, v, f->type, what, err, errlen) == -1)
+			if (cf_apply(out, f->id, v, f->type, what, err, errlen) == -1)
 				return -1;
 		} else if (strcmp(key, "kind") == 0) {
 			if (json_type(v) != JSON_STRING ||
 			    strcmp(json_str(v), "KubeletConfiguration") != 0)
-				return config_errf(
+				return cf_errf(
 				    err, errlen, "%s: expected KubeletConfiguration", what);
 		} else if (strcmp(key, "apiVersion") == 0) {
 			if (json_type(v) != JSON_STRING ||
 			    strcmp(json_str(v), "kubelet.config.k8s.io/v1beta1") != 0)
-				return config_errf(err, errlen,
+				return cf_errf(err, errlen,
 				    "%s: expected kubelet.config.k8s.io/v1beta1", what);
-		} else if (strcmp(key, "nodeStatusUpdateFrequency") == 0) {
-			char   *t = cf_text(v, CF_STR, what, err, errlen);
-			int64_t ms;
-			int     bad;
-
-			if (t == NULL)
-				return -1;
-			bad = config_parse_duration(t, &ms) == -1 || ms <= 0;
-			free(t);
-			if (bad)
-				return config_errf(err, errlen,
-				    "%s: expected a positive duration such as "
-				    "10s",
-				    what);
-			cfg->node_status_ms = ms;
-		} else if (strcmp(key, "nodeLeaseDurationSeconds") == 0) {
-			int64_t n;
-
-			if (json_int(v, &n) == -1 || n < 1 || n > 3600)
-				return config_errf(
-				    err, errlen, "%s: expected an integer from 1 to 3600", what);
-			cfg->lease_duration_s = (int32_t)n;
 		} else if (strcmp(key, "authentication") == 0 ||
 		    strcmp(key, "authorization") == 0) {
-			if (config_file_auth(cfg, key, v, path, err, errlen) == -1)
+			if (config_file_auth(out, key, v, path, err, errlen) == -1)
 				return -1;
 		} else if (strcmp(key, "logging") == 0) {
 			const struct json *fmt, *verb;
 
 			if (json_type(v) != JSON_OBJECT)
-				return config_errf(err, errlen, "%s: expected an object", what);
+				return cf_errf(err, errlen, "%s: expected an object", what);
 			for (j = 0; j < json_len(v); j++) {
 				const char *k = json_key(v, j);
 
@@ -336,19 +332,33 @@ config_file_fields(
 			verb = json_get(v, "verbosity");
 			snprintf(what, sizeof(what), "field logging.format in %s", path);
 			if (fmt != NULL && json_type(fmt) != JSON_NULL &&
-			    cf_apply(cfg, O_LOGGING_FORMAT, fmt, CF_STR, what, err, errlen) == -1)
+			    cf_apply(out, O_LOGGING_FORMAT, fmt, CF_STR, what, err, errlen) == -1)
 				return -1;
 			snprintf(what, sizeof(what), "field logging.verbosity in %s", path);
 			if (verb != NULL && json_type(verb) != JSON_NULL &&
-			    cf_apply(cfg, O_V, verb, CF_INT, what, err, errlen) == -1)
+			    cf_apply(out, O_V, verb, CF_INT, what, err, errlen) == -1)
 				return -1;
 		}
 	}
 	return 0;
 }
 
+void
+config_settings_clear(struct config_settings *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->v[i].val);
+		free(s->v[i].what);
+	}
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
 int
-config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t errlen)
+config_file_read(const char *path, struct config_settings *out, char *err, size_t errlen)
 {
 	struct json_doc         *doc;
 	const struct json_limits lim = { CONFIG_FILE_MAX, 32, 64 * 1024 };
@@ -358,14 +368,14 @@ config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t e
 	int                      fd, rc;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return config_errf(err, errlen, "config file %s: %s", path, strerror(errno));
+		return cf_errf(err, errlen, "config file %s: %s", path, strerror(errno));
 	buf = xmalloc(CONFIG_FILE_MAX + 1);
 	while ((n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len)) > 0 &&
 	    (len += (size_t)n) <= CONFIG_FILE_MAX)
 		;
 	close(fd);
 	if (n == -1 || len > CONFIG_FILE_MAX) {
-		rc = config_errf(err, errlen, "config file %s: %s", path,
+		rc = cf_errf(err, errlen, "config file %s: %s", path,
 		    n == -1 ? strerror(errno) : "larger than 1 MiB");
 		free(buf);
 		return rc;
@@ -373,12 +383,14 @@ config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t e
 	doc = json_parse_yaml(buf, len, &lim, jerr, sizeof(jerr));
 	free(buf);
 	if (doc == NULL)
-		return config_errf(err, errlen, "config file %s: %s", path, jerr);
+		return cf_errf(err, errlen, "config file %s: %s", path, jerr);
 	if (json_type(json_root(doc)) != JSON_OBJECT) {
-		rc = config_errf(
+		rc = cf_errf(
 		    err, errlen, "config file %s: expected a KubeletConfiguration object", path);
 	} else
-		rc = config_file_fields(cfg, json_root(doc), path, err, errlen);
+		rc = config_file_fields(out, json_root(doc), path, err, errlen);
 	json_free(doc);
+	if (rc == -1)
+		config_settings_clear(out);
 	return rc;
 }

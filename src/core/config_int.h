@@ -1,5 +1,6 @@
 /* config_int.h — what config.c (flags) and config_file.c (the --config file) share: the
- * flags' ids and the one function that applies a value with a flag's checks. Not public. */
+ * flags' ids, the one function that applies a value with a flag's checks, and the file's
+ * fields read as settings (config_file.c reads, config.c applies). Not public. */
 #ifndef KLET_CORE_CONFIG_INT_H
 #define KLET_CORE_CONFIG_INT_H
 
@@ -74,6 +75,9 @@ enum opt_id {
 	O_CONTAINER_GC_AGE,
 	O_CONTAINER_GC_PER,
 	O_CONTAINER_GC_MAX,
+	/* Fields of the --config file only (no flag). */
+	O_NODE_STATUS_FREQ,
+	O_LEASE_DURATION,
 };
 
 /* Applies val to cfg as flag id would; what names the source in errors ("flag --port",
@@ -83,7 +87,22 @@ int config_apply(
 /* Formats a one-line reason into err; returns -1. */
 int config_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Applies the KubeletConfiguration file at path (YAML or JSON). 0, or -1 with err set. */
-int config_file_apply(struct klet_config *cfg, const char *path, char *err, size_t errlen);
+/* One field of the --config file as the flag it stands for: its id, its value as the flag's
+ * text, and where it came from ("field port in FILE"), for config_apply. */
+struct config_setting {
+	int   id;
+	char *val;
+	char *what;
+};
+
+struct config_settings {
+	struct config_setting *v;
+	size_t                 n;
+};
+
+/* Reads the KubeletConfiguration file at path (YAML or JSON) into settings, in the file's
+ * order, for config.c to apply. 0, or -1 with err set (out is then cleared). */
+int  config_file_read(const char *path, struct config_settings *out, char *err, size_t errlen);
+void config_settings_clear(struct config_settings *);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "core/json.h"
 #include "ctl/proto.h"
-#include "podctl/podctl.h"
+#include "podctl/common.h"
 
 FILE *
 client_connect(const char *path)
@@ -45,7 +45,7 @@ client_connect(const char *path)
 }
 
 static void
-client_send(FILE *f, const struct opts *o, const struct client_req *rq)
+client_send(FILE *f, const struct podctl_opts *o, const struct client_req *rq)
 {
 	yajl_gen             g = json_gen_new(0);
 	const unsigned char *buf;
@@ -77,7 +77,7 @@ client_send(FILE *f, const struct opts *o, const struct client_req *rq)
 }
 
 struct json_doc *
-client_read(FILE *f, const struct opts *o, int eof_ok)
+client_read(FILE *f, const struct podctl_opts *o, int eof_ok)
 {
 	struct json_limits lim = { PODCTL_MAX_REPLY, 64, PODCTL_MAX_REPLY };
 	struct json_doc   *doc;
@@ -104,8 +104,8 @@ client_read(FILE *f, const struct opts *o, int eof_ok)
 }
 
 const struct json *
-client_call(FILE *f, const struct opts *o, const struct client_req *rq, struct json_doc **docp,
-    int must_succeed, char *err, size_t errlen)
+client_call(FILE *f, const struct podctl_opts *o, const struct client_req *rq,
+    struct json_doc **docp, int must_succeed, char *err, size_t errlen)
 {
 	const struct json *root;
 
@@ -125,7 +125,7 @@ client_call(FILE *f, const struct opts *o, const struct client_req *rq, struct j
 }
 
 const struct json *
-client_request(FILE *f, const struct opts *o, struct json_doc **docp, const char *cmd,
+client_request(FILE *f, const struct podctl_opts *o, struct json_doc **docp, const char *cmd,
     const char *ns, const char *name, int watch)
 {
 	struct client_req rq = { .cmd = cmd, .ns = ns, .name = name, .watch = watch };

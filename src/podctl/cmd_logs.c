@@ -9,7 +9,7 @@
 #include "core/json.h"
 #include "core/logreader.h"
 #include "core/util.h"
-#include "podctl/podctl.h"
+#include "podctl/common.h"
 
 #define LOGS_CHUNK      (256 * 1024)
 #define LOGS_POLL_MS    200  /* at the end of the file, following (the server's pace) */
@@ -41,7 +41,7 @@ struct logs_target {
 };
 
 static int
-logs_lookup(FILE *f, const struct opts *o, const char *ns, const char *name, int quiet,
+logs_lookup(FILE *f, const struct podctl_opts *o, const char *ns, const char *name, int quiet,
     struct logs_target *t, char *err, size_t errlen)
 {
 	struct client_req  rq = { .cmd = "logs",
@@ -81,7 +81,7 @@ logs_target_clear(struct logs_target *t)
 }
 
 int
-cmd_logs(FILE *f, const struct opts *o, const char *what)
+cmd_logs(FILE *f, const struct podctl_opts *o, const char *what)
 {
 	struct logreader_opts lo;
 	struct logreader_sink sk = { logs_write, NULL };
@@ -153,7 +153,7 @@ cmd_logs(FILE *f, const struct opts *o, const char *what)
 /* The runtime's ContainerStatus (verbose) as it gave it: JSON by default, as crictl
  * inspect. */
 int
-cmd_inspect(FILE *f, const struct opts *o, const char *id)
+cmd_inspect(FILE *f, const struct podctl_opts *o, const char *id)
 {
 	struct client_req  rq = { .cmd = "inspect", .name = id };
 	struct json_doc   *doc;

@@ -9,7 +9,7 @@
 
 #include "core/json.h"
 #include "core/util.h"
-#include "podctl/podctl.h"
+#include "podctl/common.h"
 
 static void
 cmd_status_tasks(const struct json *tasks)
@@ -105,7 +105,7 @@ cmd_status_imagegc(const struct json *g)
 }
 
 int
-cmd_status(FILE *f, const struct opts *o)
+cmd_status(FILE *f, const struct podctl_opts *o)
 {
 	struct json_doc   *doc;
 	const struct json *d = client_request(f, o, &doc, "status", NULL, NULL, 0), *s;
@@ -221,7 +221,7 @@ out:
 }
 
 int
-cmd_version(const struct opts *o)
+cmd_version(const struct podctl_opts *o)
 {
 	struct json_doc   *doc;
 	const struct json *d;
@@ -305,7 +305,7 @@ cmd_node_lease(const struct json *d, char *buf, size_t len)
 }
 
 int
-cmd_get_nodes(FILE *f, const struct opts *o)
+cmd_get_nodes(FILE *f, const struct podctl_opts *o)
 {
 	struct json_doc   *doc;
 	const struct json *d = client_request(f, o, &doc, "node", NULL, NULL, 0), *al;
@@ -355,7 +355,7 @@ cmd_node_resources(const char *label, const struct json *r)
 }
 
 int
-cmd_describe_node(FILE *f, const struct opts *o)
+cmd_describe_node(FILE *f, const struct podctl_opts *o)
 {
 	struct json_doc   *doc;
 	const struct json *d = client_request(f, o, &doc, "node", NULL, NULL, 0), *c, *l;
@@ -484,7 +484,7 @@ cmd_top_quantity(const char *s, int cpu)
 
 static int
 cmd_top_node(
-    FILE *f, const struct opts *o, const struct json *r0, const struct json *r1, int64_t dt)
+    FILE *f, const struct podctl_opts *o, const struct json *r0, const struct json *r1, int64_t dt)
 {
 	struct json_doc   *ndoc;
 	const struct json *nd = client_request(f, o, &ndoc, "node", NULL, NULL, 0), *al;
@@ -572,7 +572,7 @@ cmd_top_pods_gen(yajl_gen g, const struct json *p0, const struct json *p1, int64
 }
 
 static void
-cmd_top_pods_table(const struct opts *o, const struct json *rows)
+cmd_top_pods_table(const struct podctl_opts *o, const struct json *rows)
 {
 	const char      *hdr[] = { "NAMESPACE", "POD", "NAME", "CPU(cores)", "MEMORY(bytes)" };
 	const char      *row[5];
@@ -619,7 +619,7 @@ cmd_top_pods_table(const struct opts *o, const struct json *rows)
 }
 
 int
-cmd_top(FILE *f, const struct opts *o, int nodes)
+cmd_top(FILE *f, const struct podctl_opts *o, int nodes)
 {
 	struct json_doc   *d0, *d1, *od;
 	const struct json *r0, *r1;

@@ -6,10 +6,10 @@
 
 #include "core/json.h"
 #include "core/util.h"
-#include "podctl/podctl.h"
+#include "podctl/common.h"
 
 int
-cmd_get_pods(FILE *f, const struct opts *o)
+cmd_get_pods(FILE *f, const struct podctl_opts *o)
 {
 	struct json_doc   *doc;
 	const struct json *data = client_request(f, o, &doc, "get_pods", opts_ns(o), NULL, 0);
@@ -61,7 +61,7 @@ out:
 }
 
 int
-cmd_get_containers(FILE *f, const struct opts *o)
+cmd_get_containers(FILE *f, const struct podctl_opts *o)
 {
 	struct json_doc   *doc;
 	const struct json *data = client_request(f, o, &doc, "get_containers", opts_ns(o), NULL, 0);
@@ -121,7 +121,7 @@ cmd_event_cells(const struct json *e, char *seen, size_t seenlen, char *obj, siz
 }
 
 int
-cmd_events(FILE *f, const struct opts *o)
+cmd_events(FILE *f, const struct podctl_opts *o)
 {
 	struct json_doc   *doc;
 	const struct json *data = client_request(f, o, &doc, "events", opts_ns(o), NULL, o->watch);
@@ -202,7 +202,7 @@ cmd_events(FILE *f, const struct opts *o)
 /* The pod's history as kletd stored it: its worker's state changes and its events, oldest
  * first, with their wall-clock time (they survive kletd's restarts). */
 int
-cmd_history(FILE *f, const struct opts *o, const char *what)
+cmd_history(FILE *f, const struct podctl_opts *o, const char *what)
 {
 	struct json_doc   *doc;
 	const struct json *d, *h;
@@ -289,7 +289,7 @@ cmd_describe_strv(const char *label, const struct json *a)
 }
 
 int
-cmd_describe(FILE *f, const struct opts *o, const char *what)
+cmd_describe(FILE *f, const struct podctl_opts *o, const char *what)
 {
 	struct json_doc   *doc;
 	const struct json *d, *w, *r, *a;

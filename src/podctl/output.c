@@ -1,5 +1,5 @@
 /* output.c — podctl's output: kubectl's tables (fitted to the terminal), JSON and YAML, and
- * the ages, durations and units it prints (see podctl.h). */
+ * the ages, durations and units it prints (see common.h). */
 #include <sys/ioctl.h>
 
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include "core/json.h"
 #include "core/util.h"
 #include "ctl/proto.h"
-#include "podctl/podctl.h"
+#include "podctl/common.h"
 
 static int out_tty;
 static int out_no_headers;
@@ -306,7 +306,7 @@ out_yaml(const struct json *v)
 }
 
 int
-out_structured(const struct opts *o, const struct json *data)
+out_structured(const struct podctl_opts *o, const struct json *data)
 {
 	if (o->fmt == FMT_JSON)
 		out_json(data);
@@ -318,7 +318,7 @@ out_structured(const struct opts *o, const struct json *data)
 }
 
 int
-out_structured_gen(const struct opts *o, yajl_gen g)
+out_structured_gen(const struct podctl_opts *o, yajl_gen g)
 {
 	char            *s = json_gen_take(g, NULL);
 	struct json_doc *d = json_parse(s, strlen(s), NULL, NULL, 0);

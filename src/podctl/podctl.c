@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "podctl/podctl.h"
+#include "podctl/common.h"
 
 static void
 podctl_usage(FILE *f)
@@ -87,7 +87,7 @@ podctl_flag(const char *a, const char *lng, const char *shrt)
 }
 
 static void
-podctl_parse_args(int argc, char **argv, struct opts *o)
+podctl_parse_args(int argc, char **argv, struct podctl_opts *o)
 {
 	int i;
 
@@ -156,20 +156,6 @@ podctl_parse_args(int argc, char **argv, struct opts *o)
 	}
 }
 
-void
-opts_pod(const struct opts *o, const char *what, char *ns, size_t nslen, char *name, size_t namelen)
-{
-	const char *slash = strchr(what, '/');
-
-	if (slash != NULL) {
-		snprintf(ns, nslen, "%.*s", (int)(slash - what), what);
-		snprintf(name, namelen, "%s", slash + 1);
-	} else {
-		snprintf(ns, nslen, "%s", o->ns != NULL ? o->ns : "default");
-		snprintf(name, namelen, "%s", what);
-	}
-}
-
 static int
 podctl_is(const char *w, const char *a, const char *b, const char *c)
 {
@@ -182,7 +168,7 @@ podctl_is(const char *w, const char *a, const char *b, const char *c)
 enum { ALLOW_WIDE = 0x1, ALLOW_WATCH = 0x2, ALLOW_LOGS = 0x4, ALLOW_CONTAINERS = 0x8 };
 
 static void
-podctl_check_flags(const struct opts *o, const char *cmd, unsigned allow)
+podctl_check_flags(const struct podctl_opts *o, const char *cmd, unsigned allow)
 {
 	if (o->fmt == FMT_WIDE && !(allow & ALLOW_WIDE))
 		usage_error("-o wide is not for %s (get pods, get nodes)", cmd);
@@ -198,10 +184,10 @@ podctl_check_flags(const struct opts *o, const char *cmd, unsigned allow)
 int
 main(int argc, char **argv)
 {
-	struct opts o;
-	FILE       *f;
-	int         rc;
-	const char *w0, *w1;
+	struct podctl_opts o;
+	FILE              *f;
+	int                rc;
+	const char        *w0, *w1;
 
 	signal(SIGPIPE, SIG_IGN);
 	podctl_parse_args(argc, argv, &o);

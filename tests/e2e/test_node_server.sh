@@ -312,6 +312,10 @@ check "follow ended by itself when the container exited (rc $rc)" [ "$rc" -eq 0 
 nrot=$(grep -c 'logrotate: rotated .*default_rot_' "$T/kletd.log")
 check "the log was rotated meanwhile ($nrot times)" [ "$nrot" -ge 2 ]
 check "follow across rotations: 60 lines, in order, none lost" cmp -s "$T/rot.want" "$T/rot.out"
+# KLET_TEST_KEEP=DIR keeps what kubectl and podctl printed (transcripts for a report).
+if [ -n "${KLET_TEST_KEEP:-}" ]; then
+	mkdir -p "$KLET_TEST_KEEP" && cp "$T"/*.out "$T"/*.err "$KLET_TEST_KEEP"/ 2>/dev/null
+fi
 # Stopping with a follow and an exec session open: both end, nothing leaks (sanitizers).
 admin -o /dev/null "$U/containerLogs/default/steady/c?follow=true" &
 h1=$!
