@@ -645,6 +645,15 @@ node_status_check(struct node *n)
 		free(cmp);
 		return;
 	}
+	if (log_verbosity() >= 4 && n->n_last_status != NULL) {
+		size_t i = 0;
+
+		while (cmp[i] != '\0' && cmp[i] == n->n_last_status[i])
+			i++;
+		log_v(4, "node status: %s at byte %zu: ...%.80s",
+		    cmp[i] != n->n_last_status[i] ? "changed" : "report due", i,
+		    cmp + (i > 40 ? i - 40 : 0));
+	}
 	full = node_status_json(n, 1, &ni);
 	body = xsprintf("{\"status\":%s}", full);
 	free(full);
