@@ -82,6 +82,12 @@ fi
 
 say "Debian package (dpkg-buildpackage, lintian)"
 step "debian-package" sh -c "KLET_DEB_CHECK=0 KLET_DEB_OUT='$build/deb' sh contrib/build-deb.sh >'$build/deb.out' 2>&1 || { tail -40 '$build/deb.out'; exit 1; }"
+# The package installed with apt-get under a real systemd (in private namespaces), on containerd.
+dtmp="/tmp/klet-t$(printf %s "$(cd "$build" && pwd)" | cksum | cut -d' ' -f1)"
+step "debian-package-systemd" sh -c "deb=\$(ls '$build'/deb/klet_*.deb | tail -1) && cd '$build' &&
+    KLET_DEB=\$deb KLET_REQUIRE_PEERS=1 top_srcdir='$top' top_builddir='$build' KLET_TEST_TMP='$dtmp' \
+    KLET_TEST_CGROUP_ROOT='/$(basename "$dtmp")' sh '$top/tests/install/test_deb_systemd.sh' >'$build/deb-systemd.out' 2>&1 ||
+    { tail -40 '$build/deb-systemd.out'; exit 1; }"
 
 if [ "${KLET_SKIP_DISTCHECK:-0}" != 1 ]; then
 	say "make distcheck (unit tests only)"

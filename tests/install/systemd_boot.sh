@@ -11,6 +11,9 @@
 #
 # INSTALL-TREE is a `make install DESTDIR=...` tree, copied into the root; DIR/etc, when
 # it exists, is copied over /etc (e.g. default/kletd, kubernetes/manifests/, unit drop-ins).
+# KLET_BOOT_SHARED=DIR (outside /tmp: the unit has a private /tmp) is bound at the same path
+# inside, for files that a runtime outside and kletd inside must both find at one path (the
+# pods' log files that containerd writes where kletd says).
 # Inside: no unit of the host is enabled (an empty /etc/systemd/system), the boot target is
 # klet-boot.target: dbus, systemd-logind and kletd.service; /proc/sys is read-only; the
 # journal is kept in DIR/upper/var/log/journal (readable with journalctl -D after a
@@ -53,7 +56,7 @@ start)
 	done </proc/self/cgroup
 	cat >"$D/inner.sh" <<'INNER'
 set -eu
-D=$1 INST=$2 CRI=$3
+D=$1 INST=$2 CRI=$3 SHARED=$4
 R=$D/root
 mount --make-rprivate /
 mount -t overlay overlay -o "lowerdir=/,upperdir=$D/upper,workdir=$D/work" "$R"
@@ -75,6 +78,10 @@ mount -t tmpfs -o mode=755 tmpfs "$R/run"
 mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
 mkdir -p "$R/klet-cri"
 mount --bind "$CRI" "$R/klet-cri"
+if [ -n "$SHARED" ]; then
+	mkdir -p "$R$SHARED"
+	mount --bind "$SHARED" "$R$SHARED"
+fi
 # Nothing of the host's own set-up: only the units below are started.
 rm -rf "$R/etc/systemd/system"
 mkdir -p "$R/etc/systemd/system"
@@ -104,7 +111,7 @@ INNER
 	(
 		while read -r _ h; do echo 0 >"$h/cgroup.procs"; done <"$D/cgroups"
 		exec unshare --pid --fork --mount --net --uts --ipc --cgroup sh "$D/inner.sh" \
-		    "$D" "$INST" "$CRI"
+		    "$D" "$INST" "$CRI" "${KLET_BOOT_SHARED:-}"
 	) >"$D/console.log" 2>&1 &
 	echo $! >"$D/unshare.pid"
 	# The PID of its systemd (PID 1 inside): the child of unshare.
