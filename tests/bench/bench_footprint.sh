@@ -52,6 +52,15 @@
 #                                  ("https N=.. after=first_request|K_idle_connections rss_kib=..
 #                                  pss_kib=.. private_dirty_kib=..", and the mappings with
 #                                  BENCH_SMAPS, as N=N+https)
+#   BENCH_SCRAPE=K                 after the idle window, K scrapes each of /metrics,
+#                                  /metrics/resource and /stats/summary on the read-only port
+#                                  (plain HTTP: no TLS handshake in the figures): one line per
+#                                  path, "scrape N=.. path=.. bytes=.. wall_ms=.." (curl's
+#                                  time per scrape) and, with BENCH_TOOL=callgrind, Ir=..
+#                                  (instructions per scrape: the request handler's inclusive
+#                                  cost, so the relist meanwhile does not count) and
+#                                  Ir_window=.. (everything in the scrapes' window, per scrape:
+#                                  with the relists and any work the handler left for later)
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 KLETD=${top_builddir:-.}/kletd
@@ -157,6 +166,43 @@ mem_kib() {
 # https_load PORT K: one HTTPS request, then K keep-alive TLS connections that each made one,
 # held (python's ssl, no verification: the serving certificate is self-signed) until hpid is
 # killed. Prints the lines of BENCH_HTTPS.
+# scrape_costs PORT K: K scrapes of each path on the read-only port; wall time per scrape,
+# and under callgrind the handler's instructions per scrape (a dump per path).
+scrape_costs() {
+	if [ "$tool" = callgrind ]; then
+		# The idle window's counts first, into a file of their own (read below).
+		callgrind_control -d "$kpid" >/dev/null 2>&1
+		mv "$(ls -t "$R"/callgrind.out.* | head -1)" "$R/callgrind.idle"
+	fi
+	for p in /metrics /metrics/resource /stats/summary; do
+		[ "$tool" = callgrind ] && callgrind_control -z "$kpid" >/dev/null 2>&1 &&
+		    callgrind_control -i on "$kpid" >/dev/null 2>&1
+		w=0 b=0 i=0
+		while [ "$i" -lt "$2" ]; do
+			out=$(curl -s -o "$R/scrape.out" -w '%{time_total}' --max-time 60 \
+			    "http://127.0.0.1:$1$p")
+			w=$(awk -v a="$w" -v t="$out" 'BEGIN {print a + t}')
+			b=$(wc -c <"$R/scrape.out")
+			i=$((i + 1))
+		done
+		ir=
+		if [ "$tool" = callgrind ]; then
+			callgrind_control -i off "$kpid" >/dev/null 2>&1
+			callgrind_control -d "$kpid" >/dev/null 2>&1
+			f=$(ls -t "$R"/callgrind.out.* 2>/dev/null | head -1)
+			h=$(callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null | awk '
+			    !/=>/ && /^ *[0-9,]+ .*:server_on_request / {v = $1; gsub(/,/, "", v); s += v}
+			    END {print s + 0}')
+			tot=$(callgrind_annotate "$f" 2>/dev/null |
+			    awk '/PROGRAM TOTALS/ {gsub(/,/, "", $1); print $1; exit}')
+			ir=" Ir=$(awk -v h="$h" -v k="$2" 'BEGIN {printf "%.0f", h / k}')"
+			ir="$ir Ir_window=$(awk -v h="${tot:-0}" -v k="$2" 'BEGIN {printf "%.0f", h / k}')"
+		fi
+		echo "scrape N=$n path=$p bytes=$b wall_ms=$(awk -v w="$w" -v k="$2" \
+		    'BEGIN {printf "%.2f", w * 1000 / k}')$ir"
+	done
+}
+
 https_load() {
 	curl -ks -o /dev/null "https://127.0.0.1:$1/healthz"
 	sleep 1
@@ -311,8 +357,10 @@ M
 		;;
 	esac
 	t0=$(date +%s%N)
+	rop=
+	[ -n "${BENCH_SCRAPE:-}" ] && rop="--read-only-port $(free_port)"
 	# shellcheck disable=SC2086 # $pre is a word list on purpose
-	$pre "$KLETD" --address 127.0.0.1 --port 0 --healthz-port 0 --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
+	$pre "$KLETD" $rop --address 127.0.0.1 --port 0 --healthz-port 0 --container-runtime-endpoint "unix://$SOCK" --pod-manifest-path "$R/m" \
 	    --root-dir "$R/root" --pod-logs-dir "$R/logs" --hostname-override bench \
 	    --cgroup-root "$CGROOT" \
 	    --max-pods $((n > 110 ? n : 110)) $v $apiargs ${BENCH_KLETD_ARGS:-} >"$R/kletd.log" 2>&1 &
@@ -364,6 +412,7 @@ M
 		    status 2>/dev/null | sed -n '/^Store:/,/^Events:/p' |
 		    grep -v '^Events:' | sed "s/^/# N=$n podctl: /"
 	fi
+	[ -n "${BENCH_SCRAPE:-}" ] && scrape_costs "${rop#--read-only-port }" "$BENCH_SCRAPE"
 	if [ -n "${BENCH_HTTPS:-}" ]; then
 		port=$(sed -n 's/.*serving HTTPS on 127.0.0.1 port \([0-9]*\).*/\1/p' \
 		    "$R/kletd.log" | tail -1)
@@ -375,19 +424,21 @@ M
 	kpid=
 	case $tool in
 	callgrind)
+		cgf=$R/callgrind.out
+		[ -f "$R/callgrind.idle" ] && cgf=$R/callgrind.idle
 		# Cycles in the window: relist runs every second.
-		ir=$(callgrind_annotate "$R/callgrind.out" 2>/dev/null |
+		ir=$(callgrind_annotate "$cgf" 2>/dev/null |
 		    awk '/PROGRAM TOTALS/ {gsub(/,/, "", $1); print $1; exit}')
 		# Calls of kletd_relist in the window (cfn= names may be compressed: "(id) name").
 		cyc=$(awk '/^c?fn=/ {k = $1; sub(/^c?fn=/, "", k); if ($2 != "") name[k] = $2}
 		    /^cfn=/ {cur = name[k]; next}
 		    /^calls=/ && cur == "kletd_relist" {sub(/^calls=/, "", $1); c += $1}
 		    /^calls=/ {getline; cur = ""}
-		    END {print c + 0}' "$R/callgrind.out")
+		    END {print c + 0}' "$cgf")
 		# The relist itself: the list calls sent, their answers hashed, decoded where they
 		# changed, diffed and committed, and kletd's relist-done work (inclusive costs of
 		# pleg_relist and cri_grpc_raw_done; the socket read and HTTP/2 framing excluded).
-		rl=$(callgrind_annotate --inclusive=yes --threshold=100 "$R/callgrind.out" 2>/dev/null | awk '
+		rl=$(callgrind_annotate --inclusive=yes --threshold=100 "$cgf" 2>/dev/null | awk '
 		    !/=>/ && /^ *[0-9,]+ .*:(pleg_relist|cri_grpc_raw_done) / {
 			v = $1; gsub(/,/, "", v); s += v } END {print s + 0}')
 		echo "relist_ir N=$n relists=$cyc Ir_per_relist=$(awk -v i="$rl" -v c="$cyc" \
@@ -396,7 +447,7 @@ M
 		    "Ir_per_s=$(awk -v i="${ir:-0}" -v s="$idle" 'BEGIN {printf "%.0f", i / s}')" \
 		    "Ir_per_relist_cycle=$(awk -v i="${ir:-0}" -v c="$cyc" \
 		    'BEGIN {printf "%.0f", (c > 0 ? i / c : 0)}')"
-		callgrind_annotate --inclusive=no "$R/callgrind.out" 2>/dev/null |
+		callgrind_annotate --inclusive=no "$cgf" 2>/dev/null |
 		    sed -n '/^Ir/,$p' | grep -v '^--' | sed -n '3,22p' | sed 's/^/#   /'
 		;;
 	massif)
