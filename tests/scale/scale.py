@@ -496,6 +496,7 @@ def churn(f, a, res):
     """A steady window with churn: every 10 s one pod per node is deleted and one created."""
     r = {}
     seq0 = f.ctl.get("/scale/stats?since=999999999999")["seq"]
+    s0 = f.sample()
     t0 = time.time()
     k = 0
     while time.time() - t0 < a.churn_window:
@@ -511,9 +512,17 @@ def churn(f, a, res):
         k += 1
         time.sleep(max(0, t0 + 10 * k - time.time()))
     dt = time.time() - t0
+    s1 = f.sample()
     st = f.ctl.get("/scale/stats?since=%d" % seq0)
     n = len(f.names)
     r["window_s"] = round(dt, 1)
+    # Who worked meanwhile (1.0 = one core): a stand-in near 1.0 is saturated (one thread),
+    # and answers late, leases included.
+    r["cpu_cores"] = {
+        "standin": round((s1["as"] - s0["as"]) / CLK / dt, 2),
+        "agents": round(sum(s1["agents"][i] - s0["agents"][i] for i in s0["agents"]
+                            if s0["agents"][i] is not None and
+                            s1["agents"].get(i) is not None) / CLK / dt, 2)}
     r["pods_replaced_per_node_per_min"] = round(k / (dt / 60.0), 2)
     r["api_requests_per_node_per_min"] = round(st["requests"] / n / (dt / 60.0), 2)
     r["api_by_verb_resource_per_node_per_min"] = {
