@@ -26,8 +26,10 @@
 #include "node/podworkers.h"
 #include "pod/runtime.h"
 
-#define EVICTION_WAIT_MS 30000 /* podCleanupTimeout */
-#define EVICTION_POLL_MS 500   /* cgroup v2: memory read this often near a threshold */
+#define EVICTION_WAIT_MS 30000       /* podCleanupTimeout */
+#define EVICTION_POLL_MS 500         /* cgroup v2: memory read this often near a threshold */
+#define EV_SLACK_MIN     (1LL << 20) /* a notifier this close to its new threshold is kept */
+#define EV_SLACK_MAX     (16LL << 20)
 
 enum ev_reclaim { EV_RECLAIM_IDLE = 0, EV_RECLAIM_RUNNING, EV_RECLAIM_DONE };
 
@@ -190,14 +192,20 @@ ev_notifier_close(struct ev_notifier *n)
 	n->threshold = 0;
 }
 
-/* Registers rel's memory.usage_in_bytes crossing threshold. 0 or -1. */
+/* Registers rel's memory.usage_in_bytes crossing threshold. 0 or -1. A notifier armed
+ * within slack bytes of threshold is kept: the crossing point moves with inactive_file at
+ * every pass, and each registration takes the memory cgroup's threshold lock and an RCU
+ * grace period in the kernel (many agents on one machine piled up in D state re-arming the
+ * root cgroup's notifier every 10 s). Kept, it fires at most slack bytes early or late. */
 static int
-ev_notifier_arm(struct eviction *e, struct ev_notifier *n, const char *rel, int64_t threshold)
+ev_notifier_arm(
+    struct eviction *e, struct ev_notifier *n, const char *rel, int64_t threshold, int64_t slack)
 {
 	char *u, *c, line[96];
 	int   cfd, rc = -1;
 
-	if (threshold == n->threshold)
+	if (threshold == n->threshold ||
+	    (n->ev != NULL && threshold > 0 && llabs(threshold - n->threshold) <= slack))
 		return 0;
 	ev_notifier_close(n);
 	if (threshold <= 0)
@@ -319,16 +327,21 @@ ev_notifiers_update(struct eviction *e)
 	for (i = 0; i < e->cfg.n; i++) {
 		const struct ev_threshold *t = &e->cfg.t[i];
 		const struct ev_obs       *o = &e->obs[t->sig];
-		int64_t                    u;
+		int64_t                    u, q, slack;
 
 		if (!t->hard || !o->valid)
 			continue;
-		u = o->capacity - ev_threshold_value(t, o->capacity);
+		q = ev_threshold_value(t, o->capacity);
+		u = o->capacity - q;
+		/* An eighth of the threshold, from 1 to 16 MiB (100Mi: 12.5 MiB). */
+		slack = q / 8 < EV_SLACK_MIN ? EV_SLACK_MIN
+		    : q / 8 > EV_SLACK_MAX   ? EV_SLACK_MAX
+		                             : q / 8;
 		if (t->sig == EV_MEMORY)
-			ev_notifier_arm(e, &e->nt[0], "", u + e->inactive[0]);
+			ev_notifier_arm(e, &e->nt[0], "", u + e->inactive[0], slack);
 		else if (t->sig == EV_ALLOC_MEMORY && e->d.cgroups != NULL)
-			ev_notifier_arm(
-			    e, &e->nt[1], cgroups_kubepods(e->d.cgroups), u + e->inactive[1]);
+			ev_notifier_arm(e, &e->nt[1], cgroups_kubepods(e->d.cgroups),
+			    u + e->inactive[1], slack);
 	}
 	e->v.notify_armed = e->nt[0].ev != NULL || e->nt[1].ev != NULL;
 }
