@@ -26,6 +26,7 @@ PR_SET_PDEATHSIG). Exit status 0 when every node was Ready and every pod Running
 """
 
 import argparse
+import glob
 import ctypes
 import http.client
 import json
@@ -68,6 +69,25 @@ def spawn(argv, out, env=None):
     return p
 
 
+# Every agent's pod cgroups under a root of its own (CGROUP_BASE/NODE): agents sharing one
+# kubepods would list (and, as orphans, remove) each other's pod cgroups. Removed at the end.
+CGROUP_BASE = os.environ.get("KLET_TEST_CGROUP_ROOT", "").rstrip("/") + \
+    "/scale-%d" % os.getpid()
+
+
+def cgroup_base_rm():
+    """The run's cgroup root removed from every hierarchy (deepest first; empty by then)."""
+    for h in glob.glob("/sys/fs/cgroup/*"):
+        top = h + CGROUP_BASE
+        if not os.path.isdir(top):
+            continue
+        for d, subs, _ in sorted(os.walk(top), key=lambda w: -w[0].count("/")):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+
 def cleanup():
     for p in procs:
         if p.poll() is None:
@@ -84,6 +104,7 @@ def cleanup():
             p.kill()
             p.wait()
     procs.clear()
+    cgroup_base_rm()
 
 
 def on_signal(sig, frame):
@@ -233,7 +254,7 @@ current-context: standin
         os.makedirs(n, exist_ok=True)
         p = spawn(["nice", "-n", str(self.a.nice), self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", n + "/root",
                    "--pod-logs-dir", n + "/logs", "--hostname-override", self.names[i - 1],
-                   "--cgroup-root", os.environ.get("KLET_TEST_CGROUP_ROOT", "/"),
+                   "--cgroup-root", "%s/%s" % (CGROUP_BASE, self.names[i - 1]),
                    "--container-runtime-endpoint",
                    "unix://%s/cri/node-%04d.sock" % (self.dir, i),
                    "--kubeconfig", os.path.join(self.dir, "kubeconfig"),
