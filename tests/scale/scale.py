@@ -255,6 +255,13 @@ current-context: standin
         p = spawn(["nice", "-n", str(self.a.nice), self.kletd, "--address", "127.0.0.1", "--port", "0", "--healthz-port", "0", "--root-dir", n + "/root",
                    "--pod-logs-dir", n + "/logs", "--hostname-override", self.names[i - 1],
                    "--cgroup-root", "%s/%s" % (CGROUP_BASE, self.names[i - 1]),
+                   # The kubelet's hard thresholds without memory.available: that signal is
+                   # the machine's, the same for every agent here, and its threshold notifier
+                   # is registered on the machine's root memory cgroup, where the kernel
+                   # serializes registrations (an RCU grace period each, under one lock):
+                   # 1000 agents queued there in D state for minutes. A packing artifact (one
+                   # kubelet per machine; kubemark's hollow nodes run no eviction manager).
+                   "--eviction-hard", "nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%",
                    "--container-runtime-endpoint",
                    "unix://%s/cri/node-%04d.sock" % (self.dir, i),
                    "--kubeconfig", os.path.join(self.dir, "kubeconfig"),
