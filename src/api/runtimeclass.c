@@ -11,9 +11,10 @@
 #include "core/log.h"
 #include "core/util.h"
 
-#define RC_PATH       "/apis/node.k8s.io/v1/runtimeclasses"
-#define RC_BACKOFF_MS 1000
-#define RC_MAX_MS     30000
+#define RC_PATH        "/apis/node.k8s.io/v1/runtimeclasses"
+#define RC_BACKOFF_MS  1000
+#define RC_MAX_MS      30000
+#define RC_WATCH_FAILS 3 /* watches failed in a row before a LIST */
 
 struct rc_class {
 	char *name, *handler;
@@ -27,6 +28,7 @@ struct runtimeclass {
 	int64_t            backoff_ms;
 	char              *rv;
 	int                synced;
+	int                watch_fails; /* in a row: a LIST after RC_WATCH_FAILS of them */
 	struct rc_class   *v;
 	size_t             n;
 };
@@ -105,9 +107,16 @@ rc_set_rv(struct runtimeclass *rc, const struct json *obj)
 static void
 rc_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct runtimeclass *rc = arg;
+
 	(void)fd;
 	(void)what;
-	rc_list(arg);
+	/* As client-go's reflector: a watch that failed goes on from its position (after an
+	 * API server restart, no LIST); a 410 (no position) or repeated failures list again. */
+	if (rc->synced && rc->rv != NULL && rc->watch_fails < RC_WATCH_FAILS)
+		rc_watch(rc);
+	else
+		rc_list(rc);
 }
 
 static void
@@ -146,6 +155,7 @@ rc_list_done(const struct api_response *r, void *arg)
 		log_v(2, "runtimeclass: %zu RuntimeClasses", rc->n);
 	rc->synced = 1;
 	rc->backoff_ms = RC_BACKOFF_MS;
+	rc->watch_fails = 0;
 	rc_watch(rc);
 }
 
@@ -179,6 +189,8 @@ rc_line(const char *line, size_t len, void *arg)
 		xfree_str(&rc->rv);
 		return -1;
 	}
+	rc->watch_fails = 0;
+	rc->backoff_ms = RC_BACKOFF_MS;
 	if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0)
 		rc_put(rc, obj);
 	else if (strcmp(type, "DELETED") == 0)
@@ -198,6 +210,7 @@ rc_end(const struct api_response *r, void *arg)
 		rc_watch(rc); /* the server ended the stream: go on from the position */
 		return;
 	}
+	rc->watch_fails++;
 	rc_later(rc);
 }
 

@@ -693,6 +693,7 @@ housekeeping_run(struct housekeeping *h)
 	struct hk_inputs in;
 	int64_t          t0 = now_mono_us();
 	size_t           i;
+	int              forgot = 0;
 
 	if (!podconfig_sources_ready(h->h_d.config) || podcache_time(h->h_d.cache) == 0)
 		return 0;
@@ -742,10 +743,15 @@ housekeeping_run(struct housekeeping *h)
 			h->h_nknown--;
 			memmove(&h->h_known[i], &h->h_known[i + 1],
 			    (h->h_nknown - i) * sizeof(*h->h_known));
+			forgot = 1;
 			continue;
 		}
 		i++;
 	}
+	/* A forgotten pod's last exits may have been stored after its rows were deleted (PLEG
+	 * saw them die, or the container GC stored them before removing the containers). */
+	if (forgot && h->h_d.store != NULL)
+		store_del_orphaned_exits(h->h_d.store);
 	h->h_last = in;
 	h->h_quiet = h->h_found == 0 && h->h_ops == NULL;
 	h->h_stats.last_duration_us = now_mono_us() - t0;

@@ -45,6 +45,8 @@ const struct stmt_def store_stmt_defs[S_NSTMT] = {
 	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	    'x', 1 },
 	[S_DEL_EXITS_FOR] = { "del exits for", "DELETE FROM container_exits WHERE uid = ?", 0, 0 },
+	[S_DEL_EXITS_ORPHANED] = { "del orphaned exits",
+	    "DELETE FROM container_exits WHERE uid NOT IN (SELECT uid FROM pods)", 0, 0 },
 	[S_PUT_INTENT] = { "put intent",
 	    "INSERT OR REPLACE INTO intents (uid, kind, name, attempt,"
 	    " created_wall_ms) VALUES (?, ?, ?, ?, ?)",
@@ -220,6 +222,14 @@ void
 store_del_exits_for(struct store *st, const char *uid)
 {
 	store_write_key(st, S_DEL_EXITS_FOR, uid);
+}
+
+void
+store_del_orphaned_exits(struct store *st)
+{
+	struct op op = { .stmt = S_DEL_EXITS_ORPHANED, .np = 0 };
+
+	store_write(st, &op);
 }
 
 static const char *const intent_kinds[] = { "sandbox", "container", NULL };

@@ -176,6 +176,9 @@ void store_put_exit(struct store *, const struct store_exit *);
 int store_foreach_exit(
     struct store *, const char *uid, int (*cb)(const struct store_exit *, void *), void *arg);
 void store_del_exits_for(struct store *, const char *uid);
+/* Exits of pods the store no longer has (written after the pod was forgotten: its last
+ * containers' exits, seen by PLEG or stored by the container GC before removing them). */
+void store_del_orphaned_exits(struct store *);
 
 /* ---- intents ---- */
 void store_put_intent(struct store *, const struct store_intent *);
