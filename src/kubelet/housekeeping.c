@@ -512,6 +512,10 @@ hk_pod_dirs(struct housekeeping *h)
 		if (!hk_pod_gone(h, de->d_name))
 			continue;
 		h->h_found++;
+		/* Its directory under this kletd's root makes the pod this kletd's: its cgroups
+		 * go too (hk_cgroups), also when nothing else still names it (killed after the
+		 * pod's rows were forgotten, before its cgroups were removed). */
+		hk_know(h, de->d_name);
 		path = xsprintf("%s/%s", base, de->d_name);
 		(void)vol_unmount_under(path); /* a tmpfs left by a kill -9 first */
 		(void)rmtree(path);
