@@ -8,8 +8,9 @@
 #   3. containerd itself (SIGTERM, SIGKILL after 10 s), then any shim of this instance still
 #      alive (found by its -address argument, killed by PID);
 #   4. mounts left under the instance dir are unmounted.
-# --purge also removes the instance dir (images, snapshots, logs), its bridge kletNN and
-# its network number claim. Safe to run when nothing runs.
+#   5. its bridge kletNN is deleted (made again at the next start's first pod).
+# --purge also removes the instance dir (images, snapshots, logs) and its network number
+# claim. Safe to run when nothing runs.
 #
 # Environment:
 #   KLET_CONTAINERD_DIR  instance dir (default /tmp/klet-containerd), as for containerd-up.sh
@@ -106,10 +107,13 @@ if [ -d "$dir" ]; then
 		while read -r m; do umount -l "$m" 2>/dev/null || true; done
 fi
 
+# The instance's bridge goes with its pods (the CNI bridge plugin makes it again for the next
+# start's first pod), so that a test that stops its containerd leaves no link behind.
+[ -f "$dir/netid" ] && { ip link del "klet$(cat "$dir/netid")" >/dev/null 2>&1 || true; }
+
 if [ $purge -eq 1 ] && [ -d "$dir" ]; then
 	if [ -f "$dir/netid" ]; then
 		nn=$(cat "$dir/netid")
-		ip link del "klet$nn" >/dev/null 2>&1 || true
 		(
 			flock 9
 			[ "$(cat "/tmp/klet-cni-nets/$nn" 2>/dev/null)" = "$dir" ] && rm -f "/tmp/klet-cni-nets/$nn"

@@ -10,6 +10,7 @@ workers resumed), then waits 3 s more and prints the CRI calls made during recov
 method. The goal: list calls only (no Create/Start/Stop/RunPodSandbox).
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -41,6 +42,8 @@ def main():
     f = fakecri.FakeCRI(sock, control="", quiet=True).start()
     klog = os.path.join(t, "kletd.log")
     kp = None
+    # Its pod cgroups under a root of its own, removed at the end (not the machine's kubepods).
+    cgroot = "/" + os.path.basename(t)
 
     def start():
         lf = open(klog, "a")
@@ -50,7 +53,7 @@ def main():
             [os.path.abspath(a.kletd), "--root-dir", os.path.join(t, "root"),
              "--pod-logs-dir", os.path.join(t, "logs"), "--pod-manifest-path", m,
              "--hostname-override", "bench", "--container-runtime-endpoint", "unix://" + sock,
-             "-v=2"], stdout=lf, stderr=subprocess.STDOUT)
+             "--cgroup-root", cgroot, "-v=2"], stdout=lf, stderr=subprocess.STDOUT)
 
     try:
         for i in range(a.pods):
@@ -107,6 +110,13 @@ def main():
             kp.kill()
             kp.wait()
         f.stop()
+        for h in glob.glob("/sys/fs/cgroup/*"):
+            # deepest first: the pod cgroups, the QoS tiers, kubepods, the root
+            for d, _, _ in sorted(os.walk(h + cgroot), key=lambda w: -w[0].count("/")):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
         shutil.rmtree(t, ignore_errors=True)
 
 

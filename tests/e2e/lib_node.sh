@@ -22,6 +22,7 @@ node_cleanup() {
 	if [ -n "$ctd_started" ]; then
 		KLET_CONTAINERD_DIR=$CTD_DIR sh "$top/contrib/containerd-down.sh" >/dev/null 2>&1
 	fi
+	[ -n "${TCGR:-}" ] && cgroup_root_rm "$TCGR"
 	[ -n "${T:-}" ] && [ -f "$T/kletd.log" ] && cp "$T/kletd.log" "/tmp/klet-e2e-$NODE.last.log"
 	[ -n "${T:-}" ] && rm -rf "$T"
 }
@@ -76,10 +77,13 @@ image_id() { images | awk -v t="$1" '$2==t {print $1}'; }
 # start_kletd [ARGS...]: kletd on $T/root with manifests $T/m, log in $T/kletd.log; its
 # server on 127.0.0.1, any free port (logged: "serving HTTPS on 127.0.0.1 port N").
 start_kletd() {
+	# The test's pod cgroups under a root of its own, removed by node_cleanup (a test that
+	# passes its own --cgroup-root after this one removes that itself).
+	TCGR=${KLET_TEST_CGROUP_ROOT:-}/e2e-$NODE-$$
 	"$KLETD" --root-dir "$T/root" --pod-logs-dir "$T/logs" --pod-manifest-path "$T/m" \
 	    --hostname-override "$NODE" --container-runtime-endpoint "unix://$SOCK" \
 	    --file-check-frequency 2s --address 127.0.0.1 --port 0 --healthz-port 0 -v=2 \
-	    --cgroup-root "${KLET_TEST_CGROUP_ROOT:-/}" "$@" \
+	    --cgroup-root "$TCGR" "$@" \
 	    >>"$T/kletd.log" 2>&1 &
 	kpid=$!
 	wait_for 100 grep -q 'kletd ready' "$T/kletd.log"
