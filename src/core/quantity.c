@@ -99,9 +99,9 @@ quantity_parse(const char *s, int64_t *milli)
 	}
 	v = mant;
 	for (i = 0; i < pow1024; i++) {
-		v *= 1024;
-		if (v > I128_LIMIT)
+		if (v > I128_LIMIT / 1024)
 			return -1;
+		v *= 1024;
 	}
 	exp10 = pow10 + 3 - frac;
 	if (v == 0) {
@@ -110,9 +110,9 @@ quantity_parse(const char *s, int64_t *milli)
 	}
 	if (exp10 >= 0) {
 		for (i = 0; i < exp10; i++) {
-			v *= 10;
-			if (v > I128_LIMIT)
+			if (v > I128_LIMIT / 10)
 				return -1;
+			v *= 10;
 		}
 	} else {
 		i128 div = 1;

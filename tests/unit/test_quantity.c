@@ -76,6 +76,12 @@ static const struct qcase qcases[] = {
 	{ "1e16", -1, 0 },
 	{ "1e999", -1, 0 },
 	{ "1e1000", -1, 0 },
+	/* 36 significant digits (the most accepted) times a binary or decimal suffix: the
+	 * product must be refused before it overflows 128 bits (a fuzzer's find) */
+	{ "00000400000000004000000000001278146425Mi", -1, 0 },
+	{ "999999999999999999999999999999999999Ei", -1, 0 },
+	{ "999999999999999999999999999999999999E", -1, 0 },
+	{ "999999999999999999999999999999999999e999", -1, 0 },
 	{ "1234567890123456789012345678901234567890", -1, 0 },
 	/* malformed */
 	{ "", -1, 0 },
