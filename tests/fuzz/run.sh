@@ -16,6 +16,10 @@
 #   KLET_FUZZ_BUILD=DIR tests/fuzz/run.sh 0 TARGET; DIR/fuzz_TARGET FILE
 # KLET_FUZZ_BUILD=DIR keeps the build and the fuzzers' logs (DIR/log_NAME) in DIR (default: a
 # temporary directory, removed).
+# KLET_FUZZ_SEED=N gives libFuzzer -seed=N, so that a run is repeated exactly (contrib/test.sh,
+# hence CI, uses seed 1: CI's short run replays the committed corpus and explores the same
+# mutations each time, so it fails only on a regression; without it the seed is random, as a
+# campaign wants). A failure prints the seed it ran with.
 # Without clang it skips (77) unless KLET_REQUIRE_PEERS=1.
 set -u
 mode=time
@@ -116,6 +120,7 @@ for t in $targets; do
 	done
 	case $name in json | yaml | watch) dict="-dict=$top/tests/fuzz/pod.dict" ;; esac
 	if [ "$mode" = runs ]; then limit="-runs=$runs"; else limit="-max_total_time=$secs"; fi
+	[ -n "${KLET_FUZZ_SEED:-}" ] && limit="$limit -seed=$KLET_FUZZ_SEED"
 	start=$(date +%s)
 	# shellcheck disable=SC2086
 	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
@@ -129,7 +134,8 @@ for t in $targets; do
 	cov=$(grep -o 'cov: [0-9]*' "$logd/log_$name" | tail -1)
 	if [ $rc -ne 0 ]; then
 		status=1
-		echo "$t: FAILED (exit $rc) after ${execs:-?} executions in ${took}s"
+		echo "$t: FAILED (exit $rc) after ${execs:-?} executions in ${took}s" \
+		    "($(grep -o 'Seed: [0-9]*' "$logd/log_$name" | head -1))"
 		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$logd/log_$name" | head -20
 		tail -40 "$logd/log_$name"
 		keep=${KLET_FUZZ_ARTIFACTS:-$top/tests/fuzz/artifacts}
