@@ -464,20 +464,44 @@ hk_collect_finished(const struct pw_view *v, void *arg)
 }
 
 static int
+hk_uid_ok(const char *uid)
+{
+	return *uid != '\0' && strchr(uid, '/') == NULL && strcmp(uid, ".") != 0 &&
+	    strcmp(uid, "..") != 0;
+}
+
+/* A finished worker of a pod no source wants is removed, and the pod's rows forgotten, only
+ * once the runtime has nothing of it and its cgroups are gone: the rows are what names the
+ * pod after a kill -9 (its directory went at termination, its sandbox may be gone before the
+ * cache knows), so forgetting them first left its cgroups to nobody (the soak found some). */
+static int
+hk_keep_finished(struct housekeeping *h, const char *uid)
+{
+	if (hk_worker_state(h, uid) != PW_FINISHED)
+		return 0;
+	if (podcache_get(h->h_d.cache, uid, NULL) != NULL)
+		return 1; /* hk_pod removes what the runtime has; a relist tells */
+	if (h->h_d.cgroups != NULL && hk_uid_ok(uid)) {
+		int rc = cgroups_pod_remove(h->h_d.cgroups, uid);
+
+		if (rc == 1)
+			h->h_stats.cgroups_removed++;
+		if (rc == -1)
+			return 1; /* still busy: tried again next pass */
+	}
+	return 0;
+}
+
+static int
 hk_wanted(const char *uid, void *arg)
 {
 	struct housekeeping *h = arg;
 	int                  wanted = podconfig_wanted(h->h_d.config, uid);
 
-	h->h_found += !wanted; /* its worker is killed, then removed */
-	return wanted;
-}
-
-static int
-hk_uid_ok(const char *uid)
-{
-	return *uid != '\0' && strchr(uid, '/') == NULL && strcmp(uid, ".") != 0 &&
-	    strcmp(uid, "..") != 0;
+	if (wanted)
+		return 1;
+	h->h_found++; /* its worker is killed, then removed (or kept: looked at next pass) */
+	return hk_keep_finished(h, uid);
 }
 
 /* A pod whose directories may go: no worker acts on it and the runtime has nothing. */
