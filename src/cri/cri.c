@@ -682,9 +682,13 @@ cri_wire_field(const uint8_t *msg, size_t len, size_t i, uint64_t *num, size_t *
 	uint64_t key, v;
 	int      r;
 
-	if ((r = cri_wire_varint(msg + i, len - i, &key)) <= 0)
+	/* A key of one byte (field numbers up to 15): every field of a CRI list record. */
+	if (i < len && msg[i] < 0x80)
+		key = msg[i++];
+	else if ((r = cri_wire_varint(msg + i, len - i, &key)) <= 0)
 		return 0;
-	i += (size_t)r;
+	else
+		i += (size_t)r;
 	if (key >> 3 == 0 || key >> 3 > UINT32_MAX)
 		return 0;
 	*num = key >> 3;
@@ -700,9 +704,12 @@ cri_wire_field(const uint8_t *msg, size_t len, size_t i, uint64_t *num, size_t *
 		*val = i;
 		return i + 8;
 	case 2: /* length-delimited */
-		if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
+		if (i < len && msg[i] < 0x80)
+			v = msg[i++];
+		else if ((r = cri_wire_varint(msg + i, len - i, &v)) <= 0)
 			return 0;
-		i += (size_t)r;
+		else
+			i += (size_t)r;
 		if (v > len - i)
 			return 0;
 		*val = i;
@@ -745,20 +752,41 @@ cri_wire_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-uint64_t
-cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed)
+/* One more part of the sequence: a span's hash. */
+static uint64_t
+cri_wire_step(uint64_t acc, uint64_t h)
 {
-	size_t   i = 0, next, val, n = 0;
-	uint64_t num, sum = 0;
+	return cri_wire_mix(acc ^ h) + 0x9e3779b97f4a7c15ULL;
+}
+
+uint64_t
+cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t maps)
+{
+	size_t   i = 0, next, val, span = 0;
+	uint64_t num, acc = seed, nmap = 0, lmap = 0;
 
 	while (i < len) {
-		if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
-			return hash_bytes(msg, len, seed); /* not a message: its bytes, in order */
-		sum += cri_wire_mix(hash_bytes(msg + i, next - i, seed));
-		n++;
+		/* The common field: a one-byte key and, for bytes, a one-byte length. */
+		if (msg[i] < 0x80 && (msg[i] & 7) == 2 && len - i >= 2 && msg[i + 1] < 0x80 &&
+		    msg[i] >> 3 != 0) {
+			num = msg[i] >> 3;
+			next = i + 2 + msg[i + 1];
+			if (next > len)
+				return hash_bytes(msg, len, seed); /* not a message: its bytes */
+		} else if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
+			return hash_bytes(msg, len, seed);
+		if (num < 32 && (maps >> num & 1) != 0) {
+			if (i > span)
+				acc = cri_wire_step(acc, hash_bytes(msg + span, i - span, seed));
+			nmap++;
+			lmap += next - i;
+			span = next;
+		}
 		i = next;
 	}
-	return cri_wire_mix(sum ^ cri_wire_mix(n + seed));
+	if (len > span)
+		acc = cri_wire_step(acc, hash_bytes(msg + span, len - span, seed));
+	return cri_wire_mix(acc ^ cri_wire_mix(nmap << 32 ^ lmap ^ seed));
 }
 
 CRI_RPC(version, RT, "Version", VersionRequest, VersionResponse,

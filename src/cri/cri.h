@@ -216,12 +216,14 @@ struct cri_call *cri_list_containers_raw(struct cri *, const Runtime__V1__ListCo
  * field number) or cb returned -1. Pure. */
 int cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
     int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg);
-/* A hash of the message msg that does not depend on the order of its top-level fields: each
- * field (key and value bytes) is hashed with seed and the hashes are summed. A runtime that
- * writes a map (labels, annotations) in a new order every time (Go's protobuf does) gives the
- * same hash for the same record. The list records have no repeated field other than their
- * maps, whose order means nothing. A malformed msg is hashed as its bytes. Pure. */
-uint64_t cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed);
+/* The hash a relist keys a list record by (ListPodSandbox's items, ListContainers'
+ * containers), to decode only records that are not the previous relist's. The fields whose
+ * numbers are set in the bit mask maps (the record's labels and annotations) count only by
+ * their number of entries and bytes: a runtime writes a map in a new order every time (Go's
+ * protobuf does, containerd among them), and the CRI has no call that changes a record's maps
+ * (its ID, in the hashed bytes, names one record for good). Every other field is hashed, in
+ * order, state included. A malformed msg is hashed as its bytes. Pure. */
+uint64_t cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t maps);
 
 /* ImageService */
 typedef void (*cri_pull_image_cb)(

@@ -26,6 +26,10 @@
 /* Seeds of the list record hashes: a sandbox and a container record never match. */
 #define PL_SEED_SANDBOX   0x736278ULL
 #define PL_SEED_CONTAINER 0x637472ULL
+/* The map fields of the records (api.proto): PodSandbox labels 5, annotations 6; Container
+ * labels 8, annotations 9. */
+#define PL_MAPS_SANDBOX   (1u << 5 | 1u << 6)
+#define PL_MAPS_CONTAINER (1u << 8 | 1u << 9)
 
 /* One sandbox or container as the runtime reported it. Every string is interned (intern.h):
  * the IDs, UIDs, names, images and reasons that the pod cache keeps too are held once. */
@@ -403,7 +407,7 @@ static int
 pl_sandbox_item(const uint8_t *b, size_t len, void *arg)
 {
 	struct pleg             *p = arg;
-	uint64_t                 h = cri_wire_hash(b, len, PL_SEED_SANDBOX);
+	uint64_t                 h = cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_MAPS_SANDBOX);
 	Runtime__V1__PodSandbox *sb;
 	const char              *uid = NULL, *name = NULL, *ns = NULL;
 	struct pl_obj           *o;
@@ -448,7 +452,7 @@ static int
 pl_container_item(const uint8_t *b, size_t len, void *arg)
 {
 	struct pleg            *p = arg;
-	uint64_t                h = cri_wire_hash(b, len, PL_SEED_CONTAINER);
+	uint64_t                h = cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_MAPS_CONTAINER);
 	Runtime__V1__Container *c;
 	const char             *uid, *name, *v;
 	struct pl_obj          *o;

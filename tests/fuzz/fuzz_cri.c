@@ -5,9 +5,12 @@
  *
  * Input: byte 0 picks the response type, byte 1 flags (bit 0: the input carries its own
  * gRPC framing, else it is framed here; bit 1: no grpc-status trailer; bit 2: HTTP status 500;
- * bit 3: a grpc-message trailer), then the cut header of fuzz_common.h, then the payload. */
+ * bit 3: a grpc-message trailer), then the cut header of fuzz_common.h, then the payload.
+ * The payload also goes through the relist's raw path (src/node/pleg.c): its records (field 1
+ * of both list answers) one by one (cri_wire_items), each keyed by cri_wire_hash. */
 #include "net/grpc.c"
 
+#include "cri/cri.h"
 #include "fuzz_common.h"
 #include "kuberuntime/kuberuntime.h"
 #include "kuberuntime/internal.h"
@@ -25,6 +28,16 @@ static const ProtobufCMessageDescriptor *const descs[] = {
 #define NDESCS (sizeof(descs) / sizeof(descs[0]))
 
 static int done_calls;
+
+static int
+wire_item(const uint8_t *item, size_t len, void *arg)
+{
+	const uint32_t *maps = arg;
+
+	if (cri_wire_hash(item, len, 1, *maps) != cri_wire_hash(item, len, 1, *maps))
+		abort(); /* pure */
+	return 0;
+}
 
 static void
 use_status(struct rt_pod_status *st)
@@ -186,6 +199,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	grpc_call_on_close(g, H2_OK, 0, "");
 	if (done_calls != 1)
 		abort();
+	{
+		uint32_t maps = flags & 16 ? (1u << 5 | 1u << 6) : (1u << 8 | 1u << 9);
+
+		(void)cri_wire_items(data, size, 1, wire_item, &maps);
+	}
 	/* The arena keeps a spare chunk between calls, as in kletd. */
 	return 0;
 }

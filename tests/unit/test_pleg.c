@@ -185,19 +185,27 @@ test_wire_items(void **state)
 	assert_int_equal(it.n, 0);
 }
 
-/* A record's hash does not depend on the order of its fields (a Go runtime writes its maps in
- * a new order every time: containerd's list answers differ byte for byte from one relist to
- * the next), but does on every field's content. */
+/* A record's hash does not depend on the order of its maps' entries (a Go runtime writes its
+ * maps in a new order every time: containerd's list answers differ byte for byte from one
+ * relist to the next), but does on every other field; the maps count by entries and bytes. */
+#define MAPS_CONTAINER (1u << 8 | 1u << 9)
+static uint64_t
+whash(const uint8_t *b, size_t len, uint64_t seed)
+{
+	return cri_wire_hash(b, len, seed, MAPS_CONTAINER);
+}
+
 static void
 test_wire_hash(void **state)
 {
-	Runtime__V1__Container              c = RUNTIME__V1__CONTAINER__INIT;
-	Runtime__V1__Container__LabelsEntry l[3], *lp[3];
-	static const char                  *keys[] = { "io.kubernetes.pod.uid", "app", "tier" };
-	static const char                  *vals[] = { "u1", "web", "front" };
-	uint8_t                             a[256], b[256];
-	size_t                              la, lb, i;
-	uint64_t                            ha, hb;
+	Runtime__V1__Container                   c = RUNTIME__V1__CONTAINER__INIT;
+	Runtime__V1__Container__LabelsEntry      l[3], *lp[3];
+	Runtime__V1__Container__AnnotationsEntry an[2], *ap[2];
+	static const char *keys[] = { "io.kubernetes.pod.uid", "app", "tier" };
+	static const char *vals[] = { "u1", "web", "front" };
+	uint8_t            a[512], b[512];
+	size_t             la, lb, i;
+	uint64_t           ha;
 
 	(void)state;
 	for (i = 0; i < 3; i++) {
@@ -206,44 +214,79 @@ test_wire_hash(void **state)
 		l[i].value = (char *)vals[i];
 		lp[i] = &l[i];
 	}
+	for (i = 0; i < 2; i++) {
+		runtime__v1__container__annotations_entry__init(&an[i]);
+		an[i].key = (char *)keys[i + 1];
+		an[i].value = (char *)vals[i];
+		ap[i] = &an[i];
+	}
 	c.id = "c1";
 	c.pod_sandbox_id = "s1";
 	c.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+	c.created_at = 1764100000000000000LL;
 	c.labels = lp;
 	c.n_labels = 3;
+	c.annotations = ap;
+	c.n_annotations = 2;
+	c.image_id = "sha256:1";
 	la = runtime__v1__container__get_packed_size(&c);
 	assert_true(la < sizeof(a));
 	runtime__v1__container__pack(&c, a);
-	/* The same labels in another order: other bytes, the same hash. */
+	ha = whash(a, la, 7);
+	/* Both maps in another order: other bytes, the same hash. */
 	lp[0] = &l[2];
 	lp[2] = &l[0];
+	ap[0] = &an[1];
+	ap[1] = &an[0];
 	lb = runtime__v1__container__pack(&c, b);
 	assert_int_equal(la, lb);
 	assert_memory_not_equal(a, b, la);
-	ha = cri_wire_hash(a, la, 7);
-	hb = cri_wire_hash(b, lb, 7);
-	assert_true(ha == hb);
-	assert_true(ha != cri_wire_hash(a, la, 8)); /* the seed counts */
-	/* Any change of content changes it: a label's value, the state. */
-	l[1].value = "api";
-	lb = runtime__v1__container__pack(&c, b);
-	assert_true(cri_wire_hash(b, lb, 7) != ha);
-	l[1].value = (char *)vals[1];
+	assert_true(whash(b, lb, 7) == ha);
+	assert_true(whash(a, la, 8) != ha); /* the seed counts */
+	/* Any other field changes it: the state, the ID, the field after the maps. */
 	c.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED;
 	lb = runtime__v1__container__pack(&c, b);
-	assert_true(cri_wire_hash(b, lb, 7) != ha);
-	/* A label twice is not the label once. */
+	assert_true(whash(b, lb, 7) != ha);
 	c.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+	c.id = "c2";
+	lb = runtime__v1__container__pack(&c, b);
+	assert_true(whash(b, lb, 7) != ha);
+	c.id = "c1";
+	c.image_id = "sha256:2";
+	lb = runtime__v1__container__pack(&c, b);
+	assert_true(whash(b, lb, 7) != ha);
+	c.image_id = "sha256:1";
+	lb = runtime__v1__container__pack(&c, b);
+	assert_true(whash(b, lb, 7) == ha);
+	/* A map with an entry more or less, or of another size: another hash. */
+	c.n_labels = 2;
+	lb = runtime__v1__container__pack(&c, b);
+	assert_true(whash(b, lb, 7) != ha);
+	c.n_labels = 3;
+	l[1].value = "apiserver";
+	lb = runtime__v1__container__pack(&c, b);
+	assert_true(whash(b, lb, 7) != ha);
+	/* A label twice is not the label once. */
+	l[1].value = (char *)vals[1];
 	lp[0] = &l[1];
 	lp[1] = &l[1];
 	lp[2] = &l[0];
 	lb = runtime__v1__container__pack(&c, b);
-	assert_true(cri_wire_hash(b, lb, 7) != ha);
+	assert_true(whash(b, lb, 7) != ha);
+	/* Without maps in the mask, the maps' bytes count as they are, in order. */
+	lp[0] = &l[0];
+	lp[1] = &l[1];
+	lp[2] = &l[2];
+	lb = runtime__v1__container__pack(&c, b);
+	assert_true(cri_wire_hash(a, la, 7, 0) == cri_wire_hash(a, la, 7, 0));
+	assert_true(cri_wire_hash(b, lb, 7, 0) != cri_wire_hash(a, la, 7, 0));
 	/* Not a message: hashed as bytes, no read past the end. */
 	{
 		static const uint8_t cut[] = { 0x0a, 0x05, 'a', 'b' }; /* a length past the end */
+		static const uint8_t cut2[] = { 0x42, 0x7f, 'a' };     /* the same, field 8 */
 
-		assert_true(cri_wire_hash(cut, sizeof(cut), 7) == hash_bytes(cut, sizeof(cut), 7));
+		assert_true(whash(cut, sizeof(cut), 7) == hash_bytes(cut, sizeof(cut), 7));
+		assert_true(whash(cut2, sizeof(cut2), 7) == hash_bytes(cut2, sizeof(cut2), 7));
 	}
 }
 
