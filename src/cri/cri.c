@@ -776,10 +776,20 @@ cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t maps)
 		} else if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
 			return hash_bytes(msg, len, seed);
 		if (num < 32 && (maps >> num & 1) != 0) {
+			uint8_t key = msg[i];
+
 			if (i > span)
 				acc = cri_wire_step(acc, hash_bytes(msg + span, i - span, seed));
-			nmap++;
 			lmap += next - i;
+			nmap++;
+			/* The rest of the map: entries of one-byte lengths, skipped as they come.
+			 */
+			while (key < 0x80 && len - next >= 2 && msg[next] == key &&
+			    msg[next + 1] < 0x80 && len - next - 2 >= msg[next + 1]) {
+				lmap += 2u + msg[next + 1];
+				nmap++;
+				next += 2u + msg[next + 1];
+			}
 			span = next;
 		}
 		i = next;
