@@ -138,6 +138,14 @@ as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"badimg\"},\"spec\":{\"nodeNam
 pull_err() { has /pods/default/badimg/get '"reason":"ErrImagePull"' || has /pods/default/badimg/get '"reason":"ImagePullBackOff"'; }
 wait_for 300 pull_err
 check "image pull failure reported as the container's waiting reason" pull_err
+# Its repeating events are aggregated on the server: one Event object whose count grows
+# (PATCHes after the POST, each carrying the message again).
+ev_aggregated() {
+	as_ctl /objects?kind=events | as_json 'len([e for e in d if e["involvedObject"]["name"] == "badimg" and e.get("count", 1) >= 2 and e.get("message") and e.get("reason")])' |
+		grep -q '^[1-9]'
+}
+wait_for 300 ev_aggregated
+check "a repeating event of the pod is one Event with a growing count" ev_aggregated
 as_ctl "/pods/default/badimg?method=DELETE&grace=0" >/dev/null
 
 # A pod that fails admission (a nodeSelector the node does not match) is Failed in the API
