@@ -124,7 +124,7 @@ rows = [
     ("static pod start on containerd / raw CRI sequence",
      "%s (kletd %s / raw %s ms median, p90 %s / %s, %s pairs; kletd's own part before RunPodSandbox: %s ms)" % (g(st, "ratio_p50"), g(st, "kletd_ms_p50"), g(st, "raw_ms_p50"), g(st, "kletd_ms_p90"), g(st, "raw_ms_p90"), g(st, "pairs"), g(st, "before_runtime_ms_p50")),
      "<= 1.03x"),
-    ("burst of pods, unbounded / window 32",
+    ("burst of 100 pods, unbounded / window 32 (medians of rounds)",
      " / ".join("%s ms" % b.get("all_running_ms", "-") for b in bursts) or "-",
      "window not slower"),
     ("API pod: watch ADDED -> RunPodSandbox request",

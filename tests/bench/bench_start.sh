@@ -3,9 +3,12 @@
 # private containerd, interleaved in one run (tests/bench/bench_start.c; default 20 pairs),
 # then a burst of BENCH_BURST pods (default 100) started at once with each window of
 # BENCH_WINDOWS (default "4096 32": the first is "unbounded") to compare the time until all
-# run. On demand only (make bench); needs root and containerd. Prints:
+# run, BENCH_BURST_ROUNDS times (default 3) with the windows taken in turn, so that a
+# machine's noise falls on each alike. On demand only (make bench); needs root and
+# containerd. Prints:
 #   start raw_ms_p50=.. raw_ms_p90=.. kletd_ms_p50=.. kletd_ms_p90=.. ratio_p50=.. pairs=..
-#   burst pods=N window=W all_running_ms=.. max_in_flight=.. waited_max=..
+#   # burst round=R pods=N all_running_ms=.. window=W in_flight_max=.. waited_max=..
+#   burst pods=N window=W all_running_ms=MEDIAN rounds=R runs_ms=A,B,C in_flight_max=..
 # Environment: top_srcdir, top_builddir (an optimized build with tests/bench/bench_start:
 # `make bench-start-bin`), KLET_CONTAINERD_DIR (default $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
 set -u
@@ -16,6 +19,7 @@ b=${top_builddir:-.}
 pairs=${1:-20}
 burst=${BENCH_BURST:-100}
 windows=${BENCH_WINDOWS:-4096 32}
+rounds=${BENCH_BURST_ROUNDS:-3}
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 command -v containerd >/dev/null 2>&1 || skip_all "containerd not installed"
 [ -x "$b/tests/bench/bench_start" ] || { echo "no $b/tests/bench/bench_start" >&2; exit 2; }
@@ -67,6 +71,8 @@ running() {
 	n=$("$b/podctl" --socket "$T/ctl.sock" get pods -A 2>/dev/null | awk '$4 == "Running"' | wc -l)
 	[ "$n" -ge "$burst" ]
 }
+r=1
+while [ "$r" -le "$rounds" ]; do
 for w in $windows; do
 	rm -f "$T/m"/*.json
 	: >"$T/kletd.log"
@@ -88,13 +94,29 @@ M
 	wait_for 3000 running || echo "# window $w: not all running after 300 s" >&2
 	t1=$(date +%s%N)
 	st=$("$b/podctl" --socket "$T/ctl.sock" status -o json 2>/dev/null)
-	echo "burst pods=$burst all_running_ms=$(( (t1 - t0) / 1000000 ))" \
+	echo "# burst round=$r pods=$burst all_running_ms=$(( (t1 - t0) / 1000000 ))" \
 	    "$(echo "$st" | $PY -c 'import json,sys
 d = json.load(sys.stdin).get("runtime", {})
-print("window=%s in_flight_max=%s waited_max=%s" % (d.get("window", "?"), d.get("inFlightMax", "?"), d.get("waitingMax", "?")))' 2>/dev/null)"
+print("window=%s in_flight_max=%s waited_max=%s" % (d.get("window", "?"), d.get("inFlightMax", "?"), d.get("waitingMax", "?")))' 2>/dev/null)" |
+	    tee -a "$T/bursts"
 	# Remove them all before the next window.
 	rm -f "$T/m"/*.json
 	gone() { [ "$("$b/podctl" --socket "$T/ctl.sock" get pods -A 2>/dev/null | grep -c ' b[0-9]')" -eq 0 ]; }
 	wait_for 3000 gone || echo "# window $w: pods not all gone" >&2
 	stop_kletd
 done
+r=$((r + 1))
+done
+# Per window: the median of its rounds.
+$PY - "$T/bursts" $windows <<'P'
+import sys
+rows = [dict(kv.split("=", 1) for kv in l.split()[2:] if "=" in kv) for l in open(sys.argv[1])]
+for w in sys.argv[2:]:
+    runs = [r for r in rows if r.get("window") == w]
+    if not runs:
+        continue
+    ms = sorted(int(r["all_running_ms"]) for r in runs)
+    print("burst pods=%s window=%s all_running_ms=%d rounds=%d runs_ms=%s in_flight_max=%s" % (
+        runs[0]["pods"], w, ms[len(ms) // 2], len(ms), ",".join(str(r["all_running_ms"]) for r in runs),
+        max(int(r.get("in_flight_max", "0")) for r in runs)))
+P
