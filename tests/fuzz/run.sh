@@ -55,7 +55,10 @@ else
 fi
 pkgs="libevent libevent_openssl libnghttp2 openssl yajl sqlite3 yaml-0.1 libprotobuf-c libmd"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cflags="-g -O1 $san -D_GNU_SOURCE -DKLET_VERSION=\"fuzz\" -I$top/src -I$bld -I$bld/schema/cri \
+# The warnings of the main build (gcc), as clang sees them (clang also counts a positional
+# initializer that leaves trailing fields to zero, which gcc does not).
+warn="-Wall -Wextra -Werror -Wno-missing-field-initializers"
+cflags="-g -O1 $warn $san -D_GNU_SOURCE -DKLET_VERSION=\"fuzz\" -I$top/src -I$bld -I$bld/schema/cri \
 $(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lm"
 
