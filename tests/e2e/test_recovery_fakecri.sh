@@ -155,7 +155,12 @@ if [ -n "${CGR:-}" ]; then
 	rm -f "$T/m/gone.json"
 	dir_gone() { [ ! -d "$T/root/pods/uid-gone" ]; }
 	wait_for 200 dir_gone
-	sleep 3 # housekeeping passes with the worker finished and the sandbox still there
+	# Two housekeeping passes with the worker finished and the sandbox still there (without
+	# the fix, the first of them forgot the rows).
+	hk_runs() { "$PODCTL" --socket "$T/root/podctl.sock" status | awk '$1 == "housekeeping" {print $3}'; }
+	hk0=$(hk_runs)
+	hk_two_more() { [ "$(hk_runs)" -ge $((hk0 + 2)) ]; }
+	wait_for 100 hk_two_more
 	ctl '{"cmd":"fault","method":"ListPodSandbox","code":"UNAVAILABLE"}' >/dev/null
 	ctl '{"cmd":"clear_faults"}' '{"cmd":"fault","method":"ListPodSandbox","code":"UNAVAILABLE"}' \
 		>/dev/null
