@@ -676,7 +676,7 @@ cri_list_containers_raw(struct cri *c, const Runtime__V1__ListContainersRequest 
 /* The field at msg[i..len): its number (*num), where its value starts (*val) and ends (the
  * return: the next field's position), or 0 when malformed (truncated, a bad wire type or
  * field number). Length-delimited values start after their length. */
-static size_t
+static inline size_t
 cri_wire_field(const uint8_t *msg, size_t len, size_t i, uint64_t *num, size_t *val)
 {
 	uint64_t key, v;
@@ -766,15 +766,8 @@ cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t maps)
 	uint64_t num, acc = seed, nmap = 0, lmap = 0;
 
 	while (i < len) {
-		/* The common field: a one-byte key and, for bytes, a one-byte length. */
-		if (msg[i] < 0x80 && (msg[i] & 7) == 2 && len - i >= 2 && msg[i + 1] < 0x80 &&
-		    msg[i] >> 3 != 0) {
-			num = msg[i] >> 3;
-			next = i + 2 + msg[i + 1];
-			if (next > len)
-				return hash_bytes(msg, len, seed); /* not a message: its bytes */
-		} else if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
-			return hash_bytes(msg, len, seed);
+		if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
+			return hash_bytes(msg, len, seed); /* not a message: its bytes */
 		if (num < 32 && (maps >> num & 1) != 0) {
 			uint8_t key = msg[i];
 
