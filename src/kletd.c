@@ -591,24 +591,31 @@ kletd_cgroups_wrap(struct kletd *k, struct pw_syncer *s)
 	s->arg = k;
 }
 
-/* Everything between the store and the sources; 0 or -1 (logged). */
-/* admission: the node as podconfig admits pods onto it; the host is sampled at most once a
- * second. */
+/* The node as admission sees it: the host is read here, on the housekeeping timer (every
+ * 2 s) and once before the first admission, not while a pod is being admitted (five reads of
+ * /proc and /sys, a statfs: 0.1-0.5 ms on the path from a watch event to RunPodSandbox). The
+ * capacity it gives changes with the machine; pressure comes from the eviction manager. */
 static void
-kletd_node_info(struct admit_node *an, void *arg)
+kletd_node_sample(struct kletd *k)
 {
-	struct kletd        *k = arg;
 	struct nodeinfo_opts o = { &k->k_cfg.kube_reserved, &k->k_cfg.system_reserved,
 		&k->k_cfg.eviction_hard, k->k_cfg.max_pods };
 	struct nodeinfo_host h;
-	int64_t              now = now_mono_ms();
-	size_t               i;
 
-	if (k->k_nodeinfo_ms == 0 || now - k->k_nodeinfo_ms >= 1000) {
-		nodeinfo_read_host(k->k_cfg.root_dir, &h);
-		nodeinfo_compute(&o, &h, &k->k_nodeinfo);
-		k->k_nodeinfo_ms = now;
-	}
+	nodeinfo_read_host(k->k_cfg.root_dir, &h);
+	nodeinfo_compute(&o, &h, &k->k_nodeinfo);
+	k->k_nodeinfo_ms = now_mono_ms();
+}
+
+/* admission: the node as podconfig admits pods onto it (kletd_node_sample). */
+static void
+kletd_node_info(struct admit_node *an, void *arg)
+{
+	struct kletd *k = arg;
+	size_t        i;
+
+	if (k->k_nodeinfo_ms == 0)
+		kletd_node_sample(k);
 	if (k->k_taints == NULL && k->k_cfg.ntaints > 0) {
 		k->k_taints = xcalloc(k->k_cfg.ntaints, sizeof(*k->k_taints));
 		for (i = 0; i < k->k_cfg.ntaints; i++) {
@@ -973,6 +980,7 @@ kletd_housekeeping(void *arg)
 		k->k_pleg_unhealthy = !ok;
 		api_join_pleg(k->k_join, ok, why); /* api */
 	}
+	kletd_node_sample(k); /* for admission */
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
 	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back:
