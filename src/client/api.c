@@ -707,10 +707,10 @@ api_reload_client_cert(struct api *a, const char *pem_path)
 	if (SSL_CTX_use_certificate_chain_file(a->a_ssl, pem_path) != 1 ||
 	    SSL_CTX_use_PrivateKey_file(a->a_ssl, pem_path, SSL_FILETYPE_PEM) != 1 ||
 	    SSL_CTX_check_private_key(a->a_ssl) != 1) {
-		log_warnx("api: client certificate %s: %s", pem_path,
-		    ERR_reason_error_string(ERR_get_error()) != NULL
-		        ? ERR_reason_error_string(ERR_get_error())
-		        : "unusable");
+		const char *why = ERR_reason_error_string(ERR_get_error());
+
+		log_warnx(
+		    "api: client certificate %s: %s", pem_path, why != NULL ? why : "unusable");
 		ERR_clear_error();
 		return -1;
 	}
