@@ -988,6 +988,7 @@ kletd_housekeeping(void *arg)
 	 * figures are a walk of malloc's bins and a read of /proc). */
 	if (looked || k->k_hk_runs % 10 == 0)
 		heap_trim(now_mono_ms());
+	heap_drop_due(now_mono_ms(), k->k_started_ms); /* code of the start and of bursts */
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);

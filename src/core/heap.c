@@ -1,8 +1,10 @@
 /* heap.c — malloc thresholds and trimming (see heap.h). */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -17,6 +19,9 @@ static int64_t  heap_trimmed;
 static int64_t  heap_last_free;    /* free bytes at the last trim (or the lowest since) */
 static int64_t  heap_last_slack;   /* resident bytes not in use after the last trim (idem) */
 static int64_t  heap_last_trim_ms; /* monotonic */
+static uint64_t heap_drops;
+static int64_t  heap_dropped;
+static int64_t  heap_last_drop_ms; /* monotonic; 0: none yet */
 
 void
 heap_tune(void)
@@ -115,4 +120,87 @@ heap_stats(struct heap_stats *s)
 	heap_info(&s->in_use, &s->free_bytes, &s->mapped);
 	s->trims = heap_trims;
 	s->trimmed = heap_trimmed;
+	s->drops = heap_drops;
+	s->dropped = heap_dropped;
+}
+
+/* One mapping of /proc/self/smaps as far as heap_drop_clean needs it. */
+struct heap_map {
+	uintptr_t lo, hi;
+	int       clean; /* private, not writable, of a file */
+	long long rss, anon, swap;
+};
+
+/* Unmaps m if every page of it is the file's, and adds its resident bytes to *dropped. */
+static void
+heap_drop_map(const struct heap_map *m, int64_t *dropped)
+{
+	if (!m->clean || m->rss <= 0 || m->anon != 0 || m->swap != 0)
+		return;
+	if (madvise((void *)m->lo, m->hi - m->lo, MADV_DONTNEED) == 0)
+		*dropped += m->rss * 1024;
+}
+
+int64_t
+heap_drop_clean(void)
+{
+	FILE              *f = fopen("/proc/self/smaps", "re");
+	char               line[512], perms[8], path[8];
+	struct heap_map    m;
+	unsigned long long inode;
+	int64_t            dropped = 0;
+
+	if (f == NULL)
+		return -1;
+	memset(&m, 0, sizeof(m));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (line[0] >= 'A' && line[0] <= 'Z') { /* a field of the mapping */
+			if (!m.clean)
+				continue;
+			if (sscanf(line, "Rss: %lld kB", &m.rss) == 1 ||
+			    sscanf(line, "Anonymous: %lld kB", &m.anon) == 1 ||
+			    sscanf(line, "Swap: %lld kB", &m.swap) == 1)
+				continue;
+			if (strncmp(line, "VmFlags:", 8) == 0) { /* the last field */
+				heap_drop_map(&m, &dropped);
+				m.clean = 0;
+			}
+			continue;
+		}
+		memset(&m, 0, sizeof(m));
+		path[0] = '\0';
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %*s %*s %llu %7s", &m.lo, &m.hi,
+		        perms, &inode, path) < 4)
+			continue;
+		/* A private mapping of a file that cannot be written: its pages are the file's
+		 * unless one was copied (Anonymous: the relocated part of a library, a
+		 * debugger's breakpoint) or such a copy is swapped out (Swap). Until the fields
+		 * say neither, the mapping is only a candidate; a lost field (Anonymous or Swap
+		 * unread, the counts start at -1) keeps it. */
+		m.clean = perms[1] == '-' && perms[3] == 'p' && inode != 0 && path[0] == '/';
+		m.anon = m.swap = -1;
+	}
+	fclose(f);
+	return dropped;
+}
+
+int
+heap_drop_due(int64_t now_ms, int64_t started_ms)
+{
+	int64_t t0, d;
+
+	if (heap_last_drop_ms == 0 ? now_ms - started_ms < HEAP_DROP_FIRST_MS
+	                           : now_ms - heap_last_drop_ms < HEAP_DROP_EVERY_MS)
+		return 0;
+	t0 = now_mono_us();
+	heap_last_drop_ms = now_ms;
+	if ((d = heap_drop_clean()) < 0) {
+		log_v(3, "heap: /proc/self/smaps unreadable: clean file pages stay mapped");
+		return 0;
+	}
+	heap_drops++;
+	heap_dropped = d;
+	log_v(3, "heap: %lld KiB of clean file pages unmapped in %lldus", (long long)d / 1024,
+	    (long long)(now_mono_us() - t0));
+	return 1;
 }

@@ -35,6 +35,8 @@ struct heap_stats {
 	int64_t  mapped;     /* of in_use, blocks mapped on their own */
 	uint64_t trims;      /* heap_trim calls that gave memory back */
 	int64_t  trimmed;    /* anonymous resident bytes the last of them gave back */
+	uint64_t drops;      /* heap_drop_due runs */
+	int64_t  dropped;    /* resident bytes of clean file pages the last one unmapped */
 };
 
 /* The size to allocate for a buffer of n bytes that lives only a short while (a response
@@ -50,5 +52,22 @@ void heap_tune(void);
  * monotonic clock). Returns 1 when it trimmed. */
 int  heap_trim(int64_t now_ms);
 void heap_stats(struct heap_stats *);
+
+/* Clean file pages. The resident set counts every page the process has mapped, and the
+ * kernel maps a file's pages 16 at a time around each one touched: after the start (config,
+ * store, recovery, the first relist) the daemon keeps mapped megabytes of library code it
+ * will not run again (SQLite's, the YAML parser's, OpenSSL's handshake) next to the few pages
+ * its loop runs. heap_drop_clean unmaps (MADV_DONTNEED) every private, read-only file mapping
+ * none of whose pages was copied: such a page is the file's own, so nothing is lost; the next
+ * touch maps it again from the page cache (a minor fault). Nothing leaves the page cache, but
+ * pages no process maps any more are the first the kernel reclaims under pressure. Returns
+ * the resident bytes unmapped, -1 when /proc/self/smaps cannot be read. */
+int64_t heap_drop_clean(void);
+/* The first heap_drop_clean HEAP_DROP_FIRST_MS after the start (started_ms, monotonic),
+ * then every HEAP_DROP_EVERY_MS: what was mapped for a burst goes after it. Returns 1 when
+ * it ran. */
+#define HEAP_DROP_FIRST_MS (10 * 1000)
+#define HEAP_DROP_EVERY_MS (5 * 60 * 1000)
+int heap_drop_due(int64_t now_ms, int64_t started_ms);
 
 #endif

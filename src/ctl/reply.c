@@ -987,6 +987,8 @@ ctl_gen_status(struct ctl_walk *w)
 		json_gen_kv_int(g, "mappedBytes", hs.mapped);
 		json_gen_kv_int(g, "trims", (int64_t)hs.trims);
 		json_gen_kv_int(g, "lastTrimmedBytes", hs.trimmed);
+		json_gen_kv_int(g, "fileDrops", (int64_t)hs.drops);
+		json_gen_kv_int(g, "lastFileDroppedBytes", hs.dropped);
 		yajl_gen_map_close(g);
 	}
 

@@ -190,6 +190,10 @@ cmd_status(FILE *f, const struct podctl_opts *o)
 		    (double)jv_int(s, "mappedBytes", 0) / 1024,
 		    (double)jv_int(s, "freeBytes", 0) / 1024, (long long)jv_int(s, "trims", 0),
 		    (double)jv_int(s, "lastTrimmedBytes", 0) / 1024);
+	if (s != NULL)
+		printf("%-16sclean file pages unmapped %lld times (last %.1f KiB)\n", "",
+		    (long long)jv_int(s, "fileDrops", 0),
+		    (double)jv_int(s, "lastFileDroppedBytes", 0) / 1024);
 	printf(
 	    "%-16s%lld stored\n", "Events:", (long long)jv_int(json_get(d, "events"), "stored", 0));
 	s = json_get(d, "loop");
