@@ -988,7 +988,13 @@ kletd_housekeeping(void *arg)
 	 * figures are a walk of malloc's bins and a read of /proc). */
 	if (looked || k->k_hk_runs % 10 == 0)
 		heap_trim(now_mono_ms());
-	heap_drop_due(now_mono_ms(), k->k_started_ms); /* code of the start and of bursts */
+	/* After the start and every 5 minutes: SQLite's page cache (the pages are read again
+	 * from the file when the next write needs them), then the heap's free pages and the
+	 * code that the start or a burst mapped. */
+	if (heap_drop_due(now_mono_ms(), k->k_started_ms)) {
+		store_release_memory(k->k_store);
+		heap_drop();
+	}
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);

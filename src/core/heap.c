@@ -1,7 +1,7 @@
 /* heap.c — malloc thresholds and trimming (see heap.h). */
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -141,44 +141,84 @@ heap_drop_map(const struct heap_map *m, int64_t *dropped)
 		*dropped += m->rss * 1024;
 }
 
+/* The kB of a field line that starts with name ("Rss:"), or -1. */
+static long long
+heap_field_kb(const char *line, const char *name, size_t len)
+{
+	char     *end;
+	long long v;
+
+	if (strncmp(line, name, len) != 0)
+		return -1;
+	v = strtoll(line + len, &end, 10);
+	return end != line + len && strncmp(end, " kB", 3) == 0 ? v : -1;
+}
+
+/* A mapping's line: "lo-hi perms offset dev inode [path]". 0, or -1 when it is not one. */
+static int
+heap_map_line(const char *line, struct heap_map *m)
+{
+	char              *p;
+	const char        *perms;
+	unsigned long long inode;
+	int                i;
+
+	memset(m, 0, sizeof(*m));
+	m->lo = (uintptr_t)strtoull(line, &p, 16);
+	if (*p != '-')
+		return -1;
+	m->hi = (uintptr_t)strtoull(p + 1, &p, 16);
+	if (*p != ' ' || m->hi <= m->lo)
+		return -1;
+	perms = p + 1;
+	if (strlen(perms) < 5 || perms[4] != ' ')
+		return -1;
+	p = (char *)perms + 5;
+	for (i = 0; i < 2; i++) { /* offset, device */
+		p += strspn(p, " ");
+		p += strcspn(p, " ");
+	}
+	inode = strtoull(p, &p, 10);
+	p += strspn(p, " ");
+	/* A private mapping of a file that cannot be written: its pages are the file's unless
+	 * one was copied (Anonymous: the relocated part of a library, a debugger's
+	 * breakpoint) or such a copy is swapped out (Swap). Until the fields say neither, it
+	 * is only a candidate (anon and swap start unknown, -1). */
+	m->clean = perms[1] == '-' && perms[3] == 'p' && inode != 0 && *p == '/';
+	m->anon = m->swap = -1;
+	return 0;
+}
+
 int64_t
 heap_drop_clean(void)
 {
-	FILE              *f = fopen("/proc/self/smaps", "re");
-	char               line[512], perms[8], path[8];
-	struct heap_map    m;
-	unsigned long long inode;
-	int64_t            dropped = 0;
+	FILE           *f = fopen("/proc/self/smaps", "re");
+	char            line[512];
+	struct heap_map m;
+	int64_t         dropped = 0;
+	long long       v;
 
 	if (f == NULL)
 		return -1;
 	memset(&m, 0, sizeof(m));
 	while (fgets(line, sizeof(line), f) != NULL) {
-		if (line[0] >= 'A' && line[0] <= 'Z') { /* a field of the mapping */
-			if (!m.clean)
-				continue;
-			if (sscanf(line, "Rss: %lld kB", &m.rss) == 1 ||
-			    sscanf(line, "Anonymous: %lld kB", &m.anon) == 1 ||
-			    sscanf(line, "Swap: %lld kB", &m.swap) == 1)
-				continue;
-			if (strncmp(line, "VmFlags:", 8) == 0) { /* the last field */
-				heap_drop_map(&m, &dropped);
+		if (line[0] < 'A' || line[0] > 'Z') { /* a mapping (fields start with a capital) */
+			if (heap_map_line(line, &m) == -1)
 				m.clean = 0;
-			}
 			continue;
 		}
-		memset(&m, 0, sizeof(m));
-		path[0] = '\0';
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %*s %*s %llu %7s", &m.lo, &m.hi,
-		        perms, &inode, path) < 4)
+		if (!m.clean)
 			continue;
-		/* A private mapping of a file that cannot be written: its pages are the file's
-		 * unless one was copied (Anonymous: the relocated part of a library, a
-		 * debugger's breakpoint) or such a copy is swapped out (Swap). Until the fields
-		 * say neither, the mapping is only a candidate; a lost field (Anonymous or Swap
-		 * unread, the counts start at -1) keeps it. */
-		m.clean = perms[1] == '-' && perms[3] == 'p' && inode != 0 && path[0] == '/';
-		m.anon = m.swap = -1;
+		if ((v = heap_field_kb(line, "Rss:", 4)) >= 0)
+			m.rss = v;
+		else if ((v = heap_field_kb(line, "Anonymous:", 10)) >= 0)
+			m.anon = v;
+		else if ((v = heap_field_kb(line, "Swap:", 5)) >= 0)
+			m.swap = v;
+		else if (strncmp(line, "VmFlags:", 8) == 0) { /* the last field */
+			heap_drop_map(&m, &dropped);
+			m.clean = 0;
+		}
 	}
 	fclose(f);
 	return dropped;
@@ -187,20 +227,30 @@ heap_drop_clean(void)
 int
 heap_drop_due(int64_t now_ms, int64_t started_ms)
 {
-	int64_t t0, d;
-
 	if (heap_last_drop_ms == 0 ? now_ms - started_ms < HEAP_DROP_FIRST_MS
 	                           : now_ms - heap_last_drop_ms < HEAP_DROP_EVERY_MS)
 		return 0;
-	t0 = now_mono_us();
 	heap_last_drop_ms = now_ms;
+	return 1;
+}
+
+void
+heap_drop(void)
+{
+	int64_t t0 = now_mono_us(), before = heap_anon(), d;
+
+#if defined(__GLIBC__)
+	malloc_trim(0);
+#endif
 	if ((d = heap_drop_clean()) < 0) {
 		log_v(3, "heap: /proc/self/smaps unreadable: clean file pages stay mapped");
-		return 0;
+		return;
 	}
 	heap_drops++;
 	heap_dropped = d;
-	log_v(3, "heap: %lld KiB of clean file pages unmapped in %lldus", (long long)d / 1024,
+	log_v(3,
+	    "heap: %lld KiB of clean file pages unmapped, %lld KiB of free heap given back, in "
+	    "%lldus",
+	    (long long)d / 1024, (long long)(before - heap_anon()) / 1024,
 	    (long long)(now_mono_us() - t0));
-	return 1;
 }

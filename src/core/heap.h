@@ -63,11 +63,14 @@ void heap_stats(struct heap_stats *);
  * pages no process maps any more are the first the kernel reclaims under pressure. Returns
  * the resident bytes unmapped, -1 when /proc/self/smaps cannot be read. */
 int64_t heap_drop_clean(void);
-/* The first heap_drop_clean HEAP_DROP_FIRST_MS after the start (started_ms, monotonic),
- * then every HEAP_DROP_EVERY_MS: what was mapped for a burst goes after it. Returns 1 when
- * it ran. */
+/* 1 when memory the loop does not use should go back (heap_drop, after the caller's own
+ * caches): HEAP_DROP_FIRST_MS after the start (started_ms, monotonic), then every
+ * HEAP_DROP_EVERY_MS, so that what the start or a burst mapped goes after it. */
 #define HEAP_DROP_FIRST_MS (10 * 1000)
 #define HEAP_DROP_EVERY_MS (5 * 60 * 1000)
 int heap_drop_due(int64_t now_ms, int64_t started_ms);
+/* Gives back the heap's free pages (malloc_trim) and the clean file pages
+ * (heap_drop_clean); counted in heap_stats. */
+void heap_drop(void);
 
 #endif

@@ -752,6 +752,13 @@ store_wal_restart(struct store *st)
 		log_v(2, "store %s: WAL restart: %s", st->st_path, sqlite3_errmsg(st->st_db));
 }
 
+void
+store_release_memory(struct store *st)
+{
+	if (st != NULL && st->st_db != NULL)
+		sqlite3_db_release_memory(st->st_db);
+}
+
 int
 store_checkpoint(struct store *st)
 {

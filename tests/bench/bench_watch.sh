@@ -6,6 +6,7 @@
 # times from kletd's own log (-v=3): the ADDED line, and the line kuberuntime writes once
 # the RunPodSandbox request is handed to the CRI client (its intent row committed).
 # On demand only (make bench); BENCH_KEEP=1 keeps the temp dir (kletd.log). Prints:
+#   rss_tls pods=0 rss_kib=.. hwm_kib=..  (joined over TLS, no pods, idle; before the pods)
 #   watch_to_sandbox pods=N p50_ms=.. p90_ms=.. p99_ms=.. max_ms=..
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -39,10 +40,14 @@ wait_for 300 grep -q 'fakecri: ready' "$T/fakecri.out" || { cat "$T/fakecri.err"
     --max-pods $((N + R + 10)) -v=3 >"$T/kletd.log" 2>&1 &
 kpid=$!
 wait_for 100 grep -q 'kletd ready' "$T/kletd.log" || { tail "$T/kletd.log" >&2; exit 1; }
-# Joined over TLS, no pods: its resident memory once registered and settled.
+# Joined over TLS, no pods: its resident memory once registered and settled, as the
+# footprint's idle figures: after the first unmapping of clean file pages (10 s after the
+# start, core/heap.h) and 10 s of idling; and the high-water mark (the start's peak).
 wait_for 300 grep -q 'watch: .*-> watching' "$T/kletd.log"
-sleep 5
-echo "rss_tls pods=0 rss_kib=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$kpid/status")"
+wait_for 300 grep -q 'clean file pages unmapped' "$T/kletd.log"
+sleep 10
+echo "rss_tls pods=0 rss_kib=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$kpid/status")" \
+    "hwm_kib=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$kpid/status")"
 pod() { # NAME
 	as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"$1\"},\"spec\":{\"nodeName\":\"bench\",\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/busybox:1.35\",\"command\":[\"sleep\",\"inf\"]}]}}" >/dev/null
 }
