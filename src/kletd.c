@@ -82,6 +82,7 @@ struct kletd {
 	char                *k_kubepods;    /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
 	struct nodeinfo      k_nodeinfo;    /* capacity, allocatable, pressure (admission) */
 	int64_t              k_nodeinfo_ms; /* when it was sampled */
+	int                  k_admitted;    /* a pod was admitted since */
 	struct admit_taint  *k_taints;      /* --register-with-taints, for admission */
 	struct cgroups      *k_cgroups;     /* --cgroups-per-qos: QoS and pod cgroups */
 	struct pw_syncer     k_inner;       /* kuberuntime's syncer, wrapped by k_cgroups */
@@ -591,10 +592,15 @@ kletd_cgroups_wrap(struct kletd *k, struct pw_syncer *s)
 	s->arg = k;
 }
 
+/* The longest an idle node's sample for admission gets (CPUs online, memory, pids, the
+ * root's file system: they change with the machine, not with the pods). */
+#define KLETD_NODEINFO_IDLE_MS (30 * 1000)
+
 /* The node as admission sees it: the host is read here, on the housekeeping timer (every
- * 2 s) and once before the first admission, not while a pod is being admitted (five reads of
- * /proc and /sys, a statfs: 0.1-0.5 ms on the path from a watch event to RunPodSandbox). The
- * capacity it gives changes with the machine; pressure comes from the eviction manager. */
+ * 2 s after pods were admitted, else every 30 s) and once before the first admission, not
+ * while a pod is being admitted (five reads of /proc and /sys, a statfs: 0.1-0.5 ms on the
+ * path from a watch event to RunPodSandbox). The capacity it gives changes with the
+ * machine; pressure comes from the eviction manager. */
 static void
 kletd_node_sample(struct kletd *k)
 {
@@ -616,6 +622,7 @@ kletd_node_info(struct admit_node *an, void *arg)
 
 	if (k->k_nodeinfo_ms == 0)
 		kletd_node_sample(k);
+	k->k_admitted = 1;
 	if (k->k_taints == NULL && k->k_cfg.ntaints > 0) {
 		k->k_taints = xcalloc(k->k_cfg.ntaints, sizeof(*k->k_taints));
 		for (i = 0; i < k->k_cfg.ntaints; i++) {
@@ -980,7 +987,13 @@ kletd_housekeeping(void *arg)
 		k->k_pleg_unhealthy = !ok;
 		api_join_pleg(k->k_join, ok, why); /* api */
 	}
-	kletd_node_sample(k); /* for admission */
+	/* For admission: after pods were admitted (the next ones see the node as it is now),
+	 * else once in KLETD_NODEINFO_IDLE_MS (an idle node reads nothing every 2 s). */
+	if (k->k_nodeinfo_ms != 0 &&
+	    (k->k_admitted || now_mono_ms() - k->k_nodeinfo_ms >= KLETD_NODEINFO_IDLE_MS)) {
+		kletd_node_sample(k);
+		k->k_admitted = 0;
+	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
 	store_checkpoint(k->k_store);
 	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back:
