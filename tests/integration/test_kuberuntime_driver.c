@@ -577,7 +577,7 @@ t_crashloop(void)
 	    "  - {name: app, image: 'klet.local/busybox:1.35', command: [sh, -c, 'exit 2']}\n");
 	struct err_arg        ea = { "u-crash", "app", "CrashLoopBackOff" };
 	struct clist          cl;
-	int64_t               starts[16];
+	int64_t               made[16];
 	size_t                i, n = 0;
 	int                   ok = 1;
 	struct kr_start_error e;
@@ -591,21 +591,23 @@ t_crashloop(void)
 	/* initial 400 ms, doubling: let it restart a few times */
 	run_until(never, NULL, 6000);
 	containers("u-crash", &cl);
+	/* Creation times: the backoff holds back the creation of the next instance, and the
+	 * newest may be listed between CreateContainer and StartContainer (started 0). */
 	for (i = 0; i < cl.n && n < 16; i++)
 		if (strcmp(cl.v[i].name, "app") == 0)
-			starts[n++] = cl.v[i].started;
+			made[n++] = cl.v[i].created;
 	/* sort */
 	for (i = 1; i < n; i++) {
-		int64_t t = starts[i];
+		int64_t t = made[i];
 		size_t  j = i;
 
-		for (; j > 0 && starts[j - 1] > t; j--)
-			starts[j] = starts[j - 1];
-		starts[j] = t;
+		for (; j > 0 && made[j - 1] > t; j--)
+			made[j] = made[j - 1];
+		made[j] = t;
 	}
 	check(n >= 3, "crashloop: restarted (%zu instances)", n);
 	for (i = 2; i < n && i < 5; i++) {
-		int64_t gap = (starts[i] - starts[i - 1]) / 1000000;
+		int64_t gap = (made[i] - made[i - 1]) / 1000000;
 		int64_t want = 400LL << (i - 2);
 
 		printf("# gap %zu: %" PRId64 " ms (backoff %" PRId64 " ms)\n", i, gap, want);
