@@ -78,6 +78,8 @@ struct kletd {
 	int64_t              k_started_ms;
 	struct recovery     *k_recovery; /* recovery: the store rows a restart resumes from */
 	unsigned             k_hk_runs;
+	uint64_t             k_hk_commits;  /* the store's commits at the last housekeeping */
+	uint64_t             k_dr_commits;  /* ... and at the last drop (heap_drop) */
 	int                  k_root_ro;     /* --root-dir was read-only at start */
 	char                *k_kubepods;    /* CGROUP-ROOT/kubepods: the pods' cgroup parent */
 	struct nodeinfo      k_nodeinfo;    /* capacity, allocatable, pressure (admission) */
@@ -971,8 +973,8 @@ kletd_housekeeping(void *arg)
 {
 	struct kletd *k = arg;
 	char          why[256];
-
-	int looked = 1;
+	uint64_t      commits;
+	int           looked = 1;
 
 	if (k->k_hk != NULL)
 		looked = housekeeping_run(k->k_hk);
@@ -1003,11 +1005,17 @@ kletd_housekeeping(void *arg)
 		heap_trim(now_mono_ms());
 	/* After the start and every 5 minutes: SQLite's page cache (the pages are read again
 	 * from the file when the next write needs them), then the heap's free pages and the
-	 * code that the start or a burst mapped. */
-	if (heap_drop_due(now_mono_ms(), k->k_started_ms)) {
+	 * code that the start or a burst mapped. Sooner when the store wrote since the last
+	 * drop and has been quiet for a pass (its checkpoint done): an idle node that saves its
+	 * watch position once a minute otherwise keeps SQLite's write path mapped. */
+	commits = store_commits(k->k_store);
+	if (heap_drop_due(now_mono_ms(), k->k_started_ms,
+	        commits != k->k_dr_commits && commits == k->k_hk_commits)) {
 		store_release_memory(k->k_store);
 		heap_drop();
+		k->k_dr_commits = commits;
 	}
+	k->k_hk_commits = commits;
 	/* Every 30 s at -v=4: the timers' figures. */
 	if (++k->k_hk_runs % 15 == 0)
 		loop_foreach_task(k->k_loop, kletd_log_task, NULL);

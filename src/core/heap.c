@@ -225,10 +225,12 @@ heap_drop_clean(void)
 }
 
 int
-heap_drop_due(int64_t now_ms, int64_t started_ms)
+heap_drop_due(int64_t now_ms, int64_t started_ms, int after_work)
 {
+	int64_t wait = after_work ? HEAP_DROP_AFTER_WORK_MS : HEAP_DROP_EVERY_MS;
+
 	if (heap_last_drop_ms == 0 ? now_ms - started_ms < HEAP_DROP_FIRST_MS
-	                           : now_ms - heap_last_drop_ms < HEAP_DROP_EVERY_MS)
+	                           : now_ms - heap_last_drop_ms < wait)
 		return 0;
 	heap_last_drop_ms = now_ms;
 	return 1;

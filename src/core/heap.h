@@ -65,10 +65,14 @@ void heap_stats(struct heap_stats *);
 int64_t heap_drop_clean(void);
 /* 1 when memory the loop does not use should go back (heap_drop, after the caller's own
  * caches): HEAP_DROP_FIRST_MS after the start (started_ms, monotonic), then every
- * HEAP_DROP_EVERY_MS, so that what the start or a burst mapped goes after it. */
-#define HEAP_DROP_FIRST_MS (10 * 1000)
-#define HEAP_DROP_EVERY_MS (5 * 60 * 1000)
-int heap_drop_due(int64_t now_ms, int64_t started_ms);
+ * HEAP_DROP_EVERY_MS, so that what the start or a burst mapped goes after it; and sooner,
+ * HEAP_DROP_AFTER_WORK_MS after the last drop, when the caller says that work the idle
+ * loop does not do has ended (after_work: a store commit, whose code is about 1 MiB of
+ * SQLite, once the store is quiet again). */
+#define HEAP_DROP_FIRST_MS      (10 * 1000)
+#define HEAP_DROP_EVERY_MS      (5 * 60 * 1000)
+#define HEAP_DROP_AFTER_WORK_MS (30 * 1000)
+int heap_drop_due(int64_t now_ms, int64_t started_ms, int after_work);
 /* Gives back the heap's free pages (malloc_trim) and the clean file pages
  * (heap_drop_clean); counted in heap_stats. */
 void heap_drop(void);

@@ -801,6 +801,12 @@ store_degraded(const struct store *st)
 	return st != NULL && st->st_degraded;
 }
 
+uint64_t
+store_commits(const struct store *st)
+{
+	return st != NULL ? st->st_commits : 0;
+}
+
 enum store_health_state
 store_health(struct store *st, struct store_health_info *h)
 {

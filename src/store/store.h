@@ -233,6 +233,8 @@ void store_release_memory(struct store *);
 /* 1 when writes wait in the journal for the store to commit again (store_health's state,
  * without the rest). */
 int store_degraded(const struct store *);
+/* Transactions committed since the store opened (store_health's commits, alone). */
+uint64_t store_commits(const struct store *);
 /* Fills *h; returns h->state. */
 enum store_health_state store_health(struct store *, struct store_health_info *h);
 /* Bytes of the database file plus its WAL (0 if unknown). */

@@ -123,17 +123,23 @@ static void
 test_drop_due(void **state)
 {
 	struct heap_stats s;
-	int64_t           t = 1000000;
+	int64_t           start = 1000000, t = start;
 
 	(void)state;
 	heap_stats(&s);
 	assert_int_equal(s.drops, 0);
-	assert_int_equal(heap_drop_due(t, t), 0);
-	assert_int_equal(heap_drop_due(t + HEAP_DROP_FIRST_MS - 1, t), 0);
-	assert_int_equal(heap_drop_due(t + HEAP_DROP_FIRST_MS, t), 1);
-	assert_int_equal(heap_drop_due(t + HEAP_DROP_FIRST_MS + 1, t), 0);
-	assert_int_equal(heap_drop_due(t + HEAP_DROP_FIRST_MS + HEAP_DROP_EVERY_MS - 1, t), 0);
-	assert_int_equal(heap_drop_due(t + HEAP_DROP_FIRST_MS + HEAP_DROP_EVERY_MS, t), 1);
+	assert_int_equal(heap_drop_due(t, start, 0), 0);
+	assert_int_equal(heap_drop_due(t, start, 1), 0); /* the start's first drop waits anyway */
+	assert_int_equal(heap_drop_due(t + HEAP_DROP_FIRST_MS - 1, start, 0), 0);
+	assert_int_equal(heap_drop_due(t + HEAP_DROP_FIRST_MS, start, 0), 1);
+	t += HEAP_DROP_FIRST_MS; /* the last drop */
+	assert_int_equal(heap_drop_due(t + 1, start, 0), 0);
+	assert_int_equal(heap_drop_due(t + HEAP_DROP_AFTER_WORK_MS - 1, start, 1), 0);
+	assert_int_equal(heap_drop_due(t + HEAP_DROP_AFTER_WORK_MS, start, 0), 0);
+	assert_int_equal(heap_drop_due(t + HEAP_DROP_AFTER_WORK_MS, start, 1), 1); /* work ended */
+	t += HEAP_DROP_AFTER_WORK_MS;
+	assert_int_equal(heap_drop_due(t + HEAP_DROP_EVERY_MS - 1, start, 0), 0);
+	assert_int_equal(heap_drop_due(t + HEAP_DROP_EVERY_MS, start, 0), 1);
 	heap_stats(&s);
 	assert_int_equal(s.drops, 0); /* due is only the schedule */
 	heap_drop();
