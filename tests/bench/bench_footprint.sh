@@ -10,7 +10,10 @@
 # BENCH_CTRS-th pod has two containers, the rest one), starts the fake and kletd, waits until
 # the fake has N ready sandboxes and every container RUNNING, lets it settle (BENCH_SETTLE s),
 # then samples for BENCH_IDLE s (default 30) and prints one line:
-#   footprint N=.. containers=.. rss_kib=.. hwm_kib=.. private_dirty_kib=.. cpu_ms_per_s=..
+#   footprint N=.. containers=.. rss_kib=.. (at the end) rss_mean_kib=.. rss_max_kib=.. (of
+#     one sample a second over the window, which begins at least 12 s after kletd's start:
+#     after its first unmapping of what the start mapped) hwm_kib=.. private_dirty_kib=..
+#     cpu_ms_per_s=..
 #     relist_us=.. (last, from the -v=2 "relist ..." line) relist_max_us=.. store_kib=..
 #     (klet.db + -wal + -shm) fds=.. threads=.. ready_s=..
 # and at the end, per pod: (RSS(N) - RSS(first N)) / (N - first N), same for private dirty.
@@ -378,13 +381,25 @@ M
 	fi
 	t1=$(date +%s%N)
 	sleep "$settle"
+	# The idle figures are the steady state: after the first unmapping of what the start
+	# mapped (10 s after the start, core/heap.h HEAP_DROP_FIRST_MS).
+	while [ "$(ps -o etimes= -p "$kpid" | tr -d ' ')" -lt 12 ] 2>/dev/null; do sleep 1; done
 	relists0=$(grep -c 'relist pods=' "$R/kletd.log")
 	[ "$tool" = callgrind ] && callgrind_control -i on "$kpid" >/dev/null 2>&1
 	c0=$(cpu_ticks "$kpid") n0=$(cpu_ns "$kpid") s0=$(date +%s%N)
-	sleep "$idle"
+	# RSS once a second over the window: its mean and maximum beside the last value.
+	rsum=0 rcnt=0 rmax=0 i=0
+	while [ $i -lt "$idle" ]; do
+		sleep 1
+		r=$(status_kib "$kpid" VmRSS)
+		rsum=$((rsum + ${r:-0})) rcnt=$((rcnt + 1))
+		[ "${r:-0}" -gt "$rmax" ] && rmax=$r
+		i=$((i + 1))
+	done
 	c1=$(cpu_ticks "$kpid") n1=$(cpu_ns "$kpid") s1=$(date +%s%N)
 	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null 2>&1
 	rss=$(status_kib "$kpid" VmRSS) hwm=$(status_kib "$kpid" VmHWM)
+	rmean=$((rcnt > 0 ? rsum / rcnt : 0))
 	pss=$(awk '$1 == "Pss:" {print $2}' "/proc/$kpid/smaps_rollup" 2>/dev/null)
 	pd=$(private_dirty "$kpid")
 	thr=$(status_kib "$kpid" Threads)
@@ -402,7 +417,8 @@ M
 	fi
 	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}${apiargs:+ api=tls}$(
 	    [ "$api" = pods ] && echo " pods=api")" \
-	    "rss_kib=$rss pss_kib=${pss:-?} hwm_kib=$hwm private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
+	    "rss_kib=$rss rss_mean_kib=$rmean rss_max_kib=$rmax pss_kib=${pss:-?} hwm_kib=$hwm" \
+	    "private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
 	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
 	    "ready_s=$(( (t1 - t0) / 1000000000 ))"
 	if [ "${BENCH_SMAPS:-0}" != 0 ]; then

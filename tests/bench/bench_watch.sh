@@ -6,7 +6,8 @@
 # times from kletd's own log (-v=3): the ADDED line, and the line kuberuntime writes once
 # the RunPodSandbox request is handed to the CRI client (its intent row committed).
 # On demand only (make bench); BENCH_KEEP=1 keeps the temp dir (kletd.log). Prints:
-#   rss_tls pods=0 rss_kib=.. hwm_kib=..  (joined over TLS, no pods, idle; before the pods)
+#   rss_tls pods=0 rss_kib=.. rss_max_kib=.. rss_last_kib=.. hwm_kib=..  (joined over TLS,
+#     no pods, idle, before the pods: mean, maximum and last of one sample a second)
 #   watch_to_sandbox pods=N p50_ms=.. p90_ms=.. p99_ms=.. max_ms=..
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -40,13 +41,21 @@ wait_for 300 grep -q 'fakecri: ready' "$T/fakecri.out" || { cat "$T/fakecri.err"
     --max-pods $((N + R + 10)) -v=3 >"$T/kletd.log" 2>&1 &
 kpid=$!
 wait_for 100 grep -q 'kletd ready' "$T/kletd.log" || { tail "$T/kletd.log" >&2; exit 1; }
-# Joined over TLS, no pods: its resident memory once registered and settled, as the
-# footprint's idle figures: after the first unmapping of clean file pages (10 s after the
-# start, core/heap.h) and 10 s of idling; and the high-water mark (the start's peak).
+# Joined over TLS, no pods: its resident memory once registered and settled, in the steady
+# state: from the first unmapping of clean file pages (10 s after the start, core/heap.h),
+# one sample a second for BENCH_TLS_IDLE s (default 75: a bookmark's position is saved once
+# a minute, and the image GC looks every 30 s): the mean, the maximum and the last; and the
+# high-water mark (the start's peak).
 wait_for 300 grep -q 'watch: .*-> watching' "$T/kletd.log"
 wait_for 300 grep -q 'clean file pages unmapped' "$T/kletd.log"
-sleep 10
-echo "rss_tls pods=0 rss_kib=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$kpid/status")" \
+rsum=0 rcnt=0 rmax=0
+while [ $rcnt -lt "${BENCH_TLS_IDLE:-75}" ]; do
+	sleep 1
+	r=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$kpid/status")
+	rsum=$((rsum + ${r:-0})) rcnt=$((rcnt + 1))
+	[ "${r:-0}" -gt "$rmax" ] && rmax=$r
+done
+echo "rss_tls pods=0 rss_kib=$((rsum / rcnt)) rss_max_kib=$rmax rss_last_kib=${r:-?}" \
     "hwm_kib=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$kpid/status")"
 pod() { # NAME
 	as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"$1\"},\"spec\":{\"nodeName\":\"bench\",\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/busybox:1.35\",\"command\":[\"sleep\",\"inf\"]}]}}" >/dev/null
