@@ -22,7 +22,9 @@ static int      log_journal;    /* stderr is journald's stream ($JOURNAL_STREAM)
 
 /* Rate limit: a message repeated more than log_rl_burst times within log_rl_window_us is
  * held back; when the window ends one summary line says how many were suppressed. Keyed
- * by the formatted text (a direct-mapped table: a collision only ends a window early). */
+ * by the formatted text (a direct-mapped table: a collision only ends a window early). A
+ * slot keeps the text for the summary only once it holds a line back: the table is written
+ * at every line, and each of its pages stays resident. */
 #define LOG_RL_SLOTS 256
 static unsigned  log_rl_burst = 10;
 static long long log_rl_window_us = 10 * 1000000LL;
@@ -36,8 +38,9 @@ struct log_rl {
 	int          v;
 	int          line;
 	const char  *file;
-	char         msg[160]; /* for the summary */
+	char        *msg; /* for the summary, from the first line held back; NULL: none kept */
 };
+#define LOG_RL_MSG 159 /* bytes of a line kept for the summary */
 static struct log_rl log_rl[LOG_RL_SLOTS];
 static uint64_t      log_rl_total;
 static int           log_rl_pending; /* slots with suppressed > 0 */
@@ -230,9 +233,11 @@ log_rl_summary(struct log_rl *r, const struct timeval *tv)
 	char buf[512];
 
 	snprintf(buf, sizeof(buf), "%u similar lines suppressed in %.3gs: %s%s", r->suppressed,
-	    (double)log_rl_window_us / 1e6, r->msg,
-	    strlen(r->msg) == sizeof(r->msg) - 1 ? "..." : "");
+	    (double)log_rl_window_us / 1e6, r->msg != NULL ? r->msg : "(text not kept)",
+	    r->msg != NULL && strlen(r->msg) == LOG_RL_MSG ? "..." : "");
 	log_write(r->sev, r->v, r->file, r->line, buf, tv);
+	free(r->msg); /* only ever held by a slot that suppressed */
+	r->msg = NULL;
 	r->suppressed = 0;
 	log_rl_pending--;
 }
@@ -279,7 +284,6 @@ log_rl_admit(
 	uint64_t       h = 1469598103934665603ULL;
 	const char    *p;
 	struct log_rl *r;
-	size_t         n;
 
 	if (sev == LOG_SEV_FATAL || log_rl_burst == 0)
 		return 1;
@@ -294,8 +298,10 @@ log_rl_admit(
 	if (r->hash == h && now_us - r->start_us < log_rl_window_us && now_us >= r->start_us) {
 		if (++r->count <= log_rl_burst)
 			return 1;
-		if (r->suppressed++ == 0)
+		if (r->suppressed++ == 0) {
 			log_rl_pending++;
+			r->msg = strndup(msg, LOG_RL_MSG); /* NULL (no memory): the count only */
+		}
 		log_rl_total++;
 		return 0;
 	}
@@ -308,9 +314,6 @@ log_rl_admit(
 	r->v = v;
 	r->file = file;
 	r->line = line;
-	n = strnlen(msg, sizeof(r->msg) - 1);
-	memcpy(r->msg, msg, n);
-	r->msg[n] = '\0';
 	return 1;
 }
 

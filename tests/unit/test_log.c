@@ -60,6 +60,24 @@ test_flood_is_limited(void **state)
 	assert_int_equal(count_lines("Error from accept() call"), 7);
 }
 
+/* The summary of a long line: its first 159 bytes, then "...". */
+static void
+test_flood_long_line(void **state)
+{
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	char            want[256];
+	int             i;
+
+	(void)state;
+	log_set_rate_limit(2, 200);
+	for (i = 0; i < 10; i++)
+		log_warnx("long %0200d", 7);
+	nanosleep(&ts, NULL);
+	log_flush_suppressed();
+	snprintf(want, sizeof(want), "8 similar lines suppressed in 0.2s: long %0154d...", 0);
+	assert_int_equal(count_lines(want), 1);
+}
+
 static void
 test_no_limit(void **state)
 {
@@ -174,6 +192,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flood_is_limited),
+		cmocka_unit_test(test_flood_long_line),
 		cmocka_unit_test(test_no_limit),
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_journal_stream),
