@@ -156,7 +156,7 @@ store_write(struct store *st, struct op *op)
 		return;
 	}
 	if (st->st_nops == st->st_ops_cap) {
-		st->st_ops_cap = st->st_ops_cap ? st->st_ops_cap * 2 : 64;
+		st->st_ops_cap = st->st_ops_cap ? st->st_ops_cap * 2 : 8;
 		st->st_ops = xreallocarray(st->st_ops, st->st_ops_cap, sizeof(*st->st_ops));
 	}
 	j = &st->st_ops[st->st_nops++];
@@ -755,8 +755,17 @@ store_wal_restart(struct store *st)
 void
 store_release_memory(struct store *st)
 {
-	if (st != NULL && st->st_db != NULL)
+	if (st == NULL)
+		return;
+	if (st->st_db != NULL)
 		sqlite3_db_release_memory(st->st_db);
+	/* The journal's slots (0.4 KiB each) when nothing waits in it: the next write makes
+	 * them again. */
+	if (st->st_nops == 0 && st->st_ops != NULL) {
+		free(st->st_ops);
+		st->st_ops = NULL;
+		st->st_ops_cap = 0;
+	}
 }
 
 int

@@ -227,8 +227,9 @@ void store_forget_pod(struct store *, const char *uid);
  * committed since the last checkpoint copied the whole WAL. Returns 0, or -1 (logged;
  * health degraded). */
 int store_checkpoint(struct store *);
-/* Frees SQLite's page cache (sqlite3_db_release_memory): for an idle daemon; the pages are
- * read again from the file (the kernel's page cache) when they are needed. */
+/* Frees SQLite's page cache (sqlite3_db_release_memory) and the journal's slots when it is
+ * empty: for an idle daemon; the pages are read again from the file (the kernel's page
+ * cache) when they are needed. */
 void store_release_memory(struct store *);
 /* 1 when writes wait in the journal for the store to commit again (store_health's state,
  * without the rest). */

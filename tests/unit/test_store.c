@@ -226,6 +226,40 @@ test_reopen_keeps_data(void **state)
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_schema_version());
 }
 
+/* store_release_memory between writes (an idle daemon's drop): the journal's slots go and
+ * come back; more writes in one turn than the first slots hold; nothing is lost. */
+static void
+test_release_between_writes(void **state)
+{
+	struct fx    *f = *state;
+	struct store *st;
+	char          key[16], *v;
+	int           i;
+
+	st = open_ok(NULL, f->path);
+	store_release_memory(st); /* before any write */
+	store_set_meta(st, "a", "1");
+	assert_int_equal(store_flush(st), 0);
+	store_release_memory(st);
+	for (i = 0; i < 100; i++) { /* one transaction: the slots grow past the first 8 */
+		snprintf(key, sizeof(key), "k%d", i);
+		store_set_meta(st, key, key);
+	}
+	store_release_memory(st); /* writes waiting: kept */
+	assert_int_equal(store_flush(st), 0);
+	store_release_memory(st);
+	store_close(st);
+
+	st = open_ok(NULL, f->path);
+	v = store_get_meta(st, "a");
+	assert_string_equal(v, "1");
+	free(v);
+	v = store_get_meta(st, "k99");
+	assert_string_equal(v, "k99");
+	free(v);
+	store_close(st);
+}
+
 static void
 test_newer_db_refused(void **state)
 {
@@ -1341,6 +1375,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fresh_db, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_keeps_data, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_release_between_writes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_newer_db_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_file_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_not_regular_refused, fx_setup, fx_teardown),
