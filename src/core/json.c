@@ -996,26 +996,11 @@ json_gen_kv_str(yajl_gen g, const char *key, const char *val)
 	json_gen_str(g, val);
 }
 
-yajl_gen_status
-json_gen_int(yajl_gen g, int64_t val)
-{
-	char     buf[24], *p = buf + sizeof(buf);
-	uint64_t u = val < 0 ? -(uint64_t)val : (uint64_t)val;
-
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (val < 0)
-		*--p = '-';
-	return yajl_gen_number(g, p, (size_t)(buf + sizeof(buf) - p));
-}
-
 void
 json_gen_kv_int(yajl_gen g, const char *key, int64_t val)
 {
 	json_gen_key(g, key);
-	json_gen_int(g, val);
+	yajl_gen_integer(g, (long long)val);
 }
 
 void
@@ -1042,7 +1027,7 @@ json_gen_value(yajl_gen g, const struct json *v)
 		yajl_gen_bool(g, v->u.b);
 		break;
 	case JSON_INT:
-		json_gen_int(g, v->u.i);
+		yajl_gen_integer(g, (long long)v->u.i);
 		break;
 	case JSON_DOUBLE:
 		if (!v->yaml_plain)

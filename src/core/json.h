@@ -99,11 +99,6 @@ void json_gen_key(yajl_gen, const char *key);
 void json_gen_kv_str(yajl_gen, const char *key, const char *val); /* val NULL: null */
 void json_gen_kv_int(yajl_gen, const char *key, int64_t val);
 void json_gen_kv_bool(yajl_gen, const char *key, int val);
-
-/* An integer, formatted here: yajl_gen_integer formats with sprintf, whose code is a 64 KiB
- * window of libc that nothing else of the idle loop maps. */
-yajl_gen_status json_gen_int(yajl_gen, int64_t val);
-
 /* Writes v (a DOM value, with its subtree) at the current place; NULL writes null. */
 void json_gen_value(yajl_gen, const struct json *v);
 /* A copy of what the generator produced (NUL-terminated, *len set when len is not NULL);

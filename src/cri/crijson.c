@@ -76,16 +76,16 @@ crijson_value(yajl_gen g, const ProtobufCFieldDescriptor *f, const void *p, int 
 	case PROTOBUF_C_TYPE_INT32:
 	case PROTOBUF_C_TYPE_SINT32:
 	case PROTOBUF_C_TYPE_SFIXED32:
-		json_gen_int(g, *(const int32_t *)p);
+		yajl_gen_integer(g, *(const int32_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_UINT32:
 	case PROTOBUF_C_TYPE_FIXED32:
-		json_gen_int(g, *(const uint32_t *)p);
+		yajl_gen_integer(g, *(const uint32_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_INT64:
 	case PROTOBUF_C_TYPE_SINT64:
 	case PROTOBUF_C_TYPE_SFIXED64:
-		json_gen_int(g, *(const int64_t *)p);
+		yajl_gen_integer(g, (long long)*(const int64_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_UINT64:
 	case PROTOBUF_C_TYPE_FIXED64:
@@ -106,7 +106,7 @@ crijson_value(yajl_gen g, const ProtobufCFieldDescriptor *f, const void *p, int 
 		if (ev != NULL)
 			json_gen_str(g, ev->name);
 		else
-			json_gen_int(g, *(const int *)p);
+			yajl_gen_integer(g, *(const int *)p);
 		break;
 	case PROTOBUF_C_TYPE_STRING:
 		json_gen_str(g, *(char *const *)p != NULL ? *(char *const *)p : "");

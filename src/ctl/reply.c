@@ -938,9 +938,11 @@ ctl_gen_status(struct ctl_walk *w)
 		yajl_gen_array_open(g);
 		for (i = 0; i < LOOP_TURN_NBUCKETS; i++) {
 			yajl_gen_array_open(g);
-			json_gen_int(
-			    g, loop_turn_bounds_us[i] == INT64_MAX ? -1 : loop_turn_bounds_us[i]);
-			json_gen_int(g, (int64_t)ts.counts[i]);
+			yajl_gen_integer(g,
+			    loop_turn_bounds_us[i] == INT64_MAX
+			        ? -1
+			        : (long long)loop_turn_bounds_us[i]);
+			yajl_gen_integer(g, (long long)ts.counts[i]);
 			yajl_gen_array_close(g);
 		}
 		yajl_gen_array_close(g);

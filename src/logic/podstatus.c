@@ -8,7 +8,6 @@
 
 #include "logic/actions.h"
 #include "logic/podstatus.h"
-#include "core/json.h"
 #include "core/util.h"
 #include "pod/rfc3339.h"
 
@@ -1013,7 +1012,8 @@ podstatus_j_opt_str(yajl_gen g, const char *k, const char *v)
 static int
 podstatus_j_int(yajl_gen g, const char *k, long long v)
 {
-	return GS(g, k) != yajl_gen_status_ok || json_gen_int(g, v) != yajl_gen_status_ok ? -1 : 0;
+	return GS(g, k) != yajl_gen_status_ok || yajl_gen_integer(g, v) != yajl_gen_status_ok ? -1
+	                                                                                      : 0;
 }
 
 static int

@@ -628,7 +628,7 @@ vol_token_fetch(struct vtoken *t)
 		json_gen_str(g, t->t_audience);
 	yajl_gen_array_close(g);
 	json_gen_str(g, "expirationSeconds");
-	json_gen_int(g, t->t_expiration);
+	yajl_gen_integer(g, t->t_expiration);
 	json_gen_str(g, "boundObjectRef");
 	yajl_gen_map_open(g);
 	json_gen_str(g, "apiVersion");
