@@ -154,6 +154,8 @@ void store_param_int(struct param *, int64_t v);
 void store_param_blob(struct param *, const void *buf, size_t n);
 void store_op_clear(struct op *);
 void store_journal_clear(struct store *);
+/* Frees the journal's slots when none is in use (the next write makes them again). */
+void store_journal_release(struct store *);
 void store_journal_compact(struct store *);
 /* Binds op's parameters to s. Returns an SQLite code. */
 int store_op_bind(sqlite3_stmt *, const struct op *);

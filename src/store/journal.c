@@ -69,11 +69,18 @@ store_journal_clear(struct store *st)
 	st->st_compact_at = STORE_COMPACT_MIN;
 	/* A burst (a thousand pods written in one turn) grew the array: give it back rather
 	 * than keep its peak for ever (1.7 MiB with 1000 pods). */
-	if (st->st_ops_cap > STORE_OPS_KEEP) {
-		free(st->st_ops);
-		st->st_ops = NULL;
-		st->st_ops_cap = 0;
-	}
+	if (st->st_ops_cap > STORE_OPS_KEEP)
+		store_journal_release(st);
+}
+
+void
+store_journal_release(struct store *st)
+{
+	if (st->st_nops != 0)
+		return;
+	free(st->st_ops);
+	st->st_ops = NULL;
+	st->st_ops_cap = 0;
 }
 
 static int

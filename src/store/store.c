@@ -759,13 +759,7 @@ store_release_memory(struct store *st)
 		return;
 	if (st->st_db != NULL)
 		sqlite3_db_release_memory(st->st_db);
-	/* The journal's slots (0.4 KiB each) when nothing waits in it: the next write makes
-	 * them again. */
-	if (st->st_nops == 0 && st->st_ops != NULL) {
-		free(st->st_ops);
-		st->st_ops = NULL;
-		st->st_ops_cap = 0;
-	}
+	store_journal_release(st); /* its slots, 0.4 KiB each, when nothing waits in them */
 }
 
 int

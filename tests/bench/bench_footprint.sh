@@ -387,19 +387,10 @@ M
 	relists0=$(grep -c 'relist pods=' "$R/kletd.log")
 	[ "$tool" = callgrind ] && callgrind_control -i on "$kpid" >/dev/null 2>&1
 	c0=$(cpu_ticks "$kpid") n0=$(cpu_ns "$kpid") s0=$(date +%s%N)
-	# RSS once a second over the window: its mean and maximum beside the last value.
-	rsum=0 rcnt=0 rmax=0 i=0
-	while [ $i -lt "$idle" ]; do
-		sleep 1
-		r=$(status_kib "$kpid" VmRSS)
-		rsum=$((rsum + ${r:-0})) rcnt=$((rcnt + 1))
-		[ "${r:-0}" -gt "$rmax" ] && rmax=$r
-		i=$((i + 1))
-	done
+	rss_sample "$kpid" "$idle" # the window: mean and maximum beside the last value
 	c1=$(cpu_ticks "$kpid") n1=$(cpu_ns "$kpid") s1=$(date +%s%N)
 	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null 2>&1
 	rss=$(status_kib "$kpid" VmRSS) hwm=$(status_kib "$kpid" VmHWM)
-	rmean=$((rcnt > 0 ? rsum / rcnt : 0))
 	pss=$(awk '$1 == "Pss:" {print $2}' "/proc/$kpid/smaps_rollup" 2>/dev/null)
 	pd=$(private_dirty "$kpid")
 	thr=$(status_kib "$kpid" Threads)
@@ -417,7 +408,7 @@ M
 	fi
 	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}${apiargs:+ api=tls}$(
 	    [ "$api" = pods ] && echo " pods=api")" \
-	    "rss_kib=$rss rss_mean_kib=$rmean rss_max_kib=$rmax pss_kib=${pss:-?} hwm_kib=$hwm" \
+	    "rss_kib=$rss rss_mean_kib=$rss_mean rss_max_kib=$rss_max pss_kib=${pss:-?} hwm_kib=$hwm" \
 	    "private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
 	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
 	    "ready_s=$(( (t1 - t0) / 1000000000 ))"

@@ -3,7 +3,7 @@
 # default: the functions its loop runs when nothing happens, which the link (gold's
 # --section-ordering-file, configure.ac) lays out together at the start of .text, beside
 # the PLT. The kernel maps a program's code 64 KiB around each page touched: spread over
-# .text, the idle functions kept nine such windows of kletd resident; together, two.
+# .text, the idle functions kept nine such windows of kletd resident; together, three.
 # On demand (not in make check); run it again when the idle path changed much (a missing or
 # renamed function only costs the window it falls in, never correctness). Needs an
 # optimized build without sanitizers (top_builddir, e.g. contrib/dev-build.sh with
@@ -41,41 +41,19 @@ for run in "0" "api 0" "110"; do
 	rm -rf "$kept"
 	i=$((i + 1))
 done
-# The functions of the kletd object with a cost of their own in any window.
-python3 - "$bld/kletd" "$T"/cg*.out >"$T/order" <<'EOF' || exit 1
-import re, sys
-obj, names = sys.argv[1], set()
-for path in sys.argv[2:]:
-    tab = {"ob": {}, "fn": {}}
-    ob = fn = None
-    in_call = False
-    for line in open(path, errors="replace"):
-        m = re.match(r"(c?)(ob|fn)=(?:\((\d+)\))? ?(.*)", line.rstrip("\n"))
-        if m:
-            kind, key, name = m.group(2), m.group(3), m.group(4)
-            if key is not None and name:
-                tab[kind][key] = name
-            val = tab[kind].get(key) if key is not None else name
-            if not m.group(1):
-                if kind == "ob":
-                    ob = val
-                else:
-                    fn = val
-            continue
-        if line.startswith("calls="):
-            in_call = True  # the next cost line is the callee's
-            continue
-        if line[:1].isdigit() or line[:1] in "+-*":
-            if in_call:
-                in_call = False
-            elif ob == obj and fn and re.match(r"^[A-Za-z_][\w.]*$", fn):
-                names.add(re.sub(r"\.(constprop|isra|part|cold|lto_priv)(\..*)?$", "", fn))
-print("# kletd's idle functions (tests/bench/bench_order.sh): gold lays them out first")
-for n in sorted(names):
-    print(".text.%s\n.text.%s.*" % (n, n))
-print("# then everything else")
-print(".text.*")
-EOF
+# The functions of the kletd object with a cost of their own in any window (callgrind's
+# own report, as bench_footprint.sh reads it), GCC's clone suffixes taken off.
+for cg in "$T"/cg*.out; do
+	callgrind_annotate --inclusive=no --threshold=100 "$cg" 2>/dev/null |
+	    awk -v o="[$bld/kletd]" '$NF == o {f = $(NF - 1); sub(/.*:/, "", f)
+		if (f ~ /^[A-Za-z_][A-Za-z0-9_.]*$/) print f}'
+done | sed -E 's/\.(constprop|isra|part|cold|lto_priv)(\..*)?$//' | LC_ALL=C sort -u >"$T/names"
+{
+	echo "# kletd's idle functions (tests/bench/bench_order.sh): gold lays them out first"
+	sed 's/.*/.text.&\n.text.&.*/' "$T/names"
+	echo "# then everything else"
+	echo ".text.*"
+} >"$T/order"
 n=$(grep -c '^\.text\.[^*]*$' "$T/order")
 if [ "$n" -lt 50 ]; then
 	echo "bench_order: only $n functions found; not writing $out" >&2

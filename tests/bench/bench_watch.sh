@@ -48,14 +48,8 @@ wait_for 100 grep -q 'kletd ready' "$T/kletd.log" || { tail "$T/kletd.log" >&2; 
 # high-water mark (the start's peak).
 wait_for 300 grep -q 'watch: .*-> watching' "$T/kletd.log"
 wait_for 300 grep -q 'clean file pages unmapped' "$T/kletd.log"
-rsum=0 rcnt=0 rmax=0
-while [ $rcnt -lt "${BENCH_TLS_IDLE:-75}" ]; do
-	sleep 1
-	r=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$kpid/status")
-	rsum=$((rsum + ${r:-0})) rcnt=$((rcnt + 1))
-	[ "${r:-0}" -gt "$rmax" ] && rmax=$r
-done
-echo "rss_tls pods=0 rss_kib=$((rsum / rcnt)) rss_max_kib=$rmax rss_last_kib=${r:-?}" \
+rss_sample "$kpid" "${BENCH_TLS_IDLE:-75}"
+echo "rss_tls pods=0 rss_kib=$rss_mean rss_max_kib=$rss_max rss_last_kib=${rss_last:-?}" \
     "hwm_kib=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$kpid/status")"
 pod() { # NAME
 	as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"$1\"},\"spec\":{\"nodeName\":\"bench\",\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/busybox:1.35\",\"command\":[\"sleep\",\"inf\"]}]}}" >/dev/null

@@ -104,6 +104,19 @@ cgroup_root_rm() {
 	return 0
 }
 
+# rss_sample PID SECONDS: one sample of PID's VmRSS a second for SECONDS s (the benches'
+# steady-state figure); sets rss_mean, rss_max and rss_last, in KiB.
+rss_sample() {
+	_rs_sum=0 _rs_n=0 rss_max=0 rss_last=
+	while [ "$_rs_n" -lt "$2" ]; do
+		sleep 1
+		rss_last=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$1/status" 2>/dev/null)
+		_rs_sum=$((_rs_sum + ${rss_last:-0})) _rs_n=$((_rs_n + 1))
+		[ "${rss_last:-0}" -gt "$rss_max" ] && rss_max=$rss_last
+	done
+	rss_mean=$((_rs_n > 0 ? _rs_sum / _rs_n : 0))
+}
+
 cri() { $PY "$top/tests/fakecri/client.py" --timeout 10 "$SOCK" "$@"; }
 
 # ctrs: one line per container of this node's pods:
