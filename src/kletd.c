@@ -1196,6 +1196,7 @@ main(int argc, char **argv)
 			.shutdown = k.k_shutdown,
 			.recovered_ms = recovery_recovered_ms(k.k_recovery),
 			.api_info = k.k_join != NULL ? api_join_ctl_info : NULL,
+			.last_status = k.k_join != NULL ? api_join_ctl_status : NULL,
 			.api_arg = k.k_join };
 
 		k.k_ctl = ctl_new(&cd, err, sizeof(err));

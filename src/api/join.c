@@ -471,6 +471,16 @@ api_join_pod_removed(struct api_join *j, const char *uid)
 	}
 }
 
+int
+api_join_ctl_status(const char *uid, struct pod_status *out, void *arg)
+{
+	struct api_join *j = arg;
+
+	if (j == NULL || j->j_status == NULL || uid == NULL)
+		return -1;
+	return status_get(j->j_status, uid, out, NULL, NULL);
+}
+
 void
 api_join_ctl_info(struct ctl_api_info *out, void *arg)
 {

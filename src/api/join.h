@@ -89,5 +89,8 @@ int api_join_reload_client_cert(struct api_join *, const char *pem_path);
  * event (-1: none yet). Strings borrowed until the next loop turn. NULL j: not configured. */
 struct ctl_api_info;
 void api_join_ctl_info(struct ctl_api_info *out, void *j);
+/* For podctl: the status manager's last status of uid (copied). 0, or -1 when unknown. */
+struct pod_status;
+int api_join_ctl_status(const char *uid, struct pod_status *out, void *j);
 
 #endif

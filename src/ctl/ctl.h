@@ -20,6 +20,7 @@ struct loop;
 struct cri;
 struct podcache;
 struct podworkers;
+struct pod_status;
 struct kuberuntime;
 struct events;
 struct store;
@@ -73,6 +74,10 @@ struct ctl_deps {
 	struct eviction     *eviction;     /* signals, thresholds, last eviction; may be NULL */
 	struct imagegc      *imagegc;      /* image GC policy, image fs, removals; may be NULL */
 	struct nodeshutdown *shutdown;     /* graceful node shutdown; NULL: off */
+	/* The status manager's last status of uid (copied; free with pod_status_clear): what
+	 * the API was sent, kept after the runtime collected the pod's dead containers.
+	 * 0, or -1 when unknown. NULL: no status manager (standalone). Called with api_arg. */
+	int (*last_status)(const char *uid, struct pod_status *out, void *arg);
 };
 
 /* Creates the socket (replacing a stale one) and starts accepting. Returns NULL with a

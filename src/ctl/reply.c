@@ -125,8 +125,11 @@ ctl_pod_status(const struct ctl_deps *d, const struct pw_view *v, struct pod_sta
 	struct ctl_errs        errs;
 	struct start_errors    se;
 	struct cri_info        ci;
+	struct pod_status      last;
+	int                    have_last = 0;
 
 	memset(&in, 0, sizeof(in));
+	memset(&last, 0, sizeof(last));
 	errs.n = 0;
 	if (d->kr != NULL)
 		kuberuntime_foreach_start_error(d->kr, v->uid, ctl_collect_error, &errs);
@@ -143,7 +146,15 @@ ctl_pod_status(const struct ctl_deps *d, const struct pw_view *v, struct pod_sta
 	}
 	in.now = time(NULL);
 	in.pod_is_terminal = v->state == PW_TERMINATED || v->state == PW_FINISHED;
+	/* What the status manager last generated knows what the runtime forgot (an exit code
+	 * of a collected container); without it, the status the API last sent us. */
+	if (d->last_status != NULL && d->last_status(v->uid, &last, d->api_arg) == 0) {
+		in.old = &last;
+		have_last = 1;
+	}
 	podstatus_generate(&in, out);
+	if (have_last)
+		pod_status_clear(&last);
 }
 
 static int

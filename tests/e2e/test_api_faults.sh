@@ -10,7 +10,9 @@
 #  - a restart with a static pod: its existing mirror pod is adopted (no 409 loop) and its
 #    status keeps updating (case 4);
 #  - smaller: a pod with an invalid name is skipped once; hostIP/hostIPs and the image name
-#    in the pod status (case 10).
+#    in the pod status (case 10);
+#  - the server refuses a pod's status patches and the runtime collects its dead container:
+#    podctl still shows the exit the status manager keeps (case 11).
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/e2e/lib_node.sh"
@@ -204,5 +206,33 @@ as_up
 watching_again() { api_line | grep -q 'connected, watch watching'; }
 wait_for 300 watching_again
 check "podctl status once reconnected: watching" watching_again
+
+# ---- case 11: podctl shows what kletd knows, not only what the server echoed back ----
+# The server refuses this pod's status patches, so the API never learns its exit; once the
+# runtime has collected the dead container (per-container limit 0), only the status manager
+# still knows it. podctl must show it, not "ContainerCreating".
+stop_kletd TERM
+kstart --maximum-dead-containers-per-container 0
+as_ctl "/fail?n=100000&code=503&match=pods/once/status" >/dev/null
+as_ctl /pods -X POST -d "{\"metadata\":{\"name\":\"once\"},\"spec\":{\"nodeName\":\"$NODE\",\"restartPolicy\":\"Never\",\"terminationGracePeriodSeconds\":1,\"containers\":[{\"name\":\"c\",\"image\":\"klet.local/busybox:1.35\",\"command\":[\"fake-exit\",\"3\"]}]}}" >/dev/null
+once_ctrs() {
+	cri ListContainers '{}' | $PY -c '
+import json, sys
+print(sum(c.get("labels", {}).get("io.kubernetes.pod.name") == "once"
+          for c in json.load(sys.stdin).get("containers", [])))'
+}
+once_gone() { grep -q 'removing dead container .* of pod default/once' "$T/kletd.log" && [ "$(once_ctrs)" = 0 ]; }
+wait_for 300 once_gone
+check "once: its dead container collected from the runtime" once_gone
+check "once: the server never got its status (phase $(phase once))" [ "$(phase once)" = Pending ]
+cache_forgot() { ! "$PODCTL" --socket "$T/root/podctl.sock" get containers | awk '$2=="once"' | grep -q .; }
+wait_for 100 cache_forgot
+check "once: kletd's runtime cache has forgotten the container (podctl get containers)" cache_forgot
+"$PODCTL" --socket "$T/root/podctl.sock" describe pod default/once >"$T/describe.once" 2>&1
+sed -n '/^Containers:/,$p' "$T/describe.once" | head -8 | sed 's/^/# /'
+check "podctl describe: Terminated, exit code 3 (the status manager's)" sh -c \
+    "grep -q 'State: *Terminated' '$T/describe.once' && grep -Eq 'Exit Code: *3\$' '$T/describe.once'"
+check "podctl get pods: once Error" sh -c \
+    "'$PODCTL' --socket '$T/root/podctl.sock' get pods | awk '\$1==\"once\" || \$2==\"once\"' | grep -q Error"
 
 finish
