@@ -978,6 +978,7 @@ kletd_housekeeping(void *arg)
 
 	if (k->k_hk != NULL)
 		looked = housekeeping_run(k->k_hk);
+	loop_note("housekeeping: the rest");
 	log_flush_suppressed(); /* summaries of repeated lines, even when nothing else logs */
 	if (k->k_pleg != NULL) {
 		int ok = pleg_healthy(k->k_pleg, now_mono_ms(), why, sizeof(why));
@@ -997,7 +998,9 @@ kletd_housekeeping(void *arg)
 		k->k_admitted = 0;
 	}
 	/* store: the WAL checkpoint (the one fsync point); also retries a degraded store. */
+	loop_note("store checkpoint");
 	store_checkpoint(k->k_store);
+	loop_note("heap trim and drop");
 	/* Memory freed by a burst (pods created or removed, a big list decoded) goes back:
 	 * looked at after every pass that had something to look at, and every 20 s (its
 	 * figures are a walk of malloc's bins and a read of /proc). */

@@ -13,6 +13,7 @@
 #include "kubelet/housekeeping.h"
 #include "kuberuntime/kuberuntime.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "logic/containergc.h"
 #include "node/podcache.h"
 #include "node/podconfig.h"
@@ -737,6 +738,7 @@ housekeeping_run(struct housekeeping *h)
 	}
 	h->h_found = 0;
 	h->h_store_ok = in.i_store_ok;
+	loop_note("housekeeping: workers");
 	/* Workers of pods no source wants: killed, then removed once finished. */
 	podworkers_foreach(h->h_d.workers, hk_collect_finished, &fin);
 	podworkers_forget(h->h_d.workers, hk_wanted, h);
@@ -754,13 +756,18 @@ housekeeping_run(struct housekeeping *h)
 	}
 	free(fin.v);
 	if (h->h_d.cri != NULL && cri_ready(h->h_d.cri)) {
+		loop_note("housekeeping: containers");
 		podcache_foreach(h->h_d.cache, hk_pod, h);
 		hk_containers(h);
 	}
+	loop_note("housekeeping: pod directories");
 	hk_pod_dirs(h);
+	loop_note("housekeeping: log directories");
 	hk_log_dirs(h);
+	loop_note("housekeeping: cgroups");
 	if (hk_any_known_gone(h))
 		hk_cgroups(h);
+	loop_note("housekeeping");
 	/* Forget UIDs that have been completely gone for a while. */
 	i = 0;
 	while (i < h->h_nknown) {
