@@ -94,6 +94,25 @@ loop_note(const char *what)
 		loop_section(loop_running, what, now_mono_us());
 }
 
+int64_t
+loop_turn_used_us(void)
+{
+	struct loop *l = loop_running;
+
+	return l != NULL && l->l_in_turn ? now_mono_us() - l->l_turn_wall : 0;
+}
+
+int
+loop_yield_due(int64_t t0, int64_t budget_us)
+{
+	int64_t      now = now_mono_us();
+	struct loop *l = loop_running;
+
+	if (now - t0 >= budget_us)
+		return 1;
+	return l != NULL && l->l_in_turn && now - l->l_turn_wall >= LOOP_TURN_BUDGET_US;
+}
+
 static void
 loop_turn_done(struct loop *l, int64_t us, int64_t wall_us)
 {

@@ -68,6 +68,16 @@ void loop_turn_stats(const struct loop *, struct loop_turn_stats *);
  * becomes max_task, and a turn of 20 ms or more is logged at -v=2 with it. For the few
  * places whose work grows with the number of pods. No-op outside loop_run. */
 void loop_note(const char *what);
+/* Work that grows with the number of pods is done in slices, each part giving the loop back
+ * (a timer of no delay: the next turn) once its own budget is spent or, shared by all,
+ * once the turn has run for LOOP_TURN_BUDGET_US: several such parts in one turn then stop
+ * after one item each instead of spending their budgets one after the other. */
+#define LOOP_TURN_BUDGET_US 8000
+/* Microseconds since the current turn began (its poll returned); 0 outside loop_run. */
+int64_t loop_turn_used_us(void);
+/* 1 when a part that started at t0 (now_mono_us) should give the loop back: its own
+ * budget_us spent, or the turn's LOOP_TURN_BUDGET_US. */
+int loop_yield_due(int64_t t0, int64_t budget_us);
 /* The upper bound (microseconds) of the bucket holding the q-quantile (0 < q <= 1) of the
  * turns; INT64_MAX when it falls in the last, open bucket; 0 without turns. */
 int64_t loop_turn_quantile_us(const struct loop_turn_stats *, double q);

@@ -24,12 +24,15 @@
 #define ANN_RESTARTS "io.kubernetes.container.restartCount"
 
 /* Seeds of the list record hashes: a sandbox and a container record never match. */
-#define PL_SEED_SANDBOX   0x736278ULL
-#define PL_SEED_CONTAINER 0x637472ULL
+#define PL_SEED_SANDBOX     0x736278ULL
+#define PL_SEED_CONTAINER   0x637472ULL
 /* The map fields of the records (api.proto): PodSandbox labels 5, annotations 6; Container
  * labels 8, annotations 9. */
-#define PL_MAPS_SANDBOX   (1u << 5 | 1u << 6)
-#define PL_MAPS_CONTAINER (1u << 8 | 1u << 9)
+#define PL_MAPS_SANDBOX     (1u << 5 | 1u << 6)
+#define PL_MAPS_CONTAINER   (1u << 8 | 1u << 9)
+/* Decoding list records, per loop turn: past it the rest waits for the next turns (the
+ * first relist after a start decodes every record, a few ms per thousand). */
+#define PL_DECODE_BUDGET_US 5000
 
 /* One sandbox or container as the runtime reported it. Every string is interned (intern.h):
  * the IDs, UIDs, names, images and reasons that the pod cache keeps too are held once. */
@@ -63,6 +66,26 @@ struct pl_hashes {
 	uint64_t *h;
 	size_t    n;
 	size_t    cap;
+};
+
+/* List records left to decode on later turns: their bytes, copied out of the answer. */
+struct pl_rec {
+	uint64_t r_hash;
+	uint32_t r_off;
+	uint32_t r_len;
+	int      r_sandbox;
+};
+
+struct pl_defer {
+	uint8_t       *d_buf;
+	size_t         d_len, d_cap;
+	struct pl_rec *d_recs;
+	size_t         d_n, d_cap_recs, d_next;
+	int            d_lists; /* list answers waiting on the queue: a pl_step_done each */
+	int64_t        d_walk_t0;
+	int64_t        d_budget_us; /* PL_DECODE_BUDGET_US; tests: KLET_PLEG_DECODE_BUDGET_US */
+	unsigned       d_turns;     /* turns the queue took */
+	struct event  *d_ev;
 };
 
 struct pleg {
@@ -99,10 +122,11 @@ struct pleg {
 	struct pleg_stats p_stats;
 	/* Recovery: the details stored by the previous daemon (sorted by id), loaded for the
 	 * first relist and dropped once it succeeded. */
-	struct store *p_store;
-	struct pl_set p_seed;
-	int           p_seed_loaded;
-	size_t        p_seeded; /* objects the first relist took from the store */
+	struct store   *p_store;
+	struct pl_set   p_seed;
+	int             p_seed_loaded;
+	size_t          p_seeded; /* objects the first relist took from the store */
+	struct pl_defer p_defer;
 };
 
 /* One status call in flight: which object it fills. The object array may grow only
@@ -401,19 +425,14 @@ pl_step_done(struct pleg *p)
 	pl_lists_done(p);
 }
 
-/* One record of ListPodSandboxResponse.items: decoded only when it is not the previous
- * relist's. */
+/* One record of ListPodSandboxResponse.items that is not the previous relist's. */
 static int
-pl_sandbox_item(const uint8_t *b, size_t len, void *arg)
+pl_sandbox_decode(struct pleg *p, uint64_t h, const uint8_t *b, size_t len)
 {
-	struct pleg             *p = arg;
-	uint64_t                 h = cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_MAPS_SANDBOX);
 	Runtime__V1__PodSandbox *sb;
 	const char              *uid = NULL, *name = NULL, *ns = NULL;
 	struct pl_obj           *o;
 
-	if (pl_claim(p, h, 1) != NULL || pl_ignored_known(p, h))
-		return 0;
 	if ((sb = runtime__v1__pod_sandbox__unpack(NULL, len, b)) == NULL)
 		return -1;
 	p->p_decoded++;
@@ -449,16 +468,12 @@ pl_sandbox_item(const uint8_t *b, size_t len, void *arg)
 
 /* One record of ListContainersResponse.containers, the same way. */
 static int
-pl_container_item(const uint8_t *b, size_t len, void *arg)
+pl_container_decode(struct pleg *p, uint64_t h, const uint8_t *b, size_t len)
 {
-	struct pleg            *p = arg;
-	uint64_t                h = cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_MAPS_CONTAINER);
 	Runtime__V1__Container *c;
 	const char             *uid, *name, *v;
 	struct pl_obj          *o;
 
-	if (pl_claim(p, h, 0) != NULL || pl_ignored_known(p, h))
-		return 0;
 	if ((c = runtime__v1__container__unpack(NULL, len, b)) == NULL)
 		return -1;
 	p->p_decoded++;
@@ -500,34 +515,173 @@ pl_container_item(const uint8_t *b, size_t len, void *arg)
 	return 0;
 }
 
+static int
+pl_decode(struct pleg *p, int sandbox, uint64_t h, const uint8_t *b, size_t len)
+{
+	return sandbox ? pl_sandbox_decode(p, h, b, len) : pl_container_decode(p, h, b, len);
+}
+
+static void
+pl_defer_clear(struct pl_defer *d)
+{
+	free(d->d_buf);
+	free(d->d_recs);
+	d->d_buf = NULL;
+	d->d_recs = NULL;
+	d->d_len = d->d_cap = d->d_n = d->d_cap_recs = d->d_next = 0;
+}
+
+/* Keeps a record for a later turn. */
+static void
+pl_defer_add(struct pl_defer *d, int sandbox, uint64_t h, const uint8_t *b, size_t len)
+{
+	struct pl_rec *r;
+
+	if (d->d_len + len > d->d_cap) {
+		d->d_cap = d->d_cap < 65536 ? 65536 : d->d_cap;
+		while (d->d_len + len > d->d_cap)
+			d->d_cap *= 2;
+		d->d_buf = xreallocarray(d->d_buf, d->d_cap, 1);
+	}
+	if (d->d_n == d->d_cap_recs) {
+		d->d_cap_recs = d->d_cap_recs < 256 ? 256 : d->d_cap_recs * 2;
+		d->d_recs = xreallocarray(d->d_recs, d->d_cap_recs, sizeof(*d->d_recs));
+	}
+	r = &d->d_recs[d->d_n++];
+	r->r_hash = h;
+	r->r_off = (uint32_t)d->d_len;
+	r->r_len = (uint32_t)len;
+	r->r_sandbox = sandbox;
+	memcpy(d->d_buf + d->d_len, b, len);
+	d->d_len += len;
+}
+
+/* A record that is not the previous relist's: decoded now, or on a later turn once this
+ * turn's budget is spent (from then on, the rest of the answer too). */
+static int
+pl_take(struct pleg *p, int sandbox, uint64_t h, const uint8_t *b, size_t len)
+{
+	struct pl_defer *d = &p->p_defer;
+
+	if (d->d_n == d->d_next && !loop_yield_due(d->d_walk_t0, d->d_budget_us))
+		return pl_decode(p, sandbox, h, b, len);
+	pl_defer_add(d, sandbox, h, b, len);
+	return 0;
+}
+
 /* The list answers arrive serialized: each record is hashed and only the new or changed
  * ones are decoded (nothing at all when the runtime is as it was). */
+static int
+pl_sandbox_item(const uint8_t *b, size_t len, void *arg)
+{
+	struct pleg *p = arg;
+	uint64_t     h = cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_MAPS_SANDBOX);
+
+	if (pl_claim(p, h, 1) != NULL || pl_ignored_known(p, h))
+		return 0;
+	return pl_take(p, 1, h, b, len);
+}
+
+static int
+pl_container_item(const uint8_t *b, size_t len, void *arg)
+{
+	struct pleg *p = arg;
+	uint64_t     h = cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_MAPS_CONTAINER);
+
+	if (pl_claim(p, h, 0) != NULL || pl_ignored_known(p, h))
+		return 0;
+	return pl_take(p, 0, h, b, len);
+}
+
+static void pl_defer_run(evutil_socket_t, short, void *);
+
+/* The queue goes on in the next turn: a timer of no delay fires after the next poll (an
+ * event made active now would run in this turn). */
+static void
+pl_defer_arm(struct pleg *p)
+{
+	struct timeval now = { 0, 0 };
+
+	if (p->p_defer.d_ev == NULL) {
+		if ((p->p_defer.d_ev = evtimer_new(p->p_base, pl_defer_run, p)) == NULL)
+			fatalx("%s: evtimer_new failed", __func__);
+		event_priority_set(p->p_defer.d_ev, LOOP_PRI_NORMAL);
+	}
+	evtimer_add(p->p_defer.d_ev, &now);
+}
+
+/* Decodes deferred records until the turn's budget is spent; when none is left, the list
+ * answers that waited on them are done. */
+static void
+pl_defer_run(evutil_socket_t fd, short what, void *arg)
+{
+	struct pleg     *p = arg;
+	struct pl_defer *d = &p->p_defer;
+	int64_t          t0 = now_mono_us();
+	int              n;
+
+	(void)fd;
+	(void)what;
+	loop_note("relist");
+	d->d_turns++;
+	while (d->d_next < d->d_n) {
+		const struct pl_rec *r = &d->d_recs[d->d_next++];
+
+		if (pl_decode(p, r->r_sandbox, r->r_hash, d->d_buf + r->r_off, r->r_len) == -1) {
+			pl_fail(p, r->r_sandbox ? "ListPodSandbox" : "ListContainers",
+			    GRPC_INTERNAL, "undecodable answer");
+			d->d_next = d->d_n;
+			break;
+		}
+		if (d->d_next < d->d_n && loop_yield_due(t0, d->d_budget_us)) {
+			pl_defer_arm(p);
+			loop_note(NULL);
+			return;
+		}
+	}
+	log_v(2, "relist: %zu records decoded over the %u turns after the answers", d->d_n,
+	    d->d_turns);
+	d->d_turns = 0;
+	pl_defer_clear(d);
+	n = d->d_lists;
+	d->d_lists = 0;
+	while (n-- > 0)
+		pl_step_done(p);
+	loop_note(NULL);
+}
+
+/* One list answer: walked now; what is left to decode waits for the next turns. */
+static void
+pl_list_done(struct pleg *p, const char *what, int code, const char *msg, const uint8_t *raw,
+    size_t len, int (*item)(const uint8_t *, size_t, void *))
+{
+	struct pl_defer *d = &p->p_defer;
+	size_t           queued = d->d_n;
+
+	loop_note("relist");
+	d->d_walk_t0 = now_mono_us();
+	if (code != GRPC_OK)
+		pl_fail(p, what, code, msg);
+	else if (cri_wire_items(raw, len, 1, item, p) == -1)
+		pl_fail(p, what, GRPC_INTERNAL, "undecodable answer");
+	if (d->d_n > queued) {
+		d->d_lists++;
+		pl_defer_arm(p);
+	} else
+		pl_step_done(p);
+	loop_note(NULL);
+}
+
 static void
 pl_sandboxes_cb(int code, const char *msg, const uint8_t *raw, size_t len, void *arg)
 {
-	struct pleg *p = arg;
-
-	loop_note("relist");
-	if (code != GRPC_OK)
-		pl_fail(p, "ListPodSandbox", code, msg);
-	else if (cri_wire_items(raw, len, 1, pl_sandbox_item, p) == -1)
-		pl_fail(p, "ListPodSandbox", GRPC_INTERNAL, "undecodable answer");
-	pl_step_done(p);
-	loop_note(NULL);
+	pl_list_done(arg, "ListPodSandbox", code, msg, raw, len, pl_sandbox_item);
 }
 
 static void
 pl_containers_cb(int code, const char *msg, const uint8_t *raw, size_t len, void *arg)
 {
-	struct pleg *p = arg;
-
-	loop_note("relist");
-	if (code != GRPC_OK)
-		pl_fail(p, "ListContainers", code, msg);
-	else if (cri_wire_items(raw, len, 1, pl_container_item, p) == -1)
-		pl_fail(p, "ListContainers", GRPC_INTERNAL, "undecodable answer");
-	pl_step_done(p);
-	loop_note(NULL);
+	pl_list_done(arg, "ListContainers", code, msg, raw, len, pl_container_item);
 }
 
 static void
@@ -1201,6 +1355,7 @@ pleg_new(
     struct event_base *base, struct cri *cri, struct podcache *cache, pleg_event_fn fn, void *arg)
 {
 	struct pleg *p = xcalloc(1, sizeof(*p));
+	const char  *e;
 
 	p->p_base = base;
 	p->p_cri = cri;
@@ -1208,6 +1363,9 @@ pleg_new(
 	p->p_fn = fn;
 	p->p_arg = arg;
 	p->p_created_ms = now_mono_ms();
+	p->p_defer.d_budget_us = PL_DECODE_BUDGET_US;
+	if ((e = getenv("KLET_PLEG_DECODE_BUDGET_US")) != NULL) /* tests: 0 defers every one */
+		p->p_defer.d_budget_us = strtoll(e, NULL, 10);
 	return p;
 }
 
@@ -1225,6 +1383,9 @@ pleg_free(struct pleg *p)
 		return;
 	if (p->p_in_flight && p->p_cri != NULL)
 		cri_cancel_owner(p->p_cri, p);
+	if (p->p_defer.d_ev != NULL)
+		event_free(p->p_defer.d_ev);
+	pl_defer_clear(&p->p_defer);
 	free(p->p_calls);
 	free(p->p_index);
 	pl_set_clear(&p->p_old);
@@ -1258,6 +1419,8 @@ pleg_relist(struct pleg *p, void (*done)(int, void *), void *arg)
 	p->p_decoded = 0;
 	p->p_ign_found = 0;
 	p->p_ign_new.n = 0;
+	/* The first relist's store read in this turn, not in the one that takes the answers. */
+	pl_seed_load(p);
 	cri_list_pod_sandbox_raw(p->p_cri, &sr, 0, pl_sandboxes_cb, p, p);
 	cri_list_containers_raw(p->p_cri, &cr, 0, pl_containers_cb, p, p);
 	return 0;

@@ -77,14 +77,16 @@ pc_as_of(const struct podcache *pc, const struct pc_entry *e)
 
 static void pc_mark_ready(struct podcache *);
 
-/* Calls the ready waiters, PC_FIRE_BUDGET_US of them a turn (a relist may release a
- * thousand pod syncs at once): the rest go on after the events that came meanwhile. */
+/* Calls the ready waiters, PC_FIRE_BUDGET_US of them a turn, or fewer once the turn's shared
+ * budget is spent (loop_yield_due; at least one): a relist may release a thousand pod syncs
+ * at once, and the rest go on after the events that came meanwhile. */
 static void
 pc_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct podcache       *pc = arg;
 	struct podcache_wait **pp, *w;
 	int64_t                t0 = now_mono_us();
+	int                    fired = 0;
 
 	(void)fd;
 	(void)what;
@@ -101,7 +103,7 @@ pc_fire(evutil_socket_t fd, short what, void *arg)
 			pp = &w->w_next;
 			continue;
 		}
-		if (now_mono_us() - t0 >= PC_FIRE_BUDGET_US) {
+		if (fired > 0 && loop_yield_due(t0, PC_FIRE_BUDGET_US)) {
 			struct timeval now = { 0, 0 };
 
 			pc->c_fire_armed = 1;
@@ -109,6 +111,7 @@ pc_fire(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 		*pp = w->w_next;
+		fired++;
 		w->w_cb(w->w_arg);
 		free(w->w_uid);
 		free(w);

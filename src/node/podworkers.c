@@ -450,7 +450,8 @@ pw_dispatch(evutil_socket_t fd, short what, void *arg)
 	p->p_kick_all = 0;
 	loop_note("pod workers");
 	/* From where the last one stopped: a burst of pods is started over several turns
-	 * (PW_DISPATCH_BUDGET_US each), the rest after the events that came meanwhile. */
+	 * (PW_DISPATCH_BUDGET_US each, less once the turn's shared budget is spent: see
+	 * loop_yield_due), the rest after the events that came meanwhile. */
 	for (n = 0; n < p->p_n; n++) {
 		struct podworker *w;
 		int               acted = 0;
@@ -469,7 +470,7 @@ pw_dispatch(evutil_socket_t fd, short what, void *arg)
 			pw_start(p, w);
 			acted = 1;
 		}
-		if (acted && now_mono_us() - t0 >= PW_DISPATCH_BUDGET_US && n + 1 < p->p_n) {
+		if (acted && loop_yield_due(t0, PW_DISPATCH_BUDGET_US) && n + 1 < p->p_n) {
 			struct timeval now = { 0, 0 };
 
 			p->p_cursor = (i + 1) % p->p_n;

@@ -628,7 +628,7 @@ sf_scan_step(struct source_file *s, int64_t budget_us)
 		else if (!sf_unchanged(s, f, &st))
 			sf_load(s, f, path);
 		free(path);
-		if (budget_us > 0 && now_mono_us() - t0 >= budget_us)
+		if (budget_us > 0 && loop_yield_due(t0, budget_us))
 			break;
 	}
 	return s->s_ipending == s->s_npending;
@@ -641,7 +641,8 @@ sf_apply_step(struct source_file *s, int64_t deadline_us)
 {
 	while (s->s_iitem < s->s_nitems) {
 		podconfig_upsert(s->s_pc, "file", &s->s_items[s->s_iitem++]);
-		if (deadline_us > 0 && now_mono_us() >= deadline_us)
+		if (deadline_us > 0 &&
+		    (now_mono_us() >= deadline_us || loop_turn_used_us() >= LOOP_TURN_BUDGET_US))
 			break;
 	}
 	return s->s_iitem == s->s_nitems;

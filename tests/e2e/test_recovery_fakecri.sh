@@ -10,6 +10,7 @@
 #     second one with the next restart count;
 #   - a static pod removed while it was terminating, then put back while kletd was down:
 #     the stored "removed" flag makes the pod start again after the termination.
+#   - (1b) as 1, each record of the first relist decoded on its own loop turn;
 #   - (6, 7) a pod deleted just before a kill -9 leaves no pod cgroup behind.
 set -u
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
@@ -63,6 +64,28 @@ rec=$("$PODCTL" --socket "$T/root/podctl.sock" status | grep '^Recovery:')
 echo "# $rec"
 check "podctl status: 7 of 7 objects from the store, 0 status calls" sh -c "echo '$rec' | grep -q '7 of 7 runtime objects from the store, 0 status calls'"
 check "podctl still shows the pod IP" sh -c "'$PODCTL' --socket '$T/root/podctl.sock' get pods | grep '^a-rec-fake' | grep -q '10\.'"
+
+# 1b. The same, with every record of the first relist decoded on a later loop turn, one a
+# turn (a decode budget of 0; at 1000 pods the 5 ms budget spreads them over a few turns).
+stop_kletd KILL
+ctl '{"cmd":"reset_calls"}' >/dev/null
+nres=$(grep -c 'runtime objects resumed from the store' "$T/kletd.log")
+KLET_PLEG_DECODE_BUDGET_US=0 start_kletd
+resumed_again() { [ "$(grep -c 'runtime objects resumed from the store' "$T/kletd.log")" -gt "$nres" ]; }
+wait_for 100 resumed_again
+line=$(grep 'runtime objects resumed from the store' "$T/kletd.log" | tail -1)
+echo "# ${line#*] }"
+grep 'records decoded over' "$T/kletd.log" | sed 's/.*\] /# /'
+# "relist: N records decoded over the M turns after the answers", once per answer or both
+deferred() { grep -o 'relist: [0-9]* records decoded over the [0-9]* turns' "$T/kletd.log" |
+    awk '{r += $2; if ($2 != $7) bad = 1} END {print (bad ? "uneven" : r + 0)}'; }
+check "decode budget 0: the 7 records decoded one a turn ($(deferred))" [ "$(deferred)" = 7 ]
+check "decode budget 0: all 7 objects resumed from the store" sh -c "echo '$line' | grep -q ': 7 of 7 runtime objects'"
+check "decode budget 0: no status call" [ "$(calls PodSandboxStatus)" -eq 0 ] && [ "$(calls ContainerStatus)" -eq 0 ]
+check "decode budget 0: nothing created" [ "$(calls CreateContainer)" -eq 0 ] && [ "$(calls RunPodSandbox)" -eq 0 ]
+sleep 2
+check "decode budget 0: running containers untouched" [ "$before" = "$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')" ]
+check "decode budget 0: the pods' IPs known" sh -c "'$PODCTL' --socket '$T/root/podctl.sock' get pods | grep '^a-rec-fake' | grep -q '10\\.'"
 
 # 2. A container exits while kletd is down.
 stop_kletd KILL

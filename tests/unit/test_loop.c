@@ -11,6 +11,7 @@
 
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/util.h"
 
 struct counter {
 	struct loop *l;
@@ -93,6 +94,41 @@ test_turn_figures(void **state)
 	assert_true(ts.counts[8] + ts.counts[9] + ts.counts[10] >= 1);
 	assert_true(loop_turn_quantile_us(&ts, 1.0) >= 50000);
 	assert_true(loop_turn_quantile_us(&ts, 1.0 / (double)ts.turns) <= 20000);
+	loop_free(c.l);
+}
+
+/* A part of a turn gives the loop back once its own budget or the turn's is spent. */
+static void
+yield_check(void *arg)
+{
+	struct counter *c = arg;
+	int64_t         t0 = now_mono_us();
+
+	while (now_mono_us() - t0 < LOOP_TURN_BUDGET_US)
+		;
+	assert_true(loop_turn_used_us() >= LOOP_TURN_BUDGET_US);
+	/* Its own budget is far, the turn's is spent: it yields. */
+	assert_true(loop_yield_due(now_mono_us(), 1000000));
+	c->runs++;
+	loop_stop(c->l);
+}
+
+static void
+test_yield_due(void **state)
+{
+	struct counter c = { 0 };
+	int64_t        now = now_mono_us();
+
+	(void)state;
+	/* Outside loop_run: only the part's own budget counts. */
+	assert_int_equal(loop_turn_used_us(), 0);
+	assert_false(loop_yield_due(now, 1000000));
+	assert_true(loop_yield_due(now - 6000, 5000));
+	assert_true(loop_yield_due(now, 0));
+	c.l = loop_new();
+	loop_task_kick(loop_every(c.l, "yield", 3600 * 1000, yield_check, &c));
+	assert_int_equal(loop_run(c.l), 0);
+	assert_int_equal(c.runs, 1);
 	loop_free(c.l);
 }
 
@@ -213,6 +249,7 @@ main(void)
 		cmocka_unit_test(test_task_runs_periodically),
 		cmocka_unit_test(test_turn_figures),
 		cmocka_unit_test(test_kick_runs_on_next_turn),
+		cmocka_unit_test(test_yield_due),
 		cmocka_unit_test(test_paused_task_does_not_run),
 		cmocka_unit_test(test_foreach_in_registration_order),
 		cmocka_unit_test(test_signal_delivered_on_loop),
