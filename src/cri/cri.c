@@ -741,6 +741,26 @@ cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
 	return 0;
 }
 
+int
+cri_wire_bytes(const uint8_t *msg, size_t len, uint32_t field, const uint8_t **val, size_t *vlen)
+{
+	size_t   i = 0, next, v;
+	uint64_t num;
+	int      found = 0;
+
+	while (i < len) {
+		if ((next = cri_wire_field(msg, len, i, &num, &v)) == 0)
+			return -1;
+		if (num == field && (msg[i] & 7) == 2) {
+			*val = msg + v;
+			*vlen = next - v;
+			found = 1;
+		}
+		i = next;
+	}
+	return found;
+}
+
 /* splitmix64's finalizer: spreads a field's hash over the word before it is added. */
 static uint64_t
 cri_wire_mix(uint64_t x)

@@ -216,6 +216,12 @@ struct cri_call *cri_list_containers_raw(struct cri *, const Runtime__V1__ListCo
  * field number) or cb returned -1. Pure. */
 int cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
     int (*cb)(const uint8_t *item, size_t len, void *arg), void *arg);
+/* The value of the length-delimited field number field of msg (a string, bytes or a nested
+ * message; of several, the last, as protobuf reads a singular field): 1 with *val and
+ * *vlen set, 0 when msg has no such field, -1 when msg is malformed. For the few fields a
+ * caller needs from a big list answer, without decoding it. Pure. */
+int cri_wire_bytes(
+    const uint8_t *msg, size_t len, uint32_t field, const uint8_t **val, size_t *vlen);
 /* The hash a relist keys a list record by (ListPodSandbox's items, ListContainers'
  * containers), to decode only records that are not the previous relist's. The fields whose
  * numbers are set in the bit mask maps (the record's labels and annotations) count only by

@@ -185,6 +185,69 @@ test_wire_items(void **state)
 	assert_int_equal(it.n, 0);
 }
 
+static int
+wire_str_is(const uint8_t *msg, size_t len, uint32_t field, const char *want)
+{
+	const uint8_t *v;
+	size_t         n;
+
+	return cri_wire_bytes(msg, len, field, &v, &n) == 1 && n == strlen(want) &&
+	    memcmp(v, want, n) == 0;
+}
+
+/* The fields image GC reads from a ListContainers record without decoding it. */
+static void
+test_wire_bytes(void **state)
+{
+	Runtime__V1__Container              c = RUNTIME__V1__CONTAINER__INIT;
+	Runtime__V1__ImageSpec              im = RUNTIME__V1__IMAGE_SPEC__INIT;
+	Runtime__V1__Container__LabelsEntry l = RUNTIME__V1__CONTAINER__LABELS_ENTRY__INIT,
+	                                    *lp = &l;
+	uint8_t        buf[512], two[1024];
+	const uint8_t *v, *spec;
+	size_t         len, n, slen, i;
+
+	(void)state;
+	c.id = "cid";
+	im.image = "klet.local/busybox:1.35";
+	c.image = &im;
+	c.image_ref = "sha256:abc";
+	c.image_id = "sha256:def";
+	c.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+	l.key = "io.kubernetes.pod.uid";
+	l.value = "u1";
+	c.n_labels = 1;
+	c.labels = &lp;
+	len = runtime__v1__container__get_packed_size(&c);
+	assert_true(len < sizeof(buf));
+	runtime__v1__container__pack(&c, buf);
+	assert_true(wire_str_is(buf, len, 1, "cid"));
+	assert_true(wire_str_is(buf, len, 5, "sha256:abc"));
+	assert_true(wire_str_is(buf, len, 10, "sha256:def"));
+	assert_int_equal(cri_wire_bytes(buf, len, 4, &spec, &slen), 1);
+	assert_true(wire_str_is(spec, slen, 1, "klet.local/busybox:1.35"));
+	/* Absent: pod_sandbox_id (2); not length-delimited: state (6, a varint). */
+	assert_int_equal(cri_wire_bytes(buf, len, 2, &v, &n), 0);
+	assert_int_equal(cri_wire_bytes(buf, len, 6, &v, &n), 0);
+	/* A field written twice: the last one, as protobuf reads it. */
+	memcpy(two, buf, len);
+	memcpy(two + len, "\x2a\x03xyz", 5); /* field 5, 3 bytes */
+	assert_true(wire_str_is(two, len + 5, 5, "xyz"));
+	/* Truncated anywhere but between fields: malformed, never a read past the end. */
+	for (i = 1; i < len; i++) {
+		uint8_t *cut = xmalloc(i);
+		int      rc = cri_wire_bytes((memcpy(cut, buf, i), cut), i, 5, &v, &n);
+
+		if (rc != -1)
+			assert_true(rc == 0 || (v >= cut && v + n <= cut + i));
+		free(cut);
+	}
+	assert_int_equal(cri_wire_bytes((const uint8_t *)"\x2a\x05"
+	                                                 "ab",
+	                     4, 5, &v, &n),
+	    -1);
+}
+
 /* A record's hash does not depend on the order of its maps' entries (a Go runtime writes its
  * maps in a new order every time: containerd's list answers differ byte for byte from one
  * relist to the next), but does on every other field; the maps count by entries and bytes. */
@@ -298,6 +361,7 @@ main(void)
 		cmocka_unit_test(test_health),
 		cmocka_unit_test(test_wire_items),
 		cmocka_unit_test(test_wire_hash),
+		cmocka_unit_test(test_wire_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
