@@ -781,7 +781,7 @@ kletd_wire(struct kletd *k)
 	struct event_base       *base = loop_base(k->k_loop);
 	struct cri_options       copts = { .timeout_ms = k->k_cfg.runtime_timeout_ms,
 		      .max_active = k->k_cfg.runtime_window };
-	struct pw_options        wopts = { .backoff_ms = 10000, .resync_ms = 60000 };
+	struct pw_options        wopts = { .backoff_ms = 10000, .resync_ms = k->k_cfg.sync_ms };
 	struct podconfig_options popts;
 	struct hk_deps           hd;
 	struct cgc_policy        gcp;

@@ -35,6 +35,7 @@ static const struct option longopts[] = {
 	{ "pod-logs-dir", required_argument, NULL, O_POD_LOGS_DIR },
 	{ "resolv-conf", required_argument, NULL, O_RESOLV_CONF },
 	{ "file-check-frequency", required_argument, NULL, O_FILE_CHECK },
+	{ "sync-frequency", required_argument, NULL, O_SYNC_FREQ },
 	{ "runtime-request-timeout", required_argument, NULL, O_RUNTIME_TIMEOUT },
 	{ "runtime-request-window", required_argument, NULL, O_RUNTIME_WINDOW },
 	{ "logging-format", required_argument, NULL, O_LOGGING_FORMAT },
@@ -153,6 +154,7 @@ config_usage(FILE *fp)
 	    "  --cluster-domain DOMAIN          cluster DNS domain (e.g. cluster.local)\n"
 	    "  --resolv-conf FILE               resolver config for Default DNS (default /etc/resolv.conf)\n"
 	    "  --file-check-frequency DUR       manifest rescan period (default 20s)\n"
+	    "  --sync-frequency DUR             resync period of running pods (default 1m)\n"
 	    "  --runtime-request-timeout DUR    CRI call deadline (default 2m)\n"
 	    "  --runtime-request-window N       CRI calls in flight at most; later ones wait\n"
 	    "                                   (default 32)\n"
@@ -792,6 +794,7 @@ config_apply(
 		config_set_str(&cfg->cluster_domain, val);
 		break;
 	case O_FILE_CHECK:
+	case O_SYNC_FREQ:
 	case O_RUNTIME_TIMEOUT:
 		if (config_parse_duration(val, &ms) == -1 || ms <= 0)
 			return config_errf(err, errlen,
@@ -800,6 +803,8 @@ config_apply(
 			    val, what);
 		if (id == O_FILE_CHECK)
 			cfg->file_check_ms = ms;
+		else if (id == O_SYNC_FREQ)
+			cfg->sync_ms = ms;
 		else
 			cfg->runtime_timeout_ms = ms;
 		break;
@@ -1026,6 +1031,7 @@ config_defaults(struct klet_config *cfg)
 	cfg->container_gc_max_per = 1; /* the kubelet's MaxPerPodContainerCount */
 	cfg->container_gc_max_total = -1;
 	cfg->file_check_ms = 20000;
+	cfg->sync_ms = 60000;
 	cfg->runtime_timeout_ms = 120000;
 	cfg->runtime_window = CONFIG_RUNTIME_WINDOW;
 	cfg->node_status_ms = 10000;

@@ -34,6 +34,7 @@ struct klet_config {
 	int           max_pods;         /* --max-pods, maxPods */
 	int           register_node;    /* --register-node, registerNode */
 	int64_t       file_check_ms;    /* --file-check-frequency, fileCheckFrequency */
+	int64_t       sync_ms;          /* --sync-frequency, syncFrequency */
 	int64_t       runtime_timeout_ms; /* --runtime-request-timeout, runtimeRequestTimeout */
 	unsigned      runtime_window;     /* --runtime-request-window: CRI calls in flight */
 	int64_t       node_status_ms;     /* nodeStatusUpdateFrequency */

@@ -54,6 +54,7 @@ static const struct cf_field {
 	{ "rotateCertificates", CF_BOOL, O_ROTATE_CERTIFICATES },
 	{ "resolvConf", CF_STR, O_RESOLV_CONF },
 	{ "fileCheckFrequency", CF_STR, O_FILE_CHECK },
+	{ "syncFrequency", CF_STR, O_SYNC_FREQ },
 	{ "runtimeRequestTimeout", CF_STR, O_RUNTIME_TIMEOUT },
 	{ "nodeStatusUpdateFrequency", CF_STR, O_NODE_STATUS_FREQ },
 	{ "containerLogMaxSize", CF_STR, O_LOG_MAX_SIZE },

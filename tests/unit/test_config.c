@@ -30,6 +30,7 @@ check_defaults(const struct klet_config *c)
 	assert_int_equal(c->max_pods, 110);
 	assert_int_equal(c->register_node, 1);
 	assert_int_equal(c->file_check_ms, 20000);
+	assert_int_equal(c->sync_ms, 60000);
 	assert_int_equal(c->runtime_timeout_ms, 120000);
 	assert_int_equal(c->verbosity, 0);
 	assert_int_equal(c->log_max_size, 10 * 1024 * 1024);
@@ -130,6 +131,7 @@ check_json_and_handlers(const struct klet_config *c)
 	assert_string_equal(c->runtime_handlers.items[0].k, "gvisor");
 	assert_string_equal(c->runtime_handlers.items[0].v, "runsc");
 	assert_int_equal(c->file_check_ms, 90500);
+	assert_int_equal(c->sync_ms, 2000);
 }
 
 static void
@@ -245,7 +247,7 @@ static const struct flag_case flag_cases[] = {
 	    check_last_flag_wins },
 	{ "json_logging_handlers_durations",
 	    { "--logging-format=json", "--runtime-handler", "gvisor=runsc",
-	        "--file-check-frequency=1m30s500ms", NULL },
+	        "--file-check-frequency=1m30s500ms", "--sync-frequency=2s", NULL },
 	    CONFIG_OK, NULL, check_json_and_handlers },
 	{ "eviction_and_cgroup_flags",
 	    { "--eviction-soft=memory.available<300Mi",
@@ -293,6 +295,8 @@ static const struct flag_case flag_cases[] = {
 	    "expected text or json", NULL },
 	{ "duration_without_unit", { "--file-check-frequency=20", NULL }, CONFIG_ERROR,
 	    "positive duration", NULL },
+	{ "sync_frequency_zero", { "--sync-frequency=0s", NULL }, CONFIG_ERROR, "positive duration",
+	    NULL },
 	{ "pod_logs_dir_relative", { "--pod-logs-dir=logs", NULL }, CONFIG_ERROR,
 	    "must be an absolute path", NULL },
 	{ "runtime_handler_without_equals", { "--runtime-handler=gvisor", NULL }, CONFIG_ERROR,
@@ -493,6 +497,7 @@ check_file_full(const struct klet_config *c)
 	assert_int_equal(c->register_node, 0);
 	assert_string_equal(c->resolv_conf, "/run/resolv.conf");
 	assert_int_equal(c->file_check_ms, 5000);
+	assert_int_equal(c->sync_ms, 30000);
 	assert_int_equal(c->runtime_timeout_ms, 60000);
 	assert_int_equal(c->node_status_ms, 20000);
 	assert_int_equal(c->lease_duration_s, 30);
@@ -529,7 +534,7 @@ static const struct file_case file_cases[] = {
 	    "staticPodPath: /etc/klet/manifests\ncontainerRuntimeEndpoint: unix:///run/x.sock\n"
 	    "maxPods: 42\nclusterDNS: [10.0.0.10, 10.0.0.11]\nclusterDomain: cluster.local\n"
 	    "podLogsDir: /var/log/k\nregisterNode: false\nresolvConf: /run/resolv.conf\n"
-	    "fileCheckFrequency: 5s\nruntimeRequestTimeout: 1m\n"
+	    "fileCheckFrequency: 5s\nsyncFrequency: 30s\nruntimeRequestTimeout: 1m\n"
 	    "nodeStatusUpdateFrequency: 20s\nnodeLeaseDurationSeconds: 30\n"
 	    "logging: {format: json, verbosity: 3}\nevictionHard: {memory.available: 100Mi}\n",
 	    NULL, CONFIG_OK, NULL, check_file_full },
