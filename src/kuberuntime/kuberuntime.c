@@ -1078,6 +1078,7 @@ kr_create_sandbox(struct kr_sync *m)
 	char                              err[1024];
 	uint32_t                          attempt;
 	size_t                            i;
+	int                               need;
 
 	if (!m->acts.create_sandbox) {
 		for (i = 0; m->acts.sandbox_id != NULL && i < m->rt.nsandboxes; i++)
@@ -1092,8 +1093,14 @@ kr_create_sandbox(struct kr_sync *m)
 	} else {
 		attempt = m->acts.attempt;
 	}
-	m->sbcfg = kr_sandbox_config(&m->kr->kr_env, m->pod, attempt, err, sizeof(err));
-	if (m->sbcfg == NULL) {
+	/* The config goes into RunPodSandbox and every CreateContainer: a running pod's
+	 * periodic sync, with nothing to start, does not build it (nor reads the host's
+	 * resolv.conf for it). */
+	need = m->acts.create_sandbox ||
+	    m->acts.nephemeral_start + m->acts.ninit_start + m->acts.nstart > 0;
+	m->sbcfg =
+	    need ? kr_sandbox_config(&m->kr->kr_env, m->pod, attempt, err, sizeof(err)) : NULL;
+	if (need && m->sbcfg == NULL) {
 		events_pod(m->kr->kr_x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to generate sandbox config: %s", err);
 		kr_fail(m, "sandbox config: %s", err);

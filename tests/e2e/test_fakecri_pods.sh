@@ -18,7 +18,8 @@ pod run Always 2 '"sleep", "inf"'
 pod never Never 2 '"fake-exit", "3"'
 pod onfail OnFailure 2 '"false"'
 pod stubborn Always 3 '"fake-ignore-term"'
-start_kletd --max-pods 21
+printf 'nameserver 127.0.0.1\n' >"$T/resolv.conf"
+start_kletd --max-pods 21 --resolv-conf "$T/resolv.conf" --sync-frequency 2s
 check "kletd started" logged 'kletd ready'
 wait_for 200 running run c
 check "add -> running" running run c
@@ -35,7 +36,7 @@ wait_for 200 running stubborn c
 before=$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')
 nsb=$(sandboxes | wc -l)
 stop_kletd KILL
-start_kletd --max-pods 21
+start_kletd --max-pods 21 --resolv-conf "$T/resolv.conf" --sync-frequency 2s
 wait_for 100 logged 'resumed [0-9]* pod workers'
 sleep 3
 check "restart: running containers untouched" [ "$before" = "$(ctrs | awk '$3=="RUNNING" {print $5}' | sort | tr '\n' ' ')" ]
@@ -53,6 +54,28 @@ check "grace respected (>= 2.5 s)" [ "${took:-0}" -ge 2500 ]
 check "killed after the grace (<= 7 s)" [ "${took:-99999}" -le 7000 ]
 wait_for 200 no_pod stubborn
 check "removed pod gone from the runtime" no_pod stubborn
+
+# A sync with nothing to start builds no sandbox config: with --resolv-conf gone, run's
+# periodic resyncs (--sync-frequency 2s) log nothing about it; a restart of its container
+# (CreateContainer takes the config) does.
+rm -f "$T/resolv.conf"
+t_rm=$(date +%s%N)
+sync_ago_ms() {
+	"$(dirname "$KLETD")/podctl" --socket "$T/root/podctl.sock" describe pod run-nl-fake -o json |
+	    $PY -c 'import json,sys; print(json.load(sys.stdin)["runtime"].get("lastSyncAgoMs", 99999999))'
+}
+synced_since_rm() { [ "$(sync_ago_ms)" -lt $(( ($(date +%s%N) - t_rm) / 1000000 )) ]; }
+wait_for 100 synced_since_rm
+check "run resynced, nothing to start" synced_since_rm
+check "... its sandbox config not built (no read of --resolv-conf)" \
+    sh -c "! grep -q 'pod=default/run-nl-fake: $T/resolv.conf' '$T/kletd.log'"
+$PY "$top/tests/fakecri/ctl.py" "$SOCK.ctl" \
+    '{"cmd":"container_exit","name":"c","pod":"run-nl-fake","code":1,"reason":"Error"}' >/dev/null
+wait_for 300 restarts_at_least run c 1
+check "run's container restarted" restarts_at_least run c 1
+check "... with a sandbox config (the missing --resolv-conf logged)" \
+    logged "pod=default/run-nl-fake: $T/resolv.conf"
+printf 'nameserver 127.0.0.1\n' >"$T/resolv.conf"
 
 # 20 pods at once (the crash-looping pod goes first: a steady runtime), then admission:
 # kletd runs with --max-pods 21: "run" and 20 of the 21 new pods are admitted, one is rejected.
