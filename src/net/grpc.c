@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include <event2/event.h>
 
@@ -109,6 +111,97 @@ grpc_arena_release(struct arena *a)
 	}
 }
 
+/* Receive buffers. An answer's bytes from HEAP_TRANSIENT_MIN on get a mapping of their own,
+ * filled at once (MAP_POPULATE: one system call instead of a fault a page, half the cost of
+ * a relist answer's mapping here); up to RBUF_SPARE of them, of at most RBUF_SPARE_MAX,
+ * are kept for the next answers: a relist of about 200 pods or fewer then maps and faults
+ * nothing at all every second (its two answers come back in the same buffers), for
+ * RBUF_SPARE_MAX bytes each at most. Larger answers (a thousand pods: a megabyte) are
+ * unmapped after their callback, as the decoded messages are (the arena above). */
+#define RBUF_SPARE     2
+#define RBUF_SPARE_MAX (256u << 10)
+
+struct rbuf {
+	uint8_t *p;
+	size_t   cap; /* 0: malloc'd, else the size of its mapping */
+};
+
+static struct rbuf rbuf_spare[RBUF_SPARE];
+
+static size_t
+grpc_page_round(size_t n)
+{
+	static size_t pg;
+
+	if (pg == 0) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		pg = v > 0 ? (size_t)v : 4096;
+	}
+	return (n + pg - 1) / pg * pg;
+}
+
+static void
+grpc_rbuf_get(struct rbuf *b, size_t need)
+{
+	size_t i, best = RBUF_SPARE;
+
+	if (need < HEAP_TRANSIENT_MIN) {
+		b->p = xmalloc(need);
+		b->cap = 0;
+		return;
+	}
+	for (i = 0; i < RBUF_SPARE; i++)
+		if (rbuf_spare[i].p != NULL && rbuf_spare[i].cap >= need &&
+		    (best == RBUF_SPARE || rbuf_spare[i].cap < rbuf_spare[best].cap))
+			best = i;
+	if (best < RBUF_SPARE) {
+		*b = rbuf_spare[best];
+		rbuf_spare[best].p = NULL;
+		return;
+	}
+	b->cap = grpc_page_round(need);
+	b->p = mmap(NULL, b->cap, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (b->p == MAP_FAILED) { /* out of mappings: the heap's way */
+		b->p = xmalloc(need);
+		b->cap = 0;
+	}
+}
+
+static void
+grpc_rbuf_put(struct rbuf *b)
+{
+	size_t i, small = RBUF_SPARE;
+
+	if (b->p == NULL)
+		return;
+	if (b->cap == 0) {
+		free(b->p);
+		b->p = NULL;
+		return;
+	}
+	if (b->cap <= RBUF_SPARE_MAX) { /* into a free slot, or over a smaller spare */
+		for (i = 0; i < RBUF_SPARE; i++)
+			if (rbuf_spare[i].p == NULL) {
+				small = i;
+				break;
+			} else if (rbuf_spare[i].cap < b->cap &&
+			    (small == RBUF_SPARE || rbuf_spare[i].cap < rbuf_spare[small].cap))
+				small = i;
+		if (small < RBUF_SPARE) {
+			struct rbuf old = rbuf_spare[small];
+
+			rbuf_spare[small] = *b;
+			*b = old;
+			if (b->p == NULL)
+				return;
+		}
+	}
+	munmap(b->p, b->cap);
+	b->p = NULL;
+}
+
 struct grpc_call {
 	struct h2_stream                 *g_st;
 	const ProtobufCMessageDescriptor *g_desc; /* NULL: a raw call */
@@ -119,6 +212,7 @@ struct grpc_call {
 	int64_t                           g_timeout_ms;
 	size_t                            g_max_recv;
 	uint8_t                          *g_buf;
+	struct rbuf                       g_rbuf; /* g_buf's allocation */
 	size_t                            g_len;
 	size_t                            g_cap;
 	uint8_t                           g_hdr[5]; /* the message prefix */
@@ -349,7 +443,7 @@ grpc_call_free(struct grpc_call *g)
 	if (g->g_timer != NULL)
 		event_free(g->g_timer);
 	grpc_arena_release(&g->g_arena);
-	free(g->g_buf);
+	grpc_rbuf_put(&g->g_rbuf);
 	free(g->g_message);
 	free(g->g_local_msg);
 	free(g);
@@ -451,7 +545,8 @@ grpc_call_on_data(void *arg, const uint8_t *data, size_t len)
 		}
 		/* the size is known and bounded: one allocation, no regrowth */
 		g->g_cap = (size_t)m + 5;
-		g->g_buf = xmalloc(heap_transient(g->g_cap));
+		grpc_rbuf_get(&g->g_rbuf, g->g_cap);
+		g->g_buf = g->g_rbuf.p;
 		memcpy(g->g_buf, g->g_hdr, 5);
 	}
 	if (len == 0)

@@ -338,6 +338,8 @@ handle(struct sreq *rq)
 		sc->stray_id = rq->id; /* then a DATA frame on the closed stream */
 	} else if (strcmp(m, "Big") == 0)
 		respond_ok(rq, 3u << 20, 0);
+	else if (strncmp(m, "Size", 4) == 0) /* SizeN: a name of N bytes */
+		respond_ok(rq, (size_t)strtoul(m + 4, NULL, 10), 0);
 	else if (strcmp(m, "Err") == 0) {
 		nghttp2_nv h[] = { NV(":status", "200"), NV("content-type", "application/grpc"),
 			NV("grpc-status", "9"), NV("grpc-message", "bad%20thing%25") };
@@ -740,6 +742,42 @@ test_grpc_calls(void **state)
 	h2_session_free(s);
 }
 
+/* Answers of the sizes around the receive buffers' bounds, in an order that takes spares,
+ * replaces a smaller one, skips a spare too small and maps past RBUF_SPARE_MAX: each
+ * arrives whole (and ASan sees every buffer's use and release). */
+static void
+test_grpc_answer_sizes(void **state)
+{
+	static const size_t sizes[] = { 100, 40000, 200000, 40000, 200000, 60000, 300000, 33000,
+		250000, 1000, 40000 };
+	struct h2_session  *s;
+	struct res          r;
+	char                m[32];
+	size_t              i;
+
+	(void)state;
+	s = client(srv->path, 0, 0);
+	for (i = 0; i < nitems(sizes); i++) {
+		snprintf(m, sizeof(m), "Size%zu", sizes[i]);
+		call(s, m, &r, 20000);
+		spin_until(&r.done, 1);
+		assert_int_equal(r.code, GRPC_OK);
+		assert_int_equal(r.name_len, sizes[i]);
+	}
+	/* Two at once: both spares in use, a third buffer mapped. */
+	{
+		struct res r2;
+
+		call(s, "Size200000", &r, 20000);
+		call(s, "Size45000", &r2, 20000);
+		spin_until(&r.done, 1);
+		spin_until(&r2.done, 1);
+		assert_int_equal(r.name_len, 200000);
+		assert_int_equal(r2.name_len, 45000);
+	}
+	h2_session_free(s);
+}
+
 static void
 test_close_mid_stream(void **state)
 {
@@ -1083,6 +1121,7 @@ main(void)
 		cmocka_unit_test(test_status_mapping),
 		cmocka_unit_test(test_frame_parse),
 		cmocka_unit_test_setup_teardown(test_grpc_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grpc_answer_sizes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_mid_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_goaway_retry, setup, teardown),
