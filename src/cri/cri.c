@@ -675,8 +675,10 @@ cri_list_containers_raw(struct cri *c, const Runtime__V1__ListContainersRequest 
 
 /* The field at msg[i..len): its number (*num), where its value starts (*val) and ends (the
  * return: the next field's position), or 0 when malformed (truncated, a bad wire type or
- * field number). Length-delimited values start after their length. */
-static inline size_t
+ * field number). Length-delimited values start after their length. Inlined into each walk
+ * (the relist's hash calls it for every field of every record: as a call, a relist of 110
+ * pods cost 17 % more). */
+static inline __attribute__((always_inline)) size_t
 cri_wire_field(const uint8_t *msg, size_t len, size_t i, uint64_t *num, size_t *val)
 {
 	uint64_t key, v;
