@@ -902,9 +902,11 @@ kr_decide(struct kr_sync *m)
 		have_probes = m->kr->kr_probe_fn(m->pod->uid, &probes, m->kr->kr_probe_arg) == 0;
 	pod_actions_compute(m->pod, &m->rt, have_probes ? &probes : NULL, &m->acts);
 	m->have_acts = 1;
-	line = pod_actions_format(m->pod, &m->acts);
-	log_v(3, "pod %s/%s: %s", m->pod->ns, m->pod->name, line);
-	free(line);
+	if (log_verbosity() >= 3) { /* the line costs more than the decision (every sync) */
+		line = pod_actions_format(m->pod, &m->acts);
+		log_v(3, "pod %s/%s: %s", m->pod->ns, m->pod->name, line);
+		free(line);
+	}
 	if (m->acts.kill_pod) {
 		if (m->acts.create_sandbox && m->rt.nsandboxes > 0)
 			events_pod(m->kr->kr_x.events, m->pod, NULL, EV_NORMAL, "SandboxChanged",
