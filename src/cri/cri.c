@@ -744,23 +744,34 @@ cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
 }
 
 int
-cri_wire_bytes(const uint8_t *msg, size_t len, uint32_t field, const uint8_t **val, size_t *vlen)
+cri_wire_fields(const uint8_t *msg, size_t len, const uint32_t *fields, size_t n,
+    const uint8_t **val, size_t *vlen)
 {
-	size_t   i = 0, next, v;
+	size_t   i = 0, next, v, k;
 	uint64_t num;
-	int      found = 0;
 
+	for (k = 0; k < n; k++)
+		vlen[k] = 0, val[k] = NULL;
 	while (i < len) {
 		if ((next = cri_wire_field(msg, len, i, &num, &v)) == 0)
 			return -1;
-		if (num == field && (msg[i] & 7) == 2) {
-			*val = msg + v;
-			*vlen = next - v;
-			found = 1;
-		}
+		if ((msg[i] & 7) == 2)
+			for (k = 0; k < n; k++)
+				if (num == fields[k]) {
+					val[k] = msg + v;
+					vlen[k] = next - v;
+				}
 		i = next;
 	}
-	return found;
+	for (i = k = 0; k < n; k++)
+		i += val[k] != NULL;
+	return (int)i;
+}
+
+int
+cri_wire_bytes(const uint8_t *msg, size_t len, uint32_t field, const uint8_t **val, size_t *vlen)
+{
+	return cri_wire_fields(msg, len, &field, 1, val, vlen);
 }
 
 /* splitmix64's finalizer: spreads a field's hash over the word before it is added. */

@@ -222,6 +222,10 @@ int cri_wire_items(const uint8_t *msg, size_t len, uint32_t field,
  * caller needs from a big list answer, without decoding it. Pure. */
 int cri_wire_bytes(
     const uint8_t *msg, size_t len, uint32_t field, const uint8_t **val, size_t *vlen);
+/* The same for n fields in one walk of msg: val[k] and vlen[k] for fields[k] (NULL and 0
+ * when absent). Returns how many were found, or -1 when msg is malformed. Pure. */
+int cri_wire_fields(const uint8_t *msg, size_t len, const uint32_t *fields, size_t n,
+    const uint8_t **val, size_t *vlen);
 /* The hash a relist keys a list record by (ListPodSandbox's items, ListContainers'
  * containers), to decode only records that are not the previous relist's. The fields whose
  * numbers are set in the bit mask maps (the record's labels and annotations) count only by

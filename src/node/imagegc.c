@@ -384,21 +384,19 @@ ig_fs_cb(int code, const char *msg, const Runtime__V1__ImageFsInfoResponse *r, v
 static int
 ig_container_item(const uint8_t *rec, size_t len, void *arg)
 {
-	static const uint32_t fields[] = { 5, 10 };
+	static const uint32_t fields[] = { 5, 10, 4 }; /* image_ref, image_id, image */
 	struct imagegc       *ig = arg;
-	const uint8_t        *v[3], *spec;
-	size_t                n[3], slen, i, j;
-	int                   rc;
+	const uint8_t        *v[3];
+	size_t                n[3], i, j;
 
-	for (i = 0; i < 2; i++)
-		if ((rc = cri_wire_bytes(rec, len, fields[i], &v[i], &n[i])) == -1)
-			return -1;
-		else if (rc == 0)
-			n[i] = 0;
-	n[2] = 0;
-	if ((rc = cri_wire_bytes(rec, len, 4, &spec, &slen)) == -1 ||
-	    (rc == 1 && cri_wire_bytes(spec, slen, 1, &v[2], &n[2]) == -1))
+	if (cri_wire_fields(rec, len, fields, 3, v, n) == -1)
 		return -1;
+	if (v[2] != NULL) { /* image is an ImageSpec: its image (1) */
+		const uint8_t *spec = v[2];
+
+		if (cri_wire_bytes(spec, n[2], 1, &v[2], &n[2]) == -1)
+			return -1;
+	}
 	for (j = 0; j < ig->npimgs; j++)
 		for (i = 0; i < 3 && !ig->pimgs[j].in_use; i++)
 			if (n[i] > 0 && ig_names_n(&ig->pimgs[j], v[i], n[i]))

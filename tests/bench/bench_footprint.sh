@@ -444,9 +444,10 @@ M
 		    END {print c + 0}' "$cgf")
 		# The relist itself: the list calls sent, their answers hashed, decoded where they
 		# changed, diffed and committed, and kletd's relist-done work (inclusive costs of
-		# pleg_relist and cri_grpc_raw_done; the socket read and HTTP/2 framing excluded).
+		# pleg_relist and the PLEG's answer callbacks, the deferred decoding included; the
+		# socket read, HTTP/2 framing and other raw answers, image GC's, excluded).
 		rl=$(callgrind_annotate --inclusive=yes --threshold=100 "$cgf" 2>/dev/null | awk '
-		    !/=>/ && /^ *[0-9,]+ .*:(pleg_relist|cri_grpc_raw_done) / {
+		    !/=>/ && /^ *[0-9,]+ .*:(pleg_relist|pl_sandboxes_cb|pl_containers_cb|pl_defer_run) / {
 			v = $1; gsub(/,/, "", v); s += v } END {print s + 0}')
 		echo "relist_ir N=$n relists=$cyc Ir_per_relist=$(awk -v i="$rl" -v c="$cyc" \
 		    'BEGIN {printf "%.0f", (c > 0 ? i / c : 0)}')"

@@ -229,6 +229,20 @@ test_wire_bytes(void **state)
 	/* Absent: pod_sandbox_id (2); not length-delimited: state (6, a varint). */
 	assert_int_equal(cri_wire_bytes(buf, len, 2, &v, &n), 0);
 	assert_int_equal(cri_wire_bytes(buf, len, 6, &v, &n), 0);
+	/* Several in one walk: image_ref, image_id, image (nested) and the absent 2. */
+	{
+		static const uint32_t f[] = { 5, 10, 4, 2 };
+		const uint8_t        *vv[4];
+		size_t                nn[4];
+
+		assert_int_equal(cri_wire_fields(buf, len, f, 4, vv, nn), 3);
+		assert_true(nn[0] == 10 && memcmp(vv[0], "sha256:abc", 10) == 0);
+		assert_true(nn[1] == 10 && memcmp(vv[1], "sha256:def", 10) == 0);
+		assert_true(vv[2] == spec && nn[2] == slen);
+		assert_null(vv[3]);
+		assert_int_equal(nn[3], 0);
+		assert_int_equal(cri_wire_fields(buf, len - 1, f, 4, vv, nn), -1);
+	}
 	/* A field written twice: the last one, as protobuf reads it. */
 	memcpy(two, buf, len);
 	memcpy(two + len, "\x2a\x03xyz", 5); /* field 5, 3 bytes */
