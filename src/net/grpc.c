@@ -211,8 +211,7 @@ struct grpc_call {
 	struct event                     *g_timer;
 	int64_t                           g_timeout_ms;
 	size_t                            g_max_recv;
-	uint8_t                          *g_buf;
-	struct rbuf                       g_rbuf; /* g_buf's allocation */
+	struct rbuf                       g_rbuf; /* the message's bytes (g_cap of them) */
 	size_t                            g_len;
 	size_t                            g_cap;
 	uint8_t                           g_hdr[5]; /* the message prefix */
@@ -546,8 +545,7 @@ grpc_call_on_data(void *arg, const uint8_t *data, size_t len)
 		/* the size is known and bounded: one allocation, no regrowth */
 		g->g_cap = (size_t)m + 5;
 		grpc_rbuf_get(&g->g_rbuf, g->g_cap);
-		g->g_buf = g->g_rbuf.p;
-		memcpy(g->g_buf, g->g_hdr, 5);
+		memcpy(g->g_rbuf.p, g->g_hdr, 5);
 	}
 	if (len == 0)
 		return 0;
@@ -557,7 +555,7 @@ grpc_call_on_data(void *arg, const uint8_t *data, size_t len)
 		    g, GRPC_INTERNAL, "grpc: more than one response message in a unary call");
 		return -1;
 	}
-	memcpy(g->g_buf + g->g_len, data, len);
+	memcpy(g->g_rbuf.p + g->g_len, data, len);
 	g->g_len += len;
 	return 0;
 }
@@ -602,7 +600,7 @@ grpc_call_on_close(void *arg, enum h2_error err, uint32_t rst, const char *detai
 	}
 	/* grpc-status 0 */
 	code = grpc_frame_parse(
-	    g->g_len < 5 ? g->g_hdr : g->g_buf, g->g_len, g->g_max_recv, &msg, &mlen, &perr);
+	    g->g_len < 5 ? g->g_hdr : g->g_rbuf.p, g->g_len, g->g_max_recv, &msg, &mlen, &perr);
 	if (code != GRPC_OK) {
 		grpc_call_finish(g, code, perr, NULL);
 		return;

@@ -556,41 +556,34 @@ pl_defer_add(struct pl_defer *d, int sandbox, uint64_t h, const uint8_t *b, size
 	d->d_len += len;
 }
 
-/* A record that is not the previous relist's: decoded now, or on a later turn once this
- * turn's budget is spent (from then on, the rest of the answer too). */
+/* The list answers arrive serialized: each record is hashed and only the new or changed
+ * ones are decoded (nothing at all when the runtime is as it was): now, or on a later turn
+ * once this turn's budget is spent (from then on, the rest of the answer too). */
 static int
-pl_take(struct pleg *p, int sandbox, uint64_t h, const uint8_t *b, size_t len)
+pl_item(struct pleg *p, int sandbox, const uint8_t *b, size_t len)
 {
 	struct pl_defer *d = &p->p_defer;
+	uint64_t         h = sandbox ? cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_MAPS_SANDBOX)
+	                             : cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_MAPS_CONTAINER);
 
+	if (pl_claim(p, h, sandbox) != NULL || pl_ignored_known(p, h))
+		return 0;
 	if (d->d_n == d->d_next && !loop_yield_due(d->d_walk_t0, d->d_budget_us))
 		return pl_decode(p, sandbox, h, b, len);
 	pl_defer_add(d, sandbox, h, b, len);
 	return 0;
 }
 
-/* The list answers arrive serialized: each record is hashed and only the new or changed
- * ones are decoded (nothing at all when the runtime is as it was). */
 static int
 pl_sandbox_item(const uint8_t *b, size_t len, void *arg)
 {
-	struct pleg *p = arg;
-	uint64_t     h = cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_MAPS_SANDBOX);
-
-	if (pl_claim(p, h, 1) != NULL || pl_ignored_known(p, h))
-		return 0;
-	return pl_take(p, 1, h, b, len);
+	return pl_item(arg, 1, b, len);
 }
 
 static int
 pl_container_item(const uint8_t *b, size_t len, void *arg)
 {
-	struct pleg *p = arg;
-	uint64_t     h = cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_MAPS_CONTAINER);
-
-	if (pl_claim(p, h, 0) != NULL || pl_ignored_known(p, h))
-		return 0;
-	return pl_take(p, 0, h, b, len);
+	return pl_item(arg, 0, b, len);
 }
 
 static void pl_defer_run(evutil_socket_t, short, void *);
@@ -1168,7 +1161,6 @@ pl_lists_done(struct pleg *p)
 	struct pl_set m;
 	size_t        i, j, k, nd;
 
-	pl_seed_load(p);
 	if (p->p_stats.relists > 0 && p->p_new.n == 0 && p->p_claimed == p->p_old.n &&
 	    !p->p_incomplete && p->p_ign_new.n == p->p_ign_old.n &&
 	    p->p_ign_found == p->p_ign_old.n) {
