@@ -375,14 +375,16 @@ kletd_pod_active(const char *uid, void *arg)
 	return v.state != PW_FINISHED;
 }
 
-/* cgroups: the pod cgroup exists, configured, before the pod's sandbox and containers
- * (the kubelet's SyncPod: pcm.EnsureExists); a terminated pod leaves its QoS tier. */
+/* cgroups: a pod counts in its QoS tier from its first sync; its cgroup is made and
+ * configured by kuberuntime (kletd_cg_make) before the pod's containers (the kubelet's
+ * SyncPod: pcm.EnsureExists), once a new sandbox's request has left; a terminated pod leaves
+ * its QoS tier. */
 static void
 kletd_cg_sync_pod(void *arg, struct pw_txn *txn, const struct pod *pod, enum pw_update_type t)
 {
 	struct kletd *k = arg;
 
-	cgroups_pod_ensure(k->k_cgroups, pod);
+	cgroups_pod_note(k->k_cgroups, pod);
 	k->k_inner.sync_pod(k->k_inner.arg, txn, pod, t);
 }
 
@@ -415,6 +417,12 @@ static const char *
 kletd_cg_name(void *arg, const struct pod *pod, char *buf, size_t len)
 {
 	return cgroups_pod_name(arg, pod, buf, len);
+}
+
+static int
+kletd_cg_make(void *arg, const struct pod *pod)
+{
+	return cgroups_pod_ensure(arg, pod);
 }
 
 /* eviction: the pod is killed (1 s for a hard threshold) and reported Failed / Evicted. */
@@ -578,6 +586,7 @@ kletd_cgroups_new(struct kletd *k, struct kr_options *kopts)
 		return;
 	}
 	kopts->pod_cgroup = kletd_cg_name;
+	kopts->pod_cgroup_make = kletd_cg_make;
 	kopts->pod_cgroup_arg = k->k_cgroups;
 }
 

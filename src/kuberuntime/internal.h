@@ -25,6 +25,7 @@ struct kr_env {
 	void       *rc_arg;
 	const char *cgroup_root;                                               /* "" : none */
 	const char *(*pod_cgroup)(void *, const struct pod *, char *, size_t); /* or NULL */
+	int (*pod_cgroup_make)(void *, const struct pod *);                    /* or NULL */
 	void           *pod_cgroup_arg;
 	const char     *node_name;
 	const char     *host_ip;

@@ -135,6 +135,9 @@ struct kr_sync {
 	struct kr_kop                **kops;
 	size_t                         nkops;
 	struct event                  *kick;
+	struct event                  *prep;      /* kr_prep once RunPodSandbox has left */
+	int                            prep_done; /* kr_prep ran for this sandbox */
+	char                          *prep_err;
 	struct podcache_wait          *cwait; /* recovery: waiting for the first relist */
 	int                            dead;
 	int                            terminal;
@@ -460,6 +463,7 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
 	kr->kr_env.runtime_handlers = &cfg->runtime_handlers;
 	kr->kr_env.cgroup_root = kr->kr_cgroup_root;
 	kr->kr_env.pod_cgroup = o.pod_cgroup;
+	kr->kr_env.pod_cgroup_make = o.pod_cgroup_make;
 	kr->kr_env.pod_cgroup_arg = o.pod_cgroup_arg;
 	kr->kr_env.node_name = cfg->node_name;
 	kr->kr_env.host_ip = kr->kr_host_ip;
@@ -575,6 +579,9 @@ kr_sync_free(struct kr_sync *m)
 	podcache_wait_cancel(m->cwait); /* recovery */
 	if (m->kick != NULL)
 		event_free(m->kick);
+	if (m->prep != NULL)
+		event_free(m->prep);
+	free(m->prep_err);
 	kr_start_free(m->st);
 	for (i = 0; i < m->nkops; i++)
 		kr_kill_free(m->kops[i]);
@@ -607,6 +614,8 @@ kr_retire(struct kr_sync *m)
 	m->cwait = NULL;
 	if (m->kick != NULL)
 		event_del(m->kick);
+	if (m->prep != NULL)
+		event_del(m->prep);
 	if (m->kp != NULL && m->kp->kp_m == m) {
 		m->kp->kp_m = NULL;
 		if (m->kp->kp_forgotten)
@@ -1038,6 +1047,52 @@ kr_pod_needs_ip(const struct pod *pod)
 	return 0;
 }
 
+/* What the pod's containers need on the node and its sandbox does not: the pod's cgroup
+ * made and configured, and its log directory. The kubelet makes both before RunPodSandbox;
+ * here a new sandbox's request leaves first and they are made while the runtime works on it
+ * (kr_prep_later), or when its answer comes first. runc makes a missing parent cgroup for
+ * the sandbox, and the pod's limits are in place before its first container is created. A
+ * log directory that cannot be made fails the sync; the next one makes it again. */
+static int
+kr_prep(struct kr_sync *m)
+{
+	const struct kr_env *env = &m->kr->kr_env;
+
+	m->prep_done = 1;
+	free(m->prep_err);
+	m->prep_err = NULL;
+	if (env->pod_cgroup_make != NULL)
+		env->pod_cgroup_make(env->pod_cgroup_arg, m->pod);
+	if (m->sbcfg != NULL && mkdirs(m->sbcfg->log_directory, 0755) == -1) {
+		m->prep_err = xsprintf(
+		    "create pod log directory %s: %s", m->sbcfg->log_directory, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+kr_prep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	kr_prep(arg);
+}
+
+/* kr_prep after the request just handed to the CRI client has been written: at the end of
+ * the turns (LOOP_PRI_LOW runs once nothing of higher priority is ready, and the socket's
+ * write is). */
+static void
+kr_prep_later(struct kr_sync *m)
+{
+	m->prep_done = 0;
+	if (m->prep == NULL) {
+		m->prep = event_new(m->kr->kr_base, -1, 0, kr_prep_cb, m);
+		event_priority_set(m->prep, LOOP_PRI_LOW);
+	}
+	event_active(m->prep, EV_TIMEOUT, 0);
+}
+
 static void
 kr_run_sb_cb(
     int code, const char *message, const Runtime__V1__RunPodSandboxResponse *resp, void *arg)
@@ -1046,6 +1101,11 @@ kr_run_sb_cb(
 	Runtime__V1__PodSandboxStatusRequest req = RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
 
 	kr_intent_del(&m->kr->kr_x, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
+	if (!m->prep_done) {
+		if (m->prep != NULL)
+			event_del(m->prep);
+		kr_prep(m);
+	}
 	if (code != GRPC_OK) {
 		events_pod(m->kr->kr_x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to create pod sandbox: %s", message);
@@ -1058,6 +1118,11 @@ kr_run_sb_cb(
 	free(m->kp->kp_sandbox_error);
 	m->kp->kp_sandbox_error = NULL;
 	m->sandbox_id = xstrdup(resp->pod_sandbox_id);
+	if (m->prep_err != NULL) {
+		kr_fail(m, "%s", m->prep_err);
+		kr_finish(m);
+		return;
+	}
 	if (m->pod->host_network || !kr_pod_needs_ip(m->pod)) {
 		kr_set_ips_from(m, NULL, NULL, 0); /* the node's for a host-network pod */
 		log_v(2, "pod %s/%s: sandbox %s ready", m->pod->ns, m->pod->name, m->sandbox_id);
@@ -1110,6 +1175,11 @@ kr_create_sandbox(struct kr_sync *m)
 		return;
 	}
 	if (!m->acts.create_sandbox) {
+		if (kr_prep(m) == -1) {
+			kr_fail(m, "%s", m->prep_err);
+			kr_finish(m);
+			return;
+		}
 		m->sandbox_id = xstrdup(sb->id);
 		kr_set_ips_from(m, sb->ip, sb->extra_ips, sb->nextra_ips);
 		kr_sync_set_step(m, KS_EPHEMERAL);
@@ -1126,12 +1196,6 @@ kr_create_sandbox(struct kr_sync *m)
 		kr_finish(m);
 		return;
 	}
-	if (mkdirs(m->sbcfg->log_directory, 0755) == -1) {
-		kr_fail(
-		    m, "create pod log directory %s: %s", m->sbcfg->log_directory, strerror(errno));
-		kr_finish(m);
-		return;
-	}
 	if (((m->pod->dns_policy == DNS_CLUSTER_FIRST && !m->pod->host_network) ||
 	        m->pod->dns_policy == DNS_CLUSTER_FIRST_WITH_HOST_NET) &&
 	    (m->kr->kr_env.cluster_dns == NULL || m->kr->kr_env.cluster_dns->n == 0))
@@ -1144,6 +1208,7 @@ kr_create_sandbox(struct kr_sync *m)
 	req.runtime_handler = (char *)handler;
 	kr_intent_put(&m->kr->kr_x, m->pod->uid, "sandbox", "", attempt);
 	kr_sync_call(m, "RunPodSandbox", NULL);
+	kr_prep_later(m);
 	cri_run_pod_sandbox(m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_run_sb_cb, m, m);
 	log_v(2, "pod %s/%s: creating sandbox attempt %u (RunPodSandbox sent)", m->pod->ns,
 	    m->pod->name, attempt);

@@ -38,6 +38,11 @@ struct kr_options {
 	/* The pod cgroup manager's name of the pod's cgroup (the sandbox's CgroupParent),
 	 * replacing cgroup_root's when set (node/cgroups.c). */
 	const char *(*pod_cgroup)(void *arg, const struct pod *, char *buf, size_t len);
+	/* Makes and configures the pod's cgroup if it is not there (node/cgroups.c), or NULL:
+	 * before the pod's containers are created, and for a new sandbox once its request has
+	 * left (runc makes a missing parent; the sandbox's pause process is not the pod's
+	 * code, and the limits are written before the first container is created). */
+	int (*pod_cgroup_make)(void *arg, const struct pod *);
 	void *pod_cgroup_arg;
 	/* Timeout of PullImage (default 5 min); other calls use cfg->runtime_timeout_ms. */
 	int64_t pull_timeout_ms;

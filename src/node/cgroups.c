@@ -26,6 +26,7 @@ struct cg_pod {
 	char          *uid;
 	enum qos_class qos;
 	int64_t        cpu_request; /* milli */
+	int            made;        /* made and configured by us, or found at our start */
 };
 
 struct cgroups {
@@ -55,7 +56,7 @@ cg_write(struct cgroups *cg, const char *ctrl, const char *rel, const char *file
 		errno = e;
 	}
 	if (rc < 0)
-		log_warn("cgroups: cannot write %s to %s: %s", v, path, strerror(errno));
+		log_warn("cgroups: cannot write %s to %s", v, path);
 	free(path);
 	return rc;
 }
@@ -110,7 +111,7 @@ cg_make(struct cgroups *cg, const char *rel)
 			free(top);
 		}
 		if (mkdirs(path, 0755) < 0 && errno != EEXIST) {
-			log_warn("cgroups: cannot make %s: %s", path, strerror(errno));
+			log_warn("cgroups: cannot make %s", path);
 			rc = -1;
 		}
 		free(path);
@@ -121,7 +122,7 @@ cg_make(struct cgroups *cg, const char *rel)
 
 		if (mkdirs(path, 0755) < 0 && errno != EEXIST) {
 			if (strcmp(cg_v1_made[i], "memory") == 0) {
-				log_warn("cgroups: cannot make %s: %s", path, strerror(errno));
+				log_warn("cgroups: cannot make %s", path);
 				rc = -1;
 			}
 		}
@@ -266,6 +267,42 @@ cg_find(struct cgroups *cg, const char *uid)
 	return NULL;
 }
 
+/* The pod's record; a new one (the pod's first sync, or the first after our start) is made
+ * when its cgroup exists (configured by us before a restart), and one thought made is looked
+ * at again (someone removed it: made again). A record waiting to be made is left as it is:
+ * the runtime may make the directory before we do (runc makes a missing parent), and it is
+ * configured all the same. */
+static struct cg_pod *
+cg_note(struct cgroups *cg, const struct pod *pod, const char *name)
+{
+	struct cg_pod *p;
+
+	if ((p = cg_find(cg, pod->uid)) == NULL) {
+		cg->pods = xreallocarray(cg->pods, cg->npods + 1, sizeof(*cg->pods));
+		p = &cg->pods[cg->npods++];
+		p->uid = xstrdup(pod->uid);
+		p->made = 1;
+	}
+	p->qos = qos_pod_class(pod);
+	p->cpu_request = qos_pod_request(pod, "cpu");
+	if (p->made)
+		p->made = cg_exists(cg, name);
+	return p;
+}
+
+int
+cgroups_pod_note(struct cgroups *cg, const struct pod *pod)
+{
+	char           name[QOS_CGROUP_NAME_MAX];
+	struct cg_pod *p;
+
+	if (pod->uid == NULL || *cgroups_pod_name(cg, pod, name, sizeof(name)) == '\0')
+		return -1;
+	p = cg_note(cg, pod, name);
+	cg_update_burstable(cg); /* as the kubelet: the QoS tiers first */
+	return p->made;
+}
+
 int
 cgroups_pod_ensure(struct cgroups *cg, const struct pod *pod)
 {
@@ -275,23 +312,16 @@ cgroups_pod_ensure(struct cgroups *cg, const struct pod *pod)
 
 	if (pod->uid == NULL || *cgroups_pod_name(cg, pod, name, sizeof(name)) == '\0')
 		return -1;
-	if ((p = cg_find(cg, pod->uid)) == NULL) {
-		cg->pods = xreallocarray(cg->pods, cg->npods + 1, sizeof(*cg->pods));
-		p = &cg->pods[cg->npods++];
-		p->uid = xstrdup(pod->uid);
-	}
-	p->qos = qos_pod_class(pod);
-	p->cpu_request = qos_pod_request(pod, "cpu");
-	if (!cg_exists(cg, name)) {
-		/* As the kubelet: the QoS tiers first, then the pod's own cgroup. */
-		cg_update_burstable(cg);
-		if (cg_make(cg, name) < 0)
-			return -1;
-		qos_pod_config(pod, &c);
-		cg_apply(cg, name, &c);
-		log_v(2, "cgroups: made %s (%s)", name, qos_class_name(p->qos));
-	} else
-		cg_update_burstable(cg);
+	p = cg_note(cg, pod, name);
+	cg_update_burstable(cg);
+	if (p->made)
+		return 0;
+	if (cg_make(cg, name) < 0)
+		return -1;
+	qos_pod_config(pod, &c);
+	cg_apply(cg, name, &c);
+	p->made = 1;
+	log_v(2, "cgroups: made %s (%s)", name, qos_class_name(p->qos));
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* cgroups.h — the kubelet's pod container manager and QoS container manager
  * (cgroupsPerQOS): the kubepods / kubepods/burstable / kubepods/besteffort hierarchy under
  * --cgroup-root, made at start; one cgroup per pod, made and configured (logic/qos.c
- * ResourceConfigForPod) before the pod's sandbox, whose CgroupParent it is; the burstable
+ * ResourceConfigForPod) before the pod's containers (its sandbox's CgroupParent); the burstable
  * tier's cpu shares following the burstable pods' cpu requests; pod cgroups removed by
  * housekeeping once their pod is gone. cgroupfs or systemd names (--cgroup-driver), cgroup
  * v1 (the cpu, cpuacct, memory and pids hierarchies) or v2 (the unified hierarchy). */
@@ -34,6 +34,10 @@ void            cgroups_free(struct cgroups *);
 int             cgroups_is_v2(const struct cgroups *);
 /* The pod cgroup's name as given to the runtime (the sandbox's CgroupParent). */
 const char *cgroups_pod_name(const struct cgroups *, const struct pod *, char *buf, size_t len);
+/* The pod counts in its QoS tier (the tier's cpu shares follow). 1 when its cgroup is
+ * there, made and configured, 0 when it is still to be made (cgroups_pod_ensure), -1 for a
+ * pod without a name for one. */
+int cgroups_pod_note(struct cgroups *, const struct pod *);
 /* The pod cgroup exists (made and configured if not) and the pod counts in its QoS tier.
  * 0, or -1 when it could not be made (logged). */
 int cgroups_pod_ensure(struct cgroups *, const struct pod *);

@@ -24,6 +24,18 @@ has_dir() { [ -n "$(logdir "$1")" ]; }
 no_dir() { [ -z "$(logdir "$1")" ]; }
 for p in keep gone1 gone2 gone3; do check "$p: log directory made" has_dir $p; done
 check "its container log is there" sh -c "ls '$(logdir keep)/c/'"
+# The pod's cgroup and log directory are made once RunPodSandbox has left, and before the
+# pod's first container is created.
+kuid=$(sed -n 's/.*keep.json: pod default\/keep-ld-fake uid=\([0-9a-f]*\).*/\1/p' "$T/kletd.log" |
+    head -1)
+order() {
+	awk -v u="pod$kuid " '
+	/keep-ld-fake: creating sandbox attempt 0 \(RunPodSandbox sent\)/ && !s {s = NR}
+	/cgroups: made / && index($0, u) && !m {m = NR}
+	/event default\/keep-ld-fake spec.containers\{c\} Normal Created/ && !c {c = NR}
+	END {exit !(s && m && c && s < m && m < c)}' "$T/kletd.log"
+}
+check "keep: RunPodSandbox sent, then its cgroup made, then its container created" order
 
 # Deleted while kletd runs: the directory goes after the containers.
 rm -f "$T/m/gone1.json"
