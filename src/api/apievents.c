@@ -43,8 +43,10 @@ struct api_events {
 	double         a_qps;
 	double         a_tokens;
 	int64_t        a_tokens_ms;
-	struct pevs    a_list;
+	struct pevs    a_list; /* in the order first recorded */
 	size_t         a_n;
+	size_t         a_ndirty; /* entries with p_dirty */
+	uint64_t       a_max_id; /* the newest record's id ever listed */
 	struct event  *a_timer;
 	uint64_t       a_posts, a_patches, a_dropped;
 };
@@ -77,9 +79,23 @@ aev_pev_set_body(struct api_events *a, struct pev *p, const struct ev_record *r)
 	p->p_message = xstrdup(r->message != NULL ? r->message : "");
 }
 
+/* p_dirty, counted: the flush stops looking once it has seen every dirty entry. */
+static void
+aev_dirty(struct pev *p, int dirty)
+{
+	if (p->p_dirty == dirty)
+		return;
+	p->p_dirty = dirty;
+	if (dirty)
+		p->p_owner->a_ndirty++;
+	else
+		p->p_owner->a_ndirty--;
+}
+
 static void
 aev_pev_free(struct pev *p)
 {
+	aev_dirty(p, 0);
 	api_call_cancel(p->p_call);
 	free(p->p_name);
 	free(p->p_ns);
@@ -120,13 +136,13 @@ aev_pev_done(const struct api_response *r, void *arg)
 	}
 	if (r->status == 409 && !p->p_posted) {
 		p->p_posted = 1; /* exists already (a restart): patch it next time */
-		p->p_dirty = 1;
+		aev_dirty(p, 1);
 		aev_arm(p->p_owner);
 		return;
 	}
 	if (r->status == 404 && p->p_posted) {
 		p->p_posted = 0; /* expired on the server: create it again */
-		p->p_dirty = 1;
+		aev_dirty(p, 1);
 		aev_arm(p->p_owner);
 		return;
 	}
@@ -199,7 +215,7 @@ aev_pev_send(struct api_events *a, struct pev *p)
 	}
 	free(path);
 	free(body);
-	p->p_dirty = 0;
+	aev_dirty(p, 0);
 	p->p_sent_ms = now_mono_ms();
 }
 
@@ -207,9 +223,10 @@ static void
 aev_flush(evutil_socket_t fd, short what, void *arg)
 {
 	struct api_events *a = arg;
-	struct pev        *p;
+	struct pev        *p, *prev;
 	int64_t            now = now_mono_ms();
 	int                pending = 0;
+	size_t             seen;
 
 	(void)fd;
 	(void)what;
@@ -218,10 +235,14 @@ aev_flush(evutil_socket_t fd, short what, void *arg)
 	if (a->a_tokens > 2 * a->a_qps)
 		a->a_tokens = 2 * a->a_qps;
 	a->a_tokens_ms = now;
-	TAILQ_FOREACH(p, &a->a_list, p_entry)
-	{
+	/* Newest first (new events are at the end), and no further than the last dirty one:
+	 * a burst's flush does not walk the quiet entries kept for aggregation. */
+	seen = 0;
+	for (p = TAILQ_LAST(&a->a_list, pevs); p != NULL && seen < a->a_ndirty; p = prev) {
+		prev = TAILQ_PREV(p, pevs, p_entry);
 		if (!p->p_dirty)
 			continue;
+		seen++;
 		if (p->p_call != NULL) /* its answer arms the flush again */
 			continue;
 		if (p->p_sent_ms != 0 && now - p->p_sent_ms < a->a_min_ms) {
@@ -233,6 +254,7 @@ aev_flush(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 		a->a_tokens -= 1.0;
+		seen--; /* no longer dirty */
 		aev_pev_send(a, p);
 	}
 	if (pending)
@@ -246,9 +268,16 @@ aev_record(const struct ev_record *r, int is_new, void *arg)
 	struct pev        *p;
 
 	(void)is_new;
-	TAILQ_FOREACH(p, &a->a_list, p_entry)
-	if (p->p_id == r->id)
-		break;
+	/* The recorder's ids grow: one newer than any listed is new; a repeat is most likely
+	 * one of the newest. */
+	p = NULL;
+	if (r->id <= a->a_max_id) {
+		TAILQ_FOREACH_REVERSE(p, &a->a_list, pevs, p_entry)
+		{
+			if (p->p_id == r->id)
+				break;
+		}
+	}
 	if (p == NULL) {
 		p = xcalloc(1, sizeof(*p));
 		p->p_owner = a;
@@ -262,6 +291,8 @@ aev_record(const struct ev_record *r, int is_new, void *arg)
 		    (unsigned long long)(r->id & 0xffff));
 		TAILQ_INSERT_TAIL(&a->a_list, p, p_entry);
 		a->a_n++;
+		if (r->id > a->a_max_id)
+			a->a_max_id = r->id;
 		/* Bounded: forget the oldest quiet entries. */
 		while (a->a_n > 2 * EVENTS_DEFAULT_CAPACITY) {
 			struct pev *old = TAILQ_FIRST(&a->a_list);
@@ -274,7 +305,7 @@ aev_record(const struct ev_record *r, int is_new, void *arg)
 	aev_pev_set_body(a, p, r);
 	p->p_count = r->count;
 	p->p_last_ms = r->last_ts;
-	p->p_dirty = 1;
+	aev_dirty(p, 1);
 	aev_arm(a);
 }
 

@@ -391,6 +391,12 @@ ctl_listener_event(const struct ev_record *e, int is_new, void *arg)
 	yajl_gen           g;
 
 	(void)is_new;
+	/* Built only when some client watches (podctl get events -w): none, most of the time. */
+	TAILQ_FOREACH(cc, &c->c_clients, cc_entry)
+	if (cc->cc_watch && !cc->cc_dead && !cc->cc_closing)
+		break;
+	if (cc == NULL)
+		return;
 	g = json_gen_new(0);
 	yajl_gen_map_open(g);
 	json_gen_kv_int(g, "v", CTL_PROTO_VERSION);

@@ -132,6 +132,25 @@ ev_notify(struct events *ev, const struct ev_record *r, int is_new)
 			ev->listeners[i].fn(r, is_new, ev->listeners[i].arg);
 }
 
+/* FNV-1a over the fields that aggregate, each ended by a byte a string cannot hold there
+ * (NULL and "" differ): a new event compares one integer per stored record, not strings. */
+static uint32_t
+ev_key(const struct ev_object *o, enum ev_type type, const char *reason, const char *msg)
+{
+	const char *f[] = { o->kind, o->ns, o->name, o->uid, o->field_path, reason, msg };
+	uint32_t    h = 2166136261u ^ (uint32_t)type;
+	size_t      i;
+
+	for (i = 0; i < nitems(f); i++) {
+		const unsigned char *c = (const unsigned char *)f[i];
+
+		for (; c != NULL && *c != '\0'; c++)
+			h = (h ^ *c) * 16777619u;
+		h = (h ^ (f[i] == NULL ? 0xffu : 0xfeu)) * 16777619u;
+	}
+	return h;
+}
+
 static int
 ev_matches(const struct ev_record *r, const struct ev_object *o, enum ev_type type,
     const char *reason, const char *msg)
@@ -150,12 +169,13 @@ ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type, c
 	struct ev_record *r, tmp;
 	size_t            i, idx, last;
 	int64_t           now = ev_now_ms();
+	uint32_t          key = ev_key(o, type, reason, msg);
 
 	/* Newest first: a repeating event is usually recent. */
 	for (i = ev->n; i > 0; i--) {
 		idx = (ev->head + i - 1) % ev->alloc;
 		r = &ev->ring[idx];
-		if (!ev_matches(r, o, type, reason, msg))
+		if (r->key != key || !ev_matches(r, o, type, reason, msg))
 			continue;
 		r->count++;
 		r->last_ts = now;
@@ -185,6 +205,7 @@ ev_record_msg(struct events *ev, const struct ev_object *o, enum ev_type type, c
 	r = &ev->ring[(ev->head + ev->n) % ev->alloc];
 	ev->n++;
 	ev_record_set_strings(r, o, reason, msg);
+	r->key = key;
 	r->type = type;
 	r->count = 1;
 	r->first_ts = r->last_ts = now;

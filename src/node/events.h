@@ -47,6 +47,7 @@ struct ev_record {
 	int32_t      count;
 	int64_t      first_ts; /* Unix milliseconds */
 	int64_t      last_ts;
+	uint32_t     key; /* a hash of what aggregates (ev_matches' fields) */
 };
 
 typedef void (*events_listener_fn)(const struct ev_record *, int is_new, void *arg);
