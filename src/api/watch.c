@@ -235,19 +235,21 @@ watch_uids_clear(struct uids *u)
 }
 
 /* Decodes one pod object. Returns 0 and a podconfig item (pod and doc owned by the caller's
- * item), or -1 with the reason in err. *size: the object's size as JSON. */
+ * item), or -1 with the reason in err. *size: the object's size as JSON. raw: the object's
+ * text as it came (the watch event's "object" member), kept as the item's doc; NULL: the
+ * tree is serialized again (a list's items). The pod is decoded from the tree at hand. */
 static int
-watch_decode_pod(
-    const struct json *obj, struct podconfig_item *it, size_t *size, char *err, size_t errlen)
+watch_decode_pod(const struct json *obj, const char *raw, size_t rawlen, struct podconfig_item *it,
+    size_t *size, char *err, size_t errlen)
 {
 	char        e[200];
-	char       *doc = json_to_string(obj);
-	size_t      len = strlen(doc);
+	char       *doc = raw != NULL ? xstrndup(raw, rawlen) : json_to_string(obj);
+	size_t      len = raw != NULL ? rawlen : strlen(doc);
 	struct pod *p;
 
 	*size = len;
 	memset(it, 0, sizeof(*it));
-	p = pod_from_json(doc, len, e, sizeof(e));
+	p = pod_from_value(obj, e, sizeof(e));
 	if (p == NULL) {
 		snprintf(err, errlen, "cannot decode: %s", e);
 		free(doc);
@@ -628,7 +630,8 @@ watch_list_done(const struct api_response *r, void *arg)
 		struct podconfig_item it;
 		size_t                size;
 
-		if (watch_decode_pod(json_index(items, i), &it, &size, err, sizeof(err)) == -1) {
+		if (watch_decode_pod(json_index(items, i), NULL, 0, &it, &size, err, sizeof(err)) ==
+		    -1) {
 			const char *uid = json_str(json_get(imd, "uid"));
 
 			watch_bad_pod(w, json_str(json_get(imd, "namespace")),
@@ -787,10 +790,12 @@ watch_line(const char *line, size_t len, void *arg)
 		return -1;
 	} else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
 		struct podconfig_item it;
-		size_t                size;
+		size_t                size, off = 0, n = 0;
+		int                   span = json_member_span(line, len, "object", &off, &n);
 
 		w->w_stats.events++;
-		if (watch_decode_pod(obj, &it, &size, err, sizeof(err)) == -1) {
+		if (watch_decode_pod(obj, span == 0 ? line + off : NULL, n, &it, &size, err,
+		        sizeof(err)) == -1) {
 			/* Not a deletion: the pod keeps its last good copy; the stream goes on. */
 			watch_bad_pod(w, json_str(json_get(md, "namespace")),
 			    json_str(json_get(md, "name")), json_str(json_get(md, "uid")), size,

@@ -910,6 +910,89 @@ json_gen_new(int beautify)
 	return g;
 }
 
+static size_t
+json_skip_ws(const char *b, size_t len, size_t i)
+{
+	while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The index after the string that starts at b[i] (a quote); len when it does not end. */
+static size_t
+json_skip_string(const char *b, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (b[i] == '\\')
+			i++;
+		else if (b[i] == '"')
+			return i + 1;
+	}
+	return len;
+}
+
+/* The index after the value that starts at b[i]. */
+static size_t
+json_skip_value(const char *b, size_t len, size_t i)
+{
+	size_t depth = 0;
+
+	if (i >= len)
+		return len;
+	if (b[i] == '"')
+		return json_skip_string(b, len, i);
+	if (b[i] != '{' && b[i] != '[') {
+		while (i < len && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' &&
+		    b[i] != '\t' && b[i] != '\n' && b[i] != '\r')
+			i++;
+		return i;
+	}
+	while (i < len) {
+		if (b[i] == '"') {
+			i = json_skip_string(b, len, i);
+			continue;
+		}
+		if (b[i] == '{' || b[i] == '[')
+			depth++;
+		else if ((b[i] == '}' || b[i] == ']') && --depth == 0)
+			return i + 1;
+		i++;
+	}
+	return len;
+}
+
+int
+json_member_span(const char *buf, size_t len, const char *key, size_t *off, size_t *n)
+{
+	size_t i = json_skip_ws(buf, len, 0), k, e, klen = strlen(key);
+	int    found = 0;
+
+	if (i >= len || buf[i] != '{')
+		return -1;
+	for (i = json_skip_ws(buf, len, i + 1); i < len && buf[i] == '"';) {
+		k = i + 1;
+		i = json_skip_string(buf, len, i);
+		if (i >= len || memchr(buf + k, '\\', i - 1 - k) != NULL)
+			return -1; /* an escaped key: not compared here */
+		e = i - 1;
+		i = json_skip_ws(buf, len, i);
+		if (i >= len || buf[i] != ':')
+			return -1;
+		i = json_skip_ws(buf, len, i + 1);
+		if (e - k == klen && memcmp(buf + k, key, klen) == 0) {
+			*off = i;
+			*n = json_skip_value(buf, len, i) - i;
+			found = 1;
+		}
+		i = json_skip_ws(buf, len, json_skip_value(buf, len, i));
+		if (i < len && buf[i] == ',')
+			i = json_skip_ws(buf, len, i + 1);
+		else
+			break;
+	}
+	return found && *off + *n <= len ? 0 : -1;
+}
+
 /* Length of the valid UTF-8 sequence at p (n bytes left), or 0 when invalid. */
 static size_t
 json_utf8_seq(const unsigned char *p, size_t n)

@@ -89,6 +89,12 @@ int json_bool(const struct json *, int *out);
 int json_int(const struct json *, int64_t *out);
 int json_double(const struct json *, double *out);
 
+/* The text of member key of the JSON object in buf (the last one if repeated, as
+ * json_get): 0 with *off and *n set, or -1 when buf is not an object, has no such member or
+ * writes its key with an escape. For text json_parse accepted: the value's bytes as they came,
+ * without serializing its tree again. */
+int json_member_span(const char *buf, size_t len, const char *key, size_t *off, size_t *n);
+
 /* ---- writing (yajl_gen helpers) ---- */
 
 /* A generator (beautify: indented output). Never NULL; free with yajl_gen_free(). */

@@ -1591,12 +1591,11 @@ dec_spec(struct dec *d, J *root, struct pod *p)
 	return 0;
 }
 
-static struct pod *
-pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
+struct pod *
+pod_from_value(const struct json *root, char *err, size_t errlen)
 {
 	struct dec  d;
 	struct pod *p;
-	J          *root = json_root(doc);
 	char       *kind = NULL;
 	int         rc;
 
@@ -1605,7 +1604,6 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 	d.errlen = errlen;
 	if (json_type(root) != JSON_OBJECT) {
 		dec_dfail(&d, "expected an object, got %s", json_type_name(json_type(root)));
-		json_free(doc);
 		return NULL;
 	}
 	if (dec_f_str(&d, root, "kind", &kind) < 0 || (kind != NULL && strcmp(kind, "Pod") != 0)) {
@@ -1616,7 +1614,6 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 			dec_dpop(&d, o);
 		}
 		free(kind);
-		json_free(doc);
 		return NULL;
 	}
 	free(kind);
@@ -1627,11 +1624,19 @@ pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
 		rc = dec_spec(&d, root, p);
 	if (rc == 0)
 		rc = dec_status(&d, root, &p->status);
-	json_free(doc);
 	if (rc < 0) {
 		pod_unref(p);
 		return NULL;
 	}
+	return p;
+}
+
+static struct pod *
+pod_from_doc(struct json_doc *doc, char *err, size_t errlen)
+{
+	struct pod *p = pod_from_value(json_root(doc), err, errlen);
+
+	json_free(doc);
 	return p;
 }
 

@@ -466,6 +466,10 @@ struct pod {
  * metadata.namespace is not defaulted (NULL when absent). YAML is read the way
  * sigs.k8s.io/yaml reads it (see json.h); only its first document. */
 struct pod *pod_from_json(const char *buf, size_t len, char *err, size_t errlen);
+/* The same from a parsed value (the pod object inside a larger document); the value is
+ * only read. */
+struct json;
+struct pod *pod_from_value(const struct json *root, char *err, size_t errlen);
 /* Decodes a PodStatus object (what podstatus_to_json_string writes) into out (overwritten;
  * free with pod_status_clear). Returns 0, or -1 with err set and out empty. */
 int pod_status_from_json(

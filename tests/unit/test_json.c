@@ -332,6 +332,61 @@ test_writer(void **state)
 	yajl_gen_free(g);
 }
 
+/* json_member_span: the raw text of a member, the same value json_get finds. */
+static void
+test_member_span(void **state)
+{
+	static const struct {
+		const char *in, *key, *want; /* want NULL: -1 */
+	} cases[] = {
+		{ "{\"type\":\"ADDED\",\"object\":{\"a\":\"x}\\\"y\",\"b\":[1,{\"c\":2}]}}",
+		    "object", "{\"a\":\"x}\\\"y\",\"b\":[1,{\"c\":2}]}" },
+		{ " { \"type\" : \"X\" ,\n \"object\" : 5 } ", "object", "5" },
+		{ "{\"type\":\"X\",\"object\":-1.5e3}", "object", "-1.5e3" },
+		{ "{\"object\":1,\"object\":[2, \"]\"]}", "object", "[2, \"]\"]" },
+		{ "{\"object\":\"a\\\\\",\"z\":{}}", "object", "\"a\\\\\"" },
+		{ "{\"object\":null}", "object", "null" },
+		{ "{\"objects\":{},\"obj\":1}", "object", NULL },
+		{ "{\"type\":\"X\"}", "object", NULL },
+		{ "{\"obj\\u0065ct\":{}}", "object", NULL },
+		{ "[{\"object\":1}]", "object", NULL },
+		{ "{}", "object", NULL },
+	};
+	size_t i, off, n;
+	char   err[128];
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *in = cases[i].in;
+		int         rc = json_member_span(in, strlen(in), cases[i].key, &off, &n);
+
+		if (cases[i].want == NULL) {
+			if (rc != -1)
+				fail_msg("case %zu: found %.*s", i, (int)n, in + off);
+			continue;
+		}
+		if (rc != 0)
+			fail_msg("case %zu: not found", i);
+		if (n != strlen(cases[i].want) || memcmp(in + off, cases[i].want, n) != 0)
+			fail_msg("case %zu: got %.*s", i, (int)n, in + off);
+		{
+			struct json_doc *whole = json_parse(in, strlen(in), NULL, err, sizeof(err));
+			struct json_doc *part = json_parse(in + off, n, NULL, err, sizeof(err));
+			char            *a, *b;
+
+			assert_non_null(whole);
+			assert_non_null(part);
+			a = json_to_string(json_get(json_root(whole), cases[i].key));
+			b = json_to_string(json_root(part));
+			assert_string_equal(a, b);
+			free(a);
+			free(b);
+			json_free(whole);
+			json_free(part);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -342,6 +397,7 @@ main(void)
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_yaml_plain),
 		cmocka_unit_test(test_writer),
+		cmocka_unit_test(test_member_span),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
