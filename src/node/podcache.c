@@ -42,6 +42,7 @@ struct podcache {
 	size_t                c_cap;
 	struct strindex      *c_index; /* c_entries by UID */
 	size_t                c_nforeign;
+	size_t                c_nabsent; /* entries with e_absent: the relist's drop walks them */
 	int64_t               c_time;
 	uint64_t              c_version; /* grows with every write or delete */
 	struct podcache_wait *c_waits;
@@ -190,6 +191,18 @@ podcache_free(struct podcache *pc)
 	free(pc);
 }
 
+static void
+pc_set_absent(struct podcache *pc, struct pc_entry *e, int absent)
+{
+	if (e->e_absent == absent)
+		return;
+	e->e_absent = absent;
+	if (absent)
+		pc->c_nabsent++;
+	else
+		pc->c_nabsent--;
+}
+
 static struct pc_entry *
 pc_get_entry(struct podcache *pc, const char *uid)
 {
@@ -199,7 +212,7 @@ pc_get_entry(struct podcache *pc, const char *uid)
 		return e;
 	e = xcalloc(1, sizeof(*e));
 	e->e_st.uid = intern(uid);
-	e->e_absent = 1;
+	pc_set_absent(pc, e, 1);
 	if (pc->c_n == pc->c_cap) {
 		pc->c_cap = pc->c_cap == 0 ? 32 : pc->c_cap * 2;
 		pc->c_entries = xreallocarray(pc->c_entries, pc->c_cap, sizeof(*pc->c_entries));
@@ -238,7 +251,7 @@ pc_set(struct podcache *pc, const struct rt_pod_status *st, int64_t ts_ms, int f
 	e->e_st = copy;
 	e->e_st.timestamp = ts_ms;
 	e->e_ts = ts_ms;
-	e->e_absent = 0;
+	pc_set_absent(pc, e, 0);
 	e->e_version = ++pc->c_version;
 	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
@@ -270,7 +283,7 @@ pc_delete(struct podcache *pc, const char *uid, int64_t ts_ms, int foreign)
 	rt_pod_status_clear_interned(&e->e_st);
 	e->e_st.uid = keep;
 	e->e_ts = ts_ms;
-	e->e_absent = 1;
+	pc_set_absent(pc, e, 1);
 	e->e_version = ++pc->c_version;
 	pc_set_foreign(pc, e, foreign);
 	pc_check_waits(pc);
@@ -311,11 +324,13 @@ podcache_update_time(struct podcache *pc, int64_t ts_ms)
 
 	if (ts_ms > pc->c_time)
 		pc->c_time = ts_ms;
-	while (i < pc->c_n) {
+	/* Only when some entry is an absent marker: most relists walk no entry. */
+	while (pc->c_nabsent > 0 && i < pc->c_n) {
 		struct pc_entry *e = pc->c_entries[i];
 
 		if (e->e_absent && e->e_ts <= pc->c_time) {
 			pc_set_foreign(pc, e, 0);
+			pc_set_absent(pc, e, 0);
 			pc_entry_free(e);
 			pc->c_entries[i] = pc->c_entries[--pc->c_n];
 			dropped++;

@@ -34,7 +34,9 @@ struct podworker {
 	struct pw_txn      *w_txn; /* in flight, or NULL */
 	int64_t             w_txn_started_ms;
 	int                 w_run_now;      /* start the phase's transaction at the next dispatch */
-	int64_t             w_next_sync_ms; /* queued retry/resync; 0 none */
+	int64_t             w_next_sync_ms; /* queued retry/resync; 0 none (mirrored: p_due) */
+	size_t              w_idx;          /* its place in p_workers and p_due */
+	int                 w_queued;       /* in p_ready */
 	int64_t             w_grace_s;      /* in force while terminating; 0 before */
 	int64_t             w_grace_deadline_ms;
 	char               *w_last_error;
@@ -53,13 +55,18 @@ struct podworkers {
 	int                p_dispatch_armed;
 	int                p_kick_all; /* re-dispatch every worker (a blocker finished) */
 	struct podworker **p_workers;
+	int64_t           *p_due; /* each worker's w_next_sync_ms, side by side: the once a
+	                           * second look for due syncs reads one array, not every
+	                           * worker */
 	size_t             p_n;
 	size_t             p_cap;
-	size_t             p_cursor;  /* where the next dispatch begins */
-	struct event      *p_more;    /* the rest of a dispatch cut short, after other events */
-	struct strindex   *p_index;   /* p_workers by UID */
-	uint64_t           p_version; /* grows when a worker comes, goes, or its state or pod
-	                               * changes */
+	struct podworker **p_ready; /* the workers with something to do, in the order marked:
+	                             * a dispatch visits them only */
+	size_t           p_nready, p_cap_ready;
+	struct event    *p_more;    /* the rest of a dispatch cut short, after other events */
+	struct strindex *p_index;   /* p_workers by UID */
+	uint64_t         p_version; /* grows when a worker comes, goes, or its state or pod
+	                             * changes */
 };
 
 static void pw_schedule(struct podworkers *);
@@ -165,7 +172,10 @@ pw_add(struct podworkers *p, const struct pod *pod)
 	if (p->p_n == p->p_cap) {
 		p->p_cap = p->p_cap == 0 ? 16 : p->p_cap * 2;
 		p->p_workers = xreallocarray(p->p_workers, p->p_cap, sizeof(*p->p_workers));
+		p->p_due = xreallocarray(p->p_due, p->p_cap, sizeof(*p->p_due));
 	}
+	w->w_idx = p->p_n;
+	p->p_due[p->p_n] = 0;
 	p->p_workers[p->p_n++] = w;
 	strindex_add(p->p_index, w->w_uid, p->p_n - 1);
 	p->p_version++;
@@ -182,6 +192,29 @@ pw_free_worker(struct podworker *w)
 	free(w->w_fullname);
 	free(w->w_last_error);
 	free(w);
+}
+
+static void
+pw_set_due(struct podworkers *p, struct podworker *w, int64_t ms)
+{
+	w->w_next_sync_ms = ms;
+	p->p_due[w->w_idx] = ms;
+}
+
+/* The worker has something to do (an update, a finished transaction, a sync due): the next
+ * dispatch visits it. */
+static void
+pw_mark(struct podworkers *p, struct podworker *w)
+{
+	if (!w->w_queued) {
+		if (p->p_nready == p->p_cap_ready) {
+			p->p_cap_ready = p->p_cap_ready == 0 ? 16 : p->p_cap_ready * 2;
+			p->p_ready = xreallocarray(p->p_ready, p->p_cap_ready, sizeof(*p->p_ready));
+		}
+		p->p_ready[p->p_nready++] = w;
+		w->w_queued = 1;
+	}
+	pw_schedule(p);
 }
 
 static void
@@ -223,7 +256,7 @@ pw_interrupt(struct podworkers *p, struct podworker *w)
 	t->t_rc = 0;
 	t->t_flags = 0;
 	t->t_cancelled = 1;
-	pw_schedule(p);
+	pw_mark(p, w);
 }
 
 /* Enters TERMINATING (or shortens its grace) and makes the worker run at once. */
@@ -269,7 +302,7 @@ pw_restart(struct podworkers *p, struct podworker *w)
 	w->w_grace_deadline_ms = 0;
 	w->w_failures = 0;
 	w->w_started = 0;
-	w->w_next_sync_ms = 0;
+	pw_set_due(p, w, 0);
 	w->w_sync_type = PW_UPDATE_CREATE;
 	pw_set_state(p, w, PW_SYNC);
 	w->w_run_now = 1;
@@ -355,7 +388,7 @@ pw_start(struct podworkers *p, struct podworker *w)
 	w->w_txn = t;
 	w->w_txn_started_ms = now;
 	w->w_run_now = 0;
-	w->w_next_sync_ms = 0;
+	pw_set_due(p, w, 0);
 	switch (w->w_state) {
 	case PW_SYNC:
 		t->t_kind = "sync";
@@ -403,7 +436,7 @@ pw_finish(struct podworkers *p, struct podworker *w)
 		w->w_failures++;
 		free(w->w_last_error);
 		w->w_last_error = xstrdup(t->t_err != NULL ? t->t_err : "unknown error");
-		w->w_next_sync_ms = now + pw_jitter(p->p_opts.backoff_ms);
+		pw_set_due(p, w, now + pw_jitter(p->p_opts.backoff_ms));
 		log_v(2, "pod %s: %s failed (%d in a row), retry in %llds: %s", w->w_fullname,
 		    t->t_kind, w->w_failures, (long long)((w->w_next_sync_ms - now) / 1000),
 		    w->w_last_error);
@@ -416,7 +449,7 @@ pw_finish(struct podworkers *p, struct podworker *w)
 			if (t->t_flags & PW_DONE_TERMINAL)
 				pw_terminate(p, w, -1);
 			else
-				w->w_next_sync_ms = now + pw_jitter(p->p_opts.resync_ms);
+				pw_set_due(p, w, now + pw_jitter(p->p_opts.resync_ms));
 			break;
 		case PW_TERMINATING:
 			pw_set_state(p, w, PW_TERMINATED);
@@ -449,15 +482,15 @@ pw_dispatch(evutil_socket_t fd, short what, void *arg)
 	p->p_dispatch_armed = 0;
 	p->p_kick_all = 0;
 	loop_note("pod workers");
-	/* From where the last one stopped: a burst of pods is started over several turns
+	/* The workers marked so far, in the order marked (those marked meanwhile wait for the
+	 * next dispatch, which their mark arms); a burst of pods is started over several turns
 	 * (PW_DISPATCH_BUDGET_US each, less once the turn's shared budget is spent: see
 	 * loop_yield_due), the rest after the events that came meanwhile. */
-	for (n = 0; n < p->p_n; n++) {
-		struct podworker *w;
+	for (i = 0, n = p->p_nready; i < n; i++) {
+		struct podworker *w = p->p_ready[i];
 		int               acted = 0;
 
-		i = (p->p_cursor + n) % p->p_n;
-		w = p->p_workers[i];
+		w->w_queued = 0;
 		if (w->w_txn != NULL && w->w_txn->t_done) {
 			pw_finish(p, w);
 			acted = 1;
@@ -470,17 +503,21 @@ pw_dispatch(evutil_socket_t fd, short what, void *arg)
 			pw_start(p, w);
 			acted = 1;
 		}
-		if (acted && loop_yield_due(t0, PW_DISPATCH_BUDGET_US) && n + 1 < p->p_n) {
+		if (acted && loop_yield_due(t0, PW_DISPATCH_BUDGET_US) && i + 1 < n) {
 			struct timeval now = { 0, 0 };
 
-			p->p_cursor = (i + 1) % p->p_n;
+			i++;
 			evtimer_add(p->p_more, &now);
 			break;
 		}
 	}
+	/* What was visited leaves the list; the rest (cut short, or marked meanwhile) stays. */
+	memmove(p->p_ready, p->p_ready + i, (p->p_nready - i) * sizeof(*p->p_ready));
+	p->p_nready -= i;
 	loop_note(NULL);
 	if (p->p_kick_all)
-		pw_schedule(p);
+		for (i = 0; i < p->p_n; i++)
+			pw_mark(p, p->p_workers[i]);
 }
 
 static void
@@ -532,6 +569,8 @@ podworkers_free(struct podworkers *p)
 		pw_free_worker(w);
 	}
 	free(p->p_workers);
+	free(p->p_due);
+	free(p->p_ready);
 	strindex_free(p->p_index);
 	event_free(p->p_dispatch);
 	event_free(p->p_more);
@@ -569,7 +608,7 @@ podworkers_update(
 		w->w_restart_pod = pod;
 		if (w->w_state == PW_FINISHED && w->w_txn == NULL && !w->w_has_pending)
 			pw_restart(p, w);
-		pw_schedule(p);
+		pw_mark(p, w);
 		return;
 	}
 	/* Coalesce: the latest pod wins, but a kill (and its shortest grace) is sticky. */
@@ -590,7 +629,7 @@ podworkers_update(
 	w->w_has_pending = 1;
 	if ((type == PW_UPDATE_KILL || pod->deletion_ts != 0) && w->w_state == PW_SYNC)
 		pw_interrupt(p, w);
-	pw_schedule(p);
+	pw_mark(p, w);
 }
 
 void
@@ -614,11 +653,11 @@ podworkers_restore(struct podworkers *p, const struct pod *pod, const struct pw_
 	if (r->state == PW_SYNC && r->failures > 0 && r->next_sync_ms > now) {
 		/* A failing pod keeps its backoff; termination never waits for one. */
 		w->w_run_now = 0;
-		w->w_next_sync_ms = r->next_sync_ms;
+		pw_set_due(p, w, r->next_sync_ms);
 	}
 	log_v(2, "pod worker restored pod=%s uid=%s state=%s%s", w->w_fullname, w->w_uid,
 	    pw_state_name(r->state), w->w_removed ? " (removed)" : "");
-	pw_schedule(p);
+	pw_mark(p, w);
 }
 
 int
@@ -628,17 +667,18 @@ podworkers_sync_due(struct podworkers *p, int64_t now_ms)
 	int    n = 0;
 
 	for (i = 0; i < p->p_n; i++) {
-		struct podworker *w = p->p_workers[i];
+		struct podworker *w;
 
-		if (w->w_txn == NULL && w->w_next_sync_ms != 0 && w->w_next_sync_ms <= now_ms &&
-		    w->w_state != PW_FINISHED) {
-			w->w_next_sync_ms = 0;
+		if (p->p_due[i] == 0 || p->p_due[i] > now_ms)
+			continue;
+		w = p->p_workers[i];
+		if (w->w_txn == NULL && w->w_state != PW_FINISHED) {
+			pw_set_due(p, w, 0);
 			w->w_run_now = 1;
+			pw_mark(p, w);
 			n++;
 		}
 	}
-	if (n > 0)
-		pw_schedule(p);
 	return n;
 }
 
@@ -650,7 +690,7 @@ podworkers_kick(struct podworkers *p, const char *uid)
 	if (w == NULL || w->w_state == PW_FINISHED)
 		return;
 	w->w_run_now = 1;
-	pw_schedule(p);
+	pw_mark(p, w);
 }
 
 int
@@ -669,8 +709,19 @@ podworkers_forget(struct podworkers *p, int (*is_wanted)(const char *, void *), 
 			continue;
 		}
 		log_v(2, "pod worker removed pod=%s uid=%s", w->w_fullname, w->w_uid);
+		if (w->w_queued) {
+			size_t k;
+
+			for (k = 0; p->p_ready[k] != w; k++)
+				;
+			memmove(p->p_ready + k, p->p_ready + k + 1,
+			    (--p->p_nready - k) * sizeof(*p->p_ready));
+		}
 		pw_free_worker(w);
 		p->p_workers[i] = p->p_workers[--p->p_n];
+		p->p_due[i] = p->p_due[p->p_n];
+		if (i < p->p_n)
+			p->p_workers[i]->w_idx = i; /* the last one moved here */
 		removed++;
 	}
 	if (removed > 0) {
@@ -699,7 +750,7 @@ pw_txn_done(struct pw_txn *t, int rc, unsigned flags, const char *err)
 	t->t_flags = flags;
 	t->t_err = xstrdup(err);
 	/* The dispatcher finishes it on its next pass, never inside the syncer's call. */
-	pw_schedule(t->t_p);
+	pw_mark(t->t_p, t->t_w);
 }
 
 const char *

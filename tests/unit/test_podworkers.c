@@ -437,6 +437,59 @@ test_forget(void **state)
 	assert_int_equal(state_of("u2"), PW_SYNC);
 }
 
+/* A worker removed from the middle moves the last one into its place: the due syncs and the
+ * dispatch still find both others. */
+static int
+wanted_not_u1(const char *uid, void *arg)
+{
+	(void)arg;
+	return strcmp(uid, "u1") != 0;
+}
+
+static void
+test_due_after_forget(void **state)
+{
+	struct pw_view v2, v3;
+	const char    *first, *second;
+	int64_t        t1, t2;
+
+	(void)state;
+	F.auto_done = 1;
+	update("u1", "a", "1", PW_UPDATE_CREATE, -1);
+	update("u2", "b", "1", PW_UPDATE_CREATE, -1);
+	update("u3", "c", "1", PW_UPDATE_CREATE, -1);
+	spin();
+	assert_int_equal(podworkers_forget(P, wanted_not_u1, NULL), 0);
+	spin();
+	assert_int_equal(state_of("u1"), PW_FINISHED);
+	assert_int_equal(podworkers_forget(P, wanted_not_u1, NULL), 1);
+	assert_int_equal(podworkers_count(P), 2);
+	assert_int_equal(podworkers_get(P, "u2", &v2), 0);
+	assert_int_equal(podworkers_get(P, "u3", &v3), 0);
+	assert_true(v2.next_sync_ms > 0 && v3.next_sync_ms > 0);
+	if (v2.next_sync_ms == v3.next_sync_ms) {
+		assert_int_equal(podworkers_sync_due(P, v2.next_sync_ms), 2);
+		spin();
+		assert_int_equal(count_kind("sync", "u2"), 2);
+		assert_int_equal(count_kind("sync", "u3"), 2);
+		return;
+	}
+	first = v2.next_sync_ms < v3.next_sync_ms ? "u2" : "u3";
+	second = v2.next_sync_ms < v3.next_sync_ms ? "u3" : "u2";
+	t1 = v2.next_sync_ms < v3.next_sync_ms ? v2.next_sync_ms : v3.next_sync_ms;
+	t2 = v2.next_sync_ms < v3.next_sync_ms ? v3.next_sync_ms : v2.next_sync_ms;
+	assert_int_equal(podworkers_sync_due(P, t1 - 1), 0);
+	assert_int_equal(podworkers_sync_due(P, t1), 1);
+	spin();
+	assert_int_equal(count_kind("sync", first), 2);
+	assert_int_equal(count_kind("sync", second), 1);
+	assert_true(podworkers_sync_due(P, t2) >= 1); /* the first's next resync may be due */
+	spin();
+	assert_int_equal(count_kind("sync", second), 2);
+	/* Both resynced: queued again from now, nothing due yet. */
+	assert_int_equal(podworkers_sync_due(P, now_mono_ms()), 0);
+}
+
 static void
 test_static_same_name_waits(void **state)
 {
@@ -598,6 +651,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_failure_backoff_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_terminal_sync_terminates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_due_after_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_same_name_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_readd_restarts_after_termination, setup, teardown),
