@@ -36,8 +36,6 @@
 #include "volumes/volumes.h" /* volumes */
 
 #define KR_DEFAULT_PULL_TIMEOUT_MS (5 * 60 * 1000)
-/* A turn's share for new pods' cgroups and log directories (kr_prep_run). */
-#define KR_PREP_BUDGET_US          2000
 
 struct kr_err {
 	char   *container;
@@ -137,13 +135,10 @@ struct kr_sync {
 	struct kr_kop                **kops;
 	size_t                         nkops;
 	struct event                  *kick;
-	TAILQ_ENTRY(kr_sync) prep_entry; /* in kr_prepq: kr_prep once RunPodSandbox has left */
-	int                   prep_queued;
-	int                   prep_done; /* kr_prep ran for this sandbox */
-	char                 *prep_err;
-	struct podcache_wait *cwait; /* recovery: waiting for the first relist */
-	int                   dead;
-	int                   terminal;
+	char                          *prep_err; /* kr_prep's failure */
+	struct podcache_wait          *cwait;    /* recovery: waiting for the first relist */
+	int                            dead;
+	int                            terminal;
 	void (*orphan_done)(int, void *);
 	void *orphan_arg;
 };
@@ -174,9 +169,6 @@ struct kuberuntime {
 	struct kr_sync_list       kr_orphans;      /* housekeeping kills in flight */
 	struct kr_sync_list       kr_dead;         /* finished machines, freed on a later turn */
 	struct event             *kr_reaper;
-	TAILQ_HEAD(, kr_sync) kr_prepq; /* new sandboxes' kr_prep, in order */
-	struct event *kr_prep_ev;       /* LOOP_PRI_LOW, made active */
-	struct event *kr_prep_more;     /* the rest on the next turn */
 	void (*kr_resync_fn)(const char *, void *);
 	void *kr_resync_arg;
 	int (*kr_probe_fn)(const char *, struct probe_set *, void *);
@@ -459,7 +451,6 @@ kuberuntime_new(struct event_base *base, struct cri *cri, struct podcache *cache
 	kr->kr_index = strindex_new();
 	TAILQ_INIT(&kr->kr_orphans);
 	TAILQ_INIT(&kr->kr_dead);
-	TAILQ_INIT(&kr->kr_prepq);
 	kr->kr_cgroup_root = xstrdup(o.cgroup_root != NULL ? o.cgroup_root : "/kubepods");
 	kr->kr_host_ip = o.host_ip != NULL ? xstrdup(o.host_ip) : kr_guess_host_ip();
 	kr->kr_env.root_dir = cfg->root_dir;
@@ -520,10 +511,6 @@ kuberuntime_free(struct kuberuntime *kr)
 	strindex_free(kr->kr_index);
 	if (kr->kr_reaper != NULL)
 		event_free(kr->kr_reaper);
-	if (kr->kr_prep_ev != NULL)
-		event_free(kr->kr_prep_ev);
-	if (kr->kr_prep_more != NULL)
-		event_free(kr->kr_prep_more);
 	backoff_free(kr->kr_x.crash_bo);
 	backoff_free(kr->kr_x.pull_bo);
 	free(kr->kr_cgroup_root);
@@ -578,8 +565,6 @@ kuberuntime_set_runtime_classes(struct kuberuntime *kr,
 
 /* ---- the machine's life ---- */
 
-static void kr_prep_dequeue(struct kr_sync *);
-
 static void
 kr_sync_free(struct kr_sync *m)
 {
@@ -592,7 +577,6 @@ kr_sync_free(struct kr_sync *m)
 	podcache_wait_cancel(m->cwait); /* recovery */
 	if (m->kick != NULL)
 		event_free(m->kick);
-	kr_prep_dequeue(m);
 	free(m->prep_err);
 	kr_start_free(m->st);
 	for (i = 0; i < m->nkops; i++)
@@ -626,7 +610,6 @@ kr_retire(struct kr_sync *m)
 	m->cwait = NULL;
 	if (m->kick != NULL)
 		event_del(m->kick);
-	kr_prep_dequeue(m);
 	if (m->kp != NULL && m->kp->kp_m == m) {
 		m->kp->kp_m = NULL;
 		if (m->kp->kp_forgotten)
@@ -1058,27 +1041,19 @@ kr_pod_needs_ip(const struct pod *pod)
 	return 0;
 }
 
-static void
-kr_prep_dequeue(struct kr_sync *m)
-{
-	if (m->prep_queued) {
-		TAILQ_REMOVE(&m->kr->kr_prepq, m, prep_entry);
-		m->prep_queued = 0;
-	}
-}
-
 /* What the pod's containers need on the node and its sandbox does not: the pod's cgroup
  * made and configured, and its log directory. The kubelet makes both before RunPodSandbox;
- * here a new sandbox's request leaves first and they are made while the runtime works on it
- * (kr_prep_later), or when its answer comes first. runc makes a missing parent cgroup for
- * the sandbox, and the pod's limits are in place before its first container is created. A
- * log directory that cannot be made fails the sync; the next one makes it again. */
+ * here a new sandbox's request leaves first and they are made once its answer has come, so
+ * that neither the watch's ADDED nor a manifest waits for them before the runtime starts
+ * (runc makes a missing parent cgroup for the sandbox; the pod's limits are written before
+ * its first container is created). Made while runc works, they would contend with it for
+ * the kernel's cgroup lock. A log directory that cannot be made fails the sync; the next
+ * one makes it again. */
 static int
 kr_prep(struct kr_sync *m)
 {
 	const struct kr_env *env = &m->kr->kr_env;
 
-	m->prep_done = 1;
 	free(m->prep_err);
 	m->prep_err = NULL;
 	if (env->pod_cgroup_make != NULL)
@@ -1091,54 +1066,6 @@ kr_prep(struct kr_sync *m)
 	return 0;
 }
 
-/* The queue: at the end of the turns (LOOP_PRI_LOW runs once nothing of higher priority is
- * ready, the socket's write included), within the turn's budget: a burst of new pods makes
- * its cgroups and log directories over several turns, not in one. */
-static void
-kr_prep_run(evutil_socket_t fd, short what, void *arg)
-{
-	struct kuberuntime *kr = arg;
-	struct kr_sync     *m;
-	int64_t             t0 = now_mono_us();
-
-	(void)fd;
-	(void)what;
-	loop_note("pod cgroups and log directories");
-	while ((m = TAILQ_FIRST(&kr->kr_prepq)) != NULL) {
-		kr_prep_dequeue(m);
-		kr_prep(m);
-		if (!TAILQ_EMPTY(&kr->kr_prepq) && loop_yield_due(t0, KR_PREP_BUDGET_US)) {
-			struct timeval now = { 0, 0 };
-
-			evtimer_add(kr->kr_prep_more, &now);
-			break;
-		}
-	}
-	loop_note(NULL);
-}
-
-static void
-kr_prep_later(struct kr_sync *m)
-{
-	struct kuberuntime *kr = m->kr;
-
-	m->prep_done = 0;
-	if (kr->kr_prep_ev == NULL) {
-		kr->kr_prep_ev = event_new(kr->kr_base, -1, 0, kr_prep_run, kr);
-		kr->kr_prep_more = evtimer_new(kr->kr_base, kr_prep_run, kr);
-		if (kr->kr_prep_ev == NULL || kr->kr_prep_more == NULL)
-			fatalx("%s: event_new failed", __func__);
-		event_priority_set(kr->kr_prep_ev, LOOP_PRI_LOW);
-		event_priority_set(kr->kr_prep_more, LOOP_PRI_LOW);
-	}
-	if (!m->prep_queued) {
-		TAILQ_INSERT_TAIL(&kr->kr_prepq, m, prep_entry);
-		m->prep_queued = 1;
-	}
-	if (!evtimer_pending(kr->kr_prep_more, NULL))
-		event_active(kr->kr_prep_ev, EV_TIMEOUT, 0);
-}
-
 static void
 kr_run_sb_cb(
     int code, const char *message, const Runtime__V1__RunPodSandboxResponse *resp, void *arg)
@@ -1147,10 +1074,6 @@ kr_run_sb_cb(
 	Runtime__V1__PodSandboxStatusRequest req = RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
 
 	kr_intent_del(&m->kr->kr_x, m->pod->uid, "sandbox", "", m->sbcfg->metadata->attempt);
-	if (!m->prep_done) {
-		kr_prep_dequeue(m);
-		kr_prep(m);
-	}
 	if (code != GRPC_OK) {
 		events_pod(m->kr->kr_x.events, m->pod, NULL, EV_WARNING, "FailedCreatePodSandBox",
 		    "Failed to create pod sandbox: %s", message);
@@ -1163,7 +1086,7 @@ kr_run_sb_cb(
 	free(m->kp->kp_sandbox_error);
 	m->kp->kp_sandbox_error = NULL;
 	m->sandbox_id = xstrdup(resp->pod_sandbox_id);
-	if (m->prep_err != NULL) {
+	if (kr_prep(m) == -1) {
 		kr_fail(m, "%s", m->prep_err);
 		kr_finish(m);
 		return;
@@ -1253,7 +1176,6 @@ kr_create_sandbox(struct kr_sync *m)
 	req.runtime_handler = (char *)handler;
 	kr_intent_put(&m->kr->kr_x, m->pod->uid, "sandbox", "", attempt);
 	kr_sync_call(m, "RunPodSandbox", NULL);
-	kr_prep_later(m);
 	cri_run_pod_sandbox(m->kr->kr_cri, &req, m->kr->kr_x.timeout_ms, kr_run_sb_cb, m, m);
 	log_v(2, "pod %s/%s: creating sandbox attempt %u (RunPodSandbox sent)", m->pod->ns,
 	    m->pod->name, attempt);
