@@ -377,7 +377,7 @@ kletd_pod_active(const char *uid, void *arg)
 
 /* cgroups: a pod counts in its QoS tier from its first sync; its cgroup is made and
  * configured by kuberuntime (kletd_cg_make) before the pod's containers (the kubelet's
- * SyncPod: pcm.EnsureExists), once a new sandbox's request has left; a terminated pod leaves
+ * SyncPod: pcm.EnsureExists), once a new sandbox's answer has come; a terminated pod leaves
  * its QoS tier. */
 static void
 kletd_cg_sync_pod(void *arg, struct pw_txn *txn, const struct pod *pod, enum pw_update_type t)

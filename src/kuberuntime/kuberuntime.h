@@ -39,8 +39,8 @@ struct kr_options {
 	 * replacing cgroup_root's when set (node/cgroups.c). */
 	const char *(*pod_cgroup)(void *arg, const struct pod *, char *buf, size_t len);
 	/* Makes and configures the pod's cgroup if it is not there (node/cgroups.c), or NULL:
-	 * before the pod's containers are created, and for a new sandbox once its request has
-	 * left (runc makes a missing parent; the sandbox's pause process is not the pod's
+	 * before the pod's containers are created, and for a new sandbox once its answer has
+	 * come (runc makes a missing parent; the sandbox's pause process is not the pod's
 	 * code, and the limits are written before the first container is created). */
 	int (*pod_cgroup_make)(void *arg, const struct pod *);
 	void *pod_cgroup_arg;
