@@ -26,7 +26,8 @@ struct cg_pod {
 	char          *uid;
 	enum qos_class qos;
 	int64_t        cpu_request; /* milli */
-	int            made;        /* made and configured by us, or found at our start */
+	int            made;        /* there: made by us, or found */
+	int            configured;  /* its limits written by this process */
 };
 
 struct cgroups {
@@ -268,12 +269,13 @@ cg_find(struct cgroups *cg, const char *uid)
 }
 
 /* The pod's record; a new one (the pod's first sync, or the first after our start) is made
- * when its cgroup exists (configured by us before a restart), and one thought made is looked
- * at again (someone removed it: made again). A record waiting to be made is left as it is:
- * the runtime may make the directory before we do (runc makes a missing parent), and it is
- * configured all the same. */
+ * when its cgroup exists, and one thought made is looked at again (someone removed it: made
+ * again). A record waiting to be made is left as it is: the runtime may make the directory
+ * before we do (runc makes a missing parent), and it is configured all the same. One found
+ * at our start is configured again at its first ensure: a kill -9 between a sandbox's
+ * request and its answer leaves a cgroup runc made and nobody configured. */
 static struct cg_pod *
-cg_note(struct cgroups *cg, const struct pod *pod, const char *name)
+cg_note(struct cgroups *cg, const struct pod *pod, const char *name, int look)
 {
 	struct cg_pod *p;
 
@@ -281,12 +283,12 @@ cg_note(struct cgroups *cg, const struct pod *pod, const char *name)
 		cg->pods = xreallocarray(cg->pods, cg->npods + 1, sizeof(*cg->pods));
 		p = &cg->pods[cg->npods++];
 		p->uid = xstrdup(pod->uid);
-		p->made = 1;
-	}
+		p->made = cg_exists(cg, name);
+		p->configured = 0;
+	} else if (p->made && look && !(p->made = cg_exists(cg, name)))
+		p->configured = 0;
 	p->qos = qos_pod_class(pod);
 	p->cpu_request = qos_pod_request(pod, "cpu");
-	if (p->made)
-		p->made = cg_exists(cg, name);
 	return p;
 }
 
@@ -298,7 +300,7 @@ cgroups_pod_note(struct cgroups *cg, const struct pod *pod)
 
 	if (pod->uid == NULL || *cgroups_pod_name(cg, pod, name, sizeof(name)) == '\0')
 		return -1;
-	p = cg_note(cg, pod, name);
+	p = cg_note(cg, pod, name, 1);
 	cg_update_burstable(cg); /* as the kubelet: the QoS tiers first */
 	return p->made;
 }
@@ -312,16 +314,17 @@ cgroups_pod_ensure(struct cgroups *cg, const struct pod *pod)
 
 	if (pod->uid == NULL || *cgroups_pod_name(cg, pod, name, sizeof(name)) == '\0')
 		return -1;
-	p = cg_note(cg, pod, name);
+	p = cg_note(cg, pod, name, 0); /* its sync's note looked a moment ago */
 	cg_update_burstable(cg);
-	if (p->made)
+	if (p->made && p->configured)
 		return 0;
-	if (cg_make(cg, name) < 0)
+	if (!p->made && cg_make(cg, name) < 0)
 		return -1;
 	qos_pod_config(pod, &c);
 	cg_apply(cg, name, &c);
-	p->made = 1;
-	log_v(2, "cgroups: made %s (%s)", name, qos_class_name(p->qos));
+	log_v(2, "cgroups: %s %s (%s)", p->made ? "configured" : "made", name,
+	    qos_class_name(p->qos));
+	p->made = p->configured = 1;
 	return 0;
 }
 

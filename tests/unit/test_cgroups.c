@@ -2,8 +2,8 @@
  * directory of the test's (the files a kernel would show are written by the test): a pod is
  * noted at its sync and its cgroup made later; one the runtime made first (runc makes a
  * missing parent for the sandbox, whose request now leaves before the pod cgroup is made) is
- * configured all the same; one found at a restart is taken as made; one removed is made
- * again. */
+ * configured all the same; one found at a restart is taken as made and configured again
+ * once; one removed is made again. */
 #include <sys/stat.h>
 
 #include <setjmp.h>
@@ -171,12 +171,15 @@ test_made_after_runtime(void **state)
 		assert_string_equal(v, "7\n");
 		free(v);
 	}
-	put(tmpl, "cpu", name, "cpu.shares", "256");
 	cgroups_free(cg);
 
-	/* A restart finds it made and configured. */
+	/* A restart finds it made; its first ensure writes its limits again (a kill -9 between
+	 * the sandbox's request and its answer leaves a cgroup runc made, unconfigured). */
+	put(tmpl, "cpu", name, "cpu.shares", "1024\n");
 	cg = mkcg(tmpl);
 	assert_int_equal(cgroups_pod_note(cg, pod), 1);
+	assert_int_equal(cgroups_pod_ensure(cg, pod), 0);
+	assert_configured(tmpl, name);
 	/* Removed by someone: noted as not made, and made again in every hierarchy. */
 	for (i = 0; i < nitems(hier); i++) {
 		char *d = path(tmpl, hier[i], name, NULL);
