@@ -191,16 +191,23 @@ podcache_free(struct podcache *pc)
 	free(pc);
 }
 
+/* A flag of an entry, with the count of entries that have it. */
+static void
+pc_flag(int *flag, size_t *count, int v)
+{
+	if (*flag == v)
+		return;
+	*flag = v;
+	if (v)
+		(*count)++;
+	else
+		(*count)--;
+}
+
 static void
 pc_set_absent(struct podcache *pc, struct pc_entry *e, int absent)
 {
-	if (e->e_absent == absent)
-		return;
-	e->e_absent = absent;
-	if (absent)
-		pc->c_nabsent++;
-	else
-		pc->c_nabsent--;
+	pc_flag(&e->e_absent, &pc->c_nabsent, absent);
 }
 
 static struct pc_entry *
@@ -225,13 +232,7 @@ pc_get_entry(struct podcache *pc, const char *uid)
 static void
 pc_set_foreign(struct podcache *pc, struct pc_entry *e, int foreign)
 {
-	if (e->e_foreign == foreign)
-		return;
-	e->e_foreign = foreign;
-	if (foreign)
-		pc->c_nforeign++;
-	else
-		pc->c_nforeign--;
+	pc_flag(&e->e_foreign, &pc->c_nforeign, foreign);
 }
 
 static int

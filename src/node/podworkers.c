@@ -33,11 +33,10 @@ struct podworker {
 	int                 w_has_pending;
 	struct pw_txn      *w_txn; /* in flight, or NULL */
 	int64_t             w_txn_started_ms;
-	int                 w_run_now;      /* start the phase's transaction at the next dispatch */
-	int64_t             w_next_sync_ms; /* queued retry/resync; 0 none (mirrored: p_due) */
-	size_t              w_idx;          /* its place in p_workers and p_due */
-	int                 w_queued;       /* in p_ready */
-	int64_t             w_grace_s;      /* in force while terminating; 0 before */
+	int                 w_run_now; /* start the phase's transaction at the next dispatch */
+	size_t              w_idx;     /* its place in p_workers and p_due */
+	int                 w_queued;  /* in p_ready */
+	int64_t             w_grace_s; /* in force while terminating; 0 before */
 	int64_t             w_grace_deadline_ms;
 	char               *w_last_error;
 	int                 w_failures;
@@ -55,9 +54,9 @@ struct podworkers {
 	int                p_dispatch_armed;
 	int                p_kick_all; /* re-dispatch every worker (a blocker finished) */
 	struct podworker **p_workers;
-	int64_t           *p_due; /* each worker's w_next_sync_ms, side by side: the once a
-	                           * second look for due syncs reads one array, not every
-	                           * worker */
+	int64_t           *p_due; /* each worker's queued retry/resync (0: none), side by side:
+	                           * the once a second look for due syncs reads one array,
+	                           * not every worker */
 	size_t             p_n;
 	size_t             p_cap;
 	struct podworker **p_ready; /* the workers with something to do, in the order marked:
@@ -197,7 +196,6 @@ pw_free_worker(struct podworker *w)
 static void
 pw_set_due(struct podworkers *p, struct podworker *w, int64_t ms)
 {
-	w->w_next_sync_ms = ms;
 	p->p_due[w->w_idx] = ms;
 }
 
@@ -438,7 +436,7 @@ pw_finish(struct podworkers *p, struct podworker *w)
 		w->w_last_error = xstrdup(t->t_err != NULL ? t->t_err : "unknown error");
 		pw_set_due(p, w, now + pw_jitter(p->p_opts.backoff_ms));
 		log_v(2, "pod %s: %s failed (%d in a row), retry in %llds: %s", w->w_fullname,
-		    t->t_kind, w->w_failures, (long long)((w->w_next_sync_ms - now) / 1000),
+		    t->t_kind, w->w_failures, (long long)((p->p_due[w->w_idx] - now) / 1000),
 		    w->w_last_error);
 		pw_persist(p, w);
 	} else {
@@ -760,7 +758,7 @@ pw_txn_uid(const struct pw_txn *t)
 }
 
 static void
-pw_fill_view(const struct podworker *w, struct pw_view *v)
+pw_fill_view(const struct podworkers *p, const struct podworker *w, struct pw_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->uid = w->w_uid;
@@ -771,7 +769,7 @@ pw_fill_view(const struct podworker *w, struct pw_view *v)
 	v->txn_started_ms = w->w_txn != NULL ? w->w_txn_started_ms : 0;
 	v->has_pending = w->w_has_pending;
 	v->pending_type = w->w_pending_type;
-	v->next_sync_ms = w->w_next_sync_ms;
+	v->next_sync_ms = p->p_due[w->w_idx];
 	v->grace_seconds = w->w_grace_s;
 	v->grace_deadline_ms = w->w_grace_deadline_ms;
 	v->last_error = w->w_last_error;
@@ -786,7 +784,7 @@ podworkers_get(struct podworkers *p, const char *uid, struct pw_view *v)
 
 	if (w == NULL)
 		return -1;
-	pw_fill_view(w, v);
+	pw_fill_view(p, w, v);
 	return 0;
 }
 
@@ -797,7 +795,7 @@ podworkers_foreach(struct podworkers *p, void (*cb)(const struct pw_view *, void
 	size_t         i;
 
 	for (i = 0; i < p->p_n; i++) {
-		pw_fill_view(p->p_workers[i], &v);
+		pw_fill_view(p, p->p_workers[i], &v);
 		cb(&v, arg);
 	}
 }
