@@ -594,16 +594,30 @@ h2_conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
 	h2_session_wake(s);
 }
 
+/* 1 when frames may go to the socket straight: a plain socket, connected. */
+static int
+h2_conn_direct(const struct h2_conn *c)
+{
+	return c->c_sock_up && c->c_s->s_opts.transport != H2_TLS &&
+	    bufferevent_getfd(c->c_bev) >= 0;
+}
+
+/* Frames go to the socket at once when nothing waits before them (a request, most of the
+ * time): through the bufferevent they would wait for the next poll to say the socket is
+ * writable, a turn and three system calls more for each. What the socket does not take, or
+ * an error, is left to the bufferevent, which reports it as it would have. */
 static void
 h2_conn_flush(struct h2_conn *c)
 {
 	struct evbuffer *out;
 	const uint8_t   *data;
-	ssize_t          n;
+	ssize_t          n, w;
+	int              direct;
 
 	if (c->c_state == C_DEAD)
 		return;
 	out = bufferevent_get_output(c->c_bev);
+	direct = h2_conn_direct(c);
 	while (evbuffer_get_length(out) < H2_OUT_HIGH) {
 		n = nghttp2_session_mem_send(c->c_ng, &data);
 		if (n < 0) {
@@ -613,6 +627,20 @@ h2_conn_flush(struct h2_conn *c)
 		}
 		if (n == 0)
 			break;
+		if (direct && evbuffer_get_length(out) == 0) {
+			do
+				w = send(
+				    bufferevent_getfd(c->c_bev), data, (size_t)n, MSG_NOSIGNAL);
+			while (w == -1 && errno == EINTR);
+			if (w == -1)
+				direct = 0; /* full, or an error: the bufferevent's to find */
+			else {
+				data += w;
+				n -= w;
+				if (n == 0)
+					continue;
+			}
+		}
 		if (bufferevent_write(c->c_bev, data, (size_t)n) != 0) {
 			h2_conn_fail(c, H2_ERR_CLOSED, "%s: write failed", c->c_s->s_target);
 			return;
@@ -623,44 +651,41 @@ h2_conn_flush(struct h2_conn *c)
 		h2_conn_fail(c, H2_ERR_CLOSED, "%s: the HTTP/2 session ended", c->c_s->s_target);
 }
 
+/* What the socket holds beyond what the bufferevent read: one buffer for every connection
+ * (one thread; nghttp2 has copied what it keeps when mem_recv returns). */
+static uint8_t h2_rbuf[H2_READ_CHUNK];
+
 /* libevent 2.1 reads a plain socket 4 KiB per read event (EVBUFFER_MAX_READ), whatever
  * bufferevent_set_max_single_read says: a 100 KiB list answer cost 25 loop turns, each a
  * poll, an ioctl and a read. What the socket holds already is read here, in the same turn,
- * H2_READ_CHUNK at a time (a chain that size comes from the heap: one as large as the answer
- * would be mapped and unmapped, and faulted in, every time). TLS reads go through OpenSSL's
- * records and are left to it. An error or the end of the stream is left for the
- * bufferevent to find on its next read. */
+ * H2_READ_CHUNK at a time into h2_rbuf and given to nghttp2 from there: read into the
+ * bufferevent's input, each chunk was a block of the heap, taken and freed on every list
+ * answer (and the heap's top grown and trimmed with them). TLS reads go through OpenSSL's
+ * records and are left to it. An error or the end of the stream is left for the bufferevent
+ * to find on its next read. */
 static void
-h2_conn_read_more(struct h2_conn *c, struct evbuffer *in)
+h2_conn_read_more(struct h2_conn *c)
 {
-	evutil_socket_t       fd = bufferevent_getfd(c->c_bev);
-	struct evbuffer_iovec v;
-	struct iovec          iov;
-	int                   avail, want;
-	size_t                total = 0;
-	ssize_t               r;
+	evutil_socket_t fd = bufferevent_getfd(c->c_bev);
+	int             avail;
+	size_t          total = 0, want;
+	ssize_t         r, rv;
 
 	if (c->c_s->s_opts.transport == H2_TLS || fd < 0 || ioctl(fd, FIONREAD, &avail) == -1)
 		return;
-	/* The bufferevent keeps its input's end frozen but while it reads: as it does. */
-	evbuffer_unfreeze(in, 0);
-	while (avail > 0 && total < H2_READ_MAX) {
-		want = avail < H2_READ_CHUNK ? avail : H2_READ_CHUNK;
-		if (evbuffer_reserve_space(in, want, &v, 1) != 1)
+	while (c->c_state != C_DEAD && avail > 0 && total < H2_READ_MAX) {
+		want = (size_t)avail < sizeof(h2_rbuf) ? (size_t)avail : sizeof(h2_rbuf);
+		if ((r = read(fd, h2_rbuf, want)) <= 0)
 			break;
-		iov.iov_base = v.iov_base;
-		iov.iov_len = v.iov_len < (size_t)want ? v.iov_len : (size_t)want;
-		r = readv(fd, &iov, 1);
-		if (r <= 0) {
-			evbuffer_commit_space(in, &v, 0); /* an error, the end: nothing added */
-			break;
-		}
-		v.iov_len = (size_t)r;
-		evbuffer_commit_space(in, &v, 1);
 		total += (size_t)r;
 		avail -= (int)r;
+		rv = nghttp2_session_mem_recv(c->c_ng, h2_rbuf, (size_t)r);
+		if (rv < 0) {
+			h2_conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", c->c_s->s_target,
+			    nghttp2_strerror((int)rv));
+			break;
+		}
 	}
-	evbuffer_freeze(in, 0);
 }
 
 static void
@@ -672,7 +697,6 @@ h2_conn_readcb(struct bufferevent *bev, void *arg)
 	size_t             len;
 	ssize_t            rv;
 
-	h2_conn_read_more(c, in);
 	c->c_last_read_ms = now_mono_ms();
 	c->c_ping_out = 0;
 	s->s_depth++;
@@ -687,6 +711,8 @@ h2_conn_readcb(struct bufferevent *bev, void *arg)
 		}
 		evbuffer_drain(in, len);
 	}
+	if (c->c_state != C_DEAD)
+		h2_conn_read_more(c);
 	h2_conn_flush(c);
 	s->s_depth--;
 }
