@@ -27,9 +27,13 @@ void
 heap_tune(void)
 {
 #if defined(__GLIBC__)
-	/* Setting a threshold switches glibc's dynamic adjustment off. */
+	/* Setting a threshold switches glibc's dynamic adjustment off. No fast bins (M_MXFAST
+	 * 0): the per-size caches (tcache) in front of them keep small blocks quick, and a
+	 * fast bin's free block is merged with its neighbours only when a larger request
+	 * comes: each 4 KiB read of a socket's bufferevent walked and merged them all
+	 * (malloc_consolidate), and what they held apart stayed fragments of the heap. */
 	if (mallopt(M_ARENA_MAX, 1) != 1 || mallopt(M_MMAP_THRESHOLD, HEAP_MMAP_THRESHOLD) != 1 ||
-	    mallopt(M_TRIM_THRESHOLD, HEAP_TRIM_THRESHOLD) != 1)
+	    mallopt(M_TRIM_THRESHOLD, HEAP_TRIM_THRESHOLD) != 1 || mallopt(M_MXFAST, 0) != 1)
 		log_warnx("%s: mallopt refused a setting", __func__);
 #endif
 }

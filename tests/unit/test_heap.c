@@ -148,12 +148,50 @@ test_drop_due(void **state)
 	assert_true(s.dropped > 0); /* this program's own code, at least */
 }
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+
+/* Bytes that free() left in glibc's fast bins after 64 small blocks were freed (the first
+ * seven of a size go to its tcache). */
+static size_t
+fast_bytes_after_frees(void)
+{
+	void  *p[64];
+	size_t i, fast;
+
+	for (i = 0; i < 64; i++)
+		p[i] = malloc(40);
+	for (i = 0; i < 64; i++)
+		free(p[i]);
+	fast = mallinfo2().fsmblks;
+	malloc_trim(0); /* merges them again */
+	return fast;
+}
+#endif
+
+/* heap_tune: no fast bins (a larger request would walk and merge them). */
+static void
+test_no_fast_bins(void **state)
+{
+	(void)state;
+#if defined(__GLIBC__)
+	mallopt(M_MXFAST, 64 * sizeof(size_t) / 4); /* glibc's default */
+	if (fast_bytes_after_frees() == 0)
+		skip(); /* not glibc's allocator (a sanitizer's, valgrind's): nothing to see */
+	heap_tune();
+	assert_int_equal(fast_bytes_after_frees(), 0);
+#else
+	skip();
+#endif
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drop_clean),
 		cmocka_unit_test(test_drop_due),
+		cmocka_unit_test(test_no_fast_bins),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
