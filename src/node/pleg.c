@@ -54,6 +54,15 @@ struct pl_obj {
 	struct rt_sandbox   o_s;
 };
 
+/* A slot of the index of p_old: a relist that finds every record again reads only these,
+ * never the objects (each a cache line or two away from the next). */
+struct pl_islot {
+	uint64_t i_item;    /* the object's o_item */
+	uint32_t i_obj;     /* its index in p_old + 1 (0: an empty slot), PL_ISLOT_SANDBOX */
+	uint32_t i_claimed; /* the relist generation whose list had its record again */
+};
+#define PL_ISLOT_SANDBOX 0x80000000u
+
 struct pl_set {
 	struct pl_obj *objs;
 	size_t         n;
@@ -98,8 +107,8 @@ struct pleg {
 	void              *p_exit_arg;
 	struct pl_set      p_old; /* the previous relist, sorted by id */
 	struct pl_set      p_new; /* what changed, being built */
-	/* p_old by list record hash: open addressing, slot = index + 1 (0: empty). */
-	uint32_t              *p_index;
+	/* p_old by list record hash: open addressing. */
+	struct pl_islot       *p_index;
 	size_t                 p_index_mask;
 	size_t                 p_claimed;    /* records of p_old that came again */
 	uint32_t               p_gen;        /* relists started */
@@ -290,33 +299,53 @@ pl_index_build(struct pleg *p)
 	} else
 		memset(p->p_index, 0, size * sizeof(*p->p_index));
 	for (i = 0; i < p->p_old.n; i++) {
-		size_t s = pl_slot(p->p_old.objs[i].o_item, p->p_index_mask);
+		const struct pl_obj *o = &p->p_old.objs[i];
+		size_t               s = pl_slot(o->o_item, p->p_index_mask);
 
-		while (p->p_index[s] != 0)
+		while (p->p_index[s].i_obj != 0)
 			s = (s + 1) & p->p_index_mask;
-		p->p_index[s] = (uint32_t)i + 1;
+		p->p_index[s].i_item = o->o_item;
+		p->p_index[s].i_obj = ((uint32_t)i + 1) | (o->o_sandbox ? PL_ISLOT_SANDBOX : 0);
+		p->p_index[s].i_claimed = o->o_claimed;
 	}
 }
 
-/* The previous relist's object decoded from a record with hash h, not claimed yet, or NULL:
- * the record is new or changed. */
-static struct pl_obj *
+/* Claims the previous relist's object decoded from a record with hash h, not claimed yet:
+ * 1, or 0 when there is none (the record is new or changed). */
+static int
 pl_claim(struct pleg *p, uint64_t h, int sandbox)
 {
-	size_t s;
+	uint32_t kind = sandbox ? PL_ISLOT_SANDBOX : 0;
+	size_t   s;
 
 	if (p->p_index == NULL)
-		return NULL;
-	for (s = pl_slot(h, p->p_index_mask); p->p_index[s] != 0; s = (s + 1) & p->p_index_mask) {
-		struct pl_obj *o = &p->p_old.objs[p->p_index[s] - 1];
+		return 0;
+	for (s = pl_slot(h, p->p_index_mask); p->p_index[s].i_obj != 0;
+	     s = (s + 1) & p->p_index_mask) {
+		struct pl_islot *sl = &p->p_index[s];
 
-		if (o->o_item == h && o->o_sandbox == sandbox && o->o_claimed != p->p_gen) {
-			o->o_claimed = p->p_gen;
+		if (sl->i_item == h && (sl->i_obj & PL_ISLOT_SANDBOX) == kind &&
+		    sl->i_claimed != p->p_gen) {
+			sl->i_claimed = p->p_gen;
 			p->p_claimed++;
-			return o;
+			return 1;
 		}
 	}
-	return NULL;
+	return 0;
+}
+
+/* The claims, from the index to the objects: for the merge of a relist that changed. */
+static void
+pl_claims_to_objs(struct pleg *p)
+{
+	size_t i;
+
+	if (p->p_index == NULL)
+		return;
+	for (i = 0; i <= p->p_index_mask; i++)
+		if (p->p_index[i].i_obj != 0)
+			p->p_old.objs[(p->p_index[i].i_obj & ~PL_ISLOT_SANDBOX) - 1].o_claimed =
+			    p->p_index[i].i_claimed;
 }
 
 /* A record without a pod UID that the previous relist saw too: 1 (not decoded again). */
@@ -566,7 +595,7 @@ pl_item(struct pleg *p, int sandbox, const uint8_t *b, size_t len)
 	uint64_t         h = sandbox ? cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_MAPS_SANDBOX)
 	                             : cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_MAPS_CONTAINER);
 
-	if (pl_claim(p, h, sandbox) != NULL || pl_ignored_known(p, h))
+	if (pl_claim(p, h, sandbox) || pl_ignored_known(p, h))
 		return 0;
 	if (d->d_n == d->d_next && !loop_yield_due(d->d_walk_t0, d->d_budget_us))
 		return pl_decode(p, sandbox, h, b, len);
@@ -1167,6 +1196,7 @@ pl_lists_done(struct pleg *p)
 		pl_unchanged(p);
 		return;
 	}
+	pl_claims_to_objs(p);
 	nd = p->p_new.n;
 	if (nd > 1)
 		qsort(p->p_new.objs, nd, sizeof(*p->p_new.objs), pl_cmp_id);
