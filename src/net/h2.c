@@ -8,7 +8,6 @@
  * nghttp2's receive callbacks. Dead connections are torn down by the work event too, never
  * inside nghttp2 or bufferevent callbacks.
  */
-#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -47,9 +46,8 @@
 #define H2_OUT_HIGH    (256 * 1024) /* stop producing frames above this much unsent output */
 #define H2_OUT_LOW     (64 * 1024)  /* resume below this */
 #define H2_MAX_HEADERS 128
-#define H2_READ_MAX                                                                                \
-	(256 * 1024) /* bytes read per read event */ /* fields per response header block */
-#define H2_READ_CHUNK (32 * 1024)                    /* bytes per read of h2_conn_read_more */
+#define H2_READ_MAX    (256 * 1024) /* bytes read per read event of a plain socket */
+#define H2_READ_CHUNK  (32 * 1024)  /* bytes per read of h2_conn_rawreadcb */
 
 enum st_state { ST_QUEUED, ST_OPEN, ST_DONE };
 enum c_state { C_CONNECTING, C_OPEN, C_DRAINING, C_DEAD };
@@ -93,6 +91,7 @@ struct h2_conn {
 	unsigned            c_serial;
 	enum c_state        c_state;
 	struct bufferevent *c_bev;
+	struct event       *c_rev; /* a plain socket's reads (its bufferevent only writes) */
 	nghttp2_session    *c_ng;
 	int                 c_sock_up; /* socket (and TLS) connected */
 	struct event       *c_timer;   /* connect timeout, then keepalive */
@@ -528,6 +527,8 @@ h2_conn_free(struct h2_conn *c)
 	}
 	if (c->c_timer != NULL)
 		event_free(c->c_timer);
+	if (c->c_rev != NULL)
+		event_free(c->c_rev);
 	if (c->c_bev != NULL)
 		bufferevent_free(c->c_bev);
 	if (c->c_ng != NULL)
@@ -557,6 +558,8 @@ h2_conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
 		s->s_cur = NULL;
 	if (c->c_timer != NULL)
 		event_del(c->c_timer);
+	if (c->c_rev != NULL)
+		event_del(c->c_rev);
 	if (c->c_bev != NULL) {
 		bufferevent_disable(c->c_bev, EV_READ | EV_WRITE);
 		bufferevent_setcb(c->c_bev, NULL, NULL, NULL, NULL);
@@ -677,43 +680,56 @@ h2_conn_flush(struct h2_conn *c)
 		h2_conn_fail(c, H2_ERR_CLOSED, "%s: the HTTP/2 session ended", c->c_s->s_target);
 }
 
-/* What the socket holds beyond what the bufferevent read: one buffer for every connection
- * (one thread; nghttp2 has copied what it keeps when mem_recv returns). */
+/* A plain socket's bytes: one buffer for every connection (one thread; nghttp2 has copied
+ * what it keeps when mem_recv returns). */
 static uint8_t h2_rbuf[H2_READ_CHUNK];
 
-/* libevent 2.1 reads a plain socket 4 KiB per read event (EVBUFFER_MAX_READ), whatever
- * bufferevent_set_max_single_read says: a 100 KiB list answer cost 25 loop turns, each a
- * poll, an ioctl and a read. What the socket holds already is read here, in the same turn,
- * H2_READ_CHUNK at a time into h2_rbuf and given to nghttp2 from there: read into the
- * bufferevent's input, each chunk was a block of the heap, taken and freed on every list
- * answer (and the heap's top grown and trimmed with them). TLS reads go through OpenSSL's
- * records and are left to it. An error or the end of the stream is left for the bufferevent
- * to find on its next read. */
-static void
-h2_conn_read_more(struct h2_conn *c)
-{
-	evutil_socket_t fd = bufferevent_getfd(c->c_bev);
-	int             avail;
-	size_t          total = 0, want;
-	ssize_t         r, rv;
+static void h2_conn_eventcb(struct bufferevent *, short, void *);
 
-	if (c->c_s->s_opts.transport == H2_TLS || fd < 0 || ioctl(fd, FIONREAD, &avail) == -1)
-		return;
-	while (c->c_state != C_DEAD && avail > 0 && total < H2_READ_MAX) {
-		want = (size_t)avail < sizeof(h2_rbuf) ? (size_t)avail : sizeof(h2_rbuf);
-		if ((r = read(fd, h2_rbuf, want)) <= 0)
+/* A plain socket is read here, not by its bufferevent: libevent 2.1 reads 4 KiB per read
+ * event (EVBUFFER_MAX_READ) into a block of the heap, so a 100 KiB list answer cost 25 loop
+ * turns, and each read a block taken and freed. Here what the socket holds is read in the
+ * same turn, H2_READ_MAX at most, into h2_rbuf, and given to nghttp2 from there; a read
+ * shorter than the buffer found the socket empty. The end of the stream or an error goes to
+ * h2_conn_eventcb as the bufferevent would have said it. TLS reads go through OpenSSL's
+ * records and are left to the bufferevent (h2_conn_readcb). */
+static void
+h2_conn_rawreadcb(evutil_socket_t fd, short what, void *arg)
+{
+	struct h2_conn    *c = arg;
+	struct h2_session *s = c->c_s;
+	size_t             total = 0;
+	ssize_t            r, rv;
+
+	(void)what;
+	c->c_last_read_ms = now_mono_ms();
+	c->c_ping_out = 0;
+	s->s_depth++;
+	while (c->c_state != C_DEAD && total < H2_READ_MAX) {
+		if ((r = read(fd, h2_rbuf, sizeof(h2_rbuf))) == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
+		if (r <= 0) {
+			h2_conn_eventcb(c->c_bev,
+			    BEV_EVENT_READING | (r == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), c);
+			break;
+		}
 		total += (size_t)r;
-		avail -= (int)r;
 		rv = nghttp2_session_mem_recv(c->c_ng, h2_rbuf, (size_t)r);
 		if (rv < 0) {
-			h2_conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", c->c_s->s_target,
+			h2_conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", s->s_target,
 			    nghttp2_strerror((int)rv));
 			break;
 		}
+		if ((size_t)r < sizeof(h2_rbuf))
+			break;
 	}
+	h2_conn_flush(c);
+	s->s_depth--;
 }
 
+/* TLS: what the bufferevent read and OpenSSL decrypted. */
 static void
 h2_conn_readcb(struct bufferevent *bev, void *arg)
 {
@@ -737,10 +753,26 @@ h2_conn_readcb(struct bufferevent *bev, void *arg)
 		}
 		evbuffer_drain(in, len);
 	}
-	if (c->c_state != C_DEAD)
-		h2_conn_read_more(c);
 	h2_conn_flush(c);
 	s->s_depth--;
+}
+
+/* Reading and writing start once the socket (and TLS) is up. */
+static void
+h2_conn_io_start(struct h2_conn *c)
+{
+	evutil_socket_t fd = bufferevent_getfd(c->c_bev);
+
+	if (c->c_s->s_opts.transport == H2_TLS || fd < 0) {
+		bufferevent_enable(c->c_bev, EV_READ | EV_WRITE);
+		return;
+	}
+	if (c->c_rev == NULL &&
+	    (c->c_rev = event_new(
+	         c->c_s->s_base, fd, EV_READ | EV_PERSIST, h2_conn_rawreadcb, c)) == NULL)
+		fatalx("%s: event_new failed", __func__);
+	event_add(c->c_rev, NULL);
+	bufferevent_enable(c->c_bev, EV_WRITE);
 }
 
 static void
@@ -812,7 +844,7 @@ h2_conn_eventcb(struct bufferevent *bev, short what, void *arg)
 			    bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		}
 		c->c_sock_up = 1;
-		bufferevent_enable(bev, EV_READ | EV_WRITE);
+		h2_conn_io_start(c);
 		h2_conn_flush(c);
 		return;
 	}
@@ -974,7 +1006,7 @@ h2_conn_socket(struct h2_conn *c, char *why, size_t len)
 	/* big list responses: fewer, larger reads than libevent's 16 KiB default */
 	bufferevent_set_max_single_read(c->c_bev, H2_READ_MAX);
 	if (c->c_sock_up)
-		bufferevent_enable(c->c_bev, EV_READ | EV_WRITE);
+		h2_conn_io_start(c);
 	return 0;
 }
 
