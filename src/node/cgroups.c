@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/strindex.h"
 #include "core/util.h"
 #include "node/cgroups.h"
 
@@ -38,6 +39,8 @@ struct cgroups {
 	char                   tiers[3][QOS_CGROUP_NAME_MAX]; /* kubepods, burstable, besteffort */
 	struct cg_pod         *pods;
 	size_t                 npods;
+	struct strindex       *index;            /* pods by UID */
+	int                    tier_fd[3];       /* O_PATH, the tiers in the memory hierarchy; -1 */
 	int64_t                burstable_shares; /* as last written; 0 before */
 };
 
@@ -133,7 +136,7 @@ cg_make(struct cgroups *cg, const char *rel)
 }
 
 static int
-cg_exists(struct cgroups *cg, const char *rel)
+cg_stat_path(struct cgroups *cg, const char *rel)
 {
 	char       *path = xsprintf("%s%s%s", cg->mnt, cg->v2 ? "" : "/memory", rel);
 	struct stat st;
@@ -141,6 +144,40 @@ cg_exists(struct cgroups *cg, const char *rel)
 
 	free(path);
 	return rc;
+}
+
+/* 1 when the cgroup rel exists (in the memory hierarchy on v1). Asked at every pod sync: a
+ * pod's is looked up from its tier's directory, held open (one name to look up, not the
+ * seven or so of the whole path through the cgroup mount). Only "there" is believed from
+ * the held directory: when it says "not there" (the tier itself may have been removed and
+ * made again), the whole path is looked at, and a tier found again is opened again. */
+static int
+cg_exists(struct cgroups *cg, const char *rel)
+{
+	const char *leaf = strrchr(rel, '/');
+	struct stat st;
+	size_t      t, plen;
+	int         there;
+
+	plen = leaf != NULL ? (size_t)(leaf - rel) : 0;
+	for (t = 0; leaf != NULL && t < 3; t++)
+		if (strlen(cg->tiers[t]) == plen && strncmp(cg->tiers[t], rel, plen) == 0)
+			break;
+	if (leaf == NULL || t == 3)
+		return cg_stat_path(cg, rel);
+	if (cg->tier_fd[t] == -1) {
+		char *dir = xsprintf("%s%s%s", cg->mnt, cg->v2 ? "" : "/memory", cg->tiers[t]);
+
+		cg->tier_fd[t] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		free(dir);
+	}
+	if (cg->tier_fd[t] >= 0 && fstatat(cg->tier_fd[t], leaf + 1, &st, 0) == 0)
+		return 1;
+	if ((there = cg_stat_path(cg, rel)) && cg->tier_fd[t] >= 0) {
+		close(cg->tier_fd[t]); /* a tier made again since it was opened */
+		cg->tier_fd[t] = -1;
+	}
+	return there;
 }
 
 static void
@@ -171,6 +208,8 @@ cgroups_new(const struct cgroups_options *o, char *err, size_t errlen)
 	size_t             i;
 
 	cg->o = *o;
+	cg->index = strindex_new();
+	cg->tier_fd[0] = cg->tier_fd[1] = cg->tier_fd[2] = -1;
 	cg->mnt = xstrdup(o->mnt != NULL ? o->mnt : "/sys/fs/cgroup");
 	cg->root = xstrdup(o->root != NULL ? o->root : "/");
 	cg->v2 = o->v2;
@@ -218,6 +257,10 @@ cgroups_free(struct cgroups *cg)
 	for (i = 0; i < cg->npods; i++)
 		free(cg->pods[i].uid);
 	free(cg->pods);
+	strindex_free(cg->index);
+	for (i = 0; i < 3; i++)
+		if (cg->tier_fd[i] >= 0)
+			close(cg->tier_fd[i]);
 	free(cg->mnt);
 	free(cg->root);
 	free(cg);
@@ -257,15 +300,20 @@ cgroups_pod_name(const struct cgroups *cg, const struct pod *pod, char *buf, siz
 	return qos_cgroup_name(cg->o.driver, cg->root, parts, n, buf, len);
 }
 
+static const char *
+cg_pod_key(const void *arg, size_t pos)
+{
+	const struct cgroups *cg = arg;
+
+	return cg->pods[pos].uid;
+}
+
 static struct cg_pod *
 cg_find(struct cgroups *cg, const char *uid)
 {
-	size_t i;
+	size_t i = strindex_find(cg->index, uid, cg_pod_key, cg);
 
-	for (i = 0; i < cg->npods; i++)
-		if (strcmp(cg->pods[i].uid, uid) == 0)
-			return &cg->pods[i];
-	return NULL;
+	return i == STRINDEX_NONE ? NULL : &cg->pods[i];
 }
 
 /* The pod's record; a new one (the pod's first sync, or the first after our start) is made
@@ -283,6 +331,7 @@ cg_note(struct cgroups *cg, const struct pod *pod, const char *name, int look)
 		cg->pods = xreallocarray(cg->pods, cg->npods + 1, sizeof(*cg->pods));
 		p = &cg->pods[cg->npods++];
 		p->uid = xstrdup(pod->uid);
+		strindex_add(cg->index, p->uid, cg->npods - 1);
 		p->made = cg_exists(cg, name);
 		p->configured = 0;
 	} else if (p->made && look && !(p->made = cg_exists(cg, name)))
@@ -332,11 +381,17 @@ void
 cgroups_pod_forget(struct cgroups *cg, const char *uid)
 {
 	struct cg_pod *p = cg_find(cg, uid);
+	size_t         i;
 
 	if (p == NULL)
 		return;
+	i = (size_t)(p - cg->pods);
+	strindex_remove(cg->index, p->uid, i);
 	free(p->uid);
-	*p = cg->pods[--cg->npods];
+	if (i != --cg->npods) {
+		*p = cg->pods[cg->npods];
+		strindex_move(cg->index, p->uid, cg->npods, i);
+	}
 	cg_update_burstable(cg);
 }
 

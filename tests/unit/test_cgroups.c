@@ -3,7 +3,8 @@
  * noted at its sync and its cgroup made later; one the runtime made first (runc makes a
  * missing parent for the sandbox, whose request now leaves before the pod cgroup is made) is
  * configured all the same; one found at a restart is taken as made and configured again
- * once; one removed is made again. */
+ * once; one removed is made again; pods are found by UID after others left, and a pod
+ * cgroup is found after its tier was made again. */
 #include <sys/stat.h>
 
 #include <setjmp.h>
@@ -21,14 +22,17 @@
 static const char *const hier[] = { "cpu", "cpuacct", "memory", "pids" };
 
 static struct pod *
-mkpod(void)
+mkpod(const char *uid)
 {
-	const char *json =
-	    "{\"metadata\": {\"name\": \"g\", \"namespace\": \"default\", \"uid\": \"u-1\"},"
+	char *json = xsprintf(
+	    "{\"metadata\": {\"name\": \"g\", \"namespace\": \"default\", \"uid\": \"%s\"},"
 	    " \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\", \"resources\":"
-	    " {\"limits\": {\"cpu\": \"250m\", \"memory\": \"64Mi\"}}}]}}";
+	    " {\"limits\": {\"cpu\": \"250m\", \"memory\": \"64Mi\"}}}]}}",
+	    uid);
 	char        err[256];
 	struct pod *p = pod_from_json(json, strlen(json), err, sizeof(err));
+
+	free(json);
 
 	if (p == NULL)
 		fail_msg("%s", err);
@@ -136,7 +140,7 @@ static void
 test_made_after_runtime(void **state)
 {
 	char            tmpl[] = "/tmp/klet-cgt.XXXXXX", name[QOS_CGROUP_NAME_MAX];
-	struct pod     *pod = mkpod();
+	struct pod     *pod = mkpod("u-1");
 	struct cgroups *cg;
 	size_t          i;
 
@@ -198,11 +202,81 @@ test_made_after_runtime(void **state)
 	rmtree(tmpl);
 }
 
+/* A tree with the four hierarchies under a new temporary directory. */
+static void
+mktree(char *tmpl)
+{
+	size_t i;
+
+	assert_non_null(mkdtemp(tmpl));
+	for (i = 0; i < nitems(hier); i++) {
+		char *d = xsprintf("%s/%s", tmpl, hier[i]);
+
+		assert_int_equal(mkdir(d, 0755), 0);
+		free(d);
+	}
+}
+
+/* Pods found by UID after another left (the last takes its place), and a pod cgroup found
+ * when its tier was removed and made again after kletd first looked into it. */
+static void
+test_forget_and_tier_again(void **state)
+{
+	char            tmpl[] = "/tmp/klet-cgt.XXXXXX", name[3][QOS_CGROUP_NAME_MAX];
+	const char     *uids[3] = { "u-1", "u-2", "u-3" };
+	struct pod     *pods[3], *pod4;
+	struct cgroups *cg;
+	char           *v, *tier;
+	size_t          i;
+
+	(void)state;
+	mktree(tmpl);
+	cg = mkcg(tmpl);
+	for (i = 0; i < 3; i++) {
+		pods[i] = mkpod(uids[i]);
+		cgroups_pod_name(cg, pods[i], name[i], sizeof(name[i]));
+		assert_int_equal(cgroups_pod_note(cg, pods[i]), 0);
+		kernel_files(tmpl, name[i], 1);
+		assert_int_equal(cgroups_pod_ensure(cg, pods[i]), 0);
+		assert_configured(tmpl, name[i]);
+	}
+	/* u-1 leaves; u-3 moves into its place, and u-4 comes after it: both others are still
+	 * known as configured (a record lost would be configured again). */
+	cgroups_pod_forget(cg, "u-1");
+	pod4 = mkpod("u-4");
+	assert_int_equal(cgroups_pod_note(cg, pod4), 0);
+	for (i = 1; i < 3; i++) {
+		put(tmpl, "cpu", name[i], "cpu.shares", "7\n");
+		assert_int_equal(cgroups_pod_note(cg, pods[i]), 1);
+		assert_int_equal(cgroups_pod_ensure(cg, pods[i]), 0);
+		v = get(tmpl, "cpu", name[i], "cpu.shares");
+		assert_string_equal(v, "7\n");
+		free(v);
+	}
+	/* The memory tier is removed and made again with only u-3's cgroup: u-3 is there,
+	 * u-2 is not (and is made again by its ensure). */
+	tier = xsprintf("%s/memory/t/kubepods", tmpl);
+	assert_int_equal(rmtree(tier), 0);
+	free(tier);
+	kernel_files(tmpl, name[2], 1);
+	assert_int_equal(cgroups_pod_note(cg, pods[2]), 1);
+	assert_int_equal(cgroups_pod_note(cg, pods[1]), 0);
+	assert_int_equal(cgroups_pod_ensure(cg, pods[1]), 0);
+	assert_true(exists(tmpl, "memory", name[1]));
+	assert_int_equal(cgroups_pod_note(cg, pods[1]), 1);
+	cgroups_free(cg);
+	for (i = 0; i < 3; i++)
+		pod_unref(pods[i]);
+	pod_unref(pod4);
+	rmtree(tmpl);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_made_after_runtime),
+		cmocka_unit_test(test_forget_and_tier_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
