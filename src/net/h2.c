@@ -597,12 +597,12 @@ h2_conn_fail(struct h2_conn *c, enum h2_error err, const char *fmt, ...)
 	h2_session_wake(s);
 }
 
-/* 1 when frames may go to the socket straight: a plain socket, connected. */
+/* 1 when frames may go to the socket straight: a plain socket, connected (its own read
+ * event exists then, h2_conn_io_start). */
 static int
 h2_conn_direct(const struct h2_conn *c)
 {
-	return c->c_sock_up && c->c_s->s_opts.transport != H2_TLS &&
-	    bufferevent_getfd(c->c_bev) >= 0;
+	return c->c_rev != NULL;
 }
 
 /* One flush's frames, gathered for one write (one thread; emptied before the flush returns). */
@@ -686,6 +686,19 @@ static uint8_t h2_rbuf[H2_READ_CHUNK];
 
 static void h2_conn_eventcb(struct bufferevent *, short, void *);
 
+/* Gives received bytes to nghttp2; -1 when they broke the protocol (the connection failed). */
+static int
+h2_conn_recv(struct h2_conn *c, const uint8_t *data, size_t len)
+{
+	ssize_t rv = nghttp2_session_mem_recv(c->c_ng, data, len);
+
+	if (rv >= 0)
+		return 0;
+	h2_conn_fail(
+	    c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", c->c_s->s_target, nghttp2_strerror((int)rv));
+	return -1;
+}
+
 /* A plain socket is read here, not by its bufferevent: libevent 2.1 reads 4 KiB per read
  * event (EVBUFFER_MAX_READ) into a block of the heap, so a 100 KiB list answer cost 25 loop
  * turns, and each read a block taken and freed. Here what the socket holds is read in the
@@ -699,7 +712,7 @@ h2_conn_rawreadcb(evutil_socket_t fd, short what, void *arg)
 	struct h2_conn    *c = arg;
 	struct h2_session *s = c->c_s;
 	size_t             total = 0;
-	ssize_t            r, rv;
+	ssize_t            r;
 
 	(void)what;
 	c->c_last_read_ms = now_mono_ms();
@@ -716,12 +729,8 @@ h2_conn_rawreadcb(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 		total += (size_t)r;
-		rv = nghttp2_session_mem_recv(c->c_ng, h2_rbuf, (size_t)r);
-		if (rv < 0) {
-			h2_conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", s->s_target,
-			    nghttp2_strerror((int)rv));
+		if (h2_conn_recv(c, h2_rbuf, (size_t)r) == -1)
 			break;
-		}
 		if ((size_t)r < sizeof(h2_rbuf))
 			break;
 	}
@@ -737,20 +746,13 @@ h2_conn_readcb(struct bufferevent *bev, void *arg)
 	struct h2_session *s = c->c_s;
 	struct evbuffer   *in = bufferevent_get_input(bev);
 	size_t             len;
-	ssize_t            rv;
 
 	c->c_last_read_ms = now_mono_ms();
 	c->c_ping_out = 0;
 	s->s_depth++;
 	while (c->c_state != C_DEAD && (len = evbuffer_get_contiguous_space(in)) > 0) {
-		const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
-
-		rv = nghttp2_session_mem_recv(c->c_ng, data, len);
-		if (rv < 0) {
-			h2_conn_fail(c, H2_ERR_PROTOCOL, "%s: HTTP/2: %s", s->s_target,
-			    nghttp2_strerror((int)rv));
+		if (h2_conn_recv(c, evbuffer_pullup(in, (ssize_t)len), len) == -1)
 			break;
-		}
 		evbuffer_drain(in, len);
 	}
 	h2_conn_flush(c);
