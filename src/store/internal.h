@@ -55,6 +55,8 @@ enum stmt_id {
 	S_DEL_RTOBJS_FOR,
 	S_BEGIN,
 	S_COMMIT,
+	S_FREELIST, /* the checkpoint's: how many pages are free */
+	S_WAL_RESTART,
 	S_NSTMT
 };
 

@@ -77,6 +77,9 @@ const struct stmt_def store_stmt_defs[S_NSTMT] = {
 	    "DELETE FROM runtime_objects WHERE uid = ?", 0, 0 },
 	[S_BEGIN] = { "begin", "BEGIN IMMEDIATE", 0, 0 },
 	[S_COMMIT] = { "commit", "COMMIT", 0, 0 },
+	[S_FREELIST] = { "freelist count", "PRAGMA freelist_count", 0, 0 },
+	[S_WAL_RESTART] = { "WAL restart",
+	    "INSERT OR REPLACE INTO meta (key, value) VALUES ('store.wal', '1')", 0, 0 },
 };
 
 const char *const store_tables[] = { "pods", "workers", "statuses", "container_exits", "intents",

@@ -90,6 +90,25 @@ store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
 	return rc;
 }
 
+/* The file's free pages (PRAGMA freelist_count), -1 on an error. A cached statement, as the
+ * checkpoint's other ones: SQL parsed at each checkpoint would fault SQLite's parser and code
+ * generator in again (about 0.9 MiB of its text) after the idle loop's unmapping of clean
+ * pages (core/heap.h). */
+static int64_t
+store_free_pages(struct store *st)
+{
+	sqlite3_stmt *s = store_stmt(st, S_FREELIST);
+	int64_t       n = -1;
+
+	if (s == NULL)
+		return -1;
+	sqlite3_reset(s);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return n;
+}
+
 static enum exec_result
 store_exec_op(struct store *st, const struct op *op)
 {
@@ -747,8 +766,7 @@ store_wal_restart(struct store *st)
 {
 	if (st->st_degraded)
 		return;
-	if (store_exec_sql(st->st_db,
-	        "INSERT OR REPLACE INTO meta (key, value) VALUES ('store.wal', '1')") != SQLITE_OK)
+	if (store_step_simple(st, S_WAL_RESTART, -1) != SQLITE_DONE)
 		log_v(2, "store %s: WAL restart: %s", st->st_path, sqlite3_errmsg(st->st_db));
 }
 
@@ -777,8 +795,7 @@ store_checkpoint(struct store *st)
 		return 0; /* nothing committed since the WAL was last copied in full */
 	/* Give back the pages of forgotten pods once there are many (its own transaction;
 	 * a failure only means the file stays larger for now). */
-	if (!st->st_degraded &&
-	    store_pragma_int(st->st_db, "PRAGMA freelist_count", &rc) > STORE_VACUUM_PAGES &&
+	if (!st->st_degraded && store_free_pages(st) > STORE_VACUUM_PAGES &&
 	    store_exec_sql(st->st_db, "PRAGMA incremental_vacuum") != SQLITE_OK)
 		log_v(
 		    2, "store %s: incremental_vacuum: %s", st->st_path, sqlite3_errmsg(st->st_db));
