@@ -18,6 +18,7 @@
 #include "client/api.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "api/node.h"
 #include "core/util.h"
 #include "logic/admit.h"
@@ -466,12 +467,12 @@ node_status_json(struct node *n, int heartbeat, const struct nodeinfo *ni)
 	return out;
 }
 
+/* The next status check or lease renewal: at the loop's shared instants (core/loop.h), so
+ * that both ride the wake-up of the loop's own 10 s work. */
 static void
 node_schedule(struct event *ev, int64_t ms)
 {
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-
-	evtimer_add(ev, &tv);
+	loop_grid_add(ev, (unsigned)ms);
 }
 
 /* ---- registration ---- */

@@ -58,6 +58,9 @@ struct loop {
 
 /* The loop in loop_run, for loop_note (one loop runs at a time). */
 static struct loop *loop_running;
+/* When the first loop was made (monotonic): periodic work runs at whole multiples of its
+ * period after it (loop_grid_delay_us). */
+static int64_t loop_epoch_us;
 
 const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS] = { 100, 250, 500, 1000, 2500, 5000, 10000,
 	20000, 50000, 100000, 250000, 1000000, INT64_MAX };
@@ -147,6 +150,14 @@ loop_new(void)
 
 	if ((cfg = event_config_new()) == NULL)
 		fatalx("%s: event_config_new failed", __func__);
+	/* Timers against CLOCK_MONOTONIC, not libevent's default CLOCK_MONOTONIC_COARSE. The
+	 * coarse clock moves once a tick (4 ms at HZ=250): a timer due inside the current tick
+	 * made libevent poll again with 1 ms timeouts until the clock moved past it, up to four
+	 * empty wake-ups before every due timer. The precise clock is read through the vDSO,
+	 * once a turn. */
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+	if (loop_epoch_us == 0)
+		loop_epoch_us = now_mono_us();
 	l->l_base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
 	if (l->l_base == NULL)
@@ -165,14 +176,16 @@ loop_base(struct loop *l)
 }
 
 static void
-loop_task_schedule(struct loop_task *t, int64_t now)
+loop_task_schedule(struct loop_task *t)
 {
 	struct timeval tv;
 	int64_t        wait;
 
 	if (t->t_paused)
 		return;
-	wait = t->t_kicked ? 0 : t->t_due_us - now;
+	/* libevent adds the wait to the time it read when the turn began (loop_grid_add). */
+	event_base_update_cache_time(t->t_loop->l_base);
+	wait = t->t_kicked ? 0 : t->t_due_us - now_mono_us();
 	if (wait < 0)
 		wait = 0;
 	tv.tv_sec = wait / 1000000;
@@ -203,7 +216,7 @@ loop_task_fire(evutil_socket_t fd, short what, void *arg)
 		/* Keep the phase; if we fell more than a period behind, skip the missed runs. */
 		t->t_due_us += period;
 		if (t->t_due_us <= start)
-			t->t_due_us = start + period;
+			t->t_due_us = start + loop_grid_delay_us(start, period);
 	}
 	t->t_fn(t->t_arg);
 	end = now_mono_us();
@@ -214,7 +227,40 @@ loop_task_fire(evutil_socket_t fd, short what, void *arg)
 	loop_note(NULL);
 	log_v(5, "task %s ran in %lldus lag=%lldus", t->t_name, (long long)t->t_last_dur_us,
 	    (long long)lag);
-	loop_task_schedule(t, end);
+	loop_task_schedule(t);
+}
+
+int64_t
+loop_grid_delay_us(int64_t now_us, int64_t period_us)
+{
+	int64_t since, d, slack;
+
+	if (period_us <= 0)
+		return 0;
+	if (loop_epoch_us == 0 || now_us < loop_epoch_us)
+		return period_us; /* no loop yet: one period from now */
+	since = now_us - loop_epoch_us;
+	d = period_us - since % period_us;
+	/* A timer that fired a hair before its instant (libevent's microseconds) must not come
+	 * back at once for the same instant: it goes to the next one. */
+	slack = period_us / 4 < LOOP_GRID_SLACK_US ? period_us / 4 : LOOP_GRID_SLACK_US;
+	return d < slack ? d + period_us : d;
+}
+
+void
+loop_grid_add(struct event *ev, unsigned period_ms)
+{
+	struct timeval tv;
+	int64_t        d;
+
+	/* libevent adds a timeout to the time it read when the turn began; by now that is
+	 * stale by what this turn has run, and the timer would fire that much before its
+	 * instant, in a wake-up of its own. */
+	event_base_update_cache_time(event_get_base(ev));
+	d = loop_grid_delay_us(now_mono_us(), (int64_t)period_ms * 1000);
+	tv.tv_sec = d / 1000000;
+	tv.tv_usec = d % 1000000;
+	evtimer_add(ev, &tv);
 }
 
 struct loop_task *
@@ -232,10 +278,11 @@ loop_every(struct loop *l, const char *name, unsigned interval_ms, loop_task_fn 
 	if ((t->t_ev = evtimer_new(l->l_base, loop_task_fire, t)) == NULL)
 		fatalx("%s: evtimer_new failed", __func__);
 	event_priority_set(t->t_ev, LOOP_PRI_NORMAL);
-	t->t_due_us = now_mono_us() + (int64_t)interval_ms * 1000;
+	t->t_due_us = now_mono_us();
+	t->t_due_us += loop_grid_delay_us(t->t_due_us, (int64_t)interval_ms * 1000);
 	*l->l_tail = t;
 	l->l_tail = &t->t_next;
-	loop_task_schedule(t, now_mono_us());
+	loop_task_schedule(t);
 	log_v(4, "timer %s registered every %ums", name, interval_ms);
 	return t;
 }
@@ -246,7 +293,7 @@ loop_task_kick(struct loop_task *t)
 	if (t->t_paused || t->t_kicked)
 		return;
 	t->t_kicked = 1;
-	loop_task_schedule(t, now_mono_us());
+	loop_task_schedule(t);
 }
 
 void
@@ -259,8 +306,9 @@ loop_task_pause(struct loop_task *t, int paused)
 		evtimer_del(t->t_ev);
 		t->t_kicked = 0;
 	} else {
-		t->t_due_us = now_mono_us() + (int64_t)t->t_interval_ms * 1000;
-		loop_task_schedule(t, now_mono_us());
+		t->t_due_us = now_mono_us();
+		t->t_due_us += loop_grid_delay_us(t->t_due_us, (int64_t)t->t_interval_ms * 1000);
+		loop_task_schedule(t);
 	}
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/util.h"
 #include "logic/admit.h"
 #include "logic/qos.h"
@@ -708,9 +709,13 @@ eviction_run(struct eviction *e)
 static void
 ev_timer(evutil_socket_t fd, short what, void *arg)
 {
+	struct eviction *e = arg;
+
 	(void)fd;
 	(void)what;
-	eviction_run(arg);
+	/* Every period, at the instants the loop's other periodic work shares (core/loop.h). */
+	loop_grid_add(e->timer, (unsigned)e->d.cfg->eviction_monitor_ms);
+	eviction_run(e);
 }
 
 static void
@@ -733,7 +738,6 @@ struct eviction *
 eviction_new(const struct eviction_deps *d, char *err, size_t errlen)
 {
 	struct eviction *e = xcalloc(1, sizeof(*e));
-	struct timeval   tv;
 
 	e->d = *d;
 	if (ev_config_build(&d->cfg->eviction_hard, &d->cfg->eviction_soft,
@@ -746,10 +750,9 @@ eviction_new(const struct eviction_deps *d, char *err, size_t errlen)
 	e->cfg.max_grace_s = d->cfg->eviction_max_grace_s;
 	e->mnt = xstrdup(d->cgroup_mnt != NULL ? d->cgroup_mnt : "/sys/fs/cgroup");
 	e->nt[0].efd = e->nt[0].ufd = e->nt[1].efd = e->nt[1].ufd = -1;
-	e->timer = event_new(d->base, -1, EV_PERSIST, ev_timer, e);
-	tv = ms_to_tv(d->cfg->eviction_monitor_ms);
-	event_add(e->timer, &tv);
-	event_active(e->timer, EV_TIMEOUT, 0); /* a first pass now: the notifiers get armed */
+	e->timer = evtimer_new(d->base, ev_timer, e);
+	/* A first pass now (the notifiers get armed); it arms the timer. */
+	event_active(e->timer, EV_TIMEOUT, 0);
 	return e;
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/util.h"
 #include "cri/cri.h"
 #include "node/events.h"
@@ -503,6 +504,7 @@ ig_detect_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	loop_grid_add(ig->detect_ev, (unsigned)ig->detect_ms);
 	ig->want_detect = 1;
 	ig_start(ig);
 }
@@ -514,6 +516,7 @@ ig_gc_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	loop_grid_add(ig->gc_ev, (unsigned)ig->gc_ms);
 	ig->want_gc = 1;
 	ig_start(ig);
 }
@@ -522,7 +525,6 @@ struct imagegc *
 imagegc_new(const struct imagegc_deps *d)
 {
 	struct imagegc *ig;
-	struct timeval  tv;
 	const char     *env = getenv("KLET_IMAGE_GC_PERIOD_MS");
 
 	if (d->cfg->image_gc_high < 0 || d->cfg->image_gc_high > 100 || d->cfg->image_gc_low < 0 ||
@@ -547,13 +549,12 @@ imagegc_new(const struct imagegc_deps *d)
 	ig->v.policy = ig->pol;
 	ig->v.usage_pct = -1;
 	ig->kick_ev = event_new(d->base, -1, 0, ig_kick_cb, ig);
-	ig->detect_ev = event_new(d->base, -1, EV_PERSIST, ig_detect_cb, ig);
-	ig->gc_ev = event_new(d->base, -1, EV_PERSIST, ig_gc_cb, ig);
-	tv = ms_to_tv(ig->detect_ms);
-	event_add(ig->detect_ev, &tv);
+	/* Each re-armed when it fires, at the loop's shared instants (core/loop.h). */
+	ig->detect_ev = evtimer_new(d->base, ig_detect_cb, ig);
+	ig->gc_ev = evtimer_new(d->base, ig_gc_cb, ig);
+	loop_grid_add(ig->detect_ev, (unsigned)ig->detect_ms);
 	if (ig->pol.high < 100 || ig->pol.max_age_ms > 0) {
-		tv = ms_to_tv(ig->gc_ms);
-		event_add(ig->gc_ev, &tv);
+		loop_grid_add(ig->gc_ev, (unsigned)ig->gc_ms);
 		ig->want_gc = 1; /* a first GC now, as the kubelet's wait.Until */
 	} else {
 		log_info("image GC: --image-gc-high-threshold is 100 and --image-maximum-gc-age "

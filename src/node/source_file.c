@@ -843,6 +843,7 @@ sf_rescan_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	loop_grid_add(s->s_rescan, (unsigned)s->s_check_ms);
 	if (s->s_scanning) {
 		s->s_again = 1;
 		return;
@@ -891,7 +892,7 @@ source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev
     const char *node, int64_t check_ms)
 {
 	struct source_file *s = xcalloc(1, sizeof(*s));
-	struct timeval      now = { 0, 0 }, every;
+	struct timeval      now = { 0, 0 };
 
 	s->s_base = base;
 	s->s_pc = pc;
@@ -912,12 +913,11 @@ source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev
 	}
 	s->s_index = strindex_new();
 	s->s_settle = evtimer_new(base, sf_settle_cb, s);
-	s->s_rescan = event_new(base, -1, EV_PERSIST, sf_rescan_cb, s);
+	s->s_rescan = evtimer_new(base, sf_rescan_cb, s); /* re-armed when it fires */
 	s->s_more = evtimer_new(base, sf_more_cb, s);
 	if (s->s_settle == NULL || s->s_rescan == NULL || s->s_more == NULL)
 		fatalx("%s: event_new failed", __func__);
-	every = ms_to_tv(s->s_check_ms);
-	event_add(s->s_rescan, &every);
+	loop_grid_add(s->s_rescan, (unsigned)s->s_check_ms);
 	evtimer_add(s->s_settle, &now);
 	log_info("static pods from %s (rescan every %lldms)", s->s_dir, (long long)s->s_check_ms);
 	return s;

@@ -174,6 +174,139 @@ test_paused_task_does_not_run(void **state)
 	loop_free(c.l);
 }
 
+/* A task of a 5 ms period runs once a wake-up: timers are held against the precise
+ * monotonic clock. Against libevent's default coarse one (it moves once a scheduler tick,
+ * 4 ms at HZ=250), a timer due inside the current tick made the loop poll again, and return
+ * empty, until the clock moved past it. */
+static void
+test_one_wakeup_per_run(void **state)
+{
+	struct loop_turn_stats ts;
+	struct counter         c = { 0 };
+
+	(void)state;
+	c.l = loop_new();
+	c.stop_at = 20;
+	loop_every(c.l, "tick", 5, count_and_stop, &c);
+	assert_int_equal(loop_run(c.l), 0);
+	loop_turn_stats(c.l, &ts);
+	assert_int_equal(c.runs, 20);
+	assert_true(ts.turns <= 21);
+	loop_free(c.l);
+}
+
+/* Which turn each periodic callback ran in (the count of turns done before it). */
+struct phases {
+	struct loop  *l;
+	struct event *ev;
+	uint64_t      a[16], b[16], c[16];
+	int           na, nb, nc;
+};
+
+static uint64_t
+turn_now(struct loop *l)
+{
+	struct loop_turn_stats ts;
+
+	loop_turn_stats(l, &ts);
+	return ts.turns;
+}
+
+static void
+phase_a(void *arg)
+{
+	struct phases *p = arg;
+
+	if (p->na < 16)
+		p->a[p->na++] = turn_now(p->l);
+}
+
+static void
+phase_b(void *arg)
+{
+	struct phases *p = arg;
+
+	if (p->nb < 16)
+		p->b[p->nb++] = turn_now(p->l);
+	if (p->nb >= 4 && p->nc >= 4)
+		loop_stop(p->l);
+}
+
+static void
+phase_c(evutil_socket_t fd, short what, void *arg)
+{
+	struct phases *p = arg;
+
+	(void)fd;
+	(void)what;
+	loop_grid_add(p->ev, 40);
+	if (p->nc < 16)
+		p->c[p->nc++] = turn_now(p->l);
+	if (p->nb >= 4 && p->nc >= 4)
+		loop_stop(p->l);
+}
+
+static int
+ran_in(const uint64_t *turns, int n, uint64_t turn)
+{
+	for (int i = 0; i < n; i++)
+		if (turns[i] == turn)
+			return 1;
+	return 0;
+}
+
+/* Periodic work registered at different times shares its wake-ups: a 40 ms task made 7 ms
+ * after a 20 ms one, and a one-shot timer re-armed for 40 ms by loop_grid_add made 7 ms later
+ * still, run in turns where the 20 ms task runs too. */
+static void
+test_periodic_work_shares_wakeups(void **state)
+{
+	struct phases   p = { 0 };
+	struct timespec gap = { 0, 7 * 1000 * 1000 };
+
+	(void)state;
+	p.l = loop_new();
+	loop_every(p.l, "a", 20, phase_a, &p);
+	nanosleep(&gap, NULL);
+	loop_every(p.l, "b", 40, phase_b, &p);
+	nanosleep(&gap, NULL);
+	p.ev = evtimer_new(loop_base(p.l), phase_c, &p);
+	loop_grid_add(p.ev, 40);
+	assert_int_equal(loop_run(p.l), 0);
+	assert_true(p.nb >= 4 && p.nc >= 4);
+	/* From the second run on: a timer armed before the loop runs is due a few microseconds
+	 * after its instant (libevent reads the clock after us), and may miss that turn. */
+	for (int i = 1; i < p.nb; i++)
+		assert_true(ran_in(p.a, p.na, p.b[i]));
+	for (int i = 1; i < p.nc; i++)
+		assert_true(ran_in(p.a, p.na, p.c[i]));
+	event_free(p.ev);
+	loop_free(p.l);
+}
+
+/* The grid's arithmetic: the next instant is a whole number of periods after the first
+ * loop's making, never now, and one that is nearer than the slack is skipped. */
+static void
+test_grid_delay(void **state)
+{
+	struct loop *l = loop_new();
+	int64_t      now = now_mono_us(), d1, d2;
+
+	(void)state;
+	d1 = loop_grid_delay_us(now, 1000000);
+	assert_true(d1 > 0 && d1 <= 1000000 + LOOP_GRID_SLACK_US);
+	/* From that instant, and from a hair before it: the next one is a period later. */
+	d2 = loop_grid_delay_us(now + d1, 1000000);
+	assert_int_equal(d2, 1000000);
+	d2 = loop_grid_delay_us(now + d1 - 1, 1000000);
+	assert_int_equal(d2, 1000000 + 1);
+	/* A period that divides another meets it at each of the other's instants. */
+	d2 = loop_grid_delay_us(now + d1 - 1, 500000);
+	assert_int_equal(d2, 500000 + 1);
+	assert_int_equal(loop_grid_delay_us(now, 0), 0);
+	loop_free(l);
+}
+
 struct names {
 	int  n;
 	char seen[4][16];
@@ -247,6 +380,9 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_runs_periodically),
+		cmocka_unit_test(test_one_wakeup_per_run),
+		cmocka_unit_test(test_periodic_work_shares_wakeups),
+		cmocka_unit_test(test_grid_delay),
 		cmocka_unit_test(test_turn_figures),
 		cmocka_unit_test(test_kick_runs_on_next_turn),
 		cmocka_unit_test(test_yield_due),
