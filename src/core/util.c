@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,6 +200,28 @@ fnv64(uint64_t h, const void *buf, size_t len)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+int
+held_dir_stat(int *fd, const char *dir, const char *name, struct stat *sb)
+{
+	char *path;
+	int   rc, saved;
+
+	if (*fd == -1)
+		*fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*fd >= 0 && fstatat(*fd, name, sb, 0) == 0)
+		return 0;
+	path = xsprintf("%s/%s", dir, name);
+	rc = stat(path, sb);
+	saved = errno;
+	free(path);
+	if (rc == 0 && *fd >= 0) { /* dir was made again since it was opened */
+		close(*fd);
+		*fd = -1;
+	}
+	errno = saved;
+	return rc;
 }
 
 uint64_t

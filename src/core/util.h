@@ -42,6 +42,15 @@ int64_t now_wall_ms(void);
 /* A duration in milliseconds as a struct timeval for libevent; negative counts as 0. */
 struct timeval ms_to_tv(int64_t ms);
 
+/* stat of name (one name or a relative path) below the directory dir, looked up from dir's
+ * descriptor held in *fd (O_PATH; opened here when *fd is -1): for a stat asked often, the
+ * components of dir are not walked again each time. A lookup from the held descriptor that
+ * fails is made again on the whole path dir/name, for dir may have been removed and made
+ * again since it was opened; found that way, the held descriptor is closed, and the next call
+ * opens dir again. The caller closes *fd when it is done. Returns stat's 0 or -1 (errno). */
+struct stat;
+int held_dir_stat(int *fd, const char *dir, const char *name, struct stat *sb);
+
 /* rm -rf path, deepest first, never following a symlink nor crossing into another file
  * system (a mount below path stays, with its mount point). 0 when path is gone (or was never
  * there), else -1 with errno of the first failure. */

@@ -41,6 +41,7 @@ struct cgroups {
 	size_t                 npods;
 	struct strindex       *index;            /* pods by UID */
 	int                    tier_fd[3];       /* O_PATH, the tiers in the memory hierarchy; -1 */
+	char                  *tier_dir[3];      /* their paths (held_dir_stat) */
 	int64_t                burstable_shares; /* as last written; 0 before */
 };
 
@@ -157,7 +158,6 @@ cg_exists(struct cgroups *cg, const char *rel)
 	const char *leaf = strrchr(rel, '/');
 	struct stat st;
 	size_t      t, plen;
-	int         there;
 
 	plen = leaf != NULL ? (size_t)(leaf - rel) : 0;
 	for (t = 0; leaf != NULL && t < 3; t++)
@@ -165,19 +165,7 @@ cg_exists(struct cgroups *cg, const char *rel)
 			break;
 	if (leaf == NULL || t == 3)
 		return cg_stat_path(cg, rel);
-	if (cg->tier_fd[t] == -1) {
-		char *dir = xsprintf("%s%s%s", cg->mnt, cg->v2 ? "" : "/memory", cg->tiers[t]);
-
-		cg->tier_fd[t] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		free(dir);
-	}
-	if (cg->tier_fd[t] >= 0 && fstatat(cg->tier_fd[t], leaf + 1, &st, 0) == 0)
-		return 1;
-	if ((there = cg_stat_path(cg, rel)) && cg->tier_fd[t] >= 0) {
-		close(cg->tier_fd[t]); /* a tier made again since it was opened */
-		cg->tier_fd[t] = -1;
-	}
-	return there;
+	return held_dir_stat(&cg->tier_fd[t], cg->tier_dir[t], leaf + 1, &st) == 0;
 }
 
 static void
@@ -228,6 +216,9 @@ cgroups_new(const struct cgroups_options *o, char *err, size_t errlen)
 		return NULL;
 	}
 	for (i = 0; i < 3; i++)
+		cg->tier_dir[i] =
+		    xsprintf("%s%s%s", cg->mnt, cg->v2 ? "" : "/memory", cg->tiers[i]);
+	for (i = 0; i < 3; i++)
 		if (cg_make(cg, cg->tiers[i]) < 0) {
 			snprintf(err, errlen, "cannot make the cgroup %s under %s", cg->tiers[i],
 			    cg->mnt);
@@ -258,9 +249,11 @@ cgroups_free(struct cgroups *cg)
 		free(cg->pods[i].uid);
 	free(cg->pods);
 	strindex_free(cg->index);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		if (cg->tier_fd[i] >= 0)
 			close(cg->tier_fd[i]);
+		free(cg->tier_dir[i]);
+	}
 	free(cg->mnt);
 	free(cg->root);
 	free(cg);

@@ -309,21 +309,11 @@ lr_paths_sweep(struct logrotate *lr)
 static int
 lr_stat(struct logrotate *lr, const char *path, struct stat *sb)
 {
-	size_t      n = strlen(lr->logs_dir);
-	struct stat d;
+	size_t n = strlen(lr->logs_dir);
 
-	if (lr->logs_fd == -1)
-		lr->logs_fd = open(lr->logs_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (lr->logs_fd == -1 || strncmp(path, lr->logs_dir, n) != 0 || path[n] != '/')
+	if (strncmp(path, lr->logs_dir, n) != 0 || path[n] != '/')
 		return stat(path, sb);
-	if (fstatat(lr->logs_fd, path + n + 1, sb, 0) == 0)
-		return 0;
-	if (errno == ENOENT && fstat(lr->logs_fd, &d) == 0 && d.st_nlink == 0) {
-		close(lr->logs_fd); /* the directory was removed: its path is looked up again */
-		lr->logs_fd = -1;
-		return stat(path, sb);
-	}
-	return -1;
+	return held_dir_stat(&lr->logs_fd, lr->logs_dir, path + n + 1, sb);
 }
 
 static void

@@ -1,0 +1,88 @@
+/* test_util.c — the file helpers of core/util: stat below a held directory. */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/util.h"
+
+static void
+touch(const char *dir, const char *name)
+{
+	char *p = xsprintf("%s/%s", dir, name);
+	int   fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	close(fd);
+	free(p);
+}
+
+/* Found from the held descriptor; a name that is not there leaves it held; a directory
+ * removed and made again is found by its path, and the next call holds the new one. */
+static void
+test_held_dir_stat(void **state)
+{
+	char        tmpl[] = "/tmp/klet-test-util.XXXXXX", *t = mkdtemp(tmpl), *d, *old;
+	struct stat sb;
+	int         fd = -1, held;
+
+	(void)state;
+	assert_non_null(t);
+	d = xsprintf("%s/d", t);
+	old = xsprintf("%s/old", t);
+	assert_int_equal(mkdir(d, 0755), 0);
+	touch(d, "f");
+	assert_int_equal(held_dir_stat(&fd, d, "f", &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	assert_true(fd >= 0);
+	held = fd;
+	assert_int_equal(held_dir_stat(&fd, d, "f", &sb), 0);
+	assert_int_equal(fd, held);
+	assert_int_equal(held_dir_stat(&fd, d, "missing", &sb), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(fd, held);
+
+	/* d made again: the held descriptor is the old one. */
+	assert_int_equal(rename(d, old), 0);
+	assert_int_equal(mkdir(d, 0755), 0);
+	touch(d, "g");
+	touch(old, "h");
+	assert_int_equal(held_dir_stat(&fd, d, "g", &sb), 0);
+	assert_int_equal(fd, -1);
+	/* Held again, the new d: h is only in the old one. */
+	assert_int_equal(held_dir_stat(&fd, d, "g", &sb), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(held_dir_stat(&fd, d, "h", &sb), -1);
+	assert_int_equal(errno, ENOENT);
+
+	/* d gone: not found, by either way. */
+	assert_int_equal(rmtree(d), 0);
+	assert_int_equal(held_dir_stat(&fd, d, "g", &sb), -1);
+	assert_int_equal(errno, ENOENT);
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	assert_int_equal(held_dir_stat(&fd, d, "g", &sb), -1);
+	assert_int_equal(fd, -1);
+	assert_int_equal(rmtree(t), 0);
+	free(d);
+	free(old);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_held_dir_stat),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
