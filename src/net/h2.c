@@ -43,11 +43,16 @@
 	     (var) = (tvar))
 #endif
 
-#define H2_OUT_HIGH    (256 * 1024) /* stop producing frames above this much unsent output */
-#define H2_OUT_LOW     (64 * 1024)  /* resume below this */
-#define H2_MAX_HEADERS 128
-#define H2_READ_MAX    (256 * 1024) /* bytes read per read event of a plain socket */
-#define H2_READ_CHUNK  (32 * 1024)  /* bytes per read of h2_conn_rawreadcb */
+#define H2_OUT_HIGH        (256 * 1024) /* stop producing frames above this much unsent output */
+#define H2_OUT_LOW         (64 * 1024)  /* resume below this */
+#define H2_MAX_HEADERS     128
+/* A header block's fields, and their names and values, are held in the stream itself up to
+ * these sizes (a gRPC answer's headers and trailers, an API server's headers): none of them
+ * is allocated on its own. */
+#define H2_HB_INLINE_N     12
+#define H2_HB_INLINE_BYTES 512
+#define H2_READ_MAX        (256 * 1024) /* bytes read per read event of a plain socket */
+#define H2_READ_CHUNK      (32 * 1024)  /* bytes per read of h2_conn_rawreadcb */
 
 enum st_state { ST_QUEUED, ST_OPEN, ST_DONE };
 enum c_state { C_CONNECTING, C_OPEN, C_DRAINING, C_DEAD };
@@ -71,10 +76,16 @@ struct h2_stream {
 	unsigned             st_retries;
 	int                  st_got_response;
 	int                  st_remote_end;
-	/* the header block being received */
+	/* the header block being received: its fields (st_hb_in, or the heap past
+	 * H2_HB_INLINE_N), their names and values, each NUL-ended, packed one after the
+	 * other (st_hbs_in, or the heap past H2_HB_INLINE_BYTES); st_hb NULL: none yet */
 	struct h2_header *st_hb;
-	size_t            st_hbn;
+	size_t            st_hbn, st_hbcap;
+	char             *st_hbs;
+	size_t            st_hbslen, st_hbscap;
 	size_t            st_hbbytes;
+	struct h2_header  st_hb_in[H2_HB_INLINE_N];
+	char              st_hbs_in[H2_HB_INLINE_BYTES];
 	/* a local reason to end the stream (abort, bad headers) */
 	enum h2_error st_local_err;
 	char         *st_local_detail;
@@ -184,16 +195,64 @@ h2_options_init(struct h2_options *o)
 static void
 h2_hb_clear(struct h2_stream *st)
 {
-	size_t i;
-
-	for (i = 0; i < st->st_hbn; i++) {
-		free((char *)st->st_hb[i].name);
-		free((char *)st->st_hb[i].value);
-	}
-	free(st->st_hb);
+	if (st->st_hb != st->st_hb_in)
+		free(st->st_hb);
+	if (st->st_hbs != st->st_hbs_in)
+		free(st->st_hbs);
 	st->st_hb = NULL;
-	st->st_hbn = 0;
+	st->st_hbs = NULL;
+	st->st_hbn = st->st_hbcap = st->st_hbslen = st->st_hbscap = 0;
 	st->st_hbbytes = 0;
+}
+
+/* Appends one field to the header block being received. */
+static void
+h2_hb_add(struct h2_stream *st, const uint8_t *name, size_t namelen, const uint8_t *value,
+    size_t valuelen)
+{
+	size_t need = namelen + valuelen + 2, i;
+	char  *p;
+
+	if (st->st_hb == NULL) {
+		st->st_hb = st->st_hb_in;
+		st->st_hbcap = H2_HB_INLINE_N;
+		st->st_hbs = st->st_hbs_in;
+		st->st_hbscap = sizeof(st->st_hbs_in);
+	}
+	if (st->st_hbn == st->st_hbcap) {
+		struct h2_header *hb = xreallocarray(
+		    st->st_hb != st->st_hb_in ? st->st_hb : NULL, st->st_hbcap * 2, sizeof(*hb));
+
+		if (st->st_hb == st->st_hb_in)
+			memcpy(hb, st->st_hb_in, sizeof(st->st_hb_in));
+		st->st_hb = hb;
+		st->st_hbcap *= 2;
+	}
+	if (st->st_hbscap - st->st_hbslen < need) {
+		size_t cap = st->st_hbscap * 2 > st->st_hbslen + need ? st->st_hbscap * 2
+		                                                      : st->st_hbslen + need;
+		char  *b = xmalloc(cap);
+
+		/* The fields point into the bytes: moved with them. */
+		memcpy(b, st->st_hbs, st->st_hbslen);
+		for (i = 0; i < st->st_hbn; i++) {
+			st->st_hb[i].name = b + (st->st_hb[i].name - st->st_hbs);
+			st->st_hb[i].value = b + (st->st_hb[i].value - st->st_hbs);
+		}
+		if (st->st_hbs != st->st_hbs_in)
+			free(st->st_hbs);
+		st->st_hbs = b;
+		st->st_hbscap = cap;
+	}
+	p = st->st_hbs + st->st_hbslen;
+	memcpy(p, name, namelen);
+	p[namelen] = '\0';
+	memcpy(p + namelen + 1, value, valuelen);
+	p[namelen + 1 + valuelen] = '\0';
+	st->st_hb[st->st_hbn].name = p;
+	st->st_hb[st->st_hbn].value = p + namelen + 1;
+	st->st_hbn++;
+	st->st_hbslen += need;
 }
 
 static void
@@ -337,10 +396,7 @@ h2_on_header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *
 		h2_hb_clear(st);
 		return 0;
 	}
-	st->st_hb = xreallocarray(st->st_hb, st->st_hbn + 1, sizeof(*st->st_hb));
-	st->st_hb[st->st_hbn].name = xstrndup((const char *)name, namelen);
-	st->st_hb[st->st_hbn].value = xstrndup((const char *)value, valuelen);
-	st->st_hbn++;
+	h2_hb_add(st, name, namelen, value, valuelen);
 	return 0;
 }
 

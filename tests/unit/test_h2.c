@@ -345,6 +345,31 @@ handle(struct sreq *rq)
 			NV("grpc-status", "9"), NV("grpc-message", "bad%20thing%25") };
 
 		nghttp2_submit_response(sc->ng, rq->id, h, nitems(h), NULL);
+	} else if (strcmp(m, "ManyHeaders") == 0) {
+		/* A trailers-only answer of more fields and bytes than a stream holds in itself
+		 * (H2_HB_INLINE_N, H2_HB_INLINE_BYTES): the block grows on the heap twice over;
+		 * its status, among the first fields, and its long message, the last one, arrive
+		 * as sent. */
+		static char names[40][16], vals[40][48], msg[1500];
+		nghttp2_nv  h[44];
+		size_t      i, n = 0;
+
+		h[n++] = (nghttp2_nv)NV(":status", "200");
+		h[n++] = (nghttp2_nv)NV("content-type", "application/grpc");
+		h[n++] = (nghttp2_nv)NV("grpc-status", "9");
+		for (i = 0; i < 40; i++) {
+			snprintf(names[i], sizeof(names[i]), "x-field-%02zu", i);
+			snprintf(vals[i], sizeof(vals[i]), "value-%02zu-%s", i,
+			    "abcdefghijklmnopqrstuvwxyz0123456789");
+			h[n++] = (nghttp2_nv){ (uint8_t *)names[i], (uint8_t *)vals[i],
+				strlen(names[i]), strlen(vals[i]), 0 };
+		}
+		memset(msg, 'm', sizeof(msg));
+		memcpy(msg, "start-", 6);
+		msg[sizeof(msg) - 1] = '\0';
+		h[n++] =
+		    (nghttp2_nv){ (uint8_t *)"grpc-message", (uint8_t *)msg, 12, strlen(msg), 0 };
+		nghttp2_submit_response(sc->ng, rq->id, h, n, NULL);
 	} else if (strcmp(m, "Http503") == 0) {
 		nghttp2_nv h[] = { NV(":status", "503"), NV("content-type", "text/plain") };
 
@@ -705,6 +730,7 @@ test_grpc_calls(void **state)
 	} t[] = {
 		{ "Ok", GRPC_OK, "" },
 		{ "Err", GRPC_FAILED_PRECONDITION, "bad thing%" },
+		{ "ManyHeaders", GRPC_FAILED_PRECONDITION, "start-mmmm" },
 		{ "Http503", GRPC_UNAVAILABLE, "503" },
 		{ "Http404", GRPC_UNIMPLEMENTED, "404" },
 		{ "Nope", GRPC_UNIMPLEMENTED, "" },
