@@ -203,15 +203,20 @@ fnv64(uint64_t h, const void *buf, size_t len)
 }
 
 int
-held_dir_stat(int *fd, const char *dir, const char *name, struct stat *sb)
+held_dir_stat(int *fd, const char *dir, const char *name, struct stat *sb, int linked_ok)
 {
-	char *path;
-	int   rc, saved;
+	struct stat d;
+	char       *path;
+	int         rc, saved;
 
 	if (*fd == -1)
 		*fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (*fd >= 0 && fstatat(*fd, name, sb, 0) == 0)
 		return 0;
+	if (*fd >= 0 && linked_ok && errno == ENOENT && fstat(*fd, &d) == 0 && d.st_nlink > 0) {
+		errno = ENOENT;
+		return -1;
+	}
 	path = xsprintf("%s/%s", dir, name);
 	rc = stat(path, sb);
 	saved = errno;

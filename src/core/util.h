@@ -47,9 +47,12 @@ struct timeval ms_to_tv(int64_t ms);
  * components of dir are not walked again each time. A lookup from the held descriptor that
  * fails is made again on the whole path dir/name, for dir may have been removed and made
  * again since it was opened; found that way, the held descriptor is closed, and the next call
- * opens dir again. The caller closes *fd when it is done. Returns stat's 0 or -1 (errno). */
+ * opens dir again. With linked_ok, a name missing (ENOENT) from a held directory that is still
+ * linked (st_nlink > 0) is taken as missing without that second lookup: for file systems
+ * whose removed directories count no links (not cgroupfs). The caller closes *fd when it is
+ * done. Returns stat's 0 or -1 (errno). */
 struct stat;
-int held_dir_stat(int *fd, const char *dir, const char *name, struct stat *sb);
+int held_dir_stat(int *fd, const char *dir, const char *name, struct stat *sb, int linked_ok);
 
 /* rm -rf path, deepest first, never following a symlink nor crossing into another file
  * system (a mount below path stays, with its mount point). 0 when path is gone (or was never

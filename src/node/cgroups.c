@@ -165,7 +165,8 @@ cg_exists(struct cgroups *cg, const char *rel)
 			break;
 	if (leaf == NULL || t == 3)
 		return cg_stat_path(cg, rel);
-	return held_dir_stat(&cg->tier_fd[t], cg->tier_dir[t], leaf + 1, &st) == 0;
+	/* cgroupfs: a removed cgroup's directory may still count its links. */
+	return held_dir_stat(&cg->tier_fd[t], cg->tier_dir[t], leaf + 1, &st, 0) == 0;
 }
 
 static void

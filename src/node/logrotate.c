@@ -313,7 +313,7 @@ lr_stat(struct logrotate *lr, const char *path, struct stat *sb)
 
 	if (strncmp(path, lr->logs_dir, n) != 0 || path[n] != '/')
 		return stat(path, sb);
-	return held_dir_stat(&lr->logs_fd, lr->logs_dir, path + n + 1, sb);
+	return held_dir_stat(&lr->logs_fd, lr->logs_dir, path + n + 1, sb, 1);
 }
 
 static void
