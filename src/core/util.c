@@ -30,6 +30,12 @@ xmalloc(size_t n)
 	return p;
 }
 
+/* Small blocks are taken with malloc and zeroed here: glibc's calloc (2.36, Debian 12's) passes
+ * by the per-thread cache of freed blocks that malloc takes from first, and goes to the
+ * allocator's bins each time, sorting whatever lies in its unsorted list. Larger ones are
+ * calloc's, which knows that fresh pages are zero already. */
+#define XCALLOC_SMALL 1024
+
 void *
 xcalloc(size_t nmemb, size_t size)
 {
@@ -37,6 +43,11 @@ xcalloc(size_t nmemb, size_t size)
 
 	if (nmemb == 0 || size == 0)
 		nmemb = size = 1;
+	if (nmemb <= XCALLOC_SMALL / size) {
+		if ((p = malloc(nmemb * size)) == NULL)
+			fatalx("%s: out of memory (%zu x %zu)", __func__, nmemb, size);
+		return memset(p, 0, nmemb * size);
+	}
 	if ((p = calloc(nmemb, size)) == NULL)
 		fatalx("%s: out of memory (%zu x %zu)", __func__, nmemb, size);
 	return p;
