@@ -67,9 +67,8 @@ struct h2_stream {
 	int                  st_cancelled;
 	struct h2_stream_cbs st_cbs;
 	void                *st_arg;
-	nghttp2_nv          *st_nv;
+	nghttp2_nv          *st_nv; /* the request's fields, their names and values after them */
 	size_t               st_nnv;
-	char                *st_nvbuf;
 	uint8_t             *st_body;
 	size_t               st_body_len;
 	size_t               st_body_off;
@@ -259,8 +258,7 @@ static void
 h2_stream_free(struct h2_stream *st)
 {
 	h2_hb_clear(st);
-	free(st->st_nv);
-	free(st->st_nvbuf);
+	free(st->st_nv); /* and the names and values after it */
 	free(st->st_body);
 	free(st->st_local_detail);
 	free(st->st_detail);
@@ -276,7 +274,8 @@ h2_stream_finish(struct h2_stream *st, enum h2_error err, uint32_t rst, const ch
 	st->st_err = err;
 	st->st_rst = rst;
 	free(st->st_detail);
-	st->st_detail = xstrdup(detail ? detail : h2_strerror(err));
+	/* An answer that came whole says "ok" without an allocation of its own. */
+	st->st_detail = err == H2_OK ? NULL : xstrdup(detail ? detail : h2_strerror(err));
 	TAILQ_INSERT_TAIL(&st->st_s->s_done, st, st_entry);
 	h2_session_wake(st->st_s);
 }
@@ -1226,7 +1225,8 @@ h2_session_workcb(evutil_socket_t fd, short what, void *arg)
 	while (!s->s_dead && (st = TAILQ_FIRST(&s->s_done)) != NULL) {
 		TAILQ_REMOVE(&s->s_done, st, st_entry);
 		if (!st->st_cancelled && st->st_cbs.on_close != NULL)
-			st->st_cbs.on_close(st->st_arg, st->st_err, st->st_rst, st->st_detail);
+			st->st_cbs.on_close(st->st_arg, st->st_err, st->st_rst,
+			    st->st_detail != NULL ? st->st_detail : "ok");
 		h2_stream_free(st);
 	}
 	if (!s->s_dead) {
@@ -1384,24 +1384,26 @@ h2_request(struct h2_session *s, const struct h2_header *h, size_t n, const uint
 {
 	struct h2_stream *st = xcalloc(1, sizeof(*st));
 	size_t            i, total = 0, off = 0;
+	char             *buf;
 
 	st->st_s = s;
 	st->st_cbs = *cbs;
 	st->st_arg = arg;
 	for (i = 0; i < n; i++)
 		total += strlen(h[i].name) + strlen(h[i].value) + 2;
-	st->st_nvbuf = xmalloc(total + 1);
-	st->st_nv = xcalloc(n ? n : 1, sizeof(*st->st_nv));
+	/* The fields and, after them, their names and values: one block. */
+	st->st_nv = xmalloc(n * sizeof(*st->st_nv) + total + 1);
+	buf = (char *)(st->st_nv + n);
 	st->st_nnv = n;
 	for (i = 0; i < n; i++) {
 		size_t nl = strlen(h[i].name), vl = strlen(h[i].value);
 
-		memcpy(st->st_nvbuf + off, h[i].name, nl + 1);
-		st->st_nv[i].name = (uint8_t *)st->st_nvbuf + off;
+		memcpy(buf + off, h[i].name, nl + 1);
+		st->st_nv[i].name = (uint8_t *)buf + off;
 		st->st_nv[i].namelen = nl;
 		off += nl + 1;
-		memcpy(st->st_nvbuf + off, h[i].value, vl + 1);
-		st->st_nv[i].value = (uint8_t *)st->st_nvbuf + off;
+		memcpy(buf + off, h[i].value, vl + 1);
+		st->st_nv[i].value = (uint8_t *)buf + off;
 		st->st_nv[i].valuelen = vl;
 		off += vl + 1;
 		st->st_nv[i].flags = NGHTTP2_NV_FLAG_NONE;
