@@ -79,6 +79,7 @@ struct source_file {
 	char **s_pending;
 	size_t s_npending, s_ipending;
 	int    s_scanning;
+	int    s_dfd;   /* the directory the scan listed (its names are looked up from it); -1 */
 	int    s_again; /* something changed during the scan: one more after it */
 	/* A scan's set being handed to podconfig, SF_BUDGET_US a turn (a thousand new pods'
 	 * admission and first updates do not hold the loop either): items[s_iitem..) to go. */
@@ -403,16 +404,17 @@ sf_cmp_name(const void *a, const void *b)
 	return strcmp((*(struct sf_file *const *)a)->f_name, (*(struct sf_file *const *)b)->f_name);
 }
 
-/* What stat says of a directory entry: NULL for a regular file (st set), "" when the entry
- * went away since readdir (nothing to say), else why it is skipped. */
+/* What stat says of a directory entry (name, below the directory dfd): NULL for a regular
+ * file (st set), "" when the entry went away since readdir (nothing to say), else why it is
+ * skipped. */
 static const char *
-sf_stat(const char *path, struct stat *st)
+sf_stat(int dfd, const char *name, struct stat *st)
 {
 	static char why[128];
 	struct stat lst;
 
-	if (stat(path, st) == -1) {
-		if (errno == ENOENT && lstat(path, &lst) == -1)
+	if (fstatat(dfd, name, st, 0) == -1) {
+		if (errno == ENOENT && fstatat(dfd, name, &lst, AT_SYMLINK_NOFOLLOW) == -1)
 			return "";
 		snprintf(why, sizeof(why), "%s",
 		    errno == ENOENT ? "a dangling symbolic link" : strerror(errno));
@@ -549,6 +551,9 @@ sf_pending_clear(struct source_file *s)
 	s->s_pending = NULL;
 	s->s_ipending = 0;
 	s->s_scanning = 0;
+	if (s->s_dfd >= 0)
+		close(s->s_dfd);
+	s->s_dfd = -1;
 }
 
 /* Starts a scan: the directory's entries become the names to look at. -1 when the
@@ -591,6 +596,9 @@ sf_scan_begin(struct source_file *s)
 		}
 		s->s_pending[s->s_npending++] = xstrdup(de->d_name);
 	}
+	/* The names are looked at from the directory that listed them: one name to walk for
+	 * each, not the whole path. */
+	s->s_dfd = fcntl(dirfd(dir), F_DUPFD_CLOEXEC, 0);
 	closedir(dir);
 	return 0;
 }
@@ -607,7 +615,8 @@ sf_scan_step(struct source_file *s, int64_t budget_us)
 		struct stat     st;
 		struct sf_file *f;
 		char           *path = xsprintf("%s/%s", s->s_dir, name);
-		const char     *skip = sf_stat(path, &st);
+		const char     *skip =
+                    s->s_dfd >= 0 ? sf_stat(s->s_dfd, name, &st) : sf_stat(AT_FDCWD, path, &st);
 
 		if (skip == NULL && !S_ISREG(st.st_mode)) {
 			free(path);
@@ -901,6 +910,7 @@ source_file_new(struct event_base *base, struct podconfig *pc, struct events *ev
 	s->s_node = xstrdup(node);
 	s->s_check_ms = check_ms > 0 ? check_ms : 20000;
 	s->s_wd = -1;
+	s->s_dfd = -1;
 	s->s_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (s->s_ifd == -1) {
 		log_warn("inotify_init1; relying on rescans every %llds",
