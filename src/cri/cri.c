@@ -785,7 +785,7 @@ cri_wire_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* One more part of the sequence: a span's hash. */
+/* One more part of the sequence: a field's hash. */
 static uint64_t
 cri_wire_step(uint64_t acc, uint64_t h)
 {
@@ -793,36 +793,27 @@ cri_wire_step(uint64_t acc, uint64_t h)
 }
 
 uint64_t
-cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t maps)
+cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t keys)
 {
-	size_t   i = 0, next, val, span = 0;
-	uint64_t num, acc = seed, nmap = 0, lmap = 0;
+	size_t   i = 0, next, val;
+	uint64_t num, last = 0, acc = seed;
+	uint64_t top = keys != 0 ? 31u - (unsigned)__builtin_clz(keys) : 0;
 
 	while (i < len) {
 		if ((next = cri_wire_field(msg, len, i, &num, &val)) == 0)
 			return hash_bytes(msg, len, seed); /* not a message: its bytes */
-		if (num < 32 && (maps >> num & 1) != 0) {
-			uint8_t key = msg[i];
-
-			if (i > span)
-				acc = cri_wire_step(acc, hash_bytes(msg + span, i - span, seed));
-			lmap += next - i;
-			nmap++;
-			/* The rest of the map: entries of one-byte lengths, skipped as they come.
-			 */
-			while (key < 0x80 && len - next >= 2 && msg[next] == key &&
-			    msg[next + 1] < 0x80 && len - next - 2 >= msg[next + 1]) {
-				lmap += 2u + msg[next + 1];
-				nmap++;
-				next += 2u + msg[next + 1];
-			}
-			span = next;
-		}
+		/* Past the last key field of a record in field order so far (as every
+		 * runtime writes them): no key field follows. */
+		if (num > top && num >= last)
+			break;
+		if (num < 32 && (keys >> num & 1) != 0)
+			acc = cri_wire_step(acc, hash_bytes(msg + i, next - i, seed));
+		if (num < last) /* out of order: the whole record is walked */
+			top = UINT32_MAX;
+		last = num;
 		i = next;
 	}
-	if (len > span)
-		acc = cri_wire_step(acc, hash_bytes(msg + span, len - span, seed));
-	return cri_wire_mix(acc ^ cri_wire_mix(nmap << 32 ^ lmap ^ seed));
+	return cri_wire_mix(acc ^ seed);
 }
 
 CRI_RPC(version, RT, "Version", VersionRequest, VersionResponse,

@@ -227,13 +227,16 @@ int cri_wire_bytes(
 int cri_wire_fields(const uint8_t *msg, size_t len, const uint32_t *fields, size_t n,
     const uint8_t **val, size_t *vlen);
 /* The hash a relist keys a list record by (ListPodSandbox's items, ListContainers'
- * containers), to decode only records that are not the previous relist's. The fields whose
- * numbers are set in the bit mask maps (the record's labels and annotations) count only by
- * their number of entries and bytes: a runtime writes a map in a new order every time (Go's
- * protobuf does, containerd among them), and the CRI has no call that changes a record's maps
- * (its ID, in the hashed bytes, names one record for good). Every other field is hashed, in
- * order, state included. A malformed msg is hashed as its bytes. Pure. */
-uint64_t cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t maps);
+ * containers), to decode only records that are not the previous relist's. Only the fields
+ * whose numbers are set in the bit mask keys are hashed (each with its key and length): the
+ * record's ID and state. The CRI changes nothing else of a listed sandbox or container while
+ * its ID lasts (its metadata, image, creation time, labels and annotations are those it was
+ * created with), and the kubelet's relist compares states only. The rest is not read: the
+ * walk stops at the first field past the last key field when the fields up to it came in
+ * field order, as every runtime's protobuf writes them (a record seen out of order by then is
+ * walked to its end). The maps are the bulk of a record, and Go's protobuf writes them in a
+ * new order every time. A malformed msg, as far as it is walked, is hashed as its bytes. Pure. */
+uint64_t cri_wire_hash(const uint8_t *msg, size_t len, uint64_t seed, uint32_t keys);
 
 /* ImageService */
 typedef void (*cri_pull_image_cb)(

@@ -26,10 +26,10 @@
 /* Seeds of the list record hashes: a sandbox and a container record never match. */
 #define PL_SEED_SANDBOX     0x736278ULL
 #define PL_SEED_CONTAINER   0x637472ULL
-/* The map fields of the records (api.proto): PodSandbox labels 5, annotations 6; Container
- * labels 8, annotations 9. */
-#define PL_MAPS_SANDBOX     (1u << 5 | 1u << 6)
-#define PL_MAPS_CONTAINER   (1u << 8 | 1u << 9)
+/* The fields a record's hash is made of (api.proto): PodSandbox id 1, state 3; Container
+ * id 1, state 6. Nothing else of a record changes while its ID lasts (cri_wire_hash). */
+#define PL_KEYS_SANDBOX     (1u << 1 | 1u << 3)
+#define PL_KEYS_CONTAINER   (1u << 1 | 1u << 6)
 /* Decoding list records, per loop turn: past it the rest waits for the next turns (the
  * first relist after a start decodes every record, a few ms per thousand). */
 #define PL_DECODE_BUDGET_US 5000
@@ -592,8 +592,8 @@ static int
 pl_item(struct pleg *p, int sandbox, const uint8_t *b, size_t len)
 {
 	struct pl_defer *d = &p->p_defer;
-	uint64_t         h = sandbox ? cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_MAPS_SANDBOX)
-	                             : cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_MAPS_CONTAINER);
+	uint64_t         h = sandbox ? cri_wire_hash(b, len, PL_SEED_SANDBOX, PL_KEYS_SANDBOX)
+	                             : cri_wire_hash(b, len, PL_SEED_CONTAINER, PL_KEYS_CONTAINER);
 
 	if (pl_claim(p, h, sandbox) || pl_ignored_known(p, h))
 		return 0;

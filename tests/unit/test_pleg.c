@@ -262,14 +262,15 @@ test_wire_bytes(void **state)
 	    -1);
 }
 
-/* A record's hash does not depend on the order of its maps' entries (a Go runtime writes its
- * maps in a new order every time: containerd's list answers differ byte for byte from one
- * relist to the next), but does on every other field; the maps count by entries and bytes. */
-#define MAPS_CONTAINER (1u << 8 | 1u << 9)
+/* A record's hash is made of its ID and state only (a Go runtime writes its maps in a new
+ * order every time, and nothing else of a record changes while its ID lasts); the walk stops
+ * past the state in a record in field order, and goes to the end of one that was seen out of
+ * order before. */
+#define KEYS_CONTAINER (1u << 1 | 1u << 6)
 static uint64_t
 whash(const uint8_t *b, size_t len, uint64_t seed)
 {
-	return cri_wire_hash(b, len, seed, MAPS_CONTAINER);
+	return cri_wire_hash(b, len, seed, KEYS_CONTAINER);
 }
 
 static void
@@ -280,8 +281,8 @@ test_wire_hash(void **state)
 	Runtime__V1__Container__AnnotationsEntry an[2], *ap[2];
 	static const char *keys[] = { "io.kubernetes.pod.uid", "app", "tier" };
 	static const char *vals[] = { "u1", "web", "front" };
-	uint8_t            a[512], b[512];
-	size_t             la, lb, i;
+	uint8_t            a[512], b[512], o[512];
+	size_t             la, lb, i, cut;
 	uint64_t           ha;
 
 	(void)state;
@@ -320,8 +321,11 @@ test_wire_hash(void **state)
 	assert_memory_not_equal(a, b, la);
 	assert_true(whash(b, lb, 7) == ha);
 	assert_true(whash(a, la, 8) != ha); /* the seed counts */
-	/* Any other field changes it: the state, the ID, the field after the maps. */
+	/* The state and the ID change it. */
 	c.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED;
+	lb = runtime__v1__container__pack(&c, b);
+	assert_true(whash(b, lb, 7) != ha);
+	c.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_CREATED; /* 0: not written at all */
 	lb = runtime__v1__container__pack(&c, b);
 	assert_true(whash(b, lb, 7) != ha);
 	c.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
@@ -329,40 +333,50 @@ test_wire_hash(void **state)
 	lb = runtime__v1__container__pack(&c, b);
 	assert_true(whash(b, lb, 7) != ha);
 	c.id = "c1";
+	/* Nothing else does: the field after the maps, a map's size. */
 	c.image_id = "sha256:2";
-	lb = runtime__v1__container__pack(&c, b);
-	assert_true(whash(b, lb, 7) != ha);
-	c.image_id = "sha256:1";
-	lb = runtime__v1__container__pack(&c, b);
-	assert_true(whash(b, lb, 7) == ha);
-	/* A map with an entry more or less, or of another size: another hash. */
 	c.n_labels = 2;
 	lb = runtime__v1__container__pack(&c, b);
-	assert_true(whash(b, lb, 7) != ha);
+	assert_true(whash(b, lb, 7) == ha);
+	c.image_id = "sha256:1";
 	c.n_labels = 3;
-	l[1].value = "apiserver";
-	lb = runtime__v1__container__pack(&c, b);
-	assert_true(whash(b, lb, 7) != ha);
-	/* A label twice is not the label once. */
-	l[1].value = (char *)vals[1];
-	lp[0] = &l[1];
-	lp[1] = &l[1];
-	lp[2] = &l[0];
-	lb = runtime__v1__container__pack(&c, b);
-	assert_true(whash(b, lb, 7) != ha);
-	/* Without maps in the mask, the maps' bytes count as they are, in order. */
-	lp[0] = &l[0];
-	lp[1] = &l[1];
-	lp[2] = &l[2];
-	lb = runtime__v1__container__pack(&c, b);
-	assert_true(cri_wire_hash(a, la, 7, 0) == cri_wire_hash(a, la, 7, 0));
-	assert_true(cri_wire_hash(b, lb, 7, 0) != cri_wire_hash(a, la, 7, 0));
+	/* In field order, nothing past the state is read: the whole record cut one byte into its
+	 * second label has the whole record's hash (the walk stops at the first label). */
+	{
+		Runtime__V1__Container one = c;
+
+		one.n_labels = 1;
+		one.n_annotations = 0;
+		one.image_id = NULL;
+		cut = runtime__v1__container__pack(&one, o);
+		lb = runtime__v1__container__pack(&c, b);
+		assert_true(cut + 1 < lb);
+		assert_memory_equal(o, b, cut);
+		assert_true(whash(b, cut + 1, 7) == ha);
+		/* Out of field order (the state right after the ID, before the sandbox ID): the
+		 * same hash, and the whole record is walked. */
+		one = c;
+		one.state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_CREATED;
+		lb = runtime__v1__container__pack(&one, b);
+		assert_true(b[0] == (1u << 3 | 2) && b[1] == 2); /* the ID, "c1" */
+		memcpy(o, b, 4);
+		o[4] = 6u << 3 | 0;
+		o[5] = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+		memcpy(o + 6, b + 4, lb - 4);
+		lb += 2;
+		assert_true(whash(o, lb, 7) == ha);
+		o[lb++] = 6u << 3 | 2; /* to its end: a field past the end there is seen */
+		o[lb++] = 0x7f;
+		assert_true(whash(o, lb, 7) == hash_bytes(o, lb, 7));
+	}
+	/* No key field in the mask: nothing is hashed but the seed. */
+	assert_true(cri_wire_hash(a, la, 7, 0) == cri_wire_hash(b, lb, 7, 0));
 	/* Not a message: hashed as bytes, no read past the end. */
 	{
-		static const uint8_t cut[] = { 0x0a, 0x05, 'a', 'b' }; /* a length past the end */
-		static const uint8_t cut2[] = { 0x42, 0x7f, 'a' };     /* the same, field 8 */
+		static const uint8_t cut1[] = { 0x0a, 0x05, 'a', 'b' }; /* a length past the end */
+		static const uint8_t cut2[] = { 0x32, 0x7f, 'a' };      /* the same, field 6 */
 
-		assert_true(whash(cut, sizeof(cut), 7) == hash_bytes(cut, sizeof(cut), 7));
+		assert_true(whash(cut1, sizeof(cut1), 7) == hash_bytes(cut1, sizeof(cut1), 7));
 		assert_true(whash(cut2, sizeof(cut2), 7) == hash_bytes(cut2, sizeof(cut2), 7));
 	}
 }
