@@ -72,10 +72,11 @@ store_bind(struct store *st, const struct op *op)
 	return s;
 }
 
-/* Runs one statement without parameters (or with one integer when arg >= 0).
- * Returns the SQLite result code (SQLITE_DONE on success). */
+/* Steps a cached statement once, its parameter 1 bound to arg (unless arg < 0), and gives
+ * the first column of the row it returned in *col (col NULL: not read). Returns sqlite3_step's
+ * result. */
 static int
-store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
+store_step_col(struct store *st, enum stmt_id id, int64_t arg, int64_t *col)
 {
 	sqlite3_stmt *s = store_stmt(st, id);
 	int           rc;
@@ -86,8 +87,18 @@ store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
 	if (arg >= 0)
 		sqlite3_bind_int64(s, 1, arg);
 	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && col != NULL)
+		*col = sqlite3_column_int64(s, 0);
 	sqlite3_reset(s);
 	return rc;
+}
+
+/* Runs one statement without parameters (or with one integer when arg >= 0).
+ * Returns the SQLite result code (SQLITE_DONE on success). */
+static int
+store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
+{
+	return store_step_col(st, id, arg, NULL);
 }
 
 /* The file's free pages (PRAGMA freelist_count), -1 on an error. A cached statement, as the
@@ -97,16 +108,9 @@ store_step_simple(struct store *st, enum stmt_id id, int64_t arg)
 static int64_t
 store_free_pages(struct store *st)
 {
-	sqlite3_stmt *s = store_stmt(st, S_FREELIST);
-	int64_t       n = -1;
+	int64_t n = -1;
 
-	if (s == NULL)
-		return -1;
-	sqlite3_reset(s);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		n = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	return n;
+	return store_step_col(st, S_FREELIST, -1, &n) == SQLITE_ROW ? n : -1;
 }
 
 static enum exec_result
