@@ -614,13 +614,16 @@ sf_scan_step(struct source_file *s, int64_t budget_us)
 		const char     *name = s->s_pending[s->s_ipending++];
 		struct stat     st;
 		struct sf_file *f;
-		char           *path = xsprintf("%s/%s", s->s_dir, name);
-		const char     *skip =
-                    s->s_dfd >= 0 ? sf_stat(s->s_dfd, name, &st) : sf_stat(AT_FDCWD, path, &st);
+		char           *path = NULL; /* the whole path: only to read or name the file */
+		const char     *skip;
 
-		if (skip == NULL && !S_ISREG(st.st_mode)) {
+		if (s->s_dfd >= 0)
+			skip = sf_stat(s->s_dfd, name, &st);
+		else
+			skip = sf_stat(AT_FDCWD, path = xsprintf("%s/%s", s->s_dir, name), &st);
+		if (skip != NULL && *skip == '\0') {
 			free(path);
-			continue; /* gone since readdir */
+			continue; /* gone since readdir (st is not set) */
 		}
 		if ((f = sf_find(s, name)) == NULL) {
 			f = xcalloc(1, sizeof(*f));
@@ -632,10 +635,15 @@ sf_scan_step(struct source_file *s, int64_t budget_us)
 			strindex_add(s->s_index, f->f_name, s->s_nfiles - 1);
 		}
 		f->f_seen = 1;
-		if (skip != NULL && *skip != '\0')
+		if (skip != NULL && *skip != '\0') {
+			if (path == NULL)
+				path = xsprintf("%s/%s", s->s_dir, name);
 			sf_skip(f, path, skip);
-		else if (!sf_unchanged(s, f, &st))
+		} else if (!sf_unchanged(s, f, &st)) {
+			if (path == NULL)
+				path = xsprintf("%s/%s", s->s_dir, name);
 			sf_load(s, f, path);
+		}
 		free(path);
 		if (budget_us > 0 && loop_yield_due(t0, budget_us))
 			break;
