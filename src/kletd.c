@@ -304,6 +304,9 @@ kletd_cri_state(struct cri *cri, int ready, const char *reason, void *arg)
 		    info.runtime_api_version != NULL ? info.runtime_api_version : "?");
 		if (k->k_relist_task != NULL)
 			loop_task_kick(k->k_relist_task);
+		/* Its first pass at the start waited for the runtime: the node's images are
+		 * listed now, not at the first detection period (30 s). */
+		imagegc_runtime_ready(k->k_imagegc);
 		if (*recovery_recovered_ms(k->k_recovery) < 0)
 			kletd_notify(
 			    "STATUS=container runtime ready; waiting for the first relist");

@@ -566,6 +566,13 @@ imagegc_new(const struct imagegc_deps *d)
 }
 
 void
+imagegc_runtime_ready(struct imagegc *ig)
+{
+	if (ig != NULL && !ig->busy && (ig->want_gc || ig->want_reclaim || ig->want_detect))
+		ig_kick(ig);
+}
+
+void
 imagegc_free(struct imagegc *ig)
 {
 	if (ig == NULL)

@@ -61,9 +61,12 @@ struct imagegc_view {
 	char              last_result[256];
 };
 
-/* NULL (logged) when the policy is invalid. Starts its first detection at once. */
+/* NULL (logged) when the policy is invalid. Starts its first detection at once, or when the
+ * runtime is ready (imagegc_runtime_ready). */
 struct imagegc *imagegc_new(const struct imagegc_deps *);
 void            imagegc_free(struct imagegc *);
+/* The runtime is ready (again): a pass that was due while it was not starts now. */
+void imagegc_runtime_ready(struct imagegc *);
 /* The image file system (0), or -1 before the first ImageFsInfo answer: the mount point
  * ImageFsInfo named, its capacity and available bytes and inodes read now (statvfs). */
 int imagegc_fs(const struct imagegc *, struct imagegc_fs *out);

@@ -28,7 +28,9 @@ check "bad kubeconfig: kletd exits non-zero" [ $? -ne 0 ]
 check "bad kubeconfig: the error names the field" \
     grep -q 'users\[0\].user.client-key: /nonexistent/node.key' "$T/bad.log"
 
+# Image GC's periods at 10 minutes: the node's images must be listed at the start.
 KLET_API_PING_INTERVAL_MS=2000 KLET_API_PING_TIMEOUT_MS=2000 KLET_LEASE_RENEW_MS=2000 \
+    KLET_IMAGE_GC_PERIOD_MS=600000 \
     start_kletd --kubeconfig "$T/kubeconfig" --node-labels example.com/rack=r1
 check "kletd started with --kubeconfig" logged 'joining the cluster'
 
@@ -44,6 +46,9 @@ has() { # PATH STRING: the control port's answer contains STRING
 check "node labels" has /objects?kind=nodes '"example.com/rack":"r1"'
 wait_for 100 has /objects?kind=nodes 'containerd://'
 check "node runtime version" has /objects?kind=nodes 'containerd://' 
+wait_for 200 has /objects?kind=nodes '"images":[{"names":'
+check "node status lists the runtime's images from the start" \
+    has /objects?kind=nodes '"images":[{"names":'
 lease_time() { as_ctl /objects?kind=leases | as_json 'd[0]["spec"]["renewTime"]'; }
 l1=$(lease_time)
 lease_moved() { [ "$(lease_time)" != "$1" ]; }
@@ -206,7 +211,9 @@ check "node still Ready" node_ready
 stop_kletd TERM
 patch_count() { as_ctl /log | as_json 'len([e for e in d if e["method"]=="PATCH" and "/pods/web/status" in e["path"]])'; }
 l1=$(list_count); w1=$(watch_count); p1=$(patch_count)
+# Image GC's periods at 10 minutes: the node's images must be listed at the start.
 KLET_API_PING_INTERVAL_MS=2000 KLET_API_PING_TIMEOUT_MS=2000 KLET_LEASE_RENEW_MS=2000 \
+    KLET_IMAGE_GC_PERIOD_MS=600000 \
     start_kletd --kubeconfig "$T/kubeconfig" --node-labels example.com/rack=r1
 wait_for 100 more_watches "$w1"
 check "restart: watch resumed from the stored resourceVersion" logged 'resuming the pods of node'
