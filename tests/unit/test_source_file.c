@@ -421,6 +421,64 @@ test_odd_entries(void **state)
 	free(logpath);
 }
 
+/* The stat of a listed name, wrapped for this test (-Wl,--wrap=fstatat): while armed, a name
+ * "vanish.yaml" is removed just before its stat, as if it went away between the scan's
+ * listing and its look at the name. */
+static int vanish_armed;
+int        __real_fstatat(int dfd, const char *name, struct stat *st, int flags);
+int        __wrap_fstatat(int dfd, const char *name, struct stat *st, int flags);
+
+int
+__wrap_fstatat(int dfd, const char *name, struct stat *st, int flags)
+{
+	const char *base = strrchr(name, '/') != NULL ? strrchr(name, '/') + 1 : name;
+
+	if (vanish_armed && strcmp(base, "vanish.yaml") == 0) {
+		vanish_armed = 0;
+		(void)unlinkat(dfd, name, 0);
+	}
+	return __real_fstatat(dfd, name, st, flags);
+}
+
+/* A manifest gone between the listing and its stat is not there: no pod from it, no error
+ * that it could not be read. */
+static void
+test_vanished_entry(void **state)
+{
+	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir, *p, *logpath;
+	struct podconfig_options o = { .node_name = "n1" };
+	struct seen              s = { 0 };
+	struct podconfig        *pc;
+	struct event_base       *base = event_base_new();
+	struct source_file      *sf;
+
+	(void)state;
+	dir = mkdtemp(tmpl);
+	assert_non_null(dir);
+	logpath = xsprintf("%s/.log", dir);
+	assert_int_equal(log_open_file(logpath), 0);
+	write_file(dir, "web.yaml", web_yaml);
+	write_file(dir, "vanish.yaml", db_json);
+	pc = podconfig_new(&o, on_update, &s);
+	vanish_armed = 1;
+	sf = source_file_new(base, pc, NULL, dir, "n1", 60000);
+	assert_int_equal(source_file_scan(sf), 1);
+	assert_int_equal(vanish_armed, 0); /* the scan looked at it */
+	p = xsprintf("%s/vanish.yaml", dir);
+	assert_int_equal(access(p, F_OK), -1);
+	free(p);
+	assert_int_equal(s.n, 1); /* web only */
+	assert_int_equal(log_count(logpath, "vanish.yaml"), 0);
+	source_file_free(sf);
+	podconfig_free(pc);
+	event_base_free(base);
+	log_open_file(NULL);
+	p = xsprintf("rm -rf %s", dir);
+	assert_int_equal(system(p), 0);
+	free(p);
+	free(logpath);
+}
+
 int
 main(void)
 {
@@ -431,6 +489,7 @@ main(void)
 		cmocka_unit_test(test_missing_dir),
 		cmocka_unit_test(test_duplicate_names),
 		cmocka_unit_test(test_odd_entries),
+		cmocka_unit_test(test_vanished_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
