@@ -301,71 +301,96 @@ log_count(const char *logpath, const char *needle)
 	return n;
 }
 
+/* A manifest directory of one test, with the log file and the podconfig it reports to. */
+struct sf_fix {
+	char                     tmpl[32];
+	char                    *dir, *logpath;
+	struct podconfig_options o;
+	struct seen              s;
+	struct podconfig        *pc;
+	struct event_base       *base;
+};
+
+static void
+fix_open(struct sf_fix *x)
+{
+	memset(x, 0, sizeof(*x));
+	snprintf(x->tmpl, sizeof(x->tmpl), "/tmp/klet-sf-XXXXXX");
+	x->dir = mkdtemp(x->tmpl);
+	assert_non_null(x->dir);
+	x->logpath = xsprintf("%s/.log", x->dir);
+	assert_int_equal(log_open_file(x->logpath), 0);
+	x->o.node_name = "n1";
+	x->pc = podconfig_new(&x->o, on_update, &x->s);
+	x->base = event_base_new();
+}
+
+static void
+fix_close(struct sf_fix *x)
+{
+	char *p;
+
+	podconfig_free(x->pc);
+	event_base_free(x->base);
+	log_open_file(NULL);
+	p = xsprintf("rm -rf %s", x->dir);
+	assert_int_equal(system(p), 0);
+	free(p);
+	free(x->logpath);
+}
+
 /* Issue 20 case 7: two manifests with one namespace/name: the later is refused with an
  * error naming both files (once), the first keeps running; when the first goes, the other
  * takes over. */
 static void
 test_duplicate_names(void **state)
 {
-	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir, *p, *logpath, *needle;
-	struct podconfig_options o = { .node_name = "n1" };
-	struct seen              s = { 0 };
-	struct podconfig        *pc;
-	struct events           *ev = events_new(0);
-	struct event_base       *base = event_base_new();
-	struct source_file      *sf;
+	struct sf_fix       x;
+	struct events      *ev = events_new(0);
+	struct source_file *sf;
+	char               *p, *needle;
 
 	(void)state;
-	dir = mkdtemp(tmpl);
-	assert_non_null(dir);
-	logpath = xsprintf("%s/.log", dir);
-	assert_int_equal(log_open_file(logpath), 0);
-	write_file(dir, "a.yaml", web_yaml);
-	write_file(dir, "b.yaml",
+	fix_open(&x);
+	write_file(x.dir, "a.yaml", web_yaml);
+	write_file(x.dir, "b.yaml",
 	    "metadata:\n  name: web\nspec:\n  containers:\n  - name: other\n"
 	    "    image: klet.local/busybox:1.35\n");
-	pc = podconfig_new(&o, on_update, &s);
-	sf = source_file_new(base, pc, ev, dir, "n1", 60000);
+	sf = source_file_new(x.base, x.pc, ev, x.dir, "n1", 60000);
 	assert_int_equal(source_file_scan(sf), 1);
-	assert_int_equal(s.n, 1);
-	assert_string_equal(s.ops[0], "ADD default/web-n1 file");
+	assert_int_equal(x.s.n, 1);
+	assert_string_equal(x.s.ops[0], "ADD default/web-n1 file");
 	assert_int_equal(events_count(ev), 1);
 	needle = xsprintf("Failed to load manifest %s/b.yaml: duplicate pod name: default/web-n1 "
 	                  "is already given by %s/a.yaml",
-	    dir, dir);
-	assert_int_equal(log_count(logpath, needle), 1);
+	    x.dir, x.dir);
+	assert_int_equal(log_count(x.logpath, needle), 1);
 	/* Rescans: nothing new, said once. */
 	assert_int_equal(source_file_scan(sf), 1);
 	assert_int_equal(source_file_scan(sf), 1);
-	assert_int_equal(s.n, 1);
+	assert_int_equal(x.s.n, 1);
 	assert_int_equal(events_count(ev), 1);
-	assert_int_equal(log_count(logpath, needle), 1);
+	assert_int_equal(log_count(x.logpath, needle), 1);
 	/* A third one with the same name, added later and first by name: refused too. */
-	write_file(dir, "0.yaml", web_yaml);
+	write_file(x.dir, "0.yaml", web_yaml);
 	assert_int_equal(source_file_scan(sf), 1);
-	assert_int_equal(s.n, 1);
+	assert_int_equal(x.s.n, 1);
 	assert_int_equal(events_count(ev), 2);
 	/* The first goes: the next one (0.yaml: same content as a.yaml, another UID) runs. */
-	p = xsprintf("%s/a.yaml", dir);
+	p = xsprintf("%s/a.yaml", x.dir);
 	unlink(p);
 	free(p);
 	assert_int_equal(source_file_scan(sf), 1);
-	assert_int_equal(s.n, 3);
-	assert_string_equal(s.ops[1], "REMOVE default/web-n1 file");
-	assert_string_equal(s.ops[2], "ADD default/web-n1 file");
-	assert_int_equal(log_count(logpath, "is no longer given by another file"), 1);
+	assert_int_equal(x.s.n, 3);
+	assert_string_equal(x.s.ops[1], "REMOVE default/web-n1 file");
+	assert_string_equal(x.s.ops[2], "ADD default/web-n1 file");
+	assert_int_equal(log_count(x.logpath, "is no longer given by another file"), 1);
 	assert_int_equal(source_file_scan(sf), 1);
-	assert_int_equal(s.n, 3);
+	assert_int_equal(x.s.n, 3);
 	source_file_free(sf);
-	podconfig_free(pc);
 	events_free(ev);
-	event_base_free(base);
-	log_open_file(NULL);
-	p = xsprintf("rm -rf %s", dir);
-	assert_int_equal(system(p), 0);
-	free(p);
 	free(needle);
-	free(logpath);
+	fix_close(&x);
 }
 
 /* Issue 20 case 10: a FIFO, a directory and a symbolic link loop named *.yaml are skipped
@@ -373,52 +398,39 @@ test_duplicate_names(void **state)
 static void
 test_odd_entries(void **state)
 {
-	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir, *p, *logpath;
-	struct podconfig_options o = { .node_name = "n1" };
-	struct seen              s = { 0 };
-	struct podconfig        *pc;
-	struct event_base       *base = event_base_new();
-	struct source_file      *sf;
-	int                      i;
+	struct sf_fix       x;
+	struct source_file *sf;
+	char               *p;
+	int                 i;
 
 	(void)state;
-	dir = mkdtemp(tmpl);
-	assert_non_null(dir);
-	logpath = xsprintf("%s/.log", dir);
-	assert_int_equal(log_open_file(logpath), 0);
-	write_file(dir, "web.yaml", web_yaml);
-	p = xsprintf("%s/fifo.yaml", dir);
+	fix_open(&x);
+	write_file(x.dir, "web.yaml", web_yaml);
+	p = xsprintf("%s/fifo.yaml", x.dir);
 	assert_int_equal(mkfifo(p, 0600), 0);
 	free(p);
-	p = xsprintf("%s/dir.yaml", dir);
+	p = xsprintf("%s/dir.yaml", x.dir);
 	assert_int_equal(mkdir(p, 0700), 0);
 	free(p);
-	p = xsprintf("%s/loop.yaml", dir);
+	p = xsprintf("%s/loop.yaml", x.dir);
 	assert_int_equal(symlink("loop.yaml", p), 0);
 	free(p);
-	p = xsprintf("%s/dangling.yaml", dir);
+	p = xsprintf("%s/dangling.yaml", x.dir);
 	assert_int_equal(symlink("nowhere.yaml", p), 0);
 	free(p);
-	pc = podconfig_new(&o, on_update, &s);
-	sf = source_file_new(base, pc, NULL, dir, "n1", 60000);
+	sf = source_file_new(x.base, x.pc, NULL, x.dir, "n1", 60000);
 	alarm(10); /* a blocking open of the FIFO would hang here */
 	for (i = 0; i < 3; i++)
 		assert_int_equal(source_file_scan(sf), 1);
 	alarm(0);
-	assert_int_equal(s.n, 1);
-	assert_int_equal(log_count(logpath, "is skipped"), 4);
-	assert_int_equal(log_count(logpath, "fifo.yaml is skipped: a FIFO"), 1);
-	assert_int_equal(log_count(logpath, "dir.yaml is skipped: a directory"), 1);
-	assert_int_equal(log_count(logpath, "loop.yaml is skipped: Too many levels"), 1);
-	assert_int_equal(log_count(logpath, "dangling.yaml is skipped: a dangling"), 1);
+	assert_int_equal(x.s.n, 1);
+	assert_int_equal(log_count(x.logpath, "is skipped"), 4);
+	assert_int_equal(log_count(x.logpath, "fifo.yaml is skipped: a FIFO"), 1);
+	assert_int_equal(log_count(x.logpath, "dir.yaml is skipped: a directory"), 1);
+	assert_int_equal(log_count(x.logpath, "loop.yaml is skipped: Too many levels"), 1);
+	assert_int_equal(log_count(x.logpath, "dangling.yaml is skipped: a dangling"), 1);
 	source_file_free(sf);
-	podconfig_free(pc);
-	event_base_free(base);
-	log_open_file(NULL);
-	p = xsprintf("rm -rf %s", dir);
-	assert_int_equal(system(p), 0);
-	free(p);
-	free(logpath);
+	fix_close(&x);
 }
 
 /* The stat of a listed name, wrapped for this test (-Wl,--wrap=fstatat): while armed, a name
@@ -445,38 +457,25 @@ __wrap_fstatat(int dfd, const char *name, struct stat *st, int flags)
 static void
 test_vanished_entry(void **state)
 {
-	char                     tmpl[] = "/tmp/klet-sf-XXXXXX", *dir, *p, *logpath;
-	struct podconfig_options o = { .node_name = "n1" };
-	struct seen              s = { 0 };
-	struct podconfig        *pc;
-	struct event_base       *base = event_base_new();
-	struct source_file      *sf;
+	struct sf_fix       x;
+	struct source_file *sf;
+	char               *p;
 
 	(void)state;
-	dir = mkdtemp(tmpl);
-	assert_non_null(dir);
-	logpath = xsprintf("%s/.log", dir);
-	assert_int_equal(log_open_file(logpath), 0);
-	write_file(dir, "web.yaml", web_yaml);
-	write_file(dir, "vanish.yaml", db_json);
-	pc = podconfig_new(&o, on_update, &s);
+	fix_open(&x);
+	write_file(x.dir, "web.yaml", web_yaml);
+	write_file(x.dir, "vanish.yaml", db_json);
 	vanish_armed = 1;
-	sf = source_file_new(base, pc, NULL, dir, "n1", 60000);
+	sf = source_file_new(x.base, x.pc, NULL, x.dir, "n1", 60000);
 	assert_int_equal(source_file_scan(sf), 1);
 	assert_int_equal(vanish_armed, 0); /* the scan looked at it */
-	p = xsprintf("%s/vanish.yaml", dir);
+	p = xsprintf("%s/vanish.yaml", x.dir);
 	assert_int_equal(access(p, F_OK), -1);
 	free(p);
-	assert_int_equal(s.n, 1); /* web only */
-	assert_int_equal(log_count(logpath, "vanish.yaml"), 0);
+	assert_int_equal(x.s.n, 1); /* web only */
+	assert_int_equal(log_count(x.logpath, "vanish.yaml"), 0);
 	source_file_free(sf);
-	podconfig_free(pc);
-	event_base_free(base);
-	log_open_file(NULL);
-	p = xsprintf("rm -rf %s", dir);
-	assert_int_equal(system(p), 0);
-	free(p);
-	free(logpath);
+	fix_close(&x);
 }
 
 int
