@@ -568,8 +568,8 @@ imagegc_new(const struct imagegc_deps *d)
 void
 imagegc_runtime_ready(struct imagegc *ig)
 {
-	if (ig != NULL && !ig->busy && (ig->want_gc || ig->want_reclaim || ig->want_detect))
-		ig_kick(ig);
+	if (ig != NULL)
+		ig_kick(ig); /* ig_start: nothing while a pass runs or when none is due */
 }
 
 void

@@ -635,14 +635,13 @@ sf_scan_step(struct source_file *s, int64_t budget_us)
 			strindex_add(s->s_index, f->f_name, s->s_nfiles - 1);
 		}
 		f->f_seen = 1;
-		if (skip != NULL && *skip != '\0') {
+		if (skip != NULL || !sf_unchanged(s, f, &st)) { /* to skip, or to read */
 			if (path == NULL)
 				path = xsprintf("%s/%s", s->s_dir, name);
-			sf_skip(f, path, skip);
-		} else if (!sf_unchanged(s, f, &st)) {
-			if (path == NULL)
-				path = xsprintf("%s/%s", s->s_dir, name);
-			sf_load(s, f, path);
+			if (skip != NULL)
+				sf_skip(f, path, skip);
+			else
+				sf_load(s, f, path);
 		}
 		free(path);
 		if (budget_us > 0 && loop_yield_due(t0, budget_us))
