@@ -241,31 +241,6 @@ bs_base64(const char *in, size_t len)
 	return out;
 }
 
-/* Writes data to path atomically (a temporary file renamed), mode 0600. 0 or -1 (errno). */
-static int
-bs_write_file(const char *path, const char *data, size_t len)
-{
-	char   *tmp = xsprintf("%s.tmp", path);
-	int     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), saved;
-	ssize_t n = -1;
-
-	if (fd != -1) {
-		n = write(fd, data, len);
-		if (fsync(fd) == -1)
-			n = -1;
-		close(fd);
-	}
-	if (fd == -1 || n != (ssize_t)len || rename(tmp, path) == -1) {
-		saved = errno;
-		unlink(tmp);
-		free(tmp);
-		errno = saved;
-		return -1;
-	}
-	free(tmp);
-	return 0;
-}
-
 /* The certificate and key in pki/kubelet-client-DATE.pem, kubelet-client-current.pem
  * pointing at it, and the kubeconfig. */
 static int
@@ -306,7 +281,7 @@ bs_store(struct bootstrap *bs, const char *cert, size_t cert_len, char *why, siz
 	cur = xsprintf("%s/kubelet-client-current.pem", bs->bs_pki);
 	tmp = xsprintf("%s.tmp", cur);
 	unlink(tmp);
-	if (bs_write_file(path, pem, strlen(pem)) == -1 || symlink(path, tmp) == -1 ||
+	if (write_file_replace(path, pem, strlen(pem), 1, 0600) == -1 || symlink(path, tmp) == -1 ||
 	    rename(tmp, cur) == -1) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		unlink(tmp);
@@ -339,7 +314,7 @@ bs_store(struct bootstrap *bs, const char *cert, size_t cert_len, char *why, siz
 	fputc('\n', f);
 	fclose(f);
 	f = NULL;
-	if (bs_write_file(bs->bs_kubeconfig, kcbuf, kcbuflen) == -1) {
+	if (write_file_replace(bs->bs_kubeconfig, kcbuf, kcbuflen, 1, 0600) == -1) {
 		snprintf(why, whylen, "%s: %s", bs->bs_kubeconfig, strerror(errno));
 		goto out;
 	}

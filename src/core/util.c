@@ -189,6 +189,31 @@ rmtree_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 }
 
 int
+write_file_replace(const char *path, const void *data, size_t len, int sync, int mode)
+{
+	char   *tmp = xsprintf("%s.tmp", path);
+	int     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode), saved;
+	ssize_t n = -1;
+
+	if (fd != -1) {
+		n = write(fd, data, len);
+		if (sync && n == (ssize_t)len && fsync(fd) == -1)
+			n = -1;
+		if (close(fd) == -1)
+			n = -1;
+	}
+	if (fd == -1 || n != (ssize_t)len || rename(tmp, path) == -1) {
+		saved = n >= 0 && n != (ssize_t)len ? ENOSPC : errno;
+		unlink(tmp);
+		free(tmp);
+		errno = saved;
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int
 rmtree(const char *path)
 {
 	rmtree_errno = 0;

@@ -59,6 +59,13 @@ int held_dir_stat(int *fd, const char *dir, const char *name, struct stat *sb, i
  * there), else -1 with errno of the first failure. */
 int rmtree(const char *path);
 
+/* Replaces path's content with data: written to path.tmp (mode for a new file), then renamed
+ * over path, so that a reader sees the old content or the new one, never a part. sync: the
+ * data is fsynced before the rename (it survives a power cut); without it a crash of the
+ * process keeps it, a power cut may leave the old content, or none. 0, or -1 with errno
+ * (path.tmp removed). */
+int write_file_replace(const char *path, const void *data, size_t len, int sync, int mode);
+
 /* 64-bit FNV-1a, for hashes that must be stable across runs and builds. */
 #define FNV64_INIT 0xcbf29ce484222325ULL
 uint64_t fnv64(uint64_t h, const void *buf, size_t len);
