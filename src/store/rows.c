@@ -1,8 +1,10 @@
 /* rows.c — the store's typed rows: the SQL of every write (one cached statement each), the
  * typed writes that check and journal them (pods, workers, statuses, exits, intents, runtime
  * objects, meta, events), and the typed reads, all through one cursor that maps a result
- * row onto its struct with a column table. */
+ * row onto its struct with a column table; and the hints, small files beside the database. */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -646,4 +648,65 @@ store_get_meta(struct store *st, const char *key)
 		v = xstrdup(row.value);
 	store_cursor_close(&cu);
 	return v;
+}
+
+/* 1 when s is a hint's base or value: 1 to STORE_HINT_MAX bytes, no newline. */
+static int
+store_hint_ok(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	return n > 0 && n <= STORE_HINT_MAX && memchr(s, '\n', n) == NULL;
+}
+
+static char *
+store_hint_path(const struct store *st, const char *key)
+{
+	return st != NULL && st->st_path != NULL && path_component_ok(key)
+	    ? xsprintf("%s-hint-%s", st->st_path, key)
+	    : NULL;
+}
+
+int
+store_put_hint(struct store *st, const char *key, const char *base, const char *value)
+{
+	char *path = store_hint_path(st, key), *text;
+	int   rc;
+
+	if (path == NULL || !store_hint_ok(base) || !store_hint_ok(value)) {
+		free(path);
+		errno = EINVAL;
+		return -1;
+	}
+	text = xsprintf("%s\n%s\n", base, value);
+	rc = write_file_replace(path, text, strlen(text), 0, 0600);
+	free(text);
+	free(path);
+	return rc;
+}
+
+char *
+store_get_hint(struct store *st, const char *key, const char *base)
+{
+	char  *path = store_hint_path(st, key), buf[2 * STORE_HINT_MAX + 3], *nl, *v = NULL;
+	FILE  *f;
+	size_t n = 0, blen;
+
+	if (path == NULL || !store_hint_ok(base) || (f = fopen(path, "re")) == NULL) {
+		free(path);
+		return NULL;
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	free(path);
+	/* "base\nvalue\n", whole: a file cut short (a power cut) or grown is no hint. */
+	blen = strlen(base);
+	if (n < blen + 3 || n == sizeof(buf) || buf[n - 1] != '\n' ||
+	    memcmp(buf, base, blen) != 0 || buf[blen] != '\n')
+		return NULL;
+	buf[n - 1] = '\0';
+	v = buf + blen + 1;
+	if ((nl = strchr(v, '\n')) != NULL || memchr(buf, '\0', n - 1) != NULL)
+		return NULL;
+	return store_hint_ok(v) ? xstrdup(v) : NULL;
 }

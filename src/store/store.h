@@ -200,6 +200,22 @@ void store_set_meta(struct store *, const char *key, const char *value);
 /* Returns the value (caller frees) or NULL when unset or unreadable. */
 char *store_get_meta(struct store *, const char *key);
 
+/* ---- hints: a value worth having beside the database, outside it ----
+ * A hint lives in a small file of its own beside the database (<path>-hint-<key>), replaced
+ * whole (write, rename: write_file_replace) and never synced, so that keeping it up to date
+ * runs none of SQLite's write path and no fsync (an idle node's watch position, once a
+ * minute). A crash of the process keeps the last one put; a power cut may lose it. It is never
+ * state: it is tied to a base, the meta value of key when it was put, and store_get_hint
+ * gives it only while the caller's base is still that (a later committed write of the key
+ * makes it stale). key: a file name component; base and value: 1 to STORE_HINT_MAX bytes,
+ * no newline. */
+#define STORE_HINT_MAX 256
+/* 0, or -1 (bad argument, or the file could not be written: errno). */
+int store_put_hint(struct store *, const char *key, const char *base, const char *value);
+/* The value (caller frees), or NULL: no hint, one put on another base, or a file that is
+ * not a whole hint. */
+char *store_get_hint(struct store *, const char *key, const char *base);
+
 /* ---- a pod's history (the events table, bounded to the newest STORE_MAX_EVENTS rows):
  * its worker's state changes and its events, kept until the pod is forgotten ---- */
 #define STORE_MAX_EVENTS 1000

@@ -226,6 +226,109 @@ test_reopen_keeps_data(void **state)
 	assert_int_equal(raw_int(f->path, "PRAGMA user_version"), store_schema_version());
 }
 
+/* The text of path (at most 4 KiB), or "" when it cannot be read. */
+static char *
+file_text(const char *path, char *buf, size_t len)
+{
+	FILE  *fp = fopen(path, "re");
+	size_t n = 0;
+
+	if (fp != NULL) {
+		n = fread(buf, 1, len - 1, fp);
+		fclose(fp);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static void
+put_file(const char *path, const void *data, size_t len)
+{
+	assert_int_equal(write_file_replace(path, data, len, 0, 0600), 0);
+}
+
+/* Hints: a value beside the database, on a base; put without a commit, given back only on
+ * its base, replaced whole, kept across a reopen; bad arguments and files that are not a
+ * whole hint give nothing. */
+static void
+test_hints(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t      len;
+	} bad[] = { { "100\n", 4 }, { "100\n300", 7 }, { "100\n300\n9\n", 10 }, { "100\n\n", 5 },
+		{ "100\n3\0000\n", 8 }, { "", 0 } };
+	struct fx    *f = *state;
+	struct store *st = open_ok(NULL, f->path);
+	char         *hp = xsprintf("%s-hint-pods.resourceVersion", f->path), *tmp, *v;
+	char          buf[4096], big[STORE_HINT_MAX + 2];
+	uint64_t      commits;
+	struct stat   sb;
+
+	store_set_meta(st, "pods.resourceVersion", "100");
+	assert_int_equal(store_flush(st), 0);
+	commits = store_commits(st);
+	assert_null(store_get_hint(st, "pods.resourceVersion", "100")); /* none yet */
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", "250"), 0);
+	assert_int_equal(store_flush(st), 0);
+	assert_int_equal(store_commits(st), commits); /* no SQLite write */
+	assert_string_equal(file_text(hp, buf, sizeof(buf)), "100\n250\n");
+	assert_int_equal(stat(hp, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	tmp = xsprintf("%s.tmp", hp);
+	assert_int_equal(access(tmp, F_OK), -1);
+	v = store_get_hint(st, "pods.resourceVersion", "100");
+	assert_string_equal(v, "250");
+	free(v);
+	/* Another base (a later write of the key, or a prefix of it): stale. */
+	assert_null(store_get_hint(st, "pods.resourceVersion", "101"));
+	assert_null(store_get_hint(st, "pods.resourceVersion", "10"));
+	assert_null(store_get_hint(st, "other", "100"));
+	/* Replaced whole. */
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", "300"), 0);
+	/* Bad arguments: refused, the file unchanged. */
+	memset(big, '7', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	errno = 0;
+	assert_int_equal(store_put_hint(st, "a/b", "100", "1"), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(store_put_hint(st, "..", "100", "1"), -1);
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "", "1"), -1);
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", ""), -1);
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", "3\n4"), -1);
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", big), -1);
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", NULL, "1"), -1);
+	assert_int_equal(store_put_hint(NULL, "pods.resourceVersion", "100", "1"), -1);
+	assert_null(store_get_hint(NULL, "pods.resourceVersion", "100"));
+	assert_null(store_get_hint(st, "pods.resourceVersion", ""));
+	assert_string_equal(file_text(hp, buf, sizeof(buf)), "100\n300\n");
+	/* Kept across a reopen. */
+	store_close(st);
+	st = open_ok(NULL, f->path);
+	v = store_get_hint(st, "pods.resourceVersion", "100");
+	assert_string_equal(v, "300");
+	free(v);
+	/* Files that are not a whole hint: cut (a power cut), grown, empty parts, a NUL. */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		put_file(hp, bad[i].text, bad[i].len);
+		assert_null(store_get_hint(st, "pods.resourceVersion", "100"));
+	}
+	memset(buf, '1', sizeof(buf));
+	buf[3] = '\n';
+	buf[sizeof(buf) - 1] = '\n';
+	put_file(hp, buf, sizeof(buf));
+	assert_null(store_get_hint(st, "pods.resourceVersion", "1"));
+	assert_null(store_get_hint(st, "pods.resourceVersion", "111"));
+	/* The longest value there is: read back whole. */
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", big + 1), 0);
+	v = store_get_hint(st, "pods.resourceVersion", "100");
+	assert_string_equal(v, big + 1);
+	free(v);
+	store_close(st);
+	free(tmp);
+	free(hp);
+}
+
 /* store_release_memory between writes (an idle daemon's drop): the journal's slots go and
  * come back; more writes in one turn than the first slots hold; nothing is lost. */
 static void
@@ -1375,6 +1478,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fresh_db, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_keeps_data, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_hints, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_release_between_writes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_newer_db_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_file_refused, fx_setup, fx_teardown),
