@@ -5,11 +5,13 @@
  * the whole set to podconfig (podconfig_set_source: pods gone since are REMOVEd); then
  * WATCH from the list's resourceVersion with allowWatchBookmarks=true and a random
  * timeoutSeconds. ADDED / MODIFIED -> podconfig_upsert, DELETED -> podconfig_remove;
- * BOOKMARKs and events advance the position, which is saved in the store (meta key
- * WATCH_META_RV): an event's at once, a bookmark's within a minute (and when the watch is
- * freed); a bookmark line identical to the last one is not decoded again. A stream that ends is
- * re-watched from the position; ERROR 410 (or a 410 answer) relists; so does 504 Too large resource
- * version (answer or ERROR event: the server's store went back in time), at once, and
+ * BOOKMARKs and events advance the position. An event's (or a list's) is saved in the store
+ * at once (meta key WATCH_META_RV, in the transaction of the pods it changed); a bookmark's
+ * within a minute (and when the watch is freed) as a hint beside the store, on the stored
+ * one (store_put_hint: no SQLite write, no fsync), which a resume takes while the stored one
+ * is still its base. A bookmark line identical to the last one is not decoded again. A stream that
+ * ends is re-watched from the position; ERROR 410 (or a 410 answer) relists; so does 504 Too large
+ * resource version (answer or ERROR event: the server's store went back in time), at once, and
  * WATCH_MAX_FAILURES watches in a row that fail before any event (but 429s), as client-go's
  * reflector does. The LIST never carries a resourceVersion (a consistent read). Failures back off
  * 0.8 s doubling to 30 s with jitter.
@@ -51,6 +53,7 @@ struct watch_options {
 	int               page_limit;    /* 0: 500 */
 	int               min_timeout_s; /* 0: 300 */
 	int               max_timeout_s; /* 0: 600 */
+	int               bookmark_save_ms; /* a bookmark's position at most this often; 0: 60 s */
 };
 
 enum watch_state {

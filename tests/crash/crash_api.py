@@ -238,7 +238,18 @@ current-context: standin
             con.close()
         except sqlite3.Error:
             return ""   # killed before its schema was there: no stored position
-        return row[0] if row else ""
+        rv = row[0] if row else ""
+        # A bookmark's later position, beside the store, is taken while its base is the
+        # stored one (store_get_hint).
+        try:
+            with open(db + "-hint-pods.resourceVersion", "rb") as f:
+                hint = f.read(600).decode("utf-8", "replace")
+        except OSError:
+            return rv
+        parts = hint.split("\n")
+        if rv and len(parts) == 3 and parts[2] == "" and parts[0] == rv and parts[1]:
+            return parts[1]
+        return rv
 
     def start_kletd(self, away):
         rv = self.stored_rv()

@@ -5,6 +5,7 @@
  *   no-h2     the server does not offer h2: a clear error
  *   wrong-ca  the server's certificate does not verify: the call fails
  * Prints TAP-style lines and "N passed, N failed"; exits 1 on a failure. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "node/podconfig.h"
 #include "core/util.h"
 #include "api/watch.h"
+#include "store/store.h"
 
 static struct event_base *base;
 static const char        *ctl_port;
@@ -96,17 +98,23 @@ ctl(const char *fmt, ...)
 }
 
 static void
-ctl_create_pod(const char *name)
+ctl_create_pod_on(const char *name, const char *node)
 {
 	char *cmd = xsprintf(
 	    "curl -s --max-time 20 -X POST 'http://127.0.0.1:%s/pods' -d "
 	    "'{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},\"spec\":{\"nodeName\":"
-	    "\"node1\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox:1\"}]}}' >/dev/null",
-	    ctl_port, name);
+	    "\"%s\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox:1\"}]}}' >/dev/null",
+	    ctl_port, name, node);
 
 	if (system(cmd) != 0)
 		fprintf(stderr, "ctl create failed\n");
 	free(cmd);
+}
+
+static void
+ctl_create_pod(const char *name)
+{
+	ctl_create_pod_on(name, "node1");
 }
 
 /* Sets the status of pod name to bytes of conditions (through a file: curl --data-binary). */
@@ -504,6 +512,131 @@ test_watch(struct api *a)
 	podconfig_free(pc);
 }
 
+/* ---- the position beside the store ---- */
+
+struct hint_wait {
+	struct store *st;
+	struct watch *w;
+	const char   *base;
+};
+
+/* The watch has moved past base, and the hint on base is its position. */
+static int
+hint_is_position(void *arg)
+{
+	struct hint_wait  *hw = arg;
+	struct watch_stats ws;
+	char              *h;
+	int                ok;
+
+	watch_get_stats(hw->w, &ws);
+	h = store_get_hint(hw->st, WATCH_META_RV, hw->base);
+	ok = h != NULL && strcmp(ws.rv, hw->base) != 0 && strcmp(h, ws.rv) == 0;
+	free(h);
+	return ok;
+}
+
+/* Bookmarks that only move the cluster's resourceVersion: their position is saved beside the
+ * store, not in it (no commit); a watch made again on the store (what a kill -9 and a restart
+ * leave) resumes from it without a LIST; an event puts its position in the store, and the
+ * hint on the old one is no longer taken. */
+static void
+test_watch_hint(struct api *a)
+{
+	struct podconfig_options po = { .node_name = "node1" };
+	struct ops               o = { 0 };
+	struct podconfig        *pc = podconfig_new(&po, on_op, &o);
+	struct watch_options     wo = {
+		    .node = "node1", .pc = pc, .resume = 1, .bookmark_save_ms = 300
+	};
+	char               dir[] = "/tmp/klet-api-hint.XXXXXX", *path, *rv0, *rv1, *h;
+	char               moved[64], *err = NULL;
+	struct wait_ops    w8 = { .o = &o };
+	struct hint_wait   hw;
+	struct watch_stats ws;
+	struct store      *st;
+	struct watch      *w;
+	uint64_t           commits;
+
+	if (mkdtemp(dir) == NULL) {
+		check(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	path = xsprintf("%s/klet.db", dir);
+	st = store_open(base, path, &err);
+	check(st != NULL, "store opened: %s", err ? err : "ok");
+	if (st == NULL) {
+		free(err);
+		free(path);
+		return;
+	}
+	wo.store = st;
+	w = watch_new(base, a, &wo);
+	run_until(synced, w, 20000);
+	run_until(watching, w, 10000);
+	run_until(never, NULL, 300); /* the list's turn committed */
+	store_flush(st);
+	rv0 = store_get_meta(st, WATCH_META_RV);
+	commits = store_commits(st);
+	check(rv0 != NULL && *rv0 != '\0', "the list's position is in the store (%s)",
+	    rv0 ? rv0 : "none");
+	/* Another node's pod moves the cluster's resourceVersion; this node's watch sees only
+	 * bookmarks (every 0.5 s). */
+	ctl_create_pod_on("elsewhere", "node2");
+	hw = (struct hint_wait){ st, w, rv0 ? rv0 : "" };
+	check(run_until(hint_is_position, &hw, 10000),
+	    "a bookmark's position is saved beside the store, on the stored one");
+	watch_get_stats(w, &ws);
+	snprintf(moved, sizeof(moved), "%s", ws.rv);
+	store_flush(st);
+	rv1 = store_get_meta(st, WATCH_META_RV);
+	check(rv1 != NULL && rv0 != NULL && strcmp(rv1, rv0) == 0 && store_commits(st) == commits,
+	    "bookmarks: the store is not written (position %s, stored %s, commits %llu -> %llu)",
+	    moved, rv1 ? rv1 : "none", (unsigned long long)commits,
+	    (unsigned long long)store_commits(st));
+	free(rv1);
+	/* A restart: a new watch on the same store resumes from the bookmark's position. */
+	watch_free(w);
+	podconfig_free(pc);
+	memset(&o, 0, sizeof(o));
+	pc = podconfig_new(&po, on_op, &o);
+	wo.pc = pc;
+	h = store_get_hint(st, WATCH_META_RV, rv0 ? rv0 : "");
+	w = watch_new(base, a, &wo);
+	watch_get_stats(w, &ws);
+	check(h != NULL && strcmp(ws.rv, h) == 0 && strcmp(ws.rv, rv0 ? rv0 : "") != 0,
+	    "restart: resumed from the bookmark's position (%s; stored %s)", ws.rv,
+	    rv0 ? rv0 : "none");
+	free(h);
+	run_until(watching, w, 10000);
+	run_until(one_open_watch, NULL, 10000);
+	watch_get_stats(w, &ws);
+	check(ws.lists == 0 && ws.watches >= 1, "restart: watched without a LIST (lists %llu)",
+	    (unsigned long long)ws.lists);
+	/* An event: its position goes to the store; the hint on the old one is stale. */
+	ctl_create_pod("hinted");
+	w8.w = w;
+	w8.add = o.add + 1;
+	check(run_until(ops_reached, &w8, 10000), "restart: the next event arrives");
+	run_until(never, NULL, 100);
+	store_flush(st);
+	rv1 = store_get_meta(st, WATCH_META_RV);
+	watch_get_stats(w, &ws);
+	h = rv1 != NULL ? store_get_hint(st, WATCH_META_RV, rv1) : NULL;
+	check(
+	    rv1 != NULL && strcmp(rv1, ws.rv) == 0 && strcmp(rv1, rv0 ? rv0 : "") != 0 && h == NULL,
+	    "an event's position is in the store (%s), no hint on it", rv1 ? rv1 : "none");
+	free(h);
+	free(rv1);
+	watch_free(w);
+	podconfig_free(pc);
+	store_close(st);
+	free(rv0);
+	free(err);
+	rmtree(dir);
+	free(path);
+}
+
 int
 main(void)
 {
@@ -546,6 +679,7 @@ main(void)
 	} else {
 		test_requests(a);
 		test_watch(a);
+		test_watch_hint(a);
 	}
 	run_until(never, NULL, 50);
 	api_free(a);
