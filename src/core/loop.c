@@ -47,13 +47,14 @@ struct loop {
 	struct loop_sig       *l_sigs;
 	struct loop_turn_stats l_turns;
 	/* The current turn's sections (loop_note, tasks): the longest one names the turn. */
-	const char *l_sec;       /* the section running, NULL: none named */
-	int64_t     l_sec_start; /* its start (monotonic time) */
-	const char *l_turn_task; /* the longest section of the current turn */
-	int64_t     l_turn_task_us;
-	int         l_in_turn;   /* between a poll's return and the next poll */
-	int64_t     l_turn_cpu;  /* CPU time when the current turn's poll began */
-	int64_t     l_turn_wall; /* monotonic time when the poll returned */
+	const char   *l_sec;       /* the section running, NULL: none named */
+	int64_t       l_sec_start; /* its start (monotonic time) */
+	const char   *l_turn_task; /* the longest section of the current turn */
+	int64_t       l_turn_task_us;
+	int           l_in_turn;   /* between a poll's return and the next poll */
+	int64_t       l_turn_cpu;  /* CPU time when the current turn's poll began */
+	int64_t       l_turn_wall; /* monotonic time when the poll returned */
+	struct event *l_stop_ev;   /* loop_stop: breaks the loop once the turn's callbacks ran */
 };
 
 /* The loop in loop_run, for loop_note (one loop runs at a time). */
@@ -142,6 +143,16 @@ loop_turn_done(struct loop *l, int64_t us, int64_t wall_us)
 	l->l_turn_task_us = 0;
 }
 
+static void
+loop_stop_fire(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(l->l_base);
+}
+
 struct loop *
 loop_new(void)
 {
@@ -164,6 +175,8 @@ loop_new(void)
 		fatalx("%s: event_base_new failed", __func__);
 	if (event_base_priority_init(l->l_base, LOOP_NPRI) == -1)
 		fatalx("%s: event_base_priority_init failed", __func__);
+	if ((l->l_stop_ev = event_new(l->l_base, -1, 0, loop_stop_fire, l)) == NULL)
+		fatalx("%s: event_new failed", __func__);
 	l->l_tail = &l->l_tasks;
 	signal(SIGPIPE, SIG_IGN);
 	return l;
@@ -445,6 +458,8 @@ loop_run(struct loop *l)
 	l->l_in_turn = 0;
 	l->l_turn_cpu = loop_cpu_us();
 	rc = event_base_dispatch(l->l_base);
+	/* A stop still queued if the loop ended otherwise: not for the next loop_run. */
+	event_del(l->l_stop_ev);
 	if (l->l_in_turn) { /* the last turn, ended by loop_stop */
 		int64_t c1 = loop_cpu_us(), w1 = now_mono_us();
 
@@ -460,10 +475,29 @@ loop_run(struct loop *l)
 	return 0;
 }
 
+/* libevent runs a turn's due callbacks one after the other, those of one priority per
+ * poll, and event_base_loopbreak ends the loop after the running one: the others, due at
+ * the same instant (periodic work sharing the wake-up), would not run in this turn. The
+ * stop event goes last into the queue being run (the caller's priority) and breaks the
+ * loop from there, before the next poll. */
 void
 loop_stop(struct loop *l)
 {
-	event_base_loopbreak(l->l_base);
+	struct event *running;
+	int           pri = LOOP_PRI_NORMAL;
+
+	if (l != loop_running || !l->l_in_turn) {
+		/* Not inside one of this loop's callbacks: no turn to finish. */
+		event_base_loopbreak(l->l_base);
+		return;
+	}
+	/* Inside a callback (l_in_turn), so libevent has a running callback to look at;
+	 * NULL: one that is not an event (a deferred callback), at the default priority. */
+	if ((running = event_base_get_running_event(l->l_base)) != NULL)
+		pri = event_get_priority(running);
+	/* Fails, harmlessly, if a loop_stop of this turn already made it active. */
+	(void)event_priority_set(l->l_stop_ev, pri);
+	event_active(l->l_stop_ev, EV_TIMEOUT, 1);
 }
 
 void
@@ -484,6 +518,7 @@ loop_free(struct loop *l)
 		event_free(s->s_ev);
 		free(s);
 	}
+	event_free(l->l_stop_ev);
 	event_base_free(l->l_base);
 	free(l);
 }

@@ -99,7 +99,8 @@ int64_t loop_lag_us(struct loop *);
 void loop_on_signal(struct loop *, int sig, loop_signal_fn fn, void *arg);
 /* Runs until loop_stop. Returns 0, or -1 if libevent failed. */
 int loop_run(struct loop *);
-/* Ends loop_run after the current turn. */
+/* Ends loop_run after the current turn: the callbacks already due in it (of the caller's
+ * priority) still run, then loop_run returns without polling again. */
 void loop_stop(struct loop *);
 /* Frees the tasks, signal events and the event_base. NULL is a no-op. */
 void loop_free(struct loop *);

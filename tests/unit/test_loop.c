@@ -284,6 +284,49 @@ test_periodic_work_shares_wakeups(void **state)
 	loop_free(p.l);
 }
 
+/* loop_stop ends the loop after the turn: work due in the same turn as the callback that
+ * stops it still runs (two kicked tasks are due at once, in the first turn). */
+struct both {
+	struct loop *l;
+	int          x, y;
+};
+
+static void
+both_x(void *arg)
+{
+	struct both *b = arg;
+
+	b->x++;
+	loop_stop(b->l);
+}
+
+static void
+both_y(void *arg)
+{
+	struct both *b = arg;
+
+	b->y++;
+	loop_stop(b->l);
+}
+
+static void
+test_stop_ends_after_the_turn(void **state)
+{
+	struct loop_turn_stats ts;
+	struct both            b = { 0 };
+
+	(void)state;
+	b.l = loop_new();
+	loop_task_kick(loop_every(b.l, "x", 3600 * 1000, both_x, &b));
+	loop_task_kick(loop_every(b.l, "y", 3600 * 1000, both_y, &b));
+	assert_int_equal(loop_run(b.l), 0);
+	assert_int_equal(b.x, 1);
+	assert_int_equal(b.y, 1);
+	loop_turn_stats(b.l, &ts);
+	assert_int_equal(ts.turns, 1);
+	loop_free(b.l);
+}
+
 /* The grid's arithmetic: the next instant is a whole number of periods after the first
  * loop's making, never now, and one that is nearer than the slack is skipped. */
 static void
@@ -382,6 +425,7 @@ main(void)
 		cmocka_unit_test(test_task_runs_periodically),
 		cmocka_unit_test(test_one_wakeup_per_run),
 		cmocka_unit_test(test_periodic_work_shares_wakeups),
+		cmocka_unit_test(test_stop_ends_after_the_turn),
 		cmocka_unit_test(test_grid_delay),
 		cmocka_unit_test(test_turn_figures),
 		cmocka_unit_test(test_kick_runs_on_next_turn),
