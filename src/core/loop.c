@@ -59,9 +59,13 @@ struct loop {
 
 /* The loop in loop_run, for loop_note (one loop runs at a time). */
 static struct loop *loop_running;
-/* When the first loop was made (monotonic): periodic work runs at whole multiples of its
- * period after it (loop_grid_delay_us). */
+/* Periodic work runs at whole multiples of its period after this instant (monotonic;
+ * loop_grid_delay_us): when the first loop was made, less a random part of a minute, so that
+ * nodes started together (a fleet's upgrade, a power cut) do not call the API server in the
+ * same instant every 10 s, as the kubelet's jittered periods avoid. */
+#define LOOP_EPOCH_SPREAD_MS 60000
 static int64_t loop_epoch_us;
+static int     loop_epoch_set;
 
 const int64_t loop_turn_bounds_us[LOOP_TURN_NBUCKETS] = { 100, 250, 500, 1000, 2500, 5000, 10000,
 	20000, 50000, 100000, 250000, 1000000, INT64_MAX };
@@ -167,8 +171,11 @@ loop_new(void)
 	 * empty wake-ups before every due timer. The precise clock is read through the vDSO,
 	 * once a turn. */
 	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
-	if (loop_epoch_us == 0)
-		loop_epoch_us = now_mono_us();
+	if (!loop_epoch_set) {
+		loop_epoch_us =
+		    now_mono_us() - (int64_t)arc4random_uniform(LOOP_EPOCH_SPREAD_MS) * 1000;
+		loop_epoch_set = 1;
+	}
 	l->l_base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
 	if (l->l_base == NULL)
@@ -250,7 +257,7 @@ loop_grid_delay_us(int64_t now_us, int64_t period_us)
 
 	if (period_us <= 0)
 		return 0;
-	if (loop_epoch_us == 0 || now_us < loop_epoch_us)
+	if (!loop_epoch_set || now_us < loop_epoch_us)
 		return period_us; /* no loop yet: one period from now */
 	since = now_us - loop_epoch_us;
 	d = period_us - since % period_us;

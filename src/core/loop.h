@@ -52,12 +52,14 @@ struct loop *loop_new(void);
 /* The loop's event_base; owned by the loop. */
 struct event_base *loop_base(struct loop *);
 /* Periodic work shares its wake-ups: every periodic timer fires at whole multiples of its
- * period after the first loop was made, so that work of periods that divide each other (1,
- * 2, 10, 20, 30 s) runs in one loop turn instead of one wake-up each. loop_grid_delay_us: the
- * time from now_us to the next such instant (an instant closer than LOOP_GRID_SLACK_US, or a
- * quarter of the period if that is less, is skipped: a timer that fired a hair early does not
- * come back for the same instant). loop_grid_add: arms the one-shot timer ev for the next
- * instant (periodic work outside loop_every re-arms its timer with it each time it runs). */
+ * period after the loop's epoch (when the first loop was made, less a random part of a
+ * minute: nodes started together keep apart), so that work of periods that divide each
+ * other (1, 2, 10, 20, 30 s) runs in one loop turn instead of one wake-up each.
+ * loop_grid_delay_us: the time from now_us to the next such instant (an instant closer than
+ * LOOP_GRID_SLACK_US, or a quarter of the period if that is less, is skipped: a timer that
+ * fired a hair early does not come back for the same instant). loop_grid_add: arms the
+ * one-shot timer ev for the next instant (periodic work outside loop_every re-arms its timer
+ * with it each time it runs). */
 #define LOOP_GRID_SLACK_US 2000
 int64_t loop_grid_delay_us(int64_t now_us, int64_t period_us);
 void    loop_grid_add(struct event *, unsigned period_ms);

@@ -4,6 +4,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -350,6 +353,50 @@ test_grid_delay(void **state)
 	loop_free(l);
 }
 
+/* This program, for test_phase_differs_between_processes. */
+static const char *self;
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nodes started together do not share their instants: four processes made one after the
+ * other (milliseconds apart) place a minute's instant at phases that do not all fall within
+ * one second of each other (each process's epoch is less a random part of a minute). */
+static void
+test_phase_differs_between_processes(void **state)
+{
+	int64_t phase[4], gap = 0;
+	char   *cmd = xsprintf("%s --phase", self);
+	int     i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		FILE     *f = popen(cmd, "r");
+		long long v = -1;
+
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "%lld", &v), 1);
+		assert_int_equal(pclose(f), 0);
+		assert_true(v >= 0 && v < 60000000);
+		phase[i] = v;
+	}
+	qsort(phase, 4, sizeof(phase[0]), cmp_i64);
+	/* The phases lie on a circle of a minute: all within one second means a gap of 59 s. */
+	for (i = 0; i < 4; i++) {
+		int64_t g = i < 3 ? phase[i + 1] - phase[i] : phase[0] + 60000000 - phase[3];
+
+		if (g > gap)
+			gap = g;
+	}
+	assert_true(gap < 59000000);
+	free(cmd);
+}
+
 struct names {
 	int  n;
 	char seen[4][16];
@@ -419,14 +466,25 @@ test_signal_delivered_on_loop(void **state)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	self = argv[0];
+	if (argc > 1 && strcmp(argv[1], "--phase") == 0) {
+		/* One process's phase of a minute's instants, in microseconds. */
+		struct loop *l = loop_new();
+		int64_t      now = now_mono_us();
+
+		printf("%lld\n", (long long)((now + loop_grid_delay_us(now, 60000000)) % 60000000));
+		loop_free(l);
+		return 0;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_runs_periodically),
 		cmocka_unit_test(test_one_wakeup_per_run),
 		cmocka_unit_test(test_periodic_work_shares_wakeups),
 		cmocka_unit_test(test_stop_ends_after_the_turn),
 		cmocka_unit_test(test_grid_delay),
+		cmocka_unit_test(test_phase_differs_between_processes),
 		cmocka_unit_test(test_turn_figures),
 		cmocka_unit_test(test_kick_runs_on_next_turn),
 		cmocka_unit_test(test_yield_due),
