@@ -7,7 +7,8 @@ node name, runtime socket, one kubeconfig), creates P pods per node through the 
 reports: time until all nodes are Ready and all pods Running, p50/p99 pod startup latency
 (creation to Running-and-ready as the stand-in stored them), then over a steady window the
 per-agent PSS/RSS (smaps_rollup) and CPU (/proc/PID/stat), the API requests per node per
-minute by verb and resource, bytes per node per minute, the watch count, and the stand-in's
+minute by verb and resource and per second of the window (mean, p99, max: agents started
+together must not call in the same second), bytes per node per minute, the watch count, and the stand-in's
 and the runtime's own CPU (measured apart, from their own /proc entries).
 
 Fleet faults (--faults restart,outage,kill,slow):
@@ -370,6 +371,12 @@ def steady(f, a, res, label):
             pss.append(m["Pss"] / 1024.0)
             rss.append(m["Rss"] / 1024.0)
     by = {k: round(v / n / mins, 2) for k, v in sorted(st1["by"].items())}
+    # Requests in each whole second of the window (the first and last are partial): how the
+    # fleet's periodic calls spread over time. Agents started together whose periodic work
+    # kept one phase would send their leases in the same second.
+    secs = sorted(int(k) for k in st1["per_second"])
+    whole = [st1["per_second"].get(str(t), st1["per_second"].get(t, 0))
+             for t in range(secs[0] + 1, secs[-1])] if len(secs) > 2 else []
     out = {
         "window_s": round(dt, 1),
         "agent_cpu_ms_per_s": {"sum": round(sum(cpu), 1), "mean": round(sum(cpu) / len(cpu), 3),
@@ -378,6 +385,9 @@ def steady(f, a, res, label):
                           "max": round(max(pss), 2)},
         "agent_rss_mib": {"mean": round(sum(rss) / len(rss), 2), "max": round(max(rss), 2)},
         "api_requests_per_node_per_min": round(st1["requests"] / n / mins, 2),
+        "api_requests_per_s": {"mean": round(sum(whole) / len(whole), 1) if whole else None,
+                               "p99": pct(whole, 99) if whole else None,
+                               "max": max(whole) if whole else None},
         "api_by_verb_resource_per_node_per_min": by,
         "api_bytes_in_per_node_per_min": round((st1["bytes_in"] - st0["bytes_in"]) / n / mins),
         "api_bytes_out_per_node_per_min": round((st1["bytes_out"] - st0["bytes_out"]) / n / mins),
