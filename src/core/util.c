@@ -192,9 +192,11 @@ int
 write_file_replace(const char *path, const void *data, size_t len, int sync, int mode)
 {
 	char   *tmp = xsprintf("%s.tmp", path);
-	int     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode), saved;
 	ssize_t n = -1;
+	int     fd, saved;
 
+	/* Not through a link, and not into a FIFO (whose open would wait for a reader). */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
 	if (fd != -1) {
 		n = write(fd, data, len);
 		if (sync && n == (ssize_t)len && fsync(fd) == -1)

@@ -2,12 +2,16 @@
  * typed writes that check and journal them (pods, workers, statuses, exits, intents, runtime
  * objects, meta, events), and the typed reads, all through one cursor that maps a result
  * row onto its struct with a column table; and the hints, small files beside the database. */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -688,25 +692,30 @@ store_put_hint(struct store *st, const char *key, const char *base, const char *
 char *
 store_get_hint(struct store *st, const char *key, const char *base)
 {
-	char  *path = store_hint_path(st, key), buf[2 * STORE_HINT_MAX + 3], *nl, *v = NULL;
-	FILE  *f;
-	size_t n = 0, blen;
+	char       *path = store_hint_path(st, key), buf[2 * STORE_HINT_MAX + 3], *v;
+	int         fd = -1;
+	ssize_t     n = -1;
+	size_t      blen;
+	struct stat sb;
 
-	if (path == NULL || !store_hint_ok(base) || (f = fopen(path, "re")) == NULL) {
-		free(path);
-		return NULL;
-	}
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
+	/* Not a FIFO (an open that would wait for a writer) nor a link: a regular file or no
+	 * hint. */
+	if (path != NULL && store_hint_ok(base))
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	free(path);
+	if (fd == -1)
+		return NULL;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+		n = read(fd, buf, sizeof(buf));
+	close(fd);
 	/* "base\nvalue\n", whole: a file cut short (a power cut) or grown is no hint. */
 	blen = strlen(base);
-	if (n < blen + 3 || n == sizeof(buf) || buf[n - 1] != '\n' ||
+	if (n < (ssize_t)blen + 3 || n == (ssize_t)sizeof(buf) || buf[n - 1] != '\n' ||
 	    memcmp(buf, base, blen) != 0 || buf[blen] != '\n')
 		return NULL;
 	buf[n - 1] = '\0';
 	v = buf + blen + 1;
-	if ((nl = strchr(v, '\n')) != NULL || memchr(buf, '\0', n - 1) != NULL)
+	if (strchr(v, '\n') != NULL || memchr(buf, '\0', (size_t)n - 1) != NULL)
 		return NULL;
 	return store_hint_ok(v) ? xstrdup(v) : NULL;
 }

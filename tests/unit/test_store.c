@@ -319,6 +319,22 @@ test_hints(void **state)
 	put_file(hp, buf, sizeof(buf));
 	assert_null(store_get_hint(st, "pods.resourceVersion", "1"));
 	assert_null(store_get_hint(st, "pods.resourceVersion", "111"));
+	/* Not a regular file: a FIFO (no writer: an open would wait) or a link to a good hint
+	 * gives nothing, at once; a FIFO where the new hint is written first (no reader) fails
+	 * the put, at once. */
+	assert_int_equal(unlink(hp), 0);
+	assert_int_equal(mkfifo(hp, 0600), 0);
+	assert_null(store_get_hint(st, "pods.resourceVersion", "100"));
+	assert_int_equal(unlink(hp), 0);
+	put_file(tmp, "100\n300\n", 8);
+	assert_int_equal(symlink(tmp, hp), 0);
+	assert_null(store_get_hint(st, "pods.resourceVersion", "100"));
+	assert_int_equal(unlink(hp), 0);
+	assert_int_equal(unlink(tmp), 0);
+	assert_int_equal(mkfifo(tmp, 0600), 0);
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", "400"), -1);
+	assert_int_equal(access(hp, F_OK), -1);
+	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", "400"), 0);
 	/* The longest value there is: read back whole. */
 	assert_int_equal(store_put_hint(st, "pods.resourceVersion", "100", big + 1), 0);
 	v = store_get_hint(st, "pods.resourceVersion", "100");
