@@ -289,45 +289,36 @@ test_periodic_work_shares_wakeups(void **state)
 
 /* loop_stop ends the loop after the turn: work due in the same turn as the callback that
  * stops it still runs (two kicked tasks are due at once, in the first turn). */
-struct both {
+struct stopper {
 	struct loop *l;
-	int          x, y;
+	int          runs;
 };
 
 static void
-both_x(void *arg)
+run_and_stop(void *arg)
 {
-	struct both *b = arg;
+	struct stopper *s = arg;
 
-	b->x++;
-	loop_stop(b->l);
-}
-
-static void
-both_y(void *arg)
-{
-	struct both *b = arg;
-
-	b->y++;
-	loop_stop(b->l);
+	s->runs++;
+	loop_stop(s->l);
 }
 
 static void
 test_stop_ends_after_the_turn(void **state)
 {
 	struct loop_turn_stats ts;
-	struct both            b = { 0 };
+	struct loop           *l = loop_new();
+	struct stopper         x = { l, 0 }, y = { l, 0 };
 
 	(void)state;
-	b.l = loop_new();
-	loop_task_kick(loop_every(b.l, "x", 3600 * 1000, both_x, &b));
-	loop_task_kick(loop_every(b.l, "y", 3600 * 1000, both_y, &b));
-	assert_int_equal(loop_run(b.l), 0);
-	assert_int_equal(b.x, 1);
-	assert_int_equal(b.y, 1);
-	loop_turn_stats(b.l, &ts);
+	loop_task_kick(loop_every(l, "x", 3600 * 1000, run_and_stop, &x));
+	loop_task_kick(loop_every(l, "y", 3600 * 1000, run_and_stop, &y));
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(x.runs, 1);
+	assert_int_equal(y.runs, 1);
+	loop_turn_stats(l, &ts);
 	assert_int_equal(ts.turns, 1);
-	loop_free(b.l);
+	loop_free(l);
 }
 
 /* The grid's arithmetic: the next instant is a whole number of periods after the first
