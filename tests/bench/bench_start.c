@@ -11,8 +11,10 @@
  *        left (kletd's own: inotify, scan, worker, pod cgroup, intent) is printed too. The
  *        manifest is then removed and the next pair waits until kletd's worker finished.
  * The two runs of a pair are taken in turn (raw first in even pairs, kletd first in odd ones).
- * Prints one line per pair, then medians and p90 of both and the ratio of the medians:
+ * Prints one line per pair, then medians and p90 of both, the ratio of the medians, the
+ * median of the pairs' own differences (kletd - raw) and the ratio it gives:
  *   start raw_ms_p50=R raw_ms_p90=R kletd_ms_p50=K kletd_ms_p90=K ratio_p50=X pairs=N
+ *         before_runtime_ms_p50=P diff_ms_p50=D ratio_paired=(R+D)/R
  * Not part of `make check`: run by tests/bench/bench_start.sh (make bench). */
 #include <sys/stat.h>
 
@@ -368,8 +370,8 @@ main(int argc, char **argv)
 {
 	char               endpoint[512];
 	struct cri_options o = { 0 };
-	double            *raw, *kl, *pre;
-	size_t             nr = 0, nk = 0, np = 0;
+	double            *raw, *kl, *pre, *dif;
+	size_t             nr = 0, nk = 0, np = 0, nd = 0;
 	long               off = 0;
 	int                pairs, i;
 	struct stat        st;
@@ -399,6 +401,7 @@ main(int argc, char **argv)
 	raw = xcalloc((size_t)pairs, sizeof(*raw));
 	kl = xcalloc((size_t)pairs, sizeof(*kl));
 	pre = xcalloc((size_t)pairs, sizeof(*pre));
+	dif = xcalloc((size_t)pairs, sizeof(*dif));
 	for (i = 0; i < pairs; i++) {
 		double r, k, p;
 
@@ -421,16 +424,24 @@ main(int argc, char **argv)
 			kl[nk++] = k;
 		if (p > 0)
 			pre[np++] = p;
+		if (r > 0 && k > 0)
+			dif[nd++] = k - r;
 	}
 	{
 		double r50 = quantile(raw, nr, 0.5), r90 = quantile(raw, nr, 0.9);
 		double k50 = quantile(kl, nk, 0.5), k90 = quantile(kl, nk, 0.9);
 
+		double d50 = quantile(dif, nd, 0.5);
+
+		/* The pairs' own differences too: the runtime's times move by tens of ms from one
+		 * start to the next, and the ratio of the two medians takes that spread in. */
 		printf("start raw_ms_p50=%.1f raw_ms_p90=%.1f kletd_ms_p50=%.1f kletd_ms_p90=%.1f "
-		       "ratio_p50=%.3f pairs=%zu before_runtime_ms_p50=%.2f\n",
+		       "ratio_p50=%.3f pairs=%zu before_runtime_ms_p50=%.2f diff_ms_p50=%.1f "
+		       "ratio_paired=%.3f\n",
 		    r50, r90, k50, k90, r50 > 0 ? k50 / r50 : -1, nr < nk ? nr : nk,
-		    quantile(pre, np, 0.5));
+		    quantile(pre, np, 0.5), d50, r50 > 0 ? (r50 + d50) / r50 : -1);
 	}
+	free(dif);
 	free(raw);
 	free(kl);
 	free(pre);

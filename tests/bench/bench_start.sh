@@ -7,6 +7,7 @@
 # machine's noise falls on each alike. On demand only (make bench); needs root and
 # containerd. Prints:
 #   start raw_ms_p50=.. raw_ms_p90=.. kletd_ms_p50=.. kletd_ms_p90=.. ratio_p50=.. pairs=..
+#         before_runtime_ms_p50=.. diff_ms_p50=.. ratio_paired=.. (the pairs' own differences)
 #   # burst round=R pods=N all_running_ms=.. window=W in_flight_max=.. waited_max=..
 #   burst pods=N window=W all_running_ms=MEDIAN rounds=R runs_ms=A,B,C in_flight_max=..
 # Environment: top_srcdir, top_builddir (an optimized build with tests/bench/bench_start:
