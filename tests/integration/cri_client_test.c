@@ -1,6 +1,9 @@
 /* cri_client_test.c — drives the CRI client (src/cri.c) against a real gRPC server:
- *   cri_client_test fake SOCK        the Python fake CRI (tests/fakecri), faults via SOCK.ctl
- *   cri_client_test containerd SOCK  a real containerd (sandbox -> container -> exec -> remove)
+ *   cri_client_test fake SOCK LOGDIR        the Python fake CRI (tests/fakecri), faults via
+ *                                           SOCK.ctl
+ *   cri_client_test containerd SOCK LOGDIR  a real containerd (sandbox -> container -> exec ->
+ *                                           remove)
+ * LOGDIR is the pods' log directory (the test's own: the runtime writes the logs there).
  * Prints "ok - NAME" / "not ok - NAME" lines and "N passed, N failed"; exit 1 on a failure.
  * Waits are polls on the loop with a generous safety limit, never timing assertions. */
 #include <sys/socket.h>
@@ -1167,7 +1170,7 @@ t_missing_socket(void)
 }
 
 static int
-fake_main(const char *sock)
+fake_main(const char *sock, const char *logdir)
 {
 	char ep[600], ctlp[600];
 
@@ -1193,8 +1196,8 @@ fake_main(const char *sock)
 		res_clear(&r);
 	}
 	t_images();
-	t_pod_flow("klet.local/busybox:1.35", "/tmp", 0, 1);
-	t_pod_flow("klet.local/busybox:1.35", "/tmp", 1, 1);
+	t_pod_flow("klet.local/busybox:1.35", logdir, 0, 1);
+	t_pod_flow("klet.local/busybox:1.35", logdir, 1, 1);
 	t_errors();
 	t_deadlines();
 	t_oversize();
@@ -1276,8 +1279,10 @@ main(int argc, char **argv)
 {
 	int rc = 2;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s fake|containerd SOCK [LOGDIR]\n", argv[0]);
+	/* LOGDIR: the pods' log directory, the test's own (the runtime writes the containers'
+	 * logs there). */
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s fake|containerd SOCK LOGDIR\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN); /* as kletd's loop does */
@@ -1285,9 +1290,9 @@ main(int argc, char **argv)
 	base = event_base_new();
 	t_start = now_mono_ms();
 	if (strcmp(argv[1], "fake") == 0)
-		rc = fake_main(argv[2]);
+		rc = fake_main(argv[2], argv[3]);
 	else if (strcmp(argv[1], "containerd") == 0)
-		rc = containerd_main(argv[2], argc > 3 ? argv[3] : "/tmp");
+		rc = containerd_main(argv[2], argv[3]);
 	/* let deferred frees run */
 	run_for(50);
 	event_base_free(base);

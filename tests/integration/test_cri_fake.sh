@@ -34,7 +34,8 @@ if ! wait_for 300 grep -q "fakecri: ready" "$d/fake.out"; then
 	cat "$d/fake.err" >&2
 	echo "not ok - fake CRI did not start"; echo "0 passed, 1 failed"; exit 1
 fi
-"$driver" fake "$sock"
+mkdir -p "$d/logs"
+"$driver" fake "$sock" "$d/logs"
 rc=$?
 [ "$rc" = 0 ] || tail -30 "$d/fake.err" >&2
 exit $rc
