@@ -714,8 +714,6 @@ store_get_hint(struct store *st, const char *key, const char *base)
 	    memcmp(buf, base, blen) != 0 || buf[blen] != '\n')
 		return NULL;
 	buf[n - 1] = '\0';
-	v = buf + blen + 1;
-	if (strchr(v, '\n') != NULL || memchr(buf, '\0', (size_t)n - 1) != NULL)
-		return NULL;
-	return store_hint_ok(v) ? xstrdup(v) : NULL;
+	v = buf + blen + 1; /* one line, no NUL inside, as a put makes it */
+	return memchr(buf, '\0', (size_t)n - 1) == NULL && store_hint_ok(v) ? xstrdup(v) : NULL;
 }
