@@ -1,4 +1,5 @@
 /* logrotate.c — rotate the logs of running containers above a size (see logrotate.h). */
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -36,6 +37,8 @@ struct lr_path {
 	char    *p_id;   /* container ID */
 	char    *p_path; /* NULL: its names give no valid path */
 	uint64_t p_pass; /* the last pass that looked at it */
+	int      p_wd;   /* its one-shot watch, armed before its last stat found it under the
+	                  * size; -1: none (stat it in the next pass) */
 };
 
 struct logrotate {
@@ -45,6 +48,11 @@ struct logrotate {
 	size_t                 cappaths;
 	struct strindex       *index;   /* paths by container ID */
 	int                    logs_fd; /* logs_dir, for stats relative to it; -1: not open */
+	int                    ino_fd;  /* inotify, read only by a pass; -1: none (stat all) */
+	int                   *fired;   /* the pass' watches that fired, sorted */
+	size_t                 nfired;
+	size_t                 capfired;
+	int                    all; /* the queue overflowed or could not be read: stat all */
 	struct podcache       *cache;
 	char                  *logs_dir;
 	int64_t                max_size;
@@ -249,6 +257,96 @@ lr_reopen_cb(
 	lr_op_free(op);
 }
 
+/* The watch: a write, a truncation, a rename or an unlink of the file (or its end) fires it
+ * once; the kernel then drops it. */
+#define LR_WATCH_MASK                                                                              \
+	(IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF | IN_UNMOUNT | IN_ONESHOT)
+
+static void
+lr_disarm(struct logrotate *lr, struct lr_path *e)
+{
+	if (e->p_wd >= 0)
+		(void)inotify_rm_watch(lr->ino_fd, e->p_wd); /* fired already: EINVAL, harmless */
+	e->p_wd = -1;
+}
+
+/* Arms e's watch before its stat: a write after the stat fires it, a write before it is in
+ * the size the stat reads. Without a watch (no inotify, the limit of watches reached, the
+ * file not there) the next pass stats it again. */
+static void
+lr_arm(struct logrotate *lr, struct lr_path *e)
+{
+	lr_disarm(lr, e);
+	if (lr->ino_fd >= 0 && e->p_path != NULL)
+		e->p_wd = inotify_add_watch(lr->ino_fd, e->p_path, LR_WATCH_MASK);
+	if (e->p_wd < 0) {
+		e->p_wd = -1;
+		if (lr->ino_fd >= 0)
+			lr->stats.unwatched++;
+	}
+}
+
+static int
+lr_cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* What fired since the last pass: the queue is read here only, so a write to a log never
+ * wakes kletd. */
+static void
+lr_drain(struct logrotate *lr)
+{
+	char    buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	lr->nfired = 0;
+	lr->all = 0;
+	if (lr->ino_fd < 0) {
+		lr->all = 1;
+		return;
+	}
+	for (;;) {
+		char *p = buf;
+
+		if ((n = read(lr->ino_fd, buf, sizeof(buf))) <= 0) {
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n == 0 || errno != EAGAIN)
+				lr->all = 1; /* what fired is not known: look at every file */
+			break;
+		}
+		while (p + sizeof(struct inotify_event) <= buf + n) {
+			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+
+			if (ev->mask & IN_Q_OVERFLOW)
+				lr->all = 1;
+			else if (ev->wd >= 0) {
+				if (lr->nfired == lr->capfired) {
+					lr->capfired = lr->capfired > 0 ? 2 * lr->capfired : 64;
+					lr->fired = xreallocarray(
+					    lr->fired, lr->capfired, sizeof(*lr->fired));
+				}
+				lr->fired[lr->nfired++] = ev->wd;
+			}
+			p += sizeof(struct inotify_event) + ev->len;
+		}
+	}
+	if (lr->nfired > 1)
+		qsort(lr->fired, lr->nfired, sizeof(*lr->fired), lr_cmp_int);
+}
+
+/* Whether e may have changed since its last stat. */
+static int
+lr_changed(const struct logrotate *lr, const struct lr_path *e)
+{
+	return lr->all || e->p_wd < 0 ||
+	    (lr->nfired > 0 &&
+	        bsearch(&e->p_wd, lr->fired, lr->nfired, sizeof(*lr->fired), lr_cmp_int) != NULL);
+}
+
 static const char *
 lr_path_key(const void *arg, size_t i)
 {
@@ -257,8 +355,8 @@ lr_path_key(const void *arg, size_t i)
 	return lr->paths[i].p_id;
 }
 
-/* The log path of running container c (owned by lr, valid until the pass ends), or NULL. */
-static const char *
+/* The log path entry of running container c (owned by lr, valid until the pass ends). */
+static struct lr_path *
 lr_log_path(struct logrotate *lr, const struct rt_pod_status *st, const struct rt_container *c)
 {
 	size_t          i = strindex_find(lr->index, c->id, lr_path_key, lr);
@@ -274,11 +372,12 @@ lr_log_path(struct logrotate *lr, const struct rt_pod_status *st, const struct r
 		e->p_id = xstrdup(c->id);
 		e->p_path = logrotate_path(
 		    lr->logs_dir, st->ns, st->name, st->uid, c->name, c->restart_count);
+		e->p_wd = -1;
 		strindex_add(lr->index, e->p_id, i);
 	}
 	e = &lr->paths[i];
 	e->p_pass = lr->stats.passes;
-	return e->p_path;
+	return e;
 }
 
 /* Forgets the paths of containers the last pass did not see (gone or not running). */
@@ -295,6 +394,7 @@ lr_paths_sweep(struct logrotate *lr)
 			continue;
 		}
 		strindex_remove(lr->index, e->p_id, i);
+		lr_disarm(lr, e);
 		free(e->p_id);
 		free(e->p_path);
 		if (i != --lr->npaths) { /* the last one takes its place */
@@ -321,17 +421,31 @@ lr_container(struct logrotate *lr, const struct rt_pod_status *st, const struct 
 {
 	Runtime__V1__ReopenContainerLogRequest req =
 	    RUNTIME__V1__REOPEN_CONTAINER_LOG_REQUEST__INIT;
-	struct lr_op *op;
-	struct stat   sb;
-	const char   *path;
-	char         *log;
+	struct lr_op   *op;
+	struct stat     sb;
+	struct lr_path *e;
+	char           *log;
 
 	if (c->state != RT_RUNNING || c->id == NULL || c->name == NULL || lr_busy(lr, c->id))
 		return;
-	path = lr_log_path(lr, st, c);
-	if (path == NULL || lr_stat(lr, path, &sb) == -1 || sb.st_size < lr->max_size)
+	e = lr_log_path(lr, st, c);
+	if (e->p_path == NULL)
 		return;
-	log = xstrdup(path);
+	/* Under the size at its last stat and not written since: under it still. */
+	if (!lr_changed(lr, e)) {
+		lr->stats.unchanged++;
+		return;
+	}
+	lr_arm(lr, e);
+	lr->stats.checked++;
+	if (lr_stat(lr, e->p_path, &sb) == -1) {
+		lr_disarm(lr, e); /* not known to be under the size: the next pass looks again */
+		return;
+	}
+	if (sb.st_size < lr->max_size)
+		return;
+	lr_disarm(lr, e); /* rotated or not, the live file is looked at again next pass */
+	log = xstrdup(e->p_path);
 	lr_prune(lr, log);
 	op = xcalloc(1, sizeof(*op));
 	op->lr = lr;
@@ -384,6 +498,7 @@ logrotate_run(struct logrotate *lr)
 	if (lr->max_size < 0)
 		return 0;
 	lr->stats.passes++;
+	lr_drain(lr);
 	podcache_foreach(lr->cache, lr_pod, &p);
 	lr_paths_sweep(lr);
 	return p.started;
@@ -402,6 +517,9 @@ logrotate_new(struct cri *cri, struct podcache *cache, const struct logrotate_op
 	lr->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
 	lr->index = strindex_new();
 	lr->logs_fd = -1;
+	lr->ino_fd = o->no_watch ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (lr->ino_fd == -1 && !o->no_watch)
+		log_warn("logrotate: inotify; every log is looked at in every pass");
 	return lr;
 }
 
@@ -419,7 +537,7 @@ logrotate_free(struct logrotate *lr)
 		lr_op_free(op);
 	}
 	while (lr->npaths > 0) {
-		lr->npaths--;
+		lr->npaths--; /* its watch goes with ino_fd */
 		free(lr->paths[lr->npaths].p_id);
 		free(lr->paths[lr->npaths].p_path);
 	}
@@ -427,6 +545,9 @@ logrotate_free(struct logrotate *lr)
 	strindex_free(lr->index);
 	if (lr->logs_fd != -1)
 		close(lr->logs_fd);
+	if (lr->ino_fd != -1)
+		close(lr->ino_fd);
+	free(lr->fired);
 	free(lr->logs_dir);
 	free(lr);
 }

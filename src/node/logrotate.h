@@ -8,6 +8,14 @@
  * oldest rotated files are deleted so that, with the new rotated file and the live one, at
  * most max_files files remain. No status calls: the path is known without asking the
  * runtime. Rotated files are not compressed (the kubelet gzips them).
+ *
+ * A file found under max_size is not looked at again until it changes: before its stat, a
+ * one-shot inotify watch is put on it (a write, truncation, rename or unlink fires it), and
+ * a pass stats only the files whose watch fired, had none, or all of them when the event
+ * queue overflowed. The queue is read by the passes only, never by the loop, so a log being
+ * written wakes nothing. On an idle node a pass is then one read() that finds nothing, not
+ * a stat per container. Without inotify, or past the limit of watches, a file is looked at
+ * in every pass. The outcome is the kubelet's: each pass rotates every log above the size.
  */
 #ifndef KLET_LOGROTATE_H
 #define KLET_LOGROTATE_H
@@ -24,6 +32,7 @@ struct logrotate_options {
 	int64_t     max_size;   /* bytes; < 0: never rotate */
 	int         max_files;  /* >= 2, the live file included */
 	int64_t     timeout_ms; /* of ReopenContainerLog */
+	int         no_watch;   /* tests: no inotify, every file stat'ed in every pass */
 };
 
 struct logrotate_stats {
@@ -31,6 +40,9 @@ struct logrotate_stats {
 	uint64_t rotations; /* files rotated and reopened */
 	uint64_t failures;  /* rename or ReopenContainerLog failed */
 	uint64_t removed;   /* old rotated files deleted */
+	uint64_t checked;   /* live files stat'ed */
+	uint64_t unchanged; /* live files not stat'ed: not written since they were under the size */
+	uint64_t unwatched; /* watches that could not be put (no file, the limit of watches) */
 };
 
 /* cri and cache must outlive it. Never NULL. */

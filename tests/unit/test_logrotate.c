@@ -1,5 +1,6 @@
-/* test_logrotate.c — container log rotation: paths, rotated names, how many old files go.
- * The rotation itself runs against containerd in tests/e2e/test_logrotate_containerd.sh. */
+/* test_logrotate.c — container log rotation: paths, rotated names, how many old files go,
+ * and which live files a pass looks at (real files, real inotify). The rotation itself runs
+ * against containerd in tests/e2e/test_logrotate_containerd.sh. */
 #include <sys/stat.h>
 
 #include <setjmp.h>
@@ -12,7 +13,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <event2/event.h>
+
 #include "node/logrotate.h"
+#include "node/podcache.h"
 #include "core/util.h"
 #include "pod/pod.h"
 #include "pod/runtime.h"
@@ -121,6 +125,154 @@ test_container_log(void **state)
 	pod_unref(p);
 }
 
+struct lw {
+	char               dir[64];
+	char              *log[3]; /* containers a and b (running), z (exited) */
+	struct event_base *base;
+	struct podcache   *cache;
+	struct logrotate  *lr;
+};
+
+static void
+lw_append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	assert_int_not_equal(fputs(text, f), EOF);
+	assert_int_equal(fclose(f), 0);
+}
+
+static struct lw *
+lw_new(int no_watch)
+{
+	struct lw               *w = xcalloc(1, sizeof(*w));
+	struct rt_pod_status     st;
+	struct logrotate_options o = { 0 };
+	static const char       *names[] = { "a", "b", "z" };
+	char                    *d;
+	int                      i;
+
+	snprintf(w->dir, sizeof(w->dir), "/tmp/test_logrotate.XXXXXX");
+	assert_non_null(mkdtemp(w->dir));
+	memset(&st, 0, sizeof(st));
+	st.uid = xstrdup("u1");
+	st.name = xstrdup("web");
+	st.ns = xstrdup("ns");
+	st.ncontainers = 3;
+	st.containers = xcalloc(3, sizeof(*st.containers));
+	for (i = 0; i < 3; i++) {
+		st.containers[i].id = xsprintf("id-%s", names[i]);
+		st.containers[i].name = xstrdup(names[i]);
+		st.containers[i].state = i < 2 ? RT_RUNNING : RT_EXITED;
+		st.containers[i].created_at = 100 - i;
+		w->log[i] = logrotate_path(w->dir, "ns", "web", "u1", names[i], 0);
+		d = xsprintf("%s/ns_web_u1/%s", w->dir, names[i]);
+		assert_int_equal(mkdirs(d, 0755), 0);
+		free(d);
+		lw_append(w->log[i], "one line\n");
+	}
+	w->base = event_base_new();
+	w->cache = podcache_new(w->base);
+	assert_int_equal(podcache_set(w->cache, &st, 1000), 1);
+	rt_pod_status_clear(&st);
+	o.logs_dir = w->dir;
+	o.max_size = 1 << 20; /* never reached: no rotation (no runtime here) */
+	o.max_files = 5;
+	o.no_watch = no_watch;
+	w->lr = logrotate_new(NULL, w->cache, &o);
+	return w;
+}
+
+static void
+lw_free(struct lw *w)
+{
+	char *cmd;
+	int   i;
+
+	logrotate_free(w->lr);
+	podcache_free(w->cache);
+	event_base_free(w->base);
+	for (i = 0; i < 3; i++)
+		free(w->log[i]);
+	cmd = xsprintf("rm -rf '%s'", w->dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(w);
+}
+
+/* Runs a pass; checks how many live files it stat'ed and how many it left alone. */
+static void
+lw_pass(struct lw *w, uint64_t checked, uint64_t unchanged)
+{
+	struct logrotate_stats a, b;
+
+	logrotate_stats(w->lr, &a);
+	assert_int_equal(logrotate_run(w->lr), 0);
+	logrotate_stats(w->lr, &b);
+	assert_int_equal(b.checked - a.checked, checked);
+	assert_int_equal(b.unchanged - a.unchanged, unchanged);
+}
+
+/* A log found under the size is stat'ed again only once something happened to it. */
+static void
+test_unchanged_logs_not_looked_at(void **state)
+{
+	struct lw *w = lw_new(0);
+	char      *other;
+
+	(void)state;
+	lw_pass(w, 2, 0); /* the first look: both running containers (z exited: never) */
+	lw_pass(w, 0, 2);
+	lw_pass(w, 0, 2);
+	lw_append(w->log[0], "two\n"); /* a written */
+	lw_pass(w, 1, 1);
+	lw_pass(w, 0, 2);                            /* a's watch armed again */
+	assert_int_equal(truncate(w->log[1], 0), 0); /* b cut */
+	lw_pass(w, 1, 1);
+	lw_pass(w, 0, 2);
+	/* b replaced by another file (its own inode never written) */
+	other = xsprintf("%s/other", w->dir);
+	lw_append(other, "x\n");
+	assert_int_equal(rename(other, w->log[1]), 0);
+	lw_pass(w, 1, 1);
+	lw_pass(w, 0, 2);
+	lw_append(w->log[1], "y\n"); /* the new b is the one watched now */
+	lw_pass(w, 1, 1);
+	/* a unlinked: looked at in every pass while it is missing (no watch can be put) */
+	assert_int_equal(unlink(w->log[0]), 0);
+	lw_pass(w, 1, 1);
+	lw_pass(w, 1, 1);
+	lw_pass(w, 1, 1);
+	lw_append(w->log[0], "back\n");
+	lw_pass(w, 1, 1);
+	lw_pass(w, 0, 2);
+	/* renamed away and the name made again, neither written */
+	assert_int_equal(rename(w->log[0], other), 0);
+	lw_append(other, "z\n"); /* a write to the old inode, under its new name */
+	lw_pass(w, 1, 1);
+	lw_pass(w, 1, 1); /* missing still */
+	assert_int_equal(rename(other, w->log[0]), 0);
+	lw_pass(w, 1, 1);
+	lw_pass(w, 0, 2);
+	free(other);
+	lw_free(w);
+}
+
+/* Without watches every running container's log is stat'ed in every pass. */
+static void
+test_without_watches_every_pass_looks(void **state)
+{
+	struct lw *w = lw_new(1);
+
+	(void)state;
+	lw_pass(w, 2, 0);
+	lw_pass(w, 2, 0);
+	lw_append(w->log[0], "two\n");
+	lw_pass(w, 2, 0);
+	lw_free(w);
+}
+
 int
 main(void)
 {
@@ -128,6 +280,8 @@ main(void)
 		cmocka_unit_test(test_path_and_name),
 		cmocka_unit_test(test_excess),
 		cmocka_unit_test(test_container_log),
+		cmocka_unit_test(test_unchanged_logs_not_looked_at),
+		cmocka_unit_test(test_without_watches_every_pass_looks),
 	};
 
 	return cmocka_run_group_tests_name("logrotate", tests, NULL, NULL);
