@@ -9,12 +9,24 @@
  *        does); the time runs from the rename to kletd's "Started container" event in its
  *        log (-v=2, wall-clock microseconds); the part before its RunPodSandbox request
  *        left (kletd's own: inotify, scan, worker, pod cgroup, intent) is printed too. The
- *        manifest is then removed and the next pair waits until kletd's worker finished.
+ *        manifest is then removed; the next run waits until kletd's worker finished and its
+ *        housekeeping removed the pod's sandbox from the runtime, the state the raw run
+ *        leaves (its own StopPodSandbox and RemovePodSandbox return before the next run), so
+ *        that neither's teardown falls into the other's time.
  * The two runs of a pair are taken in turn (raw first in even pairs, kletd first in odd ones).
- * Prints one line per pair, then medians and p90 of both, the ratio of the medians, the
- * median of the pairs' own differences (kletd - raw) and the ratio it gives:
- *   start raw_ms_p50=R raw_ms_p90=R kletd_ms_p50=K kletd_ms_p90=K ratio_p50=X pairs=N
+ * Prints one line per pair (with the raw run's four calls, ms each: RunPodSandbox,
+ * ImageStatus, CreateContainer, StartContainer), then medians and p90 of both, the ratio of the
+ * medians, the median of the pairs' own differences (kletd - raw) and the ratio it gives: start
+ * raw_ms_p50=R raw_ms_p90=R kletd_ms_p50=K kletd_ms_p90=K ratio_p50=X pairs=N
  *         before_runtime_ms_p50=P diff_ms_p50=D ratio_paired=(R+D)/R
+ *         own_ms_p50=O own_ms_p90=O ratio_own=(R+O)/R
+ * own: kletd's own time in a start, apart from the runtime's: the part before RunPodSandbox
+ * plus, from its "creating sandbox" log line to the Started event, what its four CRI calls' times
+ * (kletd at -v=5 logs each) leave. The runtime's times move by tens of ms between starts,
+ * which the medians of whole starts take in; own does not, and (R+O)/R is what the ratio
+ * would be if the runtime took the same time for both. -1 without -v=5. A call's time runs
+ * from its request to its answer read, so time kletd's loop spent on other work while a
+ * call was out counts as the runtime's: own is a lower bound, kletd_ms - raw_ms an upper.
  * Not part of `make check`: run by tests/bench/bench_start.sh (make bench). */
 #include <sys/stat.h>
 
@@ -37,6 +49,7 @@
 
 static struct event_base *base;
 static struct cri        *cri;
+static char               raw_calls[128]; /* the last raw run's calls, ms each */
 
 struct raw {
 	struct pod                    *pod;
@@ -47,6 +60,7 @@ struct raw {
 	char                          *image_ref;
 	int64_t                        t0_us;
 	int64_t                        t1_us;
+	int64_t                        at_us[4]; /* each call's answer */
 	int                            failed;
 	int                            done;
 };
@@ -77,7 +91,7 @@ raw_started(int code, const char *msg, const Runtime__V1__StartContainerResponse
 	struct raw *r = arg;
 
 	(void)resp;
-	r->t1_us = wall_us();
+	r->t1_us = r->at_us[3] = wall_us();
 	raw_end(r, code != GRPC_OK, "StartContainer", msg);
 }
 
@@ -87,6 +101,7 @@ raw_created(int code, const char *msg, const Runtime__V1__CreateContainerRespons
 	struct raw                        *r = arg;
 	Runtime__V1__StartContainerRequest req = RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
 
+	r->at_us[2] = wall_us();
 	if (code != GRPC_OK) {
 		raw_end(r, 1, "CreateContainer", msg);
 		return;
@@ -105,6 +120,7 @@ raw_image(int code, const char *msg, const Runtime__V1__ImageStatusResponse *res
 	struct kr_cinput                    in = { 0 };
 	char                                err[512];
 
+	r->at_us[1] = wall_us();
 	if (code != GRPC_OK || resp->image == NULL) {
 		raw_end(r, 1, "ImageStatus", code != GRPC_OK ? msg : "image not present");
 		return;
@@ -131,6 +147,7 @@ raw_sandbox(int code, const char *msg, const Runtime__V1__RunPodSandboxResponse 
 	Runtime__V1__ImageStatusRequest req = RUNTIME__V1__IMAGE_STATUS_REQUEST__INIT;
 	Runtime__V1__ImageSpec          spec = RUNTIME__V1__IMAGE_SPEC__INIT;
 
+	r->at_us[0] = wall_us();
 	if (code != GRPC_OK) {
 		raw_end(r, 1, "RunPodSandbox", msg);
 		return;
@@ -207,8 +224,14 @@ raw_run(int i, const char *root, const char *logs, const char *node)
 	}
 	while (!r.done)
 		event_base_dispatch(base);
-	if (!r.failed)
+	if (!r.failed) {
 		ms = (double)(r.t1_us - r.t0_us) / 1000;
+		snprintf(raw_calls, sizeof(raw_calls), "%.1f,%.1f,%.1f,%.1f",
+		    (double)(r.at_us[0] - r.t0_us) / 1000, (double)(r.at_us[1] - r.at_us[0]) / 1000,
+		    (double)(r.at_us[2] - r.at_us[1]) / 1000,
+		    (double)(r.at_us[3] - r.at_us[2]) / 1000);
+	} else
+		snprintf(raw_calls, sizeof(raw_calls), "-");
 	if (r.sandbox_id != NULL) {
 		Runtime__V1__StopPodSandboxRequest sr = RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
 		Runtime__V1__RemovePodSandboxRequest rr =
@@ -292,13 +315,95 @@ log_wait(const char *path, long *off, const char *needle, int want_time)
 	return -1;
 }
 
+struct gone {
+	const char *name;
+	int         found;
+	int         done;
+};
+
+static void
+gone_cb(int code, const char *msg, const Runtime__V1__ListPodSandboxResponse *resp, void *arg)
+{
+	struct gone *g = arg;
+	size_t       i;
+
+	(void)msg;
+	g->found = code != GRPC_OK; /* a failed list proves nothing: ask again */
+	for (i = 0; code == GRPC_OK && i < resp->n_items; i++)
+		if (resp->items[i]->metadata != NULL &&
+		    streq_null(resp->items[i]->metadata->name, g->name))
+			g->found = 1;
+	g->done = 1;
+	event_base_loopbreak(base);
+}
+
+/* Waits (up to 30 s) until the runtime lists no sandbox of pod name; 0, or -1 on timeout. */
+static int
+sandbox_gone(const char *name)
+{
+	int64_t end = now_mono_ms() + 30000;
+
+	while (now_mono_ms() < end) {
+		Runtime__V1__ListPodSandboxRequest req =
+		    RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
+		struct gone g = { .name = name };
+
+		cri_list_pod_sandbox(cri, &req, 0, gone_cb, &g, &g);
+		while (!g.done)
+			event_base_dispatch(base);
+		if (!g.found)
+			return 0;
+		usleep(20000);
+	}
+	return -1;
+}
+
+/* The sum of the start's own CRI calls' times in kletd's log between offsets from and to
+ * (kletd at -v=5 logs "cri NAME: OK in N us" for each call), in ms; -1 when not all four are
+ * there (kletd at a lower verbosity). */
+static double
+calls_ms(const char *path, long from, long to)
+{
+	static const char *names[] = { "RunPodSandbox", "ImageStatus", "CreateContainer",
+		"StartContainer" };
+	char               line[4096], needle[64];
+	FILE              *f = fopen(path, "r");
+	double             sum = 0;
+	int                seen = 0;
+	size_t             i;
+
+	if (f == NULL || fseek(f, from, SEEK_SET) != 0) {
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	while (ftell(f) < to && fgets(line, sizeof(line), f) != NULL) {
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			const char *p;
+			long long   us;
+
+			snprintf(needle, sizeof(needle), " cri %s: OK in ", names[i]);
+			if ((p = strstr(line, needle)) != NULL &&
+			    sscanf(p + strlen(needle), "%lld", &us) == 1) {
+				sum += (double)us / 1000;
+				seen |= 1 << i;
+			}
+		}
+	}
+	fclose(f);
+	return seen == 0xf ? sum : -1;
+}
+
 /* One kletd start; returns the milliseconds, or -1; *pre_ms gets the part before the
  * RunPodSandbox request left (kletd's own, before any runtime call). */
 static double
-kletd_run(int i, const char *dir, const char *log, const char *node, long *off, double *pre_ms)
+kletd_run(int i, const char *dir, const char *log, const char *node, long *off, double *pre_ms,
+    double *between_ms)
 {
 	char    tmp[4096], path[4096], needle[256], doc[1024];
 	int64_t t0, t1, ts;
+	long    from;
+	double  calls;
 	FILE   *f;
 
 	snprintf(tmp, sizeof(tmp), "%s/.k%d.json.tmp", dir, i);
@@ -321,13 +426,19 @@ kletd_run(int i, const char *dir, const char *log, const char *node, long *off, 
 	snprintf(needle, sizeof(needle), "pod default/k%d-%s: creating sandbox attempt 0", i, node);
 	ts = log_wait(log, off, needle, 1);
 	*pre_ms = ts > 0 ? (double)(ts - t0) / 1000 : -1;
+	from = *off;
 	snprintf(needle, sizeof(needle),
 	    "event default/k%d-%s spec.containers{c} Normal Started:", i, node);
 	t1 = log_wait(log, off, needle, 1);
+	calls = ts > 0 && t1 > 0 ? calls_ms(log, from, *off) : -1;
+	*between_ms = calls >= 0 ? (double)(t1 - ts) / 1000 - calls : -1;
 	unlink(path);
 	snprintf(needle, sizeof(needle), "-> finished pod=default/k%d-%s ", i, node);
 	if (log_wait(log, off, needle, 0) == -1)
 		fprintf(stderr, "bench_start: pod k%d did not finish\n", i);
+	snprintf(needle, sizeof(needle), "k%d-%s", i, node);
+	if (sandbox_gone(needle) == -1)
+		fprintf(stderr, "bench_start: the sandbox of k%d was not removed\n", i);
 	if (t1 < 0) {
 		fprintf(stderr, "bench_start: kletd: no Started event for k%d\n", i);
 		return -1;
@@ -370,8 +481,8 @@ main(int argc, char **argv)
 {
 	char               endpoint[512];
 	struct cri_options o = { 0 };
-	double            *raw, *kl, *pre, *dif;
-	size_t             nr = 0, nk = 0, np = 0, nd = 0;
+	double            *raw, *kl, *pre, *dif, *own;
+	size_t             nr = 0, nk = 0, np = 0, nd = 0, no = 0;
 	long               off = 0;
 	int                pairs, i;
 	struct stat        st;
@@ -402,21 +513,23 @@ main(int argc, char **argv)
 	kl = xcalloc((size_t)pairs, sizeof(*kl));
 	pre = xcalloc((size_t)pairs, sizeof(*pre));
 	dif = xcalloc((size_t)pairs, sizeof(*dif));
+	own = xcalloc((size_t)pairs, sizeof(*own));
 	for (i = 0; i < pairs; i++) {
-		double r, k, p;
+		double r, k, p, b;
 
 		/* In turn, raw first then kletd first: what the runtime still does after the
 		 * previous start's teardown falls on each alike. */
 		if (i % 2 == 0) {
 			r = raw_run(i, argv[5], argv[6], argv[4]);
-			k = kletd_run(i, argv[2], argv[3], argv[4], &off, &p);
+			k = kletd_run(i, argv[2], argv[3], argv[4], &off, &p, &b);
 		} else {
-			k = kletd_run(i, argv[2], argv[3], argv[4], &off, &p);
+			k = kletd_run(i, argv[2], argv[3], argv[4], &off, &p, &b);
 			r = raw_run(i, argv[5], argv[6], argv[4]);
 		}
 
-		printf(
-		    "pair %d raw_ms=%.1f kletd_ms=%.1f kletd_before_runtime_ms=%.2f\n", i, r, k, p);
+		printf("pair %d raw_ms=%.1f kletd_ms=%.1f kletd_before_runtime_ms=%.2f "
+		       "kletd_between_calls_ms=%.2f raw_calls_ms=%s\n",
+		    i, r, k, p, b, raw_calls);
 		fflush(stdout);
 		if (r > 0)
 			raw[nr++] = r;
@@ -426,22 +539,26 @@ main(int argc, char **argv)
 			pre[np++] = p;
 		if (r > 0 && k > 0)
 			dif[nd++] = k - r;
+		if (p > 0 && b >= 0)
+			own[no++] = p + b;
 	}
 	{
 		double r50 = quantile(raw, nr, 0.5), r90 = quantile(raw, nr, 0.9);
 		double k50 = quantile(kl, nk, 0.5), k90 = quantile(kl, nk, 0.9);
 
-		double d50 = quantile(dif, nd, 0.5);
+		double d50 = quantile(dif, nd, 0.5), o50 = quantile(own, no, 0.5);
 
 		/* The pairs' own differences too: the runtime's times move by tens of ms from one
 		 * start to the next, and the ratio of the two medians takes that spread in. */
 		printf("start raw_ms_p50=%.1f raw_ms_p90=%.1f kletd_ms_p50=%.1f kletd_ms_p90=%.1f "
 		       "ratio_p50=%.3f pairs=%zu before_runtime_ms_p50=%.2f diff_ms_p50=%.1f "
-		       "ratio_paired=%.3f\n",
+		       "ratio_paired=%.3f own_ms_p50=%.2f own_ms_p90=%.2f ratio_own=%.3f\n",
 		    r50, r90, k50, k90, r50 > 0 ? k50 / r50 : -1, nr < nk ? nr : nk,
-		    quantile(pre, np, 0.5), d50, r50 > 0 ? (r50 + d50) / r50 : -1);
+		    quantile(pre, np, 0.5), d50, r50 > 0 ? (r50 + d50) / r50 : -1, o50,
+		    quantile(own, no, 0.9), r50 > 0 && o50 >= 0 ? (r50 + o50) / r50 : -1);
 	}
 	free(dif);
+	free(own);
 	free(raw);
 	free(kl);
 	free(pre);

@@ -8,9 +8,11 @@
 # containerd. Prints:
 #   start raw_ms_p50=.. raw_ms_p90=.. kletd_ms_p50=.. kletd_ms_p90=.. ratio_p50=.. pairs=..
 #         before_runtime_ms_p50=.. diff_ms_p50=.. ratio_paired=.. (the pairs' own differences)
+#         own_ms_p50=.. own_ms_p90=.. ratio_own=.. (kletd's own time, apart from the runtime's)
 #   # burst round=R pods=N all_running_ms=.. window=W in_flight_max=.. waited_max=..
 #   burst pods=N window=W all_running_ms=MEDIAN rounds=R runs_ms=A,B,C in_flight_max=..
-# Environment: top_srcdir, top_builddir (an optimized build with tests/bench/bench_start:
+# Environment: BENCH_KLETD_ARGS (more kletd flags, e.g. -v=5 for each CRI call's time in
+# its log), BENCH_KEEP=1 (keep the temporary directory and print its name), top_srcdir, top_builddir (an optimized build with tests/bench/bench_start:
 # `make bench-start-bin`), KLET_CONTAINERD_DIR (default $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -35,7 +37,7 @@ cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	KLET_CONTAINERD_DIR=$CTD sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
 	cgroup_root_rm "$CGROOT"
-	rm -rf "$T"
+	if [ "${BENCH_KEEP:-0}" != 0 ]; then echo "# kept $T" >&2; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -47,7 +49,8 @@ start_kletd() { # [ARGS...]
 	"$b/kletd" --root-dir "$T/root" --pod-logs-dir "$T/logs" --pod-manifest-path "$T/m" \
 	    --hostname-override "$NODE" --container-runtime-endpoint "unix://$SOCK" \
 	    --address 127.0.0.1 --port 0 --healthz-port 0 --cgroup-root "$CGROOT" \
-	    --podctl-socket "$T/ctl.sock" --max-pods $((burst + 10)) -v=2 "$@" >>"$T/kletd.log" 2>&1 &
+	    --podctl-socket "$T/ctl.sock" --max-pods $((burst + 10)) -v=2 ${BENCH_KLETD_ARGS:-} "$@" \
+	    >>"$T/kletd.log" 2>&1 &
 	kpid=$!
 	wait_for 100 grep -q 'kletd ready' "$T/kletd.log" || { tail "$T/kletd.log" >&2; exit 1; }
 }
@@ -57,7 +60,9 @@ stop_kletd() {
 	kpid=
 }
 
-start_kletd
+# -v=5: each CRI call's time in the log, for kletd's own part (bench_start.c: own). The
+# lines cost kletd a little time in every start: the figures err against it.
+start_kletd -v=5
 # The raw pods' files go apart from kletd's root and log dirs: its housekeeping removes the
 # directories of pods it does not know.
 mkdir -p "$T/rawroot" "$T/rawlogs"
@@ -66,6 +71,7 @@ mkdir -p "$T/rawroot" "$T/rawlogs"
 sed 's/^/# /' "$T/start.out" | grep '# pair' | tail -3
 grep '^start ' "$T/start.out"
 stop_kletd
+cp "$T/kletd.log" "$T/kletd-start.log" # the burst's runs start their own log
 
 # The burst: BURST manifests renamed in at once; the time until every container runs.
 running() {
