@@ -1,13 +1,17 @@
 /* bench_start.c — a static pod's start by kletd against the raw CRI sequence, on the same
  * runtime, interleaved in one run:
- *   bench_start SOCK MANIFEST_DIR KLETD_LOG NODE ROOT LOGS PAIRS
+ *   bench_start SOCK MANIFEST_DIR KLETD_LOG NODE ROOT LOGS PAIRS [CGROUP_ROOT]
  * raw:   RunPodSandbox, ImageStatus, CreateContainer, StartContainer, one after the other,
  *        with the very requests kletd builds for the same pod (kr_sandbox_config,
  *        kr_container_config), through the project's CRI client; the time runs from the
  *        first request to StartContainer's answer. The pod is then stopped and removed.
+ *        With CGROUP_ROOT (kletd's --cgroup-root beside its own: kletd removes pod cgroups
+ *        it does not know), its pod cgroup is made first, by kletd's code (node/cgroups.c),
+ *        outside the time, and the sandbox's CgroupParent names it, as kletd's does; it is
+ *        removed with the pod.
  * kletd: the manifest is written aside and renamed into MANIFEST_DIR (what an installer
  *        does); the time runs from the rename to kletd's "Started container" event in its
- *        log (-v=2, wall-clock microseconds); the part before its RunPodSandbox request
+ *        log (wall-clock microseconds); the part before its RunPodSandbox request
  *        left (kletd's own: inotify, scan, worker, pod cgroup, intent) is printed too. The
  *        manifest is then removed; the next run waits until kletd's worker finished and its
  *        housekeeping removed the pod's sandbox from the runtime, the state the raw run
@@ -43,6 +47,7 @@
 #include "core/util.h"
 #include "cri/cri.h"
 #include "kuberuntime/internal.h"
+#include "node/cgroups.h"
 #include "pod/pod.h"
 
 #define IMAGE "klet.local/busybox:1.35"
@@ -50,6 +55,14 @@
 static struct event_base *base;
 static struct cri        *cri;
 static char               raw_calls[128]; /* the last raw run's calls, ms each */
+static struct cgroups    *raw_cg;         /* NULL: the raw pods have no CgroupParent */
+
+static const char *
+raw_cg_name(void *arg, const struct pod *pod, char *buf, size_t len)
+{
+	(void)arg;
+	return cgroups_pod_name(raw_cg, pod, buf, len);
+}
 
 struct raw {
 	struct pod                    *pod;
@@ -207,6 +220,13 @@ raw_run(int i, const char *root, const char *logs, const char *node)
 	r.env.logs_dir = logs;
 	r.env.resolv_conf = "/etc/resolv.conf";
 	r.env.cgroup_root = "";
+	if (raw_cg != NULL) {
+		r.env.pod_cgroup = raw_cg_name;
+		if (cgroups_pod_ensure(raw_cg, r.pod) == -1) {
+			pod_unref(r.pod);
+			return -1;
+		}
+	}
 	r.env.node_name = node;
 	r.env.host_ip = "127.0.0.1";
 	if ((r.sb = kr_sandbox_config(&r.env, r.pod, 0, err, sizeof(err))) == NULL) {
@@ -247,6 +267,11 @@ raw_run(int i, const char *root, const char *logs, const char *node)
 		cri_remove_pod_sandbox(cri, &rr, 0, raw_removed, &pending, &pending);
 		while (pending > 0)
 			event_base_dispatch(base);
+	}
+	if (raw_cg != NULL) {
+		cgroups_pod_forget(raw_cg, r.pod->uid);
+		if (cgroups_pod_remove(raw_cg, r.pod->uid) == -1)
+			fprintf(stderr, "bench_start: the pod cgroup of raw%d is busy\n", i);
 	}
 	kr_msg_free(r.sb);
 	free(r.sandbox_id);
@@ -487,10 +512,22 @@ main(int argc, char **argv)
 	int                pairs, i;
 	struct stat        st;
 
-	if (argc != 8) {
+	if (argc != 8 && argc != 9) {
 		fprintf(stderr,
-		    "usage: bench_start SOCK MANIFEST_DIR KLETD_LOG NODE ROOT LOGS PAIRS\n");
+		    "usage: bench_start SOCK MANIFEST_DIR KLETD_LOG NODE ROOT LOGS PAIRS "
+		    "[CGROUP_ROOT]\n");
 		return 2;
+	}
+	if (argc == 9) {
+		struct cgroups_options co = {
+			.driver = QOS_DRIVER_CGROUPFS, .root = argv[8], .v2 = -1
+		};
+		char err[256];
+
+		if ((raw_cg = cgroups_new(&co, err, sizeof(err))) == NULL) {
+			fprintf(stderr, "bench_start: cgroups: %s\n", err);
+			return 1;
+		}
 	}
 	pairs = atoi(argv[7]);
 	if (pairs <= 0)
@@ -564,5 +601,6 @@ main(int argc, char **argv)
 	free(pre);
 	cri_free(cri);
 	event_base_free(base);
+	cgroups_free(raw_cg);
 	return 0;
 }

@@ -37,6 +37,7 @@ cleanup() {
 	[ -n "$kpid" ] && kill -9 "$kpid" 2>/dev/null && wait "$kpid" 2>/dev/null
 	KLET_CONTAINERD_DIR=$CTD sh "$top/contrib/containerd-down.sh" --purge >/dev/null 2>&1
 	cgroup_root_rm "$CGROOT"
+	cgroup_root_rm "$CGROOT-raw"
 	if [ "${BENCH_KEEP:-0}" != 0 ]; then echo "# kept $T" >&2; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
@@ -67,7 +68,7 @@ start_kletd -v=5
 # directories of pods it does not know.
 mkdir -p "$T/rawroot" "$T/rawlogs"
 "$b/tests/bench/bench_start" "$SOCK" "$T/m" "$T/kletd.log" "$NODE" "$T/rawroot" "$T/rawlogs" \
-    "$pairs" >"$T/start.out" || { cat "$T/start.out"; tail -20 "$T/kletd.log" >&2; exit 1; }
+    "$pairs" "$CGROOT-raw" >"$T/start.out" || { cat "$T/start.out"; tail -20 "$T/kletd.log" >&2; exit 1; }
 sed 's/^/# /' "$T/start.out" | grep '# pair' | tail -3
 grep '^start ' "$T/start.out"
 stop_kletd
