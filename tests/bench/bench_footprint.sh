@@ -9,7 +9,7 @@
 # For each N: writes N manifests (image klet.local/busybox:1.35, `sleep 100000`; every
 # BENCH_CTRS-th pod has two containers, the rest one), starts the fake and kletd, waits until
 # the fake has N ready sandboxes and every container RUNNING, lets it settle (BENCH_SETTLE s),
-# then samples for BENCH_IDLE s (default 30) and prints one line:
+# then samples for BENCH_IDLE s (default 60) and prints one line:
 #   footprint N=.. containers=.. rss_kib=.. (at the end) rss_mean_kib=.. rss_max_kib=.. (of
 #     one sample a second over the window, which begins at least 12 s after kletd's start:
 #     after its first unmapping of what the start mapped) hwm_kib=.. private_dirty_kib=..
@@ -18,7 +18,7 @@
 #     (klet.db + -wal + -shm) fds=.. threads=.. ready_s=..
 # and at the end, per pod: (RSS(N) - RSS(first N)) / (N - first N), same for private dirty.
 # Environment:
-#   BENCH_IDLE=30 BENCH_SETTLE=10  seconds of idle sampling / settling after all are running
+#   BENCH_IDLE=60 BENCH_SETTLE=10  seconds of idle sampling / settling after all are running
 #   BENCH_CTRS=2                   every 2nd pod gets a second container (0: one each)
 #   BENCH_TOOL=callgrind           run kletd under valgrind --tool=callgrind, instrumentation
 #                                  switched on only for a BENCH_IDLE (default 20) s idle window:
@@ -73,7 +73,7 @@ case $KLETD in /*) ;; *) KLETD=$(pwd)/$KLETD ;; esac
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 tool=${BENCH_TOOL:-}
-idle=${BENCH_IDLE:-30}
+idle=${BENCH_IDLE:-60} # a minute: the period of an idle node's work (every pod's resync)
 [ -n "$tool" ] && idle=${BENCH_IDLE:-20}
 settle=${BENCH_SETTLE:-10}
 ctrs2=${BENCH_CTRS:-2}
