@@ -266,7 +266,7 @@ static void
 lr_disarm(struct logrotate *lr, struct lr_path *e)
 {
 	if (e->p_wd >= 0)
-		(void)inotify_rm_watch(lr->ino_fd, e->p_wd); /* fired already: EINVAL, harmless */
+		(void)inotify_rm_watch(lr->ino_fd, e->p_wd); /* still armed (lr_changed) */
 	e->p_wd = -1;
 }
 
@@ -338,13 +338,17 @@ lr_drain(struct logrotate *lr)
 		qsort(lr->fired, lr->nfired, sizeof(*lr->fired), lr_cmp_int);
 }
 
-/* Whether e may have changed since its last stat. */
+/* Whether e may have changed since its last stat. A watch that fired is gone (one-shot):
+ * it is forgotten here rather than removed again. */
 static int
-lr_changed(const struct logrotate *lr, const struct lr_path *e)
+lr_changed(struct logrotate *lr, struct lr_path *e)
 {
-	return lr->all || e->p_wd < 0 ||
-	    (lr->nfired > 0 &&
-	        bsearch(&e->p_wd, lr->fired, lr->nfired, sizeof(*lr->fired), lr_cmp_int) != NULL);
+	if (e->p_wd >= 0 && lr->nfired > 0 &&
+	    bsearch(&e->p_wd, lr->fired, lr->nfired, sizeof(*lr->fired), lr_cmp_int) != NULL) {
+		e->p_wd = -1;
+		return 1;
+	}
+	return lr->all || e->p_wd < 0;
 }
 
 static const char *

@@ -11,9 +11,9 @@
 #         own_ms_p50=.. own_ms_p90=.. ratio_own=.. (kletd's own time, apart from the runtime's)
 #   # burst round=R pods=N all_running_ms=.. window=W in_flight_max=.. waited_max=..
 #   burst pods=N window=W all_running_ms=MEDIAN rounds=R runs_ms=A,B,C in_flight_max=..
-# Environment: BENCH_KLETD_ARGS (more kletd flags, e.g. -v=5 for each CRI call's time in
-# its log), BENCH_KEEP=1 (keep the temporary directory and print its name), top_srcdir, top_builddir (an optimized build with tests/bench/bench_start:
-# `make bench-start-bin`), KLET_CONTAINERD_DIR (default $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
+# Environment: BENCH_KLETD_ARGS (more kletd flags), BENCH_KEEP=1 (keep the temporary
+# directory and print its name), top_srcdir, top_builddir (an optimized build with
+# tests/bench/bench_start: `make bench-start-bin`), KLET_CONTAINERD_DIR (default $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
