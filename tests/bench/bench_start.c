@@ -19,18 +19,20 @@
  *        that neither's teardown falls into the other's time.
  * The two runs of a pair are taken in turn (raw first in even pairs, kletd first in odd ones).
  * Prints one line per pair (with the raw run's four calls, ms each: RunPodSandbox,
- * ImageStatus, CreateContainer, StartContainer), then medians and p90 of both, the ratio of the
- * medians, the median of the pairs' own differences (kletd - raw) and the ratio it gives: start
- * raw_ms_p50=R raw_ms_p90=R kletd_ms_p50=K kletd_ms_p90=K ratio_p50=X pairs=N
+ * ImageStatus, CreateContainer, StartContainer), then medians and p90 of both, the ratio
+ * of the medians, the median of the pairs' own differences (kletd - raw) and the ratio it
+ * gives, and kletd's own time:
+ *   start raw_ms_p50=R raw_ms_p90=R kletd_ms_p50=K kletd_ms_p90=K ratio_p50=X pairs=N
  *         before_runtime_ms_p50=P diff_ms_p50=D ratio_paired=(R+D)/R
  *         own_ms_p50=O own_ms_p90=O ratio_own=(R+O)/R
  * own: kletd's own time in a start, apart from the runtime's: the part before RunPodSandbox
- * plus, from its "creating sandbox" log line to the Started event, what its four CRI calls' times
- * (kletd at -v=5 logs each) leave. The runtime's times move by tens of ms between starts,
- * which the medians of whole starts take in; own does not, and (R+O)/R is what the ratio
- * would be if the runtime took the same time for both. -1 without -v=5. A call's time runs
- * from its request to its answer read, so time kletd's loop spent on other work while a
- * call was out counts as the runtime's: own is a lower bound, kletd_ms - raw_ms an upper.
+ * plus, from its "creating sandbox" log line to the Started event, what its four CRI
+ * calls' times (kletd at -v=5 logs each) leave. The runtime's times move by tens of ms
+ * between starts, which the medians of whole starts take in; own does not, and (R+O)/R is
+ * what the ratio would be if the runtime took the same time for both. -1 without -v=5.
+ * A call's time runs from its request to its answer read, so time kletd's loop spent on
+ * other work while a call was out counts as the runtime's: own is a lower bound,
+ * kletd_ms - raw_ms an upper.
  * Not part of `make check`: run by tests/bench/bench_start.sh (make bench). */
 #include <sys/stat.h>
 
