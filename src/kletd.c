@@ -378,6 +378,16 @@ kletd_pod_active(const char *uid, void *arg)
 	return v.state != PW_FINISHED;
 }
 
+/* kletd_pod_active's answers change only when a worker enters or leaves FINISHED (a pod
+ * without a worker is active, as one in any other state). */
+static uint64_t
+kletd_pod_active_version(void *arg)
+{
+	struct kletd *k = arg;
+
+	return k->k_workers == NULL ? 0 : podworkers_finished_version(k->k_workers);
+}
+
 /* cgroups: a pod counts in its QoS tier from its first sync; its cgroup is made and
  * configured by kuberuntime (kletd_cg_make) before the pod's containers (the kubelet's
  * SyncPod: pcm.EnsureExists), once a new sandbox's answer has come; a terminated pod leaves
@@ -845,6 +855,7 @@ kletd_wire(struct kletd *k)
 	popts.max_pods = k->k_cfg.max_pods;
 	popts.node_labels = &k->k_cfg.node_labels;
 	popts.is_active = kletd_pod_active;
+	popts.active_version = kletd_pod_active_version;
 	popts.is_active_arg = k;
 	popts.node_info = kletd_node_info;
 	popts.node_info_arg = k;

@@ -20,10 +20,12 @@ struct pc_pod {
 	char             *p_format;
 	uint64_t          p_spec_hash;
 	uint64_t          p_status_hash;
-	int               p_admitted;
-	char             *p_reason; /* rejection */
+	uint64_t          p_active_v; /* the c_active_version p_active was learnt at; 0: never */
+	char             *p_reason;   /* rejection */
 	char             *p_message;
-	int               p_mark; /* set_source: seen in the new set */
+	int               p_admitted;
+	int               p_active; /* c_is_active's last answer */
+	int               p_mark;   /* set_source: seen in the new set */
 };
 
 struct pc_source {
@@ -39,6 +41,7 @@ struct podconfig {
 	struct kvlist c_labels;
 	int (*c_is_active)(const char *, void *);
 	void *c_is_active_arg;
+	uint64_t (*c_active_version)(void *);
 	void (*c_node_info)(struct admit_node *, void *);
 	void             *c_node_info_arg;
 	struct pc_pod   **c_pods;
@@ -131,6 +134,7 @@ podconfig_new(const struct podconfig_options *o, podconfig_fn fn, void *arg)
 	c->c_max_pods = o->max_pods;
 	c->c_is_active = o->is_active;
 	c->c_is_active_arg = o->is_active_arg;
+	c->c_active_version = o->active_version;
 	c->c_node_info = o->node_info;
 	c->c_node_info_arg = o->node_info_arg;
 	if (o->node_labels != NULL)
@@ -220,6 +224,7 @@ pc_admit(
 	struct admit_node  node;
 	const struct pod **others;
 	size_t             i, n = 0;
+	uint64_t           v = 0;
 	int                rc;
 	char               err[256];
 
@@ -238,12 +243,18 @@ pc_admit(
 		c->c_node_info(&node, c->c_node_info_arg);
 	node.name = c->c_node;
 	node.labels = &c->c_labels;
+	if (c->c_is_active != NULL && c->c_active_version != NULL)
+		v = c->c_active_version(c->c_is_active_arg);
 	for (i = 0; i < c->c_n; i++) {
 		struct pc_pod *p = c->c_pods[i];
 
 		if (!p->p_admitted || p->p_pod == pod)
 			continue;
-		if (c->c_is_active != NULL && !c->c_is_active(p->p_pod->uid, c->c_is_active_arg))
+		if (c->c_is_active != NULL && (v == 0 || p->p_active_v != v)) {
+			p->p_active = c->c_is_active(p->p_pod->uid, c->c_is_active_arg);
+			p->p_active_v = v;
+		}
+		if (c->c_is_active != NULL && !p->p_active)
 			continue;
 		others[n++] = p->p_pod;
 	}

@@ -67,6 +67,10 @@ struct podconfig_options {
 	 * not yet terminated); NULL: every admitted pod counts. */
 	int (*is_active)(const char *uid, void *arg);
 	void *is_active_arg;
+	/* With is_active: a number that changes whenever is_active's answer may have changed
+	 * for some UID. A pod's answer is then asked again only after it changed, not at every
+	 * admission. 0, or NULL: is_active is asked for each admitted pod at each admission. */
+	uint64_t (*active_version)(void *is_active_arg);
 	/* Fills what podconfig does not know of the node for admission (allocatable, taints,
 	 * pressure; logic/admit.h) before each admission; name and labels are podconfig's own.
 	 * NULL: only the pod count (max_pods) is checked among the resources. */

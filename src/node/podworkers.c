@@ -62,10 +62,12 @@ struct podworkers {
 	struct podworker **p_ready; /* the workers with something to do, in the order marked:
 	                             * a dispatch visits them only */
 	size_t           p_nready, p_cap_ready;
-	struct event    *p_more;    /* the rest of a dispatch cut short, after other events */
-	struct strindex *p_index;   /* p_workers by UID */
-	uint64_t         p_version; /* grows when a worker comes, goes, or its state or pod
-	                             * changes */
+	struct event    *p_more;     /* the rest of a dispatch cut short, after other events */
+	struct strindex *p_index;    /* p_workers by UID */
+	uint64_t         p_version;  /* grows when a worker comes, goes, or its state or pod
+	                              * changes */
+	uint64_t p_finished_version; /* grows when a worker enters or leaves FINISHED, or a
+	                              * FINISHED one comes or goes (never 0) */
 };
 
 static void pw_schedule(struct podworkers *);
@@ -222,6 +224,8 @@ pw_set_state(struct podworkers *p, struct podworker *w, enum pw_state s)
 		return;
 	log_v(2, "pod worker state %s -> %s pod=%s uid=%s", pw_state_name(w->w_state),
 	    pw_state_name(s), w->w_fullname, w->w_uid);
+	if (w->w_state == PW_FINISHED || s == PW_FINISHED)
+		p->p_finished_version++;
 	w->w_state = s;
 	p->p_version++;
 	if (p->p_syncer.state_changed != NULL)
@@ -545,6 +549,7 @@ podworkers_new(struct event_base *base, const struct pw_syncer *s, const struct 
 		fatalx("%s: evtimer_new failed", __func__);
 	event_priority_set(p->p_more, LOOP_PRI_NORMAL);
 	p->p_index = strindex_new();
+	p->p_finished_version = 1;
 	return p;
 }
 
@@ -640,6 +645,8 @@ podworkers_restore(struct podworkers *p, const struct pod *pod, const struct pw_
 		return;
 	w = pw_add(p, pod);
 	w->w_state = r->state;
+	if (r->state == PW_FINISHED)
+		p->p_finished_version++;
 	w->w_removed = r->removed != 0;
 	w->w_failures = r->failures;
 	w->w_last_error = xstrdup(r->last_error);
@@ -725,6 +732,7 @@ podworkers_forget(struct podworkers *p, int (*is_wanted)(const char *, void *), 
 	if (removed > 0) {
 		pw_reindex(p);
 		p->p_version++;
+		p->p_finished_version++; /* only FINISHED workers were removed */
 	}
 	/* ...then the unwanted ones still syncing are killed. */
 	for (i = 0; i < p->p_n; i++) {
@@ -810,4 +818,10 @@ uint64_t
 podworkers_version(const struct podworkers *p)
 {
 	return p->p_version;
+}
+
+uint64_t
+podworkers_finished_version(const struct podworkers *p)
+{
+	return p->p_finished_version;
 }

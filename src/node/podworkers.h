@@ -138,7 +138,10 @@ size_t podworkers_count(struct podworkers *);
 /* A number that changes whenever a worker comes or goes, or a worker's state or pod changes:
  * what podworkers_get and podworkers_foreach give of pod and state has not changed while it
  * has not. */
-uint64_t    podworkers_version(const struct podworkers *);
+uint64_t podworkers_version(const struct podworkers *);
+/* A number (never 0) that changes whenever the set of UIDs whose worker is FINISHED changes:
+ * a worker enters or leaves FINISHED, or a FINISHED one is restored or forgotten. */
+uint64_t    podworkers_finished_version(const struct podworkers *);
 const char *pw_state_name(enum pw_state);
 
 /* The grace period the kubelet applies when terminating pod: the deletion grace period,

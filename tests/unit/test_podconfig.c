@@ -278,6 +278,80 @@ test_admission(void **state)
 	podconfig_free(c);
 }
 
+/* is_active with active_version: a pod's answer is asked again only once the version moved,
+ * and then counts at once; a version of 0 asks every time. */
+struct active_fx {
+	const char *inactive; /* the UID whose worker finished, or NULL */
+	uint64_t    version;
+	int         asked;
+};
+
+static int
+active_fx_is(const char *uid, void *arg)
+{
+	struct active_fx *f = arg;
+
+	f->asked++;
+	return f->inactive == NULL || strcmp(uid, f->inactive) != 0;
+}
+
+static uint64_t
+active_fx_version(void *arg)
+{
+	return ((struct active_fx *)arg)->version;
+}
+
+static void
+test_admission_activity_cached(void **state)
+{
+	struct seen              s = { 0 };
+	struct active_fx         f = { .version = 5 };
+	struct podconfig_options o = { .node_name = "n1",
+		.max_pods = 3,
+		.is_active = active_fx_is,
+		.is_active_arg = &f,
+		.active_version = active_fx_version };
+	struct podconfig        *c;
+	const char              *reason, *msg;
+
+	(void)state;
+	c = podconfig_new(&o, on_update, &s);
+	upsert(c, "api", "a", "{}", "{}", 0);
+	upsert(c, "api", "b", "{}", "{}", 0);
+	assert_int_equal(f.asked, 1); /* a, once, at b's admission */
+	upsert(c, "api", "c", "{}", "{}", 0);
+	assert_int_equal(f.asked, 2); /* b only: a's answer is still good */
+	upsert(c, "api", "d", "{}", "{}", 0);
+	assert_int_equal(f.asked, 3);
+	assert_int_equal(podconfig_rejection(c, "d", &reason, &msg), 0);
+	assert_string_equal(reason, "OutOfpods");
+	/* a's worker finished, the version moved: every admitted pod is asked again, and a no
+	 * longer counts. */
+	f.inactive = "a";
+	f.version = 6;
+	upsert(c, "api", "e", "{}", "{}", 0);
+	assert_int_equal(f.asked, 6);
+	assert_int_equal(podconfig_wanted(c, "e"), 1);
+	upsert(c, "api", "g", "{}", "{}", 0);
+	assert_int_equal(f.asked, 7); /* e only */
+	assert_int_equal(podconfig_rejection(c, "g", &reason, &msg), 0);
+	/* The same answer kept over a version that does not move, even if the callback would
+	 * say otherwise (it is the version that tells a change). */
+	f.inactive = "b";
+	upsert(c, "api", "h", "{}", "{}", 0);
+	assert_int_equal(f.asked, 7);
+	assert_int_equal(podconfig_rejection(c, "h", &reason, &msg), 0);
+	/* 0: asked for each admitted pod at each admission (a, b, c, e; a is active again). */
+	f.version = 0;
+	upsert(c, "api", "i", "{}", "{}", 0);
+	assert_int_equal(f.asked, 7 + 4);
+	assert_int_equal(podconfig_rejection(c, "i", &reason, &msg), 0);
+	assert_non_null(strstr(msg, "used: 3"));
+	upsert(c, "api", "j", "{}", "{}", 0);
+	assert_int_equal(f.asked, 11 + 4);
+	podconfig_free(c);
+}
+
 static void
 test_doc_hashes(void **state)
 {
@@ -376,6 +450,7 @@ main(void)
 		cmocka_unit_test(test_full_set),
 		cmocka_unit_test(test_set_in_steps),
 		cmocka_unit_test(test_admission),
+		cmocka_unit_test(test_admission_activity_cached),
 		cmocka_unit_test(test_shared_pod_not_written),
 		cmocka_unit_test(test_doc_hashes),
 	};

@@ -437,6 +437,55 @@ test_forget(void **state)
 	assert_int_equal(state_of("u2"), PW_SYNC);
 }
 
+/* podworkers_finished_version moves only when the set of FINISHED workers changes: not on a
+ * create, a sync or an update, but when a worker finishes, starts again, is restored as
+ * FINISHED or is forgotten. */
+static void
+test_finished_version(void **state)
+{
+	uint64_t    v0 = podworkers_finished_version(P), v;
+	struct pod *p;
+
+	(void)state;
+	assert_true(v0 != 0);
+	update("u1", "a", "1", PW_UPDATE_CREATE, -1);
+	update("u2", "b", "1", PW_UPDATE_CREATE, -1);
+	spin();
+	pw_txn_done(F.calls[0].txn, 0, 0, NULL);
+	pw_txn_done(F.calls[1].txn, 0, 0, NULL);
+	spin();
+	update("u2", "b", "2", PW_UPDATE_UPDATE, -1);
+	spin();
+	pw_txn_done(last()->txn, 0, 0, NULL);
+	spin();
+	assert_true(podworkers_finished_version(P) == v0);
+	F.auto_done = 1;
+	update("u1", "a", "2", PW_UPDATE_KILL, -1);
+	spin();
+	assert_int_equal(state_of("u1"), PW_FINISHED);
+	v = podworkers_finished_version(P);
+	assert_true(v != v0);
+	update("u1", "a", "3", PW_UPDATE_CREATE, -1); /* put back: starts again */
+	spin();
+	assert_int_equal(state_of("u1"), PW_SYNC);
+	assert_true(podworkers_finished_version(P) != v);
+	update("u1", "a", "4", PW_UPDATE_KILL, -1);
+	spin();
+	v = podworkers_finished_version(P);
+	assert_int_equal(podworkers_forget(P, wanted_u2, NULL), 1);
+	assert_true(podworkers_finished_version(P) != v);
+	v = podworkers_finished_version(P);
+	p = mkpod("u3", "c", "1", "api");
+	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_SYNC });
+	assert_true(podworkers_finished_version(P) == v);
+	pod_unref(p);
+	p = mkpod("u4", "d", "1", "api");
+	podworkers_restore(P, p, &(struct pw_restore){ .state = PW_FINISHED });
+	assert_true(podworkers_finished_version(P) != v);
+	pod_unref(p);
+	spin();
+}
+
 /* A worker removed from the middle moves the last one into its place: the due syncs and the
  * dispatch still find both others. */
 static int
@@ -651,6 +700,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_failure_backoff_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_terminal_sync_terminates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_finished_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_due_after_forget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_same_name_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(
