@@ -3,14 +3,17 @@
 # private containerd, interleaved in one run (tests/bench/bench_start.c; default 20 pairs),
 # then a burst of BENCH_BURST pods (default 100) started at once with each window of
 # BENCH_WINDOWS (default "4096 32": the first is "unbounded") to compare the time until all
-# run, BENCH_BURST_ROUNDS times (default 3) with the windows taken in turn, so that a
-# machine's noise falls on each alike. On demand only (make bench); needs root and
+# run, BENCH_BURST_ROUNDS times (default 5) with the windows taken in turn, so that a
+# machine's noise falls on each alike; a round's bursts run back to back, and each window's
+# time is also taken against the first window's in the same round (ratio_paired: the
+# median of those ratios), since the rounds differ more than the windows. On demand only (make bench); needs root and
 # containerd. Prints:
 #   start raw_ms_p50=.. raw_ms_p90=.. kletd_ms_p50=.. kletd_ms_p90=.. ratio_p50=.. pairs=..
 #         before_runtime_ms_p50=.. diff_ms_p50=.. ratio_paired=.. (the pairs' own differences)
 #         own_ms_p50=.. own_ms_p90=.. ratio_own=.. (kletd's own time, apart from the runtime's)
 #   # burst round=R pods=N all_running_ms=.. window=W in_flight_max=.. waited_max=..
 #   burst pods=N window=W all_running_ms=MEDIAN rounds=R runs_ms=A,B,C in_flight_max=..
+#         ratio_paired=.. (W's time / the first window's, per round; median; not on the first)
 # Environment: BENCH_KLETD_ARGS (more kletd flags), BENCH_KEEP=1 (keep the temporary
 # directory and print its name), top_srcdir, top_builddir (an optimized build with
 # tests/bench/bench_start: `make bench-start-bin`), KLET_CONTAINERD_DIR (default $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
@@ -22,7 +25,7 @@ b=${top_builddir:-.}
 pairs=${1:-20}
 burst=${BENCH_BURST:-100}
 windows=${BENCH_WINDOWS:-4096 32}
-rounds=${BENCH_BURST_ROUNDS:-3}
+rounds=${BENCH_BURST_ROUNDS:-5}
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 command -v containerd >/dev/null 2>&1 || skip_all "containerd not installed"
 [ -x "$b/tests/bench/bench_start" ] || { echo "no $b/tests/bench/bench_start" >&2; exit 2; }
@@ -119,12 +122,18 @@ done
 $PY - "$T/bursts" $windows <<'P'
 import sys
 rows = [dict(kv.split("=", 1) for kv in l.split()[2:] if "=" in kv) for l in open(sys.argv[1])]
+first = {r["round"]: int(r["all_running_ms"]) for r in rows if r.get("window") == sys.argv[2]}
+def median(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
 for w in sys.argv[2:]:
     runs = [r for r in rows if r.get("window") == w]
     if not runs:
         continue
     ms = sorted(int(r["all_running_ms"]) for r in runs)
-    print("burst pods=%s window=%s all_running_ms=%d rounds=%d runs_ms=%s in_flight_max=%s" % (
+    ratios = [int(r["all_running_ms"]) / first[r["round"]] for r in runs if first.get(r["round"])]
+    paired = " ratio_paired=%.3f" % median(ratios) if w != sys.argv[2] and ratios else ""
+    print("burst pods=%s window=%s all_running_ms=%d rounds=%d runs_ms=%s in_flight_max=%s%s" % (
         runs[0]["pods"], w, ms[len(ms) // 2], len(ms), ",".join(str(r["all_running_ms"]) for r in runs),
-        max(int(r.get("in_flight_max", "0")) for r in runs)))
+        max(int(r.get("in_flight_max", "0")) for r in runs), paired))
 P
