@@ -250,12 +250,14 @@ pc_admit(
 
 		if (!p->p_admitted || p->p_pod == pod)
 			continue;
-		if (c->c_is_active != NULL && (v == 0 || p->p_active_v != v)) {
-			p->p_active = c->c_is_active(p->p_pod->uid, c->c_is_active_arg);
-			p->p_active_v = v;
+		if (c->c_is_active != NULL) {
+			if (v == 0 || p->p_active_v != v) {
+				p->p_active = c->c_is_active(p->p_pod->uid, c->c_is_active_arg);
+				p->p_active_v = v;
+			}
+			if (!p->p_active)
+				continue;
 		}
-		if (c->c_is_active != NULL && !p->p_active)
-			continue;
 		others[n++] = p->p_pod;
 	}
 	rc = admit_pod(

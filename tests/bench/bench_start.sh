@@ -6,8 +6,8 @@
 # run, BENCH_BURST_ROUNDS times (default 5) with the windows taken in turn, so that a
 # machine's noise falls on each alike; a round's bursts run back to back, and each window's
 # time is also taken against the first window's in the same round (ratio_paired: the
-# median of those ratios), since the rounds differ more than the windows. On demand only (make bench); needs root and
-# containerd. Prints:
+# median of those ratios), since the rounds differ more than the windows. On demand only
+# (make bench); needs root and containerd. Prints:
 #   start raw_ms_p50=.. raw_ms_p90=.. kletd_ms_p50=.. kletd_ms_p90=.. ratio_p50=.. pairs=..
 #         before_runtime_ms_p50=.. diff_ms_p50=.. ratio_paired=.. (the pairs' own differences)
 #         own_ms_p50=.. own_ms_p90=.. ratio_own=.. (kletd's own time, apart from the runtime's)
@@ -16,7 +16,8 @@
 #         ratio_paired=.. (W's time / the first window's, per round; median; not on the first)
 # Environment: BENCH_KLETD_ARGS (more kletd flags), BENCH_KEEP=1 (keep the temporary
 # directory and print its name), top_srcdir, top_builddir (an optimized build with
-# tests/bench/bench_start: `make bench-start-bin`), KLET_CONTAINERD_DIR (default $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
+# tests/bench/bench_start: `make bench-start-bin`), KLET_CONTAINERD_DIR (default
+# $KLET_TEST_TMP or /tmp, + klet-ctd-bench).
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 b=${top_builddir:-.}
@@ -121,11 +122,9 @@ done
 # Per window: the median of its rounds.
 $PY - "$T/bursts" $windows <<'P'
 import sys
+from statistics import median
 rows = [dict(kv.split("=", 1) for kv in l.split()[2:] if "=" in kv) for l in open(sys.argv[1])]
 first = {r["round"]: int(r["all_running_ms"]) for r in rows if r.get("window") == sys.argv[2]}
-def median(v):
-    v = sorted(v)
-    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
 for w in sys.argv[2:]:
     runs = [r for r in rows if r.get("window") == w]
     if not runs:
