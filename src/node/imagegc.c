@@ -16,10 +16,11 @@
 #include "node/events.h"
 #include "node/imagegc.h"
 
-#define IGC_DETECT_MS 30000       /* the kubelet's image list cache period */
+#define IGC_LIST_MS   30000       /* the kubelet's image list cache period */
+#define IGC_DETECT_MS (5 * 60000) /* the kubelet's detectImages period */
 #define IGC_GC_MS     (5 * 60000) /* ImageGCPeriod */
 
-enum igc_kind { IGC_DETECT = 0, IGC_GC, IGC_RECLAIM };
+enum igc_kind { IGC_LIST = 0, IGC_DETECT, IGC_GC, IGC_RECLAIM };
 
 /* One image of the last ListImages answer (owned copies). */
 struct igc_img {
@@ -40,12 +41,12 @@ struct imagegc {
 	struct igc_policy   pol;
 	char               *node;
 	char               *infra;
-	struct event       *detect_ev, *gc_ev, *kick_ev;
-	int64_t             detect_ms, gc_ms;
+	struct event       *list_ev, *detect_ev, *gc_ev, *kick_ev;
+	int64_t             list_ms, detect_ms, gc_ms;
 	/* the pass in flight */
 	int                busy;
 	enum igc_kind      kind;
-	int                want_gc, want_reclaim, want_detect;
+	int                want_gc, want_reclaim, want_detect, want_list;
 	struct igc_img    *pimgs; /* this pass' list, until the pass ends */
 	size_t             npimgs;
 	size_t            *plan; /* the age removals (nage) first, then those for space */
@@ -123,7 +124,7 @@ ig_finish(struct imagegc *ig)
 	ig->pwaiters = NULL;
 	ig->npwaiters = 0;
 	ig->busy = 0;
-	if (ig->want_gc || ig->want_reclaim || ig->want_detect)
+	if (ig->want_gc || ig->want_reclaim || ig->want_detect || ig->want_list)
 		ig_kick(ig);
 	if (ig->d.images_changed != NULL)
 		ig->d.images_changed(ig->d.arg);
@@ -273,11 +274,25 @@ ig_plan_space(struct imagegc *ig, int64_t now, size_t *out)
 static void
 ig_decide(struct imagegc *ig)
 {
-	struct igc_image *in = ig->npimgs > 0 ? xcalloc(ig->npimgs, sizeof(*in)) : NULL;
+	struct igc_image *in;
 	int64_t           now = now_mono_ms();
 	size_t            i;
 	int               usage = -1;
 
+	if (ig->kind == IGC_LIST) {
+		/* The image list and the file system only: what is in use, and so the
+		 * records, waits for the next detection (the kubelet's imageCache). */
+		if (ig->fs.valid) {
+			(void)igc_amount_to_free(
+			    &ig->pol, ig->fs.capacity, ig->fs.available, &usage);
+			ig->v.usage_pct = usage;
+		}
+		log_v(3, "image GC: list pass: %zu images, image fs %s", ig->npimgs,
+		    ig->fs.valid ? ig->fs.mountpoint : "unknown");
+		ig_finish(ig);
+		return;
+	}
+	in = ig->npimgs > 0 ? xcalloc(ig->npimgs, sizeof(*in)) : NULL;
 	ig->v.in_use = ig->v.pinned = 0;
 	for (i = 0; i < ig->npimgs; i++) {
 		in[i].id = ig->pimgs[i].id;
@@ -458,6 +473,12 @@ ig_images_cb(int code, const char *msg, const Runtime__V1__ListImagesResponse *r
 		x->size = (int64_t)im->size;
 		x->pinned = im->pinned || ig_names(x, ig->infra);
 	}
+	if (ig->kind == IGC_LIST) {
+		Runtime__V1__ImageFsInfoRequest fq = RUNTIME__V1__IMAGE_FS_INFO_REQUEST__INIT;
+
+		cri_image_fs_info(ig->d.cri, &fq, 0, ig_fs_cb, ig, ig);
+		return;
+	}
 	cri_list_containers_raw(ig->d.cri, &rq, 0, ig_containers_cb, ig, ig);
 }
 
@@ -480,10 +501,12 @@ ig_start(struct imagegc *ig)
 		ig->want_gc = 0;
 	} else if (ig->want_detect) {
 		ig->kind = IGC_DETECT;
+	} else if (ig->want_list) {
+		ig->kind = IGC_LIST;
 	} else {
 		return;
 	}
-	ig->want_detect = 0; /* every pass detects */
+	ig->want_detect = ig->want_list = 0; /* every pass lists, all but IGC_LIST detect */
 	ig->busy = 1;
 	ig->freed = 0;
 	cri_list_images(ig->d.cri, &rq, 0, ig_images_cb, ig, ig);
@@ -497,6 +520,20 @@ ig_kick_cb(evutil_socket_t fd, short what, void *arg)
 	ig_start(arg);
 }
 
+/* The periods' timers share instants (every 5 min all three are due): each only says what
+ * is wanted, and the kick, after them in the same turn, starts one pass for all. */
+static void
+ig_list_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct imagegc *ig = arg;
+
+	(void)fd;
+	(void)what;
+	loop_grid_add(ig->list_ev, (unsigned)ig->list_ms);
+	ig->want_list = 1;
+	ig_kick(ig);
+}
+
 static void
 ig_detect_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -506,7 +543,7 @@ ig_detect_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	loop_grid_add(ig->detect_ev, (unsigned)ig->detect_ms);
 	ig->want_detect = 1;
-	ig_start(ig);
+	ig_kick(ig);
 }
 
 static void
@@ -518,7 +555,7 @@ ig_gc_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	loop_grid_add(ig->gc_ev, (unsigned)ig->gc_ms);
 	ig->want_gc = 1;
-	ig_start(ig);
+	ig_kick(ig);
 }
 
 struct imagegc *
@@ -526,6 +563,7 @@ imagegc_new(const struct imagegc_deps *d)
 {
 	struct imagegc *ig;
 	const char     *env = getenv("KLET_IMAGE_GC_PERIOD_MS");
+	const char     *lenv = getenv("KLET_IMAGE_LIST_PERIOD_MS");
 
 	if (d->cfg->image_gc_high < 0 || d->cfg->image_gc_high > 100 || d->cfg->image_gc_low < 0 ||
 	    d->cfg->image_gc_low > d->cfg->image_gc_high) {
@@ -542,16 +580,21 @@ imagegc_new(const struct imagegc_deps *d)
 	ig->began_ms = now_mono_ms();
 	ig->node = xstrdup(d->cfg->node_name != NULL ? d->cfg->node_name : "");
 	ig->infra = xstrdup(d->cfg->pod_infra_image != NULL ? d->cfg->pod_infra_image : "");
+	ig->list_ms = IGC_LIST_MS;
 	ig->detect_ms = IGC_DETECT_MS;
 	ig->gc_ms = IGC_GC_MS;
 	if (env != NULL && atoi(env) >= 100)
-		ig->detect_ms = ig->gc_ms = atoi(env);
+		ig->list_ms = ig->detect_ms = ig->gc_ms = atoi(env);
+	if (lenv != NULL && atoi(lenv) >= 100)
+		ig->list_ms = atoi(lenv);
 	ig->v.policy = ig->pol;
 	ig->v.usage_pct = -1;
 	ig->kick_ev = event_new(d->base, -1, 0, ig_kick_cb, ig);
 	/* Each re-armed when it fires, at the loop's shared instants (core/loop.h). */
+	ig->list_ev = evtimer_new(d->base, ig_list_cb, ig);
 	ig->detect_ev = evtimer_new(d->base, ig_detect_cb, ig);
 	ig->gc_ev = evtimer_new(d->base, ig_gc_cb, ig);
+	loop_grid_add(ig->list_ev, (unsigned)ig->list_ms);
 	loop_grid_add(ig->detect_ev, (unsigned)ig->detect_ms);
 	if (ig->pol.high < 100 || ig->pol.max_age_ms > 0) {
 		loop_grid_add(ig->gc_ev, (unsigned)ig->gc_ms);
@@ -579,6 +622,7 @@ imagegc_free(struct imagegc *ig)
 		return;
 	cri_cancel_owner(ig->d.cri, ig);
 	event_free(ig->kick_ev);
+	event_free(ig->list_ev);
 	event_free(ig->detect_ev);
 	event_free(ig->gc_ev);
 	ig_imgs_free(ig->imgs, ig->nimgs);

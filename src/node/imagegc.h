@@ -1,12 +1,14 @@
 /* imagegc.h — the kubelet's image GC manager on the loop.
  *
- * Every detection period (30 s) it lists the images (ListImages), the containers of every
- * state (ListContainers: an image is in use while any container, running or dead, uses it)
- * and the image file system (ImageFsInfo: its mount point, whose statvfs gives capacity and
- * available bytes, as cAdvisor gives the kubelet), and updates its image records (logic/
- * imagegc.c). Every GC period (5 min, the kubelet's ImageGCPeriod), when the image file
- * system's usage is at or over --image-gc-high-threshold, it removes unused images (least
- * recently used first; never one in use, pinned by the runtime or named by
+ * Every 30 s (the kubelet's image cache period) it lists the images (ListImages: the node
+ * status' list) and the image file system (ImageFsInfo: its mount point, whose statvfs gives
+ * capacity and available bytes, as cAdvisor gives the kubelet). Every detection period
+ * (5 min, the kubelet's detectImages), and in every GC or reclaim pass, it also lists the
+ * containers of every state (ListContainers: an image is in use while any container,
+ * running or dead, uses it) and updates its image records (logic/imagegc.c): when each
+ * image was first seen and last seen in use. Every GC period (5 min, the kubelet's ImageGCPeriod),
+ * when the image file system's usage is at or over --image-gc-high-threshold, it removes unused
+ * images (least recently used first; never one in use, pinned by the runtime or named by
  * --pod-infra-container-image, nor one younger than --image-minimum-gc-age) until usage is
  * down to --image-gc-low-threshold; when it cannot, a FreeDiskSpaceFailed Warning event
  * goes to the node with the kubelet's message. Before that, with --image-maximum-gc-age,
@@ -15,7 +17,8 @@
  * its first detection). imagegc_free_unused is the eviction
  * manager's reclaim (DeleteUnusedImages: every eligible image). A pass is one chain of CRI
  * calls; a pass never starts while another runs (a request made meanwhile is queued). The
- * environment variable KLET_IMAGE_GC_PERIOD_MS (tests) sets both periods.
+ * environment variable KLET_IMAGE_GC_PERIOD_MS (tests) sets all three periods;
+ * KLET_IMAGE_LIST_PERIOD_MS (tests), after it, the image list's alone.
  */
 #ifndef KLET_IMAGEGC_H
 #define KLET_IMAGEGC_H
