@@ -74,13 +74,16 @@ struct source_file {
 	size_t             s_nfiles;
 	struct strindex   *s_index; /* s_files by name */
 	uint64_t           s_scans;
+	uint64_t           s_sets; /* scans whose set went to podconfig */
 	/* A scan in progress: the names it has still to look at (read at most SF_BUDGET_US a
 	 * turn, so that a thousand new manifests do not hold the loop). */
 	char **s_pending;
 	size_t s_npending, s_ipending;
 	int    s_scanning;
-	int    s_dfd;   /* the directory the scan listed (its names are looked up from it); -1 */
-	int    s_again; /* something changed during the scan: one more after it */
+	int    s_dfd;     /* the directory the scan listed (its names are looked up from it); -1 */
+	int    s_again;   /* something changed during the scan: one more after it */
+	int    s_changed; /* this scan found a file new, read again or skipped anew */
+	int    s_handed;  /* podconfig holds the set of the last complete scan */
 	/* A scan's set being handed to podconfig, SF_BUDGET_US a turn (a thousand new pods'
 	 * admission and first updates do not hold the loop either): items[s_iitem..) to go. */
 	int                    s_applying;
@@ -433,19 +436,23 @@ sf_stat(int dfd, const char *name, struct stat *st)
 	return "not a regular file";
 }
 
-/* An entry that is not a manifest: said once (per reason) while it stays. */
-static void
+/* An entry that is not a manifest: said once (per reason) while it stays. 1 if that is
+ * news (it gave a pod, or another reason), 0 if it was skipped as it is already. */
+static int
 sf_skip(struct sf_file *f, const char *path, const char *why)
 {
+	int had = f->f_pod != NULL || f->f_doc != NULL;
+
 	f->f_content_hash = 0;
 	pod_unref(f->f_pod);
 	f->f_pod = NULL;
 	xfree_str(&f->f_doc);
 	if (f->f_error != NULL && strcmp(f->f_error, why) == 0)
-		return;
+		return had;
 	free(f->f_error);
 	f->f_error = xstrdup(why);
 	log_warnx("manifest path %s is skipped: %s", path, why);
+	return 1;
 }
 
 static int
@@ -567,6 +574,7 @@ sf_scan_begin(struct source_file *s)
 	size_t          i, cap = 0;
 
 	sf_pending_clear(s);
+	s->s_changed = 0;
 	s->s_scans++;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->s_scan_start = sf_ns(&ts);
@@ -633,15 +641,19 @@ sf_scan_step(struct source_file *s, int64_t budget_us)
 			    xreallocarray(s->s_files, s->s_nfiles + 1, sizeof(*s->s_files));
 			s->s_files[s->s_nfiles++] = f;
 			strindex_add(s->s_index, f->f_name, s->s_nfiles - 1);
+			s->s_changed = 1;
 		}
 		f->f_seen = 1;
 		if (skip != NULL || !sf_unchanged(s, f, &st)) { /* to skip, or to read */
 			if (path == NULL)
 				path = xsprintf("%s/%s", s->s_dir, name);
-			if (skip != NULL)
-				sf_skip(f, path, skip);
-			else
+			if (skip != NULL) {
+				if (sf_skip(f, path, skip))
+					s->s_changed = 1;
+			} else {
 				sf_load(s, f, path);
+				s->s_changed = 1;
+			}
 		}
 		free(path);
 		if (budget_us > 0 && loop_yield_due(t0, budget_us))
@@ -680,6 +692,7 @@ sf_apply_end(struct source_file *s, int complete)
 	s->s_nitems = s->s_iitem = 0;
 	s->s_applying = 0;
 	s->s_scanning = 0;
+	s->s_handed = complete;
 	if (!complete)
 		return;
 	for (i = 0; i < s->s_nfiles; i++)
@@ -727,6 +740,7 @@ sf_scan_end(struct source_file *s)
 		n++;
 	}
 	podconfig_set_source_begin(s->s_pc, "file", items, n);
+	s->s_sets++;
 	s->s_items = items;
 	s->s_nitems = n;
 	s->s_iitem = 0;
@@ -753,7 +767,24 @@ source_file_scan(struct source_file *s)
 	return n;
 }
 
-/* A scan from the loop: SF_BUDGET_US a turn; a change seen meanwhile asks for another. */
+/* Every file the last complete scan handed over is still there, and none was new, read
+ * again or skipped anew: podconfig has this very set. */
+static int
+sf_scan_same(const struct source_file *s)
+{
+	size_t i;
+
+	if (s->s_changed || !s->s_handed)
+		return 0;
+	for (i = 0; i < s->s_nfiles; i++)
+		if (!s->s_files[i]->f_seen)
+			return 0;
+	return 1;
+}
+
+/* A scan from the loop: SF_BUDGET_US a turn; a change seen meanwhile asks for another. A
+ * scan that found every file as it was hands nothing over (the kubelet's periodic listing
+ * sends its whole set, and the config merger finds nothing changed in it). */
 static void
 sf_scan_async(struct source_file *s)
 {
@@ -770,6 +801,10 @@ sf_scan_async(struct source_file *s)
 			evtimer_add(s->s_more, &now);
 			return;
 		}
+		if (sf_scan_same(s)) {
+			sf_pending_clear(s);
+			goto again;
+		}
 		sf_scan_end(s);
 	}
 	if (!sf_apply_step(s, t0 + SF_BUDGET_US)) {
@@ -777,6 +812,7 @@ sf_scan_async(struct source_file *s)
 		return;
 	}
 	sf_apply_end(s, 1);
+again:
 	if (s->s_again) {
 		s->s_again = 0;
 		evtimer_add(s->s_settle, &now);
@@ -797,6 +833,12 @@ uint64_t
 source_file_scans(const struct source_file *s)
 {
 	return s->s_scans;
+}
+
+uint64_t
+source_file_sets(const struct source_file *s)
+{
+	return s->s_sets;
 }
 
 static void

@@ -41,6 +41,9 @@ void source_file_free(struct source_file *);
 int source_file_scan(struct source_file *);
 /* Scans done so far, for tests and podctl. */
 uint64_t source_file_scans(const struct source_file *);
+/* Of those, the scans that handed their set to podconfig: the first, and each that found a
+ * file new, gone, read again or skipped anew (for tests). */
+uint64_t source_file_sets(const struct source_file *);
 
 /* The pure part: turns a manifest (buf, len) read from path into the defaulted pod and its
  * final JSON document (what podconfig and the store keep). Returns 0 with *pod (the

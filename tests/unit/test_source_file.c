@@ -2,6 +2,8 @@
  * unchanged content, inotify on a real loop. */
 #include <sys/stat.h>
 
+#include <fcntl.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -478,6 +480,86 @@ test_vanished_entry(void **state)
 	fix_close(&x);
 }
 
+/* Runs the loop for ms milliseconds. */
+static void
+run_for(struct event_base *base, long ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+}
+
+/* The periodic rescan that finds every file as it was (the kubelet's listing every 20 s)
+ * hands podconfig nothing: not the set, not one upsert. One that finds a file read again
+ * (touched), new or gone hands the whole set over, as before. Entries that are skipped (a
+ * directory, a file that does not parse) stay skipped without making a rescan "changed". */
+static void
+test_rescan_unchanged(void **state)
+{
+	struct sf_fix       x;
+	struct events      *ev = events_new(0);
+	struct source_file *sf;
+	char               *p;
+	uint64_t            scans, sets;
+
+	(void)state;
+	fix_open(&x);
+	event_base_priority_init(x.base, LOOP_NPRI);
+	write_file(x.dir, "web.yaml", web_yaml);
+	write_file(x.dir, "db.json", db_json);
+	write_file(x.dir, "bad.yaml", "metadata:\n  name: [oops\n");
+	p = xsprintf("%s/sub", x.dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	free(p);
+	/* Files written within a second of a scan are read again at the next one (their
+	 * times cannot tell a later change apart): let them age first. */
+	sleep(2);
+	sf = source_file_new(x.base, x.pc, ev, x.dir, "n1", 100);
+	run_for(x.base, 50);
+	assert_int_equal(x.s.n, 2);
+	assert_int_equal(source_file_sets(sf), 1);
+	scans = source_file_scans(sf);
+	run_for(x.base, 550);
+	assert_true(source_file_scans(sf) >= scans + 3);
+	assert_int_equal(source_file_sets(sf), 1); /* nothing changed: nothing handed over */
+	assert_int_equal(x.s.n, 2);
+	assert_int_equal(events_count(ev), 1); /* the bad file, reported once */
+	podconfig_foreach(x.pc, check_shared, NULL);
+	/* Touched: new times, same content. Read again and handed over; no pod changes. */
+	p = xsprintf("%s/web.yaml", x.dir);
+	assert_int_equal(utimensat(AT_FDCWD, p, NULL, 0), 0);
+	free(p);
+	run_for(x.base, 250);
+	assert_true(source_file_sets(sf) >= 2);
+	assert_int_equal(x.s.n, 2);
+	/* Once its times are a second old, the rescans are quiet again. */
+	run_for(x.base, 1300);
+	sets = source_file_sets(sf);
+	scans = source_file_scans(sf);
+	run_for(x.base, 450);
+	assert_true(source_file_scans(sf) >= scans + 2);
+	assert_int_equal(source_file_sets(sf), sets);
+	/* A new file and a removed one: handed over, and podconfig told. */
+	write_file(x.dir, "api.json",
+	    "{\"metadata\":{\"name\":\"api\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+	    "\"image\":\"klet.local/busybox:1.35\"}]}}");
+	run_for(x.base, 250);
+	assert_int_equal(x.s.n, 3);
+	assert_string_equal(x.s.ops[2], "ADD default/api-n1 file");
+	assert_true(source_file_sets(sf) > sets);
+	p = xsprintf("%s/db.json", x.dir);
+	assert_int_equal(unlink(p), 0);
+	free(p);
+	run_for(x.base, 250);
+	assert_int_equal(x.s.n, 4);
+	assert_string_equal(x.s.ops[3], "REMOVE data/db-n1 file");
+	podconfig_foreach(x.pc, check_shared, NULL);
+	source_file_free(sf);
+	events_free(ev);
+	fix_close(&x);
+}
+
 int
 main(void)
 {
@@ -489,6 +571,7 @@ main(void)
 		cmocka_unit_test(test_duplicate_names),
 		cmocka_unit_test(test_odd_entries),
 		cmocka_unit_test(test_vanished_entry),
+		cmocka_unit_test(test_rescan_unchanged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
