@@ -13,7 +13,11 @@
 #   footprint N=.. containers=.. rss_kib=.. (at the end) rss_mean_kib=.. rss_max_kib=.. (of
 #     one sample a second over the window, which begins at least 12 s after kletd's start:
 #     after its first unmapping of what the start mapped) hwm_kib=.. private_dirty_kib=..
-#     cpu_ms_per_s=..
+#     cpu_ms_per_s=.. wakes_per_s=.. (kletd's wake-ups in the window: its voluntary context
+#     switches, one per poll that slept) wake_floor_ms_per_s=.. (without BENCH_TOOL: what as
+#     many wake-ups cost a process that does nothing else, at the CPU time per wake-up of
+#     bench_wake.c, which sleeps and wakes 3 times a second beside the window;
+#     BENCH_WAKE_FLOOR=0: not run)
 #     relist_us=.. (last, from the -v=2 "relist ..." line) relist_max_us=.. store_kib=..
 #     (klet.db + -wal + -shm) fds=.. threads=.. ready_s=..
 # and at the end, per pod: (RSS(N) - RSS(first N)) / (N - first N), same for private dirty.
@@ -95,6 +99,9 @@ fi
 hz=$(getconf CLK_TCK)
 
 T=$(mktemp -d /tmp/klet-bench-footprint.XXXXXX)
+# The wake-up floor's program (bench_wake.c), when a C compiler is there.
+${CC:-cc} -O2 -o "$T/bench_wake" "$top/tests/bench/bench_wake.c" 2>/dev/null ||
+    echo "# no C compiler: no wake-up floor" >&2
 # The pods' cgroups go under a root of this run's own (the shared /kubepods may hold
 # thousands of other runs' directories, which housekeeping would walk every 2 s).
 CGROOT=/$(basename "$T" | tr -c 'a-zA-Z0-9\n' -)
@@ -396,9 +403,19 @@ M
 	while [ "$(ps -o etimes= -p "$kpid" | tr -d ' ')" -lt 12 ] 2>/dev/null; do sleep 1; done
 	relists0=$(grep -c 'relist pods=' "$R/kletd.log")
 	[ "$tool" = callgrind ] && callgrind_control -i on "$kpid" >/dev/null 2>&1
+	# Beside the window, a process that only sleeps and wakes (bench_wake.c, 3 times a
+	# second): what one wake-up costs on this machine meanwhile.
+	wpid=
+	if [ -z "$tool" ] && [ "${BENCH_WAKE_FLOOR:-1}" != 0 ] && [ -x "$T/bench_wake" ]; then
+		"$T/bench_wake" 3 "$idle" >"$R/wake.out" 2>&1 &
+		wpid=$!
+	fi
+	w0=$(status_kib "$kpid" voluntary_ctxt_switches)
 	c0=$(cpu_ticks "$kpid") n0=$(cpu_ns "$kpid") s0=$(date +%s%N)
 	rss_sample "$kpid" "$idle" # the window: mean and maximum beside the last value
 	c1=$(cpu_ticks "$kpid") n1=$(cpu_ns "$kpid") s1=$(date +%s%N)
+	w1=$(status_kib "$kpid" voluntary_ctxt_switches)
+	[ -n "$wpid" ] && wait "$wpid"
 	[ "$tool" = callgrind ] && callgrind_control -i off "$kpid" >/dev/null 2>&1
 	rss=$(status_kib "$kpid" VmRSS) hwm=$(status_kib "$kpid" VmHWM)
 	pss=$(awk '$1 == "Pss:" {print $2}' "/proc/$kpid/smaps_rollup" 2>/dev/null)
@@ -416,10 +433,19 @@ M
 		cpu=$(awk -v c="$((c1 - c0))" -v hz="$hz" -v ns="$((s1 - s0))" \
 		    'BEGIN {printf "%.2f", c * 1000 / hz / (ns / 1e9)}')
 	fi
+	# Its wake-ups (each poll that slept is a voluntary switch), and what as many cost a
+	# process that does nothing else, at the cost per wake-up bench_wake saw meanwhile.
+	wakes=$(awk -v w="$((${w1:-0} - ${w0:-0}))" -v ns="$((s1 - s0))" \
+	    'BEGIN {printf "%.2f", w / (ns / 1e9)}')
+	floor=
+	if [ -n "$wpid" ]; then
+		uw=$(sed -n 's/.* us_per_wake=\([0-9.]*\).*/\1/p' "$R/wake.out")
+		[ -n "$uw" ] && floor=$(awk -v w="$wakes" -v u="$uw" 'BEGIN {printf "%.3f", w * u / 1000}')
+	fi
 	echo "footprint N=$n containers=$nc runtime=$rt${tool:+ tool=$tool}${apiargs:+ api=tls}$(
 	    [ "$api" = pods ] && echo " pods=api")" \
 	    "rss_kib=$rss rss_mean_kib=$rss_mean rss_max_kib=$rss_max pss_kib=${pss:-?} hwm_kib=$hwm" \
-	    "private_dirty_kib=$pd cpu_ms_per_s=$cpu" \
+	    "private_dirty_kib=$pd cpu_ms_per_s=$cpu wakes_per_s=$wakes${floor:+ wake_floor_ms_per_s=$floor}" \
 	    "relist_us=${rl:-?} relist_max_us=${rlmax:-?} store_kib=$st fds=$fds threads=$thr" \
 	    "ready_s=$(( (t1 - t0) / 1000000000 ))"
 	if [ "${BENCH_SMAPS:-0}" != 0 ]; then
