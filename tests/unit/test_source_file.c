@@ -490,6 +490,22 @@ run_for(struct event_base *base, long ms)
 	event_base_dispatch(base);
 }
 
+/* Runs the loop until the source has made want scans, handed want_sets sets over and
+ * podconfig reported want_ops updates (0: any), 10 s at most. */
+static void
+run_until(struct event_base *base, const struct source_file *sf, const struct seen *s,
+    uint64_t want, uint64_t want_sets, int want_ops)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (source_file_scans(sf) >= want && source_file_sets(sf) >= want_sets &&
+		    s->n >= want_ops)
+			return;
+		run_for(base, 10);
+	}
+}
+
 /* The periodic rescan that finds every file as it was (the kubelet's listing every 20 s)
  * hands podconfig nothing: not the set, not one upsert. One that finds a file read again
  * (touched), new or gone hands the whole set over, as before. Entries that are skipped (a
@@ -516,11 +532,11 @@ test_rescan_unchanged(void **state)
 	 * times cannot tell a later change apart): let them age first. */
 	sleep(2);
 	sf = source_file_new(x.base, x.pc, ev, x.dir, "n1", 100);
-	run_for(x.base, 50);
+	run_until(x.base, sf, &x.s, 1, 1, 2);
 	assert_int_equal(x.s.n, 2);
 	assert_int_equal(source_file_sets(sf), 1);
 	scans = source_file_scans(sf);
-	run_for(x.base, 550);
+	run_until(x.base, sf, &x.s, scans + 3, 0, 0);
 	assert_true(source_file_scans(sf) >= scans + 3);
 	assert_int_equal(source_file_sets(sf), 1); /* nothing changed: nothing handed over */
 	assert_int_equal(x.s.n, 2);
@@ -530,28 +546,28 @@ test_rescan_unchanged(void **state)
 	p = xsprintf("%s/web.yaml", x.dir);
 	assert_int_equal(utimensat(AT_FDCWD, p, NULL, 0), 0);
 	free(p);
-	run_for(x.base, 250);
+	run_until(x.base, sf, &x.s, 0, 2, 0);
 	assert_true(source_file_sets(sf) >= 2);
 	assert_int_equal(x.s.n, 2);
-	/* Once its times are a second old, the rescans are quiet again. */
+	/* Once its times are a second old (time has to pass), the rescans are quiet again. */
 	run_for(x.base, 1300);
 	sets = source_file_sets(sf);
 	scans = source_file_scans(sf);
-	run_for(x.base, 450);
-	assert_true(source_file_scans(sf) >= scans + 2);
+	run_until(x.base, sf, &x.s, scans + 3, 0, 0);
+	assert_true(source_file_scans(sf) >= scans + 3);
 	assert_int_equal(source_file_sets(sf), sets);
 	/* A new file and a removed one: handed over, and podconfig told. */
 	write_file(x.dir, "api.json",
 	    "{\"metadata\":{\"name\":\"api\"},\"spec\":{\"containers\":[{\"name\":\"c\","
 	    "\"image\":\"klet.local/busybox:1.35\"}]}}");
-	run_for(x.base, 250);
+	run_until(x.base, sf, &x.s, 0, 0, 3);
 	assert_int_equal(x.s.n, 3);
 	assert_string_equal(x.s.ops[2], "ADD default/api-n1 file");
 	assert_true(source_file_sets(sf) > sets);
 	p = xsprintf("%s/db.json", x.dir);
 	assert_int_equal(unlink(p), 0);
 	free(p);
-	run_for(x.base, 250);
+	run_until(x.base, sf, &x.s, 0, 0, 4);
 	assert_int_equal(x.s.n, 4);
 	assert_string_equal(x.s.ops[3], "REMOVE data/db-n1 file");
 	podconfig_foreach(x.pc, check_shared, NULL);
